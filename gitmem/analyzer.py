@@ -1,0 +1,149 @@
+"""The diff analyzer: which memories a commit (or a range, or the working tree) affects, and how.
+
+``evaluate`` resolves every anchor of the given memories at one revision.
+``analyze_commit`` is what the post-commit hook runs: it looks only at the
+memories anchored to files the commit changed (following git's rename
+detection), so its work is proportional to the changed, anchored files and not
+to the repository or the number of memories. Results are cached per clone in
+``.gitmem/local/status.json`` (derived data: deleting it loses nothing).
+
+Must not import: lancedb.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from filelock import FileLock
+
+from .anchors import Resolver
+from .git import WORKTREE
+from .memfile import write_atomic
+from .model import AnchorStatus, KIND_COMMIT, Memory, MemoryStatus, Status
+from .store import Store
+
+#: Version of the status cache layout; a different version is ignored (recomputed).
+STATUS_CACHE_VERSION = 1
+
+
+@dataclass
+class CommitAnalysis:
+    """What one commit did to the memories.
+
+    Attributes:
+        commit: the analysed commit's full SHA.
+        affected: statuses at ``commit`` of every memory anchored to a file the commit changed.
+        went_out_of_date: the subset that this commit made not fresh (the reason names it).
+    """
+
+    commit: str
+    affected: list[MemoryStatus] = field(default_factory=list)
+    went_out_of_date: list[MemoryStatus] = field(default_factory=list)
+
+
+def memory_status(resolver: Resolver, m: Memory, rev: str | None) -> MemoryStatus:
+    """Resolve every anchor of ``m`` at ``rev`` (WORKTREE = files on disk)."""
+    return MemoryStatus(m, [resolver.status(a, rev) for a in m.anchors])
+
+
+def evaluate(store: Store, rev: str | None = WORKTREE, memories: Iterable[Memory] | None = None,
+             resolver: Resolver | None = None) -> list[MemoryStatus]:
+    """Statuses of ``memories`` (default: all valid memories) at ``rev``, sorted by memory id."""
+    resolver = resolver or Resolver(store.repo)
+    mems = list(memories) if memories is not None else list(store.load_all().memories.values())
+    return [memory_status(resolver, m, rev) for m in sorted(mems, key=lambda m: m.id)]
+
+
+def anchored_paths(m: Memory) -> set[str]:
+    """Repo-relative paths a memory's anchors point at (commit anchors have none)."""
+    return {a.path for a in m.anchors if a.kind != KIND_COMMIT and a.path}
+
+
+def memories_touching(memories: Iterable[Memory], paths: set[str]) -> list[Memory]:
+    """The memories with at least one anchor on one of ``paths``."""
+    return [m for m in memories if anchored_paths(m) & paths]
+
+
+def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None) -> CommitAnalysis:
+    """Analyse one commit against its first parent (root commit: against the empty tree).
+
+    Returns the statuses at ``commit`` of the memories anchored to files the
+    commit added, modified, renamed or deleted, and which of them this commit
+    made not fresh. Updates the status cache.
+    """
+    repo = store.repo
+    sha = repo.resolve(commit)
+    parents = repo.parents(sha)
+    parent = parents[0] if parents else None
+    resolver = Resolver(repo)
+    changed: set[str] = set()
+    for ch in resolver.changes(parent, sha):
+        changed.update(p for p in (ch.old_path, ch.new_path) if p)
+    mems = list(memories) if memories is not None else list(store.load_all().memories.values())
+    result = CommitAnalysis(sha)
+    for m in memories_touching(mems, changed):
+        ms = memory_status(resolver, m, sha)
+        result.affected.append(ms)
+        if any(a.status != Status.FRESH and a.commit == sha for a in ms.anchors):
+            result.went_out_of_date.append(ms)
+    update_cache(store, sha, result.affected)
+    return result
+
+
+def analyze_paths(store: Store, rev: str | None, paths: set[str]) -> list[MemoryStatus]:
+    """Re-check the memories anchored to ``paths`` at ``rev`` and update the cache."""
+    mems = memories_touching(store.load_all().memories.values(), paths)
+    statuses = evaluate(store, rev, mems)
+    if rev is not WORKTREE:
+        update_cache(store, rev, statuses)
+    return statuses
+
+
+# -- status cache ------------------------------------------------------------------------------
+
+
+def _cache_path(store: Store):  # type: ignore[no-untyped-def]
+    return store.local_dir / "status.json"
+
+
+def read_cache(store: Store) -> dict[str, dict]:  # type: ignore[type-arg]
+    """The cached statuses: memory id → {"rev", "status", "anchors": [...]} ({} when absent or bad)."""
+    try:
+        data = json.loads(_cache_path(store).read_text("utf-8"))
+        if data.get("version") == STATUS_CACHE_VERSION and isinstance(data.get("memories"), dict):
+            return data["memories"]  # type: ignore[no-any-return]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {}
+
+
+def update_cache(store: Store, rev: str | None, statuses: list[MemoryStatus]) -> None:
+    """Record ``statuses`` (evaluated at ``rev``) in the cache, under a file lock."""
+    if not statuses or rev is None:
+        return
+    store.local_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(store.local_dir / "status.lock"), timeout=10):
+        cache = read_cache(store)
+        for ms in statuses:
+            cache[ms.memory.id] = {"rev": rev, "status": ms.status.value,
+                                   "anchors": [anchor_status_json(a) for a in ms.anchors]}
+        payload = {"version": STATUS_CACHE_VERSION, "memories": dict(sorted(cache.items()))}
+        write_atomic(_cache_path(store), json.dumps(payload, indent=1).encode("utf-8"))
+
+
+def anchor_status_json(a: AnchorStatus) -> dict:  # type: ignore[type-arg]
+    """The JSON shape of an anchor's status (shared by the CLI, the cache and MCP)."""
+    return {
+        "anchor": a.anchor.key,
+        "status": a.status.value,
+        "path_now": a.path_now,
+        "symbol_now": a.symbol_now,
+        "commit": a.commit,
+        "changes": [c.value for c in a.changes],
+        "old_span": list(a.old_span) if a.old_span else None,
+        "new_span": list(a.new_span) if a.new_span else None,
+        "reason": a.reason,
+        "anchored_at": a.anchor.commit,
+    }

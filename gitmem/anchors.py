@@ -1,0 +1,336 @@
+"""Anchors: make them from a user's ``PATH[::SYMBOL]``, and resolve them at a revision.
+
+``Resolver.make`` records an anchor against a revision (or the working tree):
+the commit, the symbol's kind, span and fingerprint. ``Resolver.status`` says
+what became of it at another revision (or the working tree):
+
+* ``fresh``   the fingerprint is unchanged at the same path and name;
+* ``moved``   the same code is found under a renamed file (git's rename
+  detection), in another file, or under another name;
+* ``stale``   the symbol (or file) is there but its code tokens changed;
+* ``deleted`` the symbol (or file) is gone.
+
+Each non-fresh status names what changed (body, signature, decorators,
+content, rename, move, deletion) and, where one commit can be named, the
+commit that made it so (found by walking the commits that touched the file).
+
+Work is proportional to the anchors asked about: symbol tables are parsed once
+per blob (cached by blob SHA in ``gitmem.code``), git diffs are run only when a
+path or symbol has gone missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .code.symbols import closest_names, file_fingerprint, symbol_table
+from .code.languages import language_for_path
+from .errors import AnchorError, GitError
+from .git import WORKTREE, FileChange, Repo
+from .memfile import check_anchor_path
+from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
+
+#: How many commits that touched a file are examined to name the commit that
+#: changed an anchored symbol. Past this, the newest such commit is named.
+#: Bounds the cost of one anchor on a long history (each step parses one blob).
+MAX_BLAME_COMMITS = 200
+
+#: A symbol found elsewhere counts as the same code only when it spans at least
+#: this many lines, or its full fingerprint (name included) matches: a one-line
+#: body like ``return None`` occurs too often to prove a rename.
+MIN_LINES_FOR_BODY_MATCH = 2
+
+
+@dataclass
+class _Located:
+    path: str
+    name: str
+    symbol: Symbol
+
+
+class Resolver:
+    """Makes and resolves anchors in one repository, caching per-revision lookups.
+
+    One instance per command or hook run; it is not safe to keep across commits
+    of the working tree (its caches assume revisions do not change).
+    """
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
+        self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
+        self._head = repo.head()
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def source(self, rev: str | None, path: str) -> bytes | None:
+        """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent."""
+        return self.repo.read(rev, path)
+
+    def table(self, rev: str | None, path: str) -> dict[str, Symbol] | None:
+        """Symbol table of ``path`` at ``rev``; None when the file is absent, {} when no symbols."""
+        key = (rev, path)
+        if key not in self._tables:
+            data = self.source(rev, path)
+            if data is None:
+                self._tables[key] = None
+            else:
+                self._tables[key] = symbol_table(data, path, blob_sha=self.repo.blob_sha(rev, path)
+                                                 if rev is not WORKTREE else None)
+        return self._tables[key]
+
+    def changes(self, old: str | None, new: str | None) -> list[FileChange]:
+        key = (old, new)
+        if key not in self._changes:
+            self._changes[key] = self.repo.changed_files(old, new)
+        return self._changes[key]
+
+    # -- making anchors ---------------------------------------------------------------------
+
+    def make(self, spec_path: str, symbol: str | None, rev: str | None = WORKTREE) -> Anchor:
+        """Record an anchor to ``spec_path`` (repo-relative) and optional ``symbol`` at ``rev``.
+
+        ``rev`` WORKTREE anchors to the code on disk, recorded against HEAD.
+        Returns the Anchor with commit, kind, span and fingerprint filled in.
+
+        Raises:
+            AnchorError: the path is outside the repository, the file does not
+                exist at ``rev``, or the symbol is not in the file (with the
+                closest names as ``candidates``).
+        """
+        why = check_anchor_path(spec_path)
+        if why:
+            raise AnchorError(why, "anchors are paths inside the repository")
+        commit = self._head if rev is WORKTREE else rev
+        data = self.source(rev, spec_path)
+        where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
+        if data is None:
+            raise AnchorError(f"no file {spec_path} {where}",
+                              "give a path relative to the repository root")
+        if symbol is None:
+            return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
+                          span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
+                          fingerprint=file_fingerprint(data, spec_path))
+        table = self.table(rev, spec_path) or {}
+        if language_for_path(spec_path) is None:
+            raise AnchorError(f"{spec_path}: no symbol support for this file type",
+                              f"anchor the file itself: --anchor {spec_path}")
+        sym = table.get(symbol)
+        if sym is None:
+            near = closest_names(table, symbol)
+            hint = ("closest: " + ", ".join(near)) if near else "the file has no symbols gitmem knows"
+            raise AnchorError(f"no symbol {symbol} in {spec_path} {where}", hint, candidates=near)
+        return Anchor(path=spec_path, symbol=symbol, commit=commit, kind=sym.kind,
+                      span=(sym.start_line, sym.end_line), fingerprint=sym.fingerprint)
+
+    # -- status -----------------------------------------------------------------------------
+
+    def status(self, anchor: Anchor, rev: str | None = WORKTREE) -> AnchorStatus:
+        """The status of ``anchor`` at ``rev`` (WORKTREE = files on disk), with its reason.
+
+        Never raises for missing history: an anchor commit absent from this clone
+        (shallow clone, rebased away) is resolved by path and name alone.
+        """
+        if anchor.kind == KIND_COMMIT:
+            return self._commit_status(anchor)
+        assert anchor.path is not None
+        base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
+        path_now, move_commit = self._follow_path(anchor.path, base, rev)
+        if anchor.symbol is None:
+            return self._file_status(anchor, base, rev, path_now, move_commit)
+        return self._symbol_status(anchor, base, rev, path_now, move_commit)
+
+    def _commit_status(self, anchor: Anchor) -> AnchorStatus:
+        if anchor.commit and self.repo.commit_exists(anchor.commit):
+            return AnchorStatus(anchor, Status.FRESH)
+        return AnchorStatus(anchor, Status.DELETED, changes=[Change.DELETION],
+                            reason="commit is not in this clone (rebased away, or a shallow clone)")
+
+    def _follow_path(self, path: str, base: str | None, rev: str | None) -> tuple[str | None, str | None]:
+        """Where ``path`` (at ``base``) is at ``rev``: (path or None, commit that renamed it)."""
+        if self.source(rev, path) is not None:
+            return path, None
+        if base is None:
+            return None, None
+        for ch in self.changes(base, rev):
+            if ch.old_path == path and ch.status == "R" and ch.new_path:
+                return ch.new_path, self._commit_changing(base, rev, ch.new_path, lambda c: True)
+        return None, None
+
+    def _file_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
+                     move_commit: str | None) -> AnchorStatus:
+        if path_now is None:
+            commit = self._commit_changing(base, rev, a.path or "", lambda c: self.source(c, a.path or "") is None)
+            return AnchorStatus(a, Status.DELETED, old_span=a.span, commit=commit,
+                                changes=[Change.DELETION], reason=_reason("file deleted", commit))
+        data = self.source(rev, path_now) or b""
+        fp = file_fingerprint(data, path_now)
+        span = (1, max(1, data.count(b"\n")))
+        moved = path_now != a.path
+        if fp == a.fingerprint:
+            if moved:
+                return AnchorStatus(a, Status.MOVED, path_now=path_now, commit=move_commit,
+                                    changes=[Change.MOVE], old_span=a.span, new_span=span,
+                                    reason=_reason(f"file renamed to {path_now}", move_commit))
+            return AnchorStatus(a, Status.FRESH, path_now=path_now, old_span=a.span, new_span=span)
+        commit = self._blame(base, rev, path_now, a.fingerprint,
+                             lambda c: _fp_or_none(self.source(c, path_now), path_now))
+        changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
+        what = "file content changed" + (f" (file now {path_now})" if moved else "")
+        return AnchorStatus(a, Status.STALE, path_now=path_now, commit=commit, changes=changes,
+                            old_span=a.span, new_span=span, reason=_reason(what, commit, rev))
+
+    def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
+                       move_commit: str | None) -> AnchorStatus:
+        name = a.symbol or ""
+        old_sym = (self.table(base, a.path or "") or {}).get(name) if base else None
+        table_now = self.table(rev, path_now) if path_now else None
+        sym = (table_now or {}).get(name) if table_now is not None else None
+        moved_file = path_now is not None and path_now != a.path
+        if sym is not None and path_now is not None:
+            span = (sym.start_line, sym.end_line)
+            if sym.fingerprint == a.fingerprint:
+                if moved_file:
+                    return AnchorStatus(a, Status.MOVED, path_now=path_now, symbol_now=name,
+                                        commit=move_commit, changes=[Change.MOVE], old_span=a.span,
+                                        new_span=span,
+                                        reason=_reason(f"file renamed to {path_now}", move_commit))
+                return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=name,
+                                    old_span=a.span, new_span=span)
+            changes = _what_changed(old_sym, sym) + ([Change.MOVE] if moved_file else [])
+            pn = path_now
+
+            def fp_at(c: str | None) -> str | None:
+                s = (self.table(c, pn) or {}).get(name)
+                return s.fingerprint if s else None
+
+            commit = self._blame(base, rev, path_now, a.fingerprint, fp_at)
+            what = " and ".join(c.value for c in changes if c != Change.MOVE) + " changed"
+            if moved_file:
+                what += f" (file now {path_now})"
+            return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
+                                changes=changes, old_span=a.span, new_span=span,
+                                reason=_reason(what, commit, rev))
+        # The name is gone from its file: look for the same code elsewhere.
+        found = self._find_elsewhere(a, old_sym, base, rev, path_now)
+        if found is not None:
+            changes = []
+            if found.name != name:
+                changes.append(Change.RENAME)
+            if found.path != a.path:
+                changes.append(Change.MOVE)
+            commit = self._commit_changing(
+                base, rev, found.path, lambda c: found.name in (self.table(c, found.path) or {}))
+            parts = []
+            if found.name != name:
+                parts.append(f"renamed to {found.name}")
+            if found.path != a.path:
+                parts.append(f"now in {found.path}")
+            return AnchorStatus(a, Status.MOVED, path_now=found.path, symbol_now=found.name,
+                                commit=commit, changes=changes, old_span=a.span,
+                                new_span=(found.symbol.start_line, found.symbol.end_line),
+                                reason=_reason(", ".join(parts), commit))
+        gone_path = path_now or a.path or ""
+        commit = self._commit_changing(
+            base, rev, gone_path, lambda c: name not in (self.table(c, gone_path) or {}))
+        what = "symbol deleted" if path_now else "file deleted"
+        return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
+                            changes=[Change.DELETION], old_span=a.span,
+                            reason=_reason(what, commit, rev))
+
+    def _find_elsewhere(self, a: Anchor, old_sym: Symbol | None, base: str | None, rev: str | None,
+                        path_now: str | None) -> _Located | None:
+        """The same code under another name or in another file, if exactly one place has it."""
+        places: list[str] = []
+        if path_now:
+            places.append(path_now)
+        if base is not None:
+            for ch in self.changes(base, rev):
+                if ch.new_path and ch.new_path not in places and language_for_path(ch.new_path):
+                    places.append(ch.new_path)
+        exact: list[_Located] = []
+        by_body: list[_Located] = []
+        for p in places:
+            for n, s in (self.table(rev, p) or {}).items():
+                if s.fingerprint == a.fingerprint:
+                    exact.append(_Located(p, n, s))
+                elif (old_sym is not None and old_sym.body_fp and s.body_fp == old_sym.body_fp
+                      and s.decorators_fp == old_sym.decorators_fp and s.kind == old_sym.kind
+                      and old_sym.end_line - old_sym.start_line + 1 >= MIN_LINES_FOR_BODY_MATCH):
+                    by_body.append(_Located(p, n, s))
+        if len(exact) == 1:
+            return exact[0]
+        if not exact and len(by_body) == 1:
+            return by_body[0]
+        return None
+
+    # -- naming the commit ------------------------------------------------------------------
+
+    def _commits(self, base: str | None, rev: str | None, path: str) -> list[str]:
+        end = self._head if rev is WORKTREE else rev
+        if base is None or end is None:
+            return []
+        try:
+            return self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]
+        except GitError:
+            return []
+
+    def _commit_changing(self, base: str | None, rev: str | None, path: str, pred) -> str | None:  # type: ignore[no-untyped-def]
+        """The first commit after ``base`` (touching ``path``) where ``pred(commit)`` holds."""
+        for c in self._commits(base, rev, path):
+            if pred(c):
+                return c
+        return None
+
+    def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None, fp_at) -> str | None:  # type: ignore[no-untyped-def]
+        """The commit that last turned the fingerprint from ``fp`` into something else.
+
+        Walks the commits after ``base`` that touched ``path``, oldest first. If
+        the fingerprint never equalled ``fp`` at any commit (the anchor was made
+        on uncommitted code), names the first commit that changed it. None when
+        the change is only in the working tree.
+        """
+        commits = self._commits(base, rev, path)
+        equal = True
+        culprit: str | None = None
+        first_change: str | None = None
+        prev = fp
+        for c in commits:
+            now = fp_at(c)
+            if now != prev and first_change is None:
+                first_change = c
+            if equal and now != fp:
+                culprit = c
+                equal = False
+            elif now == fp:
+                equal = True
+                culprit = None
+            prev = now
+        if rev is WORKTREE and commits and equal:
+            return None  # committed code still matches: the change is uncommitted
+        return culprit or first_change
+
+
+def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:
+    if old is None:
+        return [Change.BODY]
+    out = []
+    if old.decorators_fp != new.decorators_fp:
+        out.append(Change.DECORATORS)
+    if old.signature_fp != new.signature_fp:
+        out.append(Change.SIGNATURE)
+    if old.body_fp != new.body_fp:
+        out.append(Change.BODY)
+    return out or [Change.BODY]
+
+
+def _fp_or_none(data: bytes | None, path: str) -> str | None:
+    return None if data is None else file_fingerprint(data, path)
+
+
+def _reason(what: str, commit: str | None, rev: str | None = "") -> str:
+    if commit:
+        return f"{what} in {commit[:12]}"
+    if rev is WORKTREE:
+        return f"{what} (uncommitted)"
+    return what

@@ -1,0 +1,529 @@
+"""The ``gitmem`` command line: parse arguments, call the library, render text or JSON.
+
+No git calls, file writes or ranking here. Errors are rendered in one place
+(``main``): an expected ``GitmemError`` prints ``error:`` and ``hint:`` lines
+on stderr and exits 1; a usage error exits 2; a bug exits 3 with the path of a
+log under ``.gitmem/local/logs/``; Ctrl-C exits 130. With ``--json`` stdout
+holds only JSON, and errors go to stderr as a JSON object.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .errors import GitmemError, NotARepository
+from .git import WORKTREE, Repo
+from .model import MEMORY_TYPES, Status
+from .serialize import dumps, memory_json, memory_status_json, scored_json
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPT = 0, 1, 2, 3, 130
+
+
+class _State:
+    json = False
+
+
+def _store(require: bool = True):  # type: ignore[no-untyped-def]
+    from .store import Store
+
+    return Store(Repo(os.getcwd()), require=require)
+
+
+def _out(obj: Any, text: str | Callable[[], str]) -> None:
+    """Print ``obj`` as JSON in JSON mode, else ``text``."""
+    if _State.json:
+        click.echo(dumps(obj))
+    else:
+        t = text() if callable(text) else text
+        if t:
+            click.echo(t.rstrip("\n"))
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    def cb(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        if value:
+            _State.json = True
+        return value
+
+    return click.option("--json", "as_json", is_flag=True, expose_value=False, callback=cb,
+                        is_eager=True, help="Print JSON (stdout holds only JSON).")(f)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="gitmem")
+def cli() -> None:
+    """gitmem: long-term memory for coding agents, anchored to the code.
+
+    \b
+    Example usage:
+      gitmem init
+      gitmem remember "Config load order is env > yaml > defaults" --anchor src/config.py::parse_config
+      gitmem context --prompt "change how config is loaded"
+      gitmem stale
+    """
+
+
+# -- setup -------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--no-hooks", is_flag=True, help="Create .gitmem/ only; install no git hooks.")
+@json_option
+def init(no_hooks: bool) -> None:
+    """Create .gitmem/ (config, memories, ignore file) and install the git hooks.
+
+    Idempotent. Existing hooks are kept and chained (they still run first).
+    Undo the hooks with `gitmem hooks uninstall`.
+
+    \b
+    Example usage:
+      gitmem init
+    """
+    from .integrations import git_hooks
+    from .store import init_layout
+
+    repo = Repo(os.getcwd())
+    created = init_layout(repo)
+    report = None if no_hooks else git_hooks.install(repo)
+    obj = {"root": str(repo.root), "created": created,
+           "hooks": None if report is None else {
+               "dir": str(report.hooks_dir), "installed": report.installed, "already": report.already,
+               "chained": report.chained, "notes": report.notes}}
+
+    def text() -> str:
+        lines = [f"gitmem: initialised {repo.root}" if created else f"gitmem: already initialised in {repo.root}"]
+        lines += [f"  created {c}" for c in created]
+        if report is not None:
+            if report.installed:
+                lines.append(f"  hooks installed in {report.hooks_dir}: {', '.join(report.installed)}")
+            if report.chained:
+                lines.append(f"  existing hooks kept and chained: {', '.join(report.chained)}")
+            if report.already and not report.installed:
+                lines.append(f"  hooks already installed in {report.hooks_dir}")
+            lines += [f"  note: {n}" for n in report.notes]
+        lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
+        return "\n".join(lines)
+
+    _out(obj, text)
+
+
+@cli.group()
+def hooks() -> None:
+    """Install, remove or inspect gitmem's git hooks."""
+
+
+@hooks.command("install")
+@json_option
+def hooks_install() -> None:
+    """Install the git hooks where git runs them (chaining existing ones).
+
+    \b
+    Example usage:
+      gitmem hooks install
+    """
+    from .integrations import git_hooks
+
+    r = git_hooks.install(Repo(os.getcwd()))
+    _out({"dir": str(r.hooks_dir), "installed": r.installed, "already": r.already, "chained": r.chained,
+          "notes": r.notes},
+         lambda: "\n".join([f"hooks dir: {r.hooks_dir}", f"installed: {', '.join(r.installed) or '-'}",
+                            f"already: {', '.join(r.already) or '-'}", f"chained: {', '.join(r.chained) or '-'}"]
+                           + [f"note: {n}" for n in r.notes]))
+
+
+@hooks.command("uninstall")
+@json_option
+def hooks_uninstall() -> None:
+    """Remove gitmem's git hooks; restore the hooks they had chained.
+
+    \b
+    Example usage:
+      gitmem hooks uninstall
+    """
+    from .integrations import git_hooks
+
+    removed = git_hooks.uninstall(Repo(os.getcwd()))
+    _out({"removed": removed}, f"removed: {', '.join(removed) or 'nothing (no gitmem hooks found)'}")
+
+
+@hooks.command("status")
+@json_option
+def hooks_status() -> None:
+    """Show each hook: installed, chained, and whether git will run it."""
+    from .integrations import git_hooks
+
+    states = git_hooks.status(Repo(os.getcwd()))
+    _out([{"name": h.name, "path": str(h.path), "installed": h.installed, "current": h.ours_current,
+           "legacy": str(h.legacy) if h.legacy else None, "will_run": h.will_run, "problem": h.problem}
+          for h in states],
+         lambda: "\n".join(f"{h.name:14} {'runs' if h.will_run and h.installed else 'NOT RUN'}  {h.path}"
+                           + (f"  ({h.problem})" if h.problem else "") for h in states))
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--title", help="Title (default: the first line of TEXT).")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), default="discovery", show_default=True)
+@click.option("--anchor", "anchors", multiple=True, metavar="PATH[::SYMBOL]",
+              help="What the memory is about: a file, a symbol, or commit:REV. Repeatable.")
+@click.option("--rev", help="Anchor against this revision instead of the working tree.")
+@click.option("--tag", "tags", multiple=True, help="A tag (concept). Repeatable.")
+@click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
+@click.option("--local", is_flag=True, help="Local scope: this clone only, never committed.")
+@json_option
+def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...], rev: str | None,
+             tags: tuple[str, ...], facts: tuple[str, ...], local: bool) -> None:
+    """Record a memory, anchored to files, symbols or commits; prints its id.
+
+    \b
+    Example usage:
+      gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
+        --type decision --anchor src/client.py::Client.fetch --tag retries
+      gitmem remember "Parser chokes on BOM" --anchor lib/parse.js --rev v1.2.0
+    """
+    from .memories import RememberRequest
+    from .memories import remember as do_remember
+
+    m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
+                                              tags=tags, facts=facts, rev=rev,
+                                              scope="local" if local else "team", cwd=os.getcwd()))
+    _out(memory_json(m), m.id)
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@json_option
+def forget(mem_id: str) -> None:
+    """Delete a memory (its file; commit the deletion to share it).
+
+    \b
+    Example usage:
+      gitmem forget 01JD3V6Q
+    """
+    from .memories import forget as do_forget
+
+    m = do_forget(_store(), mem_id)
+    _out({"id": m.id, "forgotten": True}, f"forgot {m.id} {m.title}")
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.option("--rev", help="Evaluate anchor status at this revision (default: working tree).")
+@json_option
+def show(mem_id: str, rev: str | None) -> None:
+    """Show one memory in full, with the status of each anchor.
+
+    \b
+    Example usage:
+      gitmem show 01JD3V6Q
+    """
+    from .analyzer import evaluate
+
+    store = _store()
+    m = store.get(mem_id)
+    ms = evaluate(store, store.repo.resolve(rev) if rev else WORKTREE, [m])[0]
+    obj = memory_json(m) | {"status": ms.status.value,
+                            "anchor_statuses": memory_status_json(ms)["anchors"],
+                            "path": store.display(store.path_for(m))}
+
+    def text() -> str:
+        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
+                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
+        for a in ms.anchors:
+            line = f"  {a.status.value:8} {a.anchor.key}"
+            if a.reason:
+                line += f"  — {a.reason}"
+            lines.append(line)
+        if m.tags:
+            lines.append("tags: " + ", ".join(m.tags))
+        if m.body:
+            lines += ["", m.body]
+        if m.facts:
+            lines += [""] + [f"- {f}" for f in m.facts]
+        return "\n".join(lines)
+
+    _out(obj, text)
+
+
+@cli.command("list")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), help="Only this type.")
+@click.option("--anchor", metavar="PATH[::SYMBOL]", help="Only memories anchored there (or nested inside).")
+@json_option
+def list_cmd(mtype: str | None, anchor: str | None) -> None:
+    """List memories, newest first (invalid files are reported on stderr).
+
+    \b
+    Example usage:
+      gitmem list --type decision
+      gitmem list --anchor src/auth/
+    """
+    from .memories import list_memories
+
+    store = _store()
+    mems = list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd())
+    _warn_invalid(store)
+    _out([memory_json(m) for m in mems],
+         lambda: "\n".join(f"{m.id}  {m.type:10} {m.title}  ({', '.join(a.key for a in m.anchors) or '-'})"
+                           for m in mems) or "no memories")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def recall(query: str, limit: int) -> None:
+    """Search memories: full-text (BM25) and semantic, fused by reciprocal rank fusion.
+
+    \b
+    Example usage:
+      gitmem recall "why are retries capped"
+    """
+    from .search import recall as do_recall
+
+    hits = do_recall(_store(), query, limit)
+    _out([memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
+                                   "vector_rank": h.vector_rank} for h in hits],
+         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  [{h.memory.type}] {h.memory.title}"
+                           for h in hits) or "no matches")
+
+
+@cli.command()
+@click.option("--file", "files", multiple=True, metavar="PATH", help="A file in focus. Repeatable.")
+@click.option("--prompt", default="", help="What you are about to do (paths and symbols in it count).")
+@click.option("--budget", type=click.IntRange(1, 1_000_000), help="Token budget (default: config, 1500).")
+@json_option
+def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
+    """The memories closest to the code you are working on, packed into a token budget.
+
+    Focus: dirty files and their changed symbols, files the branch changed
+    since it left the default branch, --file, and paths/symbols named in
+    --prompt; fused with text relevance to the prompt. Not-fresh memories are
+    marked with their reason (or left out: [context] stale = "omit").
+
+    \b
+    Example usage:
+      gitmem context
+      gitmem context --file src/config.py --prompt "make env override yaml" --budget 800
+    """
+    from .context import build_context
+
+    res = build_context(_store(), files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
+    shown = set(res.packed.detailed) | set(res.packed.indexed)
+    obj = {"budget": res.budget, "tokens": res.packed.tokens, "text": res.packed.text,
+           "detailed": res.packed.detailed, "indexed": res.packed.indexed,
+           "left_out": res.packed.left_out,
+           "focus": {"files": {p: {"weight": w, "why": why} for p, (w, why) in sorted(res.focus.files.items())},
+                     "symbols": [f"{p}::{n}" for (p, n) in sorted(res.focus.symbols)],
+                     "names": sorted(res.focus.names)},
+           "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+    _out(obj, res.packed.text or "gitmem: no memories about this focus")
+
+
+@cli.command()
+@click.option("--rev", help="Evaluate at this revision, without a checkout (default: the working tree).")
+@click.option("--all", "show_all", is_flag=True, help="Show every memory, fresh ones too.")
+@json_option
+def stale(rev: str | None, show_all: bool) -> None:
+    """Memories whose anchors are not fresh: stale, moved or deleted, with the reason.
+
+    \b
+    Example usage:
+      gitmem stale
+      gitmem stale --rev v2.0.0 --json
+    """
+    from .analyzer import evaluate, update_cache
+
+    store = _store()
+    target = store.repo.resolve(rev) if rev else WORKTREE
+    statuses = evaluate(store, target)
+    if target is not WORKTREE:
+        update_cache(store, target, statuses)
+    _warn_invalid(store)
+    rows = [s for s in statuses if show_all or s.status != Status.FRESH]
+    _out([memory_status_json(s) for s in rows], lambda: _render_statuses(rows, show_all))
+
+
+def _render_statuses(rows: list[Any], show_all: bool) -> str:
+    if not rows:
+        return "gitmem: all memories are fresh" if not show_all else "no memories"
+    lines = []
+    for s in rows:
+        lines.append(f"{s.status.value:8} {s.memory.id}  {s.memory.title}")
+        for a in s.anchors:
+            where = ""
+            if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):
+                where = f" → {a.path_now}" + (f"::{a.symbol_now}" if a.symbol_now else "")
+            lines.append(f"    {a.status.value:8} {a.anchor.key}{where}" + (f"  — {a.reason}" if a.reason else ""))
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("rev_range", required=False, metavar="[REV_RANGE]")
+@json_option
+def scan(rev_range: str | None) -> None:
+    """Re-run the analyzer over a range of commits (catch up after bypassed hooks or a clone).
+
+    REV_RANGE is `A..B` or a single revision (default: all of HEAD's history is
+    not walked; the memories are evaluated at HEAD).
+
+    \b
+    Example usage:
+      gitmem scan                # evaluate every memory at HEAD
+      gitmem scan origin/main..HEAD
+    """
+    from .scan import scan as do_scan
+
+    res = do_scan(_store(), rev_range)
+    _out({"commits": res.commits, "evaluated": len(res.statuses),
+          "not_fresh": [memory_status_json(s) for s in res.statuses if s.status != Status.FRESH]},
+         lambda: f"gitmem: scanned {res.commits} commit(s); "
+                 f"{sum(1 for s in res.statuses if s.status != Status.FRESH)} of {len(res.statuses)} "
+                 "memories not fresh" + (" (gitmem stale)" if any(s.status != Status.FRESH for s in res.statuses) else ""))
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Drop the index and rebuild it from the memory files.")
+@click.option("--quiet", is_flag=True, help="Print nothing on success.")
+@json_option
+def sync(rebuild: bool, quiet: bool) -> None:
+    """Sync the search index with the memory files (incremental; any query also does this).
+
+    \b
+    Example usage:
+      gitmem sync
+      gitmem sync --rebuild
+    """
+    from .search import open_index, sync_index
+
+    store = _store()
+    loaded = store.load_all()
+    index = open_index(store)
+    if rebuild:
+        mems = loaded.memories
+        res = index.rebuild(loaded.hashes, lambda i: mems[i])
+    else:
+        _, res, _ = sync_index(store, loaded, index)
+    if not quiet:
+        _warn_invalid(store, loaded)
+    obj = {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
+           "reason": res.reason, "invalid": len(loaded.errors)}
+    if quiet and not _State.json:
+        return
+    _out(obj, f"gitmem: index {'rebuilt (' + res.reason + ')' if res.rebuilt else 'synced'}: "
+              f"{res.added} added, {res.updated} updated, {res.deleted} removed")
+
+
+@cli.command()
+@json_option
+def doctor() -> None:
+    """Check hooks (will git run them?), memory files, config and the index.
+
+    Exits 1 when something is wrong.
+
+    \b
+    Example usage:
+      gitmem doctor
+    """
+    from .doctor import diagnose
+
+    report = diagnose(_store())
+    _out({"ok": report.ok, "checks": [{"name": c.name, "level": c.level, "message": c.message, "hint": c.hint}
+                                      for c in report.checks]},
+         lambda: "\n".join(f"{c.level:5} {c.message}" + (f"\n      hint: {c.hint}" if c.hint and c.level != 'ok'
+                                                         else "") for c in report.checks))
+    if not report.ok:
+        sys.exit(EXIT_ERROR)
+
+
+def _warn_invalid(store: Any, loaded: Any = None) -> None:
+    loaded = loaded or store.load_all()
+    for e in loaded.errors:
+        if _State.json:
+            click.echo(dumps({"warning": e.message, "hint": e.hint}), err=True)
+        else:
+            click.echo(f"warning: {e.message}" + (f" ({e.hint})" if e.hint else ""), err=True)
+
+
+# -- error rendering ---------------------------------------------------------------------------
+
+
+def _bug_log(exc: BaseException) -> Path | None:
+    """Write a bug report log under .gitmem/local/logs/ (or the temp dir); returns its path."""
+    try:
+        root = Repo(os.getcwd()).root / ".gitmem" / "local" / "logs"
+        if not root.parent.parent.is_dir():
+            raise NotARepository("no .gitmem")
+    except Exception:  # noqa: BLE001 - fall back to the temp dir when there is no repository
+        import tempfile
+
+        root = Path(tempfile.gettempdir()) / "gitmem-logs"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = root / f"crash-{stamp}.log"
+        path.write_text(f"gitmem {__version__}\npython {sys.version}\nplatform {platform.platform()}\n"
+                        f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)), "utf-8")
+        return path
+    except OSError:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 1 error, 2 usage, 3 bug, 130 interrupted)."""
+    _State.json = False
+    try:
+        cli.main(args=argv, prog_name="gitmem", standalone_mode=False)
+        return EXIT_OK
+    except click.exceptions.Exit as e:
+        return int(e.exit_code or 0)
+    except click.UsageError as e:
+        e.show()
+        return EXIT_USAGE
+    except click.Abort:
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPT
+    except GitmemError as e:
+        if _State.json:
+            click.echo(dumps({"error": e.message, "hint": e.hint}), err=True)
+        else:
+            click.echo(f"error: {e.message}", err=True)
+            if e.hint:
+                click.echo(f"hint: {e.hint}", err=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPT
+    except SystemExit as e:
+        return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the one place a bug becomes a message
+        log = _bug_log(e)
+        click.echo(f"gitmem: unexpected error: {type(e).__name__}: {e}", err=True)
+        if log:
+            click.echo(f"a report was written to {log}; please attach it to a bug report", err=True)
+        return EXIT_BUG
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,814 @@
+"""Per-language symbol rules: which syntax nodes are symbols, how they are named.
+
+Owns the extension map (``language_for_path``) and one :class:`LanguageSpec`
+per supported language: the token rules the fingerprint uses (comment node
+types, string canonicalisation, which ``;`` and ``(...)`` are formatting) and a
+table of *handlers*, node type -> function returning the :class:`Def` records
+that node defines. ``gitmem.code.symbols`` walks the tree, calls the handlers,
+qualifies the names and computes the fingerprints; nothing here hashes or
+caches.
+
+Must not import tree-sitter at module level (``language_for_path`` is used on
+light paths); nodes are only duck-typed ``tree_sitter.Node`` objects.
+
+Handler contract: ``handler(node, src, parent_kind) -> list[Def] | None`` where
+``src`` is the (CRLF-normalised) source bytes and ``parent_kind`` the kind of
+the innermost enclosing symbol or scope (``"class"``, ``"impl"``, ``None`` at
+top level). ``None`` means "not a definition, keep searching inside it";
+``[]`` means "handled, nothing to emit and nothing to search inside".
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# --------------------------------------------------------------------------- extensions
+
+_EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+
+#: Languages with symbol rules, in a stable order (the values of the extension map).
+SUPPORTED_LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "tsx", "go", "rust", "java")
+
+
+def language_for_path(path: str) -> str | None:
+    """The language of a repo-relative POSIX path, by extension (case-insensitive).
+
+    Returns one of :data:`SUPPORTED_LANGUAGES`, or None for any other file
+    (no extension, unknown extension, ``.d.ts`` is TypeScript).
+    """
+    ext = posixpath.splitext(path)[1].lower()
+    return _EXTENSIONS.get(ext)
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class Def:
+    """One definition found by a handler (before qualification and hashing).
+
+    Byte offsets index the CRLF-normalised source; lines are 1-based inclusive.
+
+    Attributes:
+        name: name relative to the enclosing scope; may contain dots
+            (``A.m`` for ``A.prototype.m = ...``, ``module.exports.f``).
+        kind: symbol kind (``function``, ``method``, ``class`` ...).
+        start_byte, end_byte: the span, decorators / attributes / leading
+            overload signatures included.
+        start_line, end_line: the same span in lines.
+        body: byte range of the body, or None when the definition has none.
+        decorators: byte ranges of decorators / annotations / attributes.
+        scope: node whose descendants are searched for nested definitions
+            (named ``<this name>.<inner>``); None for no nesting.
+        scope_kind: ``parent_kind`` for definitions inside ``scope``
+            (defaults to ``kind``).
+        emit: False for a naming scope that is not itself a symbol (a Rust
+            ``impl`` block contributes ``Type.`` to its methods' names).
+    """
+
+    name: str
+    kind: str
+    start_byte: int
+    end_byte: int
+    start_line: int
+    end_line: int
+    body: tuple[int, int] | None = None
+    decorators: list[tuple[int, int]] = field(default_factory=list)
+    scope: "Node | None" = None
+    scope_kind: str | None = None
+    emit: bool = True
+
+
+Handler = Callable[["Node", bytes, "str | None"], "list[Def] | None"]
+Canon = Callable[["Node", bytes], "bytes | None"]
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Everything language-specific that ``symbols`` needs.
+
+    Attributes:
+        name: gitmem's language name (also the tree-sitter-language-pack name).
+        handlers: node type -> handler (see the module docstring).
+        descend: predicate on a node type: may definitions hide inside a
+            non-definition node of this type? (pure speed: False prunes).
+        barriers: node types never searched for definitions (anonymous
+            classes, object literals).
+        comment_types: node types left out of fingerprints, subtree and all.
+        atomic: node type -> canonicaliser returning the node's one token
+            (e.g. a string literal with its quote style normalised), or None to
+            fall back to the node's children.
+        lowercase: leaf types whose token is lower-cased (number literals).
+        squash_ws: leaf types whose inner whitespace runs become one space (JSX text).
+        block_types: node types that emit open/close marker tokens, for
+            languages whose block structure is whitespace (Python).
+        tuple_types: node types where a lone comma is significant (``(1,)``).
+        drop_semicolon: predicate (parent type, grandparent type) -> True when a
+            ``;`` leaf there is formatting (statement terminators under ASI).
+        paren_parents: parent types under which a ``parenthesized_expression``
+            child's own parentheses are formatting (``return (x)``).
+        paren_keep_inner: inner node types for which those parentheses are
+            kept anyway (``() => ({})``, ``(a, b)``).
+        bare_param_field: field name of an unparenthesised single arrow
+            parameter (JS ``x => 1`` hashes as ``(x) => 1``), or "".
+        docstrings: drop Python-style docstrings (first string statement of a
+            module, class or function body).
+    """
+
+    name: str
+    handlers: dict[str, Handler]
+    descend: Callable[[str], bool] = lambda t: True
+    barriers: frozenset[str] = frozenset()
+    comment_types: frozenset[str] = frozenset({"comment"})
+    atomic: dict[str, Canon] = field(default_factory=dict)
+    lowercase: frozenset[str] = frozenset()
+    squash_ws: frozenset[str] = frozenset()
+    block_types: frozenset[str] = frozenset()
+    tuple_types: frozenset[str] = frozenset()
+    drop_semicolon: Callable[[str, str], bool] = lambda parent, grandparent: False
+    paren_parents: frozenset[str] = frozenset()
+    paren_keep_inner: frozenset[str] = frozenset()
+    bare_param_field: str = ""
+    docstrings: bool = False
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def text(node: "Node | None", src: bytes) -> str:
+    """The source text of ``node`` decoded as UTF-8 (bad bytes replaced); "" for None."""
+    if node is None:
+        return ""
+    return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def _end_line(node: "Node") -> int:
+    """1-based inclusive last line of ``node`` (a node ending at column 0 ends on the line before)."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point[0]:
+        return row
+    return row + 1
+
+
+_ANY_COMMENT = frozenset({"comment", "line_comment", "block_comment", "html_comment"})
+
+
+def _content_end_line(node: "Node") -> int:
+    """Last line of ``node`` without trailing comments (tree-sitter-python puts a
+    comment after a block's last statement inside the block)."""
+    last = node
+    while last.child_count:
+        children = last.children
+        k = len(children) - 1
+        while k >= 0 and children[k].type in _ANY_COMMENT:
+            k -= 1
+        if k < 0:
+            break
+        last = children[k]
+    return max(_end_line(last), node.start_point[0] + 1)
+
+
+def _rng(node: "Node | None") -> tuple[int, int] | None:
+    return None if node is None else (node.start_byte, node.end_byte)
+
+
+def _named_prev(node: "Node", comments: frozenset[str]) -> "Node | None":
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in comments:
+        prev = prev.prev_named_sibling
+    return prev
+
+
+def _named_next(node: "Node", comments: frozenset[str]) -> "Node | None":
+    nxt = node.next_named_sibling
+    while nxt is not None and nxt.type in comments:
+        nxt = nxt.next_named_sibling
+    return nxt
+
+
+def _leading(node: "Node", types: frozenset[str], comments: frozenset[str]) -> list["Node"]:
+    """Consecutive preceding named siblings of ``types`` (comments skipped), in source order."""
+    out: list[Node] = []
+    prev = _named_prev(node, comments)
+    while prev is not None and prev.type in types:
+        out.append(prev)
+        prev = _named_prev(prev, comments)
+    out.reverse()
+    return out
+
+
+def make_def(name: str, kind: str, first: "Node", last: "Node", *, body: "Node | tuple[int, int] | None" = None,
+             decorators: "list[Node] | None" = None, scope: "Node | None" = None,
+             scope_kind: str | None = None, emit: bool = True) -> Def:
+    """Build a :class:`Def` spanning ``first`` .. ``last`` (nodes, source order)."""
+    body_rng = body if isinstance(body, tuple) or body is None else _rng(body)
+    return Def(
+        name=name, kind=kind,
+        start_byte=first.start_byte, end_byte=last.end_byte,
+        start_line=first.start_point[0] + 1, end_line=_content_end_line(last),
+        body=body_rng,
+        decorators=[(d.start_byte, d.end_byte) for d in decorators or []],
+        scope=scope, scope_kind=scope_kind, emit=emit,
+    )
+
+
+def _unescape_quotes(inner: bytes) -> bytes:
+    r"""``\'`` -> ``'`` and ``\"`` -> ``"`` (other escapes kept): quote style is formatting."""
+    if b"\\" not in inner:
+        return inner
+    return re.sub(rb"\\(.)", lambda m: m.group(1) if m.group(1) in b"'\"" else m.group(0), inner, flags=re.S)
+
+
+# --------------------------------------------------------------------------- Python
+
+_PY_DEFS = ("function_definition", "class_definition")
+_PY_STRING_RE = re.compile(rb"([A-Za-z]*)('''|\"\"\"|'|\")(.*)\2\Z", re.S)
+
+
+def _py_def(node: "Node", src: bytes, parent_kind: str | None, first: "Node",
+            decorators: list["Node"]) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    body = node.child_by_field_name("body")
+    if node.type == "class_definition":
+        kind = "class"
+    else:
+        kind = "method" if parent_kind == "class" else "function"
+    return [make_def(text(name, src), kind, first, node, body=body, decorators=decorators, scope=body)]
+
+
+def _py_decorated(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    inner = node.child_by_field_name("definition")
+    if inner is None or inner.type not in _PY_DEFS:
+        return None
+    decorators = [c for c in node.named_children if c.type == "decorator"]
+    return _py_def(inner, src, parent_kind, node, decorators)
+
+
+def _py_plain(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    return _py_def(node, src, parent_kind, node, [])
+
+
+def _py_string(node: "Node", src: bytes) -> bytes | None:
+    """A Python string literal without interpolation as one quote-style-free token.
+
+    ``'a'``, ``"a"``, ``'''a'''`` and ``u"a"`` all become ``S|a``; prefixes are
+    lower-cased and sorted (``Rb`` == ``br``); ``\\'`` == ``'`` outside raw strings.
+    """
+    for child in node.children:
+        if child.type == "interpolation":
+            return None
+    m = _PY_STRING_RE.match(src[node.start_byte:node.end_byte])
+    if m is None:
+        return None
+    prefix = bytes(sorted(m.group(1).lower().replace(b"u", b"")))
+    inner = m.group(3)
+    if b"r" not in prefix:
+        inner = _unescape_quotes(inner)
+    return b"S" + prefix + b"|" + inner
+
+
+def _py_descend(node_type: str) -> bool:
+    # Python definitions are statements: only statement containers can hold them.
+    return (node_type in ("module", "block", "ERROR")
+            or node_type.endswith("_statement") or node_type.endswith("_clause"))
+
+
+PYTHON = LanguageSpec(
+    name="python",
+    handlers={"decorated_definition": _py_decorated, "function_definition": _py_plain,
+              "class_definition": _py_plain},
+    descend=_py_descend,
+    comment_types=frozenset({"comment", "line_continuation"}),
+    atomic={"string": _py_string},
+    lowercase=frozenset({"integer", "float"}),
+    block_types=frozenset({"block"}),
+    tuple_types=frozenset({"tuple", "tuple_pattern", "subscript", "pattern_list", "expression_list",
+                           "lambda_parameters"}),
+    drop_semicolon=lambda parent, grandparent: True,
+    paren_parents=frozenset({"return_statement", "assignment", "augmented_assignment", "if_statement",
+                             "elif_clause", "while_statement", "for_statement", "delete_statement"}),
+    docstrings=True,
+)
+
+
+# --------------------------------------------------------------------------- JavaScript / TypeScript
+
+_JS_COMMENTS = frozenset({"comment", "html_comment"})
+_JS_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function",
+                             "generator_function_expression"})
+_JS_CLASS_VALUES = frozenset({"class", "class_expression"})
+_JS_METHOD_SIGS = frozenset({"method_signature"})
+_JS_FUNC_SIGS = frozenset({"function_signature"})
+
+
+def _js_unit(node: "Node") -> "Node":
+    """The statement a declaration stands in: its ``export`` / ``declare`` wrapper, if any."""
+    parent = node.parent
+    if parent is not None and parent.type in ("export_statement", "ambient_declaration"):
+        return parent
+    return node
+
+
+def _js_unit_decl(unit: "Node") -> "Node":
+    """Inverse of ``_js_unit``: the declaration inside an export / declare wrapper."""
+    if unit.type == "export_statement":
+        decl = unit.child_by_field_name("declaration")
+        return decl if decl is not None else unit
+    if unit.type == "ambient_declaration":
+        for child in unit.named_children:
+            if child.type not in _JS_COMMENTS:
+                return child
+    return unit
+
+
+def _js_decorators(node: "Node") -> list["Node"]:
+    return [c for c in node.children if c.type == "decorator"]
+
+
+def _js_overloads(unit: "Node", name: str, sig_types: frozenset[str], src: bytes) -> list["Node"]:
+    """Preceding overload signatures of ``name`` (TypeScript), in source order."""
+    out: list[Node] = []
+    prev = _named_prev(unit, _JS_COMMENTS)
+    while prev is not None:
+        decl = _js_unit_decl(prev)
+        if decl.type not in sig_types or text(decl.child_by_field_name("name"), src) != name:
+            break
+        out.append(prev)
+        prev = _named_prev(prev, _JS_COMMENTS)
+    out.reverse()
+    return out
+
+
+def _js_is_overload(unit: "Node", name: str, impl_types: frozenset[str], src: bytes) -> bool:
+    """True when the next sibling declares ``name`` again (this signature folds into it)."""
+    nxt = _named_next(unit, _JS_COMMENTS)
+    if nxt is None:
+        return False
+    decl = _js_unit_decl(nxt)
+    return decl.type in impl_types and text(decl.child_by_field_name("name"), src) == name
+
+
+def _js_value_def(name: str, value: "Node", first: "Node", last: "Node", decorators: list["Node"],
+                  func_kind: str) -> Def | None:
+    """A definition whose code is a function / class *value* (``x = () => ...``)."""
+    if value.type in _JS_FUNC_VALUES:
+        body = value.child_by_field_name("body")
+        return make_def(name, func_kind, first, last, body=body, decorators=decorators, scope=body)
+    if value.type in _JS_CLASS_VALUES:
+        body = value.child_by_field_name("body")
+        decorators = decorators + _js_decorators(value)
+        return make_def(name, "class", first, last, body=body, decorators=decorators, scope=body,
+                        scope_kind="class")
+    return None
+
+
+def _js_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    unit = _js_unit(node)
+    leading = _js_overloads(unit, text(name, src), _JS_FUNC_SIGS, src)
+    first = leading[0] if leading else unit
+    body = node.child_by_field_name("body")
+    return [make_def(text(name, src), "function", first, unit, body=body,
+                     decorators=_js_decorators(unit) if unit is not node else [], scope=body)]
+
+
+def _js_function_signature(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    unit = _js_unit(node)
+    impls = frozenset({"function_declaration", "generator_function_declaration", "function_signature"})
+    if _js_is_overload(unit, text(name, src), impls, src):
+        return []
+    leading = _js_overloads(unit, text(name, src), _JS_FUNC_SIGS, src)
+    return [make_def(text(name, src), "function", leading[0] if leading else unit, unit)]
+
+
+def _js_class(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    unit = _js_unit(node)
+    body = node.child_by_field_name("body")
+    decorators = (_js_decorators(unit) if unit is not node else []) + _js_decorators(node)
+    return [make_def(text(name, src), "class", unit, unit, body=body, decorators=decorators, scope=body,
+                     scope_kind="class")]
+
+
+def _js_member_name(node: "Node | None", src: bytes) -> str:
+    """Name of a class member / object key: identifiers as written, string keys unquoted."""
+    if node is None:
+        return ""
+    if node.type == "string":
+        return text(node, src)[1:-1]
+    return " ".join(text(node, src).split())
+
+
+def _js_method(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if parent_kind != "class":
+        return None
+    name = _js_member_name(node.child_by_field_name("name"), src)
+    if not name:
+        return None
+    decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
+    overloads = _js_overloads(node, name, _JS_METHOD_SIGS, src)
+    first = (decorators[:1] or overloads[:1] or [node])[0]
+    body = node.child_by_field_name("body")
+    kind = "constructor" if name == "constructor" else "method"
+    return [make_def(name, kind, first, node, body=body, decorators=decorators, scope=body)]
+
+
+def _js_method_signature(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if parent_kind != "class":
+        return None
+    name = _js_member_name(node.child_by_field_name("name"), src)
+    if not name:
+        return None
+    impls = frozenset({"method_definition", "method_signature"})
+    if node.type == "method_signature" and _js_is_overload(node, name, impls, src):
+        return []
+    decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
+    overloads = _js_overloads(node, name, _JS_METHOD_SIGS, src)
+    first = (decorators[:1] or overloads[:1] or [node])[0]
+    return [make_def(name, "method", first, node, decorators=decorators)]
+
+
+def _js_field(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if parent_kind != "class":
+        return None
+    name = _js_member_name(node.child_by_field_name("property") or node.child_by_field_name("name"), src)
+    value = node.child_by_field_name("value")
+    if not name or value is None:
+        return None
+    decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
+    first = (decorators[:1] or [node])[0]
+    d = _js_value_def(name, value, first, node, decorators, "method")
+    return [d] if d is not None else None
+
+
+def _js_variables(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+    unit = _js_unit(node)
+    out: list[Def] = []
+    for decl in declarators:
+        name = decl.child_by_field_name("name")
+        value = decl.child_by_field_name("value")
+        if name is None or value is None or name.type != "identifier":
+            continue
+        first, last = (unit, unit) if len(declarators) == 1 else (decl, decl)
+        decorators = _js_decorators(unit) if first is unit and unit is not node else []
+        d = _js_value_def(text(name, src), value, first, last, decorators, "function")
+        if d is not None:
+            out.append(d)
+    return out or None
+
+
+def _js_member_path(node: "Node", src: bytes) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; None for anything but plain identifiers and dots."""
+    parts: list[str] = []
+    while node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        obj = node.child_by_field_name("object")
+        if prop is None or obj is None or prop.type != "property_identifier":
+            return None
+        parts.append(text(prop, src))
+        node = obj
+    if node.type != "identifier":
+        return None
+    parts.append(text(node, src))
+    parts.reverse()
+    return parts
+
+
+def _js_object_members(obj: "Node", prefix: str, kind: str, src: bytes) -> list[Def]:
+    """Function-valued members of an object literal (``{ a() {}, b: () => {} }``)."""
+    out: list[Def] = []
+    for member in obj.named_children:
+        if member.type == "method_definition":
+            name = _js_member_name(member.child_by_field_name("name"), src)
+            body = member.child_by_field_name("body")
+            if name:
+                out.append(make_def(f"{prefix}.{name}", kind, member, member, body=body, scope=body))
+        elif member.type == "pair":
+            name = _js_member_name(member.child_by_field_name("key"), src)
+            value = member.child_by_field_name("value")
+            if name and value is not None:
+                d = _js_value_def(f"{prefix}.{name}", value, member, member, [], kind)
+                if d is not None:
+                    out.append(d)
+    return out
+
+
+def _js_expression_statement(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    inner = node.named_children[0] if node.named_child_count else None
+    if inner is None:
+        return None
+    if inner.type in ("internal_module", "module"):
+        return _ts_namespace(inner, src, parent_kind, unit=node)
+    if inner.type != "assignment_expression":
+        return None
+    left = inner.child_by_field_name("left")
+    right = inner.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    path = _js_member_path(left, src)
+    if path is None or len(path) < 2 or path[0] == "this":
+        return None
+    if path[-1] == "prototype":
+        if right.type == "object":  # A.prototype = { m() {} }  ->  A.m
+            return _js_object_members(right, ".".join(path[:-1]), "method", src) or None
+        return None
+    if path == ["module", "exports"] and right.type == "object":
+        return _js_object_members(right, "module.exports", "function", src) or None
+    kind = "function"
+    if len(path) >= 3 and path[-2] == "prototype":
+        path = path[:-2] + path[-1:]
+        kind = "method"
+    d = _js_value_def(".".join(path), right, node, node, [], kind)
+    return [d] if d is not None else None
+
+
+def _js_export(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if node.child_by_field_name("declaration") is not None:
+        return None  # the declaration's own handler widens its span to this statement
+    value = node.child_by_field_name("value")
+    is_default = any(c.type == "default" for c in node.children)
+    if value is None or not is_default:
+        return None
+    d = _js_value_def("default", value, node, node, _js_decorators(node), "function")
+    return [d] if d is not None else None
+
+
+def _ts_named(kind: str, body_field: str) -> Handler:
+    def handler(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return None
+        unit = _js_unit(node)
+        return [make_def(text(name, src), kind, unit, unit, body=node.child_by_field_name(body_field))]
+    return handler
+
+
+def _ts_namespace(node: "Node", src: bytes, parent_kind: str | None, unit: "Node | None" = None
+                  ) -> list[Def] | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    name = text(name_node, src)
+    if name_node.type == "string":
+        name = name[1:-1]
+    unit = unit if unit is not None else _js_unit(node)
+    if unit.type == "expression_statement" and _js_unit(unit) is not unit:
+        unit = _js_unit(unit)
+    body = node.child_by_field_name("body")
+    return [make_def(name, "namespace", unit, unit, body=body, scope=body)]
+
+
+def _js_handlers(typescript: bool) -> dict[str, Handler]:
+    handlers: dict[str, Handler] = {
+        "function_declaration": _js_function,
+        "generator_function_declaration": _js_function,
+        "class_declaration": _js_class,
+        "method_definition": _js_method,
+        "field_definition": _js_field,
+        "lexical_declaration": _js_variables,
+        "variable_declaration": _js_variables,
+        "expression_statement": _js_expression_statement,
+        "export_statement": _js_export,
+    }
+    if typescript:
+        handlers.update({
+            "abstract_class_declaration": _js_class,
+            "public_field_definition": _js_field,
+            "abstract_method_signature": _js_method_signature,
+            "method_signature": _js_method_signature,
+            "function_signature": _js_function_signature,
+            "interface_declaration": _ts_named("interface", "body"),
+            "type_alias_declaration": _ts_named("type", "value"),
+            "enum_declaration": _ts_named("enum", "body"),
+            "internal_module": _ts_namespace,
+            "module": _ts_namespace,
+        })
+    return handlers
+
+
+def _js_string(node: "Node", src: bytes) -> bytes | None:
+    """A JS string literal as one token, its quote style normalised (``'a'`` == ``"a"``)."""
+    raw = src[node.start_byte:node.end_byte]
+    if len(raw) < 2 or raw[:1] not in (b"'", b'"') or raw[-1:] != raw[:1]:
+        return None
+    return b"S|" + _unescape_quotes(raw[1:-1])
+
+
+def _js_drop_semicolon(parent: str, grandparent: str) -> bool:
+    # Statement terminators are optional under ASI; the ones inside `for (;;)` and
+    # the empty statement `;` are not.
+    return parent != "empty_statement" and grandparent not in ("for_statement", "for_in_statement")
+
+
+def _js_spec(name: str, typescript: bool) -> LanguageSpec:
+    return LanguageSpec(
+        name=name,
+        handlers=_js_handlers(typescript),
+        barriers=frozenset({"object", "class", "class_body", "string", "template_string", "regex",
+                            "jsx_text"}),
+        comment_types=_JS_COMMENTS,
+        atomic={"string": _js_string},
+        lowercase=frozenset({"number"}),
+        squash_ws=frozenset({"jsx_text"}),
+        drop_semicolon=_js_drop_semicolon,
+        paren_parents=frozenset({"return_statement", "variable_declarator", "assignment_expression",
+                                 "arrow_function", "throw_statement"}),
+        paren_keep_inner=frozenset({"object", "sequence_expression", "object_pattern"}),
+        bare_param_field="parameter",
+    )
+
+
+JAVASCRIPT = _js_spec("javascript", typescript=False)
+TYPESCRIPT = _js_spec("typescript", typescript=True)
+TSX = _js_spec("tsx", typescript=True)
+
+
+# --------------------------------------------------------------------------- Go
+
+
+def _go_type_name(node: "Node | None", src: bytes) -> str:
+    """Base name of a Go receiver type: ``*List[T]`` -> ``List``."""
+    while node is not None and node.type in ("pointer_type", "parenthesized_type", "generic_type"):
+        if node.type == "generic_type":
+            node = node.child_by_field_name("type")
+        else:
+            node = node.named_children[0] if node.named_child_count else None
+    if node is None:
+        return ""
+    return re.sub(r"[\s*()]|\[.*", "", text(node, src))
+
+
+def _go_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    qualified = text(name, src)
+    kind = "function"
+    if node.type == "method_declaration":
+        receiver = node.child_by_field_name("receiver")
+        params = [c for c in receiver.named_children if c.type == "parameter_declaration"] if receiver else []
+        recv = _go_type_name(params[0].child_by_field_name("type"), src) if params else ""
+        if recv:
+            qualified = f"{recv}.{qualified}"
+        kind = "method"
+    body = node.child_by_field_name("body")
+    return [make_def(qualified, kind, node, node, body=body, scope=body)]
+
+
+_GO_TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
+
+
+def _go_types(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
+    out: list[Def] = []
+    for spec in specs:
+        name = spec.child_by_field_name("name")
+        typ = spec.child_by_field_name("type")
+        if name is None:
+            continue
+        kind = "type" if spec.type == "type_alias" or typ is None else _GO_TYPE_KINDS.get(typ.type, "type")
+        span = node if len(specs) == 1 else spec
+        out.append(make_def(text(name, src), kind, span, span, body=typ))
+    return out
+
+
+GO = LanguageSpec(
+    name="go",
+    handlers={"function_declaration": _go_function, "method_declaration": _go_function,
+              "type_declaration": _go_types},
+    barriers=frozenset({"interpreted_string_literal", "raw_string_literal", "import_declaration"}),
+    # gofmt turns `a; b` into two lines; the `;` in for / if / switch headers stay.
+    drop_semicolon=lambda parent, grandparent: parent not in (
+        "for_clause", "if_statement", "expression_switch_statement", "type_switch_statement"),
+)
+
+
+# --------------------------------------------------------------------------- Rust
+
+_RUST_COMMENTS = frozenset({"line_comment", "block_comment"})
+_RUST_ATTRS = frozenset({"attribute_item"})
+
+
+def _rust_type_name(node: "Node | None", src: bytes) -> str:
+    """Base name of an ``impl`` target: ``Foo<T>`` -> ``Foo``, ``&mut a::Foo`` -> ``Foo``."""
+    while node is not None:
+        if node.type in ("generic_type", "reference_type", "pointer_type"):
+            node = node.child_by_field_name("type")
+        elif node.type == "scoped_type_identifier":
+            node = node.child_by_field_name("name")
+        else:
+            break
+    return "".join(text(node, src).split())
+
+
+def _rust_item(kind: str, body_field: str | None = "body", scope_kind: str | None = None) -> Handler:
+    def handler(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return None
+        attrs = _leading(node, _RUST_ATTRS, _RUST_COMMENTS)
+        item_kind = kind
+        if kind == "function" and parent_kind in ("impl", "trait"):
+            item_kind = "method"
+        body: Node | tuple[int, int] | None = node.child_by_field_name(body_field) if body_field else None
+        if node.type == "macro_definition":  # macro_rules! name { rules }: the rules are the body
+            rules = [c for c in node.children if c.start_byte >= name.end_byte]
+            body = (rules[0].start_byte, rules[-1].end_byte) if rules else None
+        scope = body if scope_kind is not None or kind in ("function", "module") else None
+        return [make_def(text(name, src), item_kind, (attrs or [node])[0], node, body=body, decorators=attrs,
+                         scope=scope if not isinstance(scope, tuple) else None, scope_kind=scope_kind)]
+    return handler
+
+
+def _rust_impl(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _rust_type_name(node.child_by_field_name("type"), src)
+    body = node.child_by_field_name("body")
+    if not name or body is None:
+        return None
+    return [make_def(name, "impl", node, node, scope=body, scope_kind="impl", emit=False)]
+
+
+RUST = LanguageSpec(
+    name="rust",
+    handlers={
+        "function_item": _rust_item("function"),
+        "function_signature_item": _rust_item("function", body_field=None),
+        "struct_item": _rust_item("struct"),
+        "union_item": _rust_item("union"),
+        "enum_item": _rust_item("enum"),
+        "trait_item": _rust_item("trait", scope_kind="trait"),
+        "type_item": _rust_item("type", body_field="type"),
+        "mod_item": _rust_item("module"),
+        "macro_definition": _rust_item("macro", body_field=None),
+        "impl_item": _rust_impl,
+    },
+    barriers=frozenset({"string_literal", "raw_string_literal", "token_tree", "use_declaration"}),
+    comment_types=_RUST_COMMENTS,
+    tuple_types=frozenset({"tuple_expression", "tuple_type", "tuple_pattern"}),
+)
+
+
+# --------------------------------------------------------------------------- Java
+
+_JAVA_COMMENTS = frozenset({"line_comment", "block_comment"})
+_JAVA_TYPES = {
+    "class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
+    "record_declaration": "record", "annotation_type_declaration": "annotation",
+}
+
+
+def _java_annotations(node: "Node") -> list["Node"]:
+    for child in node.children:
+        if child.type == "modifiers":
+            return [c for c in child.children if c.type in ("annotation", "marker_annotation")]
+    return []
+
+
+def _java_decl(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    body = node.child_by_field_name("body")
+    if node.type in _JAVA_TYPES:
+        return [make_def(text(name, src), _JAVA_TYPES[node.type], node, node, body=body,
+                         decorators=_java_annotations(node), scope=body, scope_kind="class")]
+    kind = "method" if node.type == "method_declaration" else "constructor"
+    return [make_def(text(name, src), kind, node, node, body=body, decorators=_java_annotations(node),
+                     scope=body)]
+
+
+JAVA = LanguageSpec(
+    name="java",
+    handlers={t: _java_decl for t in (*_JAVA_TYPES, "method_declaration", "constructor_declaration",
+                                      "compact_constructor_declaration")},
+    barriers=frozenset({"class_body", "string_literal", "import_declaration"}),
+    comment_types=_JAVA_COMMENTS,
+)
+
+
+#: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
+SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)}

@@ -1,0 +1,573 @@
+"""Symbol tables and fingerprints for one blob, cached by content.
+
+Owns: parsing a blob with tree-sitter, finding its symbols through the rules in
+``gitmem.code.languages``, qualifying their names, hashing their tokens, and
+the two caches (an in-process LRU and an optional on-disk JSON cache). Imports
+tree-sitter; must not import the index, embeddings or any LLM client.
+
+Canonical token form (fingerprint tag ``ts1``)
+----------------------------------------------
+A fingerprint is ``"ts1:" + blake2b(digest_size=16).hexdigest()`` over the
+leaf tokens of a byte range of the syntax tree, each token encoded as
+``b"<len>:" + token`` (so no separator can be forged by a token), with:
+
+* comments, Python docstrings (first string statement of a module, class or
+  function body), whitespace and line endings (CRLF == LF; a UTF-8 BOM is
+  ignored) left out;
+* string literals as one token with their quote style normalised (Python and
+  JS/TS: ``'a'`` == ``"a"``; Python prefixes case-folded, ``u`` dropped), number
+  literals lower-cased (``0XFF`` == ``0xff``), JSX text whitespace squashed;
+* formatting tokens left out: a trailing comma before a closing bracket (but
+  not the comma of a one-element tuple ``(1,)``), statement-terminating ``;``
+  in Python, JS/TS and Go, the parentheses of a whole ``return (...)`` /
+  assignment-value expression (formatters add them when splitting lines), and
+  JS ``x => 1`` hashes as ``(x) => 1``;
+* Python blocks as marker tokens, since indentation is structure there
+  (moving a statement out of an ``if`` changes the fingerprint).
+
+``Symbol.fingerprint`` hashes the whole span (decorators included),
+``body_fp`` the body, ``decorators_fp`` the decorators / annotations /
+attributes ("" if none) and ``signature_fp`` everything else in the span (name,
+parameters, return type, modifiers, ``export``, TypeScript overload
+signatures). Symbols without a body node (abstract / interface / trait method
+signatures, TS overload-only declarations, Rust ``mod m;``) have ``body_fp ==
+""``. Type-like symbols use their definition as body (the struct's field list,
+the alias's right-hand side, the interface body), so ``signature_fp`` is the
+``type X`` / ``interface I<T> extends J`` part.
+
+**Renames:** ``body_fp`` never contains the symbol's own name (unless the body
+uses it, e.g. recursion), so a symbol whose only change is its name keeps its
+``body_fp`` and ``decorators_fp``; callers detect renames by a unique symbol
+with equal non-empty ``body_fp`` and equal ``decorators_fp``
+(``find_by_fingerprint(table, fp, field="body_fp")``).
+
+Versions: ``FINGERPRINT_TAG`` changes when the canonical token form changes
+(every stored fingerprint then differs); ``EXTRACTOR_VERSION`` (which starts
+with the tag) changes whenever any output changes (names, kinds, spans), and
+keys the caches.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path
+from gitmem.model import Symbol
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+#: Algorithm tag of fingerprints: bump when the canonical token form changes.
+FINGERPRINT_TAG = "ts1"
+#: Version of everything ``extract_symbols`` outputs; keys both caches.
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.1"
+#: Tag of the fallback file fingerprint for non-code and unknown files.
+RAW_TAG = "raw1"
+
+#: Symbol tables kept in the in-process LRU (a table is small: ~100 bytes a symbol).
+LRU_SIZE = 512
+#: Bytes looked at for NUL when deciding that a blob is binary (git's heuristic).
+BINARY_SNIFF_BYTES = 8192
+#: Minimum difflib ratio for ``closest_names`` (difflib's own default).
+CLOSE_CUTOFF = 0.6
+
+_TOKEN_CLOSERS = frozenset({b"1:)", b"1:]", b"1:}", b"1:>"})
+_TOKEN_OPENERS = frozenset({b"1:(", b"1:[", b"1:{", b"1:<", b"1:,"})
+_BLOCK_OPEN = "#{"   # marker tokens (str until encoded): never of the form b"<digits>:..."
+_BLOCK_CLOSE = "#}"
+# _tokens flags on an ancestor, telling how to treat its children:
+_STRIP_PARENS = 1     # a redundant parenthesized_expression: drop its ( and )
+_KEEP_COMMA = 2       # a one-element tuple: its comma is not formatting
+_DOC_SCOPE = 4        # a module / def body: its first statement may be a docstring
+_SEEN_STATEMENT = 8   # ... and that first statement has been seen
+_BLOCK = 16           # emit a close marker after the children
+_BARE_PARAM = 32      # emit ")" after the children (JS `x => ...`)
+
+
+# --------------------------------------------------------------------------- parsing
+
+_local = threading.local()
+
+
+def _parser(language: str) -> "Parser":
+    parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(language)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser
+
+        parser = parsers[language] = get_parser(language)  # type: ignore[arg-type]
+    return parser
+
+
+def _normalise(source: bytes) -> bytes:
+    """CRLF -> LF and no UTF-8 BOM: neither changes a line number."""
+    if source.startswith(b"\xef\xbb\xbf"):
+        source = source[3:]
+    return source.replace(b"\r\n", b"\n") if b"\r" in source else source
+
+
+def is_binary(source: bytes) -> bool:
+    """True when ``source`` has a NUL byte in its first 8 KB (git's heuristic)."""
+    return b"\x00" in source[:BINARY_SNIFF_BYTES]
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+class _Tokens:
+    """The canonical tokens of one tree, in source order.
+
+    ``pos[i]``: twice the start byte of token i (sorted), so that block markers
+    can sit between bytes: an open marker at ``2*start - 1`` belongs to the
+    block's parent but not to its first statement, a close marker at
+    ``2*end`` (end of the block's last token) not to its last statement.
+    ``enc[i]``: the encoded token (``b"<len>:<text>"`` or a marker).
+    """
+
+    __slots__ = ("pos", "enc")
+
+    def __init__(self) -> None:
+        self.pos: list[int] = []
+        self.enc: list[bytes] = []
+
+    def index(self, start: int, stop: int) -> tuple[int, int]:
+        """Token index range [i, j) of the tokens starting in bytes [start, stop)."""
+        return bisect.bisect_left(self.pos, 2 * start), bisect.bisect_left(self.pos, 2 * stop)
+
+    def digest(self, ranges: list[tuple[int, int]]) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        for i, j in ranges:
+            h.update(b"".join(self.enc[i:j]))
+        return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
+
+
+def _is_docstring(node: "Node") -> bool:
+    if node.type in ("string", "concatenated_string"):
+        return True
+    return (node.type == "expression_statement" and node.named_child_count == 1
+            and node.named_children[0].type in ("string", "concatenated_string"))
+
+
+def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
+    """Walk the whole tree once and collect its canonical tokens (see the module docstring)."""
+    comments, atomic, lowercase, squash = spec.comment_types, spec.atomic, spec.lowercase, spec.squash_ws
+    blocks, tuples, drop_semi = spec.block_types, spec.tuple_types, spec.drop_semicolon
+    paren_parents, keep_inner, bare_field = spec.paren_parents, spec.paren_keep_inner, spec.bare_param_field
+    doc_parents = ("function_definition", "class_definition") if spec.docstrings else ()
+    special_leaves = frozenset({";", ",", "(", ")"}) | lowercase | squash
+
+    pos: list[int] = []
+    raw: list[bytes | str] = []   # source tokens as bytes, block markers as str
+    pos_append, raw_append = pos.append, raw.append
+    droppable: list[int] = []     # indices of commas that go if a closing bracket follows
+    last_end = 0                  # end byte of the last token
+
+    # One cursor walk. ``types`` / ``flags`` describe the ancestors of the
+    # current node (innermost last); flags say how to treat their children.
+    types: list[str] = ["", ""]
+    flags: list[int] = [0]
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        ntype = node.type
+        descend = False
+        if ntype in comments:
+            pass
+        elif node.child_count == 0 and ntype not in atomic:
+            start, stop = node.start_byte, node.end_byte
+            if stop > start:
+                token = src[start:stop]
+                if ntype in special_leaves:
+                    parent_flags = flags[-1]
+                    if ntype == ";":
+                        if drop_semi(types[-1], types[-2]):
+                            token = b""
+                    elif ntype == ",":
+                        if not parent_flags & _KEEP_COMMA:
+                            droppable.append(len(raw))
+                    elif ntype in lowercase:
+                        token = token.lower()
+                    elif ntype in squash:
+                        token = b" ".join(token.split())
+                    elif parent_flags & _STRIP_PARENS:  # ( or ) of a redundant parenthesized_expression
+                        token = b""
+                    if flags[-1] & _DOC_SCOPE:
+                        flags[-1] |= _SEEN_STATEMENT
+                if token and not token.isspace():
+                    if bare_field and types[-1] == "arrow_function" and cursor.field_name == bare_field:
+                        pos_append(2 * start)
+                        raw_append(b"(")
+                        pos_append(2 * start)
+                        raw_append(token)
+                        pos_append(2 * stop)
+                        raw_append(b")")
+                    else:
+                        pos_append(2 * start)
+                        raw_append(token)
+                    last_end = stop
+        else:
+            parent_flags = flags[-1]
+            if parent_flags & _DOC_SCOPE and not parent_flags & _SEEN_STATEMENT:
+                flags[-1] |= _SEEN_STATEMENT
+                if _is_docstring(node):
+                    ntype = ""  # left out, subtree and all
+            token = None
+            if ntype in atomic:
+                token = atomic[ntype](node, src)
+            if not ntype:
+                pass
+            elif token is not None:
+                pos_append(2 * node.start_byte)
+                raw_append(token)
+                last_end = node.end_byte
+            elif node.child_count:
+                descend = True
+                node_flags = 0
+                if ntype in blocks:
+                    node_flags |= _BLOCK
+                    pos_append(max(2 * node.start_byte - 1, pos[-1] if pos else 0))
+                    raw_append(_BLOCK_OPEN)
+                if doc_parents and (ntype == "module" or (ntype == "block" and types[-1] in doc_parents)):
+                    node_flags |= _DOC_SCOPE
+                if ntype in tuples and sum(1 for c in node.children if c.type == ",") == 1:
+                    node_flags |= _KEEP_COMMA
+                if ntype == "parenthesized_expression" and types[-1] in paren_parents:
+                    inner = node.named_children
+                    if len(inner) == 1 and inner[0].type not in keep_inner:
+                        node_flags |= _STRIP_PARENS
+                if bare_field and types[-1] == "arrow_function" and cursor.field_name == bare_field:
+                    node_flags |= _BARE_PARAM
+                    pos_append(2 * node.start_byte)
+                    raw_append(b"(")
+        if descend and cursor.goto_first_child():
+            types.append(ntype)
+            flags.append(node_flags)
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                break
+            types.pop()
+            done = flags.pop()
+            if done & _BLOCK:
+                pos_append(2 * last_end)
+                raw_append(_BLOCK_CLOSE)
+            if done & _BARE_PARAM:
+                last_end = cursor.node.end_byte
+                pos_append(2 * last_end)
+                raw_append(b")")
+        else:
+            continue
+        break
+
+    enc = [b"%d:%b" % (len(t), t) if t.__class__ is bytes else t.encode() for t in raw]
+    if droppable:
+        drop = {i for i in droppable
+                if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)}
+        if drop:
+            keep = [i for i in range(len(enc)) if i not in drop]
+            pos = [pos[i] for i in keep]
+            enc = [enc[i] for i in keep]
+    toks = _Tokens()
+    toks.pos, toks.enc = pos, enc
+    return toks
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+def _definitions(root: "Node", spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
+    """All definitions in pre-order (source order), with qualified, de-duplicated names."""
+    handlers, descend, barriers = spec.handlers, spec.descend, spec.barriers
+    out: list[tuple[str, Def]] = []
+    seen: dict[str, int] = {}
+    # Stack entries: (tag, node-or-def, name prefix, parent kind); tag "s" = search
+    # inside a scope node, "n" = classify a node, "d" = emit a definition.
+    stack: list[tuple[str, Any, str, str | None]] = [("s", root, "", None)]
+    while stack:
+        tag, obj, prefix, parent_kind = stack.pop()
+        if tag == "d":
+            d: Def = obj
+            if d.emit:
+                qualified = prefix + d.name
+                count = seen.get(qualified, 0) + 1
+                seen[qualified] = count
+                if count > 1:
+                    qualified = f"{qualified}#{count}"
+                out.append((qualified, d))
+            else:
+                qualified = prefix + d.name
+            if d.scope is not None:
+                stack.append(("s", d.scope, qualified + ".", d.scope_kind or d.kind))
+            continue
+        node: Node = obj
+        if tag == "n":
+            handler = handlers.get(node.type)
+            if handler is not None:
+                defs = handler(node, src, parent_kind)
+                if defs is not None:
+                    for d in reversed(defs):
+                        stack.append(("d", d, prefix, parent_kind))
+                    continue
+            if node.type in barriers or not descend(node.type):
+                continue
+        for child in reversed(node.named_children):
+            stack.append(("n", child, prefix, parent_kind))
+    return out
+
+
+def _symbol(name: str, d: Def, toks: _Tokens) -> Symbol:
+    i, j = toks.index(d.start_byte, d.end_byte)
+    cut: list[tuple[int, int]] = []
+    body_fp = ""
+    if d.body is not None:
+        body = toks.index(*d.body)
+        body_fp = toks.digest([body])
+        cut.append(body)
+    dec_ranges = [toks.index(a, b) for a, b in d.decorators]
+    decorators_fp = toks.digest(dec_ranges) if dec_ranges else ""
+    cut.extend(dec_ranges)
+    signature: list[tuple[int, int]] = []
+    at = i
+    for a, b in sorted(cut):
+        if a > at:
+            signature.append((at, a))
+        at = max(at, b)
+    if j > at:
+        signature.append((at, j))
+    return Symbol(
+        name=name, kind=d.kind, start_line=d.start_line, end_line=d.end_line,
+        fingerprint=toks.digest([(i, j)]), signature_fp=toks.digest(signature),
+        body_fp=body_fp, decorators_fp=decorators_fp,
+    )
+
+
+def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
+    """Parse once; return (symbol table, ``ts1:`` file fingerprint). Uncached."""
+    spec = SPECS[language]
+    src = _normalise(source)
+    tree = _parser(language).parse(src)
+    root = tree.root_node
+    toks = _tokens(root, spec, src)
+    file_fp = toks.digest([(0, len(toks.enc))])
+    if not src.strip():
+        return {}, file_fp
+    symbols = [(name, _symbol(name, d, toks)) for name, d in _definitions(root, spec, src)]
+    symbols.sort(key=lambda item: item[1].start_line)  # stable: parents stay before children
+    return dict(symbols), file_fp
+
+
+def extract_symbols(source: bytes, language: str) -> dict[str, Symbol]:
+    """The symbols of ``source`` (bytes, any encoding; UTF-8 expected) in ``language``.
+
+    Uncached. Returns qualified name -> Symbol, ordered by start line (an
+    enclosing symbol before the ones it contains); {} for an empty file.
+    Names of the same qualified name get ``#2``, ``#3`` ... in source order.
+    Syntax errors do not raise: whatever parses is returned.
+
+    Raises:
+        KeyError: ``language`` is not one of ``SUPPORTED_LANGUAGES``.
+    """
+    return _analyze(source, language)[0]
+
+
+# --------------------------------------------------------------------------- caches
+
+_lru: "OrderedDict[tuple[str, str, str], tuple[dict[str, Symbol], str]]" = OrderedDict()
+_lru_lock = threading.Lock()
+_cache_dir: Path | None = None
+
+
+def set_cache_dir(path: "Path | None") -> None:
+    """Keep symbol tables on disk under ``path`` (created on demand); None turns it off.
+
+    Layout: ``<path>/<EXTRACTOR_VERSION>/<key[:2]>/<key>.<language>.json``,
+    one small JSON per blob, written atomically. A cache that cannot be read or
+    written is ignored, never an error.
+    """
+    global _cache_dir
+    _cache_dir = Path(path) if path is not None else None
+
+
+def clear_memory_cache() -> None:
+    """Empty the in-process LRU (tests, benchmarks)."""
+    with _lru_lock:
+        _lru.clear()
+
+
+def _disk_path(key: str, language: str) -> Path | None:
+    if _cache_dir is None or not re.fullmatch(r"[0-9A-Za-z_-]{4,128}", key):
+        return None
+    return _cache_dir / EXTRACTOR_VERSION / key[:2] / f"{key}.{language}.json"
+
+
+def _disk_read(key: str, language: str) -> tuple[dict[str, Symbol], str] | None:
+    try:
+        path = _disk_path(key, language)
+        if path is None or not path.is_file():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != EXTRACTOR_VERSION or data.get("language") != language:
+            return None
+        table: dict[str, Symbol] = {}
+        for row in data["symbols"]:
+            name, kind, start, end, fp, sig, body, dec = row
+            if not (isinstance(start, int) and isinstance(end, int)
+                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec))):
+                return None
+            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec)
+        file_fp = data["file_fingerprint"]
+        return (table, file_fp) if isinstance(file_fp, str) else None
+    except Exception:  # noqa: BLE001 - any cache problem means "no cache"
+        return None
+
+
+def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str) -> None:
+    try:
+        path = _disk_path(key, language)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "version": EXTRACTOR_VERSION, "language": language, "file_fingerprint": file_fp,
+            "symbols": [[s.name, s.kind, s.start_line, s.end_line, s.fingerprint, s.signature_fp,
+                         s.body_fp, s.decorators_fp] for s in table.values()],
+        }
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except Exception:  # noqa: BLE001 - any cache problem means "no cache"
+        return
+
+
+def _cached(source: bytes, language: str, blob_sha: str | None) -> tuple[dict[str, Symbol], str]:
+    """``_analyze`` through the LRU and the disk cache, keyed by content and version."""
+    key = blob_sha or hashlib.sha1(source).hexdigest()
+    lru_key = (key, language, EXTRACTOR_VERSION)
+    with _lru_lock:
+        hit = _lru.get(lru_key)
+        if hit is not None:
+            _lru.move_to_end(lru_key)
+            return hit
+    result = _disk_read(key, language)
+    if result is None:
+        result = _analyze(source, language)
+        _disk_write(key, language, *result)
+    with _lru_lock:
+        _lru[lru_key] = result
+        while len(_lru) > LRU_SIZE:
+            _lru.popitem(last=False)
+    return result
+
+
+def _code_language(source: bytes, path: str) -> str | None:
+    language = language_for_path(path)
+    if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    return language
+
+
+def symbol_table(source: bytes, path: str, *, blob_sha: str | None = None) -> dict[str, Symbol]:
+    """The symbols of the blob ``source`` stored at repo-relative POSIX ``path``, cached.
+
+    The language comes from ``path``'s extension. Returns {} for an unknown
+    language, a binary blob (NUL in the first 8 KB, UTF-16) or an empty file.
+    ``blob_sha`` (git's blob id) saves hashing ``source`` for the cache key.
+    Cached in-process (LRU of ``LRU_SIZE``) and on disk when ``set_cache_dir``
+    was called. The returned dict may be shared with other callers: do not
+    mutate it. Never raises for content problems.
+    """
+    language = _code_language(source, path)
+    if language is None:
+        return {}
+    try:
+        return _cached(source, language, blob_sha)[0]
+    except Exception:  # noqa: BLE001 - a parser failure must not break the caller
+        return {}
+
+
+def _raw_fingerprint(source: bytes) -> str:
+    lines = source.replace(b"\r\n", b"\n").split(b"\n")
+    normal = b"\n".join(line.rstrip() for line in lines)
+    return f"{RAW_TAG}:{hashlib.blake2b(normal, digest_size=16).hexdigest()}"
+
+
+def file_fingerprint(source: bytes, path: str) -> str:
+    """Fingerprint of a whole file, for file anchors.
+
+    For a code file (language known from ``path``, not binary): ``ts1:`` hash of
+    all its canonical tokens (comments, docstrings incl. the module docstring and
+    formatting left out, as for symbols). Otherwise: ``raw1:`` hash of the bytes
+    with CRLF -> LF and trailing whitespace of each line stripped.
+    Never raises for content problems.
+    """
+    language = _code_language(source, path)
+    if language is not None:
+        try:
+            return _cached(source, language, None)[1]
+        except Exception:  # noqa: BLE001
+            pass
+    return _raw_fingerprint(source)
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+def _last_component(name: str) -> str:
+    return name.split("#", 1)[0].rsplit(".", 1)[-1]
+
+
+def closest_names(table: dict[str, Symbol], name: str, n: int = 5) -> list[str]:
+    """Up to ``n`` names of ``table`` that look like ``name``, best first.
+
+    A candidate scores the best of: difflib ratio of the full names, and of
+    their last components (``sign`` finds ``Signer.sign``; an exact last
+    component scores just below an exact full name), case-insensitive. Only
+    scores >= ``CLOSE_CUTOFF`` count; ties are broken by name. May be empty.
+    """
+    want, want_last = name.lower(), _last_component(name).lower()
+    scored: list[tuple[float, str]] = []
+    for cand in table:
+        full = difflib.SequenceMatcher(None, want, cand.lower()).ratio()
+        last = difflib.SequenceMatcher(None, want_last, _last_component(cand).lower()).ratio() * 0.99
+        score = max(full, last)
+        if score >= CLOSE_CUTOFF:
+            scored.append((-score, cand))
+    scored.sort()
+    return [cand for _, cand in scored[:n]]
+
+
+def find_by_fingerprint(table: dict[str, Symbol], fingerprint: str, *, field: str = "fingerprint") -> list[str]:
+    """Names (table order) whose ``field`` equals ``fingerprint``; [] for an empty fingerprint.
+
+    ``field`` is ``fingerprint`` (same code, any name: a moved symbol) or
+    ``body_fp`` / ``signature_fp`` / ``decorators_fp`` (e.g. ``body_fp`` to
+    find a renamed symbol).
+
+    Raises:
+        ValueError: ``field`` is not one of the four fingerprint fields.
+    """
+    if field not in ("fingerprint", "signature_fp", "body_fp", "decorators_fp"):
+        raise ValueError(f"not a fingerprint field: {field!r}")
+    if not fingerprint:
+        return []
+    return [name for name, sym in table.items() if getattr(sym, field) == fingerprint]

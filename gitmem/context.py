@@ -1,0 +1,70 @@
+"""``gitmem context``: the memories closest to the code in focus, packed into a token budget.
+
+Pipeline: focus set (``focus``) → candidate ranking by proximity, text
+relevance and recency (``rank.rank``) → status of the top candidates at the
+working tree (``analyzer``) → staleness penalty or omission
+(``rank.apply_status``) → budget packing (``rank.pack``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analyzer import memory_status
+from .anchors import Resolver
+from .focus import Focus, build_focus
+from .git import WORKTREE
+from .rank import Packed, Scored, apply_status, pack, rank
+from .store import Store
+
+#: Candidates whose status is evaluated (status needs parsing; the tail rarely fits a budget).
+STATUS_CANDIDATES = 60
+#: Text-relevance hits taken from the index for fusion.
+TEXT_CANDIDATES = 50
+
+
+@dataclass
+class ContextResult:
+    """The packed context and how it was made.
+
+    Attributes:
+        packed: rendered text, the ids it holds, its token estimate.
+        ranked: every ranked candidate, best first (more than fit the budget).
+        focus: the focus set used.
+        budget: the token budget asked for.
+    """
+
+    packed: Packed
+    ranked: list[Scored]
+    focus: Focus
+    budget: int
+
+
+def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
+                  budget: int | None = None, cwd: str | None = None, use_index: bool = True,
+                  include_dirty: bool = True, include_branch: bool = True) -> ContextResult:
+    """Rank memories for the current focus and pack them into ``budget`` tokens.
+
+    ``budget`` None takes ``[context] budget`` from config.toml. With
+    ``use_index`` false, text relevance is skipped (no LanceDB import).
+    """
+    cfg = store.config.get("context", {})
+    budget = int(budget if budget is not None else cfg.get("budget", 1500))
+    detail = int(cfg.get("detail", 3))
+    omit = str(cfg.get("stale", "mark")) == "omit"
+    repo = store.repo
+    resolver = Resolver(repo)
+    focus = build_focus(repo, files=files, prompt=prompt, cwd=cwd, resolver=resolver,
+                        include_dirty=include_dirty, include_branch=include_branch)
+    loaded = store.load_all()
+    text_ids: list[str] = []
+    if prompt.strip() and use_index:
+        from .search import sync_index  # lancedb costs ~1 s to import: only when a prompt needs it
+
+        index, _, loaded = sync_index(store, loaded)
+        text_ids = [h.id for h in index.search(prompt, limit=TEXT_CANDIDATES)]
+    ranked = rank(list(loaded.memories.values()), focus, text_ids)
+    top = ranked[:STATUS_CANDIDATES]
+    statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
+    ranked = apply_status(top, statuses, omit_stale=omit) + ranked[STATUS_CANDIDATES:]
+    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget)

@@ -1,0 +1,91 @@
+"""``gitmem doctor``: is everything where git and gitmem will actually use it?
+
+Checks, each an ``ok`` / ``warn`` / ``error`` line with a hint:
+the ``.gitmem/`` layout and config, every memory file, each git hook (installed
+where git will run it, chained legacy hooks), the index (present, same
+memories and content hashes as the files), and the hook log's recent errors.
+Re-derives; changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import GitmemError
+from .integrations import git_hooks
+from .store import Store
+
+
+@dataclass
+class Check:
+    """One finding: ``level`` is ok, warn or error; ``message`` one line; ``hint`` what to do."""
+
+    name: str
+    level: str
+    message: str
+    hint: str = ""
+
+
+@dataclass
+class Report:
+    """All findings; ``ok`` is false when any is an error."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.level != "error" for c in self.checks)
+
+    def add(self, name: str, level: str, message: str, hint: str = "") -> None:
+        self.checks.append(Check(name, level, message, hint))
+
+
+def diagnose(store: Store, *, check_index: bool = True) -> Report:
+    """Run every check (see module docstring). Never raises for what it finds."""
+    r = Report()
+    try:
+        store.config
+        r.add("config", "ok", ".gitmem/config.toml is valid")
+    except GitmemError as e:
+        r.add("config", "error", e.message, e.hint)
+    loaded = store.load_all()
+    for e in loaded.errors:
+        r.add("memory", "error", e.message, e.hint)
+    r.add("memories", "ok" if not loaded.errors else "error",
+          f"{len(loaded.memories)} valid memory files, {len(loaded.errors)} invalid")
+    for h in git_hooks.status(store.repo):
+        if h.will_run and h.ours_current:
+            extra = f" (chained: {h.legacy.name})" if h.legacy else ""
+            r.add("hook", "ok", f"{h.name}: git will run gitmem's hook at {h.path}{extra}")
+        elif not h.installed:
+            r.add("hook", "warn", f"{h.name}: not installed at {h.path}" + (f" ({h.problem})" if h.problem else ""),
+                  "run `gitmem init` (or `gitmem hooks install`)")
+        else:
+            r.add("hook", "error" if not h.will_run else "warn",
+                  f"{h.name}: {h.problem or 'installed shim is outdated'}",
+                  "run `gitmem hooks install` to install where git looks")
+    if check_index:
+        try:
+            from .search import open_index
+
+            idx = open_index(store)
+            indexed = idx.ids()
+            missing = set(loaded.hashes) - set(indexed)
+            extra = set(indexed) - set(loaded.hashes)
+            changed = {i for i in set(loaded.hashes) & set(indexed) if loaded.hashes[i] != indexed[i]}
+            if missing or extra or changed:
+                r.add("index", "warn", f"index out of sync: {len(missing)} missing, {len(changed)} changed, "
+                      f"{len(extra)} removed", "run `gitmem sync` (any query also syncs)")
+            else:
+                r.add("index", "ok", f"index in sync ({len(indexed)} memories)")
+        except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
+            r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                  "run `gitmem sync --rebuild`")
+    log = store.log_dir / "hooks.log"
+    if log.is_file():
+        tail = log.read_text("utf-8", "replace").splitlines()[-200:]
+        errors = [ln for ln in tail if "Traceback" in ln or " ERROR " in ln]
+        if errors:
+            r.add("hooks-log", "warn", f"{len(errors)} recent hook error(s) in {store.display(log)}",
+                  "read the log; hooks never block git, but their work was skipped")
+    return r

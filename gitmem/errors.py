@@ -1,0 +1,89 @@
+"""The one error hierarchy of gitmem.
+
+Library code raises these; only the CLI's top-level wrapper (and the hook
+wrappers, which log instead) render them. Each error has a one-line ``message``
+saying what is wrong and a ``hint`` saying what to do.
+"""
+
+from __future__ import annotations
+
+
+class GitmemError(Exception):
+    """Base of every expected gitmem failure.
+
+    Attributes:
+        message: one line, what went wrong (names the file or object concerned).
+        hint: one line, what the user can do about it ("" when there is nothing to do).
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class NotARepository(GitmemError):
+    """The working directory (or given path) is not inside a git work tree."""
+
+
+class NotInitialized(GitmemError):
+    """The repository has no ``.gitmem/`` directory (``gitmem init`` was not run)."""
+
+
+class GitError(GitmemError):
+    """A git command failed. ``argv``, ``code`` and ``stderr`` say which and how."""
+
+    def __init__(self, message: str, hint: str = "", *, argv: list[str] | None = None,
+                 code: int | None = None, stderr: str = "") -> None:
+        super().__init__(message, hint)
+        self.argv = argv or []
+        self.code = code
+        self.stderr = stderr
+
+
+class MemoryFileError(GitmemError):
+    """A memory file cannot be read: bad YAML, unknown type, conflict markers, bad anchor.
+
+    Attributes:
+        path: the file's path (repo-relative POSIX when known).
+        line: 1-based line of the problem, or None.
+    """
+
+    def __init__(self, path: str, message: str, hint: str = "", line: int | None = None) -> None:
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {message}", hint)
+        self.path = path
+        self.line = line
+
+
+class MemoryNotFound(GitmemError):
+    """No memory has the given id (or id prefix)."""
+
+
+class AnchorError(GitmemError):
+    """An anchor cannot be made: unknown file, unknown symbol, path outside the repository.
+
+    Attributes:
+        candidates: closest symbol names in that file (may be empty).
+    """
+
+    def __init__(self, message: str, hint: str = "", candidates: list[str] | None = None) -> None:
+        super().__init__(message, hint)
+        self.candidates = candidates or []
+
+
+class IndexUnavailable(GitmemError):
+    """The LanceDB index cannot be opened or rebuilt."""
+
+
+class EmbeddingError(GitmemError):
+    """The configured embedding provider failed (endpoint down, bad answer)."""
+
+
+class ConfigError(GitmemError):
+    """``.gitmem/config.toml`` is invalid."""

@@ -1,0 +1,362 @@
+"""The one place that talks to git, through GitPython.
+
+Answers questions about a repository: where it is, blobs at a revision, which
+files changed between two revisions (with git's rename detection), which
+commits touched a path, the hooks directory git will run. Functions are named
+for the answer, not the git command. Every path in and out is a repo-relative
+POSIX path. Every failure becomes a ``GitError`` (or ``NotARepository``).
+
+Must not import: lancedb, tree-sitter, anything from ``gitmem.code``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+
+import git as gitpython
+from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+
+from .errors import AnchorError, GitError, NotARepository
+
+#: Sentinel revision meaning "the working tree" (files on disk, staged or not).
+WORKTREE = None
+
+#: Rename detection uses git's default similarity threshold (50%), as `git diff -M`.
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file changed between two revisions.
+
+    Attributes:
+        status: git's letter: A (added), D (deleted), M (modified), R (renamed),
+            C (copied), T (type change).
+        old_path: path before (None when added).
+        new_path: path after (None when deleted).
+    """
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+
+
+def _scrubbed_env() -> dict[str, str]:
+    """The environment without the GIT_* variables a hook inherits.
+
+    Git runs hooks with GIT_DIR / GIT_INDEX_FILE etc. set; they would point our
+    own git commands at the wrong place (the pre-commit lesson, STYLE.md §1.5).
+    GIT_CONFIG_* and identity variables are kept.
+    """
+    keep = {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+            "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+            "GIT_CONFIG_NOSYSTEM", "GIT_TEMPLATE_DIR", "GIT_CEILING_DIRECTORIES"}
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in keep}
+
+
+def scrub_git_env() -> None:
+    """Drop inherited GIT_* variables from ``os.environ`` (call first thing in a hook)."""
+    for k in list(os.environ):
+        if k.startswith("GIT_") and k not in _scrubbed_env():
+            del os.environ[k]
+
+
+class Repo:
+    """A git work tree, opened from any path inside it.
+
+    Raises:
+        NotARepository: ``path`` is not inside a git work tree.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = ".") -> None:
+        try:
+            self._repo = gitpython.Repo(path, search_parent_directories=True)
+        except (InvalidGitRepositoryError, NoSuchPathError) as e:
+            raise NotARepository(f"not a git repository: {os.fspath(path)}",
+                                 "run gitmem inside a git work tree (git init first)") from e
+        if self._repo.bare or self._repo.working_tree_dir is None:
+            raise NotARepository(f"bare repository: {os.fspath(path)}",
+                                 "gitmem needs a work tree; run it in a clone")
+        self.root = Path(self._repo.working_tree_dir).resolve()
+        self._blob_cache: dict[tuple[str, str], bytes | None] = {}
+
+    # -- low level --------------------------------------------------------------------------
+
+    def run(self, *args: str) -> str:
+        """Run ``git <args>`` in the work tree and return stdout (text, stripped).
+
+        Raises:
+            GitError: the command failed; carries argv, exit code and stderr.
+        """
+        try:
+            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+                ["git", "-c", "core.quotepath=off", *args], env=_scrubbed_env(),
+                strip_newline_in_stdout=True)
+        except GitCommandError as e:
+            stderr = (e.stderr or "").strip().splitlines()
+            last = stderr[-1] if stderr else f"exit {e.status}"
+            raise GitError(f"git {' '.join(args[:3])} failed: {last.removeprefix('stderr: ')}",
+                           argv=list(args), code=e.status if isinstance(e.status, int) else None,
+                           stderr=e.stderr or "") from e
+
+    @property
+    def gitpython(self) -> gitpython.Repo:
+        """The underlying GitPython repository (for modules that need its objects)."""
+        return self._repo
+
+    # -- paths ------------------------------------------------------------------------------
+
+    def relpath(self, path: str | os.PathLike[str], *, cwd: str | os.PathLike[str] | None = None) -> str:
+        """Turn a user-given path (absolute or relative to ``cwd``) into a repo-relative POSIX path.
+
+        Raises:
+            AnchorError: the path lies outside the repository.
+        """
+        p = Path(path)
+        if not p.is_absolute():
+            p = Path(cwd or os.getcwd()) / p
+        p = Path(os.path.normpath(p))
+        try:
+            rp = p.resolve().relative_to(self.root) if p.exists() else p.relative_to(self.root)
+        except ValueError:
+            raise AnchorError(f"path outside the repository: {path}",
+                              f"give a path inside {self.root}") from None
+        return PurePosixPath(*rp.parts).as_posix() if rp.parts else ""
+
+    @cached_property
+    def git_dir(self) -> Path:
+        """This work tree's git dir (per-worktree for linked worktrees)."""
+        return Path(self._repo.git_dir).resolve()
+
+    @cached_property
+    def common_dir(self) -> Path:
+        """The git dir shared by all worktrees (where config and hooks live)."""
+        return Path(self._repo.common_dir).resolve()
+
+    def hooks_dir(self) -> Path:
+        """The directory git will run hooks from (follows core.hooksPath, worktrees)."""
+        out = self.run("rev-parse", "--git-path", "hooks")
+        p = Path(out)
+        return (p if p.is_absolute() else self.root / p).resolve()
+
+    # -- revisions --------------------------------------------------------------------------
+
+    def has_commits(self) -> bool:
+        """True when HEAD points at a commit."""
+        try:
+            self._repo.head.commit
+            return True
+        except ValueError:
+            return False
+
+    def resolve(self, rev: str) -> str:
+        """Full SHA of the commit ``rev`` names.
+
+        Raises:
+            GitError: ``rev`` names no commit.
+        """
+        try:
+            return self._repo.commit(rev).hexsha
+        except (BadName, ValueError, GitCommandError) as e:
+            raise GitError(f"unknown revision: {rev}",
+                           "give a commit, branch or tag that exists (git log --oneline)") from e
+
+    def head(self) -> str | None:
+        """SHA of HEAD, or None in a repository with no commits."""
+        return self._repo.head.commit.hexsha if self.has_commits() else None
+
+    def commit_exists(self, sha: str) -> bool:
+        """True when the object database holds commit ``sha`` (false in shallow gaps)."""
+        try:
+            return self._repo.commit(sha).type == "commit"
+        except (BadName, ValueError, GitCommandError):
+            return False
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """True when ``older`` is an ancestor of (or equal to) ``newer``."""
+        try:
+            return bool(self._repo.is_ancestor(older, newer))
+        except GitCommandError:
+            return False
+
+    def commit_summary(self, sha: str) -> str:
+        """The first line of a commit's message."""
+        return str(self._repo.commit(sha).summary)
+
+    def parents(self, sha: str) -> list[str]:
+        """Parent SHAs of a commit (empty for a root commit)."""
+        return [p.hexsha for p in self._repo.commit(sha).parents]
+
+    def user_name(self) -> str:
+        """``user.name`` from git config, or "" when unset."""
+        try:
+            return str(self._repo.config_reader().get_value("user", "name", ""))
+        except Exception:  # noqa: BLE001 - config parse problems mean "unknown author"
+            return ""
+
+    def default_branch_base(self) -> str | None:
+        """The merge base of HEAD with the default branch (origin/HEAD, main, master), or None.
+
+        None when there is no such branch or HEAD is on it (the merge base is HEAD).
+        """
+        head = self.head()
+        if head is None:
+            return None
+        for ref in ("origin/HEAD", "origin/main", "origin/master", "main", "master"):
+            try:
+                other = self._repo.commit(ref).hexsha
+            except (BadName, ValueError, GitCommandError):
+                continue
+            bases = self._repo.merge_base(head, other)
+            if bases and bases[0].hexsha != head:
+                return str(bases[0].hexsha)
+            if bases:
+                return None
+        return None
+
+    # -- content ----------------------------------------------------------------------------
+
+    def blob_sha(self, rev: str | None, path: str) -> str | None:
+        """The blob SHA of ``path`` at ``rev`` (WORKTREE: hashed from disk), None if absent."""
+        if rev is WORKTREE:
+            data = self.read(WORKTREE, path)
+            return None if data is None else git_blob_sha(data)
+        try:
+            return str((self._repo.commit(rev).tree / path).hexsha)
+        except KeyError:
+            return None
+
+    def read(self, rev: str | None, path: str) -> bytes | None:
+        """The bytes of ``path`` at ``rev`` (WORKTREE: from disk), None if the file is absent.
+
+        Bytes are as stored (no smudge filters); a symlink yields its target text.
+        """
+        if rev is WORKTREE:
+            full = self.root / path
+            try:
+                return full.read_bytes() if full.is_file() else None
+            except OSError:
+                return None
+        key = (rev, path)
+        if key in self._blob_cache:
+            return self._blob_cache[key]
+        try:
+            blob = self._repo.commit(rev).tree / path
+            data: bytes | None = blob.data_stream.read() if blob.type == "blob" else None
+        except KeyError:
+            data = None
+        self._blob_cache[key] = data
+        return data
+
+    def files_at(self, rev: str | None) -> list[str]:
+        """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored)."""
+        if rev is WORKTREE:
+            out = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+            return sorted({p for p in out.split("\0") if p and (self.root / p).is_file()})
+        out = self.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
+        return [p for p in out.split("\0") if p]
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def changed_files(self, old: str | None, new: str | None) -> list[FileChange]:
+        """Files changed from ``old`` to ``new`` with git's rename detection.
+
+        ``old`` None means the empty tree (everything added); ``new`` WORKTREE
+        means the working tree including untracked files.
+        Returns changes sorted by (new_path or old_path).
+        """
+        changes: list[FileChange] = []
+        if new is WORKTREE:
+            if old is None:
+                return [FileChange("A", None, p) for p in self.files_at(WORKTREE)]
+            diffs = self._repo.commit(old).diff(None, M=True)
+            seen = set()
+            for d in diffs:
+                changes.append(_change_of(d))
+                seen.add(d.b_path)
+            for p in self._repo.untracked_files:
+                if p not in seen:
+                    changes.append(FileChange("A", None, p))
+        else:
+            new_c = self._repo.commit(new)
+            if old is None:
+                diffs = new_c.diff(gitpython.NULL_TREE, R=True)
+            else:
+                diffs = self._repo.commit(old).diff(new_c, M=True)
+            changes = [_change_of(d) for d in diffs]
+        return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
+
+    def dirty_files(self) -> list[str]:
+        """Paths that differ between HEAD and the working tree (staged, unstaged, untracked)."""
+        head = self.head()
+        return sorted({c.new_path or c.old_path or "" for c in self.changed_files(head, WORKTREE)}
+                      - {""})
+
+    def commits_touching(self, old: str | None, new: str, path: str) -> list[str]:
+        """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed ``path``.
+
+        Renames are not followed here; callers follow them with ``changed_files``.
+        """
+        rng = f"{old}..{new}" if old else new
+        out = self.run("rev-list", "--reverse", "--topo-order", rng, "--", path)
+        return [s for s in out.split() if s]
+
+    def commits_between(self, old: str | None, new: str) -> list[str]:
+        """Commits in ``old..new``, oldest first."""
+        rng = f"{old}..{new}" if old else new
+        out = self.run("rev-list", "--reverse", "--topo-order", rng)
+        return [s for s in out.split() if s]
+
+
+def git_blob_sha(data: bytes) -> str:
+    """The SHA git gives a blob of ``data`` (``git hash-object --no-filters``), computed in-process.
+
+    Source: git's object format, ``sha1("blob <size>\\0" + data)`` (Pro Git §10.2).
+    """
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _change_of(d: gitpython.Diff) -> FileChange:
+    if d.new_file:
+        return FileChange("A", None, d.b_path)
+    if d.deleted_file:
+        return FileChange("D", d.a_path, None)
+    if d.renamed_file or (d.a_path != d.b_path):
+        return FileChange("R", d.a_path, d.b_path)
+    return FileChange(d.change_type or "M", d.a_path, d.b_path)
+
+
+# -- hooks (git_hooks.py) --
+
+
+@dataclass(frozen=True)
+class HooksPathSetting:
+    """The ``core.hooksPath`` git uses, as configured.
+
+    Attributes:
+        value: the setting as written (``~`` not expanded; relative means relative
+            to the work tree root).
+        scope: which config file set it: "local", "worktree", "global", "system" or "command".
+    """
+
+    value: str
+    scope: str
+
+
+def hooks_path_setting(repo: Repo) -> HooksPathSetting | None:
+    """The ``core.hooksPath`` in force for ``repo`` (the last one git reads), or None when unset.
+
+    Raises:
+        GitError: git could not read its configuration.
+    """
+    try:
+        out = repo.run("config", "--show-scope", "--get", "core.hooksPath")
+    except GitError as e:
+        if e.code == 1:  # git config: key not set
+            return None
+        raise
+    scope, _, value = out.partition("\t")
+    return HooksPathSetting(value=value, scope=scope)

@@ -1,0 +1,111 @@
+"""What each git hook does (called by ``gitmem.hook_entry`` inside its never-fail wrapper).
+
+* ``post-commit``: analyse the new commit; one line on stderr only when it made
+  memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
+* ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
+  the files that changed, and sync the index in a detached process (the index
+  import alone costs about a second; git must not wait for it).
+
+Must not import: lancedb (the index is synced in another process).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .analyzer import CommitAnalysis, analyze_commit, analyze_paths
+from .git import Repo
+from .model import MemoryStatus, Status
+from .store import Store
+
+#: The all-zero SHA git passes for "no commit" (e.g. post-checkout after a clone).
+NULL_SHA = "0" * 40
+
+
+def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str | None:
+    """Run gitmem's part of git hook ``name``; returns a line for the user, or None.
+
+    Raises whatever goes wrong: the caller (``hook_entry``) logs it and exits 0.
+    """
+    repo = Repo(repo_root)
+    store = Store(repo, require=False)
+    if not store.dir.is_dir():
+        return None
+    if name == "post-commit":
+        return post_commit(store)
+    if name == "post-merge":
+        return _recheck_range(store, "ORIG_HEAD", "HEAD")
+    if name == "post-checkout":
+        prev, new = (args + ["", ""])[:2]
+        if prev == new and prev:
+            return None
+        return _recheck_range(store, None if prev in ("", NULL_SHA) else prev, new or "HEAD")
+    if name == "post-rewrite":
+        pairs = [ln.split()[:2] for ln in stdin.decode("utf-8", "replace").splitlines() if ln.split()]
+        out: list[MemoryStatus] = []
+        for old_new in pairs:
+            if len(old_new) == 2 and repo.commit_exists(old_new[1]):
+                out.extend(analyze_commit(store, old_new[1]).went_out_of_date)
+        spawn_index_sync(store)
+        return summary_line(out)
+    return None
+
+
+def post_commit(store: Store) -> str | None:
+    """Analyse HEAD; the summary line when it made memories not fresh."""
+    head = store.repo.head()
+    if head is None:
+        return None
+    result: CommitAnalysis = analyze_commit(store, head)
+    return summary_line(result.went_out_of_date)
+
+
+def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
+    repo = store.repo
+    try:
+        new_sha = repo.resolve(new)
+        old_sha = repo.resolve(old) if old else None
+    except Exception:  # noqa: BLE001 - ORIG_HEAD may be missing (fast-forward from nothing)
+        spawn_index_sync(store)
+        return None
+    paths: set[str] = set()
+    for ch in repo.changed_files(old_sha, new_sha):
+        paths.update(p for p in (ch.old_path, ch.new_path) if p)
+    statuses = analyze_paths(store, new_sha, paths) if paths else []
+    spawn_index_sync(store)
+    bad = [s for s in statuses if s.status != Status.FRESH]
+    if not bad:
+        return None
+    return f"gitmem: {_count(len(bad))} about changed files not fresh (gitmem stale)"
+
+
+def summary_line(went: list[MemoryStatus]) -> str | None:
+    """``gitmem: N memories may be stale (gitmem stale)``, or None when ``went`` is empty."""
+    if not went:
+        return None
+    moved = sum(1 for s in went if s.status == Status.MOVED)
+    stale = len(went) - moved
+    parts = []
+    if stale:
+        parts.append(f"{_count(stale)} may be stale")
+    if moved:
+        parts.append(f"{_count(moved)} moved with {'its' if moved == 1 else 'their'} code")
+    return f"gitmem: {', '.join(parts)} (gitmem stale)"
+
+
+def _count(n: int) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+def spawn_index_sync(store: Store) -> None:
+    """Start ``gitmem sync --quiet`` detached (new session, no stdio); never waits for it."""
+    log = store.local_dir / "logs"
+    log.mkdir(parents=True, exist_ok=True)
+    with open(log / "sync.log", "ab") as out:
+        subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "gitmem.cli", "sync", "--quiet"],
+            cwd=store.repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True, env={**os.environ, "GITMEM_BACKGROUND": "1"})

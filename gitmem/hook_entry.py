@@ -1,0 +1,249 @@
+"""The Python side of gitmem's git hooks: ``python -m gitmem.hook_entry <hook-name> [args...]``.
+
+Owns the wrapper every git hook goes through (the shims ``gitmem hooks install``
+writes, ``hooks/git-hook``, or a hook manager calling this module directly):
+find the work tree from the current directory (git runs hooks at the work tree
+root), do nothing outside a repository with a ``.gitmem/`` folder, read stdin
+once, call ``gitmem.hook_actions.run_hook`` under a time limit, print what it
+returns to stderr, and log.
+
+Guarantees: ``main`` returns 0 and writes nothing to stdout, whatever happens
+(errors, ``SystemExit``, Ctrl-C, the time limit); nothing but ``run_hook``'s own
+message reaches the terminal. Each run is one record in
+``.gitmem/local/logs/hooks.log`` (``hook_log_path``), with the traceback when it
+failed; the log is rotated to ``hooks.log.1`` past ``LOG_MAX_BYTES``.
+
+Must not import at module level anything beyond the stdlib (it starts on every
+commit, merge and checkout); ``gitmem.git`` and ``gitmem.hook_actions`` are
+imported only once the repository is known to use gitmem. Never imports lancedb,
+tree-sitter or an LLM client itself.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gitmem import __version__
+
+#: Set while gitmem's hook code runs; a hook started by a git command that gitmem
+#: itself runs sees it and does nothing (no recursion).
+ACTIVE_ENV = "GITMEM_HOOK_ACTIVE"
+
+#: Seconds a hook may take before it is stopped (it then exits 0 and logs "timeout").
+#: An upper bound so that a commit, merge or checkout never waits on gitmem for long,
+#: not a target: actions are expected to finish far sooner.
+TIME_LIMIT_S = 10.0
+
+#: Overrides ``TIME_LIMIT_S`` (seconds, a float; 0 or less: no limit).
+TIME_LIMIT_ENV = "GITMEM_HOOK_TIMEOUT"
+
+#: Grace after the time limit before the process is ended outright, for code that
+#: swallows the timeout exception (or a platform without SIGALRM).
+HARD_EXIT_GRACE_S = 2.0
+
+#: The log is moved to ``hooks.log.1`` (replacing it) when it grows past this size.
+LOG_MAX_BYTES = 1_000_000
+
+
+class HookTimeout(BaseException):
+    """The time limit is up. A BaseException so that ``except Exception`` in actions lets it through."""
+
+
+def hook_log_path(root: Path) -> Path:
+    """The hook log of the work tree at ``root``: ``<root>/.gitmem/local/logs/hooks.log``."""
+    return root / ".gitmem" / "local" / "logs" / "hooks.log"
+
+
+def find_root(start: Path) -> Path | None:
+    """The work tree root containing ``start``: the nearest folder (``start`` included) holding ``.git``.
+
+    Pure filesystem walk, no git process. Returns None outside any work tree.
+    """
+    for folder in (start, *start.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def _time_limit_s() -> float:
+    raw = os.environ.get(TIME_LIMIT_ENV, "")
+    try:
+        return float(raw) if raw.strip() else TIME_LIMIT_S
+    except ValueError:
+        return TIME_LIMIT_S
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _Run:
+    """One hook run: what it was asked, how it ended, and its log record."""
+
+    def __init__(self, root: Path, name: str, args: list[str]) -> None:
+        self.root = root
+        self.name = name
+        self.args = args
+        self.stdin_bytes = 0
+        self.started = time.monotonic()
+        self.outcome = "ok"
+        self.detail = ""
+        self.trace = ""
+        self.logged = False
+
+    def fail(self, outcome: str, detail: str, exc: BaseException | None) -> None:
+        self.outcome = outcome
+        self.detail = detail
+        if exc is not None:
+            self.trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+    def log(self) -> None:
+        """Append this run's record to the hook log (once); never raises."""
+        if self.logged:
+            return
+        self.logged = True
+        elapsed = time.monotonic() - self.started
+        line = (f"{_now()} {self.name} {self.outcome} {elapsed:.3f}s gitmem {__version__} "
+                f"args={self.args!r} stdin={self.stdin_bytes}B")
+        if self.detail:
+            line += f": {self.detail}"
+        text = line + "\n"
+        if self.trace:
+            text += f"  python {platform.python_version()} on {platform.platform()}\n"
+            text += "".join(f"  {t}\n" for t in self.trace.rstrip("\n").split("\n"))
+        _append_log(hook_log_path(self.root), text)
+
+
+def _append_log(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        with open(path, "a", encoding="utf-8", errors="replace") as f:
+            f.write(text)  # one write per record: concurrent hooks do not interleave lines
+    except OSError:
+        pass
+
+
+@contextmanager
+def _time_limit(seconds: float, run: _Run) -> Iterator[None]:
+    """Raise ``HookTimeout`` in this thread after ``seconds``; end the process ``HARD_EXIT_GRACE_S`` later.
+
+    The soft stop uses SIGALRM (main thread, POSIX only); the hard stop is a daemon
+    thread that logs and calls ``os._exit(0)``, for code that swallowed the soft one.
+    Writes in gitmem are atomic (temp file + rename), so a stop loses work, not data.
+    """
+    if seconds <= 0:
+        yield
+        return
+
+    def hard_exit() -> None:
+        run.fail("timeout", f"killed after {seconds + HARD_EXIT_GRACE_S:g}s", None)
+        run.log()
+        os._exit(0)
+
+    watchdog = threading.Timer(seconds + HARD_EXIT_GRACE_S, hard_exit)
+    watchdog.daemon = True
+    soft = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    old_handler = None
+    if soft:
+        def on_alarm(signum: int, frame: object) -> None:
+            raise HookTimeout(f"time limit of {seconds:g}s reached")
+        old_handler = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        watchdog.cancel()
+        if soft:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_handler)
+
+
+def _read_stdin() -> bytes:
+    stdin = sys.stdin
+    if stdin is None or stdin.closed:
+        return b""
+    try:
+        if stdin.isatty():
+            return b""
+        return stdin.buffer.read()
+    except (OSError, ValueError, AttributeError):
+        return b""
+
+
+def _run(run: _Run) -> None:
+    """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
+    from gitmem.git import scrub_git_env
+
+    scrub_git_env()
+    stdin = _read_stdin()
+    run.stdin_bytes = len(stdin)
+    try:
+        from gitmem.hook_actions import run_hook
+    except Exception as e:  # noqa: BLE001 - a missing or broken module must not break git
+        run.fail("error", f"cannot import gitmem.hook_actions: {type(e).__name__}: {e}", e)
+        return
+    message = run_hook(run.name, run.args, stdin, run.root)
+    if isinstance(message, str) and message:
+        print(message, file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run hook ``argv[0]`` with git's arguments ``argv[1:]`` (default: ``sys.argv[1:]``).
+
+    Returns:
+        0, always.
+    """
+    run: _Run | None = None
+    set_active = False
+    try:
+        args = list(sys.argv[1:] if argv is None else argv)
+        if not args or os.environ.get(ACTIVE_ENV):
+            return 0
+        root = find_root(Path.cwd())
+        if root is None or not (root / ".gitmem").is_dir():
+            return 0
+        os.environ[ACTIVE_ENV] = "1"
+        set_active = True
+        run = _Run(root, args[0], args[1:])
+        try:
+            with _time_limit(_time_limit_s(), run), redirect_stdout(sys.stderr):
+                _run(run)
+        except HookTimeout as e:
+            run.fail("timeout", str(e), e)
+        except KeyboardInterrupt as e:
+            run.fail("interrupted", "KeyboardInterrupt", e)
+        except SystemExit as e:
+            run.fail("error", f"SystemExit({e.code!r}) from hook actions", e)
+        except BaseException as e:  # noqa: BLE001 - never break the host
+            run.fail("error", f"{type(e).__name__}: {e}", e)
+        run.log()
+    except BaseException:  # noqa: BLE001 - even logging failed, or Ctrl-C while logging
+        if run is not None:
+            try:
+                run.log()
+            except BaseException:  # noqa: BLE001
+                pass
+    finally:
+        if set_active:
+            os.environ.pop(ACTIVE_ENV, None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

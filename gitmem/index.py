@@ -1,0 +1,769 @@
+"""The derived LanceDB index of memories: schema, incremental sync, hybrid search.
+
+Owns ``.gitmem/index/`` (git-ignored, disposable) and nothing else. The memory
+files are the truth (DESIGN.md §3); this index mirrors them so that a query can
+run full-text (BM25) and vector search. It guarantees:
+
+* **Incremental sync by content hash.** ``sync(current, load)`` compares the
+  hash of every memory file with the hash stored in its row and loads, embeds
+  and writes only the new or changed memories, in one ``merge_insert`` and one
+  ``delete``. The stored hashes are read from the table itself (column
+  ``content_hash``; about 10 ms for 1,000 rows), so they can never disagree with
+  the rows.
+* **Self-healing.** A missing, unreadable or corrupt index, or one recorded with
+  another ``INDEX_SCHEMA_VERSION``, lancedb version or embedder, is deleted and
+  rebuilt from the files. Only a failing *rebuild* raises ``IndexUnavailable``.
+* **One writer at a time.** Every write runs under a ``filelock`` at
+  ``<index_dir>/../local/index.lock``: lancedb 0.40 silently duplicates rows
+  when two processes insert the same new key concurrently (lance#4585,
+  lancedb#3377), and ``optimize(cleanup_older_than=0)`` breaks concurrent
+  writers. Readers take no lock; they connect with
+  ``read_consistency_interval=timedelta(0)`` and retry once with a fresh handle.
+* **Fresh full-text index.** After each write, ``optimize()`` folds new rows
+  into the FTS indexes, compacts fragments and deletes old versions; if it
+  raises, the FTS indexes are dropped and recreated (lance#7653, lance#8310).
+  FTS indexes are created only once the table has rows (an index built over 0
+  rows is never updated without ``optimize``: haiku.rag PR#591).
+
+Search fuses BM25 and cosine rankings with reciprocal rank fusion (``rrf_fuse``).
+
+Imports lancedb (about 1.1 s): only query paths import this module, never hooks.
+Must not import: the CLI, hooks, tree-sitter, LLM clients.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import uuid
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb: keeps Rust WARN lines off stderr
+
+import lancedb  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+from filelock import FileLock, Timeout  # noqa: E402
+from lancedb.index import FTS  # noqa: E402
+from lancedb.query import MultiMatchQuery  # noqa: E402
+
+from gitmem.embed import Embedder  # noqa: E402
+from gitmem.errors import EmbeddingError, GitmemError, IndexUnavailable  # noqa: E402
+from gitmem.model import KIND_COMMIT, Memory  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+#: Version of the row layout and of the derived text. Bump it whenever the
+#: schema, ``search_text`` or the embedded text changes: every index recorded
+#: with another version is rebuilt on the next sync.
+INDEX_SCHEMA_VERSION: int = 1
+
+#: Reciprocal rank fusion constant k, from Cormack, Clarke and Büttcher (2009),
+#: "Reciprocal rank fusion outperforms Condorcet and individual rank learning
+#: methods" (SIGIR '09), where k = 60 was fixed in a pilot and used throughout.
+RRF_K: int = 60
+
+TABLE_NAME = "memories"
+META_FILE = "gitmem-index.json"
+REBUILD_MARKER = "NEEDS_REBUILD"
+FTS_COLUMNS: tuple[str, ...] = ("title", "search_text")
+
+#: Characters of a memory's text sent to the embedder (OpenAI-compatible models
+#: accept about 8k tokens; a memory longer than this is truncated for the vector).
+EMBED_MAX_CHARS = 8000
+#: Most distinct terms kept from a query for the full-text search (a whole prompt
+#: may be passed as the query).
+MAX_QUERY_TERMS = 64
+#: Ids per ``DELETE ... WHERE id IN (...)`` statement.
+DELETE_CHUNK = 1000
+#: Seconds to wait for another process's index write before giving up.
+DEFAULT_LOCK_TIMEOUT = 120.0
+
+
+@dataclass
+class Hit:
+    """One search result.
+
+    Attributes:
+        id: memory id.
+        score: reciprocal-rank-fusion score, ``Σ 1 / (RRF_K + rank)`` over the
+            rankings that contain the id (at most 2/61 ≈ 0.0328).
+        fts_rank: 1-based rank in the full-text (BM25) ranking, None if absent.
+        vector_rank: 1-based rank in the vector (cosine) ranking, None if absent.
+    """
+
+    id: str
+    score: float
+    fts_rank: int | None
+    vector_rank: int | None
+
+
+@dataclass
+class SyncResult:
+    """What a sync did.
+
+    Attributes:
+        added, updated, deleted: rows inserted, replaced, removed. After a
+            rebuild, ``added`` is the number of rows written.
+        rebuilt: the index was deleted and rebuilt from the files.
+        reason: why it was rebuilt (``missing``, ``corrupt: <detail>``,
+            ``schema 1 -> 2``, ``lancedb 0.39.0 -> 0.40.0``, ``embedder changed``,
+            ``requested``), or "".
+    """
+
+    added: int
+    updated: int
+    deleted: int
+    rebuilt: bool
+    reason: str
+
+
+# --------------------------------------------------------------------------- text helpers
+
+_NON_SPACE = re.compile(r"\S+")
+_SEPARATORS = re.compile(r"[\W_]+")
+_TERM = re.compile(r"[^\W_]+")
+
+
+def _camel_parts(piece: str) -> list[str]:
+    """Split a run of letters and digits at case and digit boundaries (Unicode-aware).
+
+    Boundaries: lower → upper (``parseConfig``), letter ↔ digit (``v2``), and the
+    last capital of an acronym followed by a lowercase letter (``HTTPServer`` →
+    ``HTTP``, ``Server``).
+    """
+    out: list[str] = []
+    start = 0
+    for i in range(1, len(piece)):
+        a, b = piece[i - 1], piece[i]
+        if ((a.islower() and b.isupper()) or (a.isdigit() != b.isdigit())
+                or (a.isupper() and b.isupper() and i + 1 < len(piece) and piece[i + 1].islower())):
+            out.append(piece[start:i])
+            start = i
+    out.append(piece[start:])
+    return out
+
+
+def _identifier_parts(word: str) -> list[str]:
+    """Distinct parts of one whitespace-free word (path, dotted, snake and camel parts), not the word itself."""
+    parts: list[str] = []
+    for piece in _SEPARATORS.split(word):
+        if not piece:
+            continue
+        parts.append(piece)
+        sub = _camel_parts(piece)
+        if len(sub) > 1:
+            parts.extend(sub)
+    return [p for p in dict.fromkeys(parts) if p != word]
+
+
+def split_identifiers(text: str) -> str:
+    """Append the parts of identifiers and paths after each word, keeping the originals.
+
+    Each whitespace-separated word that splits into two or more parts is followed
+    by its distinct parts: path and dotted components, snake_case pieces, and
+    camelCase / PascalCase words (acronyms kept whole: ``HTTPServer`` → ``HTTP
+    Server``; digits apart: ``parseV2`` → ``parse V 2``). Plain words, also when
+    wrapped in punctuation (``(parse)``), are left alone. Used to build the full-text column, because LanceDB's
+    ``simple`` tokenizer splits on punctuation but not on case changes.
+
+    >>> split_identifiers("see parseConfig in src/cfg_loader.py")
+    'see parseConfig parse Config in src/cfg_loader.py src cfg loader py'
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        word = m.group(0)
+        parts = _identifier_parts(word)
+        return word + " " + " ".join(parts) if len(parts) > 1 else word
+
+    return _NON_SPACE.sub(repl, text)
+
+
+def query_terms(query: str) -> list[str]:
+    """The plain terms of a free-text query, for the full-text search.
+
+    Identifiers are split (``split_identifiers``), then only runs of letters and
+    digits are kept, so quotes, slashes, dashes, operators (``AND``, ``+``,
+    ``:``, parentheses, ``*``), SQL fragments and emoji never reach a parser.
+    Terms are lower-cased and deduplicated, first occurrence first, at most
+    ``MAX_QUERY_TERMS``.
+    """
+    seen: set[str] = set()
+    out: list[str] = []
+    for term in _TERM.findall(split_identifiers(query)):
+        t = term.lower()
+        if t not in seen:
+            seen.add(t)
+            out.append(t)
+            if len(out) >= MAX_QUERY_TERMS:
+                break
+    return out
+
+
+def search_text(memory: Memory) -> str:
+    """The derived full-text column: title, body, facts, tags, anchor paths and symbols, identifiers split."""
+    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags)]
+    for a in memory.anchors:
+        if a.kind == KIND_COMMIT:
+            continue
+        if a.path:
+            parts.append(a.path)
+        if a.symbol:
+            parts.append(a.symbol)
+    return split_identifiers("\n".join(p for p in parts if p))
+
+
+def embedding_text(memory: Memory) -> str:
+    """The text embedded for a memory: title, body, facts, tags and split symbol names (≤ EMBED_MAX_CHARS)."""
+    symbols = [split_identifiers(a.symbol) for a in memory.anchors if a.symbol]
+    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags), " ".join(symbols)]
+    return "\n".join(p for p in parts if p)[:EMBED_MAX_CHARS]
+
+
+def rrf_fuse(fts_ids: Sequence[str], vector_ids: Sequence[str], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion of a full-text and a vector ranking.
+
+    score(id) = Σ over the rankings containing id of 1 / (k + rank), rank 1-based
+    (Cormack, Clarke, Büttcher 2009; k = ``RRF_K`` = 60). Each input is deduplicated
+    first (an id keeps its best rank). Output is sorted by score descending, then
+    by id ascending, so ties are deterministic.
+
+    Args:
+        fts_ids: ids best-first from the full-text search.
+        vector_ids: ids best-first from the vector search.
+        k: the RRF constant.
+
+    Returns:
+        One ``Hit`` per distinct id.
+    """
+    hits: dict[str, Hit] = {}
+    for which, ids in (("fts", fts_ids), ("vector", vector_ids)):
+        rank = 0
+        seen: set[str] = set()
+        for mid in ids:
+            if mid in seen:
+                continue
+            seen.add(mid)
+            rank += 1
+            hit = hits.setdefault(mid, Hit(mid, 0.0, None, None))
+            hit.score += 1.0 / (k + rank)
+            if which == "fts":
+                hit.fts_rank = rank
+            else:
+                hit.vector_rank = rank
+    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+
+
+# --------------------------------------------------------------------------- the index
+
+
+def _one_line(exc: BaseException | str, limit: int = 160) -> str:
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else type(exc).__name__
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+class MemoryIndex:
+    """The LanceDB index of one store, at ``index_dir`` (``<repo>/.gitmem/index``).
+
+    Layout: ``index_dir/memories.lance`` (the table), ``index_dir/gitmem-index.json``
+    (meta: schema version, lancedb version, embedder name and dim, a generation id),
+    and, after a failed read, ``index_dir/NEEDS_REBUILD``. The write lock is
+    ``index_dir/../local/index.lock``.
+
+    Row columns: ``id`` (string, not null; unenforced primary key), ``content_hash``,
+    ``type``, ``scope``, ``title``, ``search_text``, ``tags``, ``paths`` (anchor
+    paths), ``symbols`` (``path::Qualified.Name``), ``commits`` (SHAs of commit
+    anchors), ``updated`` (ISO-8601 string), and ``vector``
+    (``fixed_size_list<float32, dim>``, L2-normalised; absent when the embedder is
+    None). ``search(where=...)`` filters on these with SQL, e.g.
+    ``"type = 'gotcha'"`` or ``"array_has_any(paths, ['src/a.py'])"``.
+
+    Args:
+        index_dir: directory of the index (created on first sync).
+        embedder: provider of vectors, or None for full-text only.
+        lock_timeout: seconds to wait for another process's write.
+    """
+
+    def __init__(self, index_dir: Path, embedder: Embedder | None,
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.index_dir = Path(index_dir)
+        self.embedder = embedder
+        self.lock_timeout = lock_timeout
+        self.lock_path = self.index_dir.parent / "local" / "index.lock"
+        #: Set by ``search`` when the query could not be embedded and only
+        #: full-text results were returned (the EmbeddingError's message); else None.
+        self.last_search_warning: str | None = None
+        self._db: Any = None
+        self._table: Any = None
+        self._generation: str | None = None
+        self._meta_cache: tuple[int, dict[str, Any] | None] | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    def path(self) -> Path:
+        """The index directory."""
+        return self.index_dir
+
+    def sync(self, current: Mapping[str, str], load: Callable[[str], Memory]) -> SyncResult:
+        """Bring the index in line with the memory files.
+
+        Args:
+            current: memory id → content hash of its file, for every valid memory on disk.
+            load: returns the ``Memory`` for an id of ``current``; called only for ids
+                that are new or whose hash changed (every id on a rebuild).
+
+        Returns:
+            What changed. A second sync with the same ``current`` writes nothing
+            (``added == updated == deleted == 0``).
+
+        Raises:
+            IndexUnavailable: the lock could not be taken within ``lock_timeout``,
+                or the index could not be rebuilt (read-only disk, no space).
+            EmbeddingError: the embedder failed (the index is left as it was).
+            Whatever ``load`` raises.
+        """
+        with self._lock():
+            return self._sync_locked(dict(current), load)
+
+    def rebuild(self, current: Mapping[str, str], load: Callable[[str], Memory]) -> SyncResult:
+        """Delete the index and build it again from ``current`` (reason ``requested``).
+
+        Raises: as ``sync``.
+        """
+        with self._lock():
+            return self._rebuild_locked(dict(current), load, "requested")
+
+    def ids(self) -> dict[str, str]:
+        """Memory id → content hash, as indexed; {} when there is no index.
+
+        Raises:
+            IndexUnavailable: the index exists but cannot be read.
+        """
+        table = self._open_for_read()
+        if table is None:
+            return {}
+        try:
+            hashes, _ = self._read_hashes(table)
+        except Exception as exc:
+            raise self._unavailable(exc) from exc
+        return hashes
+
+    def count(self) -> int:
+        """Number of rows; 0 when there is no index.
+
+        Raises:
+            IndexUnavailable: the index exists but cannot be read.
+        """
+        table = self._open_for_read()
+        if table is None:
+            return 0
+        try:
+            return int(table.count_rows())
+        except Exception as exc:
+            raise self._unavailable(exc) from exc
+
+    def search(self, query: str, limit: int = 10, *, where: str | None = None) -> list[Hit]:
+        """Hybrid search: BM25 over ``title`` and ``search_text``, plus cosine over ``vector``.
+
+        Each side returns its top ``k = max(limit * 4, 50)``; the two rankings are
+        fused with ``rrf_fuse`` (RRF, k = 60) and the best ``limit`` hits returned,
+        best first, ties broken by id. The full-text side gets only the plain terms
+        of the query (``query_terms``), so no query string can raise. The vector side
+        runs when an embedder is set, the index was built with the same embedder and
+        the query's vector is non-zero. If embedding the query fails, full-text hits
+        are returned and ``last_search_warning`` says why.
+
+        Args:
+            query: free text; empty or blank → [].
+            limit: hits wanted (≤ 0 → []).
+            where: optional SQL filter on the row columns, applied before top-k
+                (prefilter) on both sides.
+
+        Returns:
+            Up to ``limit`` hits; [] when the index does not exist yet.
+
+        Raises:
+            ValueError: ``where`` is not a valid filter.
+            IndexUnavailable: the index cannot be read (it is then marked so that the
+                next ``sync`` rebuilds it).
+        """
+        self.last_search_warning = None
+        if not query or not query.strip() or limit <= 0:
+            return []
+        table = self._open_for_read()
+        if table is None:
+            return []
+        k = max(limit * 4, 50)
+        qvec = self._query_vector(query)
+        try:
+            return self._search_once(table, query, qvec, k, where)[:limit]
+        except Exception as first:
+            log.debug("index search failed, retrying with a fresh handle: %s", first)
+        self._close()
+        table = self._open_for_read()
+        if table is None:
+            return []
+        try:
+            return self._search_once(table, query, qvec, k, where)[:limit]
+        except Exception as exc:
+            if where is not None and self._probe(table):
+                raise ValueError(f"invalid index filter {where!r}: {_one_line(exc)}") from exc
+            self._mark_for_rebuild(exc)
+            raise self._unavailable(exc) from exc
+
+    # ------------------------------------------------------------------ meta and handles
+
+    def _meta_path(self) -> Path:
+        return self.index_dir / META_FILE
+
+    def _expected_meta(self) -> dict[str, Any]:
+        return {
+            "schema": INDEX_SCHEMA_VERSION,
+            "lancedb": lancedb.__version__,
+            "embedder": self.embedder.name if self.embedder else None,
+            "dim": int(self.embedder.dim) if self.embedder else None,
+        }
+
+    def _read_meta(self) -> dict[str, Any] | None:
+        """The meta JSON, cached by mtime; None if missing or unreadable."""
+        try:
+            mtime = self._meta_path().stat().st_mtime_ns
+        except OSError:
+            self._meta_cache = None
+            return None
+        if self._meta_cache and self._meta_cache[0] == mtime:
+            return self._meta_cache[1]
+        try:
+            meta = json.loads(self._meta_path().read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                meta = None
+        except (OSError, ValueError):
+            meta = None
+        self._meta_cache = (mtime, meta)
+        return meta
+
+    def _write_meta(self, meta: dict[str, Any]) -> None:
+        tmp = self.index_dir / f".{META_FILE}.{uuid.uuid4().hex}.tmp"
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, self._meta_path())
+
+    def _mismatch(self, meta: dict[str, Any] | None) -> str:
+        """Why an index with ``meta`` must be rebuilt, or ""."""
+        if not self.index_dir.is_dir():
+            return "missing"
+        marker = self.index_dir / REBUILD_MARKER
+        if marker.exists():
+            try:
+                detail = marker.read_text(encoding="utf-8").strip() or "a read failed"
+            except OSError:
+                detail = "a read failed"
+            return f"corrupt: {detail}"
+        if meta is None:
+            return "missing" if not self._meta_path().exists() else "corrupt: unreadable meta file"
+        want = self._expected_meta()
+        if meta.get("schema") != want["schema"]:
+            return f"schema {meta.get('schema')} -> {want['schema']}"
+        if meta.get("lancedb") != want["lancedb"]:
+            return f"lancedb {meta.get('lancedb')} -> {want['lancedb']}"
+        if meta.get("embedder") != want["embedder"] or meta.get("dim") != want["dim"]:
+            return "embedder changed"
+        return ""
+
+    def _connect(self) -> Any:
+        return lancedb.connect(str(self.index_dir), read_consistency_interval=timedelta(0))
+
+    def _close(self) -> None:
+        self._db = self._table = self._generation = None
+
+    def _open_table(self, meta: dict[str, Any]) -> Any:
+        """The cached table handle, reopened when another process rebuilt the index."""
+        gen = meta.get("generation")
+        if self._table is None or self._generation != gen:
+            self._close()
+            self._db = self._connect()
+            self._table = self._db.open_table(TABLE_NAME)
+            self._generation = gen
+        return self._table
+
+    def _open_for_read(self) -> Any:
+        """Table handle for a reader, or None when no index has been built yet."""
+        meta = self._read_meta()
+        if meta is None or not (self.index_dir / f"{TABLE_NAME}.lance").is_dir():
+            return None
+        try:
+            return self._open_table(meta)
+        except Exception as exc:
+            self._mark_for_rebuild(exc)
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: BaseException) -> IndexUnavailable:
+        return IndexUnavailable(f"the index at {self.index_dir} cannot be read: {_one_line(exc)}",
+                                "run `gitmem index rebuild` (the index is derived from the memory files)")
+
+    def _mark_for_rebuild(self, exc: BaseException) -> None:
+        """Leave a marker so the next sync rebuilds; best effort."""
+        try:
+            (self.index_dir / REBUILD_MARKER).write_text(_one_line(exc) + "\n", encoding="utf-8")
+        except OSError:
+            pass
+
+    def _lock(self) -> Any:
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot create {self.lock_path.parent}: {_one_line(exc)}",
+                                   "check that .gitmem/ is writable") from exc
+        return _Lock(FileLock(str(self.lock_path), timeout=self.lock_timeout), self.lock_path)
+
+    # ------------------------------------------------------------------ rows
+
+    def _schema(self) -> pa.Schema:
+        fields = [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("content_hash", pa.string()),
+            pa.field("type", pa.string()),
+            pa.field("scope", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("search_text", pa.string()),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("paths", pa.list_(pa.string())),
+            pa.field("symbols", pa.list_(pa.string())),
+            pa.field("commits", pa.list_(pa.string())),
+            pa.field("updated", pa.string()),
+        ]
+        if self.embedder is not None:
+            fields.append(pa.field("vector", pa.list_(pa.float32(), int(self.embedder.dim))))
+        return pa.schema(fields)
+
+    def _rows(self, items: Sequence[tuple[str, str, Memory]]) -> pa.Table:
+        """Arrow rows for (id, content_hash, memory) triples; embeds all texts in one call."""
+        cols: dict[str, list[Any]] = {name: [] for name in self._schema().names if name != "vector"}
+        for mid, chash, m in items:
+            paths = list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT))
+            cols["id"].append(mid)
+            cols["content_hash"].append(chash)
+            cols["type"].append(m.type)
+            cols["scope"].append(m.scope)
+            cols["title"].append(m.title)
+            cols["search_text"].append(search_text(m))
+            cols["tags"].append(list(m.tags))
+            cols["paths"].append(paths)
+            cols["symbols"].append(list(dict.fromkeys(a.key for a in m.anchors if a.symbol and a.path)))
+            cols["commits"].append(list(dict.fromkeys(a.commit for a in m.anchors
+                                                      if a.kind == KIND_COMMIT and a.commit)))
+            cols["updated"].append(m.updated)
+        schema = self._schema()
+        arrays: dict[str, Any] = dict(cols)
+        if self.embedder is not None:
+            dim = int(self.embedder.dim)
+            vecs = self.embedder.embed([embedding_text(m) for _, _, m in items]) if items else \
+                np.zeros((0, dim), dtype=np.float32)
+            vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+            if vecs.shape != (len(items), dim):
+                raise EmbeddingError(f"embedder {self.embedder.name} returned shape {vecs.shape}, "
+                                     f"expected {(len(items), dim)}", "report this as a gitmem bug")
+            arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), dim)
+        return pa.table(arrays, schema=schema)
+
+    @staticmethod
+    def _read_hashes(table: Any) -> tuple[dict[str, str], set[str]]:
+        """(id → content_hash, ids present more than once) read from the table."""
+        data = table.search().select(["id", "content_hash"]).limit(None).to_arrow()
+        hashes: dict[str, str] = {}
+        dups: set[str] = set()
+        for mid, chash in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist()):
+            if mid in hashes:
+                dups.add(mid)
+            hashes[mid] = chash or ""
+        return hashes, dups
+
+    # ------------------------------------------------------------------ writes (under the lock)
+
+    def _sync_locked(self, current: dict[str, str], load: Callable[[str], Memory]) -> SyncResult:
+        meta = self._read_meta()
+        reason = self._mismatch(meta)
+        if reason:
+            return self._rebuild_locked(current, load, reason)
+        assert meta is not None
+        try:
+            table = self._open_table(meta)
+            indexed, dups = self._read_hashes(table)
+        except Exception as exc:
+            return self._rebuild_locked(current, load, f"corrupt: {_one_line(exc)}")
+
+        new = sorted(i for i in current if i not in indexed)
+        changed = sorted(i for i in current if i in indexed and (indexed[i] != current[i] or i in dups))
+        removed = sorted(i for i in indexed if i not in current)
+        if not new and not changed and not removed:
+            return SyncResult(0, 0, 0, False, "")
+
+        upserts = [(i, current[i], load(i)) for i in [*new, *changed]]
+        rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
+        try:
+            stale = sorted(set(removed) | (dups & set(changed)))  # duplicates: delete all copies, re-add one
+            for start in range(0, len(stale), DELETE_CHUNK):
+                chunk = stale[start:start + DELETE_CHUNK]
+                table.delete("id IN (" + ", ".join(_sql_str(i) for i in chunk) + ")")
+            if rows.num_rows:
+                (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+                 .execute(rows))
+            self._maintain(table)
+        except Exception as exc:
+            return self._rebuild_locked(current, load, f"corrupt: {_one_line(exc)}")
+        return SyncResult(len(new), len(changed), len(removed), False, "")
+
+    def _maintain(self, table: Any) -> None:
+        """After a write: fold new rows into the FTS indexes, compact, drop old versions."""
+        if table.count_rows() == 0:
+            return
+        if not self._has_fts(table):
+            self._create_fts(table)
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "cleanup_older_than=0 breaks concurrent readers"
+                table.optimize(cleanup_older_than=timedelta(0))
+        except Exception as exc:
+            log.warning("index optimize failed (%s); recreating the full-text indexes", _one_line(exc))
+            for name in FTS_COLUMNS:
+                try:
+                    table.drop_index(f"{name}_idx")
+                except Exception:
+                    pass
+            self._create_fts(table)
+
+    @staticmethod
+    def _has_fts(table: Any) -> bool:
+        names = {idx.name for idx in table.list_indices()}
+        return all(f"{c}_idx" in names for c in FTS_COLUMNS)
+
+    @staticmethod
+    def _create_fts(table: Any) -> None:
+        for col in FTS_COLUMNS:
+            table.create_index(col, config=FTS(), replace=True, name=f"{col}_idx")
+
+    def _remove_index_files(self) -> None:
+        """Delete what this module put in ``index_dir`` (never unknown files)."""
+        if self.index_dir.is_file() or self.index_dir.is_symlink():
+            self.index_dir.unlink()
+            return
+        if not self.index_dir.exists():
+            return
+        for entry in self.index_dir.iterdir():
+            name = entry.name
+            ours = (name.endswith(".lance") or name in (META_FILE, REBUILD_MARKER)
+                    or (name.startswith(f".{META_FILE}.") and name.endswith(".tmp")))
+            if not ours:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+
+    def _rebuild_locked(self, current: dict[str, str], load: Callable[[str], Memory],
+                        reason: str) -> SyncResult:
+        log.info("rebuilding the index at %s (%s)", self.index_dir, reason)
+        items = [(i, current[i], load(i)) for i in sorted(current)]
+        rows = self._rows(items)  # load/embedding errors propagate before anything is deleted
+        self._close()
+        try:
+            self._remove_index_files()
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            db = self._connect()
+            table = db.create_table(TABLE_NAME, data=rows, schema=rows.schema, mode="overwrite")
+            table.set_unenforced_primary_key("id")
+            if rows.num_rows:
+                self._create_fts(table)
+            meta = dict(self._expected_meta(), generation=uuid.uuid4().hex)
+            self._write_meta(meta)
+        except GitmemError:
+            raise
+        except Exception as exc:
+            raise IndexUnavailable(f"cannot rebuild the index at {self.index_dir}: {_one_line(exc)}",
+                                   "check that .gitmem/index is writable and the disk has space") from exc
+        self._db, self._table, self._generation = db, table, meta["generation"]
+        self._meta_cache = None
+        return SyncResult(len(items), 0, 0, True, reason)
+
+    # ------------------------------------------------------------------ reads
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        """The query's vector, or None when vector search cannot or need not run."""
+        if self.embedder is None:
+            return None
+        meta = self._read_meta() or {}
+        if meta.get("embedder") != self.embedder.name:
+            return None  # index built with another embedder; the next sync rebuilds it
+        try:
+            vec = self.embedder.embed([query.strip()])
+        except EmbeddingError as exc:
+            self.last_search_warning = exc.message
+            log.warning("query not embedded, full-text results only: %s", exc.message)
+            return None
+        if vec.shape != (1, meta.get("dim")) or not np.any(vec):
+            return None
+        return vec[0]
+
+    def _search_once(self, table: Any, query: str, qvec: np.ndarray | None, k: int,
+                     where: str | None) -> list[Hit]:
+        fts_ids: list[str] = []
+        terms = query_terms(query)
+        if terms:
+            q = table.search(MultiMatchQuery(" ".join(terms), list(FTS_COLUMNS)), query_type="fts")
+            if where:
+                q = q.where(where, prefilter=True)
+            res = q.select(["id"]).limit(k).to_arrow()
+            pairs = zip(res.column("id").to_pylist(), res.column("_score").to_pylist())
+            fts_ids = [mid for mid, _ in sorted(pairs, key=lambda p: (-p[1], p[0]))]
+        vec_ids: list[str] = []
+        if qvec is not None:
+            q = table.search(qvec, vector_column_name="vector").distance_type("cosine")
+            if where:
+                q = q.where(where, prefilter=True)
+            res = q.select(["id"]).limit(k).to_arrow()
+            pairs = zip(res.column("id").to_pylist(), res.column("_distance").to_pylist())
+            vec_ids = [mid for mid, _ in sorted(pairs, key=lambda p: (p[1], p[0]))]
+        return rrf_fuse(fts_ids, vec_ids)
+
+    @staticmethod
+    def _probe(table: Any) -> bool:
+        """True if the table answers a trivial query (so a failure was the caller's filter)."""
+        try:
+            table.search().select(["id"]).limit(1).to_arrow()
+            return True
+        except Exception:
+            return False
+
+
+class _Lock:
+    """Context manager around a FileLock that turns a timeout into IndexUnavailable."""
+
+    def __init__(self, lock: FileLock, path: Path) -> None:
+        self._lock = lock
+        self._path = path
+
+    def __enter__(self) -> None:
+        try:
+            self._lock.acquire()
+        except Timeout as exc:
+            raise IndexUnavailable(f"the index is locked by another process ({self._path})",
+                                   "wait for the other gitmem command to finish, then retry") from exc
+        except OSError as exc:
+            raise IndexUnavailable(f"cannot take the index lock {self._path}: {_one_line(exc)}",
+                                   "check that .gitmem/local is writable") from exc
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()

@@ -1,0 +1,373 @@
+"""Memory files: parse, validate and write ``.gitmem/memories/<id>.md``.
+
+Format (a documented contract; see README "Memory files")::
+
+    ---
+    id: 01JD3V6Q4W8N5X2Y7Z9A0B1C2D
+    type: decision
+    title: Config load order is env > yaml > defaults
+    anchors:
+    - anchor: src/config.py::parse_config
+      commit: 3f2a...            # full SHA the anchor was made against
+      kind: function
+      span: [10, 42]             # 1-based, inclusive, at that commit
+      fingerprint: ts1:9c0e...
+    tags: [config]
+    facts:
+    - env wins over yaml
+    author: Ada
+    source: user
+    confidence: 1.0
+    created: '2026-11-30T17:22:49Z'
+    updated: '2026-11-30T17:22:49Z'
+    scope: team
+    ---
+    Markdown body.
+
+Writing is deterministic: a fixed key order, keys with default values left out,
+LF line endings, exactly one trailing newline, so writing an unchanged memory
+again gives byte-identical output (``dumps(loads(x)) == x`` for files we wrote).
+
+Must not import: lancedb, tree-sitter, git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from .errors import MemoryFileError
+from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
+
+try:  # the C loader is ~10x faster; fall back to pure Python when libyaml is absent
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+FILE_SUFFIX = ".md"
+_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.M)
+_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+#: Front-matter key order on write. Keys not listed are rejected on read.
+_KEYS = ("id", "type", "title", "anchors", "tags", "facts", "author", "source", "session",
+         "model", "confidence", "created", "updated", "supersedes", "scope")
+
+
+def content_hash(data: bytes) -> str:
+    """``sha256:<hex>`` of a memory file's bytes (the index's change detector)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def valid_id(mem_id: str) -> bool:
+    """True when ``mem_id`` is usable as a file name (ULID-like: letters, digits, _ and -)."""
+    return bool(_ID_RE.match(mem_id))
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (unencodable in UTF-8) replaced by U+FFFD."""
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
+def _clean(text: str) -> str:
+    """Make ``text`` safe to store: lone surrogates → U+FFFD, CRLF/CR → LF, no NULs."""
+    text = _SURROGATE_RE.sub("\ufffd", text)
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "")
+
+
+def check_anchor_path(path: str) -> str | None:
+    """Why ``path`` is not a valid repo-relative POSIX path, or None when it is.
+
+    Rejects absolute paths, drive letters, backslashes, ``..`` components,
+    empty components and NUL / newline characters (path traversal guard).
+    """
+    if not path:
+        return "empty path"
+    if "\0" in path or "\n" in path:
+        return "path contains a NUL or newline"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or "\\" in path:
+        return f"path outside the repository: {path}"
+    parts = PurePosixPath(path).parts
+    if any(p == ".." for p in parts):
+        return f"path outside the repository: {path}"
+    if path != PurePosixPath(path).as_posix() or any(p in ("", ".") for p in path.split("/")):
+        return f"path is not a normalised repo-relative path: {path}"
+    return None
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _anchor_dict(a: Anchor) -> dict[str, Any]:
+    d: dict[str, Any] = {"anchor": a.key}
+    if a.kind != KIND_COMMIT:
+        d["commit"] = a.commit
+        d["kind"] = a.kind
+        if a.span is not None:
+            d["span"] = [int(a.span[0]), int(a.span[1])]
+        if a.fingerprint:
+            d["fingerprint"] = a.fingerprint
+    return d
+
+
+def to_front_matter(m: Memory) -> dict[str, Any]:
+    """The memory's front matter as an ordered dict (defaults left out)."""
+    d: dict[str, Any] = {
+        "id": m.id,
+        "type": m.type,
+        "title": _clean(m.title).replace("\n", " ").strip(),
+        "anchors": [_anchor_dict(a) for a in m.anchors],
+        "tags": sorted({_clean(t).strip() for t in m.tags if t.strip()}),
+        "facts": [_clean(f).strip() for f in m.facts if f.strip()],
+        "author": _clean(m.author),
+        "source": m.source,
+        "session": m.session,
+        "model": m.model,
+        "confidence": float(m.confidence),
+        "created": m.created,
+        "updated": m.updated,
+        "supersedes": sorted(set(m.supersedes)),
+        "scope": m.scope,
+    }
+    for key in ("anchors", "tags", "facts", "supersedes"):
+        if not d[key]:
+            del d[key]
+    for key in ("session", "model", "author"):
+        if not d[key]:
+            del d[key]
+    return d
+
+
+class _OrderedDumper(_Dumper):  # type: ignore[misc, valid-type]
+    """Dumper keeping insertion order and writing short lists of scalars inline."""
+
+
+def _repr_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+    flow = all(isinstance(x, (int, float)) for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_OrderedDumper.add_representer(list, _repr_list)
+
+
+def dumps(m: Memory) -> str:
+    """Serialise ``m`` to the memory file format (deterministic; see module docstring)."""
+    fm = yaml.dump(to_front_matter(m), Dumper=_OrderedDumper, sort_keys=False,
+                   allow_unicode=True, default_flow_style=False, width=100_000)
+    body = _clean(m.body).strip("\n")
+    body = "\n".join(line.rstrip() for line in body.split("\n"))
+    out = f"---\n{fm}---\n"
+    if body:
+        out += f"{body}\n"
+    return out
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same dir + os.replace).
+
+    Raises:
+        OSError: the directory is not writable.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write(path: Path, m: Memory) -> bytes:
+    """Write memory ``m`` to ``path`` atomically; returns the bytes written."""
+    data = dumps(m).encode("utf-8")
+    write_atomic(path, data)
+    return data
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def loads(text: str, *, path: str = "<memory>") -> Memory:
+    """Parse and validate a memory file's text.
+
+    Raises:
+        MemoryFileError: conflict markers, missing or invalid front matter,
+            unknown type / source / scope, bad anchors (path outside the
+            repository, malformed commit SHA), wrong field types. The message
+            names ``path`` and, where known, the line.
+    """
+    m = _CONFLICT_RE.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise MemoryFileError(path, "leftover merge-conflict markers", line=line,
+                              hint="resolve the conflict in the file, then `gitmem doctor`")
+    text = text.replace("\r\n", "\n")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith("---\n"):
+        raise MemoryFileError(path, "no YAML front matter (the file must start with '---')", line=1,
+                              hint="see .gitmem-example/ for the format")
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise MemoryFileError(path, "front matter is not closed by a '---' line",
+                                  hint="add a line '---' after the front matter")
+    fm_text = text[4:end + 1]
+    body = text[end + 5:] if end + 5 <= len(text) else ""
+    try:
+        fm = yaml.load(fm_text, Loader=_Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise MemoryFileError(path, f"invalid YAML front matter: {problem}", line=line,
+                              hint="fix the YAML or restore the file from git") from None
+    if not isinstance(fm, dict):
+        raise MemoryFileError(path, "front matter is not a mapping", line=2)
+    return _from_front_matter(fm, body, path)
+
+
+def _req_str(fm: dict[str, Any], key: str, path: str, *, allow_empty: bool = False) -> str:
+    v = fm.get(key)
+    if v is None and allow_empty:
+        return ""
+    if not isinstance(v, str) or (not v and not allow_empty):
+        raise MemoryFileError(path, f"'{key}' must be a non-empty string")
+    return v
+
+
+def _str_list(fm: dict[str, Any], key: str, path: str) -> list[str]:
+    v = fm.get(key) or []
+    if not isinstance(v, list) or not all(isinstance(x, (str, int, float)) for x in v):
+        raise MemoryFileError(path, f"'{key}' must be a list of strings")
+    return [str(x) for x in v]
+
+
+def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
+    unknown = sorted(str(k) for k in fm if k not in _KEYS)
+    if unknown:
+        raise MemoryFileError(path, f"unknown front-matter key(s): {', '.join(unknown)}",
+                              hint=f"known keys: {', '.join(_KEYS)}")
+    mem_id = fm.get("id")
+    mem_id = str(mem_id) if isinstance(mem_id, (str, int)) else ""
+    if not valid_id(mem_id):
+        raise MemoryFileError(path, f"invalid id: {fm.get('id')!r}")
+    mtype = _req_str(fm, "type", path)
+    if mtype not in MEMORY_TYPES:
+        raise MemoryFileError(path, f"unknown type '{mtype}'", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
+    source = fm.get("source", "user")
+    if source not in SOURCES:
+        raise MemoryFileError(path, f"unknown source '{source}'", hint=f"use one of: {', '.join(SOURCES)}")
+    scope = fm.get("scope", "team")
+    if scope not in SCOPES:
+        raise MemoryFileError(path, f"unknown scope '{scope}'", hint="use team or local")
+    conf = fm.get("confidence", 1.0)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 <= float(conf) <= 1.0:
+        raise MemoryFileError(path, f"confidence must be a number in [0, 1], got {conf!r}")
+    anchors_raw = fm.get("anchors") or []
+    if not isinstance(anchors_raw, list):
+        raise MemoryFileError(path, "'anchors' must be a list")
+    anchors = [_anchor_from(a, path) for a in anchors_raw]
+    return Memory(
+        id=mem_id, type=mtype, title=_req_str(fm, "title", path),
+        body=body.strip("\n"),
+        facts=_str_list(fm, "facts", path), tags=_str_list(fm, "tags", path), anchors=anchors,
+        author=_req_str(fm, "author", path, allow_empty=True), source=source,
+        session=_opt_str(fm.get("session")), model=_opt_str(fm.get("model")),
+        confidence=float(conf),
+        created=_time_str(fm.get("created"), "created", path),
+        updated=_time_str(fm.get("updated"), "updated", path),
+        supersedes=_str_list(fm, "supersedes", path), scope=scope,
+    )
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _time_str(v: Any, key: str, path: str) -> str:
+    if v is None:
+        return ""
+    if hasattr(v, "isoformat"):  # YAML may parse an unquoted timestamp
+        s = v.isoformat()
+        return s.replace("+00:00", "Z")
+    if not isinstance(v, str):
+        raise MemoryFileError(path, f"'{key}' must be an ISO-8601 time string")
+    return v
+
+
+def _anchor_from(raw: Any, path: str) -> Anchor:
+    if isinstance(raw, str):
+        raw = {"anchor": raw}
+    if not isinstance(raw, dict) or not isinstance(raw.get("anchor"), str):
+        raise MemoryFileError(path, "each anchor needs an 'anchor' string",
+                              hint="anchor: path/to/file.py::Symbol.name")
+    spec: str = raw["anchor"]
+    commit = raw.get("commit")
+    if commit is not None and (not isinstance(commit, str) or not _SHA_RE.match(commit)):
+        raise MemoryFileError(path, f"anchor {spec}: commit must be a full hex SHA, got {commit!r}")
+    if spec.startswith("commit:"):
+        sha = spec[len("commit:"):]
+        if not _SHA_RE.match(sha):
+            raise MemoryFileError(path, f"anchor {spec}: not a full hex commit SHA")
+        return Anchor(path=None, commit=sha, kind=KIND_COMMIT)
+    file_path, sep, symbol = spec.partition("::")
+    why = check_anchor_path(file_path)
+    if why:
+        raise MemoryFileError(path, f"anchor {spec!r}: {why}",
+                              hint="anchors are repo-relative POSIX paths")
+    if sep and not symbol:
+        raise MemoryFileError(path, f"anchor {spec!r}: empty symbol name after '::'")
+    span = raw.get("span")
+    if span is not None:
+        if (not isinstance(span, list) or len(span) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)):
+            raise MemoryFileError(path, f"anchor {spec}: span must be [start, end]")
+        span = (span[0], span[1])
+    fp = raw.get("fingerprint")
+    kind = raw.get("kind") or (KIND_FILE if not symbol else "symbol")
+    return Anchor(path=file_path, symbol=symbol or None, commit=commit, kind=str(kind),
+                  span=span, fingerprint=str(fp) if fp else None)
+
+
+def read(path: Path, *, display: str | None = None) -> tuple[Memory, bytes]:
+    """Read and validate one memory file.
+
+    Returns:
+        (memory, raw bytes). The file name stem must equal the memory id.
+    Raises:
+        MemoryFileError: unreadable, not UTF-8, or invalid (see ``loads``).
+    """
+    name = display or str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise MemoryFileError(name, f"cannot read: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MemoryFileError(name, f"not valid UTF-8 (byte {e.start})",
+                              hint="memory files must be UTF-8 text") from None
+    mem = loads(text, path=name)
+    if path.suffix == FILE_SUFFIX and path.stem != mem.id:
+        raise MemoryFileError(name, f"file name does not match id {mem.id}",
+                              hint=f"rename the file to {mem.id}{FILE_SUFFIX}")
+    return mem, data

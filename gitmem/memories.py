@@ -1,0 +1,151 @@
+"""Writing and listing memories: remember, list, forget.
+
+The write API used by the CLI (and later by MCP and consolidation). Memory
+text is checked and cleaned here; anchors are made by ``anchors.Resolver``.
+
+Must not import: lancedb.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .anchors import Resolver
+from .errors import AnchorError, GitmemError
+from .git import WORKTREE
+from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec
+from .store import Store, new_id, utc_now
+
+#: Titles longer than this are cut at a word boundary (characters).
+MAX_TITLE_CHARS = 120
+
+
+@dataclass
+class RememberRequest:
+    """What to remember.
+
+    Attributes:
+        text: the memory's narrative (Markdown). The first line becomes the
+            title when ``title`` is not given.
+        anchors: anchor specs as typed by a user: ``PATH``, ``PATH::Qualified.Name``
+            or ``commit:REV``; PATH absolute or relative to ``cwd``.
+        rev: anchor against this revision instead of the working tree.
+    """
+
+    text: str
+    title: str | None = None
+    type: str = "discovery"
+    anchors: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    rev: str | None = None
+    scope: str = "team"
+    source: str = "user"
+    cwd: str | None = None
+
+
+def derive_title(text: str) -> str:
+    """A title from the first non-empty line of ``text``, cut to MAX_TITLE_CHARS at a word boundary."""
+    first = next((ln.strip().lstrip("#").strip() for ln in text.splitlines() if ln.strip()), "")
+    if len(first) <= MAX_TITLE_CHARS:
+        return first
+    cut = first[:MAX_TITLE_CHARS].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | None,
+                 cwd: str | None = None, resolver: Resolver | None = None) -> list[Anchor]:
+    """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
+
+    Raises:
+        AnchorError: a path outside the repository, an unknown file or symbol
+            (with the closest names), or an unknown commit.
+    """
+    repo = store.repo
+    resolver = resolver or Resolver(repo)
+    sha = repo.resolve(rev) if rev else WORKTREE
+    out: list[Anchor] = []
+    for spec in specs:
+        path, symbol, commit_rev = parse_anchor_spec(spec)
+        if commit_rev is not None:
+            try:
+                out.append(Anchor(path=None, commit=repo.resolve(commit_rev), kind=KIND_COMMIT))
+            except GitmemError as e:
+                raise AnchorError(f"anchor {spec}: {e.message}", e.hint) from None
+            continue
+        assert path is not None
+        rel = repo.relpath(path, cwd=cwd) if not _looks_relative_posix(path) or cwd else path
+        if rel.startswith("../") or rel == "..":
+            raise AnchorError(f"path outside the repository: {path}")
+        out.append(resolver.make(rel, symbol, sha))
+    keys: set[str] = set()
+    unique = []
+    for a in out:
+        if a.key not in keys:
+            keys.add(a.key)
+            unique.append(a)
+    return unique
+
+
+def _looks_relative_posix(path: str) -> bool:
+    return not path.startswith("/") and "\\" not in path
+
+
+def remember(store: Store, req: RememberRequest) -> Memory:
+    """Create and write a new memory; returns it (with its new id).
+
+    Raises:
+        GitmemError: empty text, unknown type.
+        AnchorError: see ``make_anchors``.
+    """
+    text = req.text.strip()
+    if not text and not req.title:
+        raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
+    if req.type not in MEMORY_TYPES:
+        raise GitmemError(f"unknown type '{req.type}'", f"use one of: {', '.join(MEMORY_TYPES)}")
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd)
+    title = (req.title or derive_title(text)).strip()
+    body = text
+    if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
+        body = "\n".join(text.splitlines()[1:]).strip()
+    now = utc_now()
+    m = Memory(id=new_id(), type=req.type, title=title, body=body, facts=list(req.facts),
+               tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
+               source=req.source, created=now, updated=now, scope=req.scope)
+    store.save(m)
+    return m
+
+
+def list_memories(store: Store, *, type: str | None = None, anchor: str | None = None,
+                  cwd: str | None = None) -> list[Memory]:
+    """Valid memories, newest first, optionally filtered.
+
+    ``anchor`` matches ``PATH`` (any anchor on that file, or under that
+    directory) or ``PATH::Name`` (that symbol and symbols nested in it).
+    """
+    mems = list(store.load_all().memories.values())
+    if type:
+        mems = [m for m in mems if m.type == type]
+    if anchor:
+        path, symbol, commit_rev = parse_anchor_spec(anchor)
+        if commit_rev:
+            sha = store.repo.resolve(commit_rev)
+            mems = [m for m in mems if any(a.kind == KIND_COMMIT and a.commit == sha for a in m.anchors)]
+        else:
+            rel = store.repo.relpath(path or "", cwd=cwd) if path and (path.startswith("/") or cwd) else (path or "")
+            rel = rel.rstrip("/")
+            mems = [m for m in mems if any(_anchor_matches(a, rel, symbol) for a in m.anchors)]
+    return sorted(mems, key=lambda m: (m.updated, m.id), reverse=True)
+
+
+def _anchor_matches(a: Anchor, path: str, symbol: str | None) -> bool:
+    if a.kind == KIND_COMMIT or a.path is None:
+        return False
+    if symbol is None:
+        return a.path == path or a.path.startswith(path + "/") or path == ""
+    return a.path == path and a.symbol is not None and (a.symbol == symbol or a.symbol.startswith(symbol + "."))
+
+
+def forget(store: Store, mem_id: str) -> Memory:
+    """Delete a memory's file; returns the removed memory. Raises MemoryNotFound."""
+    return store.delete(mem_id)

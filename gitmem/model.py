@@ -1,0 +1,216 @@
+"""The vocabulary of gitmem: Memory, Anchor, Symbol, Status, AnchorStatus.
+
+Plain dataclasses and enums, nothing else: no I/O, no git, no parsing. Every
+other module speaks in these types. Paths are repo-relative POSIX paths; line
+numbers are 1-based and spans inclusive; times are UTC ISO-8601 strings
+(``2026-11-30T17:22:49Z``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+#: Memory types (DESIGN.md §2). The first six come from observation logs; the
+#: last four are the kinds users miss most in other tools.
+MEMORY_TYPES: tuple[str, ...] = (
+    "decision", "bugfix", "feature", "refactor", "discovery", "change",
+    "constraint", "preference", "gotcha", "todo",
+)
+
+SOURCES: tuple[str, ...] = ("user", "agent", "llm", "commit")
+SCOPES: tuple[str, ...] = ("team", "local")
+
+#: Anchor kinds that are not symbols.
+KIND_FILE = "file"
+KIND_COMMIT = "commit"
+
+
+class Status(str, enum.Enum):
+    """Status of an anchor (or a memory) at a revision.
+
+    Ordered by severity: a memory's status is the worst of its anchors'
+    (``Status.worst``). ``moved`` is milder than ``stale`` because the code
+    itself is unchanged and the anchor can follow it.
+    """
+
+    FRESH = "fresh"
+    MOVED = "moved"
+    STALE = "stale"
+    DELETED = "deleted"
+
+    @property
+    def severity(self) -> int:
+        return _SEVERITY[self]
+
+    @staticmethod
+    def worst(statuses: "list[Status]") -> "Status":
+        """The most severe of ``statuses``; ``FRESH`` for an empty list."""
+        return max(statuses, key=lambda s: s.severity, default=Status.FRESH)
+
+
+_SEVERITY = {Status.FRESH: 0, Status.MOVED: 1, Status.STALE: 2, Status.DELETED: 3}
+
+
+class Change(str, enum.Enum):
+    """What changed about an anchored symbol or file (the ``what`` of a reason)."""
+
+    BODY = "body"
+    SIGNATURE = "signature"
+    DECORATORS = "decorators"
+    CONTENT = "content"        # a file anchor's code tokens changed
+    RENAME = "rename"          # the symbol now has another qualified name
+    MOVE = "move"              # the file was renamed, or the symbol is in another file
+    DELETION = "deletion"
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One symbol of a source file, as the code model sees it at one blob.
+
+    Attributes:
+        name: qualified name, nesting joined with ``.`` (``Signer.sign``).
+        kind: ``function``, ``method``, ``class``, ``interface``, ``struct``,
+            ``enum``, ``trait``, ``type``, ``property`` ...
+        start_line, end_line: 1-based inclusive span, decorators included.
+        fingerprint: ``ts1:<hex>`` hash of the symbol's syntax-tree tokens with
+            comments, docstrings and whitespace left out.
+        signature_fp: hash of the tokens before the body (name, parameters,
+            return type); "" when the language has no separate body.
+        body_fp: hash of the body's tokens.
+        decorators_fp: hash of the decorator / annotation tokens ("" if none).
+    """
+
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    fingerprint: str
+    signature_fp: str = ""
+    body_fp: str = ""
+    decorators_fp: str = ""
+
+
+@dataclass
+class Anchor:
+    """What a memory is about, recorded against one commit.
+
+    Exactly one of these shapes:
+      * symbol anchor: ``path`` and ``symbol`` set (``src/a.py::Signer.sign``);
+      * file anchor: ``path`` set, ``symbol`` None (``kind == "file"``);
+      * commit anchor: ``path`` None, ``kind == "commit"``, ``commit`` the SHA.
+
+    Attributes:
+        path: repo-relative POSIX path, or None for a commit anchor.
+        symbol: qualified name, or None.
+        commit: full SHA of the commit the anchor was made against (None when
+            made against a repository with no commits yet).
+        kind: symbol kind, ``file`` or ``commit``.
+        span: (start_line, end_line) at ``commit``, 1-based inclusive; None for commits.
+        fingerprint: fingerprint at ``commit`` (symbol or file); None for commits.
+    """
+
+    path: str | None
+    symbol: str | None = None
+    commit: str | None = None
+    kind: str = KIND_FILE
+    span: tuple[int, int] | None = None
+    fingerprint: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The anchor's text form: ``path::Qualified.Name``, ``path`` or ``commit:<sha>``."""
+        if self.kind == KIND_COMMIT:
+            return f"commit:{self.commit}"
+        if self.symbol:
+            return f"{self.path}::{self.symbol}"
+        return self.path or ""
+
+
+def parse_anchor_spec(spec: str) -> tuple[str | None, str | None, str | None]:
+    """Split a user-given anchor ``PATH[::SYMBOL]`` or ``commit:REV``.
+
+    Returns:
+        (path, symbol, commit_rev): ``(path, None, None)`` for a file,
+        ``(path, symbol, None)`` for a symbol, ``(None, None, rev)`` for a commit.
+    """
+    if spec.startswith("commit:"):
+        return None, None, spec[len("commit:"):]
+    if "::" in spec:
+        path, _, symbol = spec.partition("::")
+        return path, symbol or None, None
+    return spec, None, None
+
+
+@dataclass
+class Memory:
+    """One unit of knowledge (DESIGN.md §2).
+
+    ``created`` / ``updated`` are UTC ISO-8601 strings with a ``Z`` suffix.
+    ``confidence`` is in [0, 1]. ``scope`` is ``team`` (committed) or ``local``.
+    """
+
+    id: str
+    type: str
+    title: str
+    body: str = ""
+    facts: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    anchors: list[Anchor] = field(default_factory=list)
+    author: str = ""
+    source: str = "user"
+    session: str | None = None
+    model: str | None = None
+    confidence: float = 1.0
+    created: str = ""
+    updated: str = ""
+    supersedes: list[str] = field(default_factory=list)
+    scope: str = "team"
+
+    @property
+    def text(self) -> str:
+        """Title, body and facts as one string: what text search and embeddings see."""
+        parts = [self.title, self.body, *self.facts]
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass
+class AnchorStatus:
+    """The status of one anchor at one revision, with its reason.
+
+    Attributes:
+        anchor: the anchor evaluated.
+        status: fresh, stale, moved or deleted.
+        path_now: where the anchored code is at the revision (None if deleted).
+        symbol_now: the symbol's qualified name at the revision (None if deleted
+            or not a symbol anchor).
+        commit: full SHA of the commit that made the anchor non-fresh, when one
+            commit can be named (None for fresh, or for uncommitted changes).
+        changes: what changed (body, signature, decorators, content, rename,
+            move, deletion); empty when fresh.
+        old_span, new_span: (start, end) 1-based inclusive at the anchor commit
+            and at the revision (None when unknown or gone).
+        reason: one human line explaining the status ("" when fresh).
+    """
+
+    anchor: Anchor
+    status: Status
+    path_now: str | None = None
+    symbol_now: str | None = None
+    commit: str | None = None
+    changes: list[Change] = field(default_factory=list)
+    old_span: tuple[int, int] | None = None
+    new_span: tuple[int, int] | None = None
+    reason: str = ""
+
+
+@dataclass
+class MemoryStatus:
+    """A memory with the statuses of all its anchors at one revision."""
+
+    memory: Memory
+    anchors: list[AnchorStatus]
+
+    @property
+    def status(self) -> Status:
+        return Status.worst([a.status for a in self.anchors])

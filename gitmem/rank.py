@@ -1,0 +1,306 @@
+"""The ranker: score memories by code proximity, text relevance and recency; pack a token budget.
+
+Scoring (every weight is a named constant below, each with why):
+
+1. **Proximity** of each memory's anchors to the focus set (``focus.Focus``):
+   same symbol > enclosing or nested symbol > same file > same directory,
+   times the weight of the focus source (dirty, named, given, branch). A
+   memory's proximity is the best over its anchors.
+2. **Text relevance** to the prompt: the index's hybrid search (BM25 + vector,
+   already fused by reciprocal rank fusion).
+3. **Recency**: newest first, a weak signal that breaks ties.
+
+The three rankings are fused with weighted reciprocal rank fusion,
+``score = Σ_l w_l / (RRF_K + rank_l)`` (Cormack, Clarke & Büttcher, SIGIR 2009),
+then multiplied by a type weight, a confidence factor and, for memories whose
+anchors are not fresh, a staleness penalty.
+
+Packing: ``pack`` renders the ranked memories as Markdown: the top few in full,
+the rest as a compact index, adding items best-first while the rendered text
+fits the token budget (tokens estimated as characters / CHARS_PER_TOKEN).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from .focus import Focus
+from .model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
+
+# -- proximity tiers ---------------------------------------------------------------------------
+#: The anchored symbol itself is in focus (changed, or named in the prompt).
+TIER_SAME_SYMBOL = 1.0
+#: The anchored symbol encloses, or is nested in, a symbol in focus (class ↔ method).
+TIER_ENCLOSING = 0.8
+#: The anchor is on a file in focus (a file anchor, or another symbol of that file).
+TIER_SAME_FILE = 0.6
+#: The anchor is on a file in the same directory as a file in focus.
+TIER_SAME_DIR = 0.25
+
+# -- fusion ------------------------------------------------------------------------------------
+#: RRF constant k = 60, the value of Cormack et al. 2009 (robust across collections).
+RRF_K = 60
+#: Proximity is the primary signal for "memories about the code I'm touching".
+W_PROXIMITY = 1.0
+#: Text relevance to the prompt weighs as much as proximity when a prompt is given.
+W_TEXT = 1.0
+#: Recency only breaks near-ties: a fifth of a full ranking's weight.
+W_RECENCY = 0.2
+
+#: Rules and traps are what an agent most needs to see; open questions least.
+TYPE_WEIGHT = {"constraint": 1.15, "gotcha": 1.15, "decision": 1.05, "bugfix": 1.0, "todo": 0.9}
+#: A stale or deleted memory still shows (with its warning) but below fresh ones at equal relevance.
+STALE_PENALTY = 0.5
+#: Confidence c in [0, 1] scales the score by (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * c.
+CONFIDENCE_SPAN = 0.3
+
+# -- packing -----------------------------------------------------------------------------------
+#: Token estimate: about 4 characters per token for English and code (OpenAI's rule of thumb).
+CHARS_PER_TOKEN = 4
+#: Body text shown per detailed memory, in characters, before it is cut with "…".
+MAX_DETAIL_BODY_CHARS = 1200
+
+
+@dataclass
+class Scored:
+    """One ranked memory.
+
+    Attributes:
+        memory: the memory.
+        score: fused score (higher is better; comparable only within one ranking).
+        proximity: best proximity of its anchors to the focus, in [0, 1].
+        near: the anchor and focus reason that gave the proximity ("" if none).
+        text_rank: 1-based rank in the text-relevance list, or None.
+        status: the memory's status (filled by the caller; FRESH when unknown).
+        anchor_statuses: per-anchor statuses, when evaluated.
+    """
+
+    memory: Memory
+    score: float = 0.0
+    proximity: float = 0.0
+    near: str = ""
+    text_rank: int | None = None
+    status: Status = Status.FRESH
+    status_detail: MemoryStatus | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def token_estimate(text: str) -> int:
+    """Estimated tokens of ``text``: ceil(characters / CHARS_PER_TOKEN)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def anchor_proximity(a: Anchor, focus: Focus) -> tuple[float, str]:
+    """Proximity in [0, 1] of one anchor to the focus set, with a short reason."""
+    if a.kind == KIND_COMMIT or not a.path:
+        return 0.0, ""
+    best, why = 0.0, ""
+
+    def take(v: float, reason: str) -> None:
+        nonlocal best, why
+        if v > best:
+            best, why = v, reason
+
+    if a.symbol:
+        for (path, name), (w, src) in focus.symbols.items():
+            if path != a.path:
+                continue
+            if name == a.symbol:
+                take(TIER_SAME_SYMBOL * w, f"{src} {path}::{name}")
+            elif name.startswith(a.symbol + ".") or a.symbol.startswith(name + "."):
+                take(TIER_ENCLOSING * w, f"{src} {path}::{name}")
+        last = a.symbol.rsplit(".", 1)[-1]
+        for n, w in focus.names.items():
+            if n == a.symbol or n == last or (len(n) > len(last) and n.endswith("." + a.symbol)):
+                take(TIER_SAME_SYMBOL * w, f"named {n}")
+            elif a.symbol.startswith(n + "."):
+                take(TIER_ENCLOSING * w, f"named {n}")
+    fw = focus.files.get(a.path)
+    if fw:
+        take(TIER_SAME_FILE * fw[0], f"{fw[1]} {a.path}")
+    else:
+        parent = str(PurePosixPath(a.path).parent)
+        for path, (w, src) in focus.files.items():
+            if str(PurePosixPath(path).parent) == parent:
+                take(TIER_SAME_DIR * w, f"near {src} {path}")
+                break
+    return best, why
+
+
+def proximity(m: Memory, focus: Focus) -> tuple[float, str]:
+    """Best anchor proximity of ``m`` to the focus set."""
+    best = (0.0, "")
+    for a in m.anchors:
+        p = anchor_proximity(a, focus)
+        if p[0] > best[0]:
+            best = p
+    return best
+
+
+def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = None) -> list[Scored]:
+    """Rank ``memories`` for ``focus``; ``text_ranking`` is memory ids by text relevance, best first.
+
+    Returns only memories with some proximity or text relevance, best first;
+    when the focus is empty and there is no text ranking, all memories by recency.
+    Ties break by ``updated`` (newer first), then id.
+    """
+    scored = {m.id: Scored(m) for m in memories}
+    for s in scored.values():
+        s.proximity, s.near = proximity(s.memory, focus)
+    prox_list = sorted((s for s in scored.values() if s.proximity > 0),
+                       key=lambda s: (-s.proximity, _neg_time(s.memory), s.memory.id))
+    for r, s in enumerate(prox_list, 1):
+        s.score += W_PROXIMITY / (RRF_K + r)
+        s.reasons.append(s.near)
+    for r, mid in enumerate(text_ranking or [], 1):
+        if mid in scored:
+            scored[mid].score += W_TEXT / (RRF_K + r)
+            scored[mid].text_rank = r
+            scored[mid].reasons.append(f"text #{r}")
+    relevant = [s for s in scored.values() if s.score > 0]
+    if not relevant and focus.empty and not text_ranking:
+        relevant = list(scored.values())
+    by_time = sorted(relevant, key=lambda s: (_neg_time(s.memory), s.memory.id))
+    for r, s in enumerate(by_time, 1):
+        s.score += W_RECENCY / (RRF_K + r)
+    for s in relevant:
+        s.score *= TYPE_WEIGHT.get(s.memory.type, 1.0)
+        s.score *= (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * s.memory.confidence
+    return sorted(relevant, key=lambda s: (-s.score, _neg_time(s.memory), s.memory.id))
+
+
+def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omit_stale: bool) -> list[Scored]:
+    """Attach statuses; penalise (or with ``omit_stale`` drop) stale and deleted memories; re-sort."""
+    out = []
+    for s in ranked:
+        ms = statuses.get(s.memory.id)
+        if ms is not None:
+            s.status_detail = ms
+            s.status = ms.status
+        if s.status in (Status.STALE, Status.DELETED):
+            if omit_stale:
+                continue
+            s.score *= STALE_PENALTY
+        out.append(s)
+    return sorted(out, key=lambda s: (-s.score, _neg_time(s.memory), s.memory.id))
+
+
+def _neg_time(m: Memory) -> float:
+    """Minus the memory's update time in seconds since the epoch (0 when unknown): newest sorts first."""
+    stamp = m.updated or m.created
+    try:
+        return -dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def age(m: Memory, now: dt.datetime | None = None) -> str:
+    """Compact age of a memory: ``5m``, ``3h``, ``2d``, ``7w``, ``1y`` ("?" when unknown)."""
+    stamp = m.updated or m.created
+    try:
+        t = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return "?"
+    secs = max(0, int(((now or dt.datetime.now(dt.timezone.utc)) - t).total_seconds()))
+    for unit, size in (("y", 31_536_000), ("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return "now"
+
+
+def status_note(s: Scored) -> str:
+    """``fresh`` or ``⚠ stale: <reason>`` / ``moved: <reason>`` for the first non-fresh anchor."""
+    if s.status == Status.FRESH or s.status_detail is None:
+        return "fresh"
+    worst = max(s.status_detail.anchors, key=lambda a: a.status.severity)
+    mark = "⚠ " if s.status in (Status.STALE, Status.DELETED) else ""
+    return f"{mark}{s.status.value}: {worst.anchor.key} {worst.reason}".strip()
+
+
+def _main_anchor(m: Memory) -> str:
+    return m.anchors[0].key if m.anchors else "-"
+
+
+def render_detail(s: Scored) -> str:
+    """Full text of one memory for the context (title, anchors, status, body, facts)."""
+    m = s.memory
+    anchors = ", ".join(a.key for a in m.anchors) or "-"
+    lines = [f"### {m.id} · {m.type} · {m.title}",
+             f"anchors: {anchors} · {age(m)} · {status_note(s)}"]
+    body = m.body.strip()
+    if len(body) > MAX_DETAIL_BODY_CHARS:
+        body = body[:MAX_DETAIL_BODY_CHARS].rsplit(" ", 1)[0] + " …"
+    if body:
+        lines.append(body)
+    lines.extend(f"- {f}" for f in m.facts)
+    return "\n".join(lines) + "\n"
+
+
+def render_index_line(s: Scored) -> str:
+    """One compact line: id, type, title, main anchor, age, status."""
+    m = s.memory
+    return f"- {m.id} [{m.type}] {m.title} — {_main_anchor(m)} · {age(m)} · {status_note(s)}\n"
+
+
+HEADER = "# gitmem: memories about the code in focus\n"
+FOOTER = "Expand an id: `gitmem show ID` (full text) · search: `gitmem recall QUERY`\n"
+
+
+@dataclass
+class Packed:
+    """The packed context: rendered text, the items it holds, and its size.
+
+    Attributes:
+        text: Markdown ("" when nothing fits or nothing is relevant).
+        detailed: ids shown in full, in order.
+        indexed: ids shown as index lines, in order.
+        tokens: estimated tokens of ``text``.
+        left_out: ranked memories that did not fit.
+    """
+
+    text: str
+    detailed: list[str]
+    indexed: list[str]
+    tokens: int
+    left_out: int
+
+
+def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
+    """Fit ``ranked`` into ``budget_tokens``: the first ``detail`` in full, then index lines.
+
+    Greedy best-first: an item that does not fit is skipped (a later, shorter
+    one may still fit). The footer is always included when anything is.
+    """
+    if not ranked or budget_tokens <= 0:
+        return Packed("", [], [], 0, len(ranked))
+    fixed = HEADER + "\n" + FOOTER
+    used = len(fixed)
+    limit = budget_tokens * CHARS_PER_TOKEN
+    details: list[str] = []
+    lines: list[str] = []
+    detailed: list[str] = []
+    indexed: list[str] = []
+    for s in ranked:
+        if len(detailed) < detail:
+            block = render_detail(s) + "\n"
+            if used + len(block) <= limit:
+                details.append(block)
+                detailed.append(s.memory.id)
+                used += len(block)
+                continue
+        line = render_index_line(s)
+        extra = len(line) + (len("\nOther memories:\n") if not lines else 0)
+        if used + extra <= limit:
+            lines.append(line)
+            indexed.append(s.memory.id)
+            used += extra
+    if not detailed and not indexed:
+        return Packed("", [], [], 0, len(ranked))
+    text = HEADER + "\n" + "".join(details)
+    if lines:
+        text += "Other memories:\n" + "".join(lines)
+    text += "\n" + FOOTER
+    return Packed(text, detailed, indexed, token_estimate(text), len(ranked) - len(detailed) - len(indexed))

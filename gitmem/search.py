@@ -1,0 +1,51 @@
+"""Opening the index for a store, keeping it in sync, and hybrid recall.
+
+The glue between ``store`` (the memory files, the source of truth) and
+``index`` (the derived LanceDB index): every query first syncs the index from
+the files by content hash, so a ``git pull`` costs only the changed files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .embed import embedder_from_config
+from .index import Hit, MemoryIndex, SyncResult
+from .model import Memory
+from .store import LoadResult, Store
+
+
+@dataclass
+class RecallHit:
+    """One search result: the memory and its fused score (reciprocal rank fusion)."""
+
+    memory: Memory
+    score: float
+    fts_rank: int | None
+    vector_rank: int | None
+
+
+def open_index(store: Store) -> MemoryIndex:
+    """The store's index, with the embedder from ``[embeddings]`` in config.toml."""
+    return MemoryIndex(store.index_dir, embedder_from_config(dict(store.config.get("embeddings", {}))))
+
+
+def sync_index(store: Store, loaded: LoadResult | None = None,
+               index: MemoryIndex | None = None) -> tuple[MemoryIndex, SyncResult, LoadResult]:
+    """Bring the index in line with the memory files; returns (index, what changed, loaded files)."""
+    loaded = loaded or store.load_all()
+    index = index or open_index(store)
+    mems = loaded.memories
+    result = index.sync(loaded.hashes, lambda mid: mems[mid])
+    return index, result, loaded
+
+
+def recall(store: Store, query: str, limit: int = 10) -> list[RecallHit]:
+    """Hybrid search (full-text BM25 + vector, fused by RRF) over all valid memories.
+
+    Returns at most ``limit`` hits, best first; [] for an empty query.
+    """
+    index, _, loaded = sync_index(store)
+    hits: list[Hit] = index.search(query, limit=limit)
+    return [RecallHit(loaded.memories[h.id], h.score, h.fts_rank, h.vector_rank)
+            for h in hits if h.id in loaded.memories]

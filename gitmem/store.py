@@ -1,0 +1,269 @@
+"""The ``.gitmem/`` directory of a repository: layout, config, memory files.
+
+Owns: where things live (``memories/``, ``local/``, ``index/``), reading
+``config.toml`` (stdlib ``tomllib``), loading every memory file (bad files are
+collected as errors, the rest keep working), and adding / replacing / removing
+memory files atomically.
+
+Must not import: lancedb, tree-sitter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from . import memfile
+from .errors import ConfigError, MemoryFileError, MemoryNotFound, NotInitialized
+from .git import Repo
+from .model import Memory
+
+GITMEM_DIR = ".gitmem"
+
+#: The config written by ``gitmem init``. Every key is documented in the README.
+DEFAULT_CONFIG = """\
+# gitmem team settings (committed). See README.md "Configuration".
+
+[context]
+# Token budget of `gitmem context` (tokens estimated as characters / 4).
+budget = 1500
+# Memories shown in full (title, body, facts) at the top of the context; the rest as a compact index.
+detail = 3
+# How not-fresh memories appear in context: "mark" (shown with their reason) or "omit".
+stale = "mark"
+
+[embeddings]
+# "wordllama" (default, offline, bundled), "openai" (any OpenAI-compatible endpoint) or "none" (full-text only).
+provider = "wordllama"
+# For provider = "openai":
+# base_url = "http://127.0.0.1:8080/v1"
+# model = "text-embedding-3-small"
+# api_key_env = "OPENAI_API_KEY"
+# timeout = 10
+
+[ignore]
+# Files never anchored or scanned (gitignore-style globs).
+globs = []
+"""
+
+GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nlocal/\n"
+
+
+def utc_now() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id() -> str:
+    """A new memory id: a ULID (time-sortable, collision-free across machines)."""
+    return str(ULID())
+
+
+@dataclass
+class LoadResult:
+    """Every memory that loaded, and one error per file that did not.
+
+    Attributes:
+        memories: id → Memory, sorted by id (ULIDs sort by creation time).
+        hashes: id → content hash of the file (``memfile.content_hash``).
+        paths: id → absolute path of the file.
+        errors: one ``MemoryFileError`` per unreadable file.
+    """
+
+    memories: dict[str, Memory] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+    errors: list[MemoryFileError] = field(default_factory=list)
+
+
+class Store:
+    """The ``.gitmem/`` directory of one work tree.
+
+    Raises (constructor):
+        NotInitialized: when ``require`` is true and ``.gitmem/`` does not exist.
+    """
+
+    def __init__(self, repo: Repo, *, require: bool = True) -> None:
+        self.repo = repo
+        self.dir = repo.root / GITMEM_DIR
+        if require and not self.dir.is_dir():
+            raise NotInitialized(f"no {GITMEM_DIR}/ in {repo.root}",
+                                 "run `gitmem init` in this repository")
+        self._config: dict[str, Any] | None = None
+
+    # -- layout -----------------------------------------------------------------------------
+
+    @property
+    def memories_dir(self) -> Path:
+        """Team memories (committed)."""
+        return self.dir / "memories"
+
+    @property
+    def local_dir(self) -> Path:
+        """Per-clone data: local memories, logs, caches, state (git-ignored)."""
+        return self.dir / "local"
+
+    @property
+    def local_memories_dir(self) -> Path:
+        """Local-scope memories (this clone only, never committed)."""
+        return self.local_dir / "memories"
+
+    @property
+    def index_dir(self) -> Path:
+        """The derived LanceDB index (git-ignored)."""
+        return self.dir / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.local_dir / "cache"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.local_dir / "logs"
+
+    def display(self, path: Path) -> str:
+        """``path`` relative to the repository root, for messages."""
+        try:
+            return path.relative_to(self.repo.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    # -- config -----------------------------------------------------------------------------
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """``config.toml`` merged over the defaults.
+
+        Raises:
+            ConfigError: the file is not valid TOML.
+        """
+        if self._config is None:
+            cfg = tomllib.loads(DEFAULT_CONFIG)
+            path = self.dir / "config.toml"
+            if path.is_file():
+                try:
+                    user = tomllib.loads(path.read_text("utf-8"))
+                except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                    raise ConfigError(f"{self.display(path)}: invalid TOML: {e}",
+                                      "fix the file (see README, Configuration)") from None
+                for k, v in user.items():
+                    if isinstance(v, dict) and isinstance(cfg.get(k), dict):
+                        cfg[k].update(v)
+                    else:
+                        cfg[k] = v
+            self._config = cfg
+        return self._config
+
+    # -- memories ---------------------------------------------------------------------------
+
+    def path_for(self, m: Memory) -> Path:
+        base = self.local_memories_dir if m.scope == "local" else self.memories_dir
+        return base / f"{m.id}{memfile.FILE_SUFFIX}"
+
+    def memory_files(self) -> list[Path]:
+        """All memory files (team then local), sorted by name within each."""
+        out: list[Path] = []
+        for d in (self.memories_dir, self.local_memories_dir):
+            if d.is_dir():
+                out.extend(sorted(p for p in d.iterdir()
+                                  if p.suffix == memfile.FILE_SUFFIX and not p.name.startswith(".")))
+        return out
+
+    def load_all(self) -> LoadResult:
+        """Load every memory file; bad files become errors, never exceptions.
+
+        A memory id present twice (team and local) keeps the team copy and reports the other.
+        """
+        res = LoadResult()
+        for p in self.memory_files():
+            try:
+                m, data = memfile.read(p, display=self.display(p))
+            except MemoryFileError as e:
+                res.errors.append(e)
+                continue
+            if m.id in res.memories:
+                res.errors.append(MemoryFileError(self.display(p), f"duplicate id {m.id}",
+                                                  hint="delete one of the two files"))
+                continue
+            res.memories[m.id] = m
+            res.hashes[m.id] = memfile.content_hash(data)
+            res.paths[m.id] = p
+        res.memories = dict(sorted(res.memories.items()))
+        return res
+
+    def get(self, mem_id: str) -> Memory:
+        """The memory with id ``mem_id`` (or a unique prefix of it, case-insensitive).
+
+        Raises:
+            MemoryNotFound: no memory, or the prefix is ambiguous.
+            MemoryFileError: the file exists but is invalid.
+        """
+        return memfile.read(self.find_path(mem_id), display=None)[0]
+
+    def find_path(self, mem_id: str) -> Path:
+        """The file of memory ``mem_id`` (exact id or unique prefix). Raises MemoryNotFound."""
+        for d in (self.memories_dir, self.local_memories_dir):
+            p = d / f"{mem_id}{memfile.FILE_SUFFIX}"
+            if memfile.valid_id(mem_id) and p.is_file():
+                return p
+        want = mem_id.upper()
+        hits = [p for p in self.memory_files() if p.stem.upper().startswith(want)] if want else []
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise MemoryNotFound(f"no memory with id {mem_id}", "list ids with `gitmem list`")
+        raise MemoryNotFound(f"id prefix {mem_id} is ambiguous ({len(hits)} memories)",
+                             "give more characters of the id")
+
+    def save(self, m: Memory) -> Path:
+        """Write ``m`` atomically to its file (team or local dir by scope); returns the path.
+
+        If the memory exists in the other scope's dir, that copy is removed (scope change).
+        """
+        path = self.path_for(m)
+        memfile.write(path, m)
+        other = (self.memories_dir if m.scope == "local" else self.local_memories_dir) / path.name
+        if other.exists():
+            other.unlink()
+        return path
+
+    def delete(self, mem_id: str) -> Memory:
+        """Remove a memory's file; returns the memory that was removed.
+
+        Raises:
+            MemoryNotFound: no such id.
+        """
+        path = self.find_path(mem_id)
+        try:
+            m = memfile.read(path, display=self.display(path))[0]
+        except MemoryFileError:
+            m = Memory(id=path.stem, type="change", title="(invalid file)")
+        path.unlink()
+        return m
+
+
+def init_layout(repo: Repo) -> list[str]:
+    """Create ``.gitmem/`` (config, memories, .gitignore, local); returns what was created.
+
+    Idempotent: existing files are left as they are.
+    """
+    created: list[str] = []
+    d = repo.root / GITMEM_DIR
+    for sub in (d, d / "memories", d / "local"):
+        if not sub.is_dir():
+            sub.mkdir(parents=True, exist_ok=True)
+            created.append(f"{GITMEM_DIR}/{sub.relative_to(d).as_posix()}/".replace("/./", "/"))
+    keep = d / "memories" / ".gitkeep"
+    if not keep.exists():
+        keep.write_bytes(b"")
+    for name, text in (("config.toml", DEFAULT_CONFIG), (".gitignore", GITIGNORE)):
+        p = d / name
+        if not p.exists():
+            memfile.write_atomic(p, text.encode("utf-8"))
+            created.append(f"{GITMEM_DIR}/{name}")
+    return created

@@ -1,0 +1,67 @@
+"""Test fixtures: an isolated git environment, and real repositories with gitmem initialised."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from testing.repos import make_repo
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Pin git identity and config; point HOME and XDG dirs at temp dirs (nothing touches the user's)."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test User\n\temail = test@example.com\n"
+                         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n")
+    template = tmp_path_factory.mktemp("git-template")
+    env = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_TEMPLATE_DIR": str(template), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache"), "LANCEDB_LOG": "error"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    for k in list(os.environ):
+        if k.startswith("GIT_") and k not in env:
+            del os.environ[k]
+    yield
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """An empty git repository (branch main, no commits)."""
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Run the gitmem CLI in-process in a directory: ``run_cli(cwd, *args) -> (code, stdout, stderr)``."""
+    from gitmem.cli import main
+
+    def run(cwd: Path, *args: str) -> tuple[int, str, str]:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def run_json(run_cli):
+    """Run a CLI command with --json and parse stdout; asserts exit code 0."""
+    def run(cwd: Path, *args: str):
+        code, out, err = run_cli(cwd, *args, "--json")
+        assert code == 0, f"exit {code}: {err}"
+        return json.loads(out)
+
+    return run

@@ -1,0 +1,97 @@
+"""Memory files: deterministic writes, one-line errors for bad files, the others keep working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem import memfile
+from gitmem.errors import MemoryFileError
+from gitmem.git import Repo
+from gitmem.model import Anchor, Memory
+from gitmem.store import Store, init_layout
+from testing.repos import make_repo
+
+SHA = "3f2a" + "0" * 36
+
+
+def _memory(**kw) -> Memory:
+    base = dict(id="01JD3V6Q4W8N5X2Y7Z9A0B1C2D", type="decision", title="Config load order",
+                body="env > yaml > defaults\n\nSee `parse_config`.", facts=["env wins"], tags=["config", "env"],
+                anchors=[Anchor(path="src/config.py", symbol="parse_config", commit=SHA, kind="function",
+                                span=(10, 42), fingerprint="ts1:abc"),
+                         Anchor(path=None, commit=SHA, kind="commit")],
+                author="Ada", created="2026-11-30T17:22:49Z", updated="2026-11-30T17:22:49Z")
+    base.update(kw)
+    return Memory(**base)
+
+
+def test_round_trip_is_byte_identical(tmp_path: Path) -> None:
+    m = _memory()
+    p = tmp_path / f"{m.id}.md"
+    first = memfile.write(p, m)
+    again, data = memfile.read(p)
+    assert again == m
+    second = memfile.write(p, again)
+    assert first == second == data
+    text = first.decode()
+    assert text.startswith("---\nid: 01JD3V6Q4W8N5X2Y7Z9A0B1C2D\ntype: decision\n")
+    assert "- anchor: src/config.py::parse_config\n" in text
+    assert "  span: [10, 42]\n" in text
+    assert "- anchor: commit:" + SHA in text
+
+
+def test_hostile_text_stays_valid(tmp_path: Path) -> None:
+    m = _memory(title="emoji 🚀 and \"quotes\" and: colons", body="lone \udcff surrogate\r\nCRLF line\n---\nnot front matter",
+                facts=["- dash", "# hash", "yes", "null"], tags=["🚀"])
+    p = tmp_path / f"{m.id}.md"
+    memfile.write(p, m)
+    back, _ = memfile.read(p)
+    assert back.title == m.title
+    assert "\ufffd surrogate" in back.body and "\r" not in back.body
+    assert back.body.endswith("---\nnot front matter")
+    assert back.facts == ["- dash", "# hash", "yes", "null"]
+    memfile.write(p, back)
+    assert memfile.read(p)[0] == back
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("---\nid: X1\ntype: decision\ntitle: [unclosed\n---\n", "invalid YAML"),
+    ("---\nid: X1\ntype: wish\ntitle: t\n---\n", "unknown type 'wish'"),
+    ("---\nid: X1\ntype: decision\ntitle: t\n<<<<<<< HEAD\nanchors: []\n=======\n>>>>>>> b\n---\n",
+     "merge-conflict markers"),
+    ("---\nid: X1\ntype: decision\ntitle: t\nanchors:\n- anchor: ../../etc/passwd\n---\n", "outside the repository"),
+    ("---\nid: X1\ntype: decision\ntitle: t\nanchors:\n- anchor: /etc/passwd::x\n---\n", "outside the repository"),
+    ("no front matter\n", "no YAML front matter"),
+    ("---\nid: X1\ntype: decision\n---\n", "'title'"),
+    ("---\nid: X1\ntype: decision\ntitle: t\nconfidence: 7\n---\n", "confidence"),
+    ("---\nid: X1\ntype: decision\ntitle: t\nanchors:\n- anchor: a.py\n  commit: HEAD\n---\n", "full hex SHA"),
+])
+def test_bad_files_give_one_line_errors(tmp_path: Path, text: str, needle: str) -> None:
+    p = tmp_path / "X1.md"
+    p.write_text(text)
+    with pytest.raises(MemoryFileError) as e:
+        memfile.read(p, display="X1.md")
+    msg = str(e.value)
+    assert needle in msg and "\n" not in msg and msg.startswith("X1.md")
+
+
+def test_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    init_layout(Repo(repo))
+    store = Store(Repo(repo))
+    good = _memory(id="01GOOD")
+    store.save(good)
+    (store.memories_dir / "01BAD.md").write_text("---\nid: 01BAD\ntype: nope\ntitle: t\n---\n")
+    (store.memories_dir / "01BIN.md").write_bytes(b"---\xff\xfe\n")
+    res = store.load_all()
+    assert list(res.memories) == ["01GOOD"]
+    assert sorted(e.path for e in res.errors) == [".gitmem/memories/01BAD.md", ".gitmem/memories/01BIN.md"]
+
+
+def test_file_name_must_match_id(tmp_path: Path) -> None:
+    p = tmp_path / "OTHER.md"
+    p.write_text(memfile.dumps(_memory()))
+    with pytest.raises(MemoryFileError, match="does not match id"):
+        memfile.read(p)

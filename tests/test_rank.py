@@ -1,0 +1,92 @@
+"""The ranker: each proximity tier, fusion with text relevance, staleness penalty, budget packing."""
+
+from __future__ import annotations
+
+from gitmem import rank as R
+from gitmem.focus import WEIGHT_BRANCH, Focus
+from gitmem.model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
+
+
+def _m(mid: str, *anchors: str, updated: str = "2026-11-01T00:00:00Z", type: str = "discovery",
+       body: str = "") -> Memory:
+    out = []
+    for a in anchors:
+        path, _, sym = a.partition("::")
+        out.append(Anchor(path=path, symbol=sym or None, commit="0" * 40, kind="function" if sym else "file"))
+    return Memory(id=mid, type=type, title=f"memory {mid}", body=body, anchors=out, created=updated, updated=updated)
+
+
+def _focus() -> Focus:
+    f = Focus()
+    f.add_file("src/auth/jwt.py", 1.0, "dirty")
+    f.add_symbol("src/auth/jwt.py", "Signer.sign", 1.0, "changed")
+    return f
+
+
+def test_proximity_tiers_order() -> None:
+    mems = [
+        _m("DIR", "src/auth/session.py::Session.open"),
+        _m("FILE", "src/auth/jwt.py::verify"),
+        _m("ENCL", "src/auth/jwt.py::Signer"),
+        _m("SAME", "src/auth/jwt.py::Signer.sign"),
+        _m("FAR", "docs/readme.md"),
+    ]
+    ranked = R.rank(mems, _focus())
+    assert [s.memory.id for s in ranked] == ["SAME", "ENCL", "FILE", "DIR"]
+    prox = {s.memory.id: s.proximity for s in ranked}
+    assert prox["SAME"] == R.TIER_SAME_SYMBOL and prox["ENCL"] == R.TIER_ENCLOSING
+    assert prox["FILE"] == R.TIER_SAME_FILE and prox["DIR"] == R.TIER_SAME_DIR
+
+
+def test_branch_focus_weighs_less_than_dirty() -> None:
+    f = Focus()
+    f.add_file("a/dirty.py", 1.0, "dirty")
+    f.add_file("b/branch.py", WEIGHT_BRANCH, "branch")
+    ranked = R.rank([_m("B", "b/branch.py"), _m("D", "a/dirty.py")], f)
+    assert [s.memory.id for s in ranked] == ["D", "B"]
+
+
+def test_prompt_names_match_symbol_last_component() -> None:
+    f = Focus(names={"sign": 1.0})
+    ranked = R.rank([_m("X", "src/x.py::Other.run"), _m("S", "src/auth/jwt.py::Signer.sign")], f)
+    assert [s.memory.id for s in ranked] == ["S"]
+
+
+def test_text_relevance_fuses_with_proximity() -> None:
+    mems = [_m("PROX", "src/auth/jwt.py::Signer.sign"), _m("TEXT", "other/x.py"), _m("BOTH", "src/auth/jwt.py")]
+    ranked = R.rank(mems, _focus(), text_ranking=["TEXT", "BOTH"])
+    ids = [s.memory.id for s in ranked]
+    assert ids[0] == "BOTH"  # in both lists beats first in one
+    assert set(ids) == {"PROX", "TEXT", "BOTH"}
+
+
+def test_empty_focus_falls_back_to_recency() -> None:
+    mems = [_m("OLD", "a.py", updated="2026-01-01T00:00:00Z"), _m("NEW", "b.py", updated="2026-11-01T00:00:00Z")]
+    assert [s.memory.id for s in R.rank(mems, Focus())] == ["NEW", "OLD"]
+
+
+def test_stale_penalty_and_omission() -> None:
+    a, b = _m("A", "src/auth/jwt.py"), _m("B", "src/auth/jwt.py", updated="2026-10-01T00:00:00Z")
+    ranked = R.rank([a, b], _focus())
+    assert [s.memory.id for s in ranked] == ["A", "B"]
+    st = {"A": MemoryStatus(a, [AnchorStatus(a.anchors[0], Status.STALE, reason="body changed in abc")])}
+    marked = R.apply_status(list(ranked), st, omit_stale=False)
+    assert [s.memory.id for s in marked] == ["B", "A"]
+    assert "⚠ stale" in R.render_index_line(marked[1]) and "body changed in abc" in R.render_index_line(marked[1])
+    omitted = R.apply_status(R.rank([a, b], _focus()), st, omit_stale=True)
+    assert [s.memory.id for s in omitted] == ["B"]
+
+
+def test_pack_respects_budget_and_details_first() -> None:
+    mems = [_m(f"M{i:02d}", "src/auth/jwt.py", body="word " * 100) for i in range(30)]
+    ranked = R.rank(mems, _focus())
+    for budget in (60, 200, 500, 1500):
+        p = R.pack(ranked, budget, detail=3)
+        assert p.tokens <= budget
+        assert R.token_estimate(p.text) == p.tokens
+        if p.text:
+            assert p.text.endswith(R.FOOTER)
+    p = R.pack(ranked, 1500, detail=3)
+    assert len(p.detailed) == 3 and p.indexed and p.left_out == 30 - 3 - len(p.indexed)
+    assert p.detailed == [s.memory.id for s in ranked[:3]]
+    assert R.pack(ranked, 0).text == ""
