@@ -221,16 +221,31 @@ def test_lock_file_location(synced: tuple[MemoryIndex, Store], repo: Path) -> No
 
 def test_many_writes_stay_compact(index: MemoryIndex) -> None:
     store = Store([])
-    for i in range(12):
-        store.memories[f"01M{i:02d}"] = mem(f"01M{i:02d}", f"note number {i} about caching")
-        store.sync(index)
     table_dir = index.index_dir / "memories.lance"
-    assert len(list((table_dir / "_versions").glob("*.manifest"))) <= 3  # old versions cleaned up
-    stats = index._table.stats()
-    assert stats["fragment_stats"]["num_fragments"] <= 2
-    assert index.count() == 12
+    for i in range(30):
+        store.memories[f"01M{i:02d}"] = mem(f"01M{i:02d}", f"note number {i} about caching")
+        if i % 3 == 0 and i:
+            del store.memories[f"01M{i - 1:02d}"]
+        store.sync(index)
+        manifests = len(list((table_dir / "_versions").glob("*.manifest")))
+        assert manifests <= index_mod.COMPACT_VERSIONS + 2  # old versions are cleaned up
+        assert index._table.stats()["fragment_stats"]["num_fragments"] <= index_mod.COMPACT_FRAGMENTS + 1
+        assert top_ids(index, f"number {i}")[0] == f"01M{i:02d}"  # unindexed rows are searchable
+    assert index.count() == len(store.memories) == 21
+    assert len(index.ids()) == 21
+
+
+def test_optimize_folds_rows_into_fts(index: MemoryIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_mod, "COMPACT_UNINDEXED", 0)  # optimize after every write
+    store = Store(list(CORPUS))
+    store.sync(index)
+    store.memories["01K8S"] = mem("01K8S", "Deploys go through kubernetes helm charts")
+    store.sync(index)
     for col in index_mod.FTS_COLUMNS:
-        assert index._table.index_stats(f"{col}_idx").num_unindexed_rows == 0  # FTS kept fresh
+        assert index._table.index_stats(f"{col}_idx").num_unindexed_rows == 0
+    assert index._table.stats()["fragment_stats"]["num_fragments"] == 1
+    assert len(list((index.index_dir / "memories.lance" / "_versions").glob("*.manifest"))) == 1
+    assert top_ids(index, "kubernetes")[0] == "01K8S"
 
 
 # --------------------------------------------------------------------------- search
