@@ -36,9 +36,9 @@ independent checks:
   ast looks for a def with the same dump (name left out) in the same file and in
   every Python file that git reports as added / renamed / modified from O to L;
   exactly one such def is a move or rename gitmem missed.
-* **text check (every language).** The anchored lines at O and the lines
-  gitmem reports at L, with all whitespace removed: a ``stale`` anchor whose
-  text is identical is a likely false stale (Python indentation aside).
+* **text check (languages other than Python).** The anchored lines at O and
+  the lines gitmem reports at L, with all whitespace removed: a ``stale``
+  anchor whose text is identical is a likely false stale.
 
 How pairs are chosen
 --------------------
@@ -98,6 +98,7 @@ GAP_MIN = 5
 GAP_MAX = 50
 POOL_FACTOR = 4
 MAX_EXAMPLES = 12
+MIN_RENAME_STATEMENTS = 3
 
 STATUSES = [s.value for s in Status]  # fresh, moved, stale, deleted
 VERDICTS = ["unchanged", "changed", "missing", "file-gone", "not-found-at-O", "parse-error"]
@@ -133,6 +134,12 @@ class PyDef:
     dump: str            # full dump, docstrings removed
     anon_dump: str       # the same with the def's own name blanked (for moves / renames)
     lines: tuple[int, int]
+    statements: int      # statements in the def, itself included (docstrings removed)
+
+
+def _short(name: str) -> str:
+    """Last component of a qualified name, without a ``#n`` suffix."""
+    return name.split("#", 1)[0].rsplit(".", 1)[-1]
 
 
 def _strip(tree: ast.AST) -> None:
@@ -171,7 +178,8 @@ def python_defs(source: bytes) -> dict[str, PyDef] | None:
                 anon = copy.copy(child)
                 anon.name = ""
                 start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                out[q] = PyDef(child, _dump(child), _dump(anon), (start, child.end_lineno or start))
+                size = sum(1 for n in ast.walk(child) if isinstance(n, ast.stmt))
+                out[q] = PyDef(child, _dump(child), _dump(anon), (start, child.end_lineno or start), size)
                 visit(child, q + ".")
             elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 visit(child, prefix)
@@ -217,16 +225,22 @@ class AstOracle:
         return name_now in at_l and at_l[name_now].anon_dump == at_o[name].anon_dump
 
     def find_elsewhere(self, o: str, l: str, path: str, name: str, places: list[str]) -> list[str]:
-        """``path::name`` places at L holding the same code as ``path::name`` at O (names left out)."""
+        """``path::name`` places at L holding the same code as ``path::name`` at O (names left out).
+
+        Under another name only when the def has at least ``MIN_RENAME_STATEMENTS``
+        statements: ``def __enter__(self): return self`` is everywhere.
+        """
         at_o = self.defs(o, path)
         if not isinstance(at_o, dict) or name not in at_o:
             return []
-        want = at_o[name].anon_dump
+        want, short = at_o[name].anon_dump, _short(name)
+        big = at_o[name].statements >= MIN_RENAME_STATEMENTS
         hits = []
         for p in places:
             at_l = self.defs(l, p)
             if isinstance(at_l, dict):
-                hits.extend(f"{p}::{q}" for q, d in at_l.items() if d.anon_dump == want)
+                hits.extend(f"{p}::{q}" for q, d in at_l.items()
+                            if d.anon_dump == want and (big or _short(q) == short))
         return hits
 
 
@@ -250,6 +264,7 @@ class Row:
     symbol_now: str | None = None
     verdict: str | None = None          # ast verdict, Python only
     moved_ok: bool | None = None        # ast agrees with a gitmem "moved"
+    moved_how: str | None = None        # "exact": same fingerprint at the new place; "body": body_fp only
     missed_move: str | None = None      # ast finds the code of a gitmem "deleted" anchor here
     text_same: bool | None = None       # whitespace-free span text identical at O and L
     error: str | None = None
@@ -312,7 +327,8 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
     if len(history) < 10:
         print(f"note: only {len(history)} first-parent commits; pairs overlap heavily", file=sys.stderr)
     oracle = AstOracle(repo)
-    for i, (oi, li) in enumerate(choose_pairs(len(history), k, rng)):
+    pairs = choose_pairs(len(history), k, rng)
+    for i, (oi, li) in enumerate(pairs):
         o, l = history[oi], history[li]
         info = PairInfo(i, o, l, oi, li)
         run.pairs.append(info)
@@ -381,13 +397,15 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
             info.anchors += 1
             if st is None:
                 continue
-            if st.status in (Status.FRESH, Status.STALE) and st.path_now:
+            if row.language != "python" and st.status in (Status.FRESH, Status.STALE) and st.path_now:
                 row.text_same = (_span_text(repo.read(o, row.path), anchor.span)
                                  == _span_text(repo.read(l, st.path_now), st.new_span))
             if row.language != "python":
                 continue
             row.verdict = oracle.verdict(o, l, row.path, row.symbol)
             if st.status == Status.MOVED and st.path_now and st.symbol_now:
+                now = (resolver.table(l, st.path_now) or {}).get(st.symbol_now)
+                row.moved_how = "exact" if now and now.fingerprint == anchor.fingerprint else "body"
                 row.moved_ok = oracle.same_code(o, l, row.path, row.symbol, st.path_now, st.symbol_now)
             elif st.status == Status.DELETED:
                 if changed_py is None:
@@ -399,7 +417,7 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
                 if len(hits) == 1:
                     row.missed_move = hits[0]
         info.check_s = time.perf_counter() - t
-        print(f"[{i + 1}/{len(run.pairs) or k}] {o[:10]}(#{oi})..{l[:10]}(#{li}) gap {li - oi}: "
+        print(f"[{i + 1}/{len(pairs)}] {o[:10]}(#{oi})..{l[:10]}(#{li}) gap {li - oi}: "
               f"{len(files)} code files, {info.anchors} anchors "
               f"({dict(Counter(r.status for r in run.rows if r.pair == i))}) "
               f"sample {info.sample_s:.1f}s make {info.make_s:.2f}s status {info.status_s:.1f}s "
@@ -511,8 +529,12 @@ def summarize(run: Run, repo: Repo) -> dict[str, Any]:
         },
         "moves": {
             "python_moved": len(moved_py),
+            "exact": sum(1 for r in moved_py if r.moved_how == "exact"),
+            "by_body": sum(1 for r in moved_py if r.moved_how == "body"),
             "confirmed_by_ast": sum(1 for r in moved_py if r.moved_ok),
             "contradicted_by_ast": len(bad_moves),
+            "contradicted_exact": sum(1 for r in bad_moves if r.moved_how == "exact"),
+            "contradicted_by_body": sum(1 for r in bad_moves if r.moved_how == "body"),
             "python_deleted": len(deleted_py),
             "deleted_but_ast_finds_code": len(missed),
             "contradicted_examples": examples(bad_moves),
@@ -569,11 +591,13 @@ def render(s: dict[str, Any]) -> str:
     w(f"recall of stale vs changed:    {_fmt(a['recall'])} ({a['missed_changes']} changes not called stale; "
       f"{a['moved_or_deleted_but_same_name_found']} graded anchors called moved/deleted)")
     m = s["moves"]
-    w(f"moves (python): {m['python_moved']} moved, {m['confirmed_by_ast']} confirmed by ast, "
-      f"{m['contradicted_by_ast']} contradicted; {m['python_deleted']} deleted, "
+    w(f"moves (python): {m['python_moved']} moved ({m['exact']} same fingerprint, {m['by_body']} by body "
+      f"match), {m['confirmed_by_ast']} confirmed by ast, {m['contradicted_by_ast']} contradicted "
+      f"({m['contradicted_exact']} same fingerprint, {m['contradicted_by_body']} by body match); "
+      f"{m['python_deleted']} deleted, "
       f"{m['deleted_but_ast_finds_code']} of them ast finds unchanged elsewhere (missed move)")
     t = s["text"]
-    w(f"text check (all languages): {t['stale_with_identical_text']} stale with whitespace-free text "
+    w(f"text check (non-Python): {t['stale_with_identical_text']} stale with whitespace-free text "
       f"identical; {t['fresh_with_changed_text']} fresh with text changed (comments, formatting)")
     tm = s["timing"]
     w("")

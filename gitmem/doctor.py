@@ -58,8 +58,9 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             extra = f" (chained: {h.legacy.name})" if h.legacy else ""
             r.add("hook", "ok", f"{h.name}: git will run gitmem's hook at {h.path}{extra}")
         elif not h.installed:
-            r.add("hook", "warn", f"{h.name}: not installed at {h.path}" + (f" ({h.problem})" if h.problem else ""),
-                  "run `gitmem init` (or `gitmem hooks install`)")
+            r.add("hook", "error", f"{h.name}: git will not run gitmem's hook: not installed in {h.path.parent}"
+                  + (f" ({h.problem})" if h.problem else ""),
+                  "run `gitmem hooks install` (installs where git looks, keeping existing hooks)")
         else:
             r.add("hook", "error" if not h.will_run else "warn",
                   f"{h.name}: {h.problem or 'installed shim is outdated'}",

@@ -155,7 +155,10 @@ def server() -> Iterator[FakeServer]:
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
@@ -243,6 +246,34 @@ def test_openai_wrong_path_is_an_http_error(server: FakeServer) -> None:
     e = OpenAIEmbedder(server.base_url.removesuffix("/v1"), "m", timeout=5, max_retries=0)
     with pytest.raises(EmbeddingError, match="HTTP 404"):
         e.embed(["x"])
+
+
+def test_index_with_openai_embedder(server: FakeServer, tmp_path: Path) -> None:
+    """End to end: the index learns the dim by probing, embeds rows and queries through the
+    server; a failing server stops a sync before anything is written, and search falls
+    back to full-text with a warning."""
+    from gitmem.index import MemoryIndex
+    from gitmem.model import Memory
+
+    e = OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0)
+    index = MemoryIndex(tmp_path / ".gitmem" / "index", e)
+    mems = {"01A": Memory(id="01A", type="decision", title="alpha release checklist"),
+            "01B": Memory(id="01B", type="gotcha", title="beta flag is inverted")}
+    result = index.sync({"01A": "h1", "01B": "h2"}, mems.__getitem__)
+    assert result.rebuilt and result.added == 2
+    assert index._table.schema.field("vector").type.list_size == 8
+    hits = index.search("beta flag")
+    assert hits[0].id == "01B" and hits[0].fts_rank == 1 and hits[0].vector_rank is not None
+    assert index.last_search_warning is None
+
+    server.status = 500
+    mems["01C"] = Memory(id="01C", type="todo", title="gamma rays")
+    with pytest.raises(EmbeddingError):
+        index.sync({"01A": "h1", "01B": "h2", "01C": "h3"}, mems.__getitem__)
+    assert index.ids() == {"01A": "h1", "01B": "h2"}
+    hits = index.search("beta flag")
+    assert [h.id for h in hits] == ["01B"] and hits[0].vector_rank is None
+    assert index.last_search_warning and "HTTP 500" in index.last_search_warning
 
 
 # --------------------------------------------------------------------------- configuration

@@ -81,6 +81,7 @@ BINARY_SNIFF_BYTES = 8192
 #: Minimum difflib ratio for ``closest_names`` (difflib's own default).
 CLOSE_CUTOFF = 0.6
 
+_LEN_PREFIX = [b"%d:" % n for n in range(256)]
 _TOKEN_CLOSERS = frozenset({b"1:)", b"1:]", b"1:}", b"1:>"})
 _TOKEN_OPENERS = frozenset({b"1:(", b"1:[", b"1:{", b"1:<", b"1:,"})
 _BLOCK_OPEN = "#{"   # marker tokens (str until encoded): never of the form b"<digits>:..."
@@ -271,14 +272,14 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
             continue
         break
 
-    enc = [b"%d:%b" % (len(t), t) if t.__class__ is bytes else t.encode() for t in raw]
-    if droppable:
-        drop = {i for i in droppable
-                if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)}
-        if drop:
-            keep = [i for i in range(len(enc)) if i not in drop]
-            pos = [pos[i] for i in keep]
-            enc = [enc[i] for i in keep]
+    prefix = _LEN_PREFIX
+    enc = [prefix[len(t)] + t if t.__class__ is bytes and len(t) < 256
+           else (t.encode() if t.__class__ is str else b"%d:" % len(t) + t)  # type: ignore[operator]
+           for t in raw]
+    drop = [i for i in droppable
+            if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)]
+    for i in reversed(drop):
+        del pos[i], enc[i]
     toks = _Tokens()
     toks.pos, toks.enc = pos, enc
     return toks

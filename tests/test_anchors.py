@@ -1,0 +1,188 @@
+"""Anchor status on real repositories: every status and reason, across languages and revisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.anchors import Resolver
+from gitmem.errors import AnchorError
+from gitmem.git import WORKTREE, Repo
+from gitmem.model import Change, Status
+from testing.repos import commit, git, make_repo, write
+
+PY = '''\
+import functools
+
+
+class Signer:
+    """Signs tokens."""
+
+    def __init__(self, key):
+        self.key = key
+
+    @functools.lru_cache(maxsize=8)
+    def sign(self, payload, *, alg="HS256"):
+        header = {"alg": alg}
+        return f"{header}.{payload}.{self.key}"
+
+    def verify(self, token):
+        parts = token.split(".")
+        return len(parts) == 3
+
+
+def helper(values):
+    out = []
+    for v in values:
+        out.append(v * 2)
+    return out
+'''
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Repo]:
+    root = make_repo(tmp_path / "r", files)
+    return root, Repo(root)
+
+
+def test_fresh_then_body_signature_decorator_changes(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "Signer.sign")
+    assert a.kind == "method" and a.commit == repo.head() and a.span == (10, 13)
+    assert Resolver(repo).status(a).status == Status.FRESH
+
+    c1 = commit(root, "docstring and comments only",
+                {"auth/jwt.py": PY.replace('"""Signs tokens."""', '"""Signs JWTs."""  # comment')
+                 .replace("        header = {", "        # build the header\n        header = {")})
+    assert Resolver(repo).status(a, c1).status == Status.FRESH
+
+    c2 = commit(root, "decorator", {"auth/jwt.py": PY.replace("maxsize=8", "maxsize=16")})
+    st = Resolver(repo).status(a, c2)
+    assert st.status == Status.STALE and st.changes == [Change.DECORATORS] and st.commit == c2
+
+    c3 = commit(root, "signature", {"auth/jwt.py": PY.replace('alg="HS256"', 'alg="RS256"')})
+    st = Resolver(repo).status(a, c3)
+    # not fresh since c2 (the decorator change), so c2 is still the commit that made it stale
+    assert st.status == Status.STALE and st.changes == [Change.SIGNATURE] and st.commit == c2
+    again = Resolver(repo).make("auth/jwt.py", "Signer.sign", c2)
+    c4 = commit(root, "body", {"auth/jwt.py": PY.replace('alg="HS256"', 'alg="RS256"').replace("self.key}", "key}")})
+    st = Resolver(repo).status(again, c4)
+    assert set(st.changes) == {Change.SIGNATURE, Change.DECORATORS, Change.BODY} and st.commit == c3
+
+    # the class encloses the method: its anchor goes stale too; a sibling method stays fresh
+    cls = Resolver(repo).make("auth/jwt.py", "Signer", c1)
+    sib = Resolver(repo).make("auth/jwt.py", "Signer.verify", c1)
+    assert Resolver(repo).status(cls, c4).status == Status.STALE
+    assert Resolver(repo).status(sib, c4).status == Status.FRESH
+
+
+def test_uncommitted_change_has_no_commit(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    write(root, {"auth/jwt.py": PY.replace("v * 2", "v * 3")})
+    st = Resolver(repo).status(a, WORKTREE)
+    assert st.status == Status.STALE and st.commit is None and "uncommitted" in st.reason
+    assert Resolver(repo).status(a, repo.head()).status == Status.FRESH
+
+
+def test_symbol_renamed_is_moved_with_new_name(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    c = commit(root, "rename helper", {"auth/jwt.py": PY.replace("def helper", "def double_all")})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.MOVED and st.symbol_now == "double_all" and st.changes == [Change.RENAME]
+    assert st.commit == c
+
+
+def test_symbol_moved_to_another_file(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    body = PY[PY.index("def helper"):]
+    c = commit(root, "extract helper", {"auth/jwt.py": PY[:PY.index("def helper")], "util/lists.py": body})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.MOVED and st.path_now == "util/lists.py" and st.symbol_now == "helper"
+    assert Change.MOVE in st.changes and st.commit == c
+
+
+def test_file_renamed_and_edited_is_stale_at_new_path(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    git(root, "mv", "auth/jwt.py", "auth/tokens.py")
+    git(root, "commit", "-q", "-m", "rename file")
+    c = commit(root, "edit", {"auth/tokens.py": PY.replace("v * 2", "v * 4")})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.STALE and st.path_now == "auth/tokens.py"
+    assert Change.MOVE in st.changes and Change.BODY in st.changes and st.commit == c
+
+
+def test_deleted_symbol_and_file(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY, "README.md": "# hi\n"})
+    a = Resolver(repo).make("auth/jwt.py", "Signer.verify")
+    f = Resolver(repo).make("README.md", None)
+    assert f.kind == "file" and f.fingerprint and f.fingerprint.startswith("raw1:")
+    start = PY.index("    def verify")
+    c1 = commit(root, "drop verify", {"auth/jwt.py": PY[:start] + PY[PY.index("def helper") - 2:]})
+    st = Resolver(repo).status(a, c1)
+    assert st.status == Status.DELETED and st.commit == c1 and Change.DELETION in st.changes
+    git(root, "rm", "-q", "README.md")
+    git(root, "commit", "-q", "-m", "drop readme")
+    c2 = repo.head()
+    st = Resolver(repo).status(f, c2)
+    assert st.status == Status.DELETED and st.commit == c2
+
+
+def test_file_anchor_ignores_comments_in_code(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    f = Resolver(repo).make("auth/jwt.py", None)
+    c = commit(root, "comment", {"auth/jwt.py": "# header comment\n" + PY})
+    assert Resolver(repo).status(f, c).status == Status.FRESH
+    c2 = commit(root, "code", {"auth/jwt.py": PY + "\nX = 1\n"})
+    st = Resolver(repo).status(f, c2)
+    assert st.status == Status.STALE and st.changes == [Change.CONTENT] and st.commit == c2
+
+
+def test_commit_anchor(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"a.py": "x = 1\n"})
+    from gitmem.model import Anchor
+
+    a = Anchor(path=None, commit=repo.head(), kind="commit")
+    assert Resolver(repo).status(a).status == Status.FRESH
+    gone = Anchor(path=None, commit="1" * 40, kind="commit")
+    assert Resolver(repo).status(gone).status == Status.DELETED
+
+
+def test_make_errors(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY, "notes.txt": "hello\n"})
+    with pytest.raises(AnchorError) as e:
+        Resolver(repo).make("auth/jwt.py", "Signer.sig")
+    assert "Signer.sign" in e.value.candidates
+    with pytest.raises(AnchorError, match="no file"):
+        Resolver(repo).make("auth/none.py", None)
+    with pytest.raises(AnchorError, match="outside"):
+        Resolver(repo).make("../x.py", None)
+    with pytest.raises(AnchorError, match="no symbol support"):
+        Resolver(repo).make("notes.txt", "hello")
+
+
+GO_V1 = "package s\n\ntype Server struct{ n int }\n\nfunc (s *Server) Start(port int) error {\n\treturn nil\n}\n"
+RS_V1 = ("struct Pool { size: usize }\n\nimpl Pool {\n    fn new(size: usize) -> Self {\n"
+         "        Pool { size }\n    }\n}\n")
+JAVA_V1 = ("class Cache {\n  int get(String k) {\n    return k.length();\n  }\n"
+           "  static class Entry {\n    void touch() { }\n  }\n}\n")
+TS_V1 = "export class Api {\n  async fetch(url: string): Promise<string> {\n    return url;\n  }\n}\n"
+
+
+@pytest.mark.parametrize("path,src,symbol,edit", [
+    ("s/server.go", GO_V1, "Server.Start", ("return nil", "return errStart")),
+    ("src/pool.rs", RS_V1, "Pool.new", ("Pool { size }", "Pool { size: size * 2 }")),
+    ("src/Cache.java", JAVA_V1, "Cache.Entry.touch", ("void touch() { }", "void touch() { hits++; }")),
+    ("src/api.ts", TS_V1, "Api.fetch", ("return url;", "return url.trim();")),
+])
+def test_languages_stale_and_fresh(tmp_path: Path, path: str, src: str, symbol: str, edit: tuple[str, str]) -> None:
+    root, repo = _repo(tmp_path, {path: src})
+    a = Resolver(repo).make(path, symbol)
+    c1 = commit(root, "reformat", {path: src.replace("\n", "\n\n")})
+    assert Resolver(repo).status(a, c1).status == Status.FRESH
+    c2 = commit(root, "edit", {path: src.replace(*edit)})
+    st = Resolver(repo).status(a, c2)
+    assert st.status == Status.STALE and st.commit == c2

@@ -1,0 +1,181 @@
+"""The CLI over real repositories: exit codes, JSON errors, doctor, scan, sync, hooks after merge/rebase/checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from testing.repos import commit, git, git_proc, make_repo, write
+
+PY = "def load(path):\n    return open(path).read()\n\n\ndef save(path, data):\n    open(path, 'w').write(data)\n"
+
+
+def _init(tmp_path: Path, run_cli, files: dict[str, str] | None = None, hooks: bool = True) -> Path:
+    repo = make_repo(tmp_path / "r", files or {"io.py": PY})
+    code, _, err = run_cli(repo, "init", *([] if hooks else ["--no-hooks"]))
+    assert code == 0, err
+    return repo
+
+
+def test_exit_codes_and_json_errors(tmp_path: Path, run_cli) -> None:
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    code, out, err = run_cli(outside, "list")
+    assert code == 1 and err.startswith("error: not a git repository") and "hint:" in err
+    repo = make_repo(tmp_path / "r", {"io.py": PY})
+    code, out, err = run_cli(repo, "list", "--json")
+    assert code == 1 and out == ""
+    assert json.loads(err)["error"].startswith("no .gitmem/") and "gitmem init" in json.loads(err)["hint"]
+    run_cli(repo, "init", "--no-hooks")
+    code, out, err = run_cli(repo, "show", "NOPE")
+    assert code == 1 and "no memory with id NOPE" in err
+    code, out, err = run_cli(repo, "remember", "x", "--type", "wish")
+    assert code == 2
+    code, out, err = run_cli(repo, "stale", "--rev", "no-such-rev")
+    assert code == 1 and "unknown revision: no-such-rev" in err
+
+
+def test_show_forget_and_id_prefix(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli, hooks=False)
+    mid = run_json(repo, "remember", "Loading reads the whole file\n\nFine for configs under 1 MB.",
+                   "--anchor", "io.py::load", "--tag", "io", "--fact", "no streaming")["id"]
+    shown = run_json(repo, "show", mid[:10].lower())
+    assert shown["id"] == mid and shown["title"] == "Loading reads the whole file"
+    assert shown["body"] == "Fine for configs under 1 MB." and shown["facts"] == ["no streaming"]
+    assert shown["anchor_statuses"][0]["status"] == "fresh"
+    assert run_json(repo, "forget", mid) == {"id": mid, "forgotten": True}
+    assert run_json(repo, "list") == []
+
+
+def test_remember_from_subdirectory_and_local_scope(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli, {"pkg/io.py": PY}, hooks=False)
+    mid = run_json(repo / "pkg", "remember", "local note", "--anchor", "io.py::save", "--local")["id"]
+    assert (repo / ".gitmem/local/memories" / f"{mid}.md").is_file()
+    assert run_json(repo, "show", mid)["anchors"][0]["anchor"] == "pkg/io.py::save"
+    assert "local/" in (repo / ".gitmem/.gitignore").read_text()
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", ".gitmem/local") == ""
+
+
+def test_invalid_file_reported_and_others_work(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli, hooks=False)
+    good = run_json(repo, "remember", "good one", "--anchor", "io.py")["id"]
+    (repo / ".gitmem/memories/01BAD.md").write_text("---\nid: 01BAD\ntype: decision\ntitle: [oops\n---\n")
+    code, out, err = run_cli(repo, "list")
+    assert code == 0 and good in out
+    assert "warning: .gitmem/memories/01BAD.md" in err and "invalid YAML" in err
+    code, out, err = run_cli(repo, "doctor")
+    assert code == 1 and ".gitmem/memories/01BAD.md" in out
+
+
+def test_doctor_hooks_husky_and_hookspath(tmp_path: Path, run_cli, run_json) -> None:
+    repo = make_repo(tmp_path / "r", {"io.py": PY})
+    husky = repo / ".husky"
+    husky.mkdir()
+    (husky / "post-commit").write_text("#!/bin/sh\necho husky-ran >> \"$(git rev-parse --show-toplevel)/husky.log\"\n")
+    (husky / "post-commit").chmod(0o755)
+    git(repo, "config", "core.hooksPath", ".husky")
+    run_cli(repo, "init")
+    rep = run_json(repo, "doctor")
+    hooks = [c for c in rep["checks"] if c["name"] == "hook"]
+    assert len(hooks) == 4 and all(c["level"] == "ok" for c in hooks)
+    assert any("chained" in c["message"] and "post-commit" in c["message"] for c in hooks)
+    run_json(repo, "remember", "load reads all", "--anchor", "io.py::load")
+    commit(repo, "m")
+    write(repo, {"io.py": PY.replace("read()", "read(100)")})
+    git(repo, "add", "-A")
+    p = git_proc(repo, "commit", "-q", "-m", "change load")
+    assert p.returncode == 0 and b"gitmem: 1 memory may be stale" in p.stderr
+    assert (repo / "husky.log").read_text().count("husky-ran") == 2
+    # point git somewhere else: doctor must say git will not run gitmem's hooks
+    git(repo, "config", "core.hooksPath", ".elsewhere")
+    code, out, err = run_cli(repo, "doctor")
+    assert code == 1
+    assert "not installed" in out or "will not run" in out
+
+
+def test_existing_post_commit_hook_still_runs(tmp_path: Path, run_cli, run_json) -> None:
+    repo = make_repo(tmp_path / "r", {"io.py": PY})
+    hook = repo / ".git/hooks/post-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho mine >> \"$(git rev-parse --show-toplevel)/mine.log\"\nexit 3\n")
+    hook.chmod(0o755)
+    run_cli(repo, "init")
+    run_json(repo, "remember", "save overwrites", "--anchor", "io.py::save")
+    commit(repo, "m")
+    write(repo, {"io.py": PY.replace("'w'", "'a'")})
+    git(repo, "add", "-A")
+    p = git_proc(repo, "commit", "-q", "-m", "append")
+    assert p.returncode == 0 and b"gitmem: 1 memory may be stale" in p.stderr
+    assert (repo / "mine.log").read_text() == "mine\nmine\n"
+    run_cli(repo, "hooks", "uninstall")
+    assert hook.read_text().startswith("#!/bin/sh\necho mine")
+
+
+def test_hook_never_breaks_commit(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli)
+    run_json(repo, "remember", "x", "--anchor", "io.py::load")
+    # a corrupt memory file and an unreadable cache must not fail the commit
+    (repo / ".gitmem/memories/01BAD.md").write_text("<<<<<<< HEAD\n")
+    (repo / ".gitmem/local/status.json").write_text("{not json")
+    write(repo, {"io.py": PY.replace("read()", "read(1)")})
+    git(repo, "add", "-A")
+    p = git_proc(repo, "commit", "-q", "-m", "c")
+    assert p.returncode == 0 and b"Traceback" not in p.stderr
+
+
+def test_scan_and_merge_rebase_checkout(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli)
+    mid = run_json(repo, "remember", "load reads everything", "--anchor", "io.py::load")["id"]
+    commit(repo, "memory")
+    git(repo, "checkout", "-q", "-b", "topic")
+    commit(repo, "change load", {"io.py": PY.replace("read()", "read(10)")}, no_verify=True)
+    git(repo, "checkout", "-q", "main")
+    p = git_proc(repo, "merge", "-q", "--no-ff", "--no-edit", "topic")
+    assert p.returncode == 0
+    assert b"not fresh" in p.stderr  # post-merge re-checked the changed file
+    cache = json.loads((repo / ".gitmem/local/status.json").read_text())
+    assert cache["memories"][mid]["status"] == "stale"
+    scanned = run_json(repo, "scan", "HEAD~2..HEAD")
+    assert scanned["commits"] >= 1 and [m["id"] for m in scanned["not_fresh"]] == [mid]
+    p = git_proc(repo, "checkout", "-q", "HEAD~2")  # detached HEAD before the change
+    assert p.returncode == 0
+    assert run_json(repo, "stale") == []
+    git(repo, "checkout", "-q", "main")
+    # rebase: post-rewrite analyses the rewritten commits
+    git(repo, "checkout", "-q", "-b", "r2", "HEAD~1")
+    commit(repo, "other", {"other.py": "X = 1\n"}, no_verify=True)
+    p = git_proc(repo, "rebase", "-q", "main")
+    assert p.returncode == 0, p.stderr
+
+
+def test_sync_rebuilds_corrupt_index(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli, hooks=False)
+    mid = run_json(repo, "remember", "streaming reads would fix memory blowups", "--anchor", "io.py::load")["id"]
+    first = run_json(repo, "sync")
+    assert first["added"] == 1 or first["rebuilt"]
+    assert run_json(repo, "sync") | {"reason": ""} == {"added": 0, "updated": 0, "deleted": 0, "rebuilt": False,
+                                                      "reason": "", "invalid": 0}
+    for p in (repo / ".gitmem/index").rglob("*"):
+        if p.is_file() and p.suffix in (".lance", ".manifest"):
+            p.write_bytes(b"garbage")
+    hits = run_json(repo, "recall", "streaming reads")
+    assert hits and hits[0]["id"] == mid
+    shutil.rmtree(repo / ".gitmem/index")
+    assert run_json(repo, "recall", "memory blowups")[0]["id"] == mid
+    assert run_json(repo, "recall", "🚀 \"unterminated AND OR ( -x") is not None
+
+
+def test_hooks_install_idempotent_and_undo(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli)
+    hook = repo / ".git/hooks/post-commit"
+    before = hook.read_bytes()
+    again = run_json(repo, "hooks", "install")
+    assert again["installed"] == [] and sorted(again["already"]) == sorted(
+        ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
+    assert hook.read_bytes() == before and os.stat(hook).st_mode & stat.S_IXUSR
+    assert sorted(run_json(repo, "hooks", "uninstall")["removed"]) == sorted(
+        ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
+    assert not hook.exists()
