@@ -53,6 +53,8 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 FILE_SUFFIX = ".md"
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.M)
 _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
@@ -180,6 +182,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; a committed file gets the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
