@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gitmem import memfile
 from gitmem.anchors import Resolver
 from gitmem.git import Repo
@@ -22,6 +24,8 @@ def test_example_memories_are_valid_and_deterministic() -> None:
 
 def test_example_anchors_resolve_in_gitmem_history() -> None:
     repo = Repo(EXAMPLE.parent)
+    if repo.run("rev-parse", "--is-shallow-repository") == "true":
+        pytest.skip("shallow clone: the anchor commits may be missing")
     resolver = Resolver(repo)
     for p in sorted((EXAMPLE / "memories").glob("*.md")):
         m, _ = memfile.read(p)
