@@ -85,7 +85,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gitmem.anchors import Resolver
@@ -99,6 +99,7 @@ GAP_MAX = 50
 POOL_FACTOR = 4
 MAX_EXAMPLES = 12
 MIN_RENAME_STATEMENTS = 3
+MIN_BODY_CHARS = 40
 
 STATUSES = [s.value for s in Status]  # fresh, moved, stale, deleted
 VERDICTS = ["unchanged", "changed", "missing", "file-gone", "not-found-at-O", "parse-error"]
@@ -235,7 +236,7 @@ class AstOracle:
             return []
         want, short = at_o[name].anon_dump, _short(name)
         big = at_o[name].statements >= MIN_RENAME_STATEMENTS
-        hits = []
+        hits: list[str] = []
         for p in places:
             at_l = self.defs(l, p)
             if isinstance(at_l, dict):
@@ -310,6 +311,25 @@ def _span_text(data: bytes | None, span: tuple[int, int] | None) -> bytes | None
         return None
     lines = data.split(b"\n")[span[0] - 1:span[1]]
     return b"".join(b"".join(line.split()) for line in lines)
+
+
+def _body_text_elsewhere(repo: Repo, o: str, l: str, path: str, span: tuple[int, int] | None,
+                         places: list[str], squashed: dict[str, bytes]) -> str | None:
+    """The one file at L whose whitespace-free text contains the anchored body's (non-Python).
+
+    The body is the span without its first and last line, at least
+    ``MIN_BODY_CHARS`` characters once whitespace is removed.
+    """
+    if span is None or span[1] - span[0] < 2:
+        return None
+    body = _span_text(repo.read(o, path), (span[0] + 1, span[1] - 1))
+    if not body or len(body) < MIN_BODY_CHARS:
+        return None
+    for p in places:
+        if p not in squashed:
+            squashed[p] = b"".join((repo.read(l, p) or b"").split())
+    found = [p for p in places if body in squashed[p]]
+    return found[0] if len(found) == 1 else None
 
 
 # --------------------------------------------------------------------------- the replay
@@ -391,16 +411,27 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
 
         # 4. independent checks
         t = time.perf_counter()
-        changed_py: list[str] | None = None
+        changed: list[str] | None = None
+        squashed: dict[str, bytes] = {}  # path -> whitespace-free text at L
         for row, anchor, st in results:
             run.rows.append(row)
             info.anchors += 1
             if st is None:
                 continue
-            if row.language != "python" and st.status in (Status.FRESH, Status.STALE) and st.path_now:
-                row.text_same = (_span_text(repo.read(o, row.path), anchor.span)
-                                 == _span_text(repo.read(l, st.path_now), st.new_span))
+            places: list[str] = []  # where a deleted symbol's code may have gone: its file, changed files
+            if st.status == Status.DELETED:
+                if changed is None:
+                    changed = sorted({c.new_path for c in repo.changed_files(o, l)
+                                      if c.new_path and language_for_path(c.new_path)})
+                places = ([row.path] if repo.read(l, row.path) is not None else []) + \
+                    [p for p in changed if p != row.path]
             if row.language != "python":
+                if st.status in (Status.FRESH, Status.STALE) and st.path_now:
+                    row.text_same = (_span_text(repo.read(o, row.path), anchor.span)
+                                     == _span_text(repo.read(l, st.path_now), st.new_span))
+                elif st.status == Status.DELETED:
+                    row.missed_move = _body_text_elsewhere(repo, o, l, row.path, anchor.span, places,
+                                                           squashed)
                 continue
             row.verdict = oracle.verdict(o, l, row.path, row.symbol)
             if st.status == Status.MOVED and st.path_now and st.symbol_now:
@@ -408,12 +439,8 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
                 row.moved_how = "exact" if now and now.fingerprint == anchor.fingerprint else "body"
                 row.moved_ok = oracle.same_code(o, l, row.path, row.symbol, st.path_now, st.symbol_now)
             elif st.status == Status.DELETED:
-                if changed_py is None:
-                    changed_py = sorted({c.new_path for c in repo.changed_files(o, l)
-                                         if c.new_path and language_for_path(c.new_path) == "python"})
-                places = ([row.path] if repo.read(l, row.path) is not None else []) + \
-                         [p for p in changed_py if p != row.path]
-                hits = oracle.find_elsewhere(o, l, row.path, row.symbol, places)
+                hits = oracle.find_elsewhere(o, l, row.path, row.symbol,
+                                             [p for p in places if language_for_path(p) == "python"])
                 if len(hits) == 1:
                     row.missed_move = hits[0]
         info.check_s = time.perf_counter() - t
@@ -441,7 +468,7 @@ def _example(row: Row) -> dict[str, Any]:
     if row.verdict:
         out["ast"] = row.verdict
     if row.missed_move:
-        out["ast_found"] = row.missed_move
+        out["found"] = row.missed_move
     if row.error:
         out["error"] = row.error
     return out
@@ -490,6 +517,7 @@ def summarize(run: Run, repo: Repo) -> dict[str, Any]:
     missed = [r for r in deleted_py if r.missed_move]
     bad_moves = [r for r in moved_py if r.moved_ok is False]
     text_stale = [r for r in ok if r.status == "stale" and r.text_same]
+    text_missed = [r for r in ok if r.language != "python" and r.status == "deleted" and r.missed_move]
     text_fresh = [r for r in ok if r.status == "fresh" and r.text_same is False]
 
     make_ms = [r.make_ms for r in rows if r.make_ms]
@@ -543,7 +571,10 @@ def summarize(run: Run, repo: Repo) -> dict[str, Any]:
         "text": {
             "stale_with_identical_text": len(text_stale),
             "fresh_with_changed_text": len(text_fresh),
+            "deleted": sum(1 for r in ok if r.language != "python" and r.status == "deleted"),
+            "deleted_but_body_text_found": len(text_missed),
             "stale_identical_examples": examples(text_stale),
+            "body_text_found_examples": examples(text_missed),
         },
         "error_examples": examples([r for r in rows if r.error]),
         "timing": {
@@ -598,7 +629,9 @@ def render(s: dict[str, Any]) -> str:
       f"{m['deleted_but_ast_finds_code']} of them ast finds unchanged elsewhere (missed move)")
     t = s["text"]
     w(f"text check (non-Python): {t['stale_with_identical_text']} stale with whitespace-free text "
-      f"identical; {t['fresh_with_changed_text']} fresh with text changed (comments, formatting)")
+      f"identical; {t['fresh_with_changed_text']} fresh with text changed (comments, formatting); "
+      f"{t['deleted']} deleted, {t['deleted_but_body_text_found']} of them with the body text found "
+      f"in one file at L")
     tm = s["timing"]
     w("")
     w(f"timing: total {tm['total_s']} s (sampling {tm['sample_s']} s, checks {tm['check_s']} s); "
@@ -611,6 +644,7 @@ def render(s: dict[str, Any]) -> str:
                       ("moves contradicted by ast", m["contradicted_examples"]),
                       ("deleted, but ast finds the same code elsewhere", m["missed_move_examples"]),
                       ("stale with identical text", t["stale_identical_examples"]),
+                      ("deleted, but the body text is in one file at L", t["body_text_found_examples"]),
                       ("errors", s["error_examples"])):
         if not ex:
             continue
@@ -618,7 +652,7 @@ def render(s: dict[str, Any]) -> str:
         w(f"{title}:")
         for e in ex:
             extra = f" -> {e['now']}" if "now" in e else ""
-            extra += f" [ast found {e['ast_found']}]" if "ast_found" in e else ""
+            extra += f" [found {e['found']}]" if "found" in e else ""
             w(f"  {e['anchor']} {e['O'][:10]}..{e['L'][:10]}: {e['status']}{extra} "
               f"{e.get('reason') or e.get('error', '')}")
             for d in e.get("diff", []):
@@ -634,8 +668,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     ap.add_argument("--max-file-kb", type=int, default=1024, help="skip larger files when sampling")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    ap.add_argument("--rows", metavar="FILE", help="also write every anchor as one JSON line to FILE")
     args = ap.parse_args(argv)
     run = replay(args.repo, args.samples, args.pairs, args.seed, args.max_file_kb)
+    if args.rows:
+        with open(args.rows, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(asdict(row)) + "\n" for row in run.rows)
     summary = summarize(run, Repo(args.repo))
     print(json.dumps(summary, indent=2) if args.json else render(summary))
     return 0

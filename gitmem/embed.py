@@ -61,8 +61,11 @@ class Embedder(Protocol):
         dim: vector length.
     """
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> "numpy.ndarray":
         """Embed ``texts``.

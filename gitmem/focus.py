@@ -24,6 +24,9 @@ WEIGHT_PROMPT = 1.0
 WEIGHT_GIVEN = 1.0
 WEIGHT_BRANCH = 0.7
 
+#: Paths under gitmem's own directory never count as code in focus.
+GITMEM_PREFIX = ".gitmem/"
+
 #: Tokens of a prompt that may name a path or a symbol.
 _TOKEN_RE = re.compile(r"[A-Za-z_][\w$]*(?:[./:-][\w$]+)*")
 #: Shortest bare name taken as a symbol mention (shorter ones are words like "id", "io").
@@ -77,6 +80,8 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
     head = repo.head()
     if include_dirty:
         for p in repo.dirty_files():
+            if p.startswith(GITMEM_PREFIX):
+                continue  # memory files are not code in focus
             focus.add_file(p, WEIGHT_DIRTY, "dirty")
             for n in changed_symbols(resolver, p, head, WORKTREE):
                 focus.add_symbol(p, n, WEIGHT_DIRTY, "changed")
@@ -84,7 +89,7 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
         base = repo.default_branch_base()
         if base:
             for ch in repo.changed_files(base, head):
-                if ch.new_path:
+                if ch.new_path and not ch.new_path.startswith(GITMEM_PREFIX):
                     focus.add_file(ch.new_path, WEIGHT_BRANCH, "branch")
     for f in files:
         rel = repo.relpath(f, cwd=cwd)

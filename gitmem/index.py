@@ -55,7 +55,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from filelock import FileLock, Timeout  # noqa: E402
 from lancedb.index import FTS  # noqa: E402
-from lancedb.query import MultiMatchQuery  # noqa: E402
+from lancedb.query import FullTextOperator, MultiMatchQuery  # noqa: E402
 
 from gitmem.embed import Embedder  # noqa: E402
 from gitmem.errors import EmbeddingError, GitmemError, IndexUnavailable  # noqa: E402
@@ -107,12 +107,17 @@ class Hit:
             rankings that contain the id (at most 2/61 ≈ 0.0328).
         fts_rank: 1-based rank in the full-text (BM25) ranking, None if absent.
         vector_rank: 1-based rank in the vector (cosine) ranking, None if absent.
+        similarity: cosine similarity of the query and memory vectors, in [-1, 1],
+            when the vector side ranked the id (else None). The vector side ranks
+            every row, so a caller may drop vector-only hits below a floor (for
+            WordLlama, related texts typically score 0.15-0.5).
     """
 
     id: str
     score: float
     fts_rank: int | None
     vector_rank: int | None
+    similarity: float | None = None
 
 
 @dataclass
@@ -140,6 +145,8 @@ class SyncResult:
 _NON_SPACE = re.compile(r"\S+")
 _SEPARATORS = re.compile(r"[\W_]+")
 _TERM = re.compile(r"[^\W_]+")
+# ASCII fast path of _camel_parts: acronym before a capitalised word | (Capital)lower run | acronym | digits
+_ASCII_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def _camel_parts(piece: str) -> list[str]:
@@ -149,6 +156,8 @@ def _camel_parts(piece: str) -> list[str]:
     last capital of an acronym followed by a lowercase letter (``HTTPServer`` →
     ``HTTP``, ``Server``).
     """
+    if piece.isascii():
+        return _ASCII_CAMEL.findall(piece)
     out: list[str] = []
     start = 0
     for i in range(1, len(piece)):
@@ -190,6 +199,8 @@ def split_identifiers(text: str) -> str:
 
     def repl(m: re.Match[str]) -> str:
         word = m.group(0)
+        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
+            return word  # fast path: a plain word (most of the text) never splits
         parts = _identifier_parts(word)
         return word + " " + " ".join(parts) if len(parts) > 1 else word
 
@@ -438,12 +449,15 @@ class MemoryIndex:
     def _meta_path(self) -> Path:
         return self.index_dir / META_FILE
 
-    def _expected_meta(self) -> dict[str, Any]:
+    def _new_meta(self, rows: pa.Table) -> dict[str, Any]:
+        """Meta for an index just built from ``rows``, with a fresh generation id."""
+        vector = rows.schema.field("vector").type if "vector" in rows.schema.names else None
         return {
             "schema": INDEX_SCHEMA_VERSION,
             "lancedb": lancedb.__version__,
             "embedder": self.embedder.name if self.embedder else None,
-            "dim": int(self.embedder.dim) if self.embedder else None,
+            "dim": int(vector.list_size) if vector is not None else None,
+            "generation": uuid.uuid4().hex,
         }
 
     def _read_meta(self) -> dict[str, Any] | None:
@@ -482,12 +496,15 @@ class MemoryIndex:
             return f"corrupt: {detail}"
         if meta is None:
             return "missing" if not self._meta_path().exists() else "corrupt: unreadable meta file"
-        want = self._expected_meta()
-        if meta.get("schema") != want["schema"]:
-            return f"schema {meta.get('schema')} -> {want['schema']}"
-        if meta.get("lancedb") != want["lancedb"]:
-            return f"lancedb {meta.get('lancedb')} -> {want['lancedb']}"
-        if meta.get("embedder") != want["embedder"] or meta.get("dim") != want["dim"]:
+        if meta.get("schema") != INDEX_SCHEMA_VERSION:
+            return f"schema {meta.get('schema')} -> {INDEX_SCHEMA_VERSION}"
+        if meta.get("lancedb") != lancedb.__version__:
+            return f"lancedb {meta.get('lancedb')} -> {lancedb.__version__}"
+        # Names only: an embedder's name fixes its dim (OpenAIEmbedder puts `dimensions` in
+        # it), and reading `dim` of an OpenAI embedder without `dimensions` costs a request.
+        # A server that silently changes the model behind a name makes the next write fail
+        # on the vector length, which rebuilds the index.
+        if meta.get("embedder") != (self.embedder.name if self.embedder else None):
             return "embedder changed"
         return ""
 
@@ -539,9 +556,11 @@ class MemoryIndex:
 
     # ------------------------------------------------------------------ rows
 
-    def _schema(self) -> pa.Schema:
+    @staticmethod
+    def _schema(dim: int | None) -> pa.Schema:
+        """Row schema; ``vector`` only when ``dim`` is given."""
         fields = [
-            pa.field("id", pa.string(), nullable=False),
+            pa.field("id", pa.string(), nullable=False),  # non-null: required by the primary key
             pa.field("content_hash", pa.string()),
             pa.field("type", pa.string()),
             pa.field("scope", pa.string()),
@@ -553,39 +572,46 @@ class MemoryIndex:
             pa.field("commits", pa.list_(pa.string())),
             pa.field("updated", pa.string()),
         ]
-        if self.embedder is not None:
-            fields.append(pa.field("vector", pa.list_(pa.float32(), int(self.embedder.dim))))
+        if dim is not None:
+            fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
         return pa.schema(fields)
 
     def _rows(self, items: Sequence[tuple[str, str, Memory]]) -> pa.Table:
-        """Arrow rows for (id, content_hash, memory) triples; embeds all texts in one call."""
-        cols: dict[str, list[Any]] = {name: [] for name in self._schema().names if name != "vector"}
+        """Arrow rows for (id, content_hash, memory) triples; embeds all texts in one call.
+
+        Raises:
+            EmbeddingError: the embedder failed or returned the wrong shape.
+        """
+        arrays: dict[str, Any] = {name: [] for name in self._schema(None).names}
         for mid, chash, m in items:
-            paths = list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT))
-            cols["id"].append(mid)
-            cols["content_hash"].append(chash)
-            cols["type"].append(m.type)
-            cols["scope"].append(m.scope)
-            cols["title"].append(m.title)
-            cols["search_text"].append(search_text(m))
-            cols["tags"].append(list(m.tags))
-            cols["paths"].append(paths)
-            cols["symbols"].append(list(dict.fromkeys(a.key for a in m.anchors if a.symbol and a.path)))
-            cols["commits"].append(list(dict.fromkeys(a.commit for a in m.anchors
-                                                      if a.kind == KIND_COMMIT and a.commit)))
-            cols["updated"].append(m.updated)
-        schema = self._schema()
-        arrays: dict[str, Any] = dict(cols)
+            arrays["id"].append(mid)
+            arrays["content_hash"].append(chash)
+            arrays["type"].append(m.type)
+            arrays["scope"].append(m.scope)
+            arrays["title"].append(m.title)
+            arrays["search_text"].append(search_text(m))
+            arrays["tags"].append(list(m.tags))
+            arrays["paths"].append(list(dict.fromkeys(a.path for a in m.anchors
+                                                      if a.path and a.kind != KIND_COMMIT)))
+            arrays["symbols"].append(list(dict.fromkeys(a.key for a in m.anchors if a.symbol and a.path)))
+            arrays["commits"].append(list(dict.fromkeys(a.commit for a in m.anchors
+                                                        if a.kind == KIND_COMMIT and a.commit)))
+            arrays["updated"].append(m.updated)
+        dim: int | None = None
         if self.embedder is not None:
-            dim = int(self.embedder.dim)
-            vecs = self.embedder.embed([embedding_text(m) for _, _, m in items]) if items else \
-                np.zeros((0, dim), dtype=np.float32)
-            vecs = np.ascontiguousarray(vecs, dtype=np.float32)
-            if vecs.shape != (len(items), dim):
-                raise EmbeddingError(f"embedder {self.embedder.name} returned shape {vecs.shape}, "
-                                     f"expected {(len(items), dim)}", "report this as a gitmem bug")
+            # Embed first: an OpenAI embedder without `dimensions` learns its dim from the answer.
+            if items:
+                vecs = np.ascontiguousarray(self.embedder.embed([embedding_text(m) for _, _, m in items]),
+                                            dtype=np.float32)
+                dim = int(vecs.shape[1]) if vecs.ndim == 2 else -1
+            else:
+                dim = int(self.embedder.dim)
+                vecs = np.zeros((0, dim), dtype=np.float32)
+            if vecs.shape != (len(items), dim) or dim != int(self.embedder.dim):
+                raise EmbeddingError(f"embedder {self.embedder.name} returned vectors of shape {vecs.shape}, "
+                                     f"expected ({len(items)}, {self.embedder.dim})", "report this as a gitmem bug")
             arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), dim)
-        return pa.table(arrays, schema=schema)
+        return pa.table(arrays, schema=self._schema(dim))
 
     @staticmethod
     def _read_hashes(table: Any) -> tuple[dict[str, str], set[str]]:
@@ -720,7 +746,7 @@ class MemoryIndex:
             table.set_unenforced_primary_key("id")
             if rows.num_rows:
                 self._create_fts(table)
-            meta = dict(self._expected_meta(), generation=uuid.uuid4().hex)
+            meta = self._new_meta(rows)
             self._write_meta(meta)
         except GitmemError:
             raise
@@ -755,21 +781,29 @@ class MemoryIndex:
         fts_ids: list[str] = []
         terms = query_terms(query)
         if terms:
-            q = table.search(MultiMatchQuery(" ".join(terms), list(FTS_COLUMNS)), query_type="fts")
+            match = MultiMatchQuery(" ".join(terms), list(FTS_COLUMNS), boosts=None, operator=FullTextOperator.OR)
+            q = table.search(match, query_type="fts")
             if where:
                 q = q.where(where, prefilter=True)
             res = q.select(["id"]).limit(k).to_arrow()
-            pairs = zip(res.column("id").to_pylist(), res.column("_score").to_pylist())
-            fts_ids = [mid for mid, _ in sorted(pairs, key=lambda p: (-p[1], p[0]))]
+            scored = zip(res.column("id").to_pylist(), res.column("_score").to_pylist())
+            fts_ids = [mid for mid, _ in sorted(scored, key=lambda p: (-p[1], p[0]))]
         vec_ids: list[str] = []
+        similarity: dict[str, float] = {}
         if qvec is not None:
             q = table.search(qvec, vector_column_name="vector").distance_type("cosine")
             if where:
                 q = q.where(where, prefilter=True)
             res = q.select(["id"]).limit(k).to_arrow()
-            pairs = zip(res.column("id").to_pylist(), res.column("_distance").to_pylist())
-            vec_ids = [mid for mid, _ in sorted(pairs, key=lambda p: (p[1], p[0]))]
-        return rrf_fuse(fts_ids, vec_ids)
+            pairs = sorted(zip(res.column("id").to_pylist(), res.column("_distance").to_pylist()),
+                           key=lambda p: (p[1], p[0]))
+            vec_ids = [mid for mid, _ in pairs]
+            for mid, dist in pairs:
+                similarity.setdefault(mid, 1.0 - float(dist))  # cosine distance = 1 - similarity
+        hits = rrf_fuse(fts_ids, vec_ids)
+        for h in hits:
+            h.similarity = similarity.get(h.id)
+        return hits
 
     @staticmethod
     def _probe(table: Any) -> bool:

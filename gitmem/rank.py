@@ -301,6 +301,6 @@ def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
         return Packed("", [], [], 0, len(ranked))
     text = HEADER + "\n" + "".join(details)
     if lines:
-        text += "Other memories:\n" + "".join(lines)
-    text += "\n" + FOOTER
+        text += "Other memories:\n" + "".join(lines) + "\n"
+    text += FOOTER
     return Packed(text, detailed, indexed, token_estimate(text), len(ranked) - len(detailed) - len(indexed))

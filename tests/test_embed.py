@@ -266,6 +266,12 @@ def test_index_with_openai_embedder(server: FakeServer, tmp_path: Path) -> None:
     assert hits[0].id == "01B" and hits[0].fts_rank == 1 and hits[0].vector_rank is not None
     assert index.last_search_warning is None
 
+    # Another process, same config: a sync with nothing changed sends no request (no dim probe).
+    before = len(server.requests)
+    other = MemoryIndex(index.index_dir, OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0))
+    assert other.sync({"01A": "h1", "01B": "h2"}, mems.__getitem__).rebuilt is False
+    assert len(server.requests) == before
+
     server.status = 500
     mems["01C"] = Memory(id="01C", type="todo", title="gamma rays")
     with pytest.raises(EmbeddingError):

@@ -151,7 +151,8 @@ def test_rrf_fuse_hand_computed() -> None:
     assert [h.id for h in hits] == ["a", "c", "b", "d"]
     for h in hits:
         assert h.score == pytest.approx(expected[h.id], abs=1e-12)
-    assert hits[0] == Hit("a", pytest.approx(expected["a"]), 1, 2)
+    assert (hits[0].id, hits[0].fts_rank, hits[0].vector_rank, hits[0].similarity) == ("a", 1, 2, None)
+    assert isinstance(hits[0], Hit)
     assert (hits[3].fts_rank, hits[3].vector_rank) == (None, 3)
 
 
@@ -286,6 +287,8 @@ def test_semantic_paraphrase(synced: tuple[MemoryIndex, Store], query: str, expe
     hits = index.search(query, limit=5)
     assert hits[0].id == expected
     assert hits[0].vector_rank == 1 and hits[0].fts_rank is None
+    assert hits[0].similarity is not None and 0.1 < hits[0].similarity <= 1.0
+    assert all(h.similarity <= hits[0].similarity for h in hits if h.similarity is not None)
 
 
 def test_search_limit_dedupe_and_determinism(synced: tuple[MemoryIndex, Store]) -> None:
@@ -327,7 +330,7 @@ def test_embeddings_off_full_text_still_works(repo: Path) -> None:
     store = Store(list(CORPUS))
     assert store.sync(index).added == len(CORPUS)
     hits = index.search("parse config")
-    assert hits[0].id == "01CFG" and hits[0].vector_rank is None
+    assert hits[0].id == "01CFG" and hits[0].vector_rank is None and hits[0].similarity is None
     assert top_ids(index, "src/auth/jwt_signer.py")[0] == "01AUTH"
     assert index.search("precedence of settings sources") == []  # no lexical match, no vectors
     assert index.search("🚀") == []

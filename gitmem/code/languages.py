@@ -11,6 +11,35 @@ caches.
 Must not import tree-sitter at module level (``language_for_path`` is used on
 light paths); nodes are only duck-typed ``tree_sitter.Node`` objects.
 
+Symbols and kinds per language (names nest with ``.``; a repeated qualified
+name gets ``#2``, ``#3`` ... in source order; anonymous code that is not listed,
+such as callbacks passed as arguments, object literals and anonymous classes,
+is not a symbol):
+
+* python: ``function``, ``method`` (a function directly in a class body, also
+  under ``if`` / ``try`` there), ``class``. Decorators are part of the span.
+  Definitions under ``if`` / ``try`` / ``with`` / loops keep the enclosing name.
+* javascript, typescript, tsx: ``function`` (declarations, generators,
+  ``const f = () => ...`` / function / class expressions as ``f``,
+  ``exports.f`` / ``module.exports.f`` / ``module.exports = {f() {}}`` members
+  as ``module.exports.f``, ``Foo.bar = function``, anonymous ``export default``
+  as ``default``), ``class``, ``method`` (class members incl. accessors and
+  fields holding a function; ``A.prototype.m = function`` as ``A.m``),
+  ``constructor`` (``Class.constructor``). TypeScript adds ``interface``,
+  ``type``, ``enum``, ``namespace`` (``NS.f``; ``declare module "x"`` as
+  ``x``); overload signatures fold into their implementation's span.
+  Functions nested in functions are ``outer.inner``; named functions inside
+  anonymous callbacks keep the enclosing name.
+* go: ``function``, ``method`` (``Recv.M``, pointer and generic receivers
+  reduced to the type name), ``struct``, ``interface``, ``type``.
+* rust: ``function``, ``method`` (in ``impl T`` / ``impl Trait for T`` as
+  ``T.m``, in a trait as ``Trait.m``), ``struct``, ``enum``, ``union``,
+  ``trait``, ``type``, ``module`` (``m.f``), ``macro`` (``macro_rules!``).
+  Outer attributes (``#[...]``) are part of the span.
+* java: ``class``, ``interface``, ``enum``, ``record``, ``annotation``,
+  ``method``, ``constructor`` (``Class.Class``). Annotations are part of the
+  span. Local classes in methods are ``Class.method.Local``.
+
 Handler contract: ``handler(node, src, parent_kind) -> list[Def] | None`` where
 ``src`` is the (CRLF-normalised) source bytes and ``parent_kind`` the kind of
 the innermost enclosing symbol or scope (``"class"``, ``"impl"``, ``None`` at
@@ -125,6 +154,14 @@ class LanguageSpec:
             kept anyway (``() => ({})``, ``(a, b)``).
         bare_param_field: field name of an unparenthesised single arrow
             parameter (JS ``x => 1`` hashes as ``(x) => 1``), or "".
+        precedence: binary operator -> binding strength (higher binds
+            tighter); parentheses around a ``binary_expression`` operand that
+            the precedence makes redundant are formatting (prettier writes
+            ``(a && b) || c``). Empty: keep all such parentheses.
+        drop_empty: (parent type, node type) pairs whose node is formatting
+            when it has no named children (Python ``class A():``).
+        comma_after_block: parent types where a ``,`` right after ``}`` is
+            formatting (Rust match arms: rustfmt drops ``{ ... },``'s comma).
         docstrings: drop Python-style docstrings (first string statement of a
             module, class or function body).
     """
@@ -143,6 +180,9 @@ class LanguageSpec:
     paren_parents: frozenset[str] = frozenset()
     paren_keep_inner: frozenset[str] = frozenset()
     bare_param_field: str = ""
+    precedence: dict[str, int] = field(default_factory=dict)
+    drop_empty: frozenset[tuple[str, str]] = frozenset()
+    comma_after_block: frozenset[str] = frozenset()
     docstrings: bool = False
 
 
@@ -226,6 +266,19 @@ def make_def(name: str, kind: str, first: "Node", last: "Node", *, body: "Node |
     )
 
 
+def redundant_parens(outer_op: str, inner_op: str, side: str, precedence: dict[str, int]) -> bool:
+    """Are the parentheses of ``(x inner_op y)`` as the ``side`` operand of
+    ``outer_op`` redundant (same tree without them)?"""
+    outer, inner = precedence.get(outer_op), precedence.get(inner_op)
+    if outer is None or inner is None or ("??" in (outer_op, inner_op) and outer_op != inner_op):
+        return False
+    if inner != outer:
+        return inner > outer
+    if outer_op == "**":  # right-associative
+        return side == "right" and inner_op == "**"
+    return side == "left"
+
+
 def _unescape_quotes(inner: bytes) -> bytes:
     r"""``\'`` -> ``'`` and ``\"`` -> ``"`` (other escapes kept): quote style is formatting."""
     if b"\\" not in inner:
@@ -303,6 +356,7 @@ PYTHON = LanguageSpec(
     drop_semicolon=lambda parent, grandparent: True,
     paren_parents=frozenset({"return_statement", "assignment", "augmented_assignment", "if_statement",
                              "elif_clause", "while_statement", "for_statement", "delete_statement"}),
+    drop_empty=frozenset({("class_definition", "argument_list")}),
     docstrings=True,
 )
 
@@ -310,9 +364,9 @@ PYTHON = LanguageSpec(
 # --------------------------------------------------------------------------- JavaScript / TypeScript
 
 _JS_COMMENTS = frozenset({"comment", "html_comment"})
-_JS_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function",
-                             "generator_function_expression"})
-_JS_CLASS_VALUES = frozenset({"class", "class_expression"})
+# ("function" is the older grammars' name for a function expression.)
+_JS_FUNC_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_JS_CLASS_VALUES = frozenset({"class"})
 _JS_METHOD_SIGS = frozenset({"method_signature"})
 _JS_FUNC_SIGS = frozenset({"function_signature"})
 
@@ -358,6 +412,8 @@ def _js_overloads(unit: "Node", name: str, sig_types: frozenset[str], src: bytes
 def _js_is_overload(unit: "Node", name: str, impl_types: frozenset[str], src: bytes) -> bool:
     """True when the next sibling declares ``name`` again (this signature folds into it)."""
     nxt = _named_next(unit, _JS_COMMENTS)
+    while nxt is not None and nxt.type == "decorator":
+        nxt = _named_next(nxt, _JS_COMMENTS)
     if nxt is None:
         return False
     decl = _js_unit_decl(nxt)
@@ -386,8 +442,7 @@ def _js_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def]
     leading = _js_overloads(unit, text(name, src), _JS_FUNC_SIGS, src)
     first = leading[0] if leading else unit
     body = node.child_by_field_name("body")
-    return [make_def(text(name, src), "function", first, unit, body=body,
-                     decorators=_js_decorators(unit) if unit is not node else [], scope=body)]
+    return [make_def(text(name, src), "function", first, unit, body=body, scope=body)]
 
 
 def _js_function_signature(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -428,9 +483,10 @@ def _js_method(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] |
     name = _js_member_name(node.child_by_field_name("name"), src)
     if not name:
         return None
-    decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
-    overloads = _js_overloads(node, name, _JS_METHOD_SIGS, src)
-    first = (decorators[:1] or overloads[:1] or [node])[0]
+    leading = _leading(node, frozenset({"decorator"}), _JS_COMMENTS)
+    decorators = leading + _js_decorators(node)
+    overloads = _js_overloads(leading[0] if leading else node, name, _JS_METHOD_SIGS, src)
+    first = (overloads or leading or [node])[0]
     body = node.child_by_field_name("body")
     kind = "constructor" if name == "constructor" else "method"
     return [make_def(name, kind, first, node, body=body, decorators=decorators, scope=body)]
@@ -445,9 +501,10 @@ def _js_method_signature(node: "Node", src: bytes, parent_kind: str | None) -> l
     impls = frozenset({"method_definition", "method_signature"})
     if node.type == "method_signature" and _js_is_overload(node, name, impls, src):
         return []
-    decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
-    overloads = _js_overloads(node, name, _JS_METHOD_SIGS, src)
-    first = (decorators[:1] or overloads[:1] or [node])[0]
+    leading = _leading(node, frozenset({"decorator"}), _JS_COMMENTS)
+    decorators = leading + _js_decorators(node)
+    overloads = _js_overloads(leading[0] if leading else node, name, _JS_METHOD_SIGS, src)
+    first = (overloads or leading or [node])[0]
     return [make_def(name, "method", first, node, decorators=decorators)]
 
 
@@ -457,11 +514,11 @@ def _js_field(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | 
     name = _js_member_name(node.child_by_field_name("property") or node.child_by_field_name("name"), src)
     value = node.child_by_field_name("value")
     if not name or value is None:
-        return None
+        return []  # a declared field (`x: T;`): its type is not a member
     decorators = _leading(node, frozenset({"decorator"}), _JS_COMMENTS) + _js_decorators(node)
     first = (decorators[:1] or [node])[0]
     d = _js_value_def(name, value, first, node, decorators, "method")
-    return [d] if d is not None else None
+    return [d] if d is not None else []  # a data field: nothing inside is a member
 
 
 def _js_variables(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -624,12 +681,22 @@ def _js_drop_semicolon(parent: str, grandparent: str) -> bool:
     return parent != "empty_statement" and grandparent not in ("for_statement", "for_in_statement")
 
 
+#: JS binary operators by binding strength (MDN's table). ``??`` never mixes
+#: with ``||`` / ``&&`` without parentheses; ``**`` is right-associative.
+_JS_PRECEDENCE: dict[str, int] = {
+    "??": 1, "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5,
+    "==": 6, "!=": 6, "===": 6, "!==": 6,
+    "<": 7, ">": 7, "<=": 7, ">=": 7, "instanceof": 7, "in": 7,
+    "<<": 8, ">>": 8, ">>>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10, "**": 11,
+}
+
+
 def _js_spec(name: str, typescript: bool) -> LanguageSpec:
     return LanguageSpec(
         name=name,
         handlers=_js_handlers(typescript),
-        barriers=frozenset({"object", "class", "class_body", "string", "template_string", "regex",
-                            "jsx_text"}),
+        barriers=frozenset({"object", "class", "class_body", "object_type", "interface_body", "string",
+                            "template_string", "regex", "jsx_text"}),
         comment_types=_JS_COMMENTS,
         atomic={"string": _js_string},
         lowercase=frozenset({"number"}),
@@ -639,6 +706,7 @@ def _js_spec(name: str, typescript: bool) -> LanguageSpec:
                                  "arrow_function", "throw_statement"}),
         paren_keep_inner=frozenset({"object", "sequence_expression", "object_pattern"}),
         bare_param_field="parameter",
+        precedence=_JS_PRECEDENCE,
     )
 
 
@@ -714,10 +782,15 @@ _RUST_ATTRS = frozenset({"attribute_item"})
 
 
 def _rust_type_name(node: "Node | None", src: bytes) -> str:
-    """Base name of an ``impl`` target: ``Foo<T>`` -> ``Foo``, ``&mut a::Foo`` -> ``Foo``."""
+    """Base name of an ``impl`` target: ``Foo<T>`` -> ``Foo``, ``&mut a::Foo`` -> ``Foo``,
+    ``dyn Foo`` -> ``Foo``; other types (tuples, arrays) as written without spaces."""
     while node is not None:
         if node.type in ("generic_type", "reference_type", "pointer_type"):
             node = node.child_by_field_name("type")
+        elif node.type == "dynamic_type":
+            node = node.child_by_field_name("trait")
+        elif node.type == "bounded_type":  # dyn A + Send: the first bound names it
+            node = node.named_children[0] if node.named_child_count else None
         elif node.type == "scoped_type_identifier":
             node = node.child_by_field_name("name")
         else:
@@ -769,6 +842,7 @@ RUST = LanguageSpec(
     barriers=frozenset({"string_literal", "raw_string_literal", "token_tree", "use_declaration"}),
     comment_types=_RUST_COMMENTS,
     tuple_types=frozenset({"tuple_expression", "tuple_type", "tuple_pattern"}),
+    comma_after_block=frozenset({"match_arm"}),
 )
 
 

@@ -61,7 +61,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path
+from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 from gitmem.model import Symbol
 
 if TYPE_CHECKING:
@@ -131,9 +131,10 @@ class _Tokens:
     """The canonical tokens of one tree, in source order.
 
     ``pos[i]``: twice the start byte of token i (sorted), so that block markers
-    can sit between bytes: an open marker at ``2*start - 1`` belongs to the
-    block's parent but not to its first statement, a close marker at
-    ``2*end`` (end of the block's last token) not to its last statement.
+    can sit between bytes: a block's open marker at ``2*start - 1`` belongs to
+    its parent but not to its first statement, its close marker at ``2*end``
+    not to its last statement (nor to a range ending with the block: a
+    trailing close marker says nothing).
     ``enc[i]``: the encoded token (``b"<len>:<text>"`` or a marker).
     """
 
@@ -161,6 +162,18 @@ def _is_docstring(node: "Node") -> bool:
             and node.named_children[0].type in ("string", "concatenated_string"))
 
 
+def _redundant_operand_parens(node: "Node", side: str | None, precedence: dict[str, int]) -> bool:
+    """Is ``node`` (a parenthesized_expression operand of a binary_expression) redundant?"""
+    inner = node.named_children
+    if side not in ("left", "right") or len(inner) != 1 or inner[0].type != "binary_expression":
+        return False
+    outer_op = node.next_sibling if side == "left" else node.prev_sibling
+    inner_op = inner[0].child_by_field_name("operator")
+    if outer_op is None or inner_op is None:
+        return False
+    return redundant_parens(outer_op.type, inner_op.type, side, precedence)
+
+
 def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
     """Walk the whole tree once and collect its canonical tokens (see the module docstring)."""
     comments, atomic, lowercase, squash = spec.comment_types, spec.atomic, spec.lowercase, spec.squash_ws
@@ -168,12 +181,14 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
     paren_parents, keep_inner, bare_field = spec.paren_parents, spec.paren_keep_inner, spec.bare_param_field
     doc_parents = ("function_definition", "class_definition") if spec.docstrings else ()
     special_leaves = frozenset({";", ",", "(", ")"}) | lowercase | squash
+    precedence, comma_after_block = spec.precedence, spec.comma_after_block
+    drop_empty = spec.drop_empty
+    drop_empty_types = {child for _, child in drop_empty}
 
     pos: list[int] = []
     raw: list[bytes | str] = []   # source tokens as bytes, block markers as str
     pos_append, raw_append = pos.append, raw.append
     droppable: list[int] = []     # indices of commas that go if a closing bracket follows
-    last_end = 0                  # end byte of the last token
 
     # One cursor walk. ``types`` / ``flags`` describe the ancestors of the
     # current node (innermost last); flags say how to treat their children.
@@ -196,7 +211,9 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
                         if drop_semi(types[-1], types[-2]):
                             token = b""
                     elif ntype == ",":
-                        if not parent_flags & _KEEP_COMMA:
+                        if comma_after_block and types[-1] in comma_after_block and raw and raw[-1] == b"}":
+                            token = b""
+                        elif not parent_flags & _KEEP_COMMA:
                             droppable.append(len(raw))
                     elif ntype in lowercase:
                         token = token.lower()
@@ -204,8 +221,8 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
                         token = b" ".join(token.split())
                     elif parent_flags & _STRIP_PARENS:  # ( or ) of a redundant parenthesized_expression
                         token = b""
-                    if flags[-1] & _DOC_SCOPE:
-                        flags[-1] |= _SEEN_STATEMENT
+                if flags[-1] & _DOC_SCOPE:
+                    flags[-1] |= _SEEN_STATEMENT
                 if token and not token.isspace():
                     if bare_field and types[-1] == "arrow_function" and cursor.field_name == bare_field:
                         pos_append(2 * start)
@@ -217,13 +234,15 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
                     else:
                         pos_append(2 * start)
                         raw_append(token)
-                    last_end = stop
         else:
             parent_flags = flags[-1]
             if parent_flags & _DOC_SCOPE and not parent_flags & _SEEN_STATEMENT:
                 flags[-1] |= _SEEN_STATEMENT
                 if _is_docstring(node):
                     ntype = ""  # left out, subtree and all
+            if (ntype in drop_empty_types and (types[-1], ntype) in drop_empty
+                    and not node.named_child_count):
+                ntype = ""  # empty formatting node (Python `class A():`)
             token = None
             if ntype in atomic:
                 token = atomic[ntype](node, src)
@@ -232,8 +251,11 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
             elif token is not None:
                 pos_append(2 * node.start_byte)
                 raw_append(token)
-                last_end = node.end_byte
-            elif node.child_count:
+            elif not node.child_count:  # an atomic type the canonicaliser declined, as written
+                if node.end_byte > node.start_byte:
+                    pos_append(2 * node.start_byte)
+                    raw_append(src[node.start_byte:node.end_byte])
+            else:
                 descend = True
                 node_flags = 0
                 if ntype in blocks:
@@ -244,9 +266,13 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
                     node_flags |= _DOC_SCOPE
                 if ntype in tuples and sum(1 for c in node.children if c.type == ",") == 1:
                     node_flags |= _KEEP_COMMA
-                if ntype == "parenthesized_expression" and types[-1] in paren_parents:
-                    inner = node.named_children
-                    if len(inner) == 1 and inner[0].type not in keep_inner:
+                if ntype == "parenthesized_expression":
+                    if types[-1] in paren_parents:
+                        inner = node.named_children
+                        if len(inner) == 1 and inner[0].type not in keep_inner:
+                            node_flags |= _STRIP_PARENS
+                    elif precedence and types[-1] == "binary_expression" and _redundant_operand_parens(
+                            node, cursor.field_name, precedence):
                         node_flags |= _STRIP_PARENS
                 if bare_field and types[-1] == "arrow_function" and cursor.field_name == bare_field:
                     node_flags |= _BARE_PARAM
@@ -262,11 +288,10 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
             types.pop()
             done = flags.pop()
             if done & _BLOCK:
-                pos_append(2 * last_end)
+                pos_append(2 * cursor.node.end_byte)
                 raw_append(_BLOCK_CLOSE)
             if done & _BARE_PARAM:
-                last_end = cursor.node.end_byte
-                pos_append(2 * last_end)
+                pos_append(2 * cursor.node.end_byte)
                 raw_append(b")")
         else:
             continue
@@ -278,8 +303,10 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
            for t in raw]
     drop = [i for i in droppable
             if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)]
-    for i in reversed(drop):
-        del pos[i], enc[i]
+    if drop:
+        gone = set(drop)
+        pos = [p for k, p in enumerate(pos) if k not in gone]
+        enc = [e for k, e in enumerate(enc) if k not in gone]
     toks = _Tokens()
     toks.pos, toks.enc = pos, enc
     return toks
@@ -316,7 +343,10 @@ def _definitions(root: "Node", spec: LanguageSpec, src: bytes) -> list[tuple[str
         if tag == "n":
             handler = handlers.get(node.type)
             if handler is not None:
-                defs = handler(node, src, parent_kind)
+                try:
+                    defs = handler(node, src, parent_kind)
+                except Exception:  # noqa: BLE001 - a strange (error-recovered) tree: not a definition
+                    defs = None
                 if defs is not None:
                     for d in reversed(defs):
                         stack.append(("d", d, prefix, parent_kind))
@@ -512,19 +542,20 @@ def _raw_fingerprint(source: bytes) -> str:
     return f"{RAW_TAG}:{hashlib.blake2b(normal, digest_size=16).hexdigest()}"
 
 
-def file_fingerprint(source: bytes, path: str) -> str:
+def file_fingerprint(source: bytes, path: str, *, blob_sha: str | None = None) -> str:
     """Fingerprint of a whole file, for file anchors.
 
     For a code file (language known from ``path``, not binary): ``ts1:`` hash of
     all its canonical tokens (comments, docstrings incl. the module docstring and
     formatting left out, as for symbols). Otherwise: ``raw1:`` hash of the bytes
     with CRLF -> LF and trailing whitespace of each line stripped.
+    Shares ``symbol_table``'s caches (pass the same ``blob_sha`` to parse once).
     Never raises for content problems.
     """
     language = _code_language(source, path)
     if language is not None:
         try:
-            return _cached(source, language, None)[1]
+            return _cached(source, language, blob_sha)[1]
         except Exception:  # noqa: BLE001
             pass
     return _raw_fingerprint(source)
