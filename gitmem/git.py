@@ -119,11 +119,20 @@ class Repo:
         if not p.is_absolute():
             p = Path(cwd or os.getcwd()) / p
         p = Path(os.path.normpath(p))
-        try:
-            rp = p.resolve().relative_to(self.root) if p.exists() else p.relative_to(self.root)
-        except ValueError:
-            raise AnchorError(f"path outside the repository: {path}",
-                              f"give a path inside {self.root}") from None
+        rp = None
+        # Prefer the path as given (a symlink inside the repo is anchored as itself), then resolved.
+        for base in (self.root, Path(os.path.normpath(self._repo.working_tree_dir or self.root))):
+            try:
+                rp = p.relative_to(base)
+                break
+            except ValueError:
+                continue
+        if rp is None:
+            try:
+                rp = p.resolve().relative_to(self.root)
+            except ValueError:
+                raise AnchorError(f"path outside the repository: {path}",
+                                  f"give a path inside {self.root}") from None
         return PurePosixPath(*rp.parts).as_posix() if rp.parts else ""
 
     @cached_property
@@ -237,6 +246,8 @@ class Repo:
         if rev is WORKTREE:
             full = self.root / path
             try:
+                if full.is_symlink():  # git stores a symlink as its target text
+                    return os.fsencode(os.readlink(full))
                 return full.read_bytes() if full.is_file() else None
             except OSError:
                 return None
