@@ -32,13 +32,21 @@ independent checks:
   ``return`` / assignment / condition). Decorators are part of both.
 * **moved check (Python only).** For a gitmem ``moved`` anchor, ast checks that
   the symbol gitmem points at (``path_now::symbol_now`` at L) has the same dump
-  as the original, the name itself left out. For a gitmem ``deleted`` anchor,
-  ast looks for a def with the same dump (name left out) in the same file and in
-  every Python file that git reports as added / renamed / modified from O to L;
-  exactly one such def is a move or rename gitmem missed.
+  as the original, the def's own name left out (so a pure rename agrees, a
+  changed parameter list or return annotation does not). The report splits
+  moves into "same fingerprint" and "by body match" (gitmem found the code
+  by ``body_fp`` only). For a gitmem ``deleted`` anchor, ast looks for a def
+  with the same dump (name left out; under another last name only when the
+  def has at least 3 statements, since ``def __enter__(self): return self`` is
+  everywhere) in the same file and in every code file that git reports as
+  added / renamed / modified from O to L; exactly one such def is a move or
+  rename gitmem missed.
 * **text check (languages other than Python).** The anchored lines at O and
   the lines gitmem reports at L, with all whitespace removed: a ``stale``
-  anchor whose text is identical is a likely false stale.
+  anchor whose text is identical is a likely false stale. A ``deleted``
+  anchor whose body lines (span minus first and last line, at least 40
+  characters without whitespace) occur verbatim in exactly one of the places
+  above is a possible missed move (or code that is no longer a symbol).
 
 How pairs are chosen
 --------------------
@@ -68,9 +76,13 @@ sampling, so ``make`` times are those of a warm cache.
 Run it
 ------
     /tmp/venv/bin/python bench/staleness.py REPO_PATH [--samples 300] [--pairs 10] [--seed 1] [--json]
+        [--rows FILE] [--max-file-kb 1024]
 
 Progress goes to stderr; the report (a table, or one JSON object with
-``--json``) to stdout. The repository is only read, never changed.
+``--json``) to stdout; ``--rows`` writes every anchor (statuses, verdicts,
+per-anchor times) as JSON lines for digging. The repository is only read,
+never changed (``git rev-list`` / ``ls-tree`` / blob reads / ``diff`` through
+``gitmem.git.Repo``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,9 @@ class _State:
 def _store(require: bool = True):  # type: ignore[no-untyped-def]
     from .store import Store
 
-    return Store(Repo(os.getcwd()), require=require)
+    store = Store(Repo(os.getcwd()), require=require)
+    store.enable_symbol_cache()
+    return store
 
 
 def _out(obj: Any, text: str | Callable[[], str]) -> None:

@@ -34,6 +34,7 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str |
     store = Store(repo, require=False)
     if not store.dir.is_dir():
         return None
+    store.enable_symbol_cache()
     if name == "post-commit":
         return post_commit(store)
     if name == "post-merge":

@@ -120,7 +120,14 @@ class Store:
 
     @property
     def cache_dir(self) -> Path:
+        """Per-clone caches (symbol tables by blob SHA); safe to delete."""
         return self.local_dir / "cache"
+
+    def enable_symbol_cache(self) -> None:
+        """Keep parsed symbol tables on disk under ``cache_dir`` (keyed by blob SHA + extractor version)."""
+        from .code.symbols import set_cache_dir
+
+        set_cache_dir(self.cache_dir / "symbols" if self.dir.is_dir() else None)
 
     @property
     def log_dir(self) -> Path:
