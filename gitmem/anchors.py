@@ -35,10 +35,8 @@ from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status,
 #: Bounds the cost of one anchor on a long history (each step parses one blob).
 MAX_BLAME_COMMITS = 200
 
-#: A symbol found elsewhere counts as the same code only when it spans at least
-#: this many lines, or its full fingerprint (name included) matches: a one-line
-#: body like ``return None`` occurs too often to prove a rename.
-MIN_LINES_FOR_BODY_MATCH = 2
+#: How many successive renames or moves of one symbol are followed through history.
+MAX_TRACE_DEPTH = 4
 
 
 @dataclass
@@ -60,6 +58,7 @@ class Resolver:
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
         self._head = repo.head()
+        self._from_root = False
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -125,7 +124,7 @@ class Resolver:
 
     # -- status -----------------------------------------------------------------------------
 
-    def status(self, anchor: Anchor, rev: str | None = WORKTREE) -> AnchorStatus:
+    def status(self, anchor: Anchor, rev: str | None = WORKTREE, *, _depth: int = 0) -> AnchorStatus:
         """The status of ``anchor`` at ``rev`` (WORKTREE = files on disk), with its reason.
 
         Never raises for missing history: an anchor commit absent from this clone
@@ -135,10 +134,15 @@ class Resolver:
             return self._commit_status(anchor)
         assert anchor.path is not None
         base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
-        path_now, move_commit = self._follow_path(anchor.path, base, rev)
-        if anchor.symbol is None:
-            return self._file_status(anchor, base, rev, path_now, move_commit)
-        return self._symbol_status(anchor, base, rev, path_now, move_commit)
+        # An anchor made before the first commit has no commit: its history starts at the root.
+        outer, self._from_root = self._from_root, anchor.commit is None
+        try:
+            path_now, move_commit = self._follow_path(anchor.path, base, rev)
+            if anchor.symbol is None:
+                return self._file_status(anchor, base, rev, path_now, move_commit)
+            return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+        finally:
+            self._from_root = outer
 
     def _commit_status(self, anchor: Anchor) -> AnchorStatus:
         if anchor.commit and self.repo.commit_exists(anchor.commit):
@@ -181,7 +185,7 @@ class Resolver:
                             old_span=a.span, new_span=span, reason=_reason(what, commit, rev))
 
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
-                       move_commit: str | None) -> AnchorStatus:
+                       move_commit: str | None, _depth: int = 0) -> AnchorStatus:
         name = a.symbol or ""
         old_sym = (self.table(base, a.path or "") or {}).get(name) if base else None
         table_now = self.table(rev, path_now) if path_now else None
@@ -231,6 +235,9 @@ class Resolver:
                                 new_span=(found.symbol.start_line, found.symbol.end_line),
                                 reason=_reason(", ".join(parts), commit))
         gone_path = path_now or a.path or ""
+        traced = self._trace_rename(a, base, rev, gone_path, _depth)
+        if traced is not None:
+            return traced
         commit = self._commit_changing(
             base, rev, gone_path, lambda c: name not in (self.table(c, gone_path) or {}))
         what = "symbol deleted" if path_now else "file deleted"
@@ -240,7 +247,11 @@ class Resolver:
 
     def _find_elsewhere(self, a: Anchor, old_sym: Symbol | None, base: str | None, rev: str | None,
                         path_now: str | None) -> _Located | None:
-        """The same code under another name or in another file, if exactly one place has it."""
+        """The same code under another name or in another file, if exactly one place has it.
+
+        Same code means an equal fingerprint (same name, other file) or, for a
+        rename, an equal ``shape_fp`` (every token but the symbol's own name) and kind.
+        """
         places: list[str] = []
         if path_now:
             places.append(path_now)
@@ -249,26 +260,66 @@ class Resolver:
                 if ch.new_path and ch.new_path not in places and language_for_path(ch.new_path):
                     places.append(ch.new_path)
         exact: list[_Located] = []
-        by_body: list[_Located] = []
+        by_shape: list[_Located] = []
+        shape = old_sym.shape_fp if old_sym is not None else ""
         for p in places:
             for n, s in (self.table(rev, p) or {}).items():
                 if s.fingerprint == a.fingerprint:
                     exact.append(_Located(p, n, s))
-                elif (old_sym is not None and old_sym.body_fp and s.body_fp == old_sym.body_fp
-                      and s.decorators_fp == old_sym.decorators_fp and s.kind == old_sym.kind
-                      and old_sym.end_line - old_sym.start_line + 1 >= MIN_LINES_FOR_BODY_MATCH):
-                    by_body.append(_Located(p, n, s))
+                elif shape and s.shape_fp == shape and old_sym is not None and s.kind == old_sym.kind:
+                    by_shape.append(_Located(p, n, s))
         if len(exact) == 1:
             return exact[0]
-        if not exact and len(by_body) == 1:
-            return by_body[0]
+        if not exact and len(by_shape) == 1:
+            return by_shape[0]
+        return None
+
+    def _trace_rename(self, a: Anchor, base: str | None, rev: str | None, gone_path: str,
+                      depth: int) -> AnchorStatus | None:
+        """Follow a symbol renamed or moved in some commit and changed afterwards.
+
+        Finds the first commit after ``base`` where the name left ``gone_path``;
+        if the same code is found under another name or file in that commit,
+        re-anchors there and resolves that anchor at ``rev``. None when nothing is found.
+        """
+        if depth >= MAX_TRACE_DEPTH or base is None or not a.symbol:
+            return None
+        name = a.symbol
+        for c in self._commits(base, rev, gone_path):
+            if name in (self.table(c, gone_path) or {}):
+                continue
+            old_sym = (self.table(base, a.path or "") or {}).get(name)
+            found = self._find_elsewhere(a, old_sym, base, c, gone_path if self.source(c, gone_path) else None)
+            if found is None:
+                return None
+            step = Anchor(path=found.path, symbol=found.name, commit=c, kind=found.symbol.kind,
+                          span=(found.symbol.start_line, found.symbol.end_line),
+                          fingerprint=found.symbol.fingerprint)
+            later = self.status(step, rev, _depth=depth + 1)
+            if later.status == Status.DELETED:
+                return None
+            changes = [Change.RENAME] if found.name != name else []
+            if found.path != a.path:
+                changes.append(Change.MOVE)
+            changes += [ch for ch in later.changes if ch not in changes]
+            where = f"renamed to {found.name}" if found.name != name else f"moved to {found.path}"
+            if later.status == Status.STALE:
+                what = ", ".join(ch.value for ch in later.changes if ch not in (Change.MOVE, Change.RENAME))
+                reason = f"{where} in {c[:12]}, then {what or 'code'} changed" + (
+                    f" in {later.commit[:12]}" if later.commit else " (uncommitted)" if rev is WORKTREE else "")
+                return AnchorStatus(a, Status.STALE, path_now=later.path_now, symbol_now=later.symbol_now,
+                                    commit=later.commit or c, changes=changes, old_span=a.span,
+                                    new_span=later.new_span, reason=reason)
+            return AnchorStatus(a, Status.MOVED, path_now=later.path_now, symbol_now=later.symbol_now,
+                                commit=later.commit or c, changes=changes, old_span=a.span,
+                                new_span=later.new_span, reason=_reason(where, c))
         return None
 
     # -- naming the commit ------------------------------------------------------------------
 
     def _commits(self, base: str | None, rev: str | None, path: str) -> list[str]:
         end = self._head if rev is WORKTREE else rev
-        if base is None or end is None:
+        if (base is None and not self._from_root) or end is None:
             return []
         try:
             return self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]

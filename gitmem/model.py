@@ -79,6 +79,9 @@ class Symbol:
             return type); "" when the language has no separate body.
         body_fp: hash of the body's tokens.
         decorators_fp: hash of the decorator / annotation tokens ("" if none).
+        shape_fp: hash of all the symbol's tokens except its own name: equal
+            shapes under different names mean a rename. "" when the body is
+            too small to identify code (see ``code.symbols.MIN_SHAPE_BODY_TOKENS``).
     """
 
     name: str
@@ -89,6 +92,7 @@ class Symbol:
     signature_fp: str = ""
     body_fp: str = ""
     decorators_fp: str = ""
+    shape_fp: str = ""
 
 
 @dataclass

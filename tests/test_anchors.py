@@ -186,3 +186,43 @@ def test_languages_stale_and_fresh(tmp_path: Path, path: str, src: str, symbol: 
     c2 = commit(root, "edit", {path: src.replace(*edit)})
     st = Resolver(repo).status(a, c2)
     assert st.status == Status.STALE and st.commit == c2
+
+
+def test_renamed_then_changed_is_stale_under_new_name(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    c1 = commit(root, "rename", {"auth/jwt.py": PY.replace("def helper", "def double_all")})
+    c2 = commit(root, "change", {"auth/jwt.py": PY.replace("def helper", "def double_all").replace("v * 2", "v * 3")})
+    st = Resolver(repo).status(a, c2)
+    assert st.status == Status.STALE and st.symbol_now == "double_all" and st.commit == c2
+    assert Change.RENAME in st.changes and Change.BODY in st.changes
+    assert f"renamed to double_all in {c1[:12]}" in st.reason
+    assert Resolver(repo).status(a, c1).status == Status.MOVED
+
+
+def test_rename_with_signature_change_is_not_a_move(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    c = commit(root, "rename+param", {"auth/jwt.py": PY.replace("def helper(values)", "def double_all(values, k)")})
+    assert Resolver(repo).status(a, c).status == Status.DELETED
+
+
+def test_trivial_bodies_never_prove_a_rename(tmp_path: Path) -> None:
+    src = 'def a():\n    """Doc a."""\n\n\ndef b():\n    """Doc b."""\n'
+    root, repo = _repo(tmp_path, {"m.py": src, "n.py": 'def z():\n    """Other."""\n'})
+    anchor = Resolver(repo).make("m.py", "a")
+    c = commit(root, "drop a", {"m.py": 'def b():\n    """Doc b."""\n'})
+    assert Resolver(repo).status(anchor, c).status == Status.DELETED
+
+
+def test_anchor_made_before_first_commit(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r")
+    write(root, {"a.py": "def f(x):\n    return x\n"})
+    repo = Repo(root)
+    a = Resolver(repo).make("a.py", "f")
+    assert a.commit is None
+    c1 = commit(root, "first")
+    assert Resolver(repo).status(a, c1).status == Status.FRESH
+    c2 = commit(root, "change", {"a.py": "def f(x):\n    return x + 1\n"})
+    st = Resolver(repo).status(a, WORKTREE)
+    assert st.status == Status.STALE and st.commit == c2 and "uncommitted" not in st.reason

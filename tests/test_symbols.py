@@ -1072,3 +1072,18 @@ def test_find_by_fingerprint():
     assert find_by_fingerprint(tab, "ts1:nothing") == []
     with pytest.raises(ValueError):
         find_by_fingerprint(tab, "x", field="name")
+
+
+def test_formatter_parens_in_assert_and_raise_are_ignored() -> None:
+    a = extract_symbols(b"def t(x):\n    assert (x == 1)\n    raise (ValueError(x))\n", "python")["t"]
+    b = extract_symbols(b"def t(x):\n    assert x == 1\n    raise ValueError(x)\n", "python")["t"]
+    assert a.fingerprint == b.fingerprint
+
+
+def test_shape_fingerprint_ignores_only_the_own_name() -> None:
+    body = b"    total = 0\n    for v in values:\n        total += v * 2\n    return total\n"
+    a = extract_symbols(b"def helper(values):\n" + body, "python")["helper"]
+    b = extract_symbols(b"def renamed(values):\n" + body, "python")["renamed"]
+    c = extract_symbols(b"def renamed(values, k):\n" + body, "python")["renamed"]
+    assert a.shape_fp and a.shape_fp == b.shape_fp != c.shape_fp
+    assert extract_symbols(b'def d():\n    """Only a docstring."""\n', "python")["d"].shape_fp == ""

@@ -355,7 +355,8 @@ PYTHON = LanguageSpec(
                            "lambda_parameters"}),
     drop_semicolon=lambda parent, grandparent: True,
     paren_parents=frozenset({"return_statement", "assignment", "augmented_assignment", "if_statement",
-                             "elif_clause", "while_statement", "for_statement", "delete_statement"}),
+                             "elif_clause", "while_statement", "for_statement", "delete_statement",
+                             "assert_statement", "raise_statement", "yield"}),
     drop_empty=frozenset({("class_definition", "argument_list")}),
     docstrings=True,
 )

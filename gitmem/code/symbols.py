@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.1"
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.2"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
@@ -380,8 +380,30 @@ def _symbol(name: str, d: Def, toks: _Tokens) -> Symbol:
     return Symbol(
         name=name, kind=d.kind, start_line=d.start_line, end_line=d.end_line,
         fingerprint=toks.digest([(i, j)]), signature_fp=toks.digest(signature),
-        body_fp=body_fp, decorators_fp=decorators_fp,
+        body_fp=body_fp, decorators_fp=decorators_fp, shape_fp=_shape(name, d, toks, i, j),
     )
+
+
+#: A symbol whose body has fewer code tokens than this gets no ``shape_fp``: a
+#: body like ``pass``, ``return None`` or only a docstring occurs in too many
+#: places to prove that a symbol found elsewhere is the same code.
+MIN_SHAPE_BODY_TOKENS = 8
+
+
+def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> str:
+    """Fingerprint of the symbol with its own name token left out ("" for trivial bodies)."""
+    if d.body is None:
+        return ""
+    b0, b1 = toks.index(*d.body)
+    if sum(1 for t in toks.enc[b0:b1] if t[:1].isdigit()) < MIN_SHAPE_BODY_TOKENS:
+        return ""
+    own = name.rsplit(".", 1)[-1].split("#", 1)[0].encode("utf-8", "replace")
+    own_tok = b"%d:%s" % (len(own), own)
+    h = hashlib.blake2b(digest_size=16)
+    for k in range(i, j):
+        if k >= b0 or toks.enc[k] != own_tok:  # the name only counts outside the body
+            h.update(toks.enc[k])
+    return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
 
 
 def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
@@ -453,11 +475,11 @@ def _disk_read(key: str, language: str) -> tuple[dict[str, Symbol], str] | None:
             return None
         table: dict[str, Symbol] = {}
         for row in data["symbols"]:
-            name, kind, start, end, fp, sig, body, dec = row
+            name, kind, start, end, fp, sig, body, dec, shape = row
             if not (isinstance(start, int) and isinstance(end, int)
-                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec))):
+                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec, shape))):
                 return None
-            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec)
+            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec, shape)
         file_fp = data["file_fingerprint"]
         return (table, file_fp) if isinstance(file_fp, str) else None
     except Exception:  # noqa: BLE001 - any cache problem means "no cache"
@@ -473,7 +495,7 @@ def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str)
         data = {
             "version": EXTRACTOR_VERSION, "language": language, "file_fingerprint": file_fp,
             "symbols": [[s.name, s.kind, s.start_line, s.end_line, s.fingerprint, s.signature_fp,
-                         s.body_fp, s.decorators_fp] for s in table.values()],
+                         s.body_fp, s.decorators_fp, s.shape_fp] for s in table.values()],
         }
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
