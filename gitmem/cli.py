@@ -333,7 +333,9 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
                      "symbols": [f"{p}::{n}" for (p, n) in sorted(res.focus.symbols)],
                      "names": sorted(res.focus.names)},
            "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
-    _out(obj, res.packed.text or "gitmem: no memories about this focus")
+    empty = ("gitmem: no memories yet (gitmem remember …)" if not res.ranked else
+             f"gitmem: {len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens")
+    _out(obj, res.packed.text or empty)
 
 
 @cli.command()
@@ -380,8 +382,8 @@ def _render_statuses(rows: list[Any], show_all: bool) -> str:
 def scan(rev_range: str | None) -> None:
     """Re-run the analyzer over a range of commits (catch up after bypassed hooks or a clone).
 
-    REV_RANGE is `A..B` or a single revision (default: all of HEAD's history is
-    not walked; the memories are evaluated at HEAD).
+    REV_RANGE `A..B` analyses each commit of the range in order, then evaluates
+    every memory at B. A single revision (default HEAD) only evaluates there.
 
     \b
     Example usage:

@@ -59,10 +59,10 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     loaded = store.load_all()
     text_ids: list[str] = []
     if prompt.strip() and use_index:
-        from .search import relevant, sync_index  # lancedb costs ~1 s to import: only for a prompt
+        from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
         index, _, loaded = sync_index(store, loaded)
-        text_ids = [h.id for h in relevant(index.search(prompt, limit=TEXT_CANDIDATES))]
+        text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
     ranked = rank(list(loaded.memories.values()), focus, text_ids)
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}

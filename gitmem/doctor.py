@@ -44,7 +44,9 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     """Run every check (see module docstring). Never raises for what it finds."""
     r = Report()
     try:
-        store.config
+        from .embed import embedder_from_config
+
+        embedder_from_config(dict(store.config.get("embeddings", {})))
         r.add("config", "ok", ".gitmem/config.toml is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
@@ -52,7 +54,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     for e in loaded.errors:
         r.add("memory", "error", e.message, e.hint)
     r.add("memories", "ok" if not loaded.errors else "error",
-          f"{len(loaded.memories)} valid memory files, {len(loaded.errors)} invalid")
+          f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid")
     for h in git_hooks.status(store.repo):
         if h.will_run and h.ours_current:
             extra = f" (chained: {h.legacy.name})" if h.legacy else ""

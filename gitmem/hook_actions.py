@@ -11,12 +11,11 @@ Must not import: lancedb (the index is synced in another process).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from .analyzer import CommitAnalysis, analyze_commit, analyze_paths
+from .analyzer import CommitAnalysis, analyze_commit, analyze_paths, read_cache
 from .git import Repo
 from .model import MemoryStatus, Status
 from .store import Store
@@ -46,12 +45,14 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str |
         return _recheck_range(store, None if prev in ("", NULL_SHA) else prev, new or "HEAD")
     if name == "post-rewrite":
         pairs = [ln.split()[:2] for ln in stdin.decode("utf-8", "replace").splitlines() if ln.split()]
-        out: list[MemoryStatus] = []
+        out: dict[str, MemoryStatus] = {}
         for old_new in pairs:
             if len(old_new) == 2 and repo.commit_exists(old_new[1]):
-                out.extend(analyze_commit(store, old_new[1]).went_out_of_date)
+                for ms in analyze_commit(store, old_new[1]).went_out_of_date:
+                    out[ms.memory.id] = ms
         spawn_index_sync(store)
-        return summary_line(out)
+        # post-commit already reported an amend; a rebase reports once for all its commits
+        return None if (args[:1] == ["amend"]) else summary_line(list(out.values()))
     return None
 
 
@@ -75,12 +76,13 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
     paths: set[str] = set()
     for ch in repo.changed_files(old_sha, new_sha):
         paths.update(p for p in (ch.old_path, ch.new_path) if p)
+    before = read_cache(store)
     statuses = analyze_paths(store, new_sha, paths) if paths else []
     spawn_index_sync(store)
-    bad = [s for s in statuses if s.status != Status.FRESH]
-    if not bad:
-        return None
-    return f"gitmem: {_count(len(bad))} about changed files not fresh (gitmem stale)"
+    # Only memories that were fresh (or never checked) before this merge / checkout are news.
+    news = [s for s in statuses if s.status != Status.FRESH
+            and before.get(s.memory.id, {}).get("status", "fresh") == "fresh"]
+    return summary_line(news)
 
 
 def summary_line(went: list[MemoryStatus]) -> str | None:
@@ -88,10 +90,13 @@ def summary_line(went: list[MemoryStatus]) -> str | None:
     if not went:
         return None
     moved = sum(1 for s in went if s.status == Status.MOVED)
-    stale = len(went) - moved
+    deleted = sum(1 for s in went if s.status == Status.DELETED)
+    stale = len(went) - moved - deleted
     parts = []
     if stale:
         parts.append(f"{_count(stale)} may be stale")
+    if deleted:
+        parts.append(f"{_count(deleted)} lost {'its' if deleted == 1 else 'their'} code")
     if moved:
         parts.append(f"{_count(moved)} moved with {'its' if moved == 1 else 'their'} code")
     return f"gitmem: {', '.join(parts)} (gitmem stale)"
@@ -109,4 +114,4 @@ def spawn_index_sync(store: Store) -> None:
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
             [sys.executable, "-m", "gitmem.cli", "sync", "--quiet"],
             cwd=store.repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            start_new_session=True, env={**os.environ, "GITMEM_BACKGROUND": "1"})
+            start_new_session=True)

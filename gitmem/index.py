@@ -537,7 +537,7 @@ class MemoryIndex:
 
     def _unavailable(self, exc: BaseException) -> IndexUnavailable:
         return IndexUnavailable(f"the index at {self.index_dir} cannot be read: {_one_line(exc)}",
-                                "run `gitmem index rebuild` (the index is derived from the memory files)")
+                                "run `gitmem sync --rebuild` (the index is derived from the memory files)")
 
     def _mark_for_rebuild(self, exc: BaseException) -> None:
         """Leave a marker so the next sync rebuilds; best effort."""

@@ -225,7 +225,7 @@ def loads(text: str, *, path: str = "<memory>") -> Memory:
         text = text[1:]
     if not text.startswith("---\n"):
         raise MemoryFileError(path, "no YAML front matter (the file must start with '---')", line=1,
-                              hint="see .gitmem-example/ for the format")
+                              hint="a memory file starts with a --- line, YAML front matter, then ---")
     end = text.find("\n---\n", 3)
     if end < 0:
         if text.endswith("\n---"):

@@ -74,9 +74,7 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
                 raise AnchorError(f"anchor {spec}: {e.message}", e.hint) from None
             continue
         assert path is not None
-        rel = repo.relpath(path, cwd=cwd) if not _looks_relative_posix(path) or cwd else path
-        if rel.startswith("../") or rel == "..":
-            raise AnchorError(f"path outside the repository: {path}")
+        rel = _user_path(store, path, cwd)
         out.append(resolver.make(rel, symbol, sha))
     keys: set[str] = set()
     unique = []
@@ -87,8 +85,19 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
     return unique
 
 
-def _looks_relative_posix(path: str) -> bool:
-    return not path.startswith("/") and "\\" not in path
+def _user_path(store: Store, path: str, cwd: str | None) -> str:
+    """A user's path as repo-relative: relative to ``cwd`` like git, else to the repository root.
+
+    ``src/a.py`` typed in ``src/`` means ``src/src/a.py`` if that exists, otherwise
+    ``src/a.py`` from the root (agents often give root-relative paths).
+    """
+    repo = store.repo
+    if cwd is None and not path.startswith("/"):
+        return path
+    rel = repo.relpath(path, cwd=cwd)
+    if not path.startswith("/") and not (repo.root / rel).exists() and (repo.root / path).exists():
+        return repo.relpath(path, cwd=repo.root)
+    return rel
 
 
 def remember(store: Store, req: RememberRequest) -> Memory:

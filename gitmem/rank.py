@@ -52,8 +52,10 @@ W_RECENCY = 0.2
 
 #: Rules and traps are what an agent most needs to see; open questions least.
 TYPE_WEIGHT = {"constraint": 1.15, "gotcha": 1.15, "decision": 1.05, "bugfix": 1.0, "todo": 0.9}
-#: A stale or deleted memory still shows (with its warning) but below fresh ones at equal relevance.
-STALE_PENALTY = 0.5
+#: A stale or deleted memory still shows, with its warning, and drops below fresh ones only at
+#: near-equal relevance: the memory about the very code being edited is the one whose warning
+#: matters most, so it must not sink (0.95 ≈ moving down three places in a 60-long RRF list).
+STALE_PENALTY = 0.95
 #: Confidence c in [0, 1] scales the score by (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * c.
 CONFIDENCE_SPAN = 0.3
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .embed import embedder_from_config
+from .errors import IndexUnavailable
 from .index import Hit, MemoryIndex, SyncResult
 from .model import Memory
 from .store import LoadResult, Store
@@ -53,12 +54,26 @@ def sync_index(store: Store, loaded: LoadResult | None = None,
     return index, result, loaded
 
 
+def search_healing(store: Store, index: MemoryIndex, loaded: LoadResult, query: str, limit: int) -> list[Hit]:
+    """``index.search``; if the index turns out unreadable, rebuild it from the files and search again.
+
+    Raises:
+        IndexUnavailable: the rebuilt index cannot be searched either.
+    """
+    try:
+        return index.search(query, limit=limit)
+    except IndexUnavailable:
+        mems = loaded.memories
+        index.rebuild(loaded.hashes, lambda mid: mems[mid])
+        return index.search(query, limit=limit)
+
+
 def recall(store: Store, query: str, limit: int = 10) -> list[RecallHit]:
     """Hybrid search (full-text BM25 + vector, fused by RRF) over all valid memories.
 
     Returns at most ``limit`` hits, best first; [] for an empty query.
     """
     index, _, loaded = sync_index(store)
-    hits = relevant(index.search(query, limit=limit))
+    hits = relevant(search_healing(store, index, loaded, query, limit))
     return [RecallHit(loaded.memories[h.id], h.score, h.fts_rank, h.vector_rank)
             for h in hits if h.id in loaded.memories]

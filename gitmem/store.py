@@ -45,13 +45,34 @@ provider = "wordllama"
 # model = "text-embedding-3-small"
 # api_key_env = "OPENAI_API_KEY"
 # timeout = 10
-
-[ignore]
-# Files never anchored or scanned (gitignore-style globs).
-globs = []
 """
 
 GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nlocal/\n"
+
+
+#: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
+KNOWN_SECTIONS = ("context", "embeddings")
+_CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
+    "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+    "stale": (lambda v: v in ("mark", "omit"), '"mark" or "omit"'),
+}
+
+
+def _validate(cfg: dict[str, Any], where: str) -> None:
+    """Raise ConfigError for an unknown section or a bad [context] value (the embedder checks [embeddings])."""
+    hint = "fix the value (see README, Configuration)"
+    for key in cfg:
+        if key not in KNOWN_SECTIONS:
+            raise ConfigError(f"{where}: unknown section [{key}]", f"known sections: {', '.join(KNOWN_SECTIONS)}")
+        if not isinstance(cfg[key], dict):
+            raise ConfigError(f"{where}: '{key}' must be a [section]", hint)
+    for key, value in cfg["context"].items():
+        if key not in _CONTEXT_KEYS:
+            raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
+        ok, what = _CONTEXT_KEYS[key]
+        if not ok(value):
+            raise ConfigError(f"{where}: context.{key} must be {what}, got {value!r}", hint)
 
 
 def utc_now() -> str:
@@ -163,6 +184,7 @@ class Store:
                         cfg[k].update(v)
                     else:
                         cfg[k] = v
+            _validate(cfg, self.display(path))
             self._config = cfg
         return self._config
 

@@ -135,7 +135,7 @@ def test_scan_and_merge_rebase_checkout(tmp_path: Path, run_cli, run_json) -> No
     git(repo, "checkout", "-q", "main")
     p = git_proc(repo, "merge", "-q", "--no-ff", "--no-edit", "topic")
     assert p.returncode == 0
-    assert b"not fresh" in p.stderr  # post-merge re-checked the changed file
+    assert b"gitmem: 1 memory may be stale" in p.stderr  # post-merge re-checked the changed file
     cache = json.loads((repo / ".gitmem/local/status.json").read_text())
     assert cache["memories"][mid]["status"] == "stale"
     scanned = run_json(repo, "scan", "HEAD~2..HEAD")
@@ -179,3 +179,39 @@ def test_hooks_install_idempotent_and_undo(tmp_path: Path, run_cli, run_json) ->
     assert sorted(run_json(repo, "hooks", "uninstall")["removed"]) == sorted(
         ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
     assert not hook.exists()
+
+
+def test_bad_config_is_a_one_line_error(tmp_path: Path, run_cli) -> None:
+    repo = _init(tmp_path, run_cli, hooks=False)
+    cfg = repo / ".gitmem/config.toml"
+    cfg.write_text('[context]\nbudget = "lots"\n')
+    code, out, err = run_cli(repo, "context")
+    assert code == 1 and "context.budget must be an integer >= 1" in err and "Traceback" not in err
+    cfg.write_text('[contxt]\nbudget = 3\n')
+    code, out, err = run_cli(repo, "doctor")
+    assert code == 1 and "unknown section [contxt]" in out
+    cfg.write_text('[embeddings]\nprovider = "wordlama"\n')
+    code, out, err = run_cli(repo, "doctor")
+    assert code == 1 and "wordlama" in out
+
+
+def test_anchor_path_from_subdirectory_root_relative_fallback(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli, {"src/py/io.py": PY}, hooks=False)
+    a = run_json(repo / "src/py", "remember", "cwd-relative", "--anchor", "io.py::load")["anchors"][0]
+    b = run_json(repo / "src/py", "remember", "root-relative", "--anchor", "src/py/io.py::load")["anchors"][0]
+    assert a["anchor"] == b["anchor"] == "src/py/io.py::load"
+
+
+def test_hook_lines_are_not_repeated(tmp_path: Path, run_cli, run_json) -> None:
+    repo = _init(tmp_path, run_cli)
+    run_json(repo, "remember", "load reads everything", "--anchor", "io.py::load")
+    commit(repo, "memory")
+    write(repo, {"io.py": PY.replace("read()", "read(5)")})
+    git(repo, "add", "-A")
+    p = git_proc(repo, "commit", "-q", "--amend", "--no-edit")
+    assert p.stderr.count(b"gitmem:") == 1  # post-commit reports; post-rewrite (amend) stays quiet
+    git(repo, "checkout", "-q", "-b", "side")
+    commit(repo, "touch io again", {"io.py": PY.replace("read()", "read(6)")})
+    git(repo, "checkout", "-q", "main")
+    p = git_proc(repo, "merge", "-q", "--no-edit", "side")
+    assert p.returncode == 0 and b"gitmem:" not in p.stderr  # already stale before: no news

@@ -391,7 +391,7 @@ def test_search_failure_marks_index_for_rebuild(synced: tuple[MemoryIndex, Store
     reader = MemoryIndex(index.index_dir, WordLlamaEmbedder())
     with pytest.raises(IndexUnavailable) as info:
         reader.search("connection pool")
-    assert "gitmem index rebuild" in info.value.hint
+    assert "gitmem sync --rebuild" in info.value.hint
     assert (index.index_dir / index_mod.REBUILD_MARKER).exists()
     result = store.sync(reader)
     assert result.rebuilt and result.reason.startswith("corrupt: ")
