@@ -21,6 +21,7 @@ path or symbol has gone missing.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .code.symbols import closest_names, file_fingerprint, symbol_table
@@ -59,6 +60,7 @@ class Resolver:
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
         self._head = repo.head()
         self._from_root = False
+        self._history_missing = False
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -101,6 +103,10 @@ class Resolver:
         if why:
             raise AnchorError(why, "anchors are paths inside the repository")
         commit = self._head if rev is WORKTREE else rev
+        nested = self._nested_repository(spec_path)
+        if nested:
+            raise AnchorError(f"{spec_path} is inside another repository ({nested}, a submodule or nested clone)",
+                              f"run gitmem in {nested}: its commits are not this repository's")
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
         if data is None:
@@ -122,6 +128,15 @@ class Resolver:
         return Anchor(path=spec_path, symbol=symbol, commit=commit, kind=sym.kind,
                       span=(sym.start_line, sym.end_line), fingerprint=sym.fingerprint)
 
+    def _nested_repository(self, path: str) -> str | None:
+        """The directory of a submodule or nested repository that contains ``path``, if any."""
+        parts = path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            d = "/".join(parts[:i])
+            if os.path.lexists(self.repo.root / d / ".git"):
+                return d
+        return None
+
     # -- status -----------------------------------------------------------------------------
 
     def status(self, anchor: Anchor, rev: str | None = WORKTREE, *, _depth: int = 0) -> AnchorStatus:
@@ -135,14 +150,16 @@ class Resolver:
         assert anchor.path is not None
         base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
         # An anchor made before the first commit has no commit: its history starts at the root.
-        outer, self._from_root = self._from_root, anchor.commit is None
+        outer = self._from_root, self._history_missing
+        self._from_root = anchor.commit is None
+        self._history_missing = base is None and anchor.commit is not None
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.symbol is None:
                 return self._file_status(anchor, base, rev, path_now, move_commit)
             return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
         finally:
-            self._from_root = outer
+            self._from_root, self._history_missing = outer
 
     def _commit_status(self, anchor: Anchor) -> AnchorStatus:
         if anchor.commit and self.repo.commit_exists(anchor.commit):
@@ -166,7 +183,7 @@ class Resolver:
         if path_now is None:
             commit = self._commit_changing(base, rev, a.path or "", lambda c: self.source(c, a.path or "") is None)
             return AnchorStatus(a, Status.DELETED, old_span=a.span, commit=commit,
-                                changes=[Change.DELETION], reason=_reason("file deleted", commit))
+                                changes=[Change.DELETION], reason=self._why("file deleted", commit, rev))
         data = self.source(rev, path_now) or b""
         fp = file_fingerprint(data, path_now)
         span = (1, max(1, data.count(b"\n")))
@@ -182,7 +199,7 @@ class Resolver:
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
         what = "file content changed" + (f" (file now {path_now})" if moved else "")
         return AnchorStatus(a, Status.STALE, path_now=path_now, commit=commit, changes=changes,
-                            old_span=a.span, new_span=span, reason=_reason(what, commit, rev))
+                            old_span=a.span, new_span=span, reason=self._why(what, commit, rev))
 
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
@@ -214,7 +231,7 @@ class Resolver:
                 what += f" (file now {path_now})"
             return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
                                 changes=changes, old_span=a.span, new_span=span,
-                                reason=_reason(what, commit, rev))
+                                reason=self._why(what, commit, rev))
         # The name is gone from its file: look for the same code elsewhere.
         found = self._find_elsewhere(a, old_sym, base, rev, path_now)
         if found is not None:
@@ -243,7 +260,7 @@ class Resolver:
         what = "symbol deleted" if path_now else "file deleted"
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
-                            reason=_reason(what, commit, rev))
+                            reason=self._why(what, commit, rev))
 
     def _find_elsewhere(self, a: Anchor, old_sym: Symbol | None, base: str | None, rev: str | None,
                         path_now: str | None) -> _Located | None:
@@ -319,7 +336,7 @@ class Resolver:
 
     def _commits(self, base: str | None, rev: str | None, path: str) -> list[str]:
         end = self._head if rev is WORKTREE else rev
-        if (base is None and not self._from_root) or end is None:
+        if end is None:
             return []
         try:
             return self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]
@@ -327,39 +344,47 @@ class Resolver:
             return []
 
     def _commit_changing(self, base: str | None, rev: str | None, path: str, pred) -> str | None:  # type: ignore[no-untyped-def]
-        """The first commit after ``base`` (touching ``path``) where ``pred(commit)`` holds."""
-        for c in self._commits(base, rev, path):
-            if pred(c):
-                return c
-        return None
+        """The first commit after ``base`` (touching ``path``) from which ``pred(commit)`` holds.
+
+        Walks newest to oldest and stops at the first commit where ``pred`` is
+        false, so the usual case (the change is recent) parses two blobs, not the history.
+        """
+        culprit = None
+        for c in reversed(self._commits(base, rev, path)):
+            if not pred(c):
+                break
+            culprit = c
+        return culprit
 
     def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None, fp_at) -> str | None:  # type: ignore[no-untyped-def]
         """The commit that last turned the fingerprint from ``fp`` into something else.
 
-        Walks the commits after ``base`` that touched ``path``, oldest first. If
-        the fingerprint never equalled ``fp`` at any commit (the anchor was made
-        on uncommitted code), names the first commit that changed it. None when
-        the change is only in the working tree.
+        Walks the commits that touched ``path`` from the newest back to the last
+        one where the fingerprint still equalled ``fp``; the commit after it is
+        the one. None when the newest commit still matches (the change is only
+        in the working tree). When no commit in reach matches (the anchor was
+        made on uncommitted code, or this clone's history is cut short), names
+        the oldest changing commit only if the history is complete.
         """
         commits = self._commits(base, rev, path)
-        equal = True
         culprit: str | None = None
-        first_change: str | None = None
-        prev = fp
-        for c in commits:
-            now = fp_at(c)
-            if now != prev and first_change is None:
-                first_change = c
-            if equal and now != fp:
-                culprit = c
-                equal = False
-            elif now == fp:
-                equal = True
-                culprit = None
-            prev = now
-        if rev is WORKTREE and commits and equal:
-            return None  # committed code still matches: the change is uncommitted
-        return culprit or first_change
+        for c in reversed(commits):
+            if fp_at(c) == fp:
+                return culprit
+            culprit = c
+        if culprit is not None and base is None and not self._from_root:
+            return None  # shallow clone: the change may predate the history we have
+        return culprit
+
+    def _why(self, what: str, commit: str | None, rev: str | None) -> str:
+        """``what`` plus where it happened: a commit, uncommitted changes, or unknown history."""
+        if commit:
+            return f"{what} in {commit[:12]}"
+        if self._history_missing:
+            return f"{what} (the anchor's commit is not in this clone: git fetch --unshallow to name the commit)"
+        if rev is WORKTREE:
+            return f"{what} (uncommitted)"
+        return what
 
 
 def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:

@@ -516,6 +516,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_ERROR
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # a file gitmem must read or write is not accessible
+        where = f": {e.filename}" if e.filename else ""
+        msg = f"{e.strerror or type(e).__name__}{where}"
+        hint = "check the permissions and free space of .gitmem/ (gitmem doctor)"
+        if _State.json:
+            click.echo(dumps({"error": msg, "hint": hint}), err=True)
+        else:
+            click.echo(f"error: {msg}\nhint: {hint}", err=True)
+        return EXIT_ERROR
     except Exception as e:  # noqa: BLE001 - the one place a bug becomes a message
         log = _bug_log(e)
         click.echo(f"gitmem: unexpected error: {type(e).__name__}: {e}", err=True)

@@ -55,7 +55,10 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 FILE_SUFFIX = ".md"
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
-_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(\s|$)", re.M)
+# A conflict is a "<<<<<<<" line followed later by a ">>>>>>>" line; either alone (or a
+# setext "=======" underline) is ordinary Markdown.
+_CONFLICT_START_RE = re.compile(r"^<{7}(?: |$)", re.M)
+_CONFLICT_END_RE = re.compile(r"^>{7}(?: |$)", re.M)
 _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -215,8 +218,8 @@ def loads(text: str, *, path: str = "<memory>") -> Memory:
             repository, malformed commit SHA), wrong field types. The message
             names ``path`` and, where known, the line.
     """
-    m = _CONFLICT_RE.search(text)
-    if m:
+    m = _CONFLICT_START_RE.search(text)
+    if m and _CONFLICT_END_RE.search(text, m.end()):
         line = text.count("\n", 0, m.start()) + 1
         raise MemoryFileError(path, "leftover merge-conflict markers", line=line,
                               hint="resolve the conflict in the file, then `gitmem doctor`")
@@ -243,6 +246,10 @@ def loads(text: str, *, path: str = "<memory>") -> Memory:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise MemoryFileError(path, f"invalid YAML front matter: {problem}", line=line,
                               hint="fix the YAML or restore the file from git") from None
+    except Exception as e:  # noqa: BLE001 - constructors raise ValueError etc. (a date like 2020-13-45)
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise MemoryFileError(path, f"invalid YAML value in front matter: {first}",
+                              hint="fix the value or restore the file from git") from None
     if not isinstance(fm, dict):
         raise MemoryFileError(path, "front matter is not a mapping", line=2)
     return _from_front_matter(fm, body, path)

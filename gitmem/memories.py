@@ -112,8 +112,11 @@ def remember(store: Store, req: RememberRequest) -> Memory:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
     if req.type not in MEMORY_TYPES:
         raise GitmemError(f"unknown type '{req.type}'", f"use one of: {', '.join(MEMORY_TYPES)}")
-    anchors = make_anchors(store, req.anchors, req.rev, req.cwd)
     title = (req.title or derive_title(text)).strip()
+    if not title:
+        raise GitmemError("the memory has no title: the text's first line and --title are empty",
+                          "start the text with a line of words, or give --title")
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd)
     body = text
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()

@@ -226,3 +226,27 @@ def test_anchor_made_before_first_commit(tmp_path: Path) -> None:
     c2 = commit(root, "change", {"a.py": "def f(x):\n    return x + 1\n"})
     st = Resolver(repo).status(a, WORKTREE)
     assert st.status == Status.STALE and st.commit == c2 and "uncommitted" not in st.reason
+
+
+def test_shallow_clone_names_no_wrong_commit(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    for i in range(3):
+        commit(root, f"other {i}", {f"o{i}.py": "X = 1\n"})
+    last = commit(root, "change", {"auth/jwt.py": PY.replace("v * 2", "v * 5")})
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{root}", str(clone))
+    shallow = Repo(clone)
+    st = Resolver(shallow).status(a, WORKTREE)
+    assert st.status == Status.STALE
+    assert st.commit == last  # the change is inside the history this clone has
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{root}", str(tmp_path / "s1"))
+    st = Resolver(Repo(tmp_path / "s1")).status(a, WORKTREE)
+    assert st.status == Status.STALE and st.commit is None and "not in this clone" in st.reason
+
+
+def test_anchor_inside_nested_repository_is_refused(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"a.py": "x = 1\n"})
+    make_repo(root / "vendor/lib", {"lib.py": "def f():\n    return 1\n"})
+    with pytest.raises(AnchorError, match="inside another repository"):
+        Resolver(repo).make("vendor/lib/lib.py", "f")
