@@ -155,11 +155,23 @@ class Resolver:
         self._history_missing = base is None and anchor.commit is not None
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
+            if anchor.fingerprint is None:
+                return self._existence_status(anchor, rev, path_now)
             if anchor.symbol is None:
                 return self._file_status(anchor, base, rev, path_now, move_commit)
             return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
         finally:
             self._from_root, self._history_missing = outer
+
+    def _existence_status(self, a: Anchor, rev: str | None, path_now: str | None) -> AnchorStatus:
+        """A hand-written anchor with no fingerprint: only whether its file / symbol still exists."""
+        note = "no fingerprint recorded: only existence is checked (gitmem can re-anchor it)"
+        if path_now is None:
+            return AnchorStatus(a, Status.DELETED, changes=[Change.DELETION], reason="file not found; " + note)
+        if a.symbol and a.symbol not in (self.table(rev, path_now) or {}):
+            return AnchorStatus(a, Status.DELETED, path_now=path_now, changes=[Change.DELETION],
+                                reason="symbol not found; " + note)
+        return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=a.symbol)
 
     def _commit_status(self, anchor: Anchor) -> AnchorStatus:
         if anchor.commit and self.repo.commit_exists(anchor.commit):
@@ -176,6 +188,21 @@ class Resolver:
         for ch in self.changes(base, rev):
             if ch.old_path == path and ch.status == "R" and ch.new_path:
                 return ch.new_path, self._commit_changing(base, rev, ch.new_path, lambda c: True)
+        # Over the whole range a rename followed by a rewrite looks like delete + add;
+        # commit by commit git still sees the rename. Follow it step by step.
+        at = base
+        for _ in range(MAX_TRACE_DEPTH):
+            gone = self._commit_changing(at, rev, path, lambda c, p=path: self.source(c, p) is None)
+            parents = self.repo.parents(gone) if gone else []
+            if not gone or not parents:
+                return None, None
+            nxt = next((ch.new_path for ch in self.changes(parents[0], gone)
+                        if ch.old_path == path and ch.status == "R" and ch.new_path), None)
+            if nxt is None:
+                return None, None
+            if self.source(rev, nxt) is not None:
+                return nxt, gone
+            path, at = nxt, gone
         return None, None
 
     def _file_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,

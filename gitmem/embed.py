@@ -309,6 +309,9 @@ class OpenAIEmbedder:
         except openai.OpenAIError as exc:
             raise EmbeddingError(f"{where} failed: {_one_line(exc)}",
                                  "check [embeddings] in .gitmem/config.toml") from exc
+        except ValueError as exc:  # HTTP 200 with a body that is not JSON (proxy, wrong URL)
+            raise EmbeddingError(f"{where} answered with something that is not JSON: {_one_line(exc)}",
+                                 "check that base_url points at the OpenAI-compatible API (…/v1)") from exc
         try:
             data = sorted(resp.data, key=lambda d: d.index)
             vectors = [list(d.embedding) for d in data]

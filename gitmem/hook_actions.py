@@ -3,8 +3,9 @@
 * ``post-commit``: analyse the new commit; one line on stderr only when it made
   memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
-  the files that changed, and sync the index in a detached process (the index
-  import alone costs about a second; git must not wait for it).
+  the files that changed; when memory files changed, sync the index in a
+  detached process (the index import alone costs about a second; git must not
+  wait for it). Queries sync too, so a skipped sync only costs the next query.
 
 Must not import: lancedb (the index is synced in another process).
 """
@@ -19,6 +20,9 @@ from .analyzer import CommitAnalysis, analyze_commit, analyze_paths, read_cache
 from .git import Repo
 from .model import MemoryStatus, Status
 from .store import Store
+
+#: Paths whose change means the index needs a sync.
+MEMORY_DIRS = (".gitmem/memories/",)
 
 #: The all-zero SHA git passes for "no commit" (e.g. post-checkout after a clone).
 NULL_SHA = "0" * 40
@@ -50,7 +54,6 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str |
             if len(old_new) == 2 and repo.commit_exists(old_new[1]):
                 for ms in analyze_commit(store, old_new[1]).went_out_of_date:
                     out[ms.memory.id] = ms
-        spawn_index_sync(store)
         # post-commit already reported an amend; a rebase reports once for all its commits
         return None if (args[:1] == ["amend"]) else summary_line(list(out.values()))
     return None
@@ -71,14 +74,14 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
         new_sha = repo.resolve(new)
         old_sha = repo.resolve(old) if old else None
     except Exception:  # noqa: BLE001 - ORIG_HEAD may be missing (fast-forward from nothing)
-        spawn_index_sync(store)
         return None
     paths: set[str] = set()
     for ch in repo.changed_files(old_sha, new_sha):
         paths.update(p for p in (ch.old_path, ch.new_path) if p)
     before = read_cache(store)
     statuses = analyze_paths(store, new_sha, paths) if paths else []
-    spawn_index_sync(store)
+    if any(p.startswith(MEMORY_DIRS) for p in paths):
+        spawn_index_sync(store)  # only when memory files changed; otherwise the index is current
     # Only memories that were fresh (or never checked) before this merge / checkout are news.
     news = [s for s in statuses if s.status != Status.FRESH
             and before.get(s.memory.id, {}).get("status", "fresh") == "fresh"]
@@ -112,6 +115,7 @@ def spawn_index_sync(store: Store) -> None:
     log.mkdir(parents=True, exist_ok=True)
     with open(log / "sync.log", "ab") as out:
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-m", "gitmem.cli", "sync", "--quiet"],
+            # -P: never put the work tree on sys.path (a checked-out click.py or gitmem/ must not run)
+            [sys.executable, "-P", "-m", "gitmem.cli", "sync", "--quiet"],
             cwd=store.repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True)

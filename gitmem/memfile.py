@@ -354,6 +354,8 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
         span = (span[0], span[1])
     fp = raw.get("fingerprint")
     kind = raw.get("kind") or (KIND_FILE if not symbol else "symbol")
+    if kind == KIND_COMMIT:
+        raise MemoryFileError(path, f"anchor {spec}: kind commit needs the form 'commit:<sha>'")
     return Anchor(path=file_path, symbol=symbol or None, commit=commit, kind=str(kind),
                   span=span, fingerprint=str(fp) if fp else None)
 

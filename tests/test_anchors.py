@@ -250,3 +250,24 @@ def test_anchor_inside_nested_repository_is_refused(tmp_path: Path) -> None:
     make_repo(root / "vendor/lib", {"lib.py": "def f():\n    return 1\n"})
     with pytest.raises(AnchorError, match="inside another repository"):
         Resolver(repo).make("vendor/lib/lib.py", "f")
+
+
+def test_rename_then_rewrite_follows_the_file(tmp_path: Path) -> None:
+    big = PY + "".join(f"\n\ndef extra{i}(x):\n    return x + {i}\n" for i in range(12))
+    root, repo = _repo(tmp_path, {"auth/jwt.py": big})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    git(root, "mv", "auth/jwt.py", "auth/tokens.py")
+    git(root, "commit", "-q", "-m", "rename file")
+    rewritten = PY.replace("v * 2", "v * 7") + "".join(f"\n\ndef other{i}(y):\n    return y * {i}\n" for i in range(12))
+    c = commit(root, "rewrite most of it", {"auth/tokens.py": rewritten})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.STALE and st.path_now == "auth/tokens.py" and st.commit == c
+
+
+def test_handwritten_anchor_without_fingerprint_checks_existence(tmp_path: Path) -> None:
+    from gitmem.model import Anchor
+
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    assert Resolver(repo).status(Anchor(path="auth/jwt.py", symbol="helper", kind="symbol")).status == Status.FRESH
+    st = Resolver(repo).status(Anchor(path="auth/jwt.py", symbol="nope", kind="symbol"))
+    assert st.status == Status.DELETED and "no fingerprint" in st.reason
