@@ -98,6 +98,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gitmem.anchors import Resolver
@@ -143,11 +144,31 @@ def choose_pairs(n: int, k: int, rng: random.Random) -> list[tuple[int, int]]:
 
 @dataclass
 class PyDef:
-    node: ast.AST
-    dump: str            # full dump, docstrings removed
-    anon_dump: str       # the same with the def's own name blanked (for moves / renames)
+    """One def/class of a parsed file (docstrings already removed); dumps are computed on demand."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     lines: tuple[int, int]
-    statements: int      # statements in the def, itself included (docstrings removed)
+
+    @cached_property
+    def dump(self) -> str:
+        return _dump(self.node)
+
+    @cached_property
+    def anon_dump(self) -> str:
+        """The dump with the def's own name blanked (for moves and renames)."""
+        anon = copy.copy(self.node)
+        anon.name = ""
+        return _dump(anon)
+
+    @cached_property
+    def statements(self) -> int:
+        """Statements in the def, itself included."""
+        return sum(1 for n in ast.walk(self.node) if isinstance(n, ast.stmt))
+
+    @property
+    def shape(self) -> tuple[type, int, int]:
+        """A cheap key that equal anon dumps share: node type, body length, decorator count."""
+        return type(self.node), len(self.node.body), len(self.node.decorator_list)
 
 
 def _short(name: str) -> str:
@@ -188,11 +209,8 @@ def python_defs(source: bytes) -> dict[str, PyDef] | None:
                 seen[q] += 1
                 if seen[q] > 1:
                     q = f"{q}#{seen[q]}"
-                anon = copy.copy(child)
-                anon.name = ""
                 start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                size = sum(1 for n in ast.walk(child) if isinstance(n, ast.stmt))
-                out[q] = PyDef(child, _dump(child), _dump(anon), (start, child.end_lineno or start), size)
+                out[q] = PyDef(child, (start, child.end_lineno or start))
                 visit(child, q + ".")
             elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 visit(child, prefix)
@@ -246,14 +264,15 @@ class AstOracle:
         at_o = self.defs(o, path)
         if not isinstance(at_o, dict) or name not in at_o:
             return []
-        want, short = at_o[name].anon_dump, _short(name)
-        big = at_o[name].statements >= MIN_RENAME_STATEMENTS
+        old, short = at_o[name], _short(name)
+        big = old.statements >= MIN_RENAME_STATEMENTS
         hits: list[str] = []
         for p in places:
             at_l = self.defs(l, p)
             if isinstance(at_l, dict):
                 hits.extend(f"{p}::{q}" for q, d in at_l.items()
-                            if d.anon_dump == want and (big or _short(q) == short))
+                            if d.shape == old.shape and (big or _short(q) == short)
+                            and d.anon_dump == old.anon_dump)
         return hits
 
 
@@ -278,14 +297,11 @@ class Row:
     verdict: str | None = None          # ast verdict, Python only
     moved_ok: bool | None = None        # ast agrees with a gitmem "moved"
     moved_how: str | None = None        # "exact": same fingerprint at the new place; "body": body_fp only
-    missed_move: str | None = None      # ast finds the code of a gitmem "deleted" anchor here
+    missed_move: str | None = None      # a "deleted" anchor's code found here (ast, or text for non-Python)
     text_same: bool | None = None       # whitespace-free span text identical at O and L
     error: str | None = None
     make_ms: float = 0.0
     status_ms: float = 0.0
-
-    def ref(self) -> str:
-        return f"{self.path}::{self.symbol} {self.o[:10]}..{self.l[:10]}"
 
 
 @dataclass
@@ -348,6 +364,7 @@ def _body_text_elsewhere(repo: Repo, o: str, l: str, path: str, span: tuple[int,
 
 
 def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) -> Run:
+    """Choose the pairs, sample, make, resolve and check every anchor; progress on stderr."""
     t0 = time.perf_counter()
     repo = Repo(repo_path)
     head = repo.head()
@@ -622,28 +639,30 @@ def render(s: dict[str, Any]) -> str:
     w(f"{'all':<12}" + "".join(f"{s['status'][c]:>9}" for c in STATUSES) + f"{sum(s['status'].values()):>9}")
     for lang, c in s["by_language"].items():
         w(f"{lang:<12}" + "".join(f"{c[k]:>9}" for k in [*STATUSES, "total"]))
-    a = s["ast"]
+    a, m, t = s["ast"], s["moves"], s["text"]
     w("")
-    w(f"ast check (python): {a['python_anchors']} anchors, {a['graded']} graded; excluded: "
-      + (", ".join(f"{k} {v}" for k, v in sorted(a["excluded"].items())) or "none"))
-    w(f"{'gitmem/ast':<14}" + "".join(f"{v:>15}" for v in VERDICTS))
-    for st in STATUSES:
-        w(f"{st:<14}" + "".join(f"{a['confusion'][st][v]:>15}" for v in VERDICTS))
-    w(f"precision of stale vs changed: {_fmt(a['precision'])} ({a['true_stale']} true, "
-      f"{a['false_stale']} false stale)")
-    w(f"recall of stale vs changed:    {_fmt(a['recall'])} ({a['missed_changes']} changes not called stale; "
-      f"{a['moved_or_deleted_but_same_name_found']} graded anchors called moved/deleted)")
-    m = s["moves"]
-    w(f"moves (python): {m['python_moved']} moved ({m['exact']} same fingerprint, {m['by_body']} by body "
-      f"match), {m['confirmed_by_ast']} confirmed by ast, {m['contradicted_by_ast']} contradicted "
-      f"({m['contradicted_exact']} same fingerprint, {m['contradicted_by_body']} by body match); "
-      f"{m['python_deleted']} deleted, "
-      f"{m['deleted_but_ast_finds_code']} of them ast finds unchanged elsewhere (missed move)")
-    t = s["text"]
-    w(f"text check (non-Python): {t['stale_with_identical_text']} stale with whitespace-free text "
-      f"identical; {t['fresh_with_changed_text']} fresh with text changed (comments, formatting); "
-      f"{t['deleted']} deleted, {t['deleted_but_body_text_found']} of them with the body text found "
-      f"in one file at L")
+    if a["python_anchors"]:
+        w(f"ast check (python): {a['python_anchors']} anchors, {a['graded']} graded; excluded: "
+          + (", ".join(f"{k} {v}" for k, v in sorted(a["excluded"].items())) or "none"))
+        w(f"{'gitmem/ast':<14}" + "".join(f"{v:>15}" for v in VERDICTS))
+        for st in STATUSES:
+            w(f"{st:<14}" + "".join(f"{a['confusion'][st][v]:>15}" for v in VERDICTS))
+        w(f"precision of stale vs changed: {_fmt(a['precision'])} ({a['true_stale']} true, "
+          f"{a['false_stale']} false stale)")
+        w(f"recall of stale vs changed:    {_fmt(a['recall'])} ({a['missed_changes']} changes not called "
+          f"stale; {a['moved_or_deleted_but_same_name_found']} graded anchors called moved/deleted)")
+        w(f"moves (python): {m['python_moved']} moved ({m['exact']} same fingerprint, {m['by_body']} by "
+          f"body match), {m['confirmed_by_ast']} confirmed by ast, {m['contradicted_by_ast']} contradicted "
+          f"({m['contradicted_exact']} same fingerprint, {m['contradicted_by_body']} by body match); "
+          f"{m['python_deleted']} deleted, "
+          f"{m['deleted_but_ast_finds_code']} of them ast finds unchanged elsewhere (missed move)")
+    else:
+        w("ast check (python): no Python anchors")
+    if a["python_anchors"] < s["anchors"] - s["errors"]:
+        w(f"text check (non-Python): {t['stale_with_identical_text']} stale with whitespace-free text "
+          f"identical; {t['fresh_with_changed_text']} fresh with text changed (comments, formatting); "
+          f"{t['deleted']} deleted, {t['deleted_but_body_text_found']} of them with the body text found "
+          f"in one file at L")
     tm = s["timing"]
     w("")
     w(f"timing: total {tm['total_s']} s (sampling {tm['sample_s']} s, checks {tm['check_s']} s); "
