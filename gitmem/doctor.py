@@ -77,8 +77,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             extra = set(indexed) - set(loaded.hashes)
             changed = {i for i in set(loaded.hashes) & set(indexed) if loaded.hashes[i] != indexed[i]}
             if missing or extra or changed:
-                r.add("index", "warn", f"index out of sync: {len(missing)} missing, {len(changed)} changed, "
-                      f"{len(extra)} removed", "run `gitmem sync` (any query also syncs)")
+                r.add("index", "ok", f"index: {len(missing)} new, {len(changed)} changed, {len(extra)} removed "
+                      "memories not indexed yet (the next search syncs them, or `gitmem sync`)")
             else:
                 r.add("index", "ok", f"index in sync ({len(indexed)} memories)")
         except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
