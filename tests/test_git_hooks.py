@@ -367,7 +367,7 @@ def test_post_rewrite_stdin_reaches_legacy_and_entry(tmp_path: Path) -> None:
     assert (repo / "rewrite.in").read_text() == f"{old} {new}\n"
     rewrite = [r for r in records(tmp_path) if r["name"] == "post-rewrite"]
     assert rewrite == [{**rewrite[0], "args": ["amend"], "stdin": f"{old} {new}\n"}]
-    assert f" post-rewrite ok " in log_text(repo) and "stdin=82B" in log_text(repo)
+    assert " post-rewrite ok " in log_text(repo) and "stdin=82B" in log_text(repo)
 
 
 def test_checkout_and_merge_run_their_hooks(tmp_path: Path) -> None:
