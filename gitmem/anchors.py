@@ -103,6 +103,8 @@ class Resolver:
         if why:
             raise AnchorError(why, "anchors are paths inside the repository")
         commit = self._head if rev is WORKTREE else rev
+        if spec_path == ".git" or spec_path.startswith(".git/"):
+            raise AnchorError(f"{spec_path} is git's own data, not code", "anchor a file of the work tree")
         nested = self._nested_repository(spec_path)
         if nested:
             raise AnchorError(f"{spec_path} is inside another repository ({nested}, a submodule or nested clone)",
@@ -123,7 +125,12 @@ class Resolver:
         sym = table.get(symbol)
         if sym is None:
             near = closest_names(table, symbol)
-            hint = ("closest: " + ", ".join(near)) if near else "the file has no symbols gitmem knows"
+            if near:
+                hint = "closest: " + ", ".join(near)
+            elif table:
+                hint = f"symbols in {spec_path}: " + ", ".join(list(table)[:8]) + (" …" if len(table) > 8 else "")
+            else:
+                hint = f"gitmem finds no symbols in {spec_path}; anchor the file itself: --anchor {spec_path}"
             raise AnchorError(f"no symbol {symbol} in {spec_path} {where}", hint, candidates=near)
         return Anchor(path=spec_path, symbol=symbol, commit=commit, kind=sym.kind,
                       span=(sym.start_line, sym.end_line), fingerprint=sym.fingerprint)

@@ -24,6 +24,9 @@ WEIGHT_PROMPT = 1.0
 WEIGHT_GIVEN = 1.0
 WEIGHT_BRANCH = 0.7
 
+#: Dirty files above this size (bytes) count as files in focus without diffing their symbols.
+MAX_SYMBOL_DIFF_BYTES = 1_000_000
+
 #: Paths under gitmem's own directory never count as code in focus.
 GITMEM_PREFIX = ".gitmem/"
 
@@ -83,6 +86,12 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
             if p.startswith(GITMEM_PREFIX):
                 continue  # memory files are not code in focus
             focus.add_file(p, WEIGHT_DIRTY, "dirty")
+            try:
+                big = (repo.root / p).stat().st_size > MAX_SYMBOL_DIFF_BYTES
+            except OSError:
+                big = True
+            if big:
+                continue  # a huge or vanished file is in focus as a file; parsing it twice costs seconds
             for n in changed_symbols(resolver, p, head, WORKTREE):
                 focus.add_symbol(p, n, WEIGHT_DIRTY, "changed")
     if include_branch and head:

@@ -265,39 +265,48 @@ class Repo:
     def files_at(self, rev: str | None) -> list[str]:
         """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored)."""
         if rev is WORKTREE:
-            out = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard")
-            return sorted({p for p in out.split("\0") if p and (self.root / p).is_file()})
-        out = self.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
-        return [p for p in out.split("\0") if p]
+            out = self.run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+            return sorted({p for p in _zsplit(out) if (self.root / p).is_file()})
+        return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
 
     # -- changes ----------------------------------------------------------------------------
 
+    def run_bytes(self, *args: str) -> bytes:
+        """Run ``git <args>`` and return raw stdout (for ``-z`` output with arbitrary path bytes).
+
+        Raises:
+            GitError: the command failed.
+        """
+        try:
+            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+                ["git", "-c", "core.quotepath=off", *args], env=_scrubbed_env(),
+                stdout_as_string=False, strip_newline_in_stdout=False)
+        except GitCommandError as e:
+            stderr = e.stderr if isinstance(e.stderr, str) else str(e.stderr)
+            last = (stderr.strip().splitlines() or [f"exit {e.status}"])[-1]
+            raise GitError(f"git {' '.join(args[:3])} failed: {last.removeprefix('stderr: ')}",
+                           argv=list(args), code=e.status if isinstance(e.status, int) else None,
+                           stderr=stderr) from e
+
     def changed_files(self, old: str | None, new: str | None) -> list[FileChange]:
-        """Files changed from ``old`` to ``new`` with git's rename detection.
+        """Files changed from ``old`` to ``new`` with git's rename detection (``-M``, 50%).
 
         ``old`` None means the empty tree (everything added); ``new`` WORKTREE
-        means the working tree including untracked files.
-        Returns changes sorted by (new_path or old_path).
+        means the working tree including untracked files. Paths that are not
+        valid UTF-8 are skipped (they cannot be anchored). Returns changes sorted
+        by (new_path or old_path).
         """
-        changes: list[FileChange] = []
+        base = old or EMPTY_TREE
         if new is WORKTREE:
             if old is None:
                 return [FileChange("A", None, p) for p in self.files_at(WORKTREE)]
-            diffs = self._repo.commit(old).diff(None, M=True)
-            seen = set()
-            for d in diffs:
-                changes.append(_change_of(d))
-                seen.add(d.b_path)
-            for p in self._repo.untracked_files:
-                if p not in seen:
-                    changes.append(FileChange("A", None, p))
+            changes = _name_status(self.run_bytes("diff", "-z", "-M", "--name-status", "--no-ext-diff", base))
+            seen = {c.new_path for c in changes}
+            untracked = self.run_bytes("ls-files", "-z", "--others", "--exclude-standard")
+            changes += [FileChange("A", None, p) for p in _zsplit(untracked) if p not in seen]
         else:
-            new_c = self._repo.commit(new)
-            if old is None:
-                diffs = new_c.diff(gitpython.NULL_TREE, R=True)
-            else:
-                diffs = self._repo.commit(old).diff(new_c, M=True)
-            changes = [_change_of(d) for d in diffs]
+            changes = _name_status(self.run_bytes("diff-tree", "-r", "-z", "-M", "--name-status",
+                                                  "--no-ext-diff", base, new))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
 
     def dirty_files(self) -> list[str]:
@@ -330,14 +339,52 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _change_of(d: gitpython.Diff) -> FileChange:
-    if d.new_file:
-        return FileChange("A", None, d.b_path)
-    if d.deleted_file:
-        return FileChange("D", d.a_path, None)
-    if d.renamed_file or (d.a_path != d.b_path):
-        return FileChange("R", d.a_path, d.b_path)
-    return FileChange(d.change_type or "M", d.a_path, d.b_path)
+#: The id of git's empty tree (SHA-1 repositories): the "before" of a root commit.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _decode(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _zsplit(out: bytes) -> list[str]:
+    """NUL-separated paths as str; paths that are not valid UTF-8 are left out."""
+    return [p for p in (_decode(x) for x in out.split(b"\0") if x) if p is not None]
+
+
+def _name_status(out: bytes) -> list[FileChange]:
+    """Parse ``--name-status -z`` output: ``S\0path\0`` or ``Rnnn\0old\0new\0`` records."""
+    fields = out.split(b"\0")
+    changes: list[FileChange] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][:1].decode("ascii", "replace")
+        if status in ("R", "C"):
+            old, new = _decode(fields[i + 1]), _decode(fields[i + 2])
+            i += 3
+            if status == "C":
+                if new is not None:
+                    changes.append(FileChange("A", None, new))
+                continue
+            if old is not None and new is not None:
+                changes.append(FileChange("R", old, new))
+            elif new is not None:
+                changes.append(FileChange("A", None, new))
+            continue
+        path = _decode(fields[i + 1])
+        i += 2
+        if path is None:
+            continue
+        if status == "A":
+            changes.append(FileChange("A", None, path))
+        elif status == "D":
+            changes.append(FileChange("D", path, None))
+        else:
+            changes.append(FileChange(status, path, path))
+    return changes
 
 
 # -- hooks (git_hooks.py) --

@@ -21,6 +21,7 @@ tree-sitter or an LLM client itself.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import signal
@@ -221,6 +222,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[ACTIVE_ENV] = "1"
         set_active = True
         run = _Run(root, args[0], args[1:])
+        current = run
+
+        def _thread_failed(info: "threading.ExceptHookArgs") -> None:
+            # GitPython reads git's output in threads; their errors go to the log, never to the terminal.
+            exc = info.exc_value if isinstance(info.exc_value, BaseException) else RuntimeError(str(info.exc_type))
+            current.fail("error", f"{info.exc_type.__name__} in a worker thread: {exc}", exc)
+
+        threading.excepthook = _thread_failed
+        logging.getLogger("git").setLevel(logging.CRITICAL)  # GitPython logs to stderr otherwise
         try:
             with _time_limit(_time_limit_s(), run), redirect_stdout(sys.stderr):
                 _run(run)

@@ -97,6 +97,10 @@ def check_anchor_path(path: str) -> str | None:
     """
     if not path:
         return "empty path"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the file name is not valid UTF-8: gitmem cannot anchor it"
     if "\0" in path or "\n" in path:
         return "path contains a NUL or newline"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or "\\" in path:

@@ -199,8 +199,9 @@ class Store:
         out: list[Path] = []
         for d in (self.memories_dir, self.local_memories_dir):
             if d.is_dir():
-                out.extend(sorted(p for p in d.iterdir()
-                                  if p.suffix == memfile.FILE_SUFFIX and not p.name.startswith(".")))
+                out.extend(sorted(p for p in d.iterdir()  # regular files only: a FIFO would block
+                                  if p.suffix == memfile.FILE_SUFFIX and not p.name.startswith(".")
+                                  and p.is_file()))
         return out
 
     def load_all(self) -> LoadResult:

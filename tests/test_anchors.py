@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,15 @@ def test_handwritten_anchor_without_fingerprint_checks_existence(tmp_path: Path)
     assert Resolver(repo).status(Anchor(path="auth/jwt.py", symbol="helper", kind="symbol")).status == Status.FRESH
     st = Resolver(repo).status(Anchor(path="auth/jwt.py", symbol="nope", kind="symbol"))
     assert st.status == Status.DELETED and "no fingerprint" in st.reason
+
+
+def test_non_utf8_file_name_does_not_hide_other_changes(tmp_path: Path) -> None:
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    a = Resolver(repo).make("auth/jwt.py", "helper")
+    (root / "auth").joinpath(os.fsdecode(b"bad\xffname.py")).write_bytes(b"x = 1\n")
+    c = commit(root, "both", {"auth/jwt.py": PY.replace("v * 2", "v * 9")})
+    changed = {ch.new_path for ch in repo.changed_files(repo.parents(c)[0], c)}
+    assert changed == {"auth/jwt.py"}
+    assert Resolver(repo).status(a, c).status == Status.STALE
+    with pytest.raises(AnchorError, match="not valid UTF-8"):
+        Resolver(repo).make(os.fsdecode(b"auth/bad\xffname.py"), None)
