@@ -33,6 +33,7 @@ Must not import: lancedb, tree-sitter, git.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -364,6 +365,39 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
                   span=span, fingerprint=str(fp) if fp else None)
 
 
+def memory_to_dict(m: Memory) -> dict[str, Any]:
+    """A memory as plain JSON-able data (for caches; not the file format)."""
+    d = dataclasses.asdict(m)
+    return d
+
+
+def memory_from_dict(d: dict[str, Any]) -> Memory:
+    """Inverse of ``memory_to_dict``. Raises KeyError / TypeError on a malformed dict."""
+    anchors = [Anchor(path=a["path"], symbol=a["symbol"], commit=a["commit"], kind=a["kind"],
+                      span=tuple(a["span"]) if a["span"] else None,  # type: ignore[arg-type]
+                      fingerprint=a["fingerprint"]) for a in d["anchors"]]
+    return Memory(**{**d, "anchors": anchors})
+
+
+def parse_bytes(data: bytes, path: Path, *, display: str | None = None) -> Memory:
+    """Decode, parse and validate a memory file's bytes; the file stem must equal the id.
+
+    Raises:
+        MemoryFileError: not UTF-8, or invalid (see ``loads``).
+    """
+    name = display or str(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MemoryFileError(name, f"not valid UTF-8 (byte {e.start})",
+                              hint="memory files must be UTF-8 text") from None
+    mem = loads(text, path=name)
+    if path.suffix == FILE_SUFFIX and path.stem != mem.id:
+        raise MemoryFileError(name, f"file name does not match id {mem.id}",
+                              hint=f"rename the file to {mem.id}{FILE_SUFFIX}")
+    return mem
+
+
 def read(path: Path, *, display: str | None = None) -> tuple[Memory, bytes]:
     """Read and validate one memory file.
 
@@ -377,13 +411,4 @@ def read(path: Path, *, display: str | None = None) -> tuple[Memory, bytes]:
         data = path.read_bytes()
     except OSError as e:
         raise MemoryFileError(name, f"cannot read: {e.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise MemoryFileError(name, f"not valid UTF-8 (byte {e.start})",
-                              hint="memory files must be UTF-8 text") from None
-    mem = loads(text, path=name)
-    if path.suffix == FILE_SUFFIX and path.stem != mem.id:
-        raise MemoryFileError(name, f"file name does not match id {mem.id}",
-                              hint=f"rename the file to {mem.id}{FILE_SUFFIX}")
-    return mem, data
+    return parse_bytes(data, path, display=name), data

@@ -11,12 +11,11 @@ Must not import: lancedb, tree-sitter.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ulid import ULID
 
 from . import memfile
 from .errors import ConfigError, MemoryFileError, MemoryNotFound, NotInitialized
@@ -82,6 +81,8 @@ def utc_now() -> str:
 
 def new_id() -> str:
     """A new memory id: a ULID (time-sortable, collision-free across machines)."""
+    from ulid import ULID  # imported here: 30 ms that the hooks never need
+
     return str(ULID())
 
 
@@ -208,22 +209,35 @@ class Store:
         """Load every memory file; bad files become errors, never exceptions.
 
         A memory id present twice (team and local) keeps the team copy and reports the other.
+        Parsed memories are cached by content hash (``cache_dir/memories.json``):
+        files are still read and hashed, but unchanged ones are not parsed again.
         """
         res = LoadResult()
+        cache = _ParsedCache(self.cache_dir / "memories.json")
         for p in self.memory_files():
             try:
-                m, data = memfile.read(p, display=self.display(p))
-            except MemoryFileError as e:
-                res.errors.append(e)
+                data = p.read_bytes()
+            except OSError as e:
+                res.errors.append(MemoryFileError(self.display(p), f"cannot read: {e.strerror}"))
                 continue
+            digest = memfile.content_hash(data)
+            m = cache.get(digest, p.stem)
+            if m is None:
+                try:
+                    m = memfile.parse_bytes(data, p, display=self.display(p))
+                except MemoryFileError as e:
+                    res.errors.append(e)
+                    continue
+                cache.put(digest, m)
             if m.id in res.memories:
                 res.errors.append(MemoryFileError(self.display(p), f"duplicate id {m.id}",
                                                   hint="delete one of the two files"))
                 continue
             res.memories[m.id] = m
-            res.hashes[m.id] = memfile.content_hash(data)
+            res.hashes[m.id] = digest
             res.paths[m.id] = p
         res.memories = dict(sorted(res.memories.items()))
+        cache.save(set(res.hashes.values()))
         return res
 
     def get(self, mem_id: str) -> Memory:
@@ -275,6 +289,53 @@ class Store:
             m = Memory(id=path.stem, type="change", title="(invalid file)")
         path.unlink()
         return m
+
+
+class _ParsedCache:
+    """Parsed memories by content hash, kept in one JSON file; any problem means "no cache".
+
+    Derived data: deleting the file loses nothing. Entries for files that no
+    longer exist are dropped on save. Versioned with ``VERSION``.
+    """
+
+    VERSION = 1
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.dirty = False
+        self.entries: dict[str, dict[str, Any]] = {}
+        try:
+            raw = json.loads(path.read_bytes())
+            if raw.get("version") == self.VERSION and isinstance(raw.get("entries"), dict):
+                self.entries = raw["entries"]
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def get(self, digest: str, stem: str) -> Memory | None:
+        d = self.entries.get(digest)
+        if d is None:
+            return None
+        try:
+            m = memfile.memory_from_dict(d)
+        except (KeyError, TypeError, ValueError):
+            return None
+        return m if m.id == stem else None
+
+    def put(self, digest: str, m: Memory) -> None:
+        self.entries[digest] = memfile.memory_to_dict(m)
+        self.dirty = True
+
+    def save(self, live: set[str]) -> None:
+        if set(self.entries) - live:
+            self.entries = {k: v for k, v in self.entries.items() if k in live}
+            self.dirty = True
+        if not self.dirty:
+            return
+        try:
+            memfile.write_atomic(self.path, json.dumps({"version": self.VERSION, "entries": self.entries},
+                                                       separators=(",", ":")).encode("utf-8"))
+        except OSError:
+            pass  # a read-only clone still works, only slower
 
 
 def init_layout(repo: Repo) -> list[str]:

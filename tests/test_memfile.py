@@ -95,3 +95,20 @@ def test_file_name_must_match_id(tmp_path: Path) -> None:
     p.write_text(memfile.dumps(_memory()))
     with pytest.raises(MemoryFileError, match="does not match id"):
         memfile.read(p)
+
+
+def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    init_layout(Repo(repo))
+    store = Store(Repo(repo))
+    for i in range(3):
+        store.save(_memory(id=f"01M{i}", title=f"t{i} 🚀"))
+    first = store.load_all()
+    cache = store.cache_dir / "memories.json"
+    assert cache.is_file()
+    second = store.load_all()
+    assert second.memories == first.memories and second.hashes == first.hashes
+    store.save(_memory(id="01M1", title="changed"))
+    assert store.load_all().memories["01M1"].title == "changed"
+    cache.write_text("{garbage")
+    assert store.load_all().memories == {**first.memories, "01M1": store.get("01M1")}
