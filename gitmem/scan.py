@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from .analyzer import analyze_commit, evaluate, update_cache
 from .anchors import Resolver
+from .errors import GitError
 from .model import MemoryStatus
 from .store import Store
 
@@ -37,7 +38,12 @@ def scan(store: Store, rev_range: str | None = None) -> ScanResult:
         old, _, new = rev_range.partition("..")
         new_sha = repo.resolve(new or "HEAD")
         old_sha = repo.resolve(old) if old else None
-        for c in repo.commits_between(old_sha, new_sha):
+        try:
+            commits = repo.commits_between(old_sha, new_sha)
+        except GitError as e:
+            raise GitError(f"cannot list the commits of {rev_range}: {e.message}",
+                           "in a shallow clone, `git fetch --deepen=N` (or --unshallow) first") from None
+        for c in commits:
             analyze_commit(store, c, memories)
             res.commits += 1
         res.end = new_sha
