@@ -247,7 +247,7 @@ def show(mem_id: str, rev: str | None) -> None:
         lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
                  f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
         for a in ms.anchors:
-            line = f"  {a.status.value:8} {a.anchor.key}"
+            line = f"  {a.status.value:8} {a.anchor.key}{_where_now(a)}"
             if a.reason:
                 line += f"  — {a.reason}"
             lines.append(line)
@@ -362,6 +362,13 @@ def stale(rev: str | None, show_all: bool) -> None:
     _out([memory_status_json(s) for s in rows], lambda: _render_statuses(rows, show_all))
 
 
+def _where_now(a: Any) -> str:
+    """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
+    if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):
+        return f" → {a.path_now}" + (f"::{a.symbol_now}" if a.symbol_now else "")
+    return ""
+
+
 def _render_statuses(rows: list[Any], show_all: bool) -> str:
     if not rows:
         return "gitmem: all memories are fresh" if not show_all else "no memories"
@@ -369,10 +376,7 @@ def _render_statuses(rows: list[Any], show_all: bool) -> str:
     for s in rows:
         lines.append(f"{s.status.value:8} {s.memory.id}  {s.memory.title}")
         for a in s.anchors:
-            where = ""
-            if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):
-                where = f" → {a.path_now}" + (f"::{a.symbol_now}" if a.symbol_now else "")
-            lines.append(f"    {a.status.value:8} {a.anchor.key}{where}" + (f"  — {a.reason}" if a.reason else ""))
+            lines.append(f"    {a.status.value:8} {a.anchor.key}{_where_now(a)}" + (f"  — {a.reason}" if a.reason else ""))
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ Scoring (every weight is a named constant below, each with why):
 
 The three rankings are fused with weighted reciprocal rank fusion,
 ``score = Σ_l w_l / (RRF_K + rank_l)`` (Cormack, Clarke & Büttcher, SIGIR 2009),
+where the proximity list's weight is also scaled by each memory's proximity,
 then multiplied by a type weight, a confidence factor and, for memories whose
 anchors are not fresh, a staleness penalty.
 
@@ -155,7 +156,9 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
     prox_list = sorted((s for s in scored.values() if s.proximity > 0),
                        key=lambda s: (-s.proximity, _neg_time(s.memory), s.memory.id))
     for r, s in enumerate(prox_list, 1):
-        s.score += W_PROXIMITY / (RRF_K + r)
+        # Weighted by the proximity itself: plain RRF would give a memory on the very symbol named
+        # in the prompt (1.0) barely more than one on a file the branch touched (0.42).
+        s.score += W_PROXIMITY * s.proximity / (RRF_K + r)
         s.reasons.append(s.near)
     for r, mid in enumerate(text_ranking or [], 1):
         if mid in scored:

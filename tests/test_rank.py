@@ -90,3 +90,14 @@ def test_pack_respects_budget_and_details_first() -> None:
     assert len(p.detailed) == 3 and p.indexed and p.left_out == 30 - 3 - len(p.indexed)
     assert p.detailed == [s.memory.id for s in ranked[:3]]
     assert R.pack(ranked, 0).text == ""
+
+
+def test_named_symbol_beats_weakly_related_branch_files() -> None:
+    f = Focus(names={"sign": 1.0})
+    for i in range(3):
+        f.add_file(f"lib/b{i}.py", WEIGHT_BRANCH, "branch")
+    named = _m("NAMED", "src/auth/jwt.py::Signer.sign", updated="2026-01-01T00:00:00Z")
+    branch = [_m(f"B{i}", f"lib/b{i}.py", updated="2026-11-01T00:00:00Z") for i in range(3)]
+    filler = [_m(f"F{i}", "x/y.py") for i in range(4)]
+    ranked = R.rank([named, *branch, *filler], f, text_ranking=[m.id for m in filler] + ["B0", "B1", "B2"])
+    assert ranked[0].memory.id == "NAMED"
