@@ -46,8 +46,10 @@ TIER_SAME_DIR = 0.25
 RRF_K = 60
 #: Proximity is the primary signal for "memories about the code I'm touching".
 W_PROXIMITY = 1.0
-#: Text relevance to the prompt weighs as much as proximity when a prompt is given.
-W_TEXT = 1.0
+#: Text relevance weighs half a proximity ranking: RRF with k = 60 scores rank 5 nearly as high as
+#: rank 1, so at full weight any memory that shares a few words with the prompt would outrank the
+#: memory on the very symbol the prompt names (tests/test_rank.py shows both effects).
+W_TEXT = 0.5
 #: Recency only breaks near-ties: a fifth of a full ranking's weight.
 W_RECENCY = 0.2
 
