@@ -297,7 +297,7 @@ def recall(query: str, limit: int) -> None:
     """
     from .search import recall as do_recall
 
-    hits = do_recall(_store(), query, limit)
+    hits = do_recall(_store(), query, limit, warn=_warn)
     _out([memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
                                    "vector_rank": h.vector_rank} for h in hits],
          lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  [{h.memory.type}] {h.memory.title}"
@@ -333,8 +333,12 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
                      "symbols": [f"{p}::{n}" for (p, n) in sorted(res.focus.symbols)],
                      "names": sorted(res.focus.names)},
            "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
-    empty = ("gitmem: no memories yet (gitmem remember …)" if not res.ranked else
-             f"gitmem: {len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens")
+    if not res.total:
+        empty = "gitmem: no memories yet (gitmem remember …)"
+    elif not res.ranked:
+        empty = f"gitmem: none of the {res.total} memories is about this focus (try gitmem recall)"
+    else:
+        empty = f"gitmem: {len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens"
     _out(obj, res.packed.text or empty)
 
 
@@ -456,6 +460,11 @@ def doctor() -> None:
                                                          else "") for c in report.checks))
     if not report.ok:
         sys.exit(EXIT_ERROR)
+
+
+def _warn(message: str) -> None:
+    """A warning on stderr (a JSON object in JSON mode)."""
+    click.echo(dumps({"warning": message}) if _State.json else f"warning: {message}", err=True)
 
 
 def _warn_invalid(store: Any, loaded: Any = None) -> None:

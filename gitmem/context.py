@@ -32,12 +32,14 @@ class ContextResult:
         ranked: every ranked candidate, best first (more than fit the budget).
         focus: the focus set used.
         budget: the token budget asked for.
+        total: how many valid memories exist.
     """
 
     packed: Packed
     ranked: list[Scored]
     focus: Focus
     budget: int
+    total: int = 0
 
 
 def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
@@ -61,10 +63,10 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     if prompt.strip() and use_index:
         from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
-        index, _, loaded = sync_index(store, loaded)
+        index, _, loaded = sync_index(store, loaded, strict=False)
         text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
     ranked = rank(list(loaded.memories.values()), focus, text_ids)
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
     ranked = apply_status(top, statuses, omit_stale=omit) + ranked[STATUS_CANDIDATES:]
-    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget)
+    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget, len(loaded.memories))

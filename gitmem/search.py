@@ -8,9 +8,10 @@ the files by content hash, so a ``git pull`` costs only the changed files.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .embed import embedder_from_config
-from .errors import IndexUnavailable
+from .errors import EmbeddingError, IndexUnavailable
 from .index import Hit, MemoryIndex, SyncResult
 from .model import Memory
 from .store import LoadResult, Store
@@ -44,13 +45,26 @@ def open_index(store: Store) -> MemoryIndex:
     return MemoryIndex(store.index_dir, embedder_from_config(dict(store.config.get("embeddings", {}))))
 
 
-def sync_index(store: Store, loaded: LoadResult | None = None,
-               index: MemoryIndex | None = None) -> tuple[MemoryIndex, SyncResult, LoadResult]:
-    """Bring the index in line with the memory files; returns (index, what changed, loaded files)."""
+def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryIndex | None = None, *,
+               strict: bool = True) -> tuple[MemoryIndex, SyncResult, LoadResult]:
+    """Bring the index in line with the memory files; returns (index, what changed, loaded files).
+
+    With ``strict`` false (queries), an embedding endpoint that fails leaves the
+    index as it was: the query still runs (full text falls back by itself) and
+    the result's ``reason`` says ``not synced: …``.
+
+    Raises:
+        EmbeddingError: the embedder failed and ``strict`` is true.
+    """
     loaded = loaded or store.load_all()
     index = index or open_index(store)
     mems = loaded.memories
-    result = index.sync(loaded.hashes, lambda mid: mems[mid])
+    try:
+        result = index.sync(loaded.hashes, lambda mid: mems[mid])
+    except EmbeddingError as e:
+        if strict:
+            raise
+        result = SyncResult(0, 0, 0, False, f"not synced: {e.message}")
     return index, result, loaded
 
 
@@ -68,12 +82,14 @@ def search_healing(store: Store, index: MemoryIndex, loaded: LoadResult, query: 
         return index.search(query, limit=limit)
 
 
-def recall(store: Store, query: str, limit: int = 10) -> list[RecallHit]:
+def recall(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], None] | None = None) -> list[RecallHit]:
     """Hybrid search (full-text BM25 + vector, fused by RRF) over all valid memories.
 
     Returns at most ``limit`` hits, best first; [] for an empty query.
     """
-    index, _, loaded = sync_index(store)
+    index, synced, loaded = sync_index(store, strict=False)
+    if warn is not None and synced.reason.startswith("not synced"):
+        warn(f"index {synced.reason}; results may miss new or changed memories")
     hits = relevant(search_healing(store, index, loaded, query, limit))
     return [RecallHit(loaded.memories[h.id], h.score, h.fts_rank, h.vector_rank)
             for h in hits if h.id in loaded.memories]
