@@ -317,3 +317,26 @@ def test_config_builds_without_contacting_anything() -> None:
                               "timeout": 3, "max_retries": 0})
     assert isinstance(e, OpenAIEmbedder)
     assert e.base_url == "http://127.0.0.1:9/v1" and e.timeout == 3.0 and e.max_retries == 0
+
+
+def test_recall_survives_an_endpoint_that_goes_down(server: FakeServer, tmp_path: Path) -> None:
+    from gitmem.git import Repo
+    from gitmem.memories import RememberRequest, remember
+    from gitmem.search import recall
+    from gitmem.store import Store, init_layout
+    from testing.repos import make_repo
+
+    root = make_repo(tmp_path / "r", {"a.py": "def f(x):\n    return x\n"})
+    init_layout(Repo(root))
+    (root / ".gitmem/config.toml").write_text(
+        f'[embeddings]\nprovider = "openai"\nbase_url = "{server.base_url}"\nmodel = "m"\n'
+        'timeout = 2\nmax_retries = 0\n')
+    store = Store(Repo(root))
+    first = remember(store, RememberRequest(text="retry logic lives in f", anchors=("a.py::f",)))
+    assert [h.memory.id for h in recall(store, "retry logic")] == [first.id]
+    server.status = 500  # the endpoint breaks
+    remember(store, RememberRequest(text="a second memory about caching"))
+    warnings: list[str] = []
+    hits = recall(store, "retry logic", warn=warnings.append)
+    assert [h.memory.id for h in hits] == [first.id]
+    assert warnings and warnings[0].startswith("index not synced")
