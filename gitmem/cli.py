@@ -200,7 +200,8 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
 
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
-                                              scope="local" if local else "team", cwd=os.getcwd()))
+                                              scope="local" if local else "team", cwd=os.getcwd()),
+                     warn=_warn)
     _out(memory_json(m), m.id)
 
 

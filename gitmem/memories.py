@@ -9,6 +9,7 @@ Must not import: lancedb.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError
@@ -54,7 +55,8 @@ def derive_title(text: str) -> str:
 
 
 def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | None,
-                 cwd: str | None = None, resolver: Resolver | None = None) -> list[Anchor]:
+                 cwd: str | None = None, resolver: Resolver | None = None,
+                 warn: Callable[[str], None] | None = None) -> list[Anchor]:
     """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
 
     Raises:
@@ -75,7 +77,12 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
             continue
         assert path is not None
         rel = _user_path(store, path, cwd)
-        out.append(resolver.make(rel, symbol, sha))
+        anchor = resolver.make(rel, symbol, sha)
+        out.append(anchor)
+        if symbol and warn is not None and f"{symbol}#2" in (resolver.table(sha, rel) or {}):
+            line = anchor.span[0] if anchor.span else "?"
+            warn(f"{rel} defines {symbol} more than once: anchored the first (line {line}); "
+                 f"use {symbol}#2, #3 … for the others")
     keys: set[str] = set()
     unique = []
     for a in out:
@@ -100,7 +107,7 @@ def _user_path(store: Store, path: str, cwd: str | None) -> str:
     return rel
 
 
-def remember(store: Store, req: RememberRequest) -> Memory:
+def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] | None = None) -> Memory:
     """Create and write a new memory; returns it (with its new id).
 
     Raises:
@@ -116,7 +123,7 @@ def remember(store: Store, req: RememberRequest) -> Memory:
     if not title:
         raise GitmemError("the memory has no title: the text's first line and --title are empty",
                           "start the text with a line of words, or give --title")
-    anchors = make_anchors(store, req.anchors, req.rev, req.cwd)
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn)
     body = text
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()
