@@ -184,17 +184,6 @@ class Repo:
         except (BadName, ValueError, GitCommandError):
             return False
 
-    def is_ancestor(self, older: str, newer: str) -> bool:
-        """True when ``older`` is an ancestor of (or equal to) ``newer``."""
-        try:
-            return bool(self._repo.is_ancestor(older, newer))
-        except GitCommandError:
-            return False
-
-    def commit_summary(self, sha: str) -> str:
-        """The first line of a commit's message."""
-        return str(self._repo.commit(sha).summary)
-
     def parents(self, sha: str) -> list[str]:
         """Parent SHAs of a commit (empty for a root commit)."""
         return [p.hexsha for p in self._repo.commit(sha).parents]

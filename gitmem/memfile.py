@@ -367,8 +367,7 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
 
 def memory_to_dict(m: Memory) -> dict[str, Any]:
     """A memory as plain JSON-able data (for caches; not the file format)."""
-    d = dataclasses.asdict(m)
-    return d
+    return dataclasses.asdict(m)
 
 
 def memory_from_dict(d: dict[str, Any]) -> Memory:
