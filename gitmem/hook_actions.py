@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .analyzer import CommitAnalysis, analyze_commit, analyze_paths, read_cache
+from .errors import GitError
 from .git import Repo
 from .model import MemoryStatus, Status
 from .store import Store
@@ -73,7 +74,7 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
     try:
         new_sha = repo.resolve(new)
         old_sha = repo.resolve(old) if old else None
-    except Exception:  # noqa: BLE001 - ORIG_HEAD may be missing (fast-forward from nothing)
+    except GitError:  # ORIG_HEAD may be missing (a merge into an unborn branch)
         return None
     paths: set[str] = set()
     for ch in repo.changed_files(old_sha, new_sha):
