@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from .analyzer import memory_status
 from .anchors import Resolver
-from .focus import Focus, build_focus
+from .focus import Focus, add_import_neighbours, build_focus
 from .git import WORKTREE
 from .rank import Packed, Scored, apply_status, pack, rank
-from .store import Store
+from .store import LoadResult, Store
 
 #: Candidates whose status is evaluated (status needs parsing; the tail rarely fits a budget).
 STATUS_CANDIDATES = 60
@@ -44,11 +44,14 @@ class ContextResult:
 
 def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
                   budget: int | None = None, cwd: str | None = None, use_index: bool = True,
-                  include_dirty: bool = True, include_branch: bool = True) -> ContextResult:
+                  include_dirty: bool = True, include_branch: bool = True,
+                  loaded: LoadResult | None = None, include_imports: bool = True) -> ContextResult:
     """Rank memories for the current focus and pack them into ``budget`` tokens.
 
     ``budget`` None takes ``[context] budget`` from config.toml. With
-    ``use_index`` false, text relevance is skipped (no LanceDB import).
+    ``use_index`` false, text relevance is skipped (no LanceDB import). With
+    ``include_imports`` (default), import neighbours of the focus files that
+    hold anchors count as near (``focus.add_import_neighbours``).
     """
     cfg = store.config.get("context", {})
     budget = int(budget if budget is not None else cfg.get("budget", 1500))
@@ -58,13 +61,17 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     resolver = Resolver(repo)
     focus = build_focus(repo, files=files, prompt=prompt, cwd=cwd, resolver=resolver,
                         include_dirty=include_dirty, include_branch=include_branch)
-    loaded = store.load_all()
+    loaded = loaded if loaded is not None else store.load_all()
     text_ids: list[str] = []
     if prompt.strip() and use_index:
         from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
         index, _, loaded = sync_index(store, loaded, strict=False)
         text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
+    if include_imports:
+        anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
+        add_import_neighbours(repo, focus, anchored,
+                              cache_path=store.cache_dir / "imports.json" if store.dir.is_dir() else None)
     ranked = rank(list(loaded.memories.values()), focus, text_ids)
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}

@@ -3,9 +3,11 @@
 Scoring (every weight is a named constant below, each with why):
 
 1. **Proximity** of each memory's anchors to the focus set (``focus.Focus``):
-   same symbol > enclosing or nested symbol > same file > same directory,
-   times the weight of the focus source (dirty, named, given, branch). A
-   memory's proximity is the best over its anchors.
+   same symbol > enclosing or nested symbol > same file > import neighbour
+   (a file a focus file imports, or one that imports a focus file:
+   ``Focus.imports``) > same directory, times the weight of the focus source
+   (dirty, named, given, branch). A memory's proximity is the best over its
+   anchors.
 2. **Text relevance** to the prompt: the index's hybrid search (BM25 + vector,
    already fused by reciprocal rank fusion).
 3. **Recency**: newest first, a weak signal that breaks ties.
@@ -38,6 +40,12 @@ TIER_SAME_SYMBOL = 1.0
 TIER_ENCLOSING = 0.8
 #: The anchor is on a file in focus (a file anchor, or another symbol of that file).
 TIER_SAME_FILE = 0.6
+#: The anchor is on a file that a file in focus imports, or that imports a file in focus.
+#: Between same file and same directory (DESIGN.md §4): an import is a real dependency (the
+#: contract being called, or the caller that breaks), a shared directory only a convention.
+#: 0.4 ≈ the geometric mean of its neighbours (√(0.6 × 0.25) = 0.39), and it keeps a neighbour
+#: of a dirty file (0.4) just below a file the branch touched (WEIGHT_BRANCH 0.7 × 0.6 = 0.42).
+TIER_IMPORT = 0.4
 #: The anchor is on a file in the same directory as a file in focus.
 TIER_SAME_DIR = 0.25
 
@@ -124,6 +132,9 @@ def anchor_proximity(a: Anchor, focus: Focus) -> tuple[float, str]:
             elif a.symbol.startswith(n + "."):
                 take(TIER_ENCLOSING * w, f"named {n}")
     fw = focus.files.get(a.path)
+    iw = focus.imports.get(a.path)
+    if iw:
+        take(TIER_IMPORT * iw[0], iw[1])
     if fw:
         take(TIER_SAME_FILE * fw[0], f"{fw[1]} {a.path}")
     else:
@@ -253,7 +264,7 @@ def render_index_line(s: Scored) -> str:
 
 
 HEADER = "# gitmem: memories about the code in focus\n"
-FOOTER = "Expand an id: `gitmem show ID` (full text) · search: `gitmem recall QUERY`\n"
+FOOTER = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`\n"
 
 
 @dataclass
