@@ -1,0 +1,403 @@
+"""The MCP server (``gitmem mcp``): gitmem's memories as tools for any MCP client, over stdio.
+
+Five tools, each a thin shell over the library, returning compact text for the
+model and the same data as structured content (the ``--json`` shapes of
+``gitmem.serialize``):
+
+* ``search(query, limit)``  → ``search.recall`` plus each hit's status: one index line per hit.
+* ``get(ids)``              → ``Store.get`` + ``analyzer.evaluate``: full text (like ``gitmem show``).
+* ``remember(text, …)``     → ``memories.remember``: a team-scope memory, source ``agent``.
+* ``stale()``               → ``analyzer.evaluate``: memories not fresh, with reasons (like ``gitmem stale``).
+* ``context(file, …)``      → ``context.build_context`` (like ``gitmem context --file F``).
+
+The repository is resolved on every call from the server's directory (its
+working directory, or ``--repo``), so the server starts anywhere and a
+repository initialised after start-up works without a restart. Nothing ends
+the server: a ``GitmemError`` becomes a tool error whose text is the library's
+``error: <message>`` and ``hint: <hint>`` lines (structured:
+``{"error", "hint"}``, plus ``candidates`` for an anchor error); a bug becomes
+a tool error naming a report under ``.gitmem/local/logs/``.
+
+Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
+``search`` (or ``context`` with a prompt), never at start-up.
+"""
+
+import datetime as dt
+import os
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..analyzer import evaluate
+from ..errors import AnchorError, GitmemError
+from ..git import WORKTREE, Repo
+from ..model import MEMORY_TYPES, MemoryStatus, Status
+from ..rank import age
+from ..serialize import memory_json, memory_status_json, scored_json
+from ..store import Store
+
+#: Largest ``limit`` a search accepts.
+MAX_SEARCH_LIMIT = 100
+
+INSTRUCTIONS = """\
+gitmem holds this repository's long-term memories (decisions, gotchas, constraints, …), each anchored to the
+code it is about and re-checked against the code on every commit: a memory whose code changed since is
+marked stale, moved or deleted, with the reason. Use `context` with the file you are about to work on,
+`search` to find memories (a compact index), then `get` for the full text of the ids you need. Record what
+the next session should know with `remember`, anchored to the symbols it is about (path.py::Class.method).
+Treat a stale memory as a lead to check against the code, not as truth."""
+
+Payload = tuple[str, dict[str, Any]]
+
+
+class ToolFailure(Exception):
+    """A tool error that is not a GitmemError (e.g. several unknown ids): ``text`` and ``data`` as returned."""
+
+    def __init__(self, text: str, data: dict[str, Any]) -> None:
+        super().__init__(text)
+        self.text = text
+        self.data = data
+
+
+class GitmemTools:
+    """The tools' behaviour, without MCP: each method returns ``(text, data)`` or raises.
+
+    ``text`` is what the model reads; ``data`` is a JSON object (structured
+    content). The repository is opened from ``path`` on every call.
+
+    Raises (every method):
+        NotARepository: ``path`` is not inside a git work tree.
+        NotInitialized: the repository has no ``.gitmem/`` (run ``gitmem init``).
+        GitmemError: as documented per method.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = os.path.abspath(os.fspath(path) if path is not None else os.getcwd())
+
+    def store(self) -> Store:
+        """The ``.gitmem/`` store of the repository at ``path`` (with the on-disk symbol cache)."""
+        store = Store(Repo(self.path))
+        store.enable_symbol_cache()
+        return store
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 10) -> Payload:
+        """Hybrid search (``search.recall``); each hit's status at the working tree.
+
+        Returns:
+            text: one line per hit ``- ID [type] title — anchors · age · status``.
+            data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
+            "warnings"}``.
+        """
+        from ..search import recall  # LanceDB: imported on the first search, not at start-up
+
+        store = self.store()
+        warnings: list[str] = []
+        hits = recall(store, query, limit, warn=warnings.append)
+        statuses = {s.memory.id: s for s in evaluate(store, WORKTREE, [h.memory for h in hits])}
+        rows = [{"id": h.memory.id, "type": h.memory.type, "title": h.memory.title,
+                 "anchors": [a.key for a in h.memory.anchors], "age": age(h.memory),
+                 "status": statuses[h.memory.id].status.value, "score": round(h.score, 6)} for h in hits]
+        if rows:
+            lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {query!r}, best first "
+                     "(full text: get with their ids):"]
+            lines += [f"- {r['id']} [{r['type']}] {r['title']} — {', '.join(r['anchors']) or '-'} · "
+                      f"{r['age']} · {r['status']}" for r in rows]
+        else:
+            lines = [f"no memories match {query!r}"]
+        lines += [f"warning: {w}" for w in warnings]
+        return "\n".join(lines), {"query": query, "hits": rows, "warnings": warnings}
+
+    def get(self, ids: list[str]) -> Payload:
+        """Full memories by id or unique id prefix, each with the status of its anchors.
+
+        Returns:
+            text: per memory its header, status, anchors (status, reason), tags, body and facts.
+            data: ``{"memories": [memory_json + {"status", "anchor_statuses", "path"}],
+            "not_found": [{"id", "error", "hint"}]}``.
+
+        Raises:
+            ToolFailure: no id was found (every id is reported).
+            GitmemError: ``ids`` is empty.
+        """
+        if not ids:
+            raise GitmemError("no ids given", "pass the ids (or id prefixes) that search or context listed")
+        store = self.store()
+        found, missing = [], []
+        for mem_id in ids:
+            try:
+                m = store.get(mem_id.strip())
+            except GitmemError as e:  # unknown, ambiguous, or an invalid file
+                missing.append({"id": mem_id, "error": e.message, "hint": e.hint})
+                continue
+            if all(f.id != m.id for f in found):
+                found.append(m)
+        statuses = evaluate(store, WORKTREE, found)
+        by_id = {s.memory.id: s for s in statuses}
+        mems = [memory_json(m) | {"status": by_id[m.id].status.value,
+                                  "anchor_statuses": memory_status_json(by_id[m.id])["anchors"],
+                                  "path": store.display(store.path_for(m))} for m in found]
+        data = {"memories": mems, "not_found": missing}
+        if not found:
+            raise ToolFailure("\n".join(f"error: {x['error']}" + (f"\nhint: {x['hint']}" if x["hint"] else "")
+                                        for x in missing), data)
+        text = "\n\n---\n\n".join(_render_memory(by_id[m.id]) for m in found)
+        if missing:
+            text += "\n\n" + "\n".join(f"not found: {x['error']}" + (f" ({x['hint']})" if x["hint"] else "")
+                                         for x in missing)
+        return text, data
+
+    def remember(self, text: str, title: str | None = None, type: str = "discovery",
+                 anchors: list[str] | tuple[str, ...] = (), tags: list[str] | tuple[str, ...] = (),
+                 facts: list[str] | tuple[str, ...] = ()) -> Payload:
+        """Write a team-scope memory (source ``agent``) anchored like ``gitmem remember --anchor``.
+
+        Anchor paths are relative to the server's directory or to the repository root.
+
+        Returns:
+            text: the new id, its file and its anchors.
+            data: ``memory_json`` + ``{"path", "warnings"}``.
+
+        Raises:
+            AnchorError: unknown file or symbol (``candidates``: the closest names), path outside
+                the repository, unknown commit.
+            GitmemError: empty text, unknown type.
+        """
+        from ..memories import RememberRequest
+        from ..memories import remember as do_remember
+
+        store = self.store()
+        warnings: list[str] = []
+        m = do_remember(store, RememberRequest(text=text, title=title, type=type, anchors=tuple(anchors),
+                                               tags=tuple(tags), facts=tuple(facts), scope="team",
+                                               source="agent", cwd=self.path), warn=warnings.append)
+        path = store.display(store.path_for(m))
+        lines = [f"remembered {m.id}: [{m.type}] {m.title}",
+                 f"file: {path} (team scope: commit it to share it)",
+                 "anchors: " + (", ".join(a.key for a in m.anchors) or "none")]
+        lines += [f"warning: {w}" for w in warnings]
+        return "\n".join(lines), memory_json(m) | {"path": path, "warnings": warnings}
+
+    def stale(self) -> Payload:
+        """Memories whose anchors are not fresh at the working tree, with reasons (``gitmem stale``).
+
+        Returns:
+            text: per memory ``status id title`` then one line per anchor with its reason.
+            data: ``{"memories": [memory_status_json], "invalid": [{"error", "hint"}]}``
+            (each like an item of ``gitmem stale --json``).
+        """
+        store = self.store()
+        loaded = store.load_all()
+        rows = [s for s in evaluate(store, WORKTREE, loaded.memories.values()) if s.status != Status.FRESH]
+        invalid = [{"error": e.message, "hint": e.hint} for e in loaded.errors]
+        if rows:
+            lines = [f"{len(rows)} of {len(loaded.memories)} memories are not fresh:"]
+            for s in rows:
+                lines.append(f"{s.status.value:8} {s.memory.id}  [{s.memory.type}] {s.memory.title}")
+                lines += [f"    {_anchor_line(a)}" for a in s.anchors]
+        else:
+            lines = [f"all {len(loaded.memories)} memories are fresh"]
+        lines += [f"warning: invalid memory file: {x['error']}" for x in invalid]
+        return "\n".join(lines), {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+
+    def context(self, file: str, prompt: str = "", budget: int | None = None) -> Payload:
+        """The memories closest to ``file`` (and ``prompt``), packed into ``budget`` tokens.
+
+        Returns:
+            text: the packed context (Markdown), or why it is empty.
+            data: ``{"budget", "tokens", "text", "detailed", "indexed", "left_out",
+            "memories": [scored_json]}``.
+
+        Raises:
+            AnchorError: ``file`` lies outside the repository.
+        """
+        from ..context import build_context
+
+        store = self.store()
+        res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path)
+        shown = set(res.packed.detailed) | set(res.packed.indexed)
+        data = {"budget": res.budget, "tokens": res.packed.tokens, "text": res.packed.text,
+                "detailed": res.packed.detailed, "indexed": res.packed.indexed, "left_out": res.packed.left_out,
+                "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+        if res.packed.text:
+            text = res.packed.text.rstrip("\n")
+        elif not res.total:
+            text = "no memories yet in this repository (record one with remember)"
+        elif not res.ranked:
+            text = f"none of the {res.total} memories is about this focus (try search)"
+        else:
+            text = f"{len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens"
+        return text, data
+
+
+def _anchor_line(a: Any) -> str:
+    """``status anchor → where now — reason`` for one anchor status."""
+    line = f"{a.status.value:8} {a.anchor.key}"
+    if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):
+        line += f" → {a.path_now}" + (f"::{a.symbol_now}" if a.symbol_now else "")
+    return line + (f"  — {a.reason}" if a.reason else "")
+
+
+def _render_memory(ms: MemoryStatus) -> str:
+    m = ms.memory
+    lines = [f"{m.id}  [{m.type}] {m.title}",
+             f"status: {ms.status.value} · scope: {m.scope} · author: {m.author or '-'} · source: {m.source} · "
+             f"updated: {m.updated or '?'}" + (f" ({age(m)} ago)" if age(m) not in ("now", "?") else "")]
+    lines += ["anchors:"] + [f"  {_anchor_line(a)}" for a in ms.anchors] if ms.anchors else ["anchors: none"]
+    if m.tags:
+        lines.append("tags: " + ", ".join(m.tags))
+    if m.body:
+        lines += ["", m.body]
+    if m.facts:
+        lines += ["", "facts:"] + [f"- {f}" for f in m.facts]
+    return "\n".join(lines)
+
+
+# -- the MCP layer ---------------------------------------------------------------------------
+
+
+def _ok(payload: Payload) -> CallToolResult:
+    text, data = payload
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _error(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=True)
+
+
+def _bug_report(path: str, exc: BaseException) -> Path | None:
+    """Append a traceback to ``.gitmem/local/logs/mcp.log`` (or the temp dir); returns the log's path."""
+    try:
+        logs = Repo(path).root / ".gitmem" / "local" / "logs"
+        if not logs.parent.parent.is_dir():
+            raise FileNotFoundError(logs)
+    except Exception:  # noqa: BLE001 - no repository: fall back to the temp dir
+        logs = Path(tempfile.gettempdir()) / "gitmem-logs"
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / "mcp.log"
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"--- {stamp} gitmem {__version__}\n" + "".join(traceback.format_exception(exc)) + "\n")
+        return log
+    except OSError:
+        return None
+
+
+class _Runner:
+    """Runs tool calls one at a time (the SDK runs sync tools on worker threads) and turns errors into results."""
+
+    def __init__(self, tools: GitmemTools) -> None:
+        self.tools = tools
+        self.lock = threading.Lock()
+
+    def __call__(self, fn: Callable[[], Payload]) -> CallToolResult:
+        try:
+            with self.lock:
+                return _ok(fn())
+        except ToolFailure as e:
+            return _error(e.text, e.data)
+        except AnchorError as e:
+            return _error(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""),
+                          {"error": e.message, "hint": e.hint, "candidates": e.candidates})
+        except GitmemError as e:
+            return _error(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""),
+                          {"error": e.message, "hint": e.hint})
+        except OSError as e:  # a file gitmem must read or write is not accessible
+            msg = f"{e.strerror or type(e).__name__}" + (f": {e.filename}" if e.filename else "")
+            hint = "check the permissions and free space of .gitmem/ (gitmem doctor)"
+            return _error(f"error: {msg}\nhint: {hint}", {"error": msg, "hint": hint})
+        except Exception as e:  # noqa: BLE001 - a bug: report it, keep serving
+            log = _bug_report(self.tools.path, e)
+            msg = f"gitmem: unexpected error: {type(e).__name__}: {e}"
+            hint = f"a report was written to {log}; please attach it to a bug report" if log else ""
+            return _error(msg + (f"\nhint: {hint}" if hint else ""), {"error": msg, "hint": hint})
+
+
+def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
+    """The MCP server for the repository at ``path`` (default: the current directory), not yet running.
+
+    Nothing is opened here: the repository is resolved on each tool call.
+    """
+    tools = GitmemTools(path)
+    run = _Runner(tools)
+    server = MCPServer("gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+
+    @server.tool(annotations=read_only)
+    def search(query: Annotated[str, Field(description="What to look for, in words or code names.")],
+               limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT,
+                                           description="Most hits to return.")] = 10) -> CallToolResult:
+        """Search the repository's memories (full-text and semantic).
+
+        Returns a compact index, best first, one line per memory: id, [type], title, anchors, age
+        and status (fresh, or stale/moved/deleted when the code it is about changed since).
+        Call `get` with the ids you need for their full text.
+        """
+        return run(lambda: tools.search(query, limit))
+
+    @server.tool(annotations=read_only)
+    def get(ids: Annotated[list[str], Field(description="Memory ids, or unique prefixes of them.")]
+            ) -> CallToolResult:
+        """Full text of memories by id: title, type, anchors with their status and reason, body, facts, tags.
+
+        Unknown ids are reported at the end; the call fails only when no id is found.
+        """
+        return run(lambda: tools.get(ids))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                             idempotent_hint=False, open_world_hint=False))
+    def remember(text: Annotated[str, Field(description="The memory (Markdown): what the next session should "
+                                                        "know and why. The first line is the title unless "
+                                                        "`title` is given.")],
+                 title: Annotated[str | None, Field(description="A short title.")] = None,
+                 type: Annotated[Literal[MEMORY_TYPES], Field(  # type: ignore[valid-type]
+                     description="decision, bugfix, feature, refactor, discovery, change, constraint "
+                                 "(a project rule), preference, gotcha (a trap, a failed attempt), todo.")
+                 ] = "discovery",
+                 anchors: Annotated[list[str], Field(
+                     description="What the memory is about: `path/to/file.py::Class.method` (a symbol), "
+                                 "`path/to/file` (a whole file) or `commit:REV`; paths relative to the "
+                                 "repository root.")] = [],
+                 tags: Annotated[list[str], Field(description="Concepts, for search.")] = [],
+                 facts: Annotated[list[str], Field(description="Short standalone facts.")] = [],
+                 ) -> CallToolResult:
+        """Record a memory for this repository, shared with the team (written under .gitmem/memories/).
+
+        Anchor it to the symbols it is about, so that it is flagged stale when that code changes.
+        An unknown symbol fails with the closest names. Returns the new memory's id.
+        """
+        return run(lambda: tools.remember(text, title, type, anchors, tags, facts))
+
+    @server.tool(annotations=read_only)
+    def stale() -> CallToolResult:
+        """Memories that are no longer fresh: the code they are anchored to changed (stale), moved, or was
+        deleted, each anchor with the reason and the commit that did it."""
+        return run(tools.stale)
+
+    @server.tool(annotations=read_only)
+    def context(file: Annotated[str, Field(description="The file you are working on (repository-relative).")],
+                prompt: Annotated[str, Field(description="What you are about to do; paths and symbols named "
+                                                         "in it count too.")] = "",
+                budget: Annotated[int | None, Field(ge=1, le=1_000_000, description="Token budget "
+                                                    "(default: the repository's, 1500).")] = None
+                ) -> CallToolResult:
+        """The memories most relevant to a file (and a task), packed into a token budget: the closest in
+        full, the rest as index lines. Stale memories are marked with their reason."""
+        return run(lambda: tools.context(file, prompt, budget))
+
+    return server
+
+
+def serve(path: str | os.PathLike[str] | None = None) -> None:
+    """Run the server on stdio until the client closes the connection (blocks)."""
+    build_server(path).run("stdio")
