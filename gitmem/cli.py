@@ -463,6 +463,119 @@ def doctor() -> None:
         sys.exit(EXIT_ERROR)
 
 
+@cli.command()
+@click.option("--repo", type=click.Path(exists=True, file_okay=False), metavar="PATH",
+              help="The repository to serve (default: the current directory).")
+def mcp(repo: str | None) -> None:
+    """Run the MCP server on stdio: tools search, get, remember, stale, context.
+
+    The repository is looked up on every call, so errors (not a repository,
+    not initialised) come back as tool errors and the server keeps running.
+
+    \b
+    Example usage:
+      claude mcp add gitmem -- gitmem mcp
+      gitmem mcp --repo ~/src/project
+    """
+    try:
+        from .integrations.mcp_server import serve
+    except ImportError as e:
+        raise GitmemError(f"the MCP server needs the mcp package: {e}", "pip install 'mcp>=2.3,<3'") from e
+    serve(repo)
+
+
+@cli.group("install")
+def install_group() -> None:
+    """Register gitmem with an agent."""
+
+
+@cli.group("uninstall")
+def uninstall_group() -> None:
+    """Remove what `gitmem install` registered."""
+
+
+def _claude_target(user: bool) -> Path | None:
+    return None if user else _store(require=False).repo.root
+
+
+def _render_claude(res: Any, verb: str) -> str:
+    lines = [f"{verb} {p}" for p in res.changed] or ["nothing to change"]
+    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+
+
+@install_group.command("claude")
+@click.option("--project", "scope", flag_value="project", default=True,
+              help="The project's .claude/settings.json and .mcp.json (default).")
+@click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json and ~/.claude.json.")
+@json_option
+def install_claude(scope: str) -> None:
+    """Register gitmem's Claude Code hooks and MCP server (merged with what is there; idempotent).
+
+    \b
+    Hooks: SessionStart, UserPromptSubmit and PreToolUse (Read|Edit|Write) inject
+    memories; PostToolUse, Stop and SessionEnd capture the session for consolidation.
+    Undo with `gitmem uninstall claude`.
+    """
+    from .integrations.claude_code import install
+
+    user = scope == "user"
+    res = install(_claude_target(user), user=user)
+    _out({"changed": res.changed, "notes": res.notes, "command": res.command,
+          "settings": str(res.settings), "mcp": str(res.mcp)}, lambda: _render_claude(res, "updated"))
+
+
+@uninstall_group.command("claude")
+@click.option("--project", "scope", flag_value="project", default=True, help="The project's settings (default).")
+@click.option("--user", "scope", flag_value="user", help="The user's settings.")
+@json_option
+def uninstall_claude(scope: str) -> None:
+    """Remove gitmem's Claude Code hooks and MCP server; everything else stays as it is."""
+    from .integrations.claude_code import uninstall
+
+    user = scope == "user"
+    res = uninstall(_claude_target(user), user=user)
+    _out({"changed": res.changed}, lambda: _render_claude(res, "updated"))
+
+
+@cli.command()
+@click.option("--session", help="Only this session (its id as Claude Code gives it).")
+@click.option("--no-llm", is_flag=True, help="Use the deterministic rules even when [llm] is configured.")
+@json_option
+def consolidate(session: str | None, no_llm: bool) -> None:
+    """Turn captured sessions (the spool) into local memories now.
+
+    SessionEnd runs this in the background; run it by hand after a crash or to
+    see what a session produced. Uses [llm] from config.toml when set.
+    """
+    from .capture.consolidate import consolidate_all, consolidate_session
+    from .capture.spool import session_key
+    from .hookindex_sync import sync_hook_index
+
+    store = _store()
+    progress = None if _State.json else (lambda m: click.echo(m, err=True))
+    if session:
+        one = consolidate_session(store, session_key(session), use_llm=not no_llm, progress=progress)
+        if one is None:
+            raise GitmemError(f"session {session} is being consolidated by another process", "try again in a moment")
+        outcomes = [one]
+    else:
+        outcomes = consolidate_all(store, use_llm=not no_llm, progress=progress)
+    sync_hook_index(store)
+    rows = [{"session": o.session, "events": o.events, "batches": o.batches, "path": o.path,
+             "written": o.written, "removed": o.removed, "notes": o.notes} for o in outcomes]
+
+    def text() -> str:
+        if not rows:
+            return "nothing to consolidate"
+        out = []
+        for r in rows:
+            out.append(f"session {r['session']}: {r['events']} events → {len(r['written'])} memories ({r['path']})"
+                       + "".join(f"\n  {mid}" for mid in r["written"]) + "".join(f"\n  note: {n}" for n in r["notes"]))
+        return "\n".join(out)
+
+    _out(rows, text)
+
+
 def _warn(message: str) -> None:
     """A warning on stderr (a JSON object in JSON mode)."""
     click.echo(dumps({"warning": message}) if _State.json else f"warning: {message}", err=True)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import uuid
 import warnings
@@ -81,9 +80,6 @@ FTS_COLUMNS: tuple[str, ...] = ("title", "search_text")
 #: Characters of a memory's text sent to the embedder (OpenAI-compatible models
 #: accept about 8k tokens; a memory longer than this is truncated for the vector).
 EMBED_MAX_CHARS = 8000
-#: Most distinct terms kept from a query for the full-text search (a whole prompt
-#: may be passed as the query).
-MAX_QUERY_TERMS = 64
 #: Ids per ``DELETE ... WHERE id IN (...)`` statement.
 DELETE_CHUNK = 1000
 #: Maintenance thresholds (see ``MemoryIndex._maintain``): optimize when the table
@@ -140,92 +136,8 @@ class SyncResult:
     reason: str
 
 
-# --------------------------------------------------------------------------- text helpers
+from gitmem.textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402,F401
 
-_NON_SPACE = re.compile(r"\S+")
-_SEPARATORS = re.compile(r"[\W_]+")
-_TERM = re.compile(r"[^\W_]+")
-# ASCII fast path of _camel_parts: acronym before a capitalised word | (Capital)lower run | acronym | digits
-_ASCII_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-
-def _camel_parts(piece: str) -> list[str]:
-    """Split a run of letters and digits at case and digit boundaries (Unicode-aware).
-
-    Boundaries: lower → upper (``parseConfig``), letter ↔ digit (``v2``), and the
-    last capital of an acronym followed by a lowercase letter (``HTTPServer`` →
-    ``HTTP``, ``Server``).
-    """
-    if piece.isascii():
-        return _ASCII_CAMEL.findall(piece)
-    out: list[str] = []
-    start = 0
-    for i in range(1, len(piece)):
-        a, b = piece[i - 1], piece[i]
-        if ((a.islower() and b.isupper()) or (a.isdigit() != b.isdigit())
-                or (a.isupper() and b.isupper() and i + 1 < len(piece) and piece[i + 1].islower())):
-            out.append(piece[start:i])
-            start = i
-    out.append(piece[start:])
-    return out
-
-
-def _identifier_parts(word: str) -> list[str]:
-    """Distinct parts of one whitespace-free word (path, dotted, snake and camel parts), not the word itself."""
-    parts: list[str] = []
-    for piece in _SEPARATORS.split(word):
-        if not piece:
-            continue
-        parts.append(piece)
-        sub = _camel_parts(piece)
-        if len(sub) > 1:
-            parts.extend(sub)
-    return [p for p in dict.fromkeys(parts) if p != word]
-
-
-def split_identifiers(text: str) -> str:
-    """Append the parts of identifiers and paths after each word, keeping the originals.
-
-    Each whitespace-separated word that splits into two or more parts is followed
-    by its distinct parts: path and dotted components, snake_case pieces, and
-    camelCase / PascalCase words (acronyms kept whole: ``HTTPServer`` → ``HTTP
-    Server``; digits apart: ``parseV2`` → ``parse V 2``). Plain words, also when
-    wrapped in punctuation (``(parse)``), are left alone. Used to build the full-text column, because LanceDB's
-    ``simple`` tokenizer splits on punctuation but not on case changes.
-
-    >>> split_identifiers("see parseConfig in src/cfg_loader.py")
-    'see parseConfig parse Config in src/cfg_loader.py src cfg loader py'
-    """
-
-    def repl(m: re.Match[str]) -> str:
-        word = m.group(0)
-        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
-            return word  # fast path: a plain word (most of the text) never splits
-        parts = _identifier_parts(word)
-        return word + " " + " ".join(parts) if len(parts) > 1 else word
-
-    return _NON_SPACE.sub(repl, text)
-
-
-def query_terms(query: str) -> list[str]:
-    """The plain terms of a free-text query, for the full-text search.
-
-    Identifiers are split (``split_identifiers``), then only runs of letters and
-    digits are kept, so quotes, slashes, dashes, operators (``AND``, ``+``,
-    ``:``, parentheses, ``*``), SQL fragments and emoji never reach a parser.
-    Terms are lower-cased and deduplicated, first occurrence first, at most
-    ``MAX_QUERY_TERMS``.
-    """
-    seen: set[str] = set()
-    out: list[str] = []
-    for term in _TERM.findall(split_identifiers(query)):
-        t = term.lower()
-        if t not in seen:
-            seen.add(t)
-            out.append(t)
-            if len(out) >= MAX_QUERY_TERMS:
-                break
-    return out
 
 
 def search_text(memory: Memory) -> str:

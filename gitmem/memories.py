@@ -132,6 +132,9 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
                tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
                source=req.source, created=now, updated=now, scope=req.scope)
     store.save(m)
+    from .hookindex_sync import record_written
+
+    record_written(store, [m])
     return m
 
 
@@ -167,4 +170,8 @@ def _anchor_matches(a: Anchor, path: str, symbol: str | None) -> bool:
 
 def forget(store: Store, mem_id: str) -> Memory:
     """Delete a memory's file; returns the removed memory. Raises MemoryNotFound."""
-    return store.delete(mem_id)
+    from .hookindex_sync import record_written
+
+    m = store.delete(mem_id)
+    record_written(store, [], [m.id])
+    return m

@@ -44,13 +44,31 @@ provider = "wordllama"
 # model = "text-embedding-3-small"
 # api_key_env = "OPENAI_API_KEY"
 # timeout = 10
+
+[claude]
+# Token budgets of what the Claude Code hooks inject: at session start, per prompt, before a file is read or edited.
+session_budget = 1500
+prompt_budget = 600
+file_budget = 500
+
+[capture]
+# Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
+private_files = []
+
+# Consolidation of captured sessions through an OpenAI-compatible endpoint (without it: rules).
+# [llm]
+# base_url = "http://127.0.0.1:8080/v1"
+# model = "qwen3-8b"
+# api_key_env = "OPENAI_API_KEY"
+# timeout = 60
+# extra_body = { chat_template_kwargs = { enable_thinking = false } }
 """
 
 GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nlocal/\n"
 
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -66,6 +84,17 @@ def _validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown section [{key}]", f"known sections: {', '.join(KNOWN_SECTIONS)}")
         if not isinstance(cfg[key], dict):
             raise ConfigError(f"{where}: '{key}' must be a [section]", hint)
+    for key, value in cfg.get("claude", {}).items():
+        if key not in ("session_budget", "prompt_budget", "file_budget"):
+            raise ConfigError(f"{where}: unknown key claude.{key}",
+                              "known keys: session_budget, prompt_budget, file_budget")
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
+    for key, value in cfg.get("capture", {}).items():
+        if key != "private_files":
+            raise ConfigError(f"{where}: unknown key capture.{key}", "known keys: private_files")
+        if not (isinstance(value, list) and all(isinstance(g, str) for g in value)):
+            raise ConfigError(f"{where}: capture.private_files must be a list of globs", hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")

@@ -1,0 +1,484 @@
+"""Consolidation: a session's spooled events → anchored memories.
+
+For each session with spooled events (``capture.spool``), under that session's
+lock: claim the live spool as a batch, digest its events, and turn them into
+memories
+
+* **with an LLM** (``[llm]`` in config.toml, ``capture.llm``): the redacted
+  transcript goes to the model, which answers with observations (type, title,
+  body, facts, tags, files, symbols); each is anchored to the files and symbols
+  it names that really exist in the working tree (the others are dropped);
+* **without one**, or when the model fails twice: one ``change`` memory per
+  session, titled from the user's first prompt, with the agent's last message
+  as body, anchored to the symbols the session edited.
+
+Sessions that only read, searched or listed produce nothing. An observation that
+repeats a memory on the same anchors (word overlap ≥ ``SAME_JACCARD``) raises
+that memory's confidence by ``CONFIDENCE_STEP`` and merges its facts and tags
+instead of adding another; one that rewrites it (overlap ≥ ``SUPERSEDE_JACCARD``,
+same type) becomes a new memory that ``supersedes`` it (a local one it
+replaces outright). Captured memories are ``local`` scope.
+
+Crash safety: the memories of a batch are first written to a plan file next to
+it, then to their files, then the batch and the plan are deleted. A run that
+finds a plan applies it again (idempotent: same ids, same content), so a kill at
+any moment neither loses events nor writes a memory twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..focus import changed_symbols
+from ..git import WORKTREE
+from ..memfile import memory_from_dict, memory_to_dict, write_atomic
+from ..memories import derive_title
+from ..model import KIND_COMMIT, Anchor, Memory
+from ..store import Store, new_id, utc_now
+from . import llm as llm_mod
+from . import redact, spool
+
+#: Word-overlap (Jaccard of title + body words) at which an observation is the same memory again.
+SAME_JACCARD = 0.6
+#: Overlap at which an observation of the same type on the same anchors rewrites a memory.
+SUPERSEDE_JACCARD = 0.3
+#: Confidence added each time a memory is observed again (capped at 1.0).
+CONFIDENCE_STEP = 0.1
+#: Starting confidence of captured memories: rules know less than a model, a model less than a person.
+CONFIDENCE_RULES = 0.5
+CONFIDENCE_LLM = 0.6
+#: Most anchors on one captured memory (the most specific first).
+MAX_ANCHORS = 8
+#: Commands too routine to be worth a fact.
+ROUTINE_COMMANDS = {"ls", "cat", "cd", "pwd", "echo", "head", "tail", "grep", "rg", "find", "wc", "which",
+                    "tree", "less", "sed", "awk", "true", "clear"}
+ROUTINE_GIT = {"status", "diff", "log", "show", "branch", "add", "stash"}
+
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+@dataclass
+class SessionDigest:
+    """What a batch of events says: prompts, the agent's last message, edits, reads, commands, failures."""
+
+    key: str
+    prompts: list[str] = field(default_factory=list)
+    last_message: str = ""
+    head: str | None = None
+    edits: list[tuple[str, str]] = field(default_factory=list)  # (path, new text) per Edit/Write
+    edited_files: list[str] = field(default_factory=list)
+    read_files: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    events: int = 0
+
+    @property
+    def worth_recording(self) -> bool:
+        """Only reads, searches and listings are not."""
+        return bool(self.edited_files or self.failures)
+
+
+def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
+    """Summarise spooled ``records`` (see ``claude_hooks.slim_tool_event`` for their shape)."""
+    d = SessionDigest(key=key, events=len(records))
+    for r in records:
+        kind = r.get("event")
+        if kind == "UserPromptSubmit" and isinstance(r.get("prompt"), str):
+            d.prompts.append(r["prompt"])
+        elif kind == "Stop" and isinstance(r.get("last_message"), str):
+            d.last_message = r["last_message"]
+        elif kind == "SessionStart" and isinstance(r.get("head"), str) and d.head is None:
+            d.head = r["head"]
+        elif kind in ("PostToolUse", "PostToolUseFailure"):
+            tool = r.get("tool")
+            inp = r.get("input") if isinstance(r.get("input"), dict) else {}
+            path = inp.get("file_path") or inp.get("notebook_path")
+            if kind == "PostToolUseFailure":
+                d.failures.append(f"{tool} failed: {str(r.get('error') or '')[:300]}")
+            elif tool in ("Edit", "Write", "MultiEdit", "NotebookEdit") and isinstance(path, str):
+                if path not in d.edited_files:
+                    d.edited_files.append(path)
+                new = inp.get("new_string") if tool != "Write" else inp.get("content")
+                d.edits.append((path, new if isinstance(new, str) else ""))
+            elif tool == "Read" and isinstance(path, str) and path not in d.read_files:
+                d.read_files.append(path)
+            elif tool == "Bash" and isinstance(inp.get("command"), str):
+                d.commands.append(inp["command"])
+    return d
+
+
+def notable_commands(commands: list[str], limit: int = 5) -> list[str]:
+    """Distinct commands worth a fact (tests, builds, migrations), routine ones left out."""
+    out: list[str] = []
+    for c in commands:
+        words = c.strip().split()
+        if not words or words[0] in ROUTINE_COMMANDS:
+            continue
+        if words[0] == "git" and (len(words) < 2 or words[1] in ROUTINE_GIT):
+            continue
+        line = " ".join(c.split())[:160]
+        if line not in out:
+            out.append(line)
+    return out[:limit]
+
+
+# -- anchoring ------------------------------------------------------------------------------------
+
+
+def _lines_of(text: str, needle: str) -> tuple[int, int] | None:
+    if not needle.strip():
+        return None
+    i = text.find(needle)
+    if i < 0:
+        return None
+    start = text.count("\n", 0, i) + 1
+    return start, start + needle.count("\n")
+
+
+def edited_anchors(store: Store, resolver: Resolver, d: SessionDigest) -> list[Anchor]:
+    """Anchors on what the session edited: the symbols whose code changed since the session's start
+    commit that also hold an edit's new text, else all changed symbols, else the file."""
+    repo = store.repo
+    base = d.head if d.head and repo.commit_exists(d.head) else repo.head()
+    out: list[Anchor] = []
+    for path in d.edited_files:
+        if path.startswith(".gitmem/") or not (repo.root / path).is_file():
+            continue
+        changed = changed_symbols(resolver, path, base, WORKTREE) if base else []
+        table = resolver.table(WORKTREE, path) or {}
+        try:
+            text = (repo.root / path).read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        hit: list[str] = []
+        for p, new in d.edits:
+            span = _lines_of(text, new) if p == path else None
+            if span is None:
+                continue
+            inner = [n for n, s in table.items() if s.start_line <= span[0] and span[1] <= s.end_line]
+            if inner:
+                hit.append(max(inner, key=lambda n: n.count(".")))  # the innermost symbol
+        names = [n for n in changed if n in hit] or hit or changed
+        names = [n for n in dict.fromkeys(names) if "#" not in n]
+        try:
+            if names:
+                out.extend(resolver.make(path, n, WORKTREE) for n in names[:MAX_ANCHORS])
+            else:
+                out.append(resolver.make(path, None, WORKTREE))
+        except GitmemError:
+            continue
+    return _unique(out)[:MAX_ANCHORS]
+
+
+def observation_anchors(store: Store, resolver: Resolver, obs: llm_mod.Observation,
+                        session_files: list[str]) -> list[Anchor]:
+    """Anchors for what an observation names, keeping only files and symbols that exist now.
+
+    A symbol is ``path::Qualified.Name``, or a bare name found in exactly one of
+    the observation's files or the session's files.
+    """
+    repo = store.repo
+    out: list[Anchor] = []
+    files = [f for f in (_rel(repo.root, f) for f in obs.files) if f]
+    for spec in obs.symbols:
+        path, _, name = spec.rpartition("::")
+        path = _rel(repo.root, path) if path else None
+        name = name.strip().rstrip("()")
+        candidates = [path] if path else list(dict.fromkeys(files + session_files))
+        found = [(p, name) for p in candidates if p and name in (resolver.table(WORKTREE, p) or {})]
+        if len(found) == 1:
+            try:
+                out.append(resolver.make(found[0][0], found[0][1], WORKTREE))
+            except GitmemError:
+                pass
+    symbol_files = {a.path for a in out}
+    for f in files:
+        if f not in symbol_files and (repo.root / f).is_file():
+            try:
+                out.append(resolver.make(f, None, WORKTREE))
+            except GitmemError:
+                pass
+    return _unique(out)[:MAX_ANCHORS]
+
+
+def _rel(root: Path, path: str) -> str | None:
+    p = path.strip().strip("`'\"")
+    if not p:
+        return None
+    if p.startswith("/"):
+        try:
+            p = Path(p).resolve().relative_to(root.resolve()).as_posix()
+        except (ValueError, OSError):
+            return None
+    p = p.removeprefix("./")
+    return None if p.startswith("../") or p.startswith(".gitmem/") else p
+
+
+def _unique(anchors: list[Anchor]) -> list[Anchor]:
+    seen: set[str] = set()
+    out = []
+    for a in anchors:
+        if a.key not in seen:
+            seen.add(a.key)
+            out.append(a)
+    return out
+
+
+# -- near duplicates --------------------------------------------------------------------------------
+
+
+def words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def near_duplicate(new: Memory, existing: list[Memory]) -> tuple[Memory, float] | None:
+    """The existing memory sharing an anchor with ``new`` whose text overlaps it most, with the overlap."""
+    keys = {a.key for a in new.anchors if a.kind != KIND_COMMIT}
+    if not keys:
+        return None
+    mine = words(new.title + " " + new.body)
+    best: tuple[Memory, float] | None = None
+    for m in existing:
+        if m.id == new.id or not keys & {a.key for a in m.anchors}:
+            continue
+        score = jaccard(mine, words(m.title + " " + m.body))
+        if best is None or score > best[1]:
+            best = (m, score)
+    return best
+
+
+# -- the plan: what a batch writes --------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """Memories to write (full) and local memory ids to delete, for one batch."""
+
+    write: list[Memory] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+
+    def to_json(self) -> bytes:
+        return json.dumps({"write": [memory_to_dict(m) for m in self.write], "delete": self.delete},
+                          ensure_ascii=True).encode("ascii")
+
+    @staticmethod
+    def from_json(data: bytes) -> Plan:
+        raw = json.loads(data)
+        return Plan([memory_from_dict(d) for d in raw.get("write", [])], [str(i) for i in raw.get("delete", [])])
+
+
+def apply_plan(store: Store, plan: Plan) -> None:
+    for m in plan.write:
+        store.save(m)
+    for mid in plan.delete:
+        p = store.local_memories_dir / f"{mid}.md"
+        if p.exists():
+            p.unlink()
+
+
+def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
+    """Add ``new`` to ``plan``, or reinforce / supersede the near-duplicate it repeats."""
+    dup = near_duplicate(new, existing + plan.write)
+    if dup is not None and dup[1] >= SAME_JACCARD:
+        old = dup[0]
+        old.confidence = round(min(1.0, old.confidence + CONFIDENCE_STEP), 2)
+        old.facts = list(dict.fromkeys(old.facts + new.facts))
+        old.tags = list(dict.fromkeys(old.tags + new.tags))
+        old.anchors = _unique(old.anchors + new.anchors)[:MAX_ANCHORS]
+        old.updated = utc_now()
+        if old not in plan.write:
+            plan.write.append(old)
+        return
+    if dup is not None and dup[1] >= SUPERSEDE_JACCARD and dup[0].type == new.type:
+        old = dup[0]
+        new.supersedes = list(dict.fromkeys([*new.supersedes, old.id]))
+        new.confidence = max(new.confidence, old.confidence)
+        if old.scope == "local":
+            plan.delete.append(old.id)
+            plan.write = [m for m in plan.write if m.id != old.id]
+    plan.write.append(new)
+
+
+# -- one session --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What consolidating one session did."""
+
+    session: str
+    batches: int = 0
+    events: int = 0
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    path: str = "rules"  # "rules", "llm", "llm-empty" or "skipped"
+    notes: list[str] = field(default_factory=list)
+
+
+def transcript(d: SessionDigest, records: list[dict[str, Any]]) -> str:
+    """The (already redacted) session as compact text for the model."""
+    lines: list[str] = []
+    for r in records:
+        kind = r.get("event")
+        if kind == "UserPromptSubmit":
+            lines.append(f"USER: {r.get('prompt', '')}")
+        elif kind == "Stop":
+            lines.append(f"AGENT: {r.get('last_message', '')}")
+        elif kind in ("PostToolUse", "PostToolUseFailure"):
+            inp = r.get("input") if isinstance(r.get("input"), dict) else {}
+            tool = r.get("tool")
+            if tool == "Edit":
+                lines.append(f"EDIT {inp.get('file_path')}:\n- {str(inp.get('old_string', ''))[:800]}\n"
+                             f"+ {str(inp.get('new_string', ''))[:800]}")
+            elif tool == "Write":
+                lines.append(f"WRITE {inp.get('file_path')}")
+            elif tool == "Read":
+                lines.append(f"READ {inp.get('file_path')}")
+            elif tool == "Bash":
+                resp = r.get("response") if isinstance(r.get("response"), dict) else {}
+                out = (str(resp.get("stdout", "")) + "\n" + str(resp.get("stderr", ""))).strip()[:600]
+                lines.append(f"$ {inp.get('command')}\n{out}")
+            else:
+                lines.append(f"{tool} {json.dumps(inp, ensure_ascii=False)[:300]}")
+            if kind == "PostToolUseFailure":
+                lines.append(f"FAILED: {str(r.get('error', ''))[:400]}")
+    return redact.redact_text("\n".join(lines))
+
+
+def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: list[Memory]) -> Memory | None:
+    """The deterministic memory of a session: one ``change`` memory, updated by later batches."""
+    if not d.edited_files:
+        return None
+    anchors = edited_anchors(store, resolver, d)
+    if not anchors:
+        return None
+    prev = next((m for m in existing if m.session == d.key and m.source == "agent" and m.type == "change"
+                 and m.scope == "local"), None)
+    first_prompt = next((p for p in d.prompts if p.strip()), "")
+    title = derive_title(first_prompt) if first_prompt else "Edited " + ", ".join(d.edited_files[:3])
+    body = d.last_message.strip()[:2000]
+    facts = [f"Ran: {c}" for c in notable_commands(d.commands)] + d.failures[:3]
+    now = utc_now()
+    if prev is not None:
+        prev.anchors = _unique(prev.anchors + anchors)[:MAX_ANCHORS]
+        prev.body = body or prev.body
+        prev.facts = list(dict.fromkeys(prev.facts + facts))[:12]
+        prev.updated = now
+        return prev
+    return Memory(id=new_id(), type="change", title=title[:160], body=body or "Edited " + ", ".join(d.edited_files),
+                  facts=facts, anchors=anchors, author=store.repo.user_name(), source="agent", session=d.key,
+                  confidence=CONFIDENCE_RULES, created=now, updated=now, scope="local")
+
+
+def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm: bool,
+               notes: list[str]) -> tuple[Plan, str]:
+    """The plan for one batch and which path made it ("rules", "llm", "llm-empty", "skipped")."""
+    d = digest(key, records)
+    if not d.worth_recording:
+        return Plan(), "skipped"
+    resolver = Resolver(store.repo)
+    existing = list(store.load_all().memories.values())
+    plan = Plan()
+    cfg = llm_mod.llm_config(store.config.get("llm")) if use_llm else None
+    if cfg is not None:
+        try:
+            answer = llm_mod.observe(cfg, transcript(d, records))
+        except GitmemError as e:
+            notes.append(e.message)
+        else:
+            now = utc_now()
+            for obs in answer.observations:
+                anchors = observation_anchors(store, resolver, obs, d.edited_files + d.read_files)
+                if not anchors:
+                    notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
+                    continue
+                m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
+                           body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
+                           tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
+                           session=key, model=answer.model, confidence=CONFIDENCE_LLM, created=now,
+                           updated=now, scope="local")
+                merge_into(plan, m, existing)
+            return plan, "llm" if answer.observations else "llm-empty"
+    m = rules_memory(store, resolver, d, existing)
+    if m is not None:
+        plan.write.append(m)
+    return plan, "rules"
+
+
+def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
+                        progress: Callable[[str], None] | None = None) -> Outcome | None:
+    """Consolidate session ``key``: pending plans, then every batch (the live spool claimed first).
+
+    Returns None when another process is consolidating this session right now.
+
+    Raises:
+        OSError: the spool or memory files cannot be written.
+    """
+    root = store.repo.root
+    folder = spool.spool_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = FileLock(str(folder / f"{key}.lock"), timeout=0)
+        lock.acquire()
+    except Timeout:
+        return None
+    try:
+        out = Outcome(session=key)
+        spool.claim(root, key)
+        for batch in spool.batches(root, key):
+            plan_path = batch.with_name(batch.name.removesuffix(spool.BATCH_SUFFIX) + spool.PLAN_SUFFIX)
+            if plan_path.exists():
+                try:
+                    plan = Plan.from_json(plan_path.read_bytes())
+                except (ValueError, KeyError, TypeError):
+                    plan_path.unlink()
+                    plan = None
+                if plan is not None:
+                    apply_plan(store, plan)
+                    out.written += [m.id for m in plan.write]
+                    batch.unlink(missing_ok=True)
+                    plan_path.unlink(missing_ok=True)
+                    continue
+            records, _bad = spool.read_records(batch)
+            out.batches += 1
+            out.events += len(records)
+            if progress:
+                progress(f"session {key}: {len(records)} events")
+            plan, how = plan_batch(store, key, records, use_llm=use_llm, notes=out.notes)
+            out.path = how if out.path in ("rules", "skipped") else out.path
+            if plan.write or plan.delete:
+                write_atomic(plan_path, plan.to_json())
+                apply_plan(store, plan)
+            out.written += [m.id for m in plan.write]
+            out.removed += plan.delete
+            batch.unlink(missing_ok=True)
+            plan_path.unlink(missing_ok=True)
+        out.written = list(dict.fromkeys(out.written))
+        return out
+    finally:
+        lock.release()
+
+
+def consolidate_all(store: Store, *, use_llm: bool = True,
+                    progress: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Consolidate every session with spooled events (sessions busy elsewhere are skipped)."""
+    out = []
+    for key in spool.pending_sessions(store.repo.root):
+        res = consolidate_session(store, key, use_llm=use_llm, progress=progress)
+        if res is not None:
+            out.append(res)
+    return out

@@ -1,0 +1,187 @@
+"""Structured observations from an OpenAI-compatible chat endpoint (the ``[llm]`` table of config.toml).
+
+::
+
+    [llm]
+    base_url = "http://127.0.0.1:8080/v1"   # any OpenAI-compatible server (required to enable)
+    model = "qwen3-8b"                      # required
+    api_key_env = "OPENAI_API_KEY"          # the variable holding the key (unset: "none" is sent)
+    timeout = 60                            # seconds per request
+    max_retries = 1                         # the openai client's retries on connection errors, 429, 5xx
+    extra_body = { chat_template_kwargs = { enable_thinking = false } }   # merged into every request
+
+The model is asked for one JSON object ``{"observations": [...]}``. Reasoning
+models: ``<think>…</think>`` text and ``reasoning_content`` are dropped, never
+stored; an empty answer with ``finish_reason == "stop"`` means "nothing to
+record". An answer that is not valid JSON of that shape is asked for once more;
+a second failure raises ``LLMOutputError`` (the caller then consolidates
+deterministically).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError, GitmemError
+from ..model import MEMORY_TYPES
+
+_KEYS = {"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}
+#: Characters of session transcript sent per request (about 6k tokens at 4 characters per token).
+MAX_INPUT_CHARS = 24_000
+MAX_OBSERVATIONS = 8
+
+SYSTEM_PROMPT = """You turn a coding-agent session into durable memories for a software repository.
+Record only what a future engineer or agent working on this code would need and could not see from the code
+itself: decisions and their reasons, constraints ("never call X from Y"), gotchas and failed attempts, bugs and
+their root causes, non-obvious behaviour discovered. Skip routine reads, listings, formatting, and anything
+already obvious from the diff. Never include secrets, tokens or passwords.
+
+Answer with one JSON object and nothing else:
+{"observations": [{"type": "<one of: %s>", "title": "<one line, under 100 characters>",
+  "body": "<2-6 sentences>", "facts": ["<short fact>", ...], "tags": ["<concept>", ...],
+  "files": ["<repo-relative path>", ...], "symbols": ["<path>::<Qualified.Name>", ...]}]}
+Use only files and symbols that appear in the session. If nothing is worth remembering, answer
+{"observations": []}.""" % ", ".join(MEMORY_TYPES)
+
+
+class LLMOutputError(GitmemError):
+    """The model's answer was not valid observations JSON, twice."""
+
+
+@dataclass
+class Observation:
+    """One validated observation: what the model says is worth remembering, and where."""
+
+    type: str
+    title: str
+    body: str = ""
+    facts: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LLMConfig:
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    max_retries: int = 1
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    max_input_chars: int = MAX_INPUT_CHARS
+
+
+def llm_config(cfg: dict[str, Any] | None) -> LLMConfig | None:
+    """The ``[llm]`` table as an ``LLMConfig``; None when it is absent or has no ``base_url``.
+
+    Raises:
+        ConfigError: unknown key, missing model, a value of the wrong type.
+    """
+    cfg = dict(cfg or {})
+    if not cfg.get("base_url"):
+        return None
+    extra = sorted(set(cfg) - _KEYS)
+    if extra:
+        raise ConfigError(f"[llm] unknown key(s): {', '.join(extra)}", f"allowed: {', '.join(sorted(_KEYS))}")
+    for k in ("base_url", "model"):
+        if not isinstance(cfg.get(k), str) or not cfg[k].strip():
+            raise ConfigError(f"[llm] needs `{k}` (a string)", 'e.g. base_url = "http://127.0.0.1:8080/v1", model = "qwen3-8b"')
+    if not isinstance(cfg.get("extra_body", {}), dict):
+        raise ConfigError("[llm] extra_body must be a table", "e.g. extra_body = { temperature = 0 }")
+    for k in ("timeout", "max_retries", "max_input_chars"):
+        v = cfg.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+            raise ConfigError(f"[llm] {k} = {v!r} must be a non-negative number", "fix .gitmem/config.toml")
+    return LLMConfig(base_url=cfg["base_url"].strip(), model=cfg["model"].strip(),
+                     api_key_env=str(cfg.get("api_key_env", "OPENAI_API_KEY")),
+                     timeout=float(cfg.get("timeout", 60.0)), max_retries=int(cfg.get("max_retries", 1)),
+                     extra_body=dict(cfg.get("extra_body", {})),
+                     max_input_chars=int(cfg.get("max_input_chars", MAX_INPUT_CHARS)))
+
+
+_THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.S | re.I)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.M)
+
+
+def parse_observations(text: str) -> list[Observation]:
+    """Validated observations from a model answer; thinking text and code fences are dropped.
+
+    Raises:
+        ValueError: not a JSON object with an ``observations`` list.
+    """
+    text = _FENCE.sub("", _THINK.sub("", text)).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("no JSON object in the answer")
+    data = json.loads(text[start:end + 1])
+    if not isinstance(data, dict) or not isinstance(data.get("observations"), list):
+        raise ValueError('the answer has no "observations" list')
+    out: list[Observation] = []
+    for raw in data["observations"][:MAX_OBSERVATIONS]:
+        if not isinstance(raw, dict):
+            continue
+        title = raw.get("title")
+        if not isinstance(title, str) or not title.strip():
+            continue
+        mtype = raw.get("type") if raw.get("type") in MEMORY_TYPES else "discovery"
+
+        def strs(key: str, limit: int = 12) -> list[str]:
+            v = raw.get(key)
+            return [s.strip() for s in v if isinstance(s, str) and s.strip()][:limit] if isinstance(v, list) else []
+
+        body = raw.get("body") if isinstance(raw.get("body"), str) else ""
+        out.append(Observation(type=mtype, title=" ".join(title.split())[:160], body=body.strip()[:4000],
+                               facts=strs("facts"), tags=strs("tags"), files=strs("files"),
+                               symbols=strs("symbols")))
+    return out
+
+
+@dataclass
+class LLMAnswer:
+    observations: list[Observation]
+    model: str
+    attempts: int
+
+
+def observe(config: LLMConfig, transcript: str) -> LLMAnswer:
+    """Ask the model for observations of ``transcript`` (already redacted).
+
+    Raises:
+        LLMOutputError: two answers that are not valid observations.
+        GitmemError: the endpoint cannot be reached or refuses (one line, with the URL).
+    """
+    import openai  # ~0.4 s: only the detached consolidation pays it
+
+    client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env or "") or "none",
+                           timeout=config.timeout, max_retries=config.max_retries)
+    messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                      {"role": "user", "content": transcript[:config.max_input_chars]}]
+    last_error = ""
+    for attempt in (1, 2):
+        try:
+            resp = client.chat.completions.create(model=config.model, messages=messages,  # type: ignore[arg-type]
+                                                  temperature=0, extra_body=config.extra_body or None)
+        except openai.OpenAIError as e:
+            raise GitmemError(f"LLM request to {config.base_url} failed: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''}",
+                              "check [llm] in .gitmem/config.toml; consolidation fell back to rules") from None
+        choice = resp.choices[0] if resp.choices else None
+        content = (choice.message.content or "") if choice is not None and choice.message is not None else ""
+        visible = _THINK.sub("", content).strip()
+        if not visible and choice is not None and choice.finish_reason == "stop":
+            return LLMAnswer([], config.model, attempt)  # a reasoning model with nothing to record
+        try:
+            return LLMAnswer(parse_observations(content), config.model, attempt)
+        except ValueError as e:
+            last_error = str(e)
+            messages = messages[:2] + [
+                {"role": "assistant", "content": visible[:2000]},
+                {"role": "user", "content": "That was not valid JSON of the requested shape "
+                                            f"({last_error}). Answer again with only the JSON object."}]
+    raise LLMOutputError(f"the model's answer was not valid observations JSON twice ({last_error})",
+                         "the session was consolidated by rules instead")

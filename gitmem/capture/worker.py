@@ -1,0 +1,64 @@
+"""``python -m gitmem.capture.worker ROOT [SESSION]``: the detached consolidation SessionEnd starts.
+
+Consolidates one session (or every pending one), then brings the hook index up
+to date so the next session's hooks see the new memories. Prints nothing;
+outcomes and errors go to ``.gitmem/local/logs/consolidate.log`` (one line each,
+redacted). Always exits 0.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+
+LOG_NAME = "consolidate.log"
+
+
+def _log(root: Path, text: str) -> None:
+    try:
+        from .redact import redact_text
+
+        path = root / ".gitmem" / "local" / "logs" / LOG_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8", errors="replace") as f:
+            f.write(redact_text(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {text}\n"))
+    except Exception:  # noqa: BLE001 - logging must not fail the worker
+        pass
+
+
+def run(root: Path, session: str | None) -> None:
+    """Consolidate and log; raises nothing."""
+    try:
+        from ..git import Repo
+        from ..hookindex_sync import sync_hook_index
+        from ..store import Store
+        from .consolidate import consolidate_all, consolidate_session
+
+        store = Store(Repo(root), require=False)
+        if not store.dir.is_dir():
+            return
+        store.enable_symbol_cache()
+        outcomes = consolidate_all(store) if session is None else [consolidate_session(store, session)]
+        for o in outcomes:
+            if o is None:
+                _log(root, f"session {session}: busy (another consolidation runs)")
+                continue
+            line = (f"session {o.session}: {o.events} events in {o.batches} batches → {o.path}; "
+                    f"wrote {len(o.written)} memories {' '.join(o.written)}")
+            _log(root, line + "".join(f"\n  note: {n}" for n in o.notes))
+        sync_hook_index(store)
+    except Exception as e:  # noqa: BLE001 - detached: log, never raise
+        _log(root, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    root = Path(args[0]) if args else Path.cwd()
+    run(root, args[1] if len(args) > 1 else None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""The hook index: a SQLite mirror of the memories for the hooks that run on every prompt and tool call.
+
+The LanceDB index costs about a second to import (``../shared/reference/lancedb.md``)
+and parsing memory files needs YAML and git; a PreToolUse hook has 150 ms in
+all. So the hooks read this file instead: ``.gitmem/local/cache/hooks.sqlite``
+(per clone, never committed, rebuilt from the memory files at any time), with
+
+* ``memories``: one row per memory — id, type, title, body, facts, tags,
+  anchors (JSON), scope, updated, confidence, the content hash of its file, and
+  its last known status at the working tree with the reason;
+* ``anchors``: (memory id, path, symbol, start line, end line), indexed by path;
+* ``fts``: an FTS5 table over title, body, facts, tags and anchors with
+  identifiers split (``textsplit.split_identifiers``), ranked by SQLite's
+  ``bm25()`` (Robertson & Zaragoza's BM25, k1 = 1.2, b = 0.75);
+* ``meta``: the signature of the memory folders the rows were built from.
+
+Written by ``gitmem.hookindex_sync`` (in processes that may be slow); read here
+with the standard library only. Readers never block on a writer (WAL journal).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Iterable
+    from typing import Any
+
+from .textsplit import query_terms, split_identifiers
+
+#: Schema version; a file with another version is rebuilt.
+SCHEMA_VERSION = "3"
+DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
+#: Folders whose modification times make up the signature (relative to the root).
+MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY, type TEXT, title TEXT, body TEXT, facts TEXT, tags TEXT, anchors TEXT,
+    scope TEXT, updated TEXT, confidence REAL, digest TEXT,
+    status TEXT, reason TEXT, checked TEXT);
+CREATE TABLE IF NOT EXISTS anchors (memory_id TEXT, path TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER,
+    now INTEGER DEFAULT 0);
+CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
+CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(id UNINDEXED, text);
+"""
+
+_COLUMNS = ("id", "type", "title", "body", "facts", "tags", "anchors", "scope", "updated",
+            "confidence", "digest", "status", "reason", "checked")
+
+
+def db_path(root: Path) -> Path:
+    """``<root>/.gitmem/local/cache/hooks.sqlite``."""
+    return root.joinpath(*DB_PARTS)
+
+
+def folder_signature(root: Path) -> str:
+    """Modification times of the memory folders (ns): changes when a memory file is added, removed or
+    replaced (gitmem and git both write by rename), not when one is edited in place."""
+    parts = []
+    for rel in MEMORY_DIRS:
+        try:
+            parts.append(str(root.joinpath(*rel).stat().st_mtime_ns))
+        except OSError:
+            parts.append("-")
+    return ":".join(parts)
+
+
+def connect(root: Path, *, create: bool = False) -> sqlite3.Connection | None:
+    """Open the hook index; None when it does not exist (and ``create`` is false) or cannot be opened."""
+    path = db_path(root)
+    if not create and not path.exists():
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(path), timeout=5.0)
+        con.row_factory = sqlite3.Row
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        if create:
+            con.executescript(_SCHEMA)
+            if get_meta(con, "schema") != SCHEMA_VERSION:
+                con.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS anchors; "
+                                  "DROP TABLE IF EXISTS fts; DELETE FROM meta;")
+                con.executescript(_SCHEMA)
+                set_meta(con, "schema", SCHEMA_VERSION)
+                con.commit()
+        elif get_meta(con, "schema") != SCHEMA_VERSION:
+            con.close()
+            return None
+        return con
+    except sqlite3.Error:
+        return None
+
+
+def get_meta(con: sqlite3.Connection, key: str) -> str | None:
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
+def set_meta(con: sqlite3.Connection, key: str, value: str) -> None:
+    con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def is_current(con: sqlite3.Connection, root: Path) -> bool:
+    """Whether the rows were built from the memory folders as they are now (see ``folder_signature``)."""
+    return get_meta(con, "signature") == folder_signature(root)
+
+
+# -- writing (called by hookindex_sync) --------------------------------------------------------
+
+
+def fts_text(row: dict[str, Any]) -> str:
+    """The full-text column of a row: title, body, facts, tags, anchor keys, identifiers split."""
+    anchors = [a.get("key", "") for a in row.get("anchors", [])]
+    parts = [row.get("title", ""), row.get("body", ""), *row.get("facts", []), *row.get("tags", []), *anchors]
+    return split_identifiers("\n".join(p for p in parts if p))
+
+
+def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
+    """Insert or replace ``rows`` (dicts with the keys of ``_COLUMNS``; lists as lists). Returns the count.
+
+    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"}.
+    The caller commits.
+    """
+    n = 0
+    for row in rows:
+        mid = row["id"]
+        delete(con, [mid])
+        values = []
+        for c in _COLUMNS:
+            v = row.get(c)
+            values.append(json.dumps(v, ensure_ascii=False) if c in ("facts", "tags", "anchors", "checked") else v)
+        con.execute(f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                    values)
+        con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line) VALUES (?, ?, ?, ?, ?)",
+                        [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"))
+                         for a in row.get("anchors", []) if a.get("path")])
+        con.execute("INSERT INTO fts (id, text) VALUES (?, ?)", (mid, fts_text(row)))
+        n += 1
+    return n
+
+
+def delete(con: sqlite3.Connection, ids: Iterable[str]) -> None:
+    for mid in ids:
+        con.execute("DELETE FROM memories WHERE id = ?", (mid,))
+        con.execute("DELETE FROM anchors WHERE memory_id = ?", (mid,))
+        con.execute("DELETE FROM fts WHERE id = ?", (mid,))
+
+
+def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, checked: dict[str, str | None],
+               now: list[tuple[str, str | None, int | None, int | None]] = ()) -> None:  # type: ignore[assignment]
+    """Record a memory's status at the working tree, and the blob SHAs of its files it was computed on.
+
+    ``now``: where its anchors are in the working tree, (path, symbol, start line, end line)
+    each, so that a file read finds the memory of code that moved there.
+    """
+    con.execute("UPDATE memories SET status = ?, reason = ?, checked = ? WHERE id = ?",
+                (status, reason, json.dumps(checked), mid))
+    con.execute("DELETE FROM anchors WHERE memory_id = ? AND now = 1", (mid,))
+    con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now) VALUES (?, ?, ?, ?, ?, 1)",
+                    [(mid, *n) for n in now if n[0]])
+
+
+def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[str, str | None]]]:
+    """id → (content hash, status or None, {path: blob SHA it was checked on})."""
+    out = {}
+    for r in con.execute("SELECT id, digest, status, checked FROM memories"):
+        try:
+            checked = json.loads(r["checked"]) if r["checked"] else {}
+        except ValueError:
+            checked = {}
+        out[r["id"]] = (r["digest"], r["status"], checked)
+    return out
+
+
+# -- reading (hot path) ------------------------------------------------------------------------
+
+
+def _row(r: sqlite3.Row) -> dict[str, Any]:
+    d = dict(r)
+    for c in ("facts", "tags", "anchors", "checked"):
+        try:
+            d[c] = json.loads(d[c]) if d.get(c) else ([] if c != "checked" else {})
+        except ValueError:
+            d[c] = [] if c != "checked" else {}
+    return d
+
+
+def rows(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The rows of ``ids``, in that order (unknown ids skipped)."""
+    out = []
+    for mid in ids:
+        r = con.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+        if r is not None:
+            out.append(_row(r))
+    return out
+
+
+def on_path(con: sqlite3.Connection, path: str) -> list[tuple[dict[str, Any], list[tuple[str | None, int | None, int | None]]]]:
+    """Memories anchored to ``path``: (row, [(symbol or None, start line, end line), ...]), newest first."""
+    found: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
+    cur = con.execute("SELECT memory_id, symbol, start_line, end_line, now FROM anchors WHERE path = ? ORDER BY now DESC",
+                      (path,))
+    seen: set[tuple[str, str | None]] = set()
+    for r in cur:  # where the code is now (now = 1) wins over where it was anchored
+        if (r["memory_id"], r["symbol"]) in seen:
+            continue
+        seen.add((r["memory_id"], r["symbol"]))
+        found.setdefault(r["memory_id"], []).append((r["symbol"], r["start_line"], r["end_line"]))
+    got = rows(con, found)
+    got.sort(key=lambda d: d.get("updated") or "", reverse=True)
+    return [(d, found[d["id"]]) for d in got]
+
+
+def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[str, float]]:
+    """BM25 full-text search: [(id, score)], best first; score = -bm25 (higher is better).
+
+    The query is reduced to plain terms (``textsplit.query_terms``) joined by OR,
+    so no user text reaches FTS5's query syntax.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return []
+    match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+    try:
+        cur = con.execute("SELECT id, bm25(fts) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
+                          (match, int(limit)))
+        return [(r["id"], -float(r["s"])) for r in cur]
+    except sqlite3.Error:
+        return []
+
+
+def symbols_named(con: sqlite3.Connection, names: Iterable[str]) -> dict[str, list[str]]:
+    """Memory ids anchored to a symbol whose qualified name or last part is one of ``names``: name → ids."""
+    out: dict[str, list[str]] = {}
+    for n in names:
+        cur = con.execute("SELECT DISTINCT memory_id FROM anchors WHERE symbol = ? OR symbol LIKE ? ESCAPE '\\'",
+                          (n, "%." + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")))
+        ids = [r[0] for r in cur]
+        if ids:
+            out[n] = ids
+    return out
+
+
+def paths_like(con: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[str]]:
+    """Memory ids anchored to each of ``paths`` (exact repo-relative paths): path → ids."""
+    out: dict[str, list[str]] = {}
+    for p in paths:
+        ids = [r[0] for r in con.execute("SELECT DISTINCT memory_id FROM anchors WHERE path = ?", (p,))]
+        if ids:
+            out[p] = ids
+    return out
+
+
+def anchored_paths(con: sqlite3.Connection) -> set[str]:
+    """Every path some memory is anchored to."""
+    return {r[0] for r in con.execute("SELECT DISTINCT path FROM anchors")}
+
+
+def count(con: sqlite3.Connection) -> int:
+    return int(con.execute("SELECT COUNT(*) FROM memories").fetchone()[0])

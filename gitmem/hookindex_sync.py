@@ -1,0 +1,205 @@
+"""Keep the hook index (``gitmem.hookindex``) in step with the memory files and the working tree.
+
+``sync_hook_index`` upserts the rows whose file content changed (by content hash),
+deletes the rows of removed files, and re-checks the status of the memories
+whose anchored files changed on disk since their last check (blob SHAs), within
+an optional time budget; what the budget leaves is checked by a detached
+``python -m gitmem.hookindex_sync ROOT`` (``spawn_sync``).
+
+Called by SessionStart, consolidation, the CLI commands that write memories and
+the git hooks. Must not import lancedb.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from . import hookindex
+from .analyzer import memory_status
+from .anchors import Resolver
+from .git import WORKTREE, Repo
+from .model import KIND_COMMIT, Memory, MemoryStatus, Status
+from .store import LoadResult, Store
+
+
+@dataclass
+class HookIndexSync:
+    """What a sync did: rows written and deleted, statuses checked, statuses left unchecked."""
+
+    written: int = 0
+    deleted: int = 0
+    checked: int = 0
+    unchecked: int = 0
+
+
+def memory_row(m: Memory, digest: str) -> dict:  # type: ignore[type-arg]
+    """The hook-index row of ``m`` (status unknown until checked)."""
+    anchors = []
+    for a in m.anchors:
+        span = a.span or (None, None)
+        anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT else None, "symbol": a.symbol,
+                        "start": span[0], "end": span[1]})
+    return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
+            "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
+            "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {}}
+
+
+def status_reason(ms: MemoryStatus) -> str:
+    """``path::Symbol <reason>`` of the worst anchor ("" when fresh)."""
+    if ms.status == Status.FRESH or not ms.anchors:
+        return ""
+    worst = max(ms.anchors, key=lambda a: a.status.severity)
+    return f"{worst.anchor.key} {worst.reason}".strip()
+
+
+def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int | None]]:
+    """Where each anchor's code is in the working tree: (path, symbol, start, end)."""
+    out = []
+    for a in ms.anchors:
+        if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT:
+            continue
+        span = a.new_span or (None, None)
+        out.append((a.path_now or a.anchor.path, a.symbol_now or a.anchor.symbol, span[0], span[1]))
+    return out
+
+
+def _anchored_files(m: Memory) -> list[str]:
+    return sorted({a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT})
+
+
+def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
+                    statuses: dict[str, MemoryStatus] | None = None,
+                    check_budget_s: float | None = None) -> HookIndexSync:
+    """Bring the hook index up to date; see the module docstring.
+
+    Args:
+        loaded: the memories, if the caller has loaded them already.
+        statuses: statuses at the working tree the caller already computed (recorded as they are).
+        check_budget_s: seconds to spend re-checking statuses (None: no limit; 0: none).
+
+    Raises:
+        OSError / sqlite3.Error: the index file cannot be written.
+    """
+    root = store.repo.root
+    report = HookIndexSync()
+    signature = hookindex.folder_signature(root)  # before reading: a later write changes it again
+    loaded = loaded if loaded is not None else store.load_all()
+    con = hookindex.connect(root, create=True)
+    if con is None:
+        raise OSError(f"cannot open {hookindex.db_path(root)}")
+    try:
+        have = hookindex.digests(con)
+        fresh_rows = [memory_row(m, loaded.hashes[mid]) for mid, m in loaded.memories.items()
+                      if have.get(mid, ("",))[0] != loaded.hashes[mid]]
+        report.written = hookindex.upsert(con, fresh_rows)
+        gone = [mid for mid in have if mid not in loaded.memories]
+        hookindex.delete(con, gone)
+        report.deleted = len(gone)
+        have = hookindex.digests(con)
+        repo = store.repo
+        blobs: dict[str, str | None] = {}
+
+        def blob(p: str) -> str | None:
+            if p not in blobs:
+                blobs[p] = repo.blob_sha(WORKTREE, p)
+            return blobs[p]
+
+        resolver = Resolver(repo)
+        started = time.monotonic()
+        for mid, m in loaded.memories.items():
+            checked_now = {p: blob(p) for p in _anchored_files(m)}
+            given = (statuses or {}).get(mid)
+            _, status, checked = have.get(mid, ("", None, {}))
+            if given is None and status is not None and checked == checked_now:
+                continue
+            if given is None:
+                if check_budget_s is not None and time.monotonic() - started >= check_budget_s:
+                    report.unchecked += 1
+                    continue
+                given = memory_status(resolver, m, WORKTREE)
+                report.checked += 1
+            hookindex.set_status(con, mid, given.status.value, status_reason(given), checked_now, _now_spans(given))
+        if report.unchecked == 0:
+            hookindex.set_meta(con, "signature", signature)
+        con.commit()
+    finally:
+        con.close()
+    return report
+
+
+def record_written(store: Store, written: list[Memory], removed: list[str] = ()) -> None:  # type: ignore[assignment]
+    """Put just-written memories (with their status) into the hook index, and drop removed ones.
+
+    The rest of the index is left as it is; readers notice the changed memory
+    folders and start a full sync. Errors are ignored: the index is a cache.
+    """
+    from . import memfile
+
+    root = store.repo.root
+    try:
+        con = hookindex.connect(root, create=True)
+        if con is None:
+            return
+        try:
+            resolver = Resolver(store.repo)
+            hookindex.delete(con, removed)
+            for m in written:
+                path = store.path_for(m)
+                row = memory_row(m, memfile.content_hash(path.read_bytes()))
+                hookindex.upsert(con, [row])
+                ms = memory_status(resolver, m, WORKTREE)
+                checked = {p: store.repo.blob_sha(WORKTREE, p) for p in _anchored_files(m)}
+                hookindex.set_status(con, m.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
+            con.commit()
+        finally:
+            con.close()
+    except Exception:  # noqa: BLE001 - a cache: the next full sync repairs it
+        pass
+
+
+def spawn_sync(root: Path) -> None:
+    """Start ``python -P -m gitmem.hookindex_sync ROOT`` detached (no stdio; the caller never waits)."""
+    env = dict(os.environ)
+    pkg_parent = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    subprocess.Popen([sys.executable, "-P", "-m", "gitmem.hookindex_sync", str(root)],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, env=env, cwd=str(root))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gitmem.hookindex_sync ROOT``: a full sync; exits at once if another one runs. Returns 0."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        root = Path(args[0]) if args else Path.cwd()
+        store = Store(Repo(root), require=False)
+        if not store.dir.is_dir():
+            return 0
+        store.enable_symbol_cache()
+        lock = FileLock(str(store.cache_dir / "hooks-sync.lock"), timeout=0)
+        store.cache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            with lock:
+                sync_hook_index(store)
+        except Timeout:
+            return 0
+    except Exception as e:  # noqa: BLE001 - a detached helper: log, never raise
+        from .hook_entry import _append_log, hook_log_path, _now
+
+        try:
+            _append_log(hook_log_path(Path(args[0]) if args else Path.cwd()),
+                        f"{_now()} hook-index-sync error: {type(e).__name__}: {e}\n")
+        except Exception:  # noqa: BLE001
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

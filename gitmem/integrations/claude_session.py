@@ -1,0 +1,48 @@
+"""SessionStart for Claude Code: the context of ``gitmem context`` for the current focus.
+
+Separate from ``claude_hooks`` because it imports the library (YAML, git,
+tree-sitter), which the per-tool-call hooks must not pay for. Never imports
+lancedb: the focus (dirty files, changed symbols, the branch's files) needs no
+text search.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..context import build_context
+from ..git import Repo
+from ..hookindex_sync import spawn_sync, sync_hook_index
+from ..store import Store
+
+#: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
+STATUS_CHECK_BUDGET_S = 0.25
+#: Shown when there are memories but none is near the focus (the agent still learns how to look).
+NOTHING_NEAR = ("# gitmem\n{n} memories about this repository; none is about the code in focus yet.\n"
+                "Search: `gitmem recall QUERY` or the MCP tool `search`.\n")
+
+
+def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) -> tuple[str, list[str], str | None]:
+    """The SessionStart text, the ids it shows in full, and HEAD (None before the first commit).
+
+    Also brings the hook index up to date for the hooks that follow (statuses it
+    has no time to check are checked by a detached process).
+
+    Raises:
+        GitmemError, OSError: the repository or its memories cannot be read (the hook logs it).
+    """
+    store = Store(Repo(root))
+    store.enable_symbol_cache()
+    loaded = store.load_all()
+    started = time.monotonic()
+    res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
+    statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
+    left = max(0.0, STATUS_CHECK_BUDGET_S - (time.monotonic() - started))
+    report = sync_hook_index(store, loaded, statuses=statuses, check_budget_s=left)
+    if report.unchecked:
+        spawn_sync(root)
+    text = res.packed.text
+    if not text and loaded.memories:
+        text = NOTHING_NEAR.format(n=len(loaded.memories))
+    return text, list(res.packed.detailed), store.repo.head()

@@ -1,0 +1,522 @@
+"""Redaction (gitmem.capture.redact): secrets and <private> spans never survive; ordinary text does.
+
+The corpus of FAKE secrets lives in tests/fixtures/secrets.json as a list of
+{"kind", "secret", "example"}: "secret" is the exact substring that must never survive
+redaction of "example" (or of any text containing it). Other tests may reuse it via
+``load_secret_corpus()``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem.capture.redact import (
+    DEFAULT_PRIVATE_GLOBS,
+    PRIVATE,
+    REDACTED,
+    is_private_path,
+    mentions_private_path,
+    redact,
+    redact_text,
+    strip_private,
+)
+
+CORPUS_PATH = Path(__file__).parent / "fixtures" / "secrets.json"
+
+
+def load_secret_corpus() -> list[dict]:
+    """The FAKE secret corpus: [{"kind": ..., "secret": ..., "example": ...}, ...]."""
+    return json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
+
+
+CORPUS = load_secret_corpus()
+IDS = [f"{i:02d}-{e['kind']}" for i, e in enumerate(CORPUS)]
+SURROUND = "deploy to prod"
+
+# Corpus kinds whose marker names the same kind (the rest get a related marker, e.g. a GCP
+# service-account key becomes [REDACTED:private-key]).
+SAME_KIND_MARKER = {"aws-access-key", "github-token", "gitlab-token", "slack-token", "slack-webhook",
+                    "stripe-key", "openai-key", "anthropic-key", "google-api-key", "npm-token",
+                    "pypi-token", "twilio-api-key", "sendgrid-key", "heroku-api-key", "jwt",
+                    "private-key", "url-password", "azure-storage-key", "basic-auth"}
+
+
+def _carriers(example: str) -> dict[str, str]:
+    return {
+        "shell": f'cd /srv/app && {example} && echo "{SURROUND}"',
+        "tool-output": f"$ ./check.sh --all\nrunning 12 checks\n{example}\nall checks passed, {SURROUND}\n",
+        "file": f"# settings used to {SURROUND}\nlog_level = debug\n{example}\ntimeout = 30\n",
+        "prompt": f"Please {SURROUND} now; the config is {example} thanks",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The corpus
+
+
+def test_corpus_is_well_formed_and_covers_the_required_kinds():
+    assert len(CORPUS) >= 50
+    for e in CORPUS:
+        assert set(e) == {"kind", "secret", "example"}
+        assert e["secret"] and e["secret"] in e["example"]
+    kinds = {e["kind"] for e in CORPUS}
+    for required in ("aws-access-key", "aws-secret-key", "gcp-service-account-key", "azure-storage-key",
+                     "github-token", "gitlab-token", "slack-token", "slack-webhook", "stripe-key",
+                     "openai-key", "anthropic-key", "google-api-key", "npm-token", "pypi-token",
+                     "twilio-api-key", "sendgrid-key", "heroku-api-key", "jwt", "private-key",
+                     "private-key-truncated", "url-password", "authorization", "password", "token",
+                     "api-key", "secret"):
+        assert required in kinds, required
+    prefixes = {e["secret"][:4] for e in CORPUS}
+    for p in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "gith", "xoxb", "xoxp", "sk_l", "rk_l", "sk_t",
+              "sk-p", "sk-a", "AIza", "npm_", "pypi", "SG.F", "AKIA", "ASIA"):
+        assert p in prefixes, p
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_example_alone_is_redacted_with_a_named_marker(entry):
+    out = redact_text(entry["example"])
+    assert entry["secret"] not in out
+    assert "[REDACTED:" in out
+    if entry["kind"] in SAME_KIND_MARKER:
+        assert f"[REDACTED:{entry['kind']}]" in out
+    assert redact_text(out) == out
+
+
+@pytest.mark.parametrize("carrier", ["shell", "tool-output", "file", "prompt"])
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_secret_never_survives_any_text_carrier(entry, carrier):
+    text = _carriers(entry["example"])[carrier]
+    out = redact_text(text)
+    assert entry["secret"] not in out
+    assert SURROUND in out
+    assert redact_text(out) == out
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=IDS)
+def test_secret_never_survives_a_nested_json_event(entry):
+    event = {
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"params": {"command": entry["example"], "description": SURROUND}},
+        "tool_response": {"stdout": [_carriers(entry["example"])["tool-output"], 0]},
+    }
+    before = json.dumps(event)
+    out = redact(event)
+    assert json.dumps(event) == before, "input must not be modified"
+    dumped = json.dumps(out, ensure_ascii=False)
+    assert entry["secret"] not in dumped
+    assert entry["secret"] not in json.dumps(out)
+    assert out["tool_input"]["params"]["description"] == SURROUND
+    assert out["hook_event_name"] == "PostToolUse" and out["tool_response"]["stdout"][1] == 0
+    assert redact(out) == out
+
+
+# ---------------------------------------------------------------------------------------------
+# What is kept around a secret
+
+
+def test_url_password_keeps_scheme_user_and_host():
+    out = redact_text("connect to postgres://app:Sup3rFake!Pass@db.internal:5432/app now")
+    assert out == "connect to postgres://app:[REDACTED:url-password]@db.internal:5432/app now"
+    assert redact_text("see https://example.com:8443/a@b and git@github.com:org/repo.git") == \
+        "see https://example.com:8443/a@b and git@github.com:org/repo.git"
+    assert redact_text("postgres://{user}:${DB_PASS}@host/db") == "postgres://{user}:${DB_PASS}@host/db"
+
+
+def test_authorization_header_keeps_the_scheme():
+    assert redact_text("Authorization: Bearer FAKEopaqueToken0123456789") == \
+        "Authorization: Bearer [REDACTED:authorization]"
+    assert redact_text('-H "authorization: token FAKEghToken0123"') == \
+        '-H "authorization: token [REDACTED:authorization]"'
+    code = 'headers = {"Authorization": f"Bearer {token}"}\nauth = f"Basic ${CREDS}"\n'
+    assert redact_text(code) == code
+
+
+def test_pem_blocks_are_removed_whole_and_certificates_kept():
+    cert = "-----BEGIN CERTIFICATE-----\nMIIBFAKEcertificateBody0123\n-----END CERTIFICATE-----"
+    key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEFAKE\nAAAAFAKE==\n"
+           "-----END OPENSSH PRIVATE KEY-----")
+    out = redact_text(f"before\n{key}\nbetween\n{cert}\nafter")
+    assert out == f"before\n[REDACTED:private-key]\nbetween\n{cert}\nafter"
+
+
+def test_truncated_pem_is_redacted_to_the_end_of_the_text():
+    out = redact_text("cat key.txt\n-----BEGIN RSA PRIVATE KEY-----\nMIIEFAKEline1\nMIIEFAKEline2")
+    assert out == "cat key.txt\n[REDACTED:private-key]"
+
+
+def test_yaml_passphrase_with_spaces_is_redacted_to_the_end_of_the_line():
+    out = redact_text("db:\n  password: correct horse battery staple\n  user: app\n")
+    assert out == "db:\n  password: [REDACTED:password]\n  user: app\n"
+    assert "horse" not in redact_text("- passphrase: correct horse battery")
+
+
+def test_key_value_forms_keep_keys_quotes_and_neighbours():
+    cases = {
+        "export API_TOKEN=FakeTok0123 && deploy to prod":
+            "export API_TOKEN=[REDACTED:token] && deploy to prod",
+        '{"client_secret": "FakeClientSecret0", "region": "eu"}':
+            '{"client_secret": "[REDACTED:secret]", "region": "eu"}',
+        "mysql --password=FakeCliPass42 -h db": "mysql --password=[REDACTED:password] -h db",
+        "tool --api-key FakeCliKey0987 --verbose": "tool --api-key [REDACTED:api-key] --verbose",
+        "SECRET_KEY = 'django-insecure-FAKE'": "SECRET_KEY = '[REDACTED:secret]'",
+        "GET /cb?access_token=FakeAccessTok0123&page=2": "GET /cb?access_token=[REDACTED:token]&page=2",
+        'password: str = "FakeAnnotated1"': 'password: str = "[REDACTED:password]"',
+        "PGPASSWORD=FakePgPass77 psql -h db": "PGPASSWORD=[REDACTED:password] psql -h db",
+        "X-Api-Key: FakeHeaderKey0123": "X-Api-Key: [REDACTED:api-key]",
+        'token = "FakeUnclosedQuote': 'token = "[REDACTED:token]',
+        "dbPassword := \"FakeGoPass1\"": "dbPassword := \"[REDACTED:password]\"",
+    }
+    for text, expected in cases.items():
+        assert redact_text(text) == expected, text
+
+
+@pytest.mark.parametrize("text", [
+    "PASSWORD=${DB_PASSWORD}",
+    "export TOKEN=$GITHUB_TOKEN",
+    "export GITHUB_TOKEN=$(gh auth token)",
+    'api_key = "<your-api-key>"',
+    "token: {{ secrets.DEPLOY_TOKEN }}",
+    'password = os.environ["DB_PASSWORD"]',
+    "const token = process.env.API_TOKEN;",
+    "password = None",
+    "secret: null",
+    "auth_enabled: true",
+    "password_length = 12",
+    "max_tokens = 4096",
+    "token_count: 1234567",
+    'secret_name = "prod/db"',
+    'api_key_header = "X-API-Key"',
+    "--password-file /run/secrets/db",
+    'password = ""',
+    "password: '****'",
+    "the author = 'Jane Doe'",
+])
+def test_references_placeholders_and_metadata_are_kept(text):
+    assert redact_text(text) == text
+
+
+PYTHON_CODE = '''\
+def login(username: str, password: str, token: Optional[str] = None) -> bool:
+    """Check password against the stored hash."""
+    token = request.headers.get("X-Token")
+    password = getpass.getpass("Password: ")
+    if password == expected_password:
+        return True
+    for token in tokens:
+        self.password = password
+        auth_token = make_token(user)
+    client = Client(user=username, password=password, api_key=self.api_key)
+    db_password = settings.DB_PASSWORD
+    return check(hash_password(password), token=auth_token)
+'''
+
+JS_CODE = '''\
+export async function signIn({ email, password }) {
+  const token = await api.post("/login", { email, password });
+  localStorage.setItem("token", token);
+  const apiKey = config.apiKey;
+  return { token, headers: { Authorization: `Bearer ${token}` } };
+}
+'''
+
+
+@pytest.mark.parametrize("code", [PYTHON_CODE, JS_CODE], ids=["python", "javascript"])
+def test_ordinary_code_using_secret_names_is_not_mangled(code):
+    assert redact_text(code) == code
+
+
+def test_commit_shas_uuids_and_other_hex_survive():
+    text = ("Fixed in 3f786850e387550fdab836ed7e6dc881de23001b (see a94a8fe5ccb1); anchor "
+            "src/auth/jwt.py::Signer.sign@9b2c1d0e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c. Request id "
+            "123e4567-e89b-12d3-a456-426614174000, session 01HZX3Q5V6W7Y8Z9ABCDEFGHJK, "
+            "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae")
+    assert redact_text(text) == text
+    log = ("commit 3f786850e387550fdab836ed7e6dc881de23001b\nAuthor: Test User <test@example.com>\n"
+           "Date:   Mon Jan 1 00:00:00 2024 +0000\n\n    auth: rotate the token cache\n")
+    assert redact_text(log) == log
+    assert redact({"commit": "3f786850e387550fdab836ed7e6dc881de23001b",
+                   "id": "123e4567-e89b-12d3-a456-426614174000"}) == {
+        "commit": "3f786850e387550fdab836ed7e6dc881de23001b", "id": "123e4567-e89b-12d3-a456-426614174000"}
+
+
+def test_base64_image_data_and_prose_survive():
+    png = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhf"
+           "DwAChwGA60e6kgAAAABJRU5ErkJggg==")
+    prose = ("The password is stored in the vault; tokens expire after 1h. Ask for a secret "
+             "manager, not a key. Authorization happens in middleware.")
+    assert redact_text(png) == png
+    assert redact_text(prose) == prose
+
+
+# ---------------------------------------------------------------------------------------------
+# <private>
+
+
+def test_strip_private_spans():
+    assert strip_private("a <private>x</private> b") == f"a {PRIVATE} b"
+    assert strip_private("a <PRIVATE>x\ny\n</Private> b") == f"a {PRIVATE} b"
+    assert strip_private('a <private reason="pii">x</private> b') == f"a {PRIVATE} b"
+    assert strip_private("a <private>x <private>y</private> z</private> b") == f"a {PRIVATE} b"
+    assert strip_private("a <private>one</private> b <private>two</private> c") == \
+        f"a {PRIVATE} b {PRIVATE} c"
+    assert strip_private("keep this <private>unclosed\nto the end") == f"keep this {PRIVATE}"
+    assert strip_private("stray </private> stays") == "stray </private> stays"
+    assert strip_private("a <privateer> b") == "a <privateer> b"
+    plain = "no tags here < 3"
+    assert strip_private(plain) is plain
+
+
+def test_redact_text_strips_private_first():
+    out = redact_text("deploy to prod <private>my home address is 1 Main St</private> done")
+    assert out == f"deploy to prod {PRIVATE} done"
+    assert "Main St" not in redact({"prompt": "x <private>Main St"})["prompt"]
+
+
+# ---------------------------------------------------------------------------------------------
+# redact() on JSON-like values
+
+
+def test_redact_secret_named_keys_wholesale():
+    event = {
+        "password": "hunter2 with spaces",
+        "api_key": "FakeKey0123",
+        "Authorization": "Bearer whatever",
+        "clientSecret": "FakeClientSecret",
+        "credentials": {"user": "bob", "pin": ["1234", "FakeNested"]},
+        "db_password": "${DB_PASSWORD}",
+        "token": "",
+        "auth_enabled": True,
+        "token_count": 123456789,
+        "password_hash": None,
+        "access_token": 123456789012,
+        "session_token": 42,
+        "notes": ["ok", ("tuple", "AKIAIOSFODNN7EXAMPLE")],
+        "ghp_FAKEexample0123456789abcdefghijklmno": 1,
+    }
+    out = redact(event)
+    assert out["password"] == "[REDACTED:password]"
+    assert out["api_key"] == "[REDACTED:api-key]"
+    assert out["Authorization"] == "[REDACTED:authorization]"
+    assert out["clientSecret"] == "[REDACTED:secret]"
+    assert out["credentials"] == {"user": "[REDACTED:credential]",
+                                  "pin": ["[REDACTED:credential]", "[REDACTED:credential]"]}
+    assert out["db_password"] == "${DB_PASSWORD}"
+    assert out["token"] == ""
+    assert out["auth_enabled"] is True
+    assert out["token_count"] == 123456789
+    assert out["password_hash"] is None
+    assert out["access_token"] == "[REDACTED:token]"
+    assert out["session_token"] == 42
+    assert out["notes"] == ["ok", ("tuple", "[REDACTED:aws-access-key]")]
+    assert "[REDACTED:github-token]" in out and not any(k.startswith("ghp_") for k in out)
+    assert event["password"] == "hunter2 with spaces"
+
+
+def test_redact_passes_other_values_through():
+    assert redact(None) is None
+    assert redact(3.5) == 3.5
+    assert redact(True) is True
+    assert redact(b"bytes") == b"bytes"
+    assert redact(["a", 1, {"b": [None, "c"]}]) == ["a", 1, {"b": [None, "c"]}]
+    assert redact_text("") == ""
+    assert REDACTED == "[REDACTED]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Private paths
+
+
+@pytest.mark.parametrize("path", [
+    ".env", ".env.local", "app/config/.env.production", "/home/u/proj/.env", "./.envrc",
+    "certs/server.pem", "/etc/ssl/private/site.key", "id_rsa", "home/.ssh/id_rsa.pub", "~/.ssh/id_ed25519",
+    "secrets", "secrets/", "secrets/prod.sh", "deploy/secrets/db/password.txt", "/srv/app/secrets/x",
+    "keystore.p12", "cert.PFX", ".npmrc", "pkg/.pypirc", "/root/.netrc", "gcp/credentials.json",
+    "/home/u/.aws/credentials", ".git-credentials", "SECRETS/prod.sh",
+])
+def test_private_paths_match_the_defaults(path):
+    assert is_private_path(path)
+
+
+@pytest.mark.parametrize("path", [
+    "src/env.py", "docs/environment.md", "mysecrets/x", "secrets.md", "src/secrets_manager.py",
+    "keys/README.md", "credentials.py", "README.md", "", "   ",
+])
+def test_ordinary_paths_are_not_private(path):
+    assert not is_private_path(path)
+
+
+def test_custom_globs_follow_gitignore_rules():
+    globs = ("config/**/prod.yaml", "/build/*.cfg", "*.sec[0-9]", "vault?/**", "**/tmp/*.log")
+    assert is_private_path("config/prod.yaml", globs)
+    assert is_private_path("config/a/b/prod.yaml", globs)
+    assert is_private_path("svc/config/a/prod.yaml", globs)
+    assert not is_private_path("config/a/dev.yaml", globs)
+    assert is_private_path("build/x.cfg", globs)
+    assert not is_private_path("src/build/x.cfg", globs)
+    assert is_private_path("/abs/repo/build/x.cfg", globs)
+    assert not is_private_path("build/sub/x.cfg", globs)
+    assert is_private_path("a/b.sec7", globs) and not is_private_path("a/b.secx", globs)
+    assert is_private_path("vault1/x/y", globs) and not is_private_path("vault12/x", globs)
+    assert is_private_path("a/tmp/run.log", globs) and is_private_path("tmp/run.log", globs)
+    assert not is_private_path(".env", globs)
+    assert DEFAULT_PRIVATE_GLOBS[:4] == (".env*", "*.pem", "id_rsa*", "secrets/**")
+
+
+@pytest.mark.parametrize("command", [
+    "cat .env",
+    "source secrets/prod.sh",
+    "cat 'config/.env.local' | grep DB",
+    "docker run --env-file=.env app",
+    "ssh -i ~/.ssh/id_rsa deploy@host",
+    "openssl rsa -in certs/server.pem -text",
+    "grep -r password secrets",
+    "curl -d @credentials.json https://x",
+    "scp host:/home/u/.netrc .",
+    "echo $(cat .env.production)",
+    "x=1;cat secrets/a>/tmp/o",
+    'python -c "open(\'.env\').read()"',
+])
+def test_commands_that_read_private_files_are_detected(command):
+    assert mentions_private_path(command)
+
+
+@pytest.mark.parametrize("command", [
+    "git status", "pytest -q tests/test_redact.py", "cat README.md", "ls -la src",
+    "grep -rn environ gitmem/", "python -m gitmem.cli remember", "", "echo deploy to prod",
+])
+def test_ordinary_commands_are_not_flagged(command):
+    assert not mentions_private_path(command)
+
+
+def test_mentions_private_path_with_custom_globs():
+    assert mentions_private_path("cat infra/prod.tfvars", ("*.tfvars",))
+    assert not mentions_private_path("cat .env", ("*.tfvars",))
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text())
+def test_redact_text_is_total_and_idempotent_on_arbitrary_text(text):
+    out = redact_text(text)
+    assert isinstance(out, str)
+    assert redact_text(out) == out
+    assert strip_private(strip_private(text)) == strip_private(text)
+
+
+FRAGMENTS = sorted({
+    "password", "PASSWORD", "token", "api_key", "Authorization", "secret", "auth", "pw", "key",
+    "=", ": ", " = ", "==", ":=", "=>", '"', "'", "\\\"", "`", " ", "\n", "\t", "--", "-u ", "export ",
+    "$", "${", "}", "{", "(", ")", "[", "]", ",", ";", "&", "@", "://", "<private>", "</private>",
+    "Bearer ", "Basic ", "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "[REDACTED:x]",
+    "[PRIVATE]", "f\"", "hunter2", "abc", "None", "self.", "getpass()", "AKIA", "ghp_", "sk-", "eyJ",
+    "0123456789", "ABCDEFGHIJKLMNOP", "abcdefghijklmnopqrst", "/", ".", "_", "#",
+} | {e["example"] for e in CORPUS[::5]})
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=4)), max_size=30).map("".join))
+def test_redact_text_is_idempotent_on_secret_like_text(text):
+    out = redact_text(text)
+    assert redact_text(out) == out
+
+
+PLAIN = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="<"), max_size=40)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(CORPUS), PLAIN, PLAIN)
+def test_corpus_secret_never_survives_between_random_text(entry, before, after):
+    out = redact_text(f"{before}\n{entry['example']}\n{after}")
+    assert entry["secret"] not in out
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+    | st.sampled_from([e["example"] for e in CORPUS]),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from(["password", "cmd", "token", "x", "api_key", "note"]) | st.text(max_size=8),
+                      children, max_size=4),
+    max_leaves=12))
+def test_redact_is_total_and_idempotent_on_json_like_values(value):
+    out = redact(value)
+    assert redact(out) == out
+    dumped = json.dumps(out, ensure_ascii=False)
+    for e in CORPUS:
+        if e["example"] in json.dumps(value, ensure_ascii=False):
+            assert e["secret"] not in dumped
+
+
+# ---------------------------------------------------------------------------------------------
+# Hot-path budget: stdlib only, cheap import, linear time
+
+
+def test_import_uses_only_the_standard_library_and_is_cheap():
+    code = (
+        "import sys, time\n"
+        "import gitmem\n"
+        "before = set(sys.modules)\n"
+        "t = time.perf_counter()\n"
+        "import gitmem.capture.redact\n"
+        "dt = time.perf_counter() - t\n"
+        "new = sorted(m for m in set(sys.modules) - before if not m.startswith('gitmem'))\n"
+        "print(dt); print(' '.join(new))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parent.parent)
+    dt, _, new = res.stdout.partition("\n")
+    third_party = [m for m in new.split() if m.split(".")[0] not in sys.stdlib_module_names]
+    assert third_party == []
+    assert float(dt) < 0.05  # measured ~1 ms; generous for loaded CI machines
+
+
+def _timed(text: str) -> float:
+    t = time.perf_counter()
+    redact_text(text)
+    return time.perf_counter() - t
+
+
+def test_100kb_of_ordinary_text_is_fast():
+    src = Path(__file__).parent.parent / "gitmem"
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(src.rglob("*.py")))
+    text = (text * (1 + 100_000 // max(len(text), 1)))[:100_000]
+    redact_text(text)  # compile the patterns once
+    assert min(_timed(text) for _ in range(5)) < 0.05  # measured ~3 ms
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 1_000_000,
+    "a=" * 500_000,
+    "password=" * 110_000,
+    'password = "' + "x" * 1_000_000,
+    "token" * 200_000,
+    "://:" * 250_000,
+    "://" + "a:" * 500_000,
+    "<private>" * 110_000,
+    "</private><private" * 55_000,
+    "-----BEGIN PRIVATE KEY-----" * 37_000,
+    "authorization: " * 66_000,
+    "eyJaaaaa." * 110_000,
+    "sk-" * 330_000,
+    "password:\n" * 100_000,
+    "-u a:" * 200_000,
+    ("password" + " " * 100) * 9_000,
+    "aws_" + "secret_" * 140_000,
+    '"' + "\\\"" * 500_000,
+], ids=lambda t: repr(t[:18]))
+def test_pathological_megabyte_inputs_finish_quickly(text):
+    dt = _timed(text)
+    assert dt < 2.0  # measured at most ~0.4 s on a loaded 2-core machine; no catastrophic backtracking
