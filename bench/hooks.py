@@ -127,6 +127,13 @@ def main() -> int:
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     root = build(args.repo.resolve(), args.work, args.memories)
+    # bytecode, as `pip install` writes it (an editable install under PYTHONDONTWRITEBYTECODE=1 has none,
+    # and every hook would then compile gitmem's sources: ~10 ms more per module)
+    import compileall
+
+    import gitmem
+
+    compileall.compile_dir(str(Path(gitmem.__file__).parent), quiet=1)
     hook = shutil.which("gitmem-hook", path=str(Path(sys.executable).parent)) or shutil.which("gitmem-hook")
     if not hook:
         raise SystemExit("gitmem-hook not found: install gitmem (pip install -e .) in this Python's environment")

@@ -9,6 +9,7 @@ working tree (``analyzer``) → staleness penalty or omission
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .analyzer import memory_status
 from .anchors import Resolver
@@ -21,6 +22,22 @@ from .store import LoadResult, Store
 STATUS_CANDIDATES = 60
 #: Text-relevance hits taken from the index for fusion.
 TEXT_CANDIDATES = 50
+
+
+class CandidateSource(Protocol):
+    """Memories by focus, for callers that must not load all of them (10,000 files cost a second).
+
+    ``candidates`` must return every memory that can have a proximity > 0 for
+    the focus (anchored to its files, import neighbours, directories or
+    symbols) plus the most recent ones, enough to fill any budget when the
+    focus is empty.
+    """
+
+    total: int
+
+    def anchored_paths(self) -> set[str]: ...
+
+    def candidates(self, focus: Focus) -> LoadResult: ...
 
 
 @dataclass
@@ -45,13 +62,16 @@ class ContextResult:
 def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
                   budget: int | None = None, cwd: str | None = None, use_index: bool = True,
                   include_dirty: bool = True, include_branch: bool = True,
-                  loaded: LoadResult | None = None, include_imports: bool = True) -> ContextResult:
+                  loaded: LoadResult | None = None, include_imports: bool = True,
+                  source: CandidateSource | None = None) -> ContextResult:
     """Rank memories for the current focus and pack them into ``budget`` tokens.
 
     ``budget`` None takes ``[context] budget`` from config.toml. With
     ``use_index`` false, text relevance is skipped (no LanceDB import). With
     ``include_imports`` (default), import neighbours of the focus files that
     hold anchors count as near (``focus.add_import_neighbours``).
+    ``source``: where candidates come from without loading every memory (the
+    hook index at session start); ignored when a prompt needs text search.
     """
     cfg = store.config.get("context", {})
     budget = int(budget if budget is not None else cfg.get("budget", 1500))
@@ -61,19 +81,26 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     resolver = Resolver(repo)
     focus = build_focus(repo, files=files, prompt=prompt, cwd=cwd, resolver=resolver,
                         include_dirty=include_dirty, include_branch=include_branch)
-    loaded = loaded if loaded is not None else store.load_all()
     text_ids: list[str] = []
-    if prompt.strip() and use_index:
-        from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
+    cache_path = store.cache_dir / "imports.json" if store.dir.is_dir() else None
+    if source is not None and not (prompt.strip() and use_index):
+        if include_imports:
+            add_import_neighbours(repo, focus, source.anchored_paths(), cache_path=cache_path)
+        loaded = source.candidates(focus)
+        total = source.total
+    else:
+        loaded = loaded if loaded is not None else store.load_all()
+        if prompt.strip() and use_index:
+            from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
-        index, _, loaded = sync_index(store, loaded, strict=False)
-        text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
-    if include_imports:
-        anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
-        add_import_neighbours(repo, focus, anchored,
-                              cache_path=store.cache_dir / "imports.json" if store.dir.is_dir() else None)
+            index, _, loaded = sync_index(store, loaded, strict=False)
+            text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
+        if include_imports:
+            anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
+            add_import_neighbours(repo, focus, anchored, cache_path=cache_path)
+        total = len(loaded.memories)
     ranked = rank(list(loaded.memories.values()), focus, text_ids)
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
     ranked = apply_status(top, statuses, omit_stale=omit) + ranked[STATUS_CANDIDATES:]
-    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget, len(loaded.memories))
+    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget, total)

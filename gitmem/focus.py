@@ -89,6 +89,13 @@ class Focus:
         if weight > self.symbols.get(key, (0.0, ""))[0]:
             self.symbols[key] = (weight, why)
 
+    def dirs(self) -> dict[str, tuple[float, str, str]]:
+        """Directory ("" for the root) → (weight, why, path) of the first focus file in it."""
+        out: dict[str, tuple[float, str, str]] = {}
+        for path, (w, src) in self.files.items():
+            out.setdefault(path.rpartition("/")[0], (w, src, path))
+        return out
+
     @property
     def empty(self) -> bool:
         return not (self.files or self.symbols or self.names)

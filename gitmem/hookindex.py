@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 from .textsplit import query_terms, split_identifiers
 
 #: Schema version; a file with another version is rebuilt.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "5"
 DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
 #: Folders whose modification times make up the signature (relative to the root).
 MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
@@ -42,16 +42,17 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY, type TEXT, title TEXT, body TEXT, facts TEXT, tags TEXT, anchors TEXT,
     scope TEXT, updated TEXT, confidence REAL, digest TEXT,
-    status TEXT, reason TEXT, checked TEXT);
+    status TEXT, reason TEXT, checked TEXT, memory TEXT);
 CREATE TABLE IF NOT EXISTS anchors (memory_id TEXT, path TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER,
     now INTEGER DEFAULT 0);
 CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
 CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(id UNINDEXED, text);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 """
 
 _COLUMNS = ("id", "type", "title", "body", "facts", "tags", "anchors", "scope", "updated",
-            "confidence", "digest", "status", "reason", "checked")
+            "confidence", "digest", "status", "reason", "checked", "memory")
+_JSON_COLUMNS = ("facts", "tags", "anchors", "checked", "memory")
 
 
 def db_path(root: Path) -> Path:
@@ -138,22 +139,26 @@ def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
         values = []
         for c in _COLUMNS:
             v = row.get(c)
-            values.append(json.dumps(v, ensure_ascii=False) if c in ("facts", "tags", "anchors", "checked") else v)
-        con.execute(f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
-                    values)
+            values.append(json.dumps(v, ensure_ascii=False) if c in _JSON_COLUMNS else v)
+        cur = con.execute(f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                          values)
         con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line) VALUES (?, ?, ?, ?, ?)",
                         [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"))
                          for a in row.get("anchors", []) if a.get("path")])
-        con.execute("INSERT INTO fts (id, text) VALUES (?, ?)", (mid, fts_text(row)))
+        # the full-text row shares the memory row's rowid: deletes find it without a scan
+        con.execute("INSERT INTO fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(row)))
         n += 1
     return n
 
 
 def delete(con: sqlite3.Connection, ids: Iterable[str]) -> None:
     for mid in ids:
-        con.execute("DELETE FROM memories WHERE id = ?", (mid,))
+        r = con.execute("SELECT rowid FROM memories WHERE id = ?", (mid,)).fetchone()
+        if r is None:
+            continue
+        con.execute("DELETE FROM fts WHERE rowid = ?", (r[0],))
+        con.execute("DELETE FROM memories WHERE rowid = ?", (r[0],))
         con.execute("DELETE FROM anchors WHERE memory_id = ?", (mid,))
-        con.execute("DELETE FROM fts WHERE id = ?", (mid,))
 
 
 def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, checked: dict[str, str | None],
@@ -187,6 +192,7 @@ def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[st
 
 def _row(r: sqlite3.Row) -> dict[str, Any]:
     d = dict(r)
+    d.pop("memory", None)  # the full memory is for ``all_memories``; hooks render from the columns
     for c in ("facts", "tags", "anchors", "checked"):
         try:
             d[c] = json.loads(d[c]) if d.get(c) else ([] if c != "checked" else {})
@@ -232,8 +238,8 @@ def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[s
         return []
     match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
     try:
-        cur = con.execute("SELECT id, bm25(fts) AS s FROM fts WHERE fts MATCH ? ORDER BY s LIMIT ?",
-                          (match, int(limit)))
+        cur = con.execute("SELECT m.id AS id, bm25(fts) AS s FROM fts JOIN memories m ON m.rowid = fts.rowid "
+                          "WHERE fts MATCH ? ORDER BY s LIMIT ?", (match, int(limit)))
         return [(r["id"], -float(r["s"])) for r in cur]
     except sqlite3.Error:
         return []
@@ -264,6 +270,45 @@ def paths_like(con: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[
 def anchored_paths(con: sqlite3.Connection) -> set[str]:
     """Every path some memory is anchored to."""
     return {r[0] for r in con.execute("SELECT DISTINCT path FROM anchors")}
+
+
+def all_memories(con: sqlite3.Connection) -> list[tuple[dict[str, Any], str | None]]:
+    """Every memory as its full dict (``memfile.memory_to_dict``), with its last known status."""
+    out = []
+    for r in con.execute("SELECT memory, status FROM memories"):
+        try:
+            out.append((json.loads(r[0]), r[1]))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def recent_ids(con: sqlite3.Connection, n: int) -> list[str]:
+    """The ids of the ``n`` most recently updated memories, newest first."""
+    return [r[0] for r in con.execute("SELECT id FROM memories ORDER BY updated DESC, id DESC LIMIT ?", (int(n),))]
+
+
+def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str]) -> set[str]:
+    """Ids of the memories anchored (or moved) to any of ``paths``."""
+    out: set[str] = set()
+    for p in paths:
+        out.update(r[0] for r in con.execute("SELECT DISTINCT memory_id FROM anchors WHERE path = ?", (p,)))
+    return out
+
+
+def full_memories(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The full memory dicts (``memfile.memory_to_dict``) of ``ids`` (unknown ids skipped)."""
+    ids = list(ids)
+    out = []
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        q = f"SELECT memory FROM memories WHERE id IN ({', '.join('?' * len(chunk))})"
+        for r in con.execute(q, chunk):
+            try:
+                out.append(json.loads(r[0]))
+            except (TypeError, ValueError):
+                continue
+    return out
 
 
 def count(con: sqlite3.Connection) -> int:

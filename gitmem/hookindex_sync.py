@@ -25,6 +25,7 @@ from . import hookindex
 from .analyzer import memory_status
 from .anchors import Resolver
 from .git import WORKTREE, Repo
+from .memfile import memory_from_dict, memory_to_dict
 from .model import KIND_COMMIT, Memory, MemoryStatus, Status
 from .store import LoadResult, Store
 
@@ -48,7 +49,8 @@ def memory_row(m: Memory, digest: str) -> dict:  # type: ignore[type-arg]
                         "start": span[0], "end": span[1]})
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
             "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
-            "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {}}
+            "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},
+            "memory": memory_to_dict(m)}
 
 
 def status_reason(ms: MemoryStatus) -> str:
@@ -134,6 +136,29 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
     return report
 
 
+def _set_status(con, store: Store, ms: MemoryStatus) -> None:  # type: ignore[no-untyped-def]
+    checked = {p: store.repo.blob_sha(WORKTREE, p) for p in _anchored_files(ms.memory)}
+    hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
+
+
+def record_statuses(store: Store, statuses: dict[str, MemoryStatus]) -> None:
+    """Record statuses at the working tree that a caller computed anyway; errors are ignored (a cache)."""
+    if not statuses:
+        return
+    try:
+        con = hookindex.connect(store.repo.root)
+        if con is None:
+            return
+        try:
+            for ms in statuses.values():
+                _set_status(con, store, ms)
+            con.commit()
+        finally:
+            con.close()
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def record_written(store: Store, written: list[Memory], removed: list[str] = ()) -> None:  # type: ignore[assignment]
     """Put just-written memories (with their status) into the hook index, and drop removed ones.
 
@@ -154,14 +179,70 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
                 path = store.path_for(m)
                 row = memory_row(m, memfile.content_hash(path.read_bytes()))
                 hookindex.upsert(con, [row])
-                ms = memory_status(resolver, m, WORKTREE)
-                checked = {p: store.repo.blob_sha(WORKTREE, p) for p in _anchored_files(m)}
-                hookindex.set_status(con, m.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
+                _set_status(con, store, memory_status(resolver, m, WORKTREE))
             con.commit()
         finally:
             con.close()
     except Exception:  # noqa: BLE001 - a cache: the next full sync repairs it
         pass
+
+
+class HookIndexSource:
+    """Candidates for ``context.build_context`` read from a current hook index (``context.CandidateSource``).
+
+    Everything with a possible proximity to the focus — memories anchored to
+    its files, their directories, its import neighbours and the symbols it names
+    — plus the ``recent`` most recently updated, so an empty focus still fills
+    the budget. Only those memories are read (one SQLite query), not 10,000 files.
+    """
+
+    def __init__(self, con, recent: int) -> None:  # type: ignore[no-untyped-def]
+        self.con = con
+        self.recent = recent
+        self.total = hookindex.count(con)
+        self._anchored: set[str] | None = None
+
+    def anchored_paths(self) -> set[str]:
+        if self._anchored is None:
+            self._anchored = hookindex.anchored_paths(self.con)
+        return self._anchored
+
+    def candidates(self, focus) -> LoadResult:  # type: ignore[no-untyped-def]
+        dirs = set(focus.dirs())
+        paths = set(focus.files) | set(focus.imports) | {p for p, _ in focus.symbols}
+        paths |= {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs}
+        ids = hookindex.ids_on_paths(self.con, paths)
+        for found in hookindex.symbols_named(self.con, focus.names).values():
+            ids.update(found)
+        ids.update(hookindex.recent_ids(self.con, self.recent))
+        res = LoadResult()
+        for d in hookindex.full_memories(self.con, sorted(ids)):
+            try:
+                m = memory_from_dict(d)
+            except (KeyError, TypeError, ValueError):
+                continue
+            res.memories[m.id] = m
+        res.memories = dict(sorted(res.memories.items()))
+        return res
+
+
+def open_source(store: Store, budget_tokens: int) -> HookIndexSource | None:
+    """A ``HookIndexSource`` when the hook index is current, else None (read the files instead).
+
+    ``recent`` covers three times the index lines the budget can hold
+    (``rank.MIN_INDEX_LINE_CHARS``), at least 200: a memory further down by
+    recency cannot reach the packed part of an empty-focus ranking.
+    """
+    from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+
+    root = store.repo.root
+    con = hookindex.connect(root)
+    if con is None:
+        return None
+    if not hookindex.is_current(con, root):
+        con.close()
+        return None
+    return HookIndexSource(con, max(200, 3 * budget_tokens * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS))
 
 
 def spawn_sync(root: Path) -> None:

@@ -26,9 +26,9 @@ fits the token budget (tokens estimated as characters / CHARS_PER_TOKEN).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from .focus import Focus
 from .model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
@@ -73,6 +73,8 @@ CONFIDENCE_SPAN = 0.3
 # -- packing -----------------------------------------------------------------------------------
 #: Token estimate: about 4 characters per token for English and code (OpenAI's rule of thumb).
 CHARS_PER_TOKEN = 4
+#: No index line is shorter than this (id 26 + type + dashes + age + status); below it the budget is full.
+MIN_INDEX_LINE_CHARS = 48
 #: Body text shown per detailed memory, in characters, before it is cut with "…".
 MAX_DETAIL_BODY_CHARS = 1200
 
@@ -106,8 +108,12 @@ def token_estimate(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def anchor_proximity(a: Anchor, focus: Focus) -> tuple[float, str]:
-    """Proximity in [0, 1] of one anchor to the focus set, with a short reason."""
+def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None
+                     ) -> tuple[float, str]:
+    """Proximity in [0, 1] of one anchor to the focus set, with a short reason.
+
+    ``dirs``: ``focus.dirs()``, when the caller scores many anchors against one focus.
+    """
     if a.kind == KIND_COMMIT or not a.path:
         return 0.0, ""
     best, why = 0.0, ""
@@ -138,19 +144,18 @@ def anchor_proximity(a: Anchor, focus: Focus) -> tuple[float, str]:
     if fw:
         take(TIER_SAME_FILE * fw[0], f"{fw[1]} {a.path}")
     else:
-        parent = str(PurePosixPath(a.path).parent)
-        for path, (w, src) in focus.files.items():
-            if str(PurePosixPath(path).parent) == parent:
-                take(TIER_SAME_DIR * w, f"near {src} {path}")
-                break
+        near = (dirs if dirs is not None else focus.dirs()).get(a.path.rpartition("/")[0])
+        if near:
+            take(TIER_SAME_DIR * near[0], f"near {near[1]} {near[2]}")
     return best, why
 
 
-def proximity(m: Memory, focus: Focus) -> tuple[float, str]:
+def proximity(m: Memory, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None) -> tuple[float, str]:
     """Best anchor proximity of ``m`` to the focus set."""
     best = (0.0, "")
+    dirs = dirs if dirs is not None else focus.dirs()
     for a in m.anchors:
-        p = anchor_proximity(a, focus)
+        p = anchor_proximity(a, focus, dirs)
         if p[0] > best[0]:
             best = p
     return best
@@ -164,8 +169,9 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
     Ties break by ``updated`` (newer first), then id.
     """
     scored = {m.id: Scored(m) for m in memories}
+    dirs = focus.dirs()
     for s in scored.values():
-        s.proximity, s.near = proximity(s.memory, focus)
+        s.proximity, s.near = proximity(s.memory, focus, dirs)
     prox_list = sorted((s for s in scored.values() if s.proximity > 0),
                        key=lambda s: (-s.proximity, _neg_time(s.memory), s.memory.id))
     for r, s in enumerate(prox_list, 1):
@@ -206,23 +212,32 @@ def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omi
     return sorted(out, key=lambda s: (-s.score, _neg_time(s.memory), s.memory.id))
 
 
+@functools.lru_cache(maxsize=65536)
+def _epoch(stamp: str) -> float | None:
+    """Seconds since the epoch of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp; None when it is not one.
+
+    ``fromisoformat`` (C) rather than ``strptime``: 30x faster, and 10,000 memories are ranked per session start.
+    """
+    if len(stamp) != 20 or not stamp.endswith("Z") or stamp[10] != "T":
+        return None
+    try:
+        return dt.datetime.fromisoformat(stamp[:-1]).replace(tzinfo=dt.timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
 def _neg_time(m: Memory) -> float:
     """Minus the memory's update time in seconds since the epoch (0 when unknown): newest sorts first."""
-    stamp = m.updated or m.created
-    try:
-        return -dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp()
-    except ValueError:
-        return 0.0
+    t = _epoch(m.updated or m.created)
+    return 0.0 if t is None else -t
 
 
 def age(m: Memory, now: dt.datetime | None = None) -> str:
     """Compact age of a memory: ``5m``, ``3h``, ``2d``, ``7w``, ``1y`` ("?" when unknown)."""
-    stamp = m.updated or m.created
-    try:
-        t = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    except ValueError:
+    t = _epoch(m.updated or m.created)
+    if t is None:
         return "?"
-    secs = max(0, int(((now or dt.datetime.now(dt.timezone.utc)) - t).total_seconds()))
+    secs = max(0, int((now or dt.datetime.now(dt.timezone.utc)).timestamp() - t))
     for unit, size in (("y", 31_536_000), ("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60)):
         if secs >= size:
             return f"{secs // size}{unit}"
@@ -309,6 +324,8 @@ def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
                 detailed.append(s.memory.id)
                 used += len(block)
                 continue
+        if limit - used < MIN_INDEX_LINE_CHARS:
+            break  # full: rendering the other 10,000 lines to skip them all costs half a second
         line = render_index_line(s)
         extra = len(line) + (len("\nOther memories:\n") if not lines else 0)
         if used + extra <= limit:

@@ -97,7 +97,8 @@ def test_secret_never_survives_any_text_carrier(entry, carrier):
     text = _carriers(entry["example"])[carrier]
     out = redact_text(text)
     assert entry["secret"] not in out
-    assert SURROUND in out
+    if entry["kind"] != "private-key-truncated" or carrier in ("file", "prompt"):
+        assert SURROUND in out      # (a truncated key hides everything after it, by design)
     assert redact_text(out) == out
 
 
@@ -516,7 +517,14 @@ def test_100kb_of_ordinary_text_is_fast():
     ("password" + " " * 100) * 9_000,
     "aws_" + "secret_" * 140_000,
     '"' + "\\\"" * 500_000,
+    "x password: a1 " * 66_000,
+    "auth: rotate it " * 62_000,
+    'token "' + "token " * 160_000,
+    "token=" + "token" * 200_000,
+    "token " * 160_000,
+    "password = '" + "password = '" * 80_000,
+    "--password " * 90_000,
 ], ids=lambda t: repr(t[:18]))
 def test_pathological_megabyte_inputs_finish_quickly(text):
     dt = _timed(text)
-    assert dt < 2.0  # measured at most ~0.4 s on a loaded 2-core machine; no catastrophic backtracking
+    assert dt < 5.0  # linear: at most ~1.2 s (66k key=value pairs) on a loaded 2-core machine

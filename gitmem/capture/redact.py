@@ -225,12 +225,19 @@ _RULES = (
     ("heroku-api-key", ("heroku",), _ci("heroku") + _KEYSEP + f"(?P<v>{_UUID})(?![0-9a-fA-F-])",
      0, "v", "word"),
     ("jwt", None, r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", 0, 0, "word"),
+)
+
+# Rules that run after the secret-named-key rule: their values may be keys of an assignment
+# (``Authorization: SECRET_KEY = '…'``), which that rule must see first.
+_LATE_RULES = (
     ("url-password", None, r"://[^\s:/?#@'\"<>\[\]]{0,256}:(?P<v>[^\s/?#'\"<>]{1,512})@", 0, "v", None),
     ("authorization", ("authorization",),
-     _ci("authorization") + r"\b\\?[\"']?[ \t]*[:=][ \t]*(?:\\?[rRbBuUfF]{0,2}[\"'])?"
-     r"(?i:(?:bearer|basic|token|digest|negotiate|ntlm|bot|apikey|sso-key)[ \t]+)?"
-     r"(?P<v>[^\s\"'<>\\,]+)", 0, "v", "word"),
+     _ci("authorization") + r"\b\\?[\"']?[ \t]*[:=][ \t]*(?:\\?[rRbBuUfF]{0,2}[\"'`])?"
+     r"(?P<s>(?i:bearer|basic|token|digest|negotiate|ntlm|bot|apikey|sso-key)[ \t]+)?"
+     r"(?P<v>[^\s\"'`<>\\,]+)", 0, "v", "word"),
     ("bearer-token", ("bearer",), r"[Bb]earer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", 0, "v", "word"),
+    ("basic-auth", ("basic",),
+     r"[Bb]asic[ \t]+(?P<v>(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", 0, "v", "word"),
     ("basic-auth", None,
      r"-(?:u|-user)(?:[ \t]+|=)[\"']?[^\s:\"'@]{1,256}:(?P<v>[^\s\"']{1,512})", 0, "v", "space"),
 )
@@ -247,7 +254,9 @@ def _fold(text: str) -> str:
 _REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*\}$|<[^<>]*>$|\*{3,}$|•+$|[xX]{3,}$|\.\.\.$|"
               + _MARKER + "$")
 _PLACEHOLDER = r"\$\{[^{}]*\}|\{[^{}]*\}|\$\w+"
+_MORE_ON_LINE = r"[ \t\r]*[^\s]"
 _SCHEMES = ("", "bearer", "basic", "token", "digest", "bot")
+_SCHEME_PREFIX = r"(?i:bearer|basic|token|digest|bot)[ \t]+(?=\S)"
 
 
 def _is_reference(value: str) -> bool:
@@ -281,6 +290,8 @@ def _rule_sub(kind: str, pattern: str, flags: int, group, boundary, text: str) -
         v = m.group(group)
         if _is_reference(v) or (kind == "basic-auth" and v.replace(":", "").isdigit()):
             return m.group(0)
+        if kind == "authorization" and not m.group("s") and v.isalpha() and v.islower():
+            return m.group(0)            # prose: "Authorization: check roles first"
         whole = m.group(0)
         return whole[:m.start(group) - s] + mark + whole[m.end(group) - s:]
 
@@ -298,7 +309,8 @@ _MAX_KEY = 80
 _KEY_REST = r"[\w.-]*"
 _KV_TAIL = r"""
     (?P<kq>\\?["'`]?)                              # closing quote of a quoted key
-    (?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.\[\]|, \t]{0,40}?(?=[ \t]*=(?!=)))?   # type annotation
+    (?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.]*(?:\[[\w.\[\], |]{0,40}\])?    # type annotation
+        (?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w.\[\], |]{0,40}\])?){0,3}(?=[ \t]*=(?!=)))?
     (?P<sep>[ \t]*(?:=>|:=|==|!=|[:=])[ \t]*|[ \t]+)
     (?P<val>
         [rRbBuUfF]{0,2}"[^"\\\n]*(?:\\.[^"\\\n]*)*"?
@@ -336,14 +348,14 @@ def _key_words(key: str) -> list[str]:
     return [w for w in _rx(_SPLIT).split(_rx(_CAMEL).sub(r"\1_\2", key).lower()) if w]
 
 
-_kind_cache: dict[str, str | None] = {}
+_key_cache: dict[str, tuple[str | None, bool]] = {}
 
 
-def _secret_key_kind(key: str) -> str | None:
-    """The marker kind for a secret-named key (``password``, ``token``, ``api-key``…), else None."""
-    kind = _kind_cache.get(key, "")
-    if kind != "":
-        return kind
+def _key_info(key: str) -> tuple[str | None, bool]:
+    """(marker kind or None, is a single everyday word such as ``auth``) for a key; cached."""
+    info = _key_cache.get(key)
+    if info is not None:
+        return info
     words = _key_words(key)
     kind = None
     if words and words[-1] not in _META:
@@ -362,9 +374,16 @@ def _secret_key_kind(key: str) -> str | None:
                 kind = "credential"
             else:
                 kind = "secret"
-    if len(_kind_cache) < 4096:
-        _kind_cache[key] = kind
-    return kind
+    weak = len(words) == 1 and words[0] in _WEAK and not any(s in words[0] for s in _STRONG)
+    info = (kind, weak)
+    if len(_key_cache) < 4096 and len(key) <= _MAX_KEY:
+        _key_cache[key] = info
+    return info
+
+
+def _secret_key_kind(key: str) -> str | None:
+    """The marker kind for a secret-named key (``password``, ``token``, ``api-key``…), else None."""
+    return _key_info(key)[0]
 
 
 def _names_secret(value: str) -> bool:
@@ -381,9 +400,8 @@ def _names_secret(value: str) -> bool:
     last = value.rsplit(".", 1)[-1]
     if not _rx(_VAR_NAME).fullmatch(last):
         return False
-    words = _key_words(last)
-    flat = "".join(words)
-    return any(w in _WEAK for w in words) or any(s in flat for s in _STRONG)
+    kind, weak = _key_info(last)
+    return kind is not None or weak
 
 
 def _keep_unquoted(value: str, sep: str, after: str, flag: bool) -> bool:
@@ -437,6 +455,8 @@ def _redact_key_values(text: str, low: str) -> str:
         return text
     rest_rx = _rx(_KEY_REST)
     tail_rx = _rx(_KV_TAIL, re.VERBOSE)
+    scheme_rx = _rx(_SCHEME_PREFIX)
+    more_rx = _rx(_MORE_ON_LINE)
     out: list[str] = []
     done = 0          # text[:done] is already copied to out
     skip_until = 0    # hits before this offset belong to a processed key or value
@@ -457,7 +477,7 @@ def _redact_key_values(text: str, low: str) -> str:
         if ks == hs - _MAX_KEY and ks > 0 and text[ks - 1] in _KEY_CHARS:
             continue                        # an 80+ character identifier is not a key
         key = text[ks:key_end].lstrip("-.")
-        kind = _secret_key_kind(key) if key else None
+        kind, weak = _key_info(key) if key else (None, False)
         if kind is None:
             continue
         flag = text[ks] == "-"
@@ -467,19 +487,28 @@ def _redact_key_values(text: str, low: str) -> str:
         # A value that is kept is still scanned for keys of its own (skip_until stays key_end).
         if val.lstrip("rRbBuUfF")[:1] in ("'", '"') or val.startswith('\\"'):
             a, b = _unquote(val)
+            scheme = scheme_rx.match(val, a, b)
+            if scheme:
+                a = scheme.end()                 # "Bearer …": keep the scheme word
             inner = val[a:b]
             if not inner or _is_reference(inner) or _only_markers(inner) or _is_template(inner):
                 continue
             if not sep.strip() and not flag:
                 continue
+            if b == len(val) and not any(c.isalnum() for c in inner):
+                continue                    # 'input("Password: ")': the key was inside a string
             rs, re_ = vs + a, vs + b
         else:
             if _keep_unquoted(val, sep, text[ve:ve + 1], flag):
                 continue
+            if weak and sep.strip() == ":" and more_rx.match(text, ve):
+                continue                    # prose: "auth: rotate the token cache"
             rs, re_ = vs, ve
             if sep.strip() == ":" and not tail.group("kq"):
-                line_start = text.rfind("\n", 0, ks) + 1
-                if text[line_start:ks].strip(" \t-#*>") in ("", "export", "set"):
+                head = text[max(0, ks - 12):ks]
+                if ks > 12 and "\n" not in head:
+                    head = "?"              # not at the start of a line
+                if head[head.rfind("\n") + 1:].strip(" \t-#*>") in ("", "export", "set"):
                     nl = text.find("\n", ve)
                     re_ = len(text) if nl < 0 else nl
                     while re_ > ve and text[re_ - 1] in " \t\r":
@@ -510,9 +539,17 @@ def redact_text(text: str) -> str:
         return text
     text = strip_private(text)
     low = _fold(text)
-    original = text
+    before = text
+    text = _apply_rules(_RULES, text, low)
+    text = _redact_key_values(text, low if text is before else _fold(text))
+    return _apply_rules(_LATE_RULES, text, low)
+
+
+def _apply_rules(rules, text: str, low: str) -> str:
+    # ``low`` may be stale after a substitution; it only gates rules (a marker never creates a
+    # secret, and a needle that a marker happens to contain only costs one extra scan).
     seen: dict[tuple, bool] = {}
-    for kind, needles, pattern, flags, group, boundary in _RULES:
+    for kind, needles, pattern, flags, group, boundary in rules:
         if needles is not None:
             present = seen.get(needles)
             if present is None:
@@ -520,9 +557,7 @@ def redact_text(text: str) -> str:
             if not present:
                 continue
         text = _rule_sub(kind, pattern, flags, group, boundary, text)
-    if text != original:
-        low = _fold(text)
-    return _redact_key_values(text, low)
+    return text
 
 
 def _redact_wholesale(value, kind: str):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..context import build_context
 from ..git import Repo
-from ..hookindex_sync import spawn_sync, sync_hook_index
+from ..hookindex_sync import open_source, record_statuses, spawn_sync, sync_hook_index
 from ..store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
@@ -34,15 +34,27 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
     """
     store = Store(Repo(root))
     store.enable_symbol_cache()
-    loaded = store.load_all()
     started = time.monotonic()
-    res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
-    statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
-    left = max(0.0, STATUS_CHECK_BUDGET_S - (time.monotonic() - started))
-    report = sync_hook_index(store, loaded, statuses=statuses, check_budget_s=left)
-    if report.unchecked:
-        spawn_sync(root)
+    source = open_source(store, budget_tokens)
+    if source is not None:
+        try:
+            res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, source=source)
+        finally:
+            source.con.close()
+        statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
+        record_statuses(store, statuses)
+        spawn_sync(root)  # memories on files changed since the last check: re-checked in the background
+        total = source.total
+    else:
+        loaded = store.load_all()
+        res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
+        statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
+        left = max(0.0, STATUS_CHECK_BUDGET_S - (time.monotonic() - started))
+        report = sync_hook_index(store, loaded, statuses=statuses, check_budget_s=left)
+        if report.unchecked:
+            spawn_sync(root)
+        total = len(loaded.memories)
     text = res.packed.text
-    if not text and loaded.memories:
-        text = NOTHING_NEAR.format(n=len(loaded.memories))
+    if not text and total:
+        text = NOTHING_NEAR.format(n=total)
     return text, list(res.packed.detailed), store.repo.head()
