@@ -40,6 +40,29 @@ class HookIndexSync:
     unchecked: int = 0
 
 
+def tree_state(repo: Repo, dirty: list[str]) -> str:
+    """HEAD plus (path, size, mtime) of each dirty file: when it is unchanged, so are all statuses."""
+    parts = [repo.head() or "-"]
+    for p in sorted(dirty):
+        try:
+            st = (repo.root / p).stat()
+            parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{p}:gone")
+    return "\n".join(parts)
+
+
+def needs_sync(store: Store, dirty: list[str]) -> bool:
+    """Whether the working tree moved since the hook index's statuses were checked."""
+    con = hookindex.connect(store.repo.root)
+    if con is None:
+        return True
+    try:
+        return hookindex.get_meta(con, "tree_state") != tree_state(store.repo, dirty)
+    finally:
+        con.close()
+
+
 def memory_row(m: Memory, digest: str) -> dict:  # type: ignore[type-arg]
     """The hook-index row of ``m`` (status unknown until checked)."""
     anchors = []
@@ -130,6 +153,8 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
             hookindex.set_status(con, mid, given.status.value, status_reason(given), checked_now, _now_spans(given))
         if report.unchecked == 0:
             hookindex.set_meta(con, "signature", signature)
+            hookindex.set_meta(con, "tree_state", tree_state(repo, [p for p in repo.dirty_files()
+                                                                     if not p.startswith(".gitmem/")]))
         con.commit()
     finally:
         con.close()

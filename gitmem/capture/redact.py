@@ -255,6 +255,7 @@ _REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*\}$|<[^<>]*>$|\*{3,}$|•+
               + _MARKER + "$")
 _PLACEHOLDER = r"\$\{[^{}]*\}|\{[^{}]*\}|\$\w+"
 _MORE_ON_LINE = r"[ \t\r]*[^\s]"
+_NEXT_KEY = r"[ \t]*(?::(?![:=])|=(?!=))"
 _SCHEMES = ("", "bearer", "basic", "token", "digest", "bot")
 _SCHEME_PREFIX = r"(?i:bearer|basic|token|digest|bot)[ \t]+(?=\S)"
 
@@ -457,6 +458,7 @@ def _redact_key_values(text: str, low: str) -> str:
     tail_rx = _rx(_KV_TAIL, re.VERBOSE)
     scheme_rx = _rx(_SCHEME_PREFIX)
     more_rx = _rx(_MORE_ON_LINE)
+    next_key_rx = _rx(_NEXT_KEY)
     out: list[str] = []
     done = 0          # text[:done] is already copied to out
     skip_until = 0    # hits before this offset belong to a processed key or value
@@ -497,6 +499,8 @@ def _redact_key_values(text: str, low: str) -> str:
                 continue
             if b == len(val) and not any(c.isalnum() for c in inner):
                 continue                    # 'input("Password: ")': the key was inside a string
+            if next_key_rx.match(text, ve):
+                continue                    # 'x: "api_key": "…"': the string is the next key
             rs, re_ = vs + a, vs + b
         else:
             if _keep_unquoted(val, sep, text[ve:ve + 1], flag):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..context import build_context
 from ..git import Repo
-from ..hookindex_sync import open_source, record_statuses, spawn_sync, sync_hook_index
+from ..hookindex_sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ..store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
@@ -43,7 +43,9 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
             source.con.close()
         statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
         record_statuses(store, statuses)
-        spawn_sync(root)  # memories on files changed since the last check: re-checked in the background
+        dirty = [p for p, (_, why) in res.focus.files.items() if why == "dirty"]
+        if needs_sync(store, dirty):
+            spawn_sync(root)  # memories on files changed since the last check: re-checked in the background
         total = source.total
     else:
         loaded = store.load_all()
