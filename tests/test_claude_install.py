@@ -1,0 +1,150 @@
+"""``gitmem install claude`` / ``uninstall claude``, and the plugin files in ``hooks/``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.integrations.claude_code import EVENTS, install, status, uninstall
+from testing.repos import commit, make_repo
+
+ROOT = Path(__file__).resolve().parents[1]
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]},
+                       {"matcher": "Read|Edit|Write|NotebookEdit",
+                        "hooks": [{"type": "command", "command": "echo mine", "timeout": 3}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+    "enabledMcpjsonServers": ["github"],
+}
+
+
+def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(USER_SETTINGS, indent=4))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}}))
+    res = install(tmp_path)
+    assert sorted(res.changed) == sorted([str(settings), str(tmp_path / ".mcp.json")])
+    data = json.loads(settings.read_text())
+    assert data["permissions"] == USER_SETTINGS["permissions"]
+    for event, matcher, _ in EVENTS:
+        ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].endswith("gitmem-hook")]
+        assert len(ours) == 1 and ours[0]["args"] == [event], event
+    # the user's handlers are all still there, first, unchanged
+    assert data["hooks"]["PreToolUse"][:2] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert data["enabledMcpjsonServers"] == ["github", "gitmem"]
+    mcp = json.loads((tmp_path / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"} and mcp["mcpServers"]["gitmem"]["args"] == ["mcp"]
+    assert all(status(tmp_path)["events"].values()) and status(tmp_path)["mcp"]
+    # a second install changes nothing
+    before = settings.read_bytes(), (tmp_path / ".mcp.json").read_bytes()
+    assert install(tmp_path).changed == []
+    assert (settings.read_bytes(), (tmp_path / ".mcp.json").read_bytes()) == before
+    # uninstall gives back what the user had
+    uninstall(tmp_path)
+    assert json.loads(settings.read_text()) == USER_SETTINGS
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"github": {"command": "gh-mcp"}}}
+    assert not any(status(tmp_path)["events"].values())
+
+
+def test_install_into_nothing_and_uninstall_leaves_no_trace(tmp_path: Path) -> None:
+    install(tmp_path)
+    assert (tmp_path / ".claude" / "settings.json").is_file() and (tmp_path / ".mcp.json").is_file()
+    uninstall(tmp_path)
+    assert json.loads((tmp_path / ".claude" / "settings.json").read_text()) == {}
+    assert not (tmp_path / ".mcp.json").exists()
+
+
+def test_user_scope_writes_home_files(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home).mkdir()
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 7, "projects": {"/x": {}}}))
+    res = install(None, user=True, home=home)
+    assert Path(res.settings) == home / ".claude" / "settings.json"
+    data = json.loads((home / ".claude.json").read_text())
+    assert data["numStartups"] == 7 and data["projects"] == {"/x": {}} and "gitmem" in data["mcpServers"]
+    assert "enabledMcpjsonServers" not in json.loads(res.settings.read_text())
+    uninstall(None, user=True, home=home)
+    assert json.loads((home / ".claude.json").read_text()) == {"numStartups": 7, "projects": {"/x": {}}}
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": {"Stop": [}'])
+def test_invalid_settings_are_never_overwritten(tmp_path: Path, content: str, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    code, out, err = run_cli(repo, "install", "claude")
+    assert code == 1 and "settings.json" in err and "hint:" in err
+    assert settings.read_text() == content
+    assert not (repo / ".mcp.json").exists()
+
+
+def test_cli_install_and_uninstall(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    code, out, err = run_cli(repo / "", "install", "claude", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["settings"] == str(repo / ".claude" / "settings.json")
+    code, out, _ = run_cli(repo, "install", "claude")
+    assert code == 0 and "nothing to change" in out
+    code, out, _ = run_cli(repo, "uninstall", "claude")
+    assert code == 0 and "updated" in out
+
+
+def test_handlers_from_other_tools_with_similar_names_are_kept(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-gitmem-hook-wrapper.sh"}]}]}}
+    settings.write_text(json.dumps(theirs))
+    install(tmp_path)
+    uninstall(tmp_path)
+    assert json.loads(settings.read_text()) == theirs
+
+
+# -- the plugin ---------------------------------------------------------------------------------
+
+
+def test_plugin_hooks_json_registers_every_event() -> None:
+    data = json.loads((ROOT / "hooks" / "hooks.json").read_text())
+    for event, matcher, extra in EVENTS:
+        (group,) = data["hooks"][event]
+        assert group.get("matcher") == matcher
+        (h,) = group["hooks"]
+        assert h["args"] == ["${CLAUDE_PLUGIN_ROOT}/hooks/claude-hook", event]
+        assert {k: v for k, v in h.items() if k not in ("type", "command", "args")} == extra
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "gitmem" and "hooks" not in manifest  # hooks/hooks.json loads by convention
+
+
+def test_plugin_script_runs_the_hook(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
+    run_cli(repo, "init", "--no-hooks")
+    run_cli(repo, "remember", "f returns one on purpose", "--anchor", "a.py::f")
+    event = {"session_id": "plug", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "hooks" / "claude-hook"), "SessionStart"],
+                          input=json.dumps(event).encode(), capture_output=True, cwd=repo, env=env, timeout=60)
+    assert proc.returncode == 0
+    assert "f returns one on purpose" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_events_table_is_not_mutated_by_install(tmp_path: Path) -> None:
+    before = copy.deepcopy(EVENTS)
+    install(tmp_path)
+    install(tmp_path)
+    assert EVENTS == before
