@@ -256,6 +256,7 @@ _REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*\}$|<[^<>]*>$|\*{3,}$|•+
 _PLACEHOLDER = r"\$\{[^{}]*\}|\{[^{}]*\}|\$\w+"
 _MORE_ON_LINE = r"[ \t\r]*[^\s]"
 _NEXT_KEY = r"[ \t]*(?::(?![:=])|=(?!=))"
+_KEYLIKE = r"[A-Za-z_][\w.-]*(?=[:=])"
 _SCHEMES = ("", "bearer", "basic", "token", "digest", "bot")
 _SCHEME_PREFIX = r"(?i:bearer|basic|token|digest|bot)[ \t]+(?=\S)"
 
@@ -459,6 +460,7 @@ def _redact_key_values(text: str, low: str) -> str:
     scheme_rx = _rx(_SCHEME_PREFIX)
     more_rx = _rx(_MORE_ON_LINE)
     next_key_rx = _rx(_NEXT_KEY)
+    keylike_rx = _rx(_KEYLIKE)
     out: list[str] = []
     done = 0          # text[:done] is already copied to out
     skip_until = 0    # hits before this offset belong to a processed key or value
@@ -507,6 +509,9 @@ def _redact_key_values(text: str, low: str) -> str:
                 continue
             if weak and sep.strip() == ":" and more_rx.match(text, ve):
                 continue                    # prose: "auth: rotate the token cache"
+            keylike = keylike_rx.match(val)
+            if keylike and _key_info(keylike.group())[0]:
+                continue                    # "token=" in "password=token=…" is the next key
             rs, re_ = vs, ve
             if sep.strip() == ":" and not tail.group("kq"):
                 head = text[max(0, ks - 12):ks]
