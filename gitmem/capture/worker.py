@@ -28,6 +28,22 @@ def _log(root: Path, text: str) -> None:
         pass
 
 
+#: Session state (what each session was given) is deleted after this many seconds without use.
+SESSION_STATE_TTL_S = 7 * 86_400
+
+
+def prune_sessions(root: Path) -> None:
+    """Delete the state files of sessions idle for SESSION_STATE_TTL_S."""
+    folder = root / ".gitmem" / "local" / "sessions"
+    now = time.time()
+    try:
+        for p in folder.iterdir():
+            if now - p.stat().st_mtime > SESSION_STATE_TTL_S:
+                p.unlink()
+    except OSError:
+        pass
+
+
 def run(root: Path, session: str | None) -> None:
     """Consolidate and log; raises nothing."""
     try:
@@ -49,6 +65,7 @@ def run(root: Path, session: str | None) -> None:
                     f"wrote {len(o.written)} memories {' '.join(o.written)}")
             _log(root, line + "".join(f"\n  note: {n}" for n in o.notes))
         sync_hook_index(store)
+        prune_sessions(root)
     except Exception as e:  # noqa: BLE001 - detached: log, never raise
         _log(root, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
 

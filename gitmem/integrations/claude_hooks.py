@@ -65,6 +65,8 @@ MAX_MESSAGE_CHARS = 4_000
 FILE_TOOLS = ("Read", "Edit", "Write", "NotebookEdit", "MultiEdit")
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
 LOG_PARTS = (".gitmem", "local", "logs", "claude-hooks.log")
+#: A spool untouched this long (seconds) belongs to a session that ended without SessionEnd.
+ORPHAN_AFTER_S = 3600.0
 #: Touched when a hook starts a hook-index refresh; another is started only SYNC_RETRY_S seconds later.
 SYNC_MARKER = (".gitmem", "local", "cache", "hooks-sync.requested")
 SYNC_RETRY_S = 10.0
@@ -573,7 +575,24 @@ def on_session_start(event: dict[str, Any], root: Path, key: str) -> dict[str, A
                                               else None, budget_tokens=budget(read_config(root), "session_budget"))
     spool_record(root, key, "SessionStart", {"head": head, "source": str(event.get("source") or "")})
     mark_given(root, key, shown)
+    if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
+        _spawn([sys.executable, "-P", "-m", "gitmem.capture.worker", str(root)], root)
     return context_output("SessionStart", text)
+
+
+def orphaned_spools(root: Path, key: str) -> bool:
+    """Whether another session's spool has not been written to for ``ORPHAN_AFTER_S`` seconds."""
+    folder = spool.spool_dir(root)
+    now = time.time()
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if (e.name.endswith((spool.LIVE_SUFFIX, spool.BATCH_SUFFIX)) and not e.name.startswith(key + ".")
+                        and now - e.stat().st_mtime > ORPHAN_AFTER_S):
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def on_stop(event: dict[str, Any], root: Path, key: str) -> None:
