@@ -1,9 +1,10 @@
 """``gitmem doctor``: is everything where git and gitmem will actually use it?
 
 Checks, each an ``ok`` / ``warn`` / ``error`` line with a hint:
-the ``.gitmem/`` layout and config, every memory file, each git hook (installed
-where git will run it, chained legacy hooks), the index (present, same
-memories and content hashes as the files), and the hook log's recent errors.
+the ``.gitmem/`` layout and config (``[llm]`` too), every memory file, each git
+hook (installed where git will run it, chained legacy hooks), the index
+(present, same memories and content hashes as the files), the Claude Code
+hooks of the project, sessions waiting for consolidation, and the logs' recent errors.
 Re-derives; changes nothing.
 """
 
@@ -50,6 +51,13 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         r.add("config", "ok", ".gitmem/config.toml is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
+    try:
+        from .capture.llm import llm_config
+
+        if llm_config(store.config.get("llm")) is not None:
+            r.add("llm", "ok", "consolidation uses the [llm] endpoint")
+    except GitmemError as e:
+        r.add("llm", "error", e.message, e.hint)
     loaded = store.load_all()
     for e in loaded.errors:
         r.add("memory", "error", e.message, e.hint)
@@ -84,6 +92,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
             r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
                   "run `gitmem sync --rebuild`")
+    _claude_checks(store, r)
     log = store.log_dir / "hooks.log"
     if log.is_file():
         tail = log.read_text("utf-8", "replace").splitlines()[-200:]
@@ -92,3 +101,32 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("hooks-log", "warn", f"{len(errors)} recent hook error(s) in {store.display(log)}",
                   "read the log; hooks never block git, but their work was skipped")
     return r
+
+
+def _claude_checks(store: Store, r: Report) -> None:
+    """Claude Code hooks (project settings), sessions waiting for consolidation, recent hook errors."""
+    from .capture import spool
+    from .integrations import claude_code
+
+    st = claude_code.status(store.repo.root)
+    if st.get("error"):
+        r.add("claude", "warn", st["error"], "fix the file, then `gitmem install claude`")
+    elif all(st["events"].values()):
+        r.add("claude", "ok", f"Claude Code hooks registered in {st['settings']}"
+              + ("" if st["mcp"] else " (MCP server not registered)"))
+    elif any(st["events"].values()):
+        missing = ", ".join(e for e, on in st["events"].items() if not on)
+        r.add("claude", "warn", f"Claude Code hooks partly registered (missing: {missing})",
+              "run `gitmem install claude`")
+    pending = spool.pending_sessions(store.repo.root)
+    if pending:
+        r.add("spool", "warn", f"{len(pending)} captured session(s) not consolidated yet",
+              "run `gitmem consolidate` (sessions still open are consolidated when they end)")
+    for name in ("claude-hooks.log", "consolidate.log"):
+        log = store.log_dir / name
+        if log.is_file():
+            tail = log.read_text("utf-8", "replace").splitlines()[-200:]
+            errors = [ln for ln in tail if " error: " in ln or "Traceback" in ln]
+            if errors:
+                r.add(name, "warn", f"{len(errors)} recent error(s) in {store.display(log)}",
+                      "read the log; hooks never block Claude Code, but their work was skipped")

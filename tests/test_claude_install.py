@@ -148,3 +148,22 @@ def test_events_table_is_not_mutated_by_install(tmp_path: Path) -> None:
     install(tmp_path)
     install(tmp_path)
     assert EVENTS == before
+
+
+def test_doctor_reports_claude_llm_and_spool(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    run_cli(repo, "init")
+    run_cli(repo, "install", "claude")
+    (repo / ".gitmem" / "config.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\n'
+                                                   '[embeddings]\nprovider = "none"\n')
+    event = {"session_id": "open", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+             "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a.py"}}
+    subprocess.run([sys.executable, "-m", "gitmem.integrations.claude_hooks"], input=json.dumps(event).encode(),
+                   cwd=repo, check=True, timeout=60)
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert code == 1
+    assert checks["llm"]["level"] == "error" and "model" in checks["llm"]["message"]
+    assert checks["claude"]["level"] == "ok"
+    assert checks["spool"]["level"] == "warn" and "gitmem consolidate" in checks["spool"]["hint"]

@@ -313,12 +313,12 @@ _KV_TAIL = r"""
     (?P<kq>\\?["'`]?)                              # closing quote of a quoted key
     (?P<ann>[ \t]*:[ \t]*[A-Za-z_][\w.]*(?:\[[\w.\[\], |]{0,40}\])?    # type annotation
         (?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:\[[\w.\[\], |]{0,40}\])?){0,3}(?=[ \t]*=(?!=)))?
-    (?P<sep>[ \t]*(?:=>|:=|==|!=|[:=])[ \t]*|[ \t]+)
+    (?P<sep>[ \t]*(?:=>|:=|==|!=|=|:(?!:))[ \t]*|[ \t]+)
     (?P<val>
         [rRbBuUfF]{0,2}"[^"\\\n]*(?:\\.[^"\\\n]*)*"?
       | [rRbBuUfF]{0,2}'[^'\\\n]*(?:\\.[^'\\\n]*)*'?
       | \\"[^"\\\n]*(?:\\[^"\n][^"\\\n]*)*(?:\\")?
-      | [^\s"'`,;&|<>(){}\[\]]+
+      | (?:[^\s"'`,;&|<>(){}\[\]\\]|\\(?![nrt"'\\]))+    # an escaped \n or quote ends it
     )?
 """
 
@@ -339,7 +339,8 @@ _META = frozenset("""count counts type types kind len length limit limits size m
     description help hint placeholder message msg error errors index idx position pos start end
     offset budget usage used cost rate version class cls factory manager service store cache
     validator validation check checker handler callback fn func hook hooks valid invalid exists
-    set enable disable flow flows status state level backend backends plugin plugins module""".split())
+    set enable disable flow flows status state level backend backends plugin plugins module
+    py js ts tsx jsx go rs java rb md txt json yaml yml toml cfg ini sh""".split())
 _NON_SECRET_WORDS = frozenset("""none null nil undefined true false yes no on off enabled disabled
     required optional await new yield lambda function fn not typeof self this str string bytes
     int integer bool boolean float number any object dict list secretstr char text bearer
@@ -499,6 +500,8 @@ def _redact_key_values(text: str, low: str) -> str:
                 continue
             if not sep.strip() and not flag:
                 continue
+            if len(inner) <= 3 and not any(c.isalnum() for c in inner):
+                continue                    # 'token = " ".join(…)'
             if b == len(val) and not any(c.isalnum() for c in inner):
                 continue                    # 'input("Password: ")': the key was inside a string
             if next_key_rx.match(text, ve):
