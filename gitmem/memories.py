@@ -110,10 +110,24 @@ def _user_path(store: Store, path: str, cwd: str | None) -> str:
 def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] | None = None) -> Memory:
     """Create and write a new memory; returns it (with its new id).
 
+    Secrets in the text, title, facts and tags are redacted first (``capture.redact``;
+    ``warn`` says so), whoever asks: the CLI, MCP or an agent.
+
     Raises:
         GitmemError: empty text, unknown type.
         AnchorError: see ``make_anchors``.
     """
+    from .capture.redact import redact_text
+
+    clean = redact_text(req.text)
+    title_in = redact_text(req.title) if req.title else req.title
+    facts = tuple(redact_text(f) for f in req.facts)
+    tags = tuple(redact_text(t) for t in req.tags)
+    if warn is not None and (clean != req.text or title_in != req.title or facts != tuple(req.facts)
+                             or tags != tuple(req.tags)):
+        warn("secrets were redacted from the memory (see [REDACTED:…] markers)")
+    req = RememberRequest(text=clean, title=title_in, type=req.type, anchors=req.anchors, tags=tags, facts=facts,
+                          rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd)
     text = req.text.strip()
     if not text and not req.title:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")

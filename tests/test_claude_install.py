@@ -167,3 +167,55 @@ def test_doctor_reports_claude_llm_and_spool(tmp_path: Path, run_cli) -> None:  
     assert checks["llm"]["level"] == "error" and "model" in checks["llm"]["message"]
     assert checks["claude"]["level"] == "ok"
     assert checks["spool"]["level"] == "warn" and "gitmem consolidate" in checks["spool"]["hint"]
+
+
+def test_lookalike_handlers_odd_shapes_and_foreign_server_are_respected(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/bin/notify-gitmem-hook --x"},
+                                            {"type": "command", "command": "gitmem-hook Stop && say done"}]}],
+                        "Notification": []}}
+    settings.write_text(json.dumps(theirs))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}))
+    res = install(tmp_path)
+    assert any("already has an MCP server named 'gitmem'" in n for n in res.notes)
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+    uninstall(tmp_path)
+    assert json.loads(settings.read_text()) == theirs
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+
+
+@pytest.mark.parametrize("settings_obj", [{"hooks": [1, 2]}, {"hooks": {"Stop": {"x": 1}}},
+                                          {"enabledMcpjsonServers": "other"}])
+def test_unexpected_shapes_are_refused_not_rewritten(tmp_path: Path, settings_obj: dict) -> None:  # type: ignore[type-arg]
+    from gitmem.integrations.claude_code import ClaudeSettingsError
+
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(settings_obj))
+    with pytest.raises(ClaudeSettingsError):
+        install(tmp_path)
+    with pytest.raises(ClaudeSettingsError):
+        uninstall(tmp_path)
+    assert json.loads(settings.read_text()) == settings_obj
+
+
+def test_mode_and_symlinks_of_settings_files_are_kept(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    dotfiles = tmp_path / "dotfiles"
+    (home / ".claude").mkdir(parents=True)
+    dotfiles.mkdir()
+    (dotfiles / "settings.json").write_text('{"theme": "dark"}')
+    os.chmod(dotfiles / "settings.json", 0o640)
+    (home / ".claude" / "settings.json").symlink_to(dotfiles / "settings.json")
+    (home / ".claude.json").write_text('{"primaryApiKey": "x"}')
+    os.chmod(home / ".claude.json", 0o600)
+    install(None, user=True, home=home)
+    assert (home / ".claude" / "settings.json").is_symlink()
+    assert "gitmem-hook" in (dotfiles / "settings.json").read_text()
+    assert (dotfiles / "settings.json").stat().st_mode & 0o777 == 0o640
+    assert (home / ".claude.json").stat().st_mode & 0o777 == 0o600
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    install(None, user=True, home=fresh)
+    assert (fresh / ".claude.json").stat().st_mode & 0o777 == 0o600

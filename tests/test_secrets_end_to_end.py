@@ -92,3 +92,17 @@ def test_no_secret_reaches_gitmem_files_or_the_llm(tmp_path: Path, run_cli, use_
     blobs = [(str(p.relative_to(repo)), data) for p, data in all_bytes(repo / ".gitmem")]
     assert any("spool" in w or "hooks.sqlite" in w for w, _ in blobs)
     assert leaks(blobs + requests) == []
+
+
+def test_remember_redacts_whoever_asks(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"db.py": "def connect():\n    pass\n"})
+    run_cli(repo, "init", "--no-hooks")
+    text = ("connect() uses postgres://app:Hunter2Secret!@db.internal:5432/app and "
+            "token ghp_1234567890abcdefghijABCDEFGHIJ123456")
+    code, out, err = run_cli(repo, "remember", text, "--anchor", "db.py::connect", "--fact",
+                             "DB_PASSWORD=Hunter2Secret!", "--json")
+    assert code == 0 and "redacted" in err
+    blobs = [(str(p), p.read_bytes()) for p in (repo / ".gitmem").rglob("*") if p.is_file()]
+    assert not [w for w, b in blobs if b"Hunter2Secret" in b or b"ghp_1234567890" in b]
+    assert "postgres://app:" in json.loads(out)["title"] + json.loads(out)["body"]

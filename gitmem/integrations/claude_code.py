@@ -89,12 +89,34 @@ def hook_command() -> tuple[str, str | None]:
     return HOOK_COMMAND, f"{HOOK_COMMAND} was not found; install gitmem so that it is on PATH"
 
 
+_OUR_EVENTS = {e for e, _, _ in EVENTS}
+
+
 def _is_ours(handler: Any) -> bool:
-    if not isinstance(handler, dict):
+    """gitmem's handler: exec form, a command whose file name is exactly ``gitmem-hook``, an event as argument."""
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
         return False
-    cmd = handler.get("command")
-    return isinstance(cmd, str) and (cmd == HOOK_COMMAND or cmd.rstrip("\"' ").endswith("/" + HOOK_COMMAND)
-                                     or cmd.split(" ")[0].endswith(HOOK_COMMAND))
+    cmd, args = handler.get("command"), handler.get("args")
+    return (isinstance(cmd, str) and Path(cmd).name == HOOK_COMMAND and isinstance(args, list)
+            and len(args) == 1 and args[0] in _OUR_EVENTS)
+
+
+def _is_our_server(entry: Any) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("command"), str)
+            and Path(entry["command"]).name == "gitmem" and entry.get("args") == ["mcp"])
+
+
+def _check_shape(path: Path, settings: dict[str, Any]) -> None:
+    """Refuse (rather than drop or mangle) settings whose ``hooks`` or server list has an unexpected shape."""
+    hooks = settings.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise ClaudeSettingsError(f"{path}: \"hooks\" is not an object", "fix the file, then run again")
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list):
+            raise ClaudeSettingsError(f"{path}: hooks.{event} is not a list", "fix the file, then run again")
+    enabled = settings.get("enabledMcpjsonServers")
+    if enabled is not None and not isinstance(enabled, list):
+        raise ClaudeSettingsError(f"{path}: \"enabledMcpjsonServers\" is not a list", "fix the file, then run again")
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -120,9 +142,18 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+def _write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
+    """Write ``data`` atomically to ``path``, or to the file it links to, keeping that file's mode.
+
+    A new file gets 0600 when ``private`` (``~/.claude.json`` holds credentials), else 0666 minus the umask.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o600 if private else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
 def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +173,7 @@ def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
                     kept.append(g)
             else:
                 kept.append(g)
-        if kept:
+        if kept or not groups:  # an event left empty by removing gitmem's handlers goes; the user's [] stays
             out[event] = kept
     return out
 
@@ -177,25 +208,29 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     settings_path, mcp_path = locations(root, user, home)
     settings = read_json(settings_path)
     mcp = read_json(mcp_path)
+    _check_shape(settings_path, settings)
     command, note = hook_command()
     res = ClaudeInstall(settings_path, mcp_path, command=command)
     if note:
         res.notes.append(note)
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
     new_settings = dict(settings)
-    new_settings["hooks"] = with_ours(hooks, command)
+    new_settings["hooks"] = with_ours(settings.get("hooks") or {}, command)
     if not user:
-        enabled = [s for s in new_settings.get("enabledMcpjsonServers", []) if isinstance(s, str)]
+        enabled = list(settings.get("enabledMcpjsonServers") or [])
         if MCP_NAME not in enabled:
             new_settings["enabledMcpjsonServers"] = enabled + [MCP_NAME]
     if new_settings != settings:
         _write_json(settings_path, new_settings)
         res.changed.append(str(settings_path))
     servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    if MCP_NAME in servers and not _is_our_server(servers[MCP_NAME]):
+        res.notes.append(f"{mcp_path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
+                         "left as it is")
+        return res
     new_mcp = dict(mcp)
     new_mcp["mcpServers"] = {**servers, MCP_NAME: mcp_entry()}
     if new_mcp != mcp:
-        _write_json(mcp_path, new_mcp)
+        _write_json(mcp_path, new_mcp, private=user)
         res.changed.append(str(mcp_path))
     return res
 
@@ -209,29 +244,30 @@ def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None
     settings_path, mcp_path = locations(root, user, home)
     settings = read_json(settings_path)
     mcp = read_json(mcp_path)
+    _check_shape(settings_path, settings)
     res = ClaudeInstall(settings_path, mcp_path)
-    if settings:
-        new = dict(settings)
-        if isinstance(settings.get("hooks"), dict):
-            new["hooks"] = without_ours(settings["hooks"])
-            if not new["hooks"]:
-                del new["hooks"]
-        if isinstance(settings.get("enabledMcpjsonServers"), list):
-            new["enabledMcpjsonServers"] = [s for s in settings["enabledMcpjsonServers"] if s != MCP_NAME]
-            if not new["enabledMcpjsonServers"]:
-                del new["enabledMcpjsonServers"]
-        if new != settings:
-            _write_json(settings_path, new)
-            res.changed.append(str(settings_path))
-    if isinstance(mcp.get("mcpServers"), dict) and MCP_NAME in mcp["mcpServers"]:
+    new = dict(settings)
+    if settings.get("hooks"):
+        new["hooks"] = without_ours(settings["hooks"])
+        if not new["hooks"]:
+            del new["hooks"]
+    if MCP_NAME in (settings.get("enabledMcpjsonServers") or []):
+        new["enabledMcpjsonServers"] = [s for s in settings["enabledMcpjsonServers"] if s != MCP_NAME]
+        if not new["enabledMcpjsonServers"]:
+            del new["enabledMcpjsonServers"]
+    if new != settings:
+        _write_json(settings_path, new)
+        res.changed.append(str(settings_path))
+    servers = mcp.get("mcpServers")
+    if isinstance(servers, dict) and _is_our_server(servers.get(MCP_NAME)):
         new_mcp = dict(mcp)
-        new_mcp["mcpServers"] = {k: v for k, v in mcp["mcpServers"].items() if k != MCP_NAME}
+        new_mcp["mcpServers"] = {k: v for k, v in servers.items() if k != MCP_NAME}
         if not new_mcp["mcpServers"]:
             del new_mcp["mcpServers"]
         if not new_mcp and not user:
             mcp_path.unlink()
         else:
-            _write_json(mcp_path, new_mcp)
+            _write_json(mcp_path, new_mcp, private=user)
         res.changed.append(str(mcp_path))
     return res
 

@@ -56,10 +56,15 @@ MAX_FILE_MEMORIES = 6
 #: A BM25 hit is relevant when it scores at least this fraction of the best hit's score.
 MIN_RELATIVE_BM25 = 0.5
 #: Seconds each event may take before the handler gives up (prints nothing, exits 0).
-TIME_LIMITS = {"SessionStart": 8.0, "UserPromptSubmit": 4.0, "PreToolUse": 3.0}
+TIME_LIMITS = {"SessionStart": 8.0, "UserPromptSubmit": 4.0, "PreToolUse": 3.0, "SessionEnd": 1.2}
 DEFAULT_TIME_LIMIT = 3.0
 #: Longest text kept from one field of a spooled event (characters).
 MAX_FIELD_CHARS = 2_000
+#: Longest text redacted per string (characters); beyond it only the head is kept (redacting 256 KB
+#: takes 1-8 ms). Containers keep MAX_ITEMS items and MAX_DEPTH levels.
+MAX_RAW_CHARS = 256_000
+MAX_ITEMS = 200
+MAX_DEPTH = 12
 #: Longest agent message / prompt kept (characters).
 MAX_MESSAGE_CHARS = 4_000
 FILE_TOOLS = ("Read", "Edit", "Write", "NotebookEdit", "MultiEdit")
@@ -309,18 +314,47 @@ def pack_rows(header: str, full: list[dict[str, Any]], listed: list[dict[str, An
 # -- spooling ------------------------------------------------------------------------------------
 
 
+def _prepare(value: Any, depth: int = 0) -> Any:
+    """Bound an event value before redaction: strings cut to their first ``MAX_RAW_CHARS`` (at a space),
+    containers to ``MAX_ITEMS`` items and ``MAX_DEPTH`` levels, keys to 200 characters.
+
+    Only heads are kept here: a tail kept before redaction could hold the middle of a
+    private key whose BEGIN line was cut off. ``_cap`` keeps head and tail, after redaction.
+    """
+    if isinstance(value, str):
+        if len(value) <= MAX_RAW_CHARS:
+            return value
+        head = value[:MAX_RAW_CHARS]
+        cut = max(head.rfind(" "), head.rfind("\n"))
+        return head[:cut] if cut > MAX_RAW_CHARS // 2 else head
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list)):
+        return "[nested too deep]"
+    if isinstance(value, dict):
+        return {str(k)[:200]: _prepare(v, depth + 1) for k, v in list(value.items())[:MAX_ITEMS]}
+    if isinstance(value, list):
+        return [_prepare(v, depth + 1) for v in value[:MAX_ITEMS]]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)[:200]
+
+
 def _cap(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
-    """Strings cut to ``limit`` characters (head and tail kept), recursively; other values as they are."""
+    """Strings cut to ``limit`` characters (head and tail kept), recursively. Only for redacted values."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
         half = limit // 2
         return value[:half] + f"\n… [{len(value) - limit} characters cut] …\n" + value[-half:]
     if isinstance(value, dict):
-        return {str(k): _cap(v, limit) for k, v in list(value.items())[:50]}
+        return {k: _cap(v, limit) for k, v in value.items()}
     if isinstance(value, list):
-        return [_cap(v, limit) for v in value[:50]]
+        return [_cap(v, limit) for v in value]
     return value
+
+
+def clean(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+    """What may be stored of an event value: bounded, redacted, then cut to ``limit`` per string."""
+    return _cap(redact.redact(_prepare(value)), limit)
 
 
 def slim_tool_event(event: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -342,7 +376,7 @@ def slim_tool_event(event: dict[str, Any], root: Path) -> dict[str, Any]:
         resp = {"replaceAll": tr.get("replaceAll")} if isinstance(tr, dict) else None
     elif tool == "Write":
         resp = {"type": tr.get("type")} if isinstance(tr, dict) else None
-        inp["content"] = _cap(inp.get("content", ""), 600)
+        inp["content"] = clean(inp.get("content", ""), 600)
     elif tool == "Bash":
         if isinstance(tr, dict):
             resp = {k: tr.get(k) for k in ("stdout", "stderr", "interrupted", "returnCodeInterpretation")
@@ -352,32 +386,68 @@ def slim_tool_event(event: dict[str, Any], root: Path) -> dict[str, Any]:
             resp = {"numFiles": tr.get("numFiles"), "filenames": (tr.get("filenames") or [])[:20]}
     else:
         resp = tr
-    rec: dict[str, Any] = {"tool": tool, "input": _cap(inp), "response": _cap(resp, 1_000)}
+    rec: dict[str, Any] = {"tool": clean(tool, 200), "input": clean(inp), "response": clean(resp, 1_000)}
     if event.get("hook_event_name") == "PostToolUseFailure":
-        rec["error"] = _cap(str(event.get("error") or ""), 1_000)
+        rec["error"] = clean(str(event.get("error") or ""), 1_000)
     return rec
 
 
+def _strings(value: Any, depth: int = 0, out: list[str] | None = None) -> list[str]:
+    """Every string in a JSON-like value (at most 200, 8 levels deep)."""
+    out = [] if out is None else out
+    if len(out) >= 200 or depth > 8:
+        return out
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, depth + 1, out)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, depth + 1, out)
+    return out
+
+
+def _private_path(root: Path, path: str, cwd: str | None, globs: tuple[str, ...]) -> bool:
+    """Whether ``path`` — as given, relative to the repository, or after resolving symlinks — is private."""
+    path = path.removeprefix("file://")
+    if redact.is_private_path(path, globs):
+        return True
+    rel = repo_relative(root, path, cwd)
+    if rel is not None and redact.is_private_path(rel, globs):
+        return True
+    try:
+        p = Path(path) if os.path.isabs(path) else Path(cwd or root) / path
+        real = os.path.realpath(p)
+    except (OSError, ValueError):
+        return False
+    rel_real = repo_relative(root, real, cwd)
+    return redact.is_private_path(rel_real if rel_real is not None else real, globs)
+
+
 def is_private_event(event: dict[str, Any], root: Path, globs: tuple[str, ...]) -> bool:
-    """Whether the event touches a private file (a path matching ``globs``, or a command naming one)."""
+    """Whether the event touches a private file: a path in its input matching ``globs`` (also through a
+    symlink, or as a ``file://`` URI, in any field of any tool), or a command or pattern naming one."""
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    for p in touched_paths(event):
-        rel = repo_relative(root, p, cwd) or p
-        if redact.is_private_path(rel, globs):
-            return True
     ti = event.get("tool_input")
-    if isinstance(ti, dict):
-        for k in ("command", "pattern", "glob"):
-            v = ti.get(k)
-            if isinstance(v, str) and redact.mentions_private_path(v, globs):
-                return True
+    for v in _strings(ti):
+        if len(v) > 4096:
+            continue
+        if "\n" not in v and ("/" in v or "." in v) and _private_path(root, v.strip(), cwd, globs):
+            return True
+        if redact.mentions_private_path(v, globs):
+            return True
     return False
 
 
 def spool_record(root: Path, key: str, kind: str, data: dict[str, Any]) -> None:
-    """Redact ``data`` and append it to the session's spool as a record of ``kind``."""
+    """Append ``data`` (values already passed through ``clean``) to the session's spool as a ``kind`` record.
+
+    ``data`` is redacted once more as a whole (idempotent), so a value that skipped
+    ``clean`` still cannot carry a secret.
+    """
     rec = {"v": spool.RECORD_VERSION, "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "event": kind}
-    rec.update(redact.redact(data))
+    rec.update(redact.redact(_prepare(data)))
     spool.append(root, key, rec)
 
 
@@ -389,7 +459,7 @@ def on_post_tool(event: dict[str, Any], root: Path, key: str) -> None:
     if is_private_event(event, root, private_globs(cfg)):
         return  # never captured, not even redacted
     rec = slim_tool_event(event, root)
-    rec["id"] = str(event.get("tool_use_id") or os.urandom(8).hex())
+    rec["id"] = clean(str(event.get("tool_use_id") or os.urandom(8).hex()), 100)
     spool_record(root, key, str(event.get("hook_event_name")), rec)
 
 
@@ -529,8 +599,8 @@ def on_prompt(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] | N
     prompt = event.get("prompt") if isinstance(event.get("prompt"), str) else ""
     if not prompt.strip():
         return None
+    prompt = redact.redact_text(_prepare(prompt))
     spool_record(root, key, "UserPromptSubmit", {"prompt": _cap(prompt, MAX_MESSAGE_CHARS)})
-    prompt = redact.redact_text(prompt)
     cfg = read_config(root)
     con = _hook_index(root)
     if con is None:
@@ -573,7 +643,7 @@ def on_session_start(event: dict[str, Any], root: Path, key: str) -> dict[str, A
         forget_given(root, key)  # the compacted conversation no longer holds what it was given
     text, shown, head = session_start_context(root, cwd=event.get("cwd") if isinstance(event.get("cwd"), str)
                                               else None, budget_tokens=budget(read_config(root), "session_budget"))
-    spool_record(root, key, "SessionStart", {"head": head, "source": str(event.get("source") or "")})
+    spool_record(root, key, "SessionStart", {"head": head, "source": clean(str(event.get("source") or ""), 40)})
     mark_given(root, key, shown)
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
         _spawn([sys.executable, "-P", "-m", "gitmem.capture.worker", str(root)], root)
@@ -598,11 +668,11 @@ def orphaned_spools(root: Path, key: str) -> bool:
 def on_stop(event: dict[str, Any], root: Path, key: str) -> None:
     msg = event.get("last_assistant_message")
     if isinstance(msg, str) and msg.strip():
-        spool_record(root, key, "Stop", {"last_message": _cap(msg, MAX_MESSAGE_CHARS)})
+        spool_record(root, key, "Stop", {"last_message": clean(msg, MAX_MESSAGE_CHARS)})
 
 
 def on_session_end(event: dict[str, Any], root: Path, key: str) -> None:
-    spool_record(root, key, "SessionEnd", {"reason": str(event.get("reason") or "")})
+    spool_record(root, key, "SessionEnd", {"reason": clean(str(event.get("reason") or ""), 40)})
     _spawn([sys.executable, "-P", "-m", "gitmem.capture.worker", str(root), key], root)
 
 
