@@ -414,7 +414,7 @@ def scan(rev_range: str | None) -> None:
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @json_option
 def sync(rebuild: bool, quiet: bool) -> None:
-    """Sync the search index with the memory files (incremental; any query also does this).
+    """Sync the search index (and the hooks' index) with the memory files (incremental; queries do this too).
 
     \b
     Example usage:
@@ -431,6 +431,16 @@ def sync(rebuild: bool, quiet: bool) -> None:
         res = index.rebuild(loaded.hashes, lambda i: mems[i])
     else:
         _, res, _ = sync_index(store, loaded, index)
+    from .hookindex_sync import sync_hook_index
+
+    if rebuild:
+        from .hookindex import db_path
+
+        db_path(store.repo.root).unlink(missing_ok=True)
+    try:
+        sync_hook_index(store, loaded)  # the hooks' SQLite mirror, too
+    except Exception as e:  # noqa: BLE001 - a cache: report, do not fail the LanceDB sync that worked
+        _warn(f"the hook index was not updated ({type(e).__name__}: {e})")
     if not quiet:
         _warn_invalid(store, loaded)
     obj = {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
@@ -560,7 +570,10 @@ def consolidate(session: str | None, no_llm: bool) -> None:
         outcomes = [one]
     else:
         outcomes = consolidate_all(store, use_llm=not no_llm, progress=progress)
-    sync_hook_index(store)
+    try:
+        sync_hook_index(store)
+    except Exception as e:  # noqa: BLE001 - the memories are written; the hook index is a cache
+        _warn(f"the hook index was not updated ({type(e).__name__}: {e}); the next session start retries")
     rows = [{"session": o.session, "events": o.events, "batches": o.batches, "path": o.path,
              "written": o.written, "removed": o.removed, "notes": o.notes} for o in outcomes]
 

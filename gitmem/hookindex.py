@@ -21,6 +21,7 @@ with the standard library only. Readers never block on a writer (WAL journal).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -77,6 +78,19 @@ def connect(root: Path, *, create: bool = False) -> sqlite3.Connection | None:
     path = db_path(root)
     if not create and not path.exists():
         return None
+    con = _open(path, create)
+    if con is None and create:
+        # corrupt (not a database, a torn file): it is a cache, so start it over
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(path) + suffix)
+            except OSError:
+                pass
+        con = _open(path, create)
+    return con
+
+
+def _open(path: Path, create: bool) -> sqlite3.Connection | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(str(path), timeout=5.0)
@@ -95,8 +109,16 @@ def connect(root: Path, *, create: bool = False) -> sqlite3.Connection | None:
             con.close()
             return None
         return con
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):
         return None
+
+
+def begin(con: sqlite3.Connection) -> None:
+    """Start a write transaction now (``BEGIN IMMEDIATE``): reads that follow see the latest commit
+    and no other writer can slip in between them and the writes."""
+    if con.in_transaction:
+        con.commit()
+    con.execute("BEGIN IMMEDIATE")
 
 
 def get_meta(con: sqlite3.Connection, key: str) -> str | None:

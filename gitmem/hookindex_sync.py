@@ -101,17 +101,26 @@ def _anchored_files(m: Memory) -> list[str]:
 
 def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
                     statuses: dict[str, MemoryStatus] | None = None,
-                    check_budget_s: float | None = None) -> HookIndexSync:
+                    check_budget_s: float | None = None, lock_timeout_s: float = 60.0) -> HookIndexSync:
     """Bring the hook index up to date; see the module docstring.
 
     Args:
         loaded: the memories, if the caller has loaded them already.
         statuses: statuses at the working tree the caller already computed (recorded as they are).
         check_budget_s: seconds to spend re-checking statuses (None: no limit; 0: none).
+        lock_timeout_s: seconds to wait for another sync to finish (syncs run one at a time).
 
     Raises:
         OSError / sqlite3.Error: the index file cannot be written.
+        filelock.Timeout: another sync held the lock longer than ``lock_timeout_s``.
     """
+    store.cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(store.cache_dir / "hooks-sync.lock"), timeout=lock_timeout_s):
+        return _sync(store, loaded, statuses, check_budget_s)
+
+
+def _sync(store: Store, loaded: LoadResult | None, statuses: dict[str, MemoryStatus] | None,
+          check_budget_s: float | None) -> HookIndexSync:
     root = store.repo.root
     report = HookIndexSync()
     signature = hookindex.folder_signature(root)  # before reading: a later write changes it again
@@ -120,6 +129,8 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
     if con is None:
         raise OSError(f"cannot open {hookindex.db_path(root)}")
     try:
+        # 1. rows, in one write transaction (readers keep seeing the last commit meanwhile)
+        hookindex.begin(con)
         have = hookindex.digests(con)
         fresh_rows = [memory_row(m, loaded.hashes[mid]) for mid, m in loaded.memories.items()
                       if have.get(mid, ("",))[0] != loaded.hashes[mid]]
@@ -127,6 +138,8 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
         gone = [mid for mid in have if mid not in loaded.memories]
         hookindex.delete(con, gone)
         report.deleted = len(gone)
+        con.commit()
+        # 2. statuses, computed outside any transaction (seconds, at 10,000 memories)
         have = hookindex.digests(con)
         repo = store.repo
         blobs: dict[str, str | None] = {}
@@ -138,6 +151,7 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
 
         resolver = Resolver(repo)
         started = time.monotonic()
+        todo: list[tuple[MemoryStatus, dict[str, str | None]]] = []
         for mid, m in loaded.memories.items():
             checked_now = {p: blob(p) for p in _anchored_files(m)}
             given = (statuses or {}).get(mid)
@@ -150,7 +164,11 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
                     continue
                 given = memory_status(resolver, m, WORKTREE)
                 report.checked += 1
-            hookindex.set_status(con, mid, given.status.value, status_reason(given), checked_now, _now_spans(given))
+            todo.append((given, checked_now))
+        # 3. write them, in a short transaction
+        hookindex.begin(con)
+        for ms, checked_now in todo:
+            hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked_now, _now_spans(ms))
         if report.unchecked == 0:
             hookindex.set_meta(con, "signature", signature)
             hookindex.set_meta(con, "tree_state", tree_state(repo, [p for p in repo.dirty_files()
@@ -175,6 +193,7 @@ def record_statuses(store: Store, statuses: dict[str, MemoryStatus]) -> None:
         if con is None:
             return
         try:
+            hookindex.begin(con)
             for ms in statuses.values():
                 _set_status(con, store, ms)
             con.commit()
@@ -199,6 +218,7 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             return
         try:
             resolver = Resolver(store.repo)
+            hookindex.begin(con)
             hookindex.delete(con, removed)
             for m in written:
                 path = store.path_for(m)
@@ -289,11 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         if not store.dir.is_dir():
             return 0
         store.enable_symbol_cache()
-        lock = FileLock(str(store.cache_dir / "hooks-sync.lock"), timeout=0)
-        store.cache_dir.mkdir(parents=True, exist_ok=True)
         try:
-            with lock:
-                sync_hook_index(store)
+            sync_hook_index(store, lock_timeout_s=0)  # another sync is running: it does the work
         except Timeout:
             return 0
     except Exception as e:  # noqa: BLE001 - a detached helper: log, never raise

@@ -463,3 +463,74 @@ def test_private_files_are_never_captured(repo: Path) -> None:
     pre = {"session_id": "priv", "cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "Read",
            "tool_input": {"file_path": str(repo / ".env")}}
     assert hook(pre, repo) == (0, "", "")
+
+
+# -- hostile conditions (found by trying to break it) --------------------------------------------
+
+
+def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
+    db = repo / ".gitmem" / "local" / "cache" / "hooks.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(os.urandom(8192))
+    assert mid in context_of(hook(fixture("SessionStart", repo, session_id="c1"), repo)[1], "SessionStart")
+    assert mid in context_of(hook(fixture("PreToolUse.Read", repo, session_id="c2"), repo)[1], "PreToolUse")
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    assert all(c["level"] == "ok" for c in json.loads(out)["checks"] if c["name"] == "hook-index")
+
+
+def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
+    (repo / ".gitmem" / "local" / "cache" / "hooks.sqlite").unlink()
+    procs = [subprocess.Popen([sys.executable, "-m", "gitmem.integrations.claude_hooks"], cwd=repo,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(6)]
+    for i, p in enumerate(procs):
+        p.stdin.write(json.dumps(fixture("SessionStart", repo, session_id=f"par-{i}")).encode())
+        p.stdin.close()
+    outs = [p.stdout.read().decode() for p in procs]
+    assert [p.wait(60) for p in procs] == [0] * 6
+    assert all(mid in context_of(o, "SessionStart") for o in outs)
+    log = repo / ".gitmem" / "local" / "logs" / "claude-hooks.log"
+    assert not log.exists() or "Error" not in log.read_text()
+
+
+def test_poison_spool_line_blocks_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    folder = repo / ".gitmem" / "local" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "aa.jsonl").write_text("[" * 100_000 + "\n" + "{torn\n")
+    (repo / "src" / "auth.py").write_text(AUTH_PY.replace("empty token", "missing token"))
+    hook({"session_id": "zz", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Edit",
+          "tool_input": {"file_path": str(repo / "src" / "auth.py"), "old_string": "empty token",
+                         "new_string": "missing token"}}, repo)
+    code, out, err = run_cli(repo, "consolidate", "--no-llm", "--json")
+    assert code == 0, err
+    assert [r["session"] for r in json.loads(out)] == ["aa", "zz"]
+    assert [m["session"] for m in local_memories(repo)] == ["zz"] and spool_empty(repo)
+
+
+def test_huge_and_deep_events_are_bounded_not_lost(repo: Path) -> None:
+    deep: Any = "leaf"
+    for _ in range(400):
+        deep = {"k": deep}
+    base = {"session_id": "big", "cwd": str(repo)}
+    hook({**base, "hook_event_name": "PostToolUse", "tool_name": "mcp__x__y", "tool_input": deep,
+          "tool_response": deep}, repo)
+    started = time.monotonic()
+    end = {**base, "session_id": "big-end", "hook_event_name": "SessionEnd", "reason": "x" * 10_000_000}
+    assert hook(end, repo) == (0, "", "")
+    assert time.monotonic() - started < 1.5 + 1.0  # budget plus the test's own process start on a busy machine
+    (record,) = [json.loads(ln) for ln in (repo / ".gitmem" / "local" / "spool" / "big.jsonl").read_text().splitlines()]
+    assert record["event"] == "PostToolUse" and "[nested too deep]" in json.dumps(record)
+    assert len(json.dumps(record)) < 50_000
+
+
+def test_private_key_cut_by_the_length_cap_leaves_no_lines(repo: Path) -> None:
+    body = [("MIIEpAIBAAKCAQEA" + f"{i:02d}" + "x" * 46)[:64] for i in range(25)]
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----\n"
+    hook({"session_id": "pem", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+          "tool_input": {"command": "cat deploy/key.txt"},
+          "tool_response": {"stdout": "." * 600 + "\n" + key + "\n" + "tail " * 10}}, repo)
+    text = (repo / ".gitmem" / "local" / "spool" / "pem.jsonl").read_text()
+    assert not any(line[:20] in text for line in body)

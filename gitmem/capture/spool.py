@@ -157,8 +157,8 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
-            bad += 1  # a torn line from a killed writer
+        except (ValueError, RecursionError):
+            bad += 1  # a torn line from a killed writer, or nesting deeper than the parser goes
             continue
         if isinstance(rec, dict):
             out.append(rec)

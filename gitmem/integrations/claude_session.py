@@ -52,8 +52,12 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
         res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
         statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
         left = max(0.0, STATUS_CHECK_BUDGET_S - (time.monotonic() - started))
-        report = sync_hook_index(store, loaded, statuses=statuses, check_budget_s=left)
-        if report.unchecked:
+        try:
+            report = sync_hook_index(store, loaded, statuses=statuses, check_budget_s=left, lock_timeout_s=0.5)
+            unchecked = report.unchecked
+        except Exception:  # noqa: BLE001 - busy (another session syncs) or unwritable: the context still goes out
+            unchecked = 1
+        if unchecked:
             spawn_sync(root)
         total = len(loaded.memories)
     text = res.packed.text
