@@ -118,3 +118,22 @@ def test_digest_and_notable_commands() -> None:
     assert d.worth_recording and not d.edited_files
     assert notable_commands(d.commands) == ["pytest -q tests/x.py"]
     assert not digest("s", [{"event": "PostToolUse", "tool": "Read", "input": {"file_path": "a.py"}}]).worth_recording
+
+
+def test_worker_prunes_leftovers_but_not_live_data(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    from gitmem.capture.worker import prune_sessions
+
+    repo = _repo(tmp_path, run_cli)
+    gm = repo / ".gitmem"
+    old = time.time() - 30 * 86_400
+    stale = [gm / "memories" / ".01ABC.md.x1.tmp", gm / "local" / "sessions" / "gone.given",
+             gm / "local" / "spool" / "done.lock"]
+    keep = [gm / "local" / "spool" / "open.jsonl", gm / "local" / "spool" / "open.lock",
+            gm / "local" / "sessions" / "recent.given"]
+    for p in stale + keep:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    for p in stale + keep[:2]:
+        os.utime(p, (old, old))
+    prune_sessions(repo)
+    assert [p.exists() for p in stale] == [False] * 3 and [p.exists() for p in keep] == [True] * 3

@@ -32,16 +32,38 @@ def _log(root: Path, text: str) -> None:
 SESSION_STATE_TTL_S = 7 * 86_400
 
 
+#: Temp files of an interrupted atomic write, and lock files of finished sessions, go after this long.
+LEFTOVER_TTL_S = 3_600
+
+
 def prune_sessions(root: Path) -> None:
-    """Delete the state files of sessions idle for SESSION_STATE_TTL_S."""
-    folder = root / ".gitmem" / "local" / "sessions"
+    """Delete what nothing will use again: state of sessions idle for SESSION_STATE_TTL_S, temp files
+    of writes a kill interrupted (``.<name>.*.tmp``), lock files of sessions with nothing pending."""
     now = time.time()
-    try:
-        for p in folder.iterdir():
-            if now - p.stat().st_mtime > SESSION_STATE_TTL_S:
-                p.unlink()
-    except OSError:
-        pass
+    gm = root / ".gitmem"
+    pending = set()
+    spool_dir = gm / "local" / "spool"
+    if spool_dir.is_dir():
+        pending = {p.name.split(".", 1)[0] for p in spool_dir.iterdir() if p.name.endswith((".jsonl", ".batch"))}
+    for folder, test in (
+        (gm / "local" / "sessions", lambda p: now - p.stat().st_mtime > SESSION_STATE_TTL_S),
+        (gm / "memories", lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
+         and now - p.stat().st_mtime > LEFTOVER_TTL_S),
+        (gm / "local" / "memories", lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
+         and now - p.stat().st_mtime > LEFTOVER_TTL_S),
+        (spool_dir, lambda p: ((p.name.startswith(".") and p.name.endswith(".tmp")) or
+                               (p.name.endswith(".lock") and p.name[:-5] not in pending))
+         and now - p.stat().st_mtime > LEFTOVER_TTL_S),
+    ):
+        try:
+            for p in folder.iterdir():
+                try:
+                    if p.is_file() and test(p):
+                        p.unlink()
+                except OSError:
+                    continue
+        except OSError:
+            continue
 
 
 def run(root: Path, session: str | None) -> None:
