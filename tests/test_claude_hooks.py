@@ -534,3 +534,11 @@ def test_private_key_cut_by_the_length_cap_leaves_no_lines(repo: Path) -> None:
           "tool_response": {"stdout": "." * 600 + "\n" + key + "\n" + "tail " * 10}}, repo)
     text = (repo / ".gitmem" / "local" / "spool" / "pem.jsonl").read_text()
     assert not any(line[:20] in text for line in body)
+
+
+def test_command_output_that_prints_a_private_file_loses_its_values(repo: Path) -> None:
+    out = ".env:1:DATABASE_URL=postgres://u:sup3rs3cret@db/app\n.env:2:FEATURE_FLAG=on-7731\n3 passed\n"
+    hook({"session_id": "grep", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+          "tool_input": {"command": "grep -rn = ."}, "tool_response": {"stdout": out}}, repo)
+    text = (repo / ".gitmem" / "local" / "spool" / "grep.jsonl").read_text()
+    assert "sup3rs3cret" not in text and "on-7731" not in text and "3 passed" in text

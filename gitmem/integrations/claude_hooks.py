@@ -381,6 +381,11 @@ def slim_tool_event(event: dict[str, Any], root: Path) -> dict[str, Any]:
         if isinstance(tr, dict):
             resp = {k: tr.get(k) for k in ("stdout", "stderr", "interrupted", "returnCodeInterpretation")
                     if tr.get(k) not in (None, "")}
+            for k in ("stdout", "stderr"):
+                if isinstance(resp.get(k), str):
+                    # dotenv-style lines: a command can print a private file without naming it (`cat .e*`,
+                    # `grep -r X .`); their values are what such files hold
+                    resp[k] = _ENV_LINE.sub(r"\1[env value removed]", _prepare(resp[k]))
     elif tool in ("Grep", "Glob"):
         if isinstance(tr, dict):
             resp = {"numFiles": tr.get("numFiles"), "filenames": (tr.get("filenames") or [])[:20]}
@@ -561,6 +566,7 @@ def on_pre_tool(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] |
     return context_output("PreToolUse", text)
 
 
+_ENV_LINE = re.compile(r"(?m)^((?:[\w./-]+:\d*:?)?\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=)(?!=)[^\n]*$")
 _IDENT_LIKE = re.compile(r"`([^`\s]{3,})`|\b([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|[A-Za-z_$]*_[\w$]+|"
                          r"[a-z][a-z0-9]*[A-Z][\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*|[A-Za-z_$][\w$]{2,}(?=\())")
 _PATHISH = re.compile(r"[\w.$@-]+(?:/[\w.$@-]+)+|[\w-]+\.[A-Za-z]{1,5}\b")
