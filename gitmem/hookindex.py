@@ -233,20 +233,25 @@ def rows(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
     return out
 
 
-def on_path(con: sqlite3.Connection, path: str) -> list[tuple[dict[str, Any], list[tuple[str | None, int | None, int | None]]]]:
-    """Memories anchored to ``path``: (row, [(symbol or None, start line, end line), ...]), newest first."""
+def on_path(con: sqlite3.Connection, path: str) -> list[tuple[str, str | None, list[tuple[str | None, int | None, int | None]]]]:
+    """Memories anchored to ``path``: (id, status, [(symbol or None, start line, end line), ...]), newest first.
+
+    Light: no memory text is read (fetch the rows to show with ``rows``); a file can hold hundreds.
+    """
     found: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
-    cur = con.execute("SELECT memory_id, symbol, start_line, end_line, now FROM anchors WHERE path = ? ORDER BY now DESC",
+    meta: dict[str, tuple[str | None, str]] = {}
+    cur = con.execute("SELECT a.memory_id, a.symbol, a.start_line, a.end_line, m.status, m.updated "
+                      "FROM anchors a JOIN memories m ON m.id = a.memory_id WHERE a.path = ? ORDER BY a.now DESC",
                       (path,))
     seen: set[tuple[str, str | None]] = set()
-    for r in cur:  # where the code is now (now = 1) wins over where it was anchored
-        if (r["memory_id"], r["symbol"]) in seen:
+    for mid, symbol, start, end, status, updated in cur:  # where the code is now (now = 1) wins
+        if (mid, symbol) in seen:
             continue
-        seen.add((r["memory_id"], r["symbol"]))
-        found.setdefault(r["memory_id"], []).append((r["symbol"], r["start_line"], r["end_line"]))
-    got = rows(con, found)
-    got.sort(key=lambda d: d.get("updated") or "", reverse=True)
-    return [(d, found[d["id"]]) for d in got]
+        seen.add((mid, symbol))
+        found.setdefault(mid, []).append((symbol, start, end))
+        meta[mid] = (status, updated or "")
+    order = sorted(found, key=lambda mid: meta[mid][1], reverse=True)
+    return [(mid, meta[mid][0], found[mid]) for mid in order]
 
 
 def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[str, float]]:

@@ -530,36 +530,38 @@ def on_pre_tool(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] |
     from gitmem import hookindex
 
     try:
-        found = hookindex.on_path(con, rel)
+        given = given_ids(root, key)
+        found = [f for f in hookindex.on_path(con, rel) if f[0] not in given]
+        if not found:
+            return None
+        ti = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        edit = edited_lines(root, rel, ti.get("old_string", "")) if tool in ("Edit", "MultiEdit") else None
+
+        def on_edit(spans: list[tuple[str | None, int | None, int | None]]) -> bool:
+            return edit is not None and any(s and a is not None and b is not None and a <= edit[1] and edit[0] <= b
+                                            for s, a, b in spans)
+
+        def file_level(spans: list[tuple[str | None, int | None, int | None]]) -> bool:
+            return any(s is None for s, _, _ in spans)
+
+        def not_fresh(status: str | None) -> bool:
+            return status not in (None, "fresh")
+
+        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first)
+        found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2])))
+        found = found[:MAX_FILE_MEMORIES]
+        by_id = {r["id"]: r for r in hookindex.rows(con, [f[0] for f in found])}
     finally:
         con.close()
-    given = given_ids(root, key)
-    found = [(row, spans) for row, spans in found if row["id"] not in given]
-    if not found:
-        return None
-    ti = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
-    edit = edited_lines(root, rel, ti.get("old_string", "")) if tool in ("Edit", "MultiEdit") else None
-
-    def on_edit(spans: list[tuple[str | None, int | None, int | None]]) -> bool:
-        return edit is not None and any(s and a is not None and b is not None and a <= edit[1] and edit[0] <= b
-                                        for s, a, b in spans)
-
-    def file_level(spans: list[tuple[str | None, int | None, int | None]]) -> bool:
-        return any(s is None for s, _, _ in spans)
-
-    def not_fresh(row: dict[str, Any]) -> bool:
-        return row.get("status") not in (None, "fresh")
-
-    # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first)
-    found.sort(key=lambda rs: (not on_edit(rs[1]), not not_fresh(rs[0]), not file_level(rs[1])))
-    found = found[:MAX_FILE_MEMORIES]
+    found = [f for f in found if f[0] in by_id]
     if edit is not None:
-        full = [r for r, s in found if on_edit(s) or file_level(s) or not_fresh(r)]
-        listed = [r for r, s in found if not (on_edit(s) or file_level(s) or not_fresh(r))]
+        first = [f for f in found if on_edit(f[2]) or file_level(f[2]) or not_fresh(f[1])]
+        full = [by_id[f[0]] for f in first]
+        listed = [by_id[f[0]] for f in found if f not in first]
         lines = f"line {edit[0]}" if edit[0] == edit[1] else f"lines {edit[0]}–{edit[1]}"
         where = f"{rel} (the edit is at {lines})"
     else:
-        full, listed = [r for r, _ in found], []
+        full, listed = [by_id[f[0]] for f in found], []
         where = rel
     text, shown = pack_rows(f"# gitmem: memories about {where}\n", full, listed, budget(cfg, "file_budget"))
     mark_given(root, key, shown)
