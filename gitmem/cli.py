@@ -113,6 +113,7 @@ def init(no_hooks: bool) -> None:
                 lines.append(f"  hooks already installed in {report.hooks_dir}")
             lines += [f"  note: {n}" for n in report.notes]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
+        lines.append("With Claude Code: gitmem install claude   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
     _out(obj, text)
