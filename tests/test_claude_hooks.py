@@ -18,9 +18,10 @@ import pytest
 
 from testing.repos import commit, git, make_repo, write
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-code"
-if not FIXTURES.is_dir():  # the fixtures ship beside the repository; a copy lives in tests/fixtures
-    FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code"
+#: Copies of ../shared/fixtures/claude-code/ (the protocol reference's example events), so a clone
+#: tests on its own.
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code"
+assert len(list(FIXTURES.glob("*.json"))) == 8, FIXTURES
 FIXTURE_ROOT = "/home/dev/project"
 SESSION = "3f2b8c1e-6a4d-4e2f-9b7a-1c5d8e9f0a12"
 
