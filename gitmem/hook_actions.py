@@ -66,6 +66,10 @@ def post_commit(store: Store) -> str | None:
     if head is None:
         return None
     result: CommitAnalysis = analyze_commit(store, head)
+    from .hookindex_sync import record_statuses
+
+    # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
+    record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
     return summary_line(result.went_out_of_date)
 
 

@@ -179,13 +179,18 @@ def _sync(store: Store, loaded: LoadResult | None, statuses: dict[str, MemorySta
     return report
 
 
-def _set_status(con, store: Store, ms: MemoryStatus) -> None:  # type: ignore[no-untyped-def]
-    checked = {p: store.repo.blob_sha(WORKTREE, p) for p in _anchored_files(ms.memory)}
+def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:  # type: ignore[no-untyped-def]
+    # the blobs the status was computed on: at a commit, a file dirty in the work tree differs, so the
+    # next sync re-checks that memory against the work tree
+    checked = {p: store.repo.blob_sha(rev, p) for p in _anchored_files(ms.memory)}
     hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
 
 
-def record_statuses(store: Store, statuses: dict[str, MemoryStatus]) -> None:
-    """Record statuses at the working tree that a caller computed anyway; errors are ignored (a cache)."""
+def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | None = WORKTREE) -> None:
+    """Record statuses (at the working tree, or at commit ``rev``) that a caller computed anyway.
+
+    Errors are ignored: the hook index is a cache.
+    """
     if not statuses:
         return
     try:
@@ -195,7 +200,7 @@ def record_statuses(store: Store, statuses: dict[str, MemoryStatus]) -> None:
         try:
             hookindex.begin(con)
             for ms in statuses.values():
-                _set_status(con, store, ms)
+                _set_status(con, store, ms, rev)
             con.commit()
         finally:
             con.close()

@@ -217,7 +217,7 @@ def test_stale_memory_comes_with_its_reason(repo: Path, run_cli) -> None:  # typ
     event = fixture("PreToolUse.Read", repo, session_id="st-1")
     event["tool_input"] = {"file_path": str(repo / "src" / "auth.py")}
     text = context_of(hook(event, repo)[1], "PreToolUse")
-    assert mid in text and "⚠ stale" in text and "loosen auth" not in text or "stale" in text
+    assert mid in text and "⚠ stale" in text and "src/auth.py::check_token" in text
 
 
 def _status_known(repo: Path, mid: str) -> bool:
@@ -543,3 +543,14 @@ def test_command_output_that_prints_a_private_file_loses_its_values(repo: Path) 
           "tool_input": {"command": "grep -rn = ."}, "tool_response": {"stdout": out}}, repo)
     text = (repo / ".gitmem" / "local" / "spool" / "grep.jsonl").read_text()
     assert "sup3rs3cret" not in text and "on-7731" not in text and "3 passed" in text
+
+
+def test_a_commit_reaches_the_file_hook_without_a_new_session_start(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
+    assert run_cli(repo, "hooks", "install")[0] == 0
+    hook(fixture("SessionStart", repo, session_id="cm-0"), repo)  # hook index current and fresh
+    commit(repo, "loosen auth", {"src/auth.py": AUTH_PY.replace('raise ValueError("empty token")', "return False")})
+    event = fixture("PreToolUse.Read", repo, session_id="cm-1")
+    event["tool_input"] = {"file_path": str(repo / "src" / "auth.py")}
+    text = context_of(hook(event, repo)[1], "PreToolUse")
+    assert mid in text and "⚠ stale" in text and git(repo, "rev-parse", "--short=12", "HEAD").strip() in text
