@@ -563,28 +563,37 @@ def consolidate(session: str | None, no_llm: bool) -> None:
     from .hookindex_sync import sync_hook_index
 
     store = _store()
-    progress = None if _State.json else (lambda m: click.echo(m, err=True))
     if session:
-        one = consolidate_session(store, session_key(session), use_llm=not no_llm, progress=progress)
+        one = consolidate_session(store, session_key(session), use_llm=not no_llm)
         if one is None:
             raise GitmemError(f"session {session} is being consolidated by another process", "try again in a moment")
         outcomes = [one]
     else:
-        outcomes = consolidate_all(store, use_llm=not no_llm, progress=progress)
+        outcomes = consolidate_all(store, use_llm=not no_llm)
     try:
         sync_hook_index(store)
     except Exception as e:  # noqa: BLE001 - the memories are written; the hook index is a cache
         _warn(f"the hook index was not updated ({type(e).__name__}: {e}); the next session start retries")
     rows = [{"session": o.session, "events": o.events, "batches": o.batches, "path": o.path,
              "written": o.written, "removed": o.removed, "notes": o.notes} for o in outcomes]
+    from .capture.worker import log_line
+
+    for r in rows:
+        log_line(store.repo.root, f"session {r['session']} (by hand): {r['events']} events → {r['path']}; "
+                                  f"wrote {len(r['written'])} memories {' '.join(r['written'])}")
 
     def text() -> str:
         if not rows:
             return "nothing to consolidate"
         out = []
+        quiet = [r for r in rows if not r["written"] and not r["notes"]]
         for r in rows:
+            if r in quiet:
+                continue
             out.append(f"session {r['session']}: {r['events']} events → {len(r['written'])} memories ({r['path']})"
                        + "".join(f"\n  {mid}" for mid in r["written"]) + "".join(f"\n  note: {n}" for n in r["notes"]))
+        if quiet:
+            out.append(f"{len(quiet)} session(s) with nothing worth a memory (only reads, searches or commands)")
         return "\n".join(out)
 
     _out(rows, text)

@@ -111,6 +111,10 @@ def _claude_checks(store: Store, r: Report) -> None:
     st = claude_code.status(store.repo.root)
     if st.get("error"):
         r.add("claude", "warn", st["error"], "fix the file, then `gitmem install claude`")
+    elif all(st["events"].values()) and st.get("path_only"):
+        r.add("claude", "warn", f"Claude Code hooks in {st['settings']} run `gitmem-hook` from PATH only "
+              "(an earlier gitmem): they do nothing if Claude Code starts without this environment on PATH",
+              "run `gitmem install claude` again")
     elif all(st["events"].values()):
         r.add("claude", "ok", f"Claude Code hooks registered in {st['settings']}"
               + ("" if st["mcp"] else " (MCP server not registered)"))

@@ -554,3 +554,10 @@ def test_a_commit_reaches_the_file_hook_without_a_new_session_start(repo: Path, 
     event["tool_input"] = {"file_path": str(repo / "src" / "auth.py")}
     text = context_of(hook(event, repo)[1], "PreToolUse")
     assert mid in text and "⚠ stale" in text and git(repo, "rev-parse", "--short=12", "HEAD").strip() in text
+
+
+def test_session_start_with_nothing_near_shows_the_newest(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
+    write(repo, {"docs/notes.md": "unrelated work in progress\n"})  # the focus: a file no memory is near
+    text = context_of(hook(fixture("SessionStart", repo, session_id="far"), repo)[1], "SessionStart")
+    assert "no memory is about the code in focus yet; the newest of 1" in text and mid in text

@@ -38,14 +38,14 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     data = json.loads(settings.read_text())
     assert data["permissions"] == USER_SETTINGS["permissions"]
     for event, matcher, _ in EVENTS:
-        ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].endswith("gitmem-hook")]
-        assert len(ours) == 1 and ours[0]["args"] == [event], event
+        ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].startswith(": gitmem-hook;")]
+        assert len(ours) == 1 and f"gitmem-hook {event};" in ours[0]["command"], event
     # the user's handlers are all still there, first, unchanged
     assert data["hooks"]["PreToolUse"][:2] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert data["enabledMcpjsonServers"] == ["github", "gitmem"]
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"} and mcp["mcpServers"]["gitmem"]["args"] == ["mcp"]
+    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"} and "gitmem mcp" in mcp["mcpServers"]["gitmem"]["args"][1]
     assert all(status(tmp_path)["events"].values()) and status(tmp_path)["mcp"]
     # a second install changes nothing
     before = settings.read_bytes(), (tmp_path / ".mcp.json").read_bytes()
@@ -219,3 +219,35 @@ def test_mode_and_symlinks_of_settings_files_are_kept(tmp_path: Path) -> None:
     fresh.mkdir()
     install(None, user=True, home=fresh)
     assert (fresh / ".claude.json").stat().st_mode & 0o777 == 0o600
+
+
+
+@pytest.mark.parametrize("path_has_gitmem", [True, False])
+def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, path_has_gitmem: bool) -> None:  # type: ignore[no-untyped-def]
+    """The registered shell command works with a bare PATH (absolute path), and exits 0 silently when
+    neither the installation nor PATH has gitmem (a teammate without it)."""
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
+    run_cli(repo, "init", "--no-hooks")
+    run_cli(repo, "remember", "f returns one on purpose", "--anchor", "a.py::f")
+    install(repo)
+    groups = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]["SessionStart"]
+    cmd = groups[-1]["hooks"][0]["command"]
+    event = json.dumps({"session_id": "p", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"})
+    env = {k: v for k, v in os.environ.items() if k != "PATH"}
+    env["PATH"] = "/usr/bin:/bin"
+    if not path_has_gitmem:
+        cmd = cmd.replace(str(Path(sys.executable).parent), "/nonexistent/bin")
+    proc = subprocess.run(["sh", "-c", cmd], input=event.encode(), capture_output=True, cwd=repo, env=env, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == b""
+    if path_has_gitmem:
+        assert "f returns one on purpose" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    else:
+        assert proc.stdout == b""
+
+
+def test_install_in_a_repository_without_gitmem_says_so(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    code, out, _ = run_cli(repo, "install", "claude")
+    assert code == 0 and "gitmem init" in out

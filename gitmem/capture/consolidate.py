@@ -61,6 +61,8 @@ MAX_ANCHORS = 8
 #: Commands too routine to be worth a fact.
 ROUTINE_COMMANDS = {"ls", "cat", "cd", "pwd", "echo", "head", "tail", "grep", "rg", "find", "wc", "which",
                     "tree", "less", "sed", "awk", "true", "clear"}
+#: Commands longer than this (characters) are inline scripts, not facts.
+MAX_FACT_COMMAND_CHARS = 160
 ROUTINE_GIT = {"status", "diff", "log", "show", "branch", "add", "stash"}
 
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -123,9 +125,11 @@ def notable_commands(commands: list[str], limit: int = 5) -> list[str]:
         words = c.strip().split()
         if not words or words[0] in ROUTINE_COMMANDS:
             continue
+        if "[REDACTED" in c or "[PRIVATE]" in c or len(c) > MAX_FACT_COMMAND_CHARS or "\n" in c.strip():
+            continue  # a secret was in it, or an inline script: not a fact anyone wants to read again
         if words[0] == "git" and (len(words) < 2 or words[1] in ROUTINE_GIT):
             continue
-        line = " ".join(c.split())[:160]
+        line = " ".join(c.split())
         if line not in out:
             out.append(line)
     return out[:limit]
@@ -371,7 +375,7 @@ def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: l
     first_prompt = next((p for p in d.prompts if p.strip()), "")
     title = derive_title(first_prompt) if first_prompt else "Edited " + ", ".join(d.edited_files[:3])
     body = d.last_message.strip()[:2000]
-    facts = [f"Ran: {c}" for c in notable_commands(d.commands)] + d.failures[:3]
+    facts = [f"Ran: {c}" for c in notable_commands(d.commands)]  # failures are environment noise more often than not
     now = utc_now()
     if prev is not None:
         prev.anchors = _unique(prev.anchors + anchors)[:MAX_ANCHORS]

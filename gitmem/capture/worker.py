@@ -16,7 +16,8 @@ from pathlib import Path
 LOG_NAME = "consolidate.log"
 
 
-def _log(root: Path, text: str) -> None:
+def log_line(root: Path, text: str) -> None:
+    """Append one redacted, timestamped line to ``.gitmem/local/logs/consolidate.log``; never raises."""
     try:
         from .redact import redact_text
 
@@ -81,15 +82,15 @@ def run(root: Path, session: str | None) -> None:
         outcomes = consolidate_all(store) if session is None else [consolidate_session(store, session)]
         for o in outcomes:
             if o is None:
-                _log(root, f"session {session}: busy (another consolidation runs)")
+                log_line(root, f"session {session}: busy (another consolidation runs)")
                 continue
             line = (f"session {o.session}: {o.events} events in {o.batches} batches → {o.path}; "
                     f"wrote {len(o.written)} memories {' '.join(o.written)}")
-            _log(root, line + "".join(f"\n  note: {n}" for n in o.notes))
+            log_line(root, line + "".join(f"\n  note: {n}" for n in o.notes))
         sync_hook_index(store)
         prune_sessions(root)
     except Exception as e:  # noqa: BLE001 - detached: log, never raise
-        _log(root, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+        log_line(root, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,14 +5,17 @@ never dropped or duplicated; gitmem's own entries are replaced, so a second
 install changes nothing):
 
 * the hooks, in ``.claude/settings.json`` of the project (``--project``, the
-  default) or ``~/.claude/settings.json`` (``--user``): one handler per event,
-  all running ``gitmem-hook`` in exec form (``command`` + ``args``, no shell);
-* the MCP server ``gitmem`` (``gitmem mcp``): in ``.mcp.json`` at the project
-  root, enabled through ``enabledMcpjsonServers`` in the same settings file, or
-  for ``--user`` in ``~/.claude.json``.
+  default) or ``~/.claude/settings.json`` (``--user``): one handler per event, a
+  short shell command (``handler_command``) that runs this installation's
+  ``gitmem-hook`` by absolute path, else the one on PATH, else nothing — so the
+  hooks work whatever PATH Claude Code starts with, and a committed settings file
+  neither breaks nor nags a teammate without gitmem;
+* the MCP server ``gitmem`` (``gitmem mcp``, same fallback): in ``.mcp.json`` at
+  the project root, enabled through ``enabledMcpjsonServers`` in the same
+  settings file, or for ``--user`` in ``~/.claude.json``.
 
-gitmem's handlers are recognised by their command: a path whose last part is
-``gitmem-hook``. ``uninstall`` removes exactly those (and empty groups it
+gitmem's handlers are recognised by their command's first word, ``: gitmem-hook;``
+(a shell no-op). ``uninstall`` removes exactly those (and empty groups it
 leaves), and the ``gitmem`` MCP server. A settings file that is not valid JSON
 is never rewritten (``ClaudeSettingsError``).
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,38 +75,56 @@ def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[
     return root / ".claude" / "settings.json", root / ".mcp.json"
 
 
-def hook_command() -> tuple[str, str | None]:
-    """The command to register, and a note when it is not the bare name on PATH.
+#: First word of gitmem's shell-form handler: a no-op that marks it as gitmem's.
+MARKER = ": gitmem-hook;"
 
-    The bare ``gitmem-hook`` keeps a committed settings file valid for the whole
-    team; when PATH does not lead to this installation's script, its absolute
-    path is used instead.
+
+def installed_script(name: str) -> Path | None:
+    """This installation's console script ``name`` (next to the running Python), if it exists."""
+    p = Path(sys.executable).parent / name
+    return p if p.exists() else None
+
+
+def handler_command(event: str, script: Path | None = None) -> str:
+    """The shell command of gitmem's handler for ``event``.
+
+    It runs this installation's ``gitmem-hook`` by absolute path when that file
+    exists (so it works whatever PATH Claude Code was started with), else the
+    ``gitmem-hook`` on PATH (a teammate who shares a committed settings file),
+    else nothing and exits 0 (a machine without gitmem: no error notice).
     """
-    mine = Path(sys.executable).parent / HOOK_COMMAND
-    found = shutil.which(HOOK_COMMAND)
-    if found and (not mine.exists() or Path(found).resolve() == mine.resolve()):
-        return HOOK_COMMAND, None
-    if mine.exists():
-        return str(mine), (f"{HOOK_COMMAND} is not on PATH: registered {mine} "
-                           "(activate the environment gitmem is installed in, then install again for a portable entry)")
-    return HOOK_COMMAND, f"{HOOK_COMMAND} was not found; install gitmem so that it is on PATH"
+    script = script if script is not None else installed_script(HOOK_COMMAND)
+    parts = [MARKER]
+    if script is not None:
+        q = shlex.quote(str(script))
+        parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
+    parts.append(f"if command -v {HOOK_COMMAND} >/dev/null 2>&1; then exec {HOOK_COMMAND} {event}; fi; exit 0")
+    return " ".join(parts)
 
 
 _OUR_EVENTS = {e for e, _, _ in EVENTS}
 
 
 def _is_ours(handler: Any) -> bool:
-    """gitmem's handler: exec form, a command whose file name is exactly ``gitmem-hook``, an event as argument."""
+    """gitmem's handler: the shell form starting with ``MARKER``, or the exec form of earlier versions
+    (a command whose file name is exactly ``gitmem-hook`` with one event as argument)."""
     if not isinstance(handler, dict) or handler.get("type", "command") != "command":
         return False
     cmd, args = handler.get("command"), handler.get("args")
+    if isinstance(cmd, str) and cmd.startswith(MARKER):
+        return True
     return (isinstance(cmd, str) and Path(cmd).name == HOOK_COMMAND and isinstance(args, list)
             and len(args) == 1 and args[0] in _OUR_EVENTS)
 
 
 def _is_our_server(entry: Any) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("command"), str)
-            and Path(entry["command"]).name == "gitmem" and entry.get("args") == ["mcp"])
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    args = entry.get("args")
+    if Path(entry["command"]).name == "gitmem" and args == ["mcp"]:
+        return True
+    return (entry["command"] == "sh" and isinstance(args, list) and len(args) == 2 and args[0] == "-c"
+            and isinstance(args[1], str) and args[1].startswith(": gitmem-mcp;"))
 
 
 def _check_shape(path: Path, settings: dict[str, Any]) -> None:
@@ -178,14 +199,14 @@ def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def with_ours(hooks: dict[str, Any], command: str) -> dict[str, Any]:
+def with_ours(hooks: dict[str, Any], script: Path | None) -> dict[str, Any]:
     """``hooks`` with gitmem's handlers (replacing any earlier ones) appended after the user's."""
     out = without_ours(hooks)
     for event, matcher, extra in EVENTS:
         group: dict[str, Any] = {}
         if matcher:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": command, "args": [event], **extra}]
+        group["hooks"] = [{"type": "command", "command": handler_command(event, script), **extra}]
         out.setdefault(event, [])
         if not isinstance(out[event], list):
             out[event] = []
@@ -194,9 +215,15 @@ def with_ours(hooks: dict[str, Any], command: str) -> dict[str, Any]:
 
 
 def mcp_entry() -> dict[str, Any]:
-    cmd = shutil.which("gitmem") or str(Path(sys.executable).parent / "gitmem")
-    portable = shutil.which("gitmem") is not None
-    return {"type": "stdio", "command": "gitmem" if portable else cmd, "args": ["mcp"]}
+    """The ``.mcp.json`` entry of ``gitmem mcp``: this installation's script by absolute path if it
+    exists, else ``gitmem`` on PATH (same reasoning as ``handler_command``)."""
+    script = installed_script("gitmem")
+    parts = [": gitmem-mcp;"]
+    if script is not None:
+        q = shlex.quote(str(script))
+        parts.append(f"if [ -x {q} ]; then exec {q} mcp; fi;")
+    parts.append("exec gitmem mcp")
+    return {"type": "stdio", "command": "sh", "args": ["-c", " ".join(parts)]}
 
 
 def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> ClaudeInstall:
@@ -209,12 +236,15 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     settings = read_json(settings_path)
     mcp = read_json(mcp_path)
     _check_shape(settings_path, settings)
-    command, note = hook_command()
-    res = ClaudeInstall(settings_path, mcp_path, command=command)
-    if note:
-        res.notes.append(note)
+    script = installed_script(HOOK_COMMAND)
+    res = ClaudeInstall(settings_path, mcp_path, command=str(script or HOOK_COMMAND))
+    if script is None:
+        res.notes.append(f"{HOOK_COMMAND} is not installed next to {sys.executable}: the hooks will run the "
+                         f"{HOOK_COMMAND} on PATH")
+    if root is not None and not (root / ".gitmem").is_dir():
+        res.notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
     new_settings = dict(settings)
-    new_settings["hooks"] = with_ours(settings.get("hooks") or {}, command)
+    new_settings["hooks"] = with_ours(settings.get("hooks") or {}, script)
     if not user:
         enabled = list(settings.get("enabledMcpjsonServers") or [])
         if MCP_NAME not in enabled:
@@ -286,4 +316,7 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
         events[event] = any(_is_ours(h) for g in groups if isinstance(g, dict)
                             for h in (g.get("hooks") or []) if isinstance(g.get("hooks"), list))
     servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
-    return {"settings": str(settings_path), "events": events, "mcp": MCP_NAME in servers}
+    commands = [h.get("command", "") for groups in hooks.values() if isinstance(groups, list) for g in groups
+                if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"] if _is_ours(h)]
+    return {"settings": str(settings_path), "events": events, "mcp": MCP_NAME in servers,
+            "path_only": bool(commands) and not any(c.startswith(MARKER) for c in commands)}

@@ -78,6 +78,14 @@ SYNC_RETRY_S = 10.0
 LOG_MAX_BYTES = 1_000_000
 
 
+USAGE = """usage: gitmem-hook [EVENT] < event.json
+
+Claude Code hook handler of gitmem: reads one hook event (JSON) on stdin and prints the
+hookSpecificOutput JSON for SessionStart, UserPromptSubmit and PreToolUse, nothing otherwise.
+Always exits 0. Registered by `gitmem install claude`; see README, "With Claude Code".
+"""
+
+
 class _TimeUp(BaseException):
     pass
 
@@ -385,7 +393,7 @@ def slim_tool_event(event: dict[str, Any], root: Path) -> dict[str, Any]:
                 if isinstance(resp.get(k), str):
                     # dotenv-style lines: a command can print a private file without naming it (`cat .e*`,
                     # `grep -r X .`); their values are what such files hold
-                    resp[k] = _ENV_LINE.sub(r"\1[env value removed]", _prepare(resp[k]))
+                    resp[k] = _ENV_LINE.sub(r"\1[REDACTED:env-value]", _prepare(resp[k]))
     elif tool in ("Grep", "Glob"):
         if isinstance(tr, dict):
             resp = {"numFiles": tr.get("numFiles"), "filenames": (tr.get("filenames") or [])[:20]}
@@ -744,6 +752,9 @@ def main(argv: list[str] | None = None) -> int:
     event: Any = None
     try:
         args = sys.argv[1:] if argv is None else argv
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE)
+            return 0
         raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
         try:
             event = json.loads(raw) if raw.strip() else None

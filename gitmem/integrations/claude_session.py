@@ -12,15 +12,15 @@ import time
 from pathlib import Path
 
 from ..context import build_context
+from ..rank import HEADER
 from ..git import Repo
 from ..hookindex_sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ..store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
 STATUS_CHECK_BUDGET_S = 0.25
-#: Shown when there are memories but none is near the focus (the agent still learns how to look).
-NOTHING_NEAR = ("# gitmem\n{n} memories about this repository; none is about the code in focus yet.\n"
-                "Search: `gitmem recall QUERY` or the MCP tool `search`.\n")
+#: Heads the session-start text when no memory is near the focus and the newest are shown instead.
+NEWEST_HEADER = "# gitmem: no memory is about the code in focus yet; the newest of {n}\n"
 
 
 def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) -> tuple[str, list[str], str | None]:
@@ -62,5 +62,14 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
         total = len(loaded.memories)
     text = res.packed.text
     if not text and total:
-        text = NOTHING_NEAR.format(n=total)
+        # nothing is near the focus: the newest memories (rules and traps first) rather than nothing
+        again = open_source(store, budget_tokens)
+        try:
+            res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, include_dirty=False,
+                                include_branch=False, include_imports=False,
+                                **({"source": again} if again is not None else {}))
+        finally:
+            if again is not None:
+                again.con.close()
+        text = res.packed.text.replace(HEADER, NEWEST_HEADER.format(n=total), 1) if res.packed.text else ""
     return text, list(res.packed.detailed), store.repo.head()
