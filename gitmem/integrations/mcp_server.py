@@ -136,7 +136,8 @@ class GitmemTools:
             try:
                 m = store.get(mem_id.strip())
             except GitmemError as e:  # unknown, ambiguous, or an invalid file
-                missing.append({"id": mem_id, "error": e.message, "hint": e.hint})
+                hint = e.hint.replace("`gitmem list`", "the search tool") if e.hint else e.hint  # speak MCP here
+                missing.append({"id": mem_id, "error": e.message, "hint": hint})
                 continue
             if all(f.id != m.id for f in found):
                 found.append(m)
