@@ -368,6 +368,32 @@ def stale(rev: str | None, show_all: bool) -> None:
     _out([memory_status_json(s) for s in rows], lambda: _render_statuses(rows, show_all))
 
 
+@cli.command()
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@click.option("--drop-deleted", is_flag=True, help="Drop anchors whose code is gone (else: an error).")
+@json_option
+def reanchor(mem_ids: tuple[str, ...], drop_deleted: bool) -> None:
+    """Mark memories as still true: record their anchors again against the code as it is now.
+
+    Moved anchors follow their code; stale ones are re-made over the changed
+    code; commit anchors stay. Commit the memory files to share the decision.
+
+    \b
+    Example usage:
+      gitmem stale
+      gitmem reanchor 01KB0Y1R9W3Q
+    """
+    from .reanchor import reanchor as do_reanchor
+
+    store = _store()
+    done = [do_reanchor(store, mid, drop_deleted=drop_deleted) for mid in mem_ids]
+    _out([{"id": r.memory.id, "anchors": [a.key for a in r.memory.anchors], "changes": r.changes,
+           "dropped": r.dropped} for r in done],
+         lambda: "\n".join(f"re-anchored {r.memory.id} {r.memory.title}"
+                           + "".join(f"\n  {c}" for c in r.changes)
+                           + "".join(f"\n  dropped {d}" for d in r.dropped) for r in done))
+
+
 def _where_now(a: Any) -> str:
     """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
     if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):

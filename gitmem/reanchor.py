@@ -1,0 +1,82 @@
+"""Re-anchoring: record a memory's anchors again against the code as it is now.
+
+The deliberate "this memory is still true" decision after a review (``gitmem
+stale``): each anchor is re-made at the working tree (``Resolver.make``), so its
+commit, span and fingerprint become today's and the memory is fresh again.
+
+* ``fresh``: re-made in place (new commit, same code).
+* ``moved``: follows its code (``path_now::symbol_now``): a renamed file, a
+  function moved to another file, a renamed symbol.
+* ``stale``: re-made at the same place, over the changed code.
+* ``deleted``: the code is gone; the anchor is dropped with ``drop_deleted``,
+  otherwise ``ReanchorError`` (the memory is left as it was).
+
+Commit anchors are kept as they are. The memory's ``updated`` time changes;
+nothing else does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .anchors import Resolver
+from .analyzer import memory_status
+from .errors import GitmemError
+from .git import WORKTREE
+from .model import KIND_COMMIT, Anchor, Memory, Status
+from .store import Store, utc_now
+
+
+class ReanchorError(GitmemError):
+    """An anchor cannot be re-made (its code was deleted and dropping was not asked for)."""
+
+
+@dataclass
+class Reanchored:
+    """What re-anchoring did: the memory as written, and one line per anchor (old → new, or dropped)."""
+
+    memory: Memory
+    changes: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False) -> Reanchored:
+    """Re-anchor memory ``mem_id`` (or a unique id prefix) to the working tree and write it.
+
+    Raises:
+        MemoryNotFound: no such memory.
+        ReanchorError: an anchor's code is deleted and ``drop_deleted`` is false.
+        AnchorError: a moved anchor's new place cannot be anchored (e.g. became a nested repository).
+    """
+    m = store.get(mem_id)
+    resolver = Resolver(store.repo)
+    ms = memory_status(resolver, m, WORKTREE)
+    out = Reanchored(m)
+    anchors: list[Anchor] = []
+    for st in ms.anchors:
+        a = st.anchor
+        if a.kind == KIND_COMMIT or not a.path:
+            anchors.append(a)
+            continue
+        if st.status == Status.DELETED:
+            if not drop_deleted:
+                raise ReanchorError(f"{m.id}: {a.key} is gone ({st.reason})",
+                                    "re-anchor with --drop-deleted, or supersede or retire the memory")
+            out.dropped.append(a.key)
+            continue
+        path = st.path_now or a.path
+        symbol = (st.symbol_now or a.symbol) if a.symbol else None
+        new = resolver.make(path, symbol, WORKTREE)
+        anchors.append(new)
+        if new.key != a.key:
+            out.changes.append(f"{a.key} → {new.key} ({st.status.value})")
+        elif st.status != Status.FRESH:
+            out.changes.append(f"{a.key} re-anchored over its changed code ({st.status.value})")
+    keys: set[str] = set()
+    m.anchors = [a for a in anchors if not (a.key in keys or keys.add(a.key))]  # type: ignore[func-returns-value]
+    m.updated = utc_now()
+    store.save(m)
+    from .hookindex_sync import record_written
+
+    record_written(store, [m])
+    return out

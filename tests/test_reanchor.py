@@ -1,0 +1,53 @@
+"""``gitmem reanchor``: a reviewed memory becomes fresh again; moved anchors follow their code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from testing.repos import commit, git, make_repo
+
+CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
+
+
+def _setup(tmp_path: Path, run_cli) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    code, out, _ = run_cli(repo, "remember", "parse and render agree on the separator", "--anchor",
+                           "csvish.py::parse", "--anchor", "csvish.py::render", "--anchor", "commit:HEAD", "--json")
+    assert code == 0
+    return repo, json.loads(out)["id"]
+
+
+def _statuses(run_cli, repo: Path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    code, out, _ = run_cli(repo, "stale", "--all", "--json")
+    return {a["anchor"]: a["status"] for m in json.loads(out) for a in m["anchors"]}
+
+
+def test_stale_and_moved_anchors_become_fresh(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    git(repo, "mv", "csvish.py", "csvlite.py")
+    commit(repo, "rename, and parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    before = _statuses(run_cli, repo)
+    assert before["csvish.py::parse"] == "stale" and before["csvish.py::render"] == "moved"
+    code, out, err = run_cli(repo, "reanchor", mid[:12], "--json")
+    assert code == 0, err
+    (r,) = json.loads(out)
+    assert r["anchors"][:2] == ["csvlite.py::parse", "csvlite.py::render"] and r["anchors"][2].startswith("commit:")
+    assert any("csvish.py::render → csvlite.py::render (moved)" in c for c in r["changes"])
+    assert set(_statuses(run_cli, repo).values()) == {"fresh"}
+    assert run_cli(repo, "stale", "--json")[1].strip() == "[]"
+
+
+def test_deleted_code_needs_drop_deleted(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    commit(repo, "drop render", {"csvish.py": CODE.split("\n\n\n")[0] + "\n"})
+    before = (repo / ".gitmem" / "memories" / f"{mid}.md").read_bytes()
+    code, _, err = run_cli(repo, "reanchor", mid)
+    assert code == 1 and "csvish.py::render is gone" in err and "--drop-deleted" in err
+    assert (repo / ".gitmem" / "memories" / f"{mid}.md").read_bytes() == before
+    code, out, _ = run_cli(repo, "reanchor", mid, "--drop-deleted", "--json")
+    assert code == 0 and json.loads(out)[0]["dropped"] == ["csvish.py::render"]
+    assert _statuses(run_cli, repo) == {"csvish.py::parse": "fresh",
+                                        next(k for k in _statuses(run_cli, repo) if k.startswith("commit:")): "fresh"}
