@@ -561,3 +561,16 @@ def test_session_start_with_nothing_near_shows_the_newest(repo: Path, run_cli) -
     write(repo, {"docs/notes.md": "unrelated work in progress\n"})  # the focus: a file no memory is near
     text = context_of(hook(fixture("SessionStart", repo, session_id="far"), repo)[1], "SessionStart")
     assert "no memory is about the code in focus yet; the newest of 1" in text and mid in text
+
+
+def test_a_diff_of_a_private_file_is_not_captured(repo: Path) -> None:
+    diff = ("diff --git a/.env b/.env\nindex 1..2 100644\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n"
+            "-API_URL=https://old.example\n+DB_HOST_SECRETISH=zzprivatevalue21\n")
+    hook({"session_id": "diff", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+          "tool_input": {"command": "git diff HEAD~1"}, "tool_response": {"stdout": diff}}, repo)
+    assert not (repo / ".gitmem" / "local" / "spool" / "diff.jsonl").exists()
+    patch = "+++ b/src/app.py\n+FEATURE_KEY=zzprivatevalue22\n 3 passed\n"
+    hook({"session_id": "diff2", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+          "tool_input": {"command": "git stash show -p"}, "tool_response": {"stdout": patch}}, repo)
+    text = (repo / ".gitmem" / "local" / "spool" / "diff2.jsonl").read_text()
+    assert "zzprivatevalue22" not in text and "3 passed" in text

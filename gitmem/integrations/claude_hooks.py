@@ -450,6 +450,14 @@ def is_private_event(event: dict[str, Any], root: Path, globs: tuple[str, ...]) 
             return True
         if redact.mentions_private_path(v, globs):
             return True
+    tr = event.get("tool_response")
+    if isinstance(tr, dict):  # a diff or patch of a private file, whatever the command was
+        for k in ("stdout", "stderr"):
+            out = tr.get(k)
+            if isinstance(out, str) and ("diff --git" in out or "+++ b/" in out):
+                for m in _DIFF_FILE.finditer(out[:MAX_RAW_CHARS]):
+                    if redact.is_private_path(next(g for g in m.groups() if g), globs):
+                        return True
     return False
 
 
@@ -576,7 +584,9 @@ def on_pre_tool(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] |
     return context_output("PreToolUse", text)
 
 
-_ENV_LINE = re.compile(r"(?m)^((?:[\w./-]+:\d*:?)?\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=)(?!=)[^\n]*$")
+_ENV_LINE = re.compile(r"(?m)^((?:[\w./-]+:\d*:?)?[+\-]?\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=)(?!=)[^\n]*$")
+#: File headers of a diff (git diff, git log -p, git show): the output shows that file's lines.
+_DIFF_FILE = re.compile(r"(?m)^(?:diff --git a/(\S+)|\+\+\+ b/(\S+)|--- a/(\S+))")
 _IDENT_LIKE = re.compile(r"`([^`\s]{3,})`|\b([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+|[A-Za-z_$]*_[\w$]+|"
                          r"[a-z][a-z0-9]*[A-Z][\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*|[A-Za-z_$][\w$]{2,}(?=\())")
 _PATHISH = re.compile(r"[\w.$@-]+(?:/[\w.$@-]+)+|[\w-]+\.[A-Za-z]{1,5}\b")
