@@ -119,9 +119,10 @@ a public key; DSNs with a password lose it through the URL rule), non-string lea
   ``TOKEN=Pass(w0rd)``): indistinguishable from ``TOKEN=get_token()``;
 * blanks inside an unquoted ``key=value`` value (``password=correct horse`` in an .ini file: at
   a line start that is also the shape of ``PGPASSWORD=x psql …``, so only the first word goes);
-* ``key = value`` with blanks around ``=``, or ``key=value`` after ``(``, ``,`` or ``?`` (code,
-  keyword arguments and query strings): the short value rule applies there, so an unquoted .ini
-  value ``password = ab&cd`` loses only ``ab``;
+* ``key = value`` with blanks around ``=``, or a lower-case ``key=value`` after ``(``, ``,`` or
+  ``?`` (code, keyword arguments and query strings; an UPPER_CASE name after ``( [ {`` is an
+  environment assignment and is redacted whole): the short value rule applies there, so an
+  unquoted .ini value ``password = ab&cd`` loses only ``ab``;
 * name/value pairs in the reverse order (``{"value": "…", "name": "DB_PASSWORD"}``), with other
   keys between them, or with the ``value`` key more than 64 characters after the name;
 * two quoted strings whose first is not a ``--flag`` or an env call's first argument
@@ -800,7 +801,10 @@ def _redact_key_values(text: str, low: str) -> str:
         elif comma:
             continue                        # ["--token", token]: a variable
         elif flag or (sep == "=" and not tail.group("kq") and not tail.group("ann")
-                      and (ks == 0 or text[ks - 1] in _ASSIGN_AFTER)):
+                      and (ks == 0 or text[ks - 1] in _ASSIGN_AFTER
+                           # "(DB_PASSWORD=x;y)": an UPPER_CASE environment name in brackets is an
+                           # assignment too; a lower-case one is a keyword argument, f(password=pw)
+                           or (text[ks - 1] in "([{" and text[ks:key_end].isupper()))):
             # Assignment context: KEY=value, --key=value, --key value, setx/ENV/ARG KEY value.
             vs = tail.end()
             if long_start <= vs < long_end:
