@@ -253,6 +253,11 @@ def show(mem_id: str, rev: str | None) -> None:
             if a.reason:
                 line += f"  — {a.reason}"
             lines.append(line)
+        if m.retired:
+            lines.append(f"retired: {m.retired}" + (f"   superseded by: {', '.join(m.superseded_by)}"
+                                                     if m.superseded_by else ""))
+        if m.supersedes:
+            lines.append("supersedes: " + ", ".join(m.supersedes))
         if m.tags:
             lines.append("tags: " + ", ".join(m.tags))
         if m.body:
@@ -392,6 +397,51 @@ def reanchor(mem_ids: tuple[str, ...], drop_deleted: bool) -> None:
          lambda: "\n".join(f"re-anchored {r.memory.id} {r.memory.title}"
                            + "".join(f"\n  {c}" for c in r.changes)
                            + "".join(f"\n  dropped {d}" for d in r.dropped) for r in done))
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.option("--reason", default="", help="Why it is no longer true (kept as a fact).")
+@json_option
+def retire(mem_id: str, reason: str) -> None:
+    """Retire a memory that is no longer true (its file stays, for history; commit it).
+
+    \b
+    Example usage:
+      gitmem retire 01KB0Y1R9W3Q --reason "the cache was removed in v3"
+    """
+    from .lifecycle import retire as do_retire
+
+    m = do_retire(_store(), mem_id, reason)
+    _out({"id": m.id, "retired": m.retired}, f"retired {m.id} {m.title}")
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.argument("text")
+@click.option("--title", help="Title (default: the first line of TEXT).")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), help="Type (default: the old memory's).")
+@click.option("--anchor", "anchors", multiple=True, metavar="PATH[::SYMBOL]",
+              help="Anchor (default: the old memory's anchors, where their code is now). Repeatable.")
+@click.option("--tag", "tags", multiple=True, help="A tag. Repeatable.")
+@click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
+@json_option
+def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anchors: tuple[str, ...],
+              tags: tuple[str, ...], facts: tuple[str, ...]) -> None:
+    """Replace a memory with a new one (linked both ways); the old one is retired.
+
+    \b
+    Example usage:
+      gitmem supersede 01KB0Y1R9W3Q "Retries are capped at 5 since the gateway allows bursts"
+    """
+    from .lifecycle import supersede as do_supersede
+    from .memories import RememberRequest
+
+    res = do_supersede(_store(), mem_id, RememberRequest(text=text, title=title, type=mtype or "",
+                                                         anchors=anchors, tags=tags, facts=facts,
+                                                         source="user", cwd=os.getcwd()))
+    _out({"id": res.new.id, "supersedes": res.old.id, "anchors": [a.key for a in res.new.anchors]},
+         f"{res.new.id} supersedes {res.old.id} (retired)")
 
 
 def _where_now(a: Any) -> str:

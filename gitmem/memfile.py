@@ -66,7 +66,7 @@ _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 #: Front-matter key order on write. Keys not listed are rejected on read.
 _KEYS = ("id", "type", "title", "anchors", "tags", "facts", "author", "source", "session",
-         "model", "confidence", "created", "updated", "supersedes", "scope")
+         "model", "confidence", "created", "updated", "supersedes", "superseded_by", "retired", "scope")
 
 
 def content_hash(data: bytes) -> str:
@@ -146,12 +146,14 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
         "created": m.created,
         "updated": m.updated,
         "supersedes": sorted(set(m.supersedes)),
+        "superseded_by": sorted(set(m.superseded_by)),
+        "retired": m.retired,
         "scope": m.scope,
     }
-    for key in ("anchors", "tags", "facts", "supersedes"):
+    for key in ("anchors", "tags", "facts", "supersedes", "superseded_by"):
         if not d[key]:
             del d[key]
-    for key in ("session", "model", "author"):
+    for key in ("session", "model", "author", "retired"):
         if not d[key]:
             del d[key]
     return d
@@ -312,7 +314,8 @@ def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
         confidence=float(conf),
         created=_time_str(fm.get("created"), "created", path),
         updated=_time_str(fm.get("updated"), "updated", path),
-        supersedes=_str_list(fm, "supersedes", path), scope=scope,
+        supersedes=_str_list(fm, "supersedes", path), superseded_by=_str_list(fm, "superseded_by", path),
+        retired=_time_str(fm.get("retired"), "retired", path) or None, scope=scope,
     )
 
 

@@ -152,6 +152,8 @@ class Memory:
 
     ``created`` / ``updated`` are UTC ISO-8601 strings with a ``Z`` suffix.
     ``confidence`` is in [0, 1]. ``scope`` is ``team`` (committed) or ``local``.
+    ``retired``: when the memory was retired (no longer true; kept for its history), else None;
+    ``superseded_by``: the memories that replaced it (``supersedes`` is the other direction).
     """
 
     id: str
@@ -169,6 +171,8 @@ class Memory:
     created: str = ""
     updated: str = ""
     supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    retired: str | None = None
     scope: str = "team"
 
     @property

@@ -27,7 +27,8 @@ def memory_json(m: Memory) -> dict[str, Any]:
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": m.facts,
             "tags": m.tags, "anchors": [anchor_json(a) for a in m.anchors], "author": m.author,
             "source": m.source, "session": m.session, "model": m.model, "confidence": m.confidence,
-            "created": m.created, "updated": m.updated, "supersedes": m.supersedes, "scope": m.scope}
+            "created": m.created, "updated": m.updated, "supersedes": m.supersedes,
+            "superseded_by": m.superseded_by, "retired": m.retired, "scope": m.scope}
 
 
 def memory_status_json(ms: MemoryStatus) -> dict[str, Any]:

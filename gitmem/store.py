@@ -124,12 +124,14 @@ class LoadResult:
         hashes: id → content hash of the file (``memfile.content_hash``).
         paths: id → absolute path of the file.
         errors: one ``MemoryFileError`` per unreadable file.
+        retired: retired memories (kept in their files for history; in no ranking, index or status).
     """
 
     memories: dict[str, Memory] = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)
     paths: dict[str, Path] = field(default_factory=dict)
     errors: list[MemoryFileError] = field(default_factory=list)
+    retired: dict[str, Memory] = field(default_factory=dict)
 
 
 class Store:
@@ -243,6 +245,7 @@ class Store:
         """
         res = LoadResult()
         cache = _ParsedCache(self.cache_dir / "memories.json")
+        retired_digests: set[str] = set()
         for p in self.memory_files():
             try:
                 data = p.read_bytes()
@@ -262,11 +265,15 @@ class Store:
                 res.errors.append(MemoryFileError(self.display(p), f"duplicate id {m.id}",
                                                   hint="delete one of the two files"))
                 continue
+            if m.retired:
+                res.retired[m.id] = m
+                retired_digests.add(digest)
+                continue
             res.memories[m.id] = m
             res.hashes[m.id] = digest
             res.paths[m.id] = p
         res.memories = dict(sorted(res.memories.items()))
-        cache.save(set(res.hashes.values()))
+        cache.save(set(res.hashes.values()) | retired_digests)
         return res
 
     def get(self, mem_id: str) -> Memory:
@@ -327,7 +334,7 @@ class _ParsedCache:
     longer exist are dropped on save. Versioned with ``VERSION``.
     """
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, path: Path) -> None:
         self.path = path

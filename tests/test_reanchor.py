@@ -51,3 +51,39 @@ def test_deleted_code_needs_drop_deleted(tmp_path: Path, run_cli) -> None:  # ty
     assert code == 0 and json.loads(out)[0]["dropped"] == ["csvish.py::render"]
     assert _statuses(run_cli, repo) == {"csvish.py::parse": "fresh",
                                         next(k for k in _statuses(run_cli, repo) if k.startswith("commit:")): "fresh"}
+
+
+def test_retire_keeps_the_file_and_leaves_every_listing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    commit(repo, "parse strips", {"csvish.py": CODE.replace("text.split(',')", "[t for t in text.split(',')]")})
+    assert json.loads(run_cli(repo, "stale", "--json")[1])[0]["id"] == mid
+    code, out, err = run_cli(repo, "retire", mid, "--reason", "parse no longer splits on commas only", "--json")
+    assert code == 0, err and json.loads(out)["retired"]
+    text = (repo / ".gitmem" / "memories" / f"{mid}.md").read_text()
+    assert "retired: " in text and "Retired: parse no longer splits" in text
+    assert json.loads(run_cli(repo, "stale", "--json")[1]) == []
+    assert json.loads(run_cli(repo, "list", "--json")[1]) == []
+    assert mid not in run_cli(repo, "context", "--file", "csvish.py")[1]
+    assert json.loads(run_cli(repo, "show", mid, "--json")[1])["id"] == mid  # still readable by id
+    code, _, err = run_cli(repo, "retire", mid)
+    assert code == 1 and "retired on" in err
+
+
+def test_supersede_links_both_ways_and_follows_moved_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    git(repo, "mv", "csvish.py", "csvlite.py")
+    commit(repo, "rename")
+    code, out, err = run_cli(repo, "supersede", mid, "parse and render both use ';' now", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["supersedes"] == mid and r["anchors"][:2] == ["csvlite.py::parse", "csvlite.py::render"]
+    new = json.loads(run_cli(repo, "show", r["id"], "--json")[1])
+    old = json.loads(run_cli(repo, "show", mid, "--json")[1])
+    assert new["supersedes"] == [mid] and new["type"] == "discovery"
+    assert old["superseded_by"] == [r["id"]] and old["retired"]
+    assert [m["id"] for m in json.loads(run_cli(repo, "list", "--json")[1])] == [r["id"]]
+    # the memory file of the old one stays byte-stable when rewritten
+    from gitmem.memfile import dumps, read
+
+    p = repo / ".gitmem" / "memories" / f"{mid}.md"
+    assert dumps(read(p)[0]) == p.read_text()

@@ -1,0 +1,93 @@
+"""Retire and supersede: the decisions that end a memory's life, kept in its file for history.
+
+* ``retire``: the memory is no longer true. Its file stays (``retired:`` time,
+  and the reason as a fact), so ``git log`` and review show why it went; it
+  leaves every ranking, search, status list and hook.
+* ``supersede``: a new memory replaces it. The new one lists the old in
+  ``supersedes``, the old one lists the new in ``superseded_by`` and is retired:
+  linked both ways. The new memory's anchors default to the old one's,
+  re-made against today's code (``reanchor``'s rules: moved anchors follow,
+  deleted ones are dropped).
+
+Both write only memory files (commit them to share the decision).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .anchors import Resolver
+from .analyzer import memory_status
+from .errors import GitmemError
+from .git import WORKTREE
+from .hookindex_sync import record_written
+from .memories import RememberRequest, remember
+from .model import KIND_COMMIT, Memory, Status
+from .store import Store, utc_now
+
+
+def retire(store: Store, mem_id: str, reason: str = "") -> Memory:
+    """Retire memory ``mem_id`` (or a unique id prefix); returns it as written.
+
+    Raises:
+        MemoryNotFound: no such memory.
+        GitmemError: it is retired already.
+    """
+    m = store.get(mem_id)
+    if m.retired:
+        raise GitmemError(f"{m.id} was retired on {m.retired}", "nothing to do")
+    m.retired = m.updated = utc_now()
+    if reason.strip():
+        from .capture.redact import redact_text
+
+        m.facts = [*m.facts, f"Retired: {redact_text(reason.strip())}"]
+    store.save(m)
+    record_written(store, [], [m.id])
+    return m
+
+
+@dataclass
+class Superseded:
+    """The replacement, and the replaced memory as written."""
+
+    new: Memory
+    old: Memory
+
+
+def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
+    """Write ``req`` as a memory that replaces ``mem_id``, and retire the old one (linked both ways).
+
+    ``req.anchors`` empty: the old memory's anchors where their code is now
+    (commit anchors kept, deleted code dropped). ``req.type`` None-like (""):
+    the old memory's type. Scope follows the old memory.
+
+    Raises:
+        MemoryNotFound: no such memory.
+        GitmemError: it is retired already; the text is empty; an anchor error.
+    """
+    old = store.get(mem_id)
+    if old.retired:
+        raise GitmemError(f"{old.id} was retired on {old.retired}", "supersede the memory that replaced it")
+    if not req.anchors:
+        ms = memory_status(Resolver(store.repo), old, WORKTREE)
+        specs = []
+        for st in ms.anchors:
+            a = st.anchor
+            if a.kind == KIND_COMMIT:
+                specs.append(f"commit:{a.commit}")
+            elif st.status != Status.DELETED and a.path:
+                path = st.path_now or a.path
+                symbol = (st.symbol_now or a.symbol) if a.symbol else None
+                specs.append(f"{path}::{symbol}" if symbol else path)
+        req.anchors = tuple(specs)
+        req.cwd = None
+    req.type = req.type or old.type
+    req.scope = old.scope
+    new = remember(store, req)
+    new.supersedes = [old.id]
+    store.save(new)
+    old.superseded_by = [*old.superseded_by, new.id]
+    old.retired = old.updated = utc_now()
+    store.save(old)
+    record_written(store, [new], [old.id])
+    return Superseded(new, old)
