@@ -444,6 +444,31 @@ def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anch
          f"{res.new.id} supersedes {res.old.id} (retired)")
 
 
+@cli.command()
+@click.option("--base", help="Check the change BASE..HEAD (default: the merge base with the default branch).")
+@json_option
+def check(base: str | None) -> None:
+    """Fail (exit 1) when a change leaves team memories stale, invalid or holding a secret.
+
+    One line per problem. For CI on pull requests; a memory made stale is
+    resolved in the same change with `gitmem reanchor`, `retire` or `supersede`.
+
+    \b
+    Example usage:
+      gitmem check --base origin/main
+    """
+    from .check import check as do_check
+
+    store = _store()
+    used, problems = do_check(store, base)
+    _out({"base": used, "ok": not problems,
+          "problems": [{"kind": p.kind, "subject": p.subject, "message": p.message} for p in problems]},
+         lambda: "\n".join(f"{p.kind}: {p.message}" for p in problems)
+         or f"gitmem check: ok ({'change ' + used[:12] + '..HEAD' if used else 'no base: memory files only'})")
+    if problems:
+        sys.exit(EXIT_ERROR)
+
+
 def _where_now(a: Any) -> str:
     """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
     if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):
