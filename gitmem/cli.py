@@ -469,6 +469,31 @@ def check(base: str | None) -> None:
         sys.exit(EXIT_ERROR)
 
 
+@cli.command("log")
+@click.argument("mem_id", metavar="ID")
+@json_option
+def log_cmd(mem_id: str) -> None:
+    """A memory's history (its file in git) with the commits that changed its code, newest first.
+
+    \b
+    Example usage:
+      gitmem log 01KB0Y1R9W3Q
+    """
+    import datetime as _dt
+
+    from .history import memory_log
+
+    entries = memory_log(_store(), mem_id)
+
+    def day(t: int) -> str:
+        return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d")
+
+    _out([{"kind": e.kind, "commit": e.commit, "time": e.time, "author": e.author, "subject": e.subject,
+           "what": e.what} for e in entries],
+         lambda: "\n".join(f"{e.commit[:12]} {day(e.time)} {e.kind:6} {e.what} — {e.subject} ({e.author})"
+                           for e in entries) or "no history yet (the memory file is not committed)")
+
+
 def _where_now(a: Any) -> str:
     """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
     if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):

@@ -87,3 +87,20 @@ def test_supersede_links_both_ways_and_follows_moved_code(tmp_path: Path, run_cl
 
     p = repo / ".gitmem" / "memories" / f"{mid}.md"
     assert dumps(read(p)[0]) == p.read_text()
+
+
+def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    commit(repo, "memory")
+    commit(repo, "comment only", {"csvish.py": "# csv helpers\n" + CODE})
+    c1 = commit(repo, "parse strips", {"csvish.py": "# csv helpers\n" + CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    run_cli(repo, "reanchor", mid)
+    c2 = commit(repo, "memory re-anchored")
+    code, out, err = run_cli(repo, "log", mid, "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [(r["kind"], r["subject"]) for r in rows] == [("memory", "memory re-anchored"), ("code", "parse strips"),
+                                                         ("memory", "memory")]
+    assert rows[0]["commit"] == c2 and any(r["commit"] == c1 and "csvish.py::parse" in r["what"] for r in rows)
+    assert "comment only" not in [r["subject"] for r in rows]  # the symbol's code did not change
+    assert rows[-1]["what"] == "memory written"
