@@ -494,6 +494,27 @@ def log_cmd(mem_id: str) -> None:
                            for e in entries) or "no history yet (the memory file is not committed)")
 
 
+@cli.command("share")
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@json_option
+def share_cmd(mem_ids: tuple[str, ...]) -> None:
+    """Make local memories team memories (their files move to .gitmem/memories/; commit them).
+
+    With `[share] policy = "with-code"` (the default) this happens by itself when a
+    commit changes the code a local memory is anchored to.
+
+    \b
+    Example usage:
+      gitmem share 01KB0Y1R9W3Q
+    """
+    from .share import share
+
+    store = _store()
+    done = [share(store, mid) for mid in mem_ids]
+    _out([{"id": m.id, "scope": m.scope, "path": store.display(store.path_for(m))} for m in done],
+         lambda: "\n".join(f"shared {m.id} {m.title} → {store.display(store.path_for(m))}" for m in done))
+
+
 def _where_now(a: Any) -> str:
     """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
     if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):

@@ -85,15 +85,18 @@ class Repo:
 
     # -- low level --------------------------------------------------------------------------
 
-    def run(self, *args: str) -> str:
+    def run(self, *args: str, env: dict[str, str] | None = None) -> str:
         """Run ``git <args>`` in the work tree and return stdout (text, stripped).
+
+        ``env``: variables added to the scrubbed environment (e.g. the
+        ``GIT_INDEX_FILE`` of the commit a pre-commit hook runs for).
 
         Raises:
             GitError: the command failed; carries argv, exit code and stderr.
         """
         try:
             return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
-                ["git", "-c", "core.quotepath=off", *args], env=_scrubbed_env(),
+                ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 strip_newline_in_stdout=True)
         except GitCommandError as e:
             stderr = (e.stderr or "").strip().splitlines()
@@ -260,7 +263,7 @@ class Repo:
 
     # -- changes ----------------------------------------------------------------------------
 
-    def run_bytes(self, *args: str) -> bytes:
+    def run_bytes(self, *args: str, env: dict[str, str] | None = None) -> bytes:
         """Run ``git <args>`` and return raw stdout (for ``-z`` output with arbitrary path bytes).
 
         Raises:
@@ -268,7 +271,7 @@ class Repo:
         """
         try:
             return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
-                ["git", "-c", "core.quotepath=off", *args], env=_scrubbed_env(),
+                ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 stdout_as_string=False, strip_newline_in_stdout=False)
         except GitCommandError as e:
             stderr = e.stderr if isinstance(e.stderr, str) else str(e.stderr)
@@ -297,6 +300,31 @@ class Repo:
             changes = _name_status(self.run_bytes("diff-tree", "-r", "-z", "-M", "--name-status",
                                                   "--no-ext-diff", base, new))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
+
+    def staged_changes(self, index_file: str | None = None) -> list[FileChange]:
+        """Files the index (``index_file``, else the repository's) changes from HEAD, with rename detection."""
+        env = {"GIT_INDEX_FILE": index_file} if index_file else None
+        base = self.head() or EMPTY_TREE
+        changes = _name_status(self.run_bytes("diff", "--cached", "-z", "-M", "--name-status", "--no-ext-diff",
+                                              base, env=env))
+        return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
+
+    def read_staged(self, path: str, index_file: str | None = None) -> bytes | None:
+        """The bytes of ``path`` in the index (``index_file``, else the repository's); None if not staged."""
+        env = {"GIT_INDEX_FILE": index_file} if index_file else None
+        try:
+            return self.run_bytes("cat-file", "blob", f":{path}", env=env)
+        except GitError:
+            return None
+
+    def stage(self, paths: list[str], index_file: str | None = None) -> None:
+        """``git add`` ``paths`` to the index (``index_file``, else the repository's).
+
+        Raises:
+            GitError: git refused.
+        """
+        if paths:
+            self.run("add", "--", *paths, env={"GIT_INDEX_FILE": index_file} if index_file else None)
 
     def dirty_files(self) -> list[str]:
         """Paths that differ between HEAD and the working tree (staged, unstaged, untracked)."""

@@ -1,5 +1,7 @@
 """What each git hook does (called by ``gitmem.hook_entry`` inside its never-fail wrapper).
 
+* ``pre-commit``: share the local memories the ``[share] policy`` says travel with
+  this commit (``gitmem.share``), staged into the commit's index; one line says which.
 * ``post-commit``: analyse the new commit; one line on stderr only when it made
   memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
@@ -29,9 +31,11 @@ MEMORY_DIRS = (".gitmem/memories/",)
 NULL_SHA = "0" * 40
 
 
-def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str | None:
+def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path, *,
+             index_file: str | None = None) -> str | None:
     """Run gitmem's part of git hook ``name``; returns a line for the user, or None.
 
+    ``index_file``: the ``GIT_INDEX_FILE`` git gave the hook (pre-commit stages into it).
     Raises whatever goes wrong: the caller (``hook_entry``) logs it and exits 0.
     """
     repo = Repo(repo_root)
@@ -39,6 +43,10 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path) -> str |
     if not store.dir.is_dir():
         return None
     store.enable_symbol_cache()
+    if name == "pre-commit":
+        from .share import share_with_commit, summary
+
+        return summary(share_with_commit(store, index_file))
     if name == "post-commit":
         return post_commit(store)
     if name == "post-merge":

@@ -187,19 +187,33 @@ def _read_stdin() -> bytes:
         return b""
 
 
+def _has_local_memories(root: Path) -> bool:
+    try:
+        with os.scandir(root / ".gitmem" / "local" / "memories") as it:
+            return any(e.name.endswith(".md") for e in it)
+    except OSError:
+        return False
+
+
 def _run(run: _Run) -> None:
     """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
     from gitmem.git import scrub_git_env
 
+    # the index the commit is made from (git commit -a / PATH use a temporary one); pre-commit stages into it
+    index_file = os.environ.get("GIT_INDEX_FILE")
+    if index_file and not os.path.isabs(index_file):
+        index_file = os.path.abspath(index_file)
     scrub_git_env()
     stdin = _read_stdin()
     run.stdin_bytes = len(stdin)
+    if run.name == "pre-commit" and not _has_local_memories(run.root):
+        return  # nothing could be shared: no library import, the commit waits for nothing
     try:
         from gitmem.hook_actions import run_hook
     except Exception as e:  # noqa: BLE001 - a missing or broken module must not break git
         run.fail("error", f"cannot import gitmem.hook_actions: {type(e).__name__}: {e}", e)
         return
-    message = run_hook(run.name, run.args, stdin, run.root)
+    message = run_hook(run.name, run.args, stdin, run.root, index_file=index_file)
     if isinstance(message, str) and message:
         print(message, file=sys.stderr, flush=True)
 

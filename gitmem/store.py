@@ -51,6 +51,12 @@ session_budget = 1500
 prompt_budget = 600
 file_budget = 500
 
+[share]
+# When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
+# the code a local memory is anchored to carries it), "all" (every commit carries all of them), "manual"
+# (`gitmem share ID`).
+policy = "with-code"
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -68,7 +74,7 @@ GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nloca
 
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -90,6 +96,12 @@ def _validate(cfg: dict[str, Any], where: str) -> None:
                               "known keys: session_budget, prompt_budget, file_budget")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
+    for key, value in cfg.get("share", {}).items():
+        if key != "policy":
+            raise ConfigError(f"{where}: unknown key share.{key}", "known keys: policy")
+        if value not in ("with-code", "all", "manual"):
+            raise ConfigError(f"{where}: share.policy must be \"with-code\", \"all\" or \"manual\", got {value!r}",
+                              hint)
     for key, value in cfg.get("capture", {}).items():
         if key != "private_files":
             raise ConfigError(f"{where}: unknown key capture.{key}", "known keys: private_files")

@@ -80,7 +80,7 @@ def test_doctor_hooks_husky_and_hookspath(tmp_path: Path, run_cli, run_json) -> 
     run_cli(repo, "init")
     rep = run_json(repo, "doctor")
     hooks = [c for c in rep["checks"] if c["name"] == "hook"]
-    assert len(hooks) == 4 and all(c["level"] == "ok" for c in hooks)
+    assert len(hooks) == 5 and all(c["level"] == "ok" for c in hooks)
     assert any("chained" in c["message"] and "post-commit" in c["message"] for c in hooks)
     run_json(repo, "remember", "load reads all", "--anchor", "io.py::load")
     commit(repo, "m")
@@ -174,10 +174,10 @@ def test_hooks_install_idempotent_and_undo(tmp_path: Path, run_cli, run_json) ->
     before = hook.read_bytes()
     again = run_json(repo, "hooks", "install")
     assert again["installed"] == [] and sorted(again["already"]) == sorted(
-        ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
+        ["post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit"])
     assert hook.read_bytes() == before and os.stat(hook).st_mode & stat.S_IXUSR
     assert sorted(run_json(repo, "hooks", "uninstall")["removed"]) == sorted(
-        ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
+        ["post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit"])
     assert not hook.exists()
 
 

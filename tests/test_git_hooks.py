@@ -39,7 +39,9 @@ import json, os, sys, time, types
 
 _record = os.environ.get("FAKE_HOOK_RECORD")
 if _record:
-    def run_hook(name, args, stdin, repo_root):
+    def run_hook(name, args, stdin, repo_root, **kw):
+        if name == "pre-commit" and not os.environ.get("FAKE_RECORD_ALL"):
+            return None  # these tests are about the mechanics shown by the post-* hooks (test_share.py: pre-commit)
         with open(_record, "a", encoding="utf-8") as f:
             f.write(json.dumps({"name": name, "args": args, "stdin": stdin.decode(),
                                 "root": str(repo_root), "cwd": os.getcwd(),
@@ -213,9 +215,13 @@ def test_legacy_exit_code_is_passed_through_and_gitmem_failure_is_not(tmp_path: 
     assert shim.returncode == 0
 
 
-def test_pre_commit_needs_only_a_name_in_hook_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pre_commit_is_chained_and_never_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = gitmem_repo(tmp_path / "repo")
-    monkeypatch.setattr(git_hooks, "HOOK_NAMES", (*HOOK_NAMES, "pre-commit"))
+    assert "pre-commit" in HOOK_NAMES
+    monkeypatch.setenv("FAKE_RECORD_ALL", "1")
+    local = repo / ".gitmem" / "local" / "memories"
+    local.mkdir(parents=True)
+    (local / "01ABCDEFGHJKMNPQRSTVWXYZ00.md").write_text("x")  # pre-commit only wakes up when something is local
     write_hook(repo / ".git" / "hooks" / "pre-commit", "exit 1\n")
     monkeypatch.setenv("FAKE_HOOK_MODE", "raise")
     assert install(Repo(repo), python=sys.executable).chained == ["pre-commit"]
@@ -321,7 +327,7 @@ def test_older_shim_is_upgraded_newer_one_left_alone(tmp_path: Path) -> None:
     assert "post-merge" in report.already and (hooks / "post-merge").read_bytes() == newer
     # A different interpreter re-points the shims.
     assert install(Repo(repo), python="/other/python").installed == ["post-commit", "post-checkout",
-                                                                    "post-rewrite"]
+                                                                    "post-rewrite", "pre-commit"]
 
 
 def test_dead_symlink_hook_is_chained_and_restored(tmp_path: Path) -> None:
@@ -555,7 +561,7 @@ def fake_actions(monkeypatch: pytest.MonkeyPatch):
     calls: list[tuple] = []
     module = types.ModuleType("gitmem.hook_actions")
 
-    def run_hook(name, args, stdin, repo_root):
+    def run_hook(name, args, stdin, repo_root, **kw):
         calls.append((name, args, stdin, repo_root))
         return module.behaviour(name) if callable(module.behaviour) else module.behaviour
 

@@ -32,7 +32,7 @@ from gitmem.git import Repo, hooks_path_setting
 
 #: The hooks gitmem installs. Adding "pre-commit" here is enough to manage it too:
 #: the shim passes the legacy hook's exit code through, so a blocking hook still blocks.
-HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
 
 #: Format version of the shim, written in its marker line. Bump it whenever
 #: ``resources/hook-tmpl`` changes so that ``install`` upgrades older shims.

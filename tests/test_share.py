@@ -1,0 +1,79 @@
+"""``[share] policy``: a local memory travels in the commit that changes its code; nothing else does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from testing.repos import commit, git, make_repo
+
+CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
+
+
+def _repo(tmp_path: Path, run_cli, policy: str | None = None) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, "README.md": "x\n"})
+    assert run_cli(repo, "init")[0] == 0  # with the git hooks, pre-commit included
+    if policy:
+        (repo / ".gitmem" / "config.toml").write_text(f'[share]\npolicy = "{policy}"\n[embeddings]\nprovider = "none"\n')
+    git(repo, "add", ".gitmem")
+    git(repo, "commit", "-qm", "gitmem")
+    code, out, _ = run_cli(repo, "remember", "parse splits on commas only", "--local", "--anchor",
+                           "csvish.py::parse", "--json")
+    return repo, json.loads(out)["id"]
+
+
+def _files_of(repo: Path, rev: str = "HEAD") -> list[str]:
+    return git(repo, "show", "--name-only", "--format=", rev).split()
+
+
+@pytest.mark.parametrize("how", ["add", "all", "path"])
+def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Path, run_cli, how: str) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _repo(tmp_path, run_cli)
+    # a commit touching nothing anchored carries nothing
+    (repo / "README.md").write_text("y\n")
+    proc_out = git(repo, "commit", "-qam", "docs")
+    assert _files_of(repo) == ["README.md"] and proc_out == ""
+    assert (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+    # a commit changing render (not the anchored parse) carries nothing either
+    (repo / "csvish.py").write_text(CODE.replace("','.join(items)", "', '.join(items)"))
+    git(repo, "commit", "-qam", "render spaces")
+    assert _files_of(repo) == ["csvish.py"]
+    # a commit changing parse carries the memory, however it is made
+    (repo / "csvish.py").write_text((repo / "csvish.py").read_text().replace("text.split(',')", "text.split(';')"))
+    args = {"add": ["commit", "-qm", "parse semicolons"], "all": ["commit", "-qam", "parse semicolons"],
+            "path": ["commit", "-qm", "parse semicolons", "csvish.py"]}[how]
+    if how == "add":
+        git(repo, "add", "csvish.py")
+    proc = __import__("subprocess").run(["git", *args], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(_files_of(repo)) == [f".gitmem/memories/{mid}.md", "csvish.py"]
+    assert f"gitmem: shared 1 memory with this commit: {mid[:12]}" in proc.stderr
+    assert not (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+    assert git(repo, "status", "--porcelain", "--", ".gitmem/memories") == ""  # committed, nothing left staged
+
+
+def test_manual_and_all_policies(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _repo(tmp_path, run_cli, "manual")
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    git(repo, "commit", "-qam", "parse semicolons")
+    assert _files_of(repo) == ["csvish.py"]
+    code, out, _ = run_cli(repo, "share", mid, "--json")
+    assert code == 0 and json.loads(out)[0]["scope"] == "team"
+    assert (repo / ".gitmem" / "memories" / f"{mid}.md").exists()
+
+    repo2, mid2 = _repo(tmp_path / "two", run_cli, "all")
+    (repo2 / "README.md").write_text("z\n")
+    git(repo2, "commit", "-qam", "docs")
+    assert sorted(_files_of(repo2)) == [f".gitmem/memories/{mid2}.md", "README.md"]
+
+
+def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _repo(tmp_path, run_cli)
+    (repo / ".gitmem" / "config.toml").write_text('[share]\npolicy = "sometimes"\n')
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    git(repo, "commit", "-qam", "parse semicolons")
+    assert "csvish.py" in _files_of(repo)
+    assert "share.policy" in (repo / ".gitmem" / "local" / "logs" / "hooks.log").read_text()
