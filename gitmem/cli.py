@@ -515,6 +515,58 @@ def share_cmd(mem_ids: tuple[str, ...]) -> None:
          lambda: "\n".join(f"shared {m.id} {m.title} → {store.display(store.path_for(m))}" for m in done))
 
 
+@cli.command("export")
+@click.option("--local", "include_local", is_flag=True, help="Include local memories.")
+@click.option("--retired", "include_retired", is_flag=True, help="Include retired memories.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-", show_default=True,
+              help="File to write (- for stdout).")
+def export_cmd(include_local: bool, include_retired: bool, output: str) -> None:
+    """Write memories as JSON Lines (one memory per line, anchors included), for other tools or repositories.
+
+    \b
+    Example usage:
+      gitmem export -o memories.jsonl
+      gitmem export | (cd ../other-repo && gitmem import -)
+    """
+    from .transfer import export_lines
+
+    lines = export_lines(_store(), include_local=include_local, include_retired=include_retired)
+    with click.open_file(output, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line + "\n")
+
+
+@cli.command("import")
+@click.argument("source", metavar="FILE|claude-mem")
+@click.argument("db", required=False, metavar="[DB]")
+@json_option
+def import_cmd(source: str, db: str | None) -> None:
+    """Import memories: a JSON Lines FILE from `gitmem export` (- for stdin).
+
+    Anchors are kept when their commit exists here, else re-made against the
+    working tree where their file and symbol exist, else dropped. Ids that exist
+    are skipped. Text is redacted.
+
+    \b
+    Example usage:
+      gitmem import memories.jsonl
+    """
+    from .transfer import import_lines
+
+    if source == "claude-mem":
+        raise GitmemError("importing from claude-mem is not available yet",
+                          "export from claude-mem to JSON, or use `gitmem remember`")
+    store = _store()
+    with click.open_file(source, "r", encoding="utf-8", errors="replace") as f:
+        report = import_lines(store, f)
+    _out({"written": report.written, "skipped": report.skipped, "rejected": report.rejected,
+          "dropped_anchors": report.dropped_anchors},
+         lambda: "\n".join([f"imported {len(report.written)} memories, skipped {len(report.skipped)} "
+                            f"(ids that exist), rejected {len(report.rejected)} lines, dropped "
+                            f"{len(report.dropped_anchors)} anchors (not in this repository)"]
+                           + [f"  rejected {r}" for r in report.rejected[:20]]))
+
+
 def _where_now(a: Any) -> str:
     """`` → path::Name`` when the anchored code now lives elsewhere, else ""."""
     if a.path_now and (a.path_now != a.anchor.path or (a.symbol_now and a.symbol_now != a.anchor.symbol)):

@@ -1,0 +1,140 @@
+"""Moving memories between tools and repositories: JSON Lines export and import.
+
+Format: one JSON object per line, ``serialize.memory_json`` (every field,
+anchors with their path, symbol, kind, commit, span and fingerprint), plus
+``"format": "gitmem/1"``.
+
+Import writes one memory file per line:
+
+* an anchor whose commit exists here is kept as it is (same repository);
+* otherwise (another repository, a rewritten history) it is re-made against the
+  working tree when its path — and symbol — exist here, and dropped when not
+  (counted in the report); commit anchors to unknown commits are dropped;
+* an id that already exists is skipped (the local copy wins);
+* text is redacted (``capture.redact``) like every way in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .anchors import Resolver
+from .errors import GitmemError
+from .git import WORKTREE
+from .hookindex_sync import record_written
+from .memfile import valid_id
+from .model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
+from .serialize import memory_json
+from .store import Store, new_id, utc_now
+
+FORMAT = "gitmem/1"
+
+
+def export_lines(store: Store, *, include_local: bool = False, include_retired: bool = False) -> Iterator[str]:
+    """The JSON lines of the team memories (and local ones with ``include_local``), oldest first."""
+    loaded = store.load_all()
+    mems = list(loaded.memories.values()) + (list(loaded.retired.values()) if include_retired else [])
+    for m in sorted(mems, key=lambda m: m.id):
+        if m.scope == "local" and not include_local:
+            continue
+        yield json.dumps({"format": FORMAT, **memory_json(m)}, ensure_ascii=False, sort_keys=False)
+
+
+@dataclass
+class ImportReport:
+    """What an import did: ids written, skipped (exists), rejected lines (with why), anchors dropped."""
+
+    written: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    dropped_anchors: list[str] = field(default_factory=list)
+
+
+def _anchor(resolver: Resolver, store: Store, raw: dict, report: ImportReport) -> Anchor | None:  # type: ignore[type-arg]
+    kind = raw.get("kind") or "file"
+    commit = raw.get("commit")
+    key = raw.get("anchor") or raw.get("path") or ""
+    if kind == KIND_COMMIT:
+        if commit and store.repo.commit_exists(commit):
+            return Anchor(path=None, commit=commit, kind=KIND_COMMIT)
+        report.dropped_anchors.append(key)
+        return None
+    path, symbol = raw.get("path"), raw.get("symbol")
+    if not isinstance(path, str) or not path:
+        report.dropped_anchors.append(str(key))
+        return None
+    if commit and store.repo.commit_exists(commit) and raw.get("fingerprint"):
+        span = raw.get("span")
+        return Anchor(path=path, symbol=symbol, commit=commit, kind=kind,
+                      span=(int(span[0]), int(span[1])) if isinstance(span, list) and len(span) == 2 else None,
+                      fingerprint=raw.get("fingerprint"))
+    try:
+        return resolver.make(path, symbol if isinstance(symbol, str) else None, WORKTREE)
+    except GitmemError:
+        report.dropped_anchors.append(str(key))
+        return None
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _stamp(value: object, default: str) -> str:
+    """``value`` if it is a ``YYYY-MM-DDTHH:MM:SSZ`` time, else ``default``."""
+    return value if isinstance(value, str) and _STAMP.fullmatch(value) else default
+
+
+def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
+    """Write the memories of JSON ``lines`` (see the module docstring); bad lines are reported, not fatal."""
+    from .capture.redact import redact_text
+
+    report = ImportReport()
+    resolver = Resolver(store.repo)
+    loaded = store.load_all()
+    existing = set(loaded.memories) | set(loaded.retired)
+    written: list[Memory] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            if not isinstance(raw, dict):
+                raise ValueError("not a JSON object")
+            mid = str(raw.get("id") or "")
+            if not valid_id(mid):
+                mid = new_id()
+            if mid in existing:
+                report.skipped.append(mid)
+                continue
+            mtype = raw.get("type") if raw.get("type") in MEMORY_TYPES else "discovery"
+            title = redact_text(str(raw.get("title") or "").strip())
+            if not title:
+                raise ValueError("no title")
+            anchors = [a for a in (_anchor(resolver, store, r, report) for r in raw.get("anchors") or []
+                                   if isinstance(r, dict)) if a is not None]
+            now = utc_now()
+            m = Memory(id=mid, type=mtype, title=title, body=redact_text(str(raw.get("body") or "")),
+                       facts=[redact_text(str(f)) for f in raw.get("facts") or []],
+                       tags=[str(t) for t in raw.get("tags") or []], anchors=anchors,
+                       author=str(raw.get("author") or ""),
+                       source=raw.get("source") if raw.get("source") in SOURCES else "user",
+                       session=raw.get("session"), model=raw.get("model"),
+                       confidence=float(raw["confidence"]) if isinstance(raw.get("confidence"), (int, float))
+                       and 0 <= raw["confidence"] <= 1 else 1.0,
+                       created=_stamp(raw.get("created"), now), updated=_stamp(raw.get("updated"), now),
+                       supersedes=[str(x) for x in raw.get("supersedes") or []],
+                       superseded_by=[str(x) for x in raw.get("superseded_by") or []],
+                       retired=_stamp(raw.get("retired"), now) if raw.get("retired") else None,
+                       scope=raw.get("scope") if raw.get("scope") in SCOPES else "team")
+            store.save(m)
+        except (ValueError, TypeError, KeyError, OSError) as e:
+            report.rejected.append(f"line {n}: {e}")
+            continue
+        existing.add(m.id)
+        written.append(m)
+        report.written.append(m.id)
+    if written:
+        record_written(store, [m for m in written if not m.retired])
+    return report

@@ -1,0 +1,52 @@
+"""``gitmem export`` / ``gitmem import``: JSON Lines between repositories, anchors kept or re-made or dropped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from testing.repos import commit, make_repo
+
+CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
+
+
+def test_round_trip_in_one_repository_is_byte_identical(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "a")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    run_cli(repo, "remember", "parse splits on commas", "--anchor", "csvish.py::parse", "--tag", "csv",
+            "--fact", "no quoting", "--type", "constraint")
+    run_cli(repo, "remember", "render joins", "--anchor", "csvish.py::render", "--anchor", "commit:HEAD")
+    folder = repo / ".gitmem" / "memories"
+    before = {p.name: p.read_bytes() for p in folder.glob("*.md")}
+    code, out, _ = run_cli(repo, "export")
+    assert code == 0 and len(out.splitlines()) == 2
+    (tmp_path / "m.jsonl").write_text(out)
+    shutil.rmtree(folder)
+    folder.mkdir()
+    code, out, err = run_cli(repo, "import", str(tmp_path / "m.jsonl"), "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["written"]) == 2
+    assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
+    code, out, _ = run_cli(repo, "import", str(tmp_path / "m.jsonl"), "--json")
+    assert len(json.loads(out)["skipped"]) == 2 and json.loads(out)["written"] == []
+
+
+def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    a = make_repo(tmp_path / "a")
+    commit(a, "init", {"csvish.py": CODE})
+    run_cli(a, "init", "--no-hooks")
+    run_cli(a, "remember", "parse splits on commas", "--anchor", "csvish.py::parse", "--anchor", "csvish.py::render")
+    code, out, _ = run_cli(a, "export")
+    b = make_repo(tmp_path / "b")
+    commit(b, "other history", {"lib/other.py": "x = 1\n", "csvish.py": CODE.split("\n\n\n")[0] + "\n"})
+    run_cli(b, "init", "--no-hooks")
+    (tmp_path / "m.jsonl").write_text(out + "not json\n" + json.dumps({"id": "x", "title": ""}) + "\n")
+    code, out, err = run_cli(b, "import", str(tmp_path / "m.jsonl"), "--json")
+    r = json.loads(out)
+    assert code == 0 and len(r["written"]) == 1 and len(r["rejected"]) == 2
+    assert r["dropped_anchors"] == ["csvish.py::render"]
+    code, out, _ = run_cli(b, "show", r["written"][0], "--json")
+    m = json.loads(out)
+    assert [a["anchor"] for a in m["anchors"]] == ["csvish.py::parse"] and m["status"] == "fresh"
