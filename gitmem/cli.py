@@ -541,7 +541,11 @@ def export_cmd(include_local: bool, include_retired: bool, output: str) -> None:
 @click.argument("db", required=False, metavar="[DB]")
 @json_option
 def import_cmd(source: str, db: str | None) -> None:
-    """Import memories: a JSON Lines FILE from `gitmem export` (- for stdin).
+    """Import memories: a JSON Lines FILE from `gitmem export` (- for stdin), or `claude-mem [DB]`.
+
+    claude-mem: this repository's observations and session summaries of the
+    database (default ~/.claude-mem/claude-mem.db), anchored to the files they
+    modified and the symbols their text names; local scope; re-importing adds nothing.
 
     Anchors are kept when their commit exists here, else re-made against the
     working tree where their file and symbol exist, else dropped. Ids that exist
@@ -550,13 +554,20 @@ def import_cmd(source: str, db: str | None) -> None:
     \b
     Example usage:
       gitmem import memories.jsonl
+      gitmem import claude-mem
     """
     from .transfer import import_lines
 
-    if source == "claude-mem":
-        raise GitmemError("importing from claude-mem is not available yet",
-                          "export from claude-mem to JSON, or use `gitmem remember`")
     store = _store()
+    if source == "claude-mem":
+        from .import_claude_mem import import_claude_mem
+
+        rep = import_claude_mem(store, db)
+        _out({"written": rep.written, "already": rep.already, "other_projects": rep.other_projects,
+              "unanchored": rep.unanchored},
+             f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported before, "
+             f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here")
+        return
     with click.open_file(source, "r", encoding="utf-8", errors="replace") as f:
         report = import_lines(store, f)
     _out({"written": report.written, "skipped": report.skipped, "rejected": report.rejected,
