@@ -7,6 +7,8 @@ branch), one ``Problem`` per:
   anchor's code changed, moved away or was deleted) while its memory file was
   not touched in the change (updated, re-anchored, retired or superseded);
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
+* ``invariant`` — an ``invariant: true`` memory whose sites the change did not
+  change together (``gitmem.invariants``);
 * ``secret`` — a memory file holding something the redactor removes (a token, a
   key, a password), which must not be committed.
 
@@ -70,6 +72,11 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
     in_change = set(repo.commits_between(base_sha, head))
     resolver = Resolver(repo)
     team = [m for m in loaded.memories.values() if m.scope == "team"]
+    from .invariants import breaks
+
+    for b in breaks(repo, memories_touching(team, touched), base_sha, head):
+        if f".gitmem/memories/{b.memory.id}.md" not in touched:
+            problems.append(Problem("invariant", b.memory.id, b.line()))
     for m in memories_touching(team, touched):
         if f".gitmem/memories/{m.id}.md" in touched:
             continue  # the change updated, re-anchored, retired or superseded it

@@ -185,9 +185,10 @@ def hooks_status() -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag (concept). Repeatable.")
 @click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
 @click.option("--local", is_flag=True, help="Local scope: this clone only, never committed.")
+@click.option("--invariant", is_flag=True, help="The anchors must change together (a commit changing only some is flagged).")
 @json_option
 def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...], rev: str | None,
-             tags: tuple[str, ...], facts: tuple[str, ...], local: bool) -> None:
+             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
     \b
@@ -201,7 +202,8 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
 
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
-                                              scope="local" if local else "team", cwd=os.getcwd()),
+                                              scope="local" if local else "team", cwd=os.getcwd(),
+                                              invariant=invariant),
                      warn=_warn)
     _out(memory_json(m), m.id)
 

@@ -78,7 +78,14 @@ def post_commit(store: Store) -> str | None:
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
-    return summary_line(result.went_out_of_date)
+    line = summary_line(result.went_out_of_date)
+    from .invariants import breaks
+
+    parents = store.repo.parents(head)
+    touched = [ms.memory for ms in result.affected]
+    lines = [f"gitmem: invariant broken: {b.line()}" for b in breaks(store.repo, touched, parents[0] if parents
+                                                                       else None, head)]
+    return "\n".join(([line] if line else []) + lines) or None
 
 
 def _recheck_range(store: Store, old: str | None, new: str) -> str | None:

@@ -66,7 +66,7 @@ _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 #: Front-matter key order on write. Keys not listed are rejected on read.
 _KEYS = ("id", "type", "title", "anchors", "tags", "facts", "author", "source", "session",
-         "model", "confidence", "created", "updated", "supersedes", "superseded_by", "retired", "scope")
+         "model", "confidence", "created", "updated", "supersedes", "superseded_by", "retired", "invariant", "scope")
 
 
 def content_hash(data: bytes) -> str:
@@ -148,12 +148,13 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
         "supersedes": sorted(set(m.supersedes)),
         "superseded_by": sorted(set(m.superseded_by)),
         "retired": m.retired,
+        "invariant": bool(m.invariant),
         "scope": m.scope,
     }
     for key in ("anchors", "tags", "facts", "supersedes", "superseded_by"):
         if not d[key]:
             del d[key]
-    for key in ("session", "model", "author", "retired"):
+    for key in ("session", "model", "author", "retired", "invariant"):
         if not d[key]:
             del d[key]
     return d
@@ -315,8 +316,15 @@ def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
         created=_time_str(fm.get("created"), "created", path),
         updated=_time_str(fm.get("updated"), "updated", path),
         supersedes=_str_list(fm, "supersedes", path), superseded_by=_str_list(fm, "superseded_by", path),
-        retired=_time_str(fm.get("retired"), "retired", path) or None, scope=scope,
+        retired=_time_str(fm.get("retired"), "retired", path) or None,
+        invariant=_bool(fm.get("invariant", False), "invariant", path), scope=scope,
     )
+
+
+def _bool(v: Any, key: str, path: str) -> bool:
+    if not isinstance(v, bool):
+        raise MemoryFileError(path, f"'{key}' must be true or false, got {v!r}")
+    return v
 
 
 def _opt_str(v: Any) -> str | None:

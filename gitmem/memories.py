@@ -43,6 +43,7 @@ class RememberRequest:
     scope: str = "team"
     source: str = "user"
     cwd: str | None = None
+    invariant: bool = False
 
 
 def derive_title(text: str) -> str:
@@ -127,7 +128,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
                              or tags != tuple(req.tags)):
         warn("secrets were redacted from the memory (see [REDACTED:…] markers)")
     req = RememberRequest(text=clean, title=title_in, type=req.type, anchors=req.anchors, tags=tags, facts=facts,
-                          rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd)
+                          rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd, invariant=req.invariant)
     text = req.text.strip()
     if not text and not req.title:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
@@ -144,7 +145,10 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     now = utc_now()
     m = Memory(id=new_id(), type=req.type, title=title, body=body, facts=list(req.facts),
                tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
-               source=req.source, created=now, updated=now, scope=req.scope)
+               source=req.source, created=now, updated=now, scope=req.scope, invariant=req.invariant)
+    if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
+        raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
+                          "give --anchor twice or more")
     store.save(m)
     from .hookindex_sync import record_written
 

@@ -154,6 +154,7 @@ class Memory:
     ``confidence`` is in [0, 1]. ``scope`` is ``team`` (committed) or ``local``.
     ``retired``: when the memory was retired (no longer true; kept for its history), else None;
     ``superseded_by``: the memories that replaced it (``supersedes`` is the other direction).
+    ``invariant``: its anchors must change together (a commit changing some and not the others is flagged).
     """
 
     id: str
@@ -173,6 +174,7 @@ class Memory:
     supersedes: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)
     retired: str | None = None
+    invariant: bool = False
     scope: str = "team"
 
     @property

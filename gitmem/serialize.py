@@ -28,7 +28,7 @@ def memory_json(m: Memory) -> dict[str, Any]:
             "tags": m.tags, "anchors": [anchor_json(a) for a in m.anchors], "author": m.author,
             "source": m.source, "session": m.session, "model": m.model, "confidence": m.confidence,
             "created": m.created, "updated": m.updated, "supersedes": m.supersedes,
-            "superseded_by": m.superseded_by, "retired": m.retired, "scope": m.scope}
+            "superseded_by": m.superseded_by, "retired": m.retired, "invariant": m.invariant, "scope": m.scope}
 
 
 def memory_status_json(ms: MemoryStatus) -> dict[str, Any]:

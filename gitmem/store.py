@@ -346,7 +346,7 @@ class _ParsedCache:
     longer exist are dropped on save. Versioned with ``VERSION``.
     """
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, path: Path) -> None:
         self.path = path

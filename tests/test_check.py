@@ -54,3 +54,33 @@ def test_invalid_file_and_secret_fail(tmp_path: Path, run_cli) -> None:  # type:
     kinds = sorted(p["kind"] for p in json.loads(out)["problems"])
     assert code == 1 and kinds == ["invalid", "secret"]
     assert "aws-access-key" in next(p["message"] for p in json.loads(out)["problems"] if p["kind"] == "secret")
+
+
+def test_invariant_sites_must_change_together(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, "docs.py": "def separator():\n    return ','\n"})
+    assert run_cli(repo, "init")[0] == 0  # git hooks: post-commit warns
+    code, out, err = run_cli(repo, "remember", "The separator is defined in three places", "--invariant",
+                             "--anchor", "csvish.py::parse", "--anchor", "docs.py::separator", "--json")
+    assert code == 0, err
+    mid = json.loads(out)["id"]
+    assert "invariant: true" in (repo / ".gitmem" / "memories" / f"{mid}.md").read_text()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    git(repo, "checkout", "-q", "-b", "semi")
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    proc = __import__("subprocess").run(["git", "commit", "-qam", "semicolons in parse"], cwd=repo,
+                                        capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert f"gitmem: invariant broken: {mid}" in proc.stderr and "but not docs.py::separator" in proc.stderr
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    kinds = [p["kind"] for p in json.loads(out)["problems"]]
+    assert code == 1 and "invariant" in kinds
+    (repo / "docs.py").write_text("def separator():\n    return ';'\n")
+    git(repo, "commit", "-qam", "semicolons in docs too")
+    run_cli(repo, "reanchor", mid)
+    git(repo, "commit", "-qam", "memory re-anchored")
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    assert code == 0, out
+    code, _, err = run_cli(repo, "remember", "one site only", "--invariant", "--anchor", "docs.py")
+    assert code == 1 and "at least two anchors" in err

@@ -1,0 +1,59 @@
+"""Multi-site invariants: "these places must stay in sync" memories (``invariant: true``).
+
+A change (a commit, or a pull request's range) that changes the code of some of
+an invariant memory's anchors and not the others is a break: the post-commit
+hook warns, ``gitmem check`` fails. A symbol anchor "changes" when its
+fingerprint differs between the two revisions (followed into a renamed file
+by git's rename detection); a file anchor when its blob differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .anchors import Resolver
+from .git import Repo
+from .model import KIND_COMMIT, Memory
+
+
+@dataclass
+class InvariantBreak:
+    """An invariant memory whose sites a change did not change together."""
+
+    memory: Memory
+    changed: list[str]
+    unchanged: list[str]
+
+    def line(self) -> str:
+        return (f"{self.memory.id} \"{self.memory.title}\": changed {', '.join(self.changed)} "
+                f"but not {', '.join(self.unchanged)} (they must change together)")
+
+
+def _renames(repo: Repo, old: str | None, new: str) -> dict[str, str]:
+    return {ch.old_path: ch.new_path for ch in repo.changed_files(old, new) if ch.old_path and ch.new_path}
+
+
+def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> list[InvariantBreak]:
+    """The invariant memories among ``memories`` that the change ``old..new`` breaks."""
+    inv = [m for m in memories if m.invariant and sum(1 for a in m.anchors if a.kind != KIND_COMMIT) >= 2]
+    if not inv:
+        return []
+    resolver = Resolver(repo)
+    renames = _renames(repo, old, new)
+    out = []
+    for m in inv:
+        changed, unchanged = [], []
+        for a in m.anchors:
+            if a.kind == KIND_COMMIT or not a.path:
+                continue
+            now_path = renames.get(a.path, a.path)
+            if a.symbol:
+                before = (resolver.table(old, a.path) or {}).get(a.symbol) if old else None
+                after = (resolver.table(new, now_path) or {}).get(a.symbol)
+                same = before is not None and after is not None and before.fingerprint == after.fingerprint
+            else:
+                same = repo.blob_sha(old, a.path) == repo.blob_sha(new, now_path) if old else False
+            (unchanged if same else changed).append(a.key)
+        if changed and unchanged:
+            out.append(InvariantBreak(m, changed, unchanged))
+    return out
