@@ -95,6 +95,9 @@ def init(no_hooks: bool) -> None:
 
     repo = Repo(os.getcwd())
     created = init_layout(repo)
+    from .merge_driver import install as install_driver
+
+    created += [c for c in install_driver(repo.root) if c.startswith(".gitmem/")]
     report = None if no_hooks else git_hooks.install(repo)
     obj = {"root": str(repo.root), "created": created,
            "hooks": None if report is None else {
@@ -135,7 +138,12 @@ def hooks_install() -> None:
     """
     from .integrations import git_hooks
 
-    r = git_hooks.install(Repo(os.getcwd()))
+    repo = Repo(os.getcwd())
+    r = git_hooks.install(repo)
+    if (repo.root / ".gitmem").is_dir():
+        from .merge_driver import install as install_driver
+
+        r.notes.extend(f"merge driver: {c}" for c in install_driver(repo.root))
     _out({"dir": str(r.hooks_dir), "installed": r.installed, "already": r.already, "chained": r.chained,
           "notes": r.notes},
          lambda: "\n".join([f"hooks dir: {r.hooks_dir}", f"installed: {', '.join(r.installed) or '-'}",
@@ -578,6 +586,18 @@ def import_cmd(source: str, db: str | None) -> None:
                             f"(ids that exist), rejected {len(report.rejected)} lines, dropped "
                             f"{len(report.dropped_anchors)} anchors (not in this repository)"]
                            + [f"  rejected {r}" for r in report.rejected[:20]]))
+
+
+@cli.command("merge-file", hidden=True)
+@click.argument("base")
+@click.argument("ours")
+@click.argument("theirs")
+@click.argument("name", required=False, default="")
+def merge_file_cmd(base: str, ours: str, theirs: str, name: str) -> None:
+    """Git merge driver for memory files (git runs it: merge.gitmem.driver)."""
+    from .merge_driver import merge_file
+
+    sys.exit(merge_file(base, ours, theirs, name))
 
 
 def _where_now(a: Any) -> str:
