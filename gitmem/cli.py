@@ -362,9 +362,14 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
 @cli.command()
 @click.option("--rev", help="Evaluate at this revision, without a checkout (default: the working tree).")
 @click.option("--all", "show_all", is_flag=True, help="Show every memory, fresh ones too.")
+@click.option("--list", "as_list", is_flag=True, help="Only list them (the default when not on a terminal).")
 @json_option
-def stale(rev: str | None, show_all: bool) -> None:
+def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     """Memories whose anchors are not fresh: stale, moved or deleted, with the reason.
+
+    On a terminal, walks them one by one with the diff of their code: keep
+    (re-anchor), edit, retire, supersede or skip. Elsewhere (or with --list,
+    --json, --rev) prints the list.
 
     \b
     Example usage:
@@ -380,6 +385,16 @@ def stale(rev: str | None, show_all: bool) -> None:
         update_cache(store, target, statuses)
     _warn_invalid(store)
     rows = [s for s in statuses if show_all or s.status != Status.FRESH]
+    interactive = (not as_list and not _State.json and rev is None and not show_all
+                   and sys.stdin.isatty() and sys.stdout.isatty())
+    if interactive and rows:
+        from .review import review
+
+        res = review(store, rows, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        click.echo(f"\nkept {len(res.kept)}, edited {len(res.edited)}, retired {len(res.retired)}, "
+                   f"superseded {len(res.superseded)}, skipped {len(res.skipped)}"
+                   + ("  (commit .gitmem/ to share)" if len(res.skipped) < len(rows) else ""))
+        return
     _out([memory_status_json(s) for s in rows], lambda: _render_statuses(rows, show_all))
 
 

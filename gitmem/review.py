@@ -1,0 +1,135 @@
+"""``gitmem stale`` on a terminal: review the not-fresh memories one by one.
+
+For each memory: its text, then for each anchor that is not fresh the diff of
+the anchored code between the anchor's commit and now (syntax-highlighted with
+Pygments when the terminal shows colour), with the commit that changed it. Then
+one key:
+
+* ``k`` keep — the memory is still true: re-anchor it to today's code (``reanchor``);
+* ``e`` edit — open the memory file in ``$EDITOR``, then re-anchor it;
+* ``r`` retire — no longer true (``lifecycle.retire``), with an optional reason;
+* ``s`` supersede — type the replacement text (``lifecycle.supersede``);
+* ``n`` skip, ``q`` quit.
+
+Every action only writes memory files; commit them to share the decisions.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import click
+
+from .anchors import Resolver
+from .git import WORKTREE
+from .lifecycle import retire, supersede
+from .memories import RememberRequest
+from .model import AnchorStatus, MemoryStatus, Status
+from .reanchor import reanchor
+from .store import Store
+
+#: Lines of context around the changed code in the diff.
+DIFF_CONTEXT = 3
+
+
+@dataclass
+class ReviewResult:
+    """Ids per action taken."""
+
+    kept: list[str] = field(default_factory=list)
+    edited: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _lines(resolver: Resolver, rev: str | None, path: str | None, span: tuple[int, int] | None) -> list[str]:
+    if not path or not span:
+        return []
+    data = resolver.source(rev, path)
+    if data is None:
+        return []
+    text = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return text[span[0] - 1:span[1]]
+
+
+def anchor_diff(resolver: Resolver, a: AnchorStatus) -> str:
+    """Unified diff of an anchor's code: at its commit → now (empty when there is nothing to compare)."""
+    old = _lines(resolver, a.anchor.commit, a.anchor.path, a.old_span or a.anchor.span)
+    new = [] if a.status == Status.DELETED else _lines(resolver, WORKTREE, a.path_now or a.anchor.path, a.new_span)
+    if not old and not new:
+        return ""
+    label_old = f"{a.anchor.path}@{(a.anchor.commit or '')[:12]}"
+    label_new = f"{a.path_now or a.anchor.path} (now)"
+    return "".join(difflib.unified_diff(old, new, label_old, label_new, n=DIFF_CONTEXT))
+
+
+def _highlight(diff: str, color: bool) -> str:
+    if not color or not diff:
+        return diff
+    from pygments import highlight
+    from pygments.formatters import TerminalFormatter
+    from pygments.lexers import DiffLexer
+
+    return highlight(diff, DiffLexer(), TerminalFormatter())
+
+
+def render(resolver: Resolver, ms: MemoryStatus, color: bool) -> str:
+    """The memory and the diffs of its not-fresh anchors, ready to print."""
+    m = ms.memory
+    out = [click.style(f"{m.id}  [{m.type}] {m.title}", bold=True) if color else f"{m.id}  [{m.type}] {m.title}"]
+    if m.body:
+        out += ["", m.body.strip()]
+    out += [f"- {f}" for f in m.facts]
+    for a in ms.anchors:
+        if a.status == Status.FRESH:
+            continue
+        out += ["", f"{a.status.value}: {a.anchor.key} — {a.reason}"]
+        diff = anchor_diff(resolver, a)
+        if diff:
+            out.append(_highlight(diff, color).rstrip("\n"))
+    return "\n".join(out)
+
+
+def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
+           echo: Callable[[str], None] = click.echo) -> ReviewResult:
+    """Walk ``statuses`` (the not-fresh ones) interactively; returns what was done."""
+    resolver = Resolver(store.repo)
+    res = ReviewResult()
+    todo = [ms for ms in statuses if ms.status != Status.FRESH]
+    for i, ms in enumerate(todo, 1):
+        m = ms.memory
+        echo("")
+        echo(f"── {i}/{len(todo)} " + "─" * 40)
+        echo(render(resolver, ms, color))
+        echo("")
+        choice = click.prompt("[k]eep (re-anchor)  [e]dit  [r]etire  [s]upersede  [n] skip  [q]uit",
+                              type=click.Choice(["k", "e", "r", "s", "n", "q"]), show_choices=False, default="n")
+        if choice == "q":
+            res.skipped += [x.memory.id for x in todo[i - 1:]]
+            break
+        if choice == "n":
+            res.skipped.append(m.id)
+        elif choice == "k":
+            reanchor(store, m.id, drop_deleted=True)
+            res.kept.append(m.id)
+            echo(f"kept {m.id}: re-anchored to the code as it is now")
+        elif choice == "e":
+            path = store.find_path(m.id)
+            click.edit(filename=str(path))
+            reanchor(store, m.id, drop_deleted=True)
+            res.edited.append(m.id)
+            echo(f"edited {m.id} and re-anchored it")
+        elif choice == "r":
+            reason = click.prompt("reason (optional)", default="", show_default=False)
+            retire(store, m.id, reason)
+            res.retired.append(m.id)
+            echo(f"retired {m.id}")
+        elif choice == "s":
+            text = click.prompt("the replacement memory (first line = title)")
+            sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
+            res.superseded.append(m.id)
+            echo(f"{sup.new.id} supersedes {m.id}")
+    return res

@@ -1,0 +1,71 @@
+"""``gitmem stale`` on a terminal: a scripted review in a real pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+
+from testing.repos import commit, make_repo
+
+CODE = ("def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n\n\n"
+        "def quote(s):\n    return '\"' + s + '\"'\n")
+
+
+def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    ids = {}
+    for name in ("parse", "render", "quote"):
+        code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
+        ids[name] = json.loads(out)["id"]
+    commit(repo, "memories")
+    commit(repo, "semicolons everywhere", {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
+    assert len(json.loads(run_cli(repo, "stale", "--json")[1])) == 3
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
+                          timeout=60, dimensions=(50, 200))
+    answers = {ids["parse"]: ["k"], ids["render"]: ["r", "we quote with repr now"],
+               ids["quote"]: ["s", "quote uses repr(), which escapes quotes"]}
+    seen = []
+    for _ in range(3):
+        child.expect(r"── (\d)/3 ─+\r\n(\S+)")
+        mid = child.match.group(2)
+        seen.append(mid)
+        child.expect(r"\[k\]eep")
+        first, *rest = answers[mid]
+        child.sendline(first)
+        for text in rest:
+            child.expect(r"reason|replacement")
+            child.sendline(text)
+    child.expect(r"kept 1, edited 0, retired 1, superseded 1, skipped 0")
+    child.expect(pexpect.EOF)
+    assert sorted(seen) == sorted(ids.values())
+    assert json.loads(run_cli(repo, "stale", "--json")[1]) == []
+    shown = json.loads(run_cli(repo, "show", ids["render"], "--json")[1])
+    assert shown["retired"] and "Retired: we quote with repr now" in shown["facts"]
+    old = json.loads(run_cli(repo, "show", ids["quote"], "--json")[1])
+    (new_id,) = old["superseded_by"]
+    assert json.loads(run_cli(repo, "show", new_id, "--json")[1])["title"] == "quote uses repr(), which escapes quotes"
+    assert json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])["status"] == "fresh"
+
+
+def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    run_cli(repo, "remember", "parse uses commas", "--anchor", "csvish.py::parse")
+    sha = commit(repo, "semicolons", {"csvish.py": CODE.replace("text.split(',')", "text.split(';')")})
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo),
+                          env={**os.environ, "NO_COLOR": "1"}, encoding="utf-8", timeout=60, dimensions=(50, 200))
+    child.expect(r"stale: csvish.py::parse — [^\r\n]*" + sha[:12])
+    child.expect(r"-    return text.split\(','\)")
+    child.expect(r"\+    return text.split\(';'\)")
+    child.expect(r"\[k\]eep")
+    child.sendline("q")
+    child.expect(r"skipped 1")
+    child.expect(pexpect.EOF)
