@@ -78,7 +78,13 @@ def post_commit(store: Store) -> str | None:
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
-    line = summary_line(result.went_out_of_date)
+    followed = follow_moves(store, result.went_out_of_date)
+    went = [ms for ms in result.went_out_of_date if ms.memory.id not in followed]
+    line = summary_line(went)
+    if followed:
+        noun = "memory" if len(followed) == 1 else "memories"
+        line = (f"{line}\n" if line else "") + (f"gitmem: {len(followed)} {noun} followed {'its' if len(followed) == 1 else 'their'} "
+                                                 "moved code (re-anchored; commit .gitmem/ to share)")
     from .invariants import breaks
 
     parents = store.repo.parents(head)
@@ -86,6 +92,24 @@ def post_commit(store: Store) -> str | None:
     lines = [f"gitmem: invariant broken: {b.line()}" for b in breaks(store.repo, touched, parents[0] if parents
                                                                        else None, head)]
     return "\n".join(([line] if line else []) + lines) or None
+
+
+def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
+    """Re-anchor the memories whose only change is code that moved (``[review] follow_moves``, default on).
+
+    The code itself did not change, so the memory is as true as before; its anchors
+    just follow the code to its new file or name. Returns the ids re-anchored.
+    """
+    if not store.config.get("review", {}).get("follow_moves", True):
+        return []
+    from .reanchor import reanchor
+
+    done = []
+    for ms in went:
+        if ms.status == Status.MOVED and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors):
+            reanchor(store, ms.memory.id)
+            done.append(ms.memory.id)
+    return done
 
 
 def _recheck_range(store: Store, old: str | None, new: str) -> str | None:

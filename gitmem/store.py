@@ -57,6 +57,11 @@ file_budget = 500
 # (`gitmem share ID`).
 policy = "with-code"
 
+[review]
+# A memory whose code only moved (renamed file, moved function, same code) follows it: the post-commit hook
+# re-anchors it (commit .gitmem/ afterwards). false: it is reported as moved, for review.
+follow_moves = true
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -74,7 +79,7 @@ GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nloca
 
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -96,6 +101,9 @@ def _validate(cfg: dict[str, Any], where: str) -> None:
                               "known keys: session_budget, prompt_budget, file_budget")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
+    for key, value in cfg.get("review", {}).items():
+        if key != "follow_moves" or not isinstance(value, bool):
+            raise ConfigError(f"{where}: review.{key} = {value!r}: the known key is follow_moves (true or false)", hint)
     for key, value in cfg.get("share", {}).items():
         if key != "policy":
             raise ConfigError(f"{where}: unknown key share.{key}", "known keys: policy")

@@ -101,6 +101,9 @@ def test_core_end_to_end(tmp_path: Path, run_cli, run_json) -> None:
     assert (repo / ".gitmem/config.toml").is_file()
     assert "post-commit" in (repo / ".git/hooks/post-commit").read_text() or \
         (repo / ".git/hooks/post-commit").is_file()
+    # this test watches moves being detected and reported; following them is tested in test_reanchor.py
+    cfg = repo / ".gitmem/config.toml"
+    cfg.write_text(cfg.read_text().replace("follow_moves = true", "follow_moves = false"))
 
     mem_py = run_json(repo, "remember", "Config load order is env > yaml > defaults", "--type", "decision",
                       "--anchor", "app/config.py::parse_config")["id"]

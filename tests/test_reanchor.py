@@ -104,3 +104,27 @@ def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> Non
     assert rows[0]["commit"] == c2 and any(r["commit"] == c1 and "csvish.py::parse" in r["what"] for r in rows)
     assert "comment only" not in [r["subject"] for r in rows]  # the symbol's code did not change
     assert rows[-1]["what"] == "memory written"
+
+
+def test_post_commit_lets_a_moved_memory_follow_its_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init")  # with the git hooks
+    code, out, _ = run_cli(repo, "remember", "render joins", "--anchor", "csvish.py::render", "--json")
+    mid = json.loads(out)["id"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    git(repo, "mv", "csvish.py", "csvlite.py")
+    proc = subprocess.run(["git", "commit", "-qm", "rename"], cwd=repo, capture_output=True, text=True)
+    assert "1 memory followed its moved code" in proc.stderr
+    shown = json.loads(run_cli(repo, "show", mid, "--json")[1])
+    assert [a["anchor"] for a in shown["anchors"]] == ["csvlite.py::render"] and shown["status"] == "fresh"
+    # switched off: reported as moved instead
+    (repo / ".gitmem" / "config.toml").write_text("[review]\nfollow_moves = false\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory followed; config")
+    git(repo, "mv", "csvlite.py", "csv2.py")
+    proc = subprocess.run(["git", "commit", "-qm", "rename again"], cwd=repo, capture_output=True, text=True)
+    assert "moved with its code" in proc.stderr
