@@ -77,9 +77,11 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
     for b in breaks(repo, memories_touching(team, touched), base_sha, head):
         if f".gitmem/memories/{b.memory.id}.md" not in touched:
             problems.append(Problem("invariant", b.memory.id, b.line()))
+    existed = set(repo.files_at(base_sha))
     for m in memories_touching(team, touched):
-        if f".gitmem/memories/{m.id}.md" in touched:
-            continue  # the change updated, re-anchored, retired or superseded it
+        mfile = f".gitmem/memories/{m.id}.md"
+        if mfile in touched and mfile in existed:
+            continue  # the change updated, re-anchored, retired or superseded it (a memory shared in it is new)
         ms = memory_status(resolver, m, head)
         for a in ms.anchors:
             if a.status == Status.FRESH or a.anchor.commit in in_change:

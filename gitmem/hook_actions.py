@@ -78,7 +78,10 @@ def post_commit(store: Store) -> str | None:
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
-    followed = follow_moves(store, result.went_out_of_date)
+    try:
+        followed = follow_moves(store, result.went_out_of_date)
+    except Exception:  # noqa: BLE001 - following is a convenience: never lose the report for it
+        followed = []
     went = [ms for ms in result.went_out_of_date if ms.memory.id not in followed]
     line = summary_line(went)
     if followed:
@@ -98,17 +101,38 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     """Re-anchor the memories whose only change is code that moved (``[review] follow_moves``, default on).
 
     The code itself did not change, so the memory is as true as before; its anchors
-    just follow the code to its new file or name. Returns the ids re-anchored.
+    follow the code to its new file or name, recorded against HEAD (what was
+    committed, not the work tree). Skipped while a rebase, cherry-pick, revert, am
+    or merge is in progress (a written file would stop the next step), and for a
+    memory whose files have uncommitted changes. Returns the ids re-anchored;
+    a memory that cannot be re-anchored is left for review.
     """
     if not store.config.get("review", {}).get("follow_moves", True):
         return []
+    repo = store.repo
+    git_dir = Path(repo.run("rev-parse", "--absolute-git-dir"))
+    if any((git_dir / n).exists() for n in ("rebase-merge", "rebase-apply", "sequencer", "CHERRY_PICK_HEAD",
+                                            "REVERT_HEAD", "MERGE_HEAD")):
+        return []
+    from .analyzer import anchored_paths
+    from .errors import GitmemError
     from .reanchor import reanchor
 
+    head = repo.head()
+    dirty = set(repo.dirty_files())
     done = []
     for ms in went:
-        if ms.status == Status.MOVED and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors):
-            reanchor(store, ms.memory.id)
-            done.append(ms.memory.id)
+        if ms.status != Status.MOVED or not all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors):
+            continue
+        now = {a.path_now for a in ms.anchors if a.path_now} | anchored_paths(ms.memory)
+        if now & dirty or store.path_for(ms.memory).exists() and \
+                repo.relpath(str(store.path_for(ms.memory))) in dirty:
+            continue
+        try:
+            reanchor(store, ms.memory.id, rev=head)
+        except GitmemError:
+            continue
+        done.append(ms.memory.id)
     return done
 
 

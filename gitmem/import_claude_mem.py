@@ -70,18 +70,25 @@ def _json_list(value: Any) -> list[str]:
     return [str(x) for x in data] if isinstance(data, list) else [str(data)]
 
 
+def _epoch_ms(epoch: Any) -> int:
+    """A row's time in ms since the epoch (0 when missing or nonsense; seconds taken as seconds)."""
+    try:
+        v = int(epoch or 0)
+    except (TypeError, ValueError):
+        return 0
+    v = v * 1000 if v < 10**11 else v
+    return v if 0 <= v < 2**47 else 0
+
+
 def _memory_id(db: Path, table: str, row_id: Any, epoch: Any) -> str:
     """A ULID with the row's time and 80 bits of sha256(database, table, row id): stable across imports."""
-    ms = int(epoch or 0)
-    ms = ms * 1000 if ms < 10**11 else ms  # seconds or milliseconds
+    ms = _epoch_ms(epoch)
     digest = hashlib.sha256(f"claude-mem:{db.name}:{table}:{row_id}".encode()).digest()
     return str(ULID.from_bytes(max(0, ms).to_bytes(6, "big") + digest[:10]))
 
 
 def _stamp(epoch: Any) -> str:
-    ms = int(epoch or 0)
-    secs = ms / 1000 if ms >= 10**11 else ms
-    return dt.datetime.fromtimestamp(secs, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(_epoch_ms(epoch) / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _rows(con: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
@@ -120,7 +127,7 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
     def rel(p: str) -> str | None:
         q = Path(p)
         if not q.is_absolute():
-            return p.removeprefix("./") if (root / p).is_file() else None
+            q = root / p
         try:
             r = q.resolve().relative_to(root).as_posix()
         except (ValueError, OSError):

@@ -47,8 +47,10 @@ def _pick(base: Any, ours: Any, theirs: Any, theirs_later: bool) -> Any:
     return theirs if theirs_later else ours
 
 
-def _union(ours: list[Any], theirs: list[Any]) -> list[Any]:
-    return list(dict.fromkeys([*ours, *theirs]))
+def _union(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
+    """Three-way union: what either side added, minus what either side removed from the base."""
+    b = set(base)
+    return [x for x in dict.fromkeys([*ours, *theirs]) if not (x in b and (x not in ours or x not in theirs))]
 
 
 def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[Memory, bool]:
@@ -59,7 +61,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[M
     for f in _SINGLE:
         setattr(merged, f, _pick(getattr(base, f), getattr(ours, f), getattr(theirs, f), later))
     for f in _LISTS:
-        setattr(merged, f, _union(getattr(ours, f), getattr(theirs, f)))
+        setattr(merged, f, _union(getattr(base, f), getattr(ours, f), getattr(theirs, f)))
     b = {a.key: a for a in base.anchors}
     o = {a.key: a for a in ours.anchors}
     t = {a.key: a for a in theirs.anchors}

@@ -40,8 +40,8 @@ class Reanchored:
     dropped: list[str] = field(default_factory=list)
 
 
-def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False) -> Reanchored:
-    """Re-anchor memory ``mem_id`` (or a unique id prefix) to the working tree and write it.
+def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str | None = WORKTREE) -> Reanchored:
+    """Re-anchor memory ``mem_id`` (or a unique id prefix) to the working tree (or commit ``rev``) and write it.
 
     Raises:
         MemoryNotFound: no such memory.
@@ -49,8 +49,10 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False) -> Reanch
         AnchorError: a moved anchor's new place cannot be anchored (e.g. became a nested repository).
     """
     m = store.get(mem_id)
+    if m.retired:
+        raise ReanchorError(f"{m.id} was retired on {m.retired}", "re-anchor the memory that superseded it")
     resolver = Resolver(store.repo)
-    ms = memory_status(resolver, m, WORKTREE)
+    ms = memory_status(resolver, m, rev)
     out = Reanchored(m)
     anchors: list[Anchor] = []
     for st in ms.anchors:
@@ -66,7 +68,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False) -> Reanch
             continue
         path = st.path_now or a.path
         symbol = (st.symbol_now or a.symbol) if a.symbol else None
-        new = resolver.make(path, symbol, WORKTREE)
+        new = resolver.make(path, symbol, rev)
         anchors.append(new)
         if new.key != a.key:
             out.changes.append(f"{a.key} → {new.key} ({st.status.value})")

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 import click
 
 from .anchors import Resolver
+from .errors import GitmemError
 from .git import WORKTREE
 from .lifecycle import retire, supersede
 from .memories import RememberRequest
-from .model import AnchorStatus, MemoryStatus, Status
+from .model import AnchorStatus, Memory, MemoryStatus, Status
 from .reanchor import reanchor
 from .store import Store
 
@@ -107,29 +108,45 @@ def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
         echo("")
         choice = click.prompt("[k]eep (re-anchor)  [e]dit  [r]etire  [s]upersede  [n] skip  [q]uit",
                               type=click.Choice(["k", "e", "r", "s", "n", "q"]), show_choices=False, default="n")
-        if choice == "q":
+        try:
+            _act(store, m, choice, res, echo)
+        except _Quit:
             res.skipped += [x.memory.id for x in todo[i - 1:]]
             break
-        if choice == "n":
+        except (GitmemError, click.ClickException) as e:
+            msg = e.message if isinstance(e, GitmemError) else e.format_message()
+            echo(f"error: {msg} — {m.id} left as it was")
             res.skipped.append(m.id)
-        elif choice == "k":
-            reanchor(store, m.id, drop_deleted=True)
-            res.kept.append(m.id)
-            echo(f"kept {m.id}: re-anchored to the code as it is now")
-        elif choice == "e":
-            path = store.find_path(m.id)
-            click.edit(filename=str(path))
-            reanchor(store, m.id, drop_deleted=True)
-            res.edited.append(m.id)
-            echo(f"edited {m.id} and re-anchored it")
-        elif choice == "r":
-            reason = click.prompt("reason (optional)", default="", show_default=False)
-            retire(store, m.id, reason)
-            res.retired.append(m.id)
-            echo(f"retired {m.id}")
-        elif choice == "s":
-            text = click.prompt("the replacement memory (first line = title)")
-            sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
-            res.superseded.append(m.id)
-            echo(f"{sup.new.id} supersedes {m.id}")
     return res
+
+
+class _Quit(Exception):
+    pass
+
+
+def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable[[str], None]) -> None:
+    """Carry out one review choice for memory ``m``; raises ``_Quit`` for q."""
+    if choice == "q":
+        raise _Quit()
+    if choice == "n":
+        res.skipped.append(m.id)
+    elif choice == "k":
+        reanchor(store, m.id, drop_deleted=True)
+        res.kept.append(m.id)
+        echo(f"kept {m.id}: re-anchored to the code as it is now")
+    elif choice == "e":
+        path = store.find_path(m.id)
+        click.edit(filename=str(path))
+        reanchor(store, m.id, drop_deleted=True)
+        res.edited.append(m.id)
+        echo(f"edited {m.id} and re-anchored it")
+    elif choice == "r":
+        reason = click.prompt("reason (optional)", default="", show_default=False)
+        retire(store, m.id, reason)
+        res.retired.append(m.id)
+        echo(f"retired {m.id}")
+    elif choice == "s":
+        text = click.prompt("the replacement memory (first line = title)")
+        sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
+        res.superseded.append(m.id)
+        echo(f"{sup.new.id} supersedes {m.id}")

@@ -25,7 +25,7 @@ from .anchors import Resolver
 from .errors import GitmemError
 from .git import WORKTREE
 from .hookindex_sync import record_written
-from .memfile import valid_id
+from .memfile import check_anchor_path, valid_id
 from .model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 from .serialize import memory_json
 from .store import Store, new_id, utc_now
@@ -58,15 +58,17 @@ def _anchor(resolver: Resolver, store: Store, raw: dict, report: ImportReport) -
     commit = raw.get("commit")
     key = raw.get("anchor") or raw.get("path") or ""
     if kind == KIND_COMMIT:
-        if commit and store.repo.commit_exists(commit):
+        if isinstance(commit, str) and _SHA.fullmatch(commit) and store.repo.commit_exists(commit):
             return Anchor(path=None, commit=commit, kind=KIND_COMMIT)
         report.dropped_anchors.append(key)
         return None
     path, symbol = raw.get("path"), raw.get("symbol")
-    if not isinstance(path, str) or not path:
+    if (not isinstance(path, str) or not path or check_anchor_path(path) or path == ".git"
+            or path.startswith(".git/") or (symbol is not None and not isinstance(symbol, str))):
         report.dropped_anchors.append(str(key))
         return None
-    if commit and store.repo.commit_exists(commit) and raw.get("fingerprint"):
+    if (isinstance(commit, str) and _SHA.fullmatch(commit) and store.repo.commit_exists(commit)
+            and isinstance(raw.get("fingerprint"), str) and store.repo.read(commit, path) is not None):
         span = raw.get("span")
         return Anchor(path=path, symbol=symbol, commit=commit, kind=kind,
                       span=(int(span[0]), int(span[1])) if isinstance(span, list) and len(span) == 2 else None,
@@ -78,6 +80,7 @@ def _anchor(resolver: Resolver, store: Store, raw: dict, report: ImportReport) -
         return None
 
 
+_SHA = re.compile(r"[0-9a-f]{40}")
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 

@@ -72,3 +72,18 @@ def test_both_rewrite_the_body_conflict_named_by_doctor(tmp_path: Path, run_cli)
     assert code == 1
     assert any(c["level"] == "error" and f"{mid}.md" in c["message"] and "conflict" in c["message"]
                for c in json.loads(out)["checks"])
+
+
+def test_a_fact_removed_on_one_side_stays_removed(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid, path = _repo(tmp_path, run_cli)
+    _edit(path, facts=["right fact", "wrong fact"])
+    commit(repo, "facts")
+    git(repo, "checkout", "-q", "-b", "a")
+    _edit(path, facts=["right fact"])
+    commit(repo, "a: drop the wrong fact")
+    git(repo, "checkout", "-q", "main")
+    _edit(path, body="New body.")
+    commit(repo, "main: body")
+    assert subprocess.run(["git", "merge", "-q", "--no-edit", "a"], cwd=repo).returncode == 0
+    merged = read(path)[0]
+    assert merged.facts == ["right fact"] and merged.body == "New body."

@@ -128,3 +128,28 @@ def test_post_commit_lets_a_moved_memory_follow_its_code(tmp_path: Path, run_cli
     git(repo, "mv", "csvlite.py", "csv2.py")
     proc = subprocess.run(["git", "commit", "-qm", "rename again"], cwd=repo, capture_output=True, text=True)
     assert "moved with its code" in proc.stderr
+
+
+def test_following_moves_never_stops_a_rebase(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, "other.txt": "1\n"})
+    run_cli(repo, "init")
+    code, out, _ = run_cli(repo, "remember", "render joins", "--anchor", "csvish.py::render", "--json")
+    mid = json.loads(out)["id"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    git(repo, "checkout", "-q", "-b", "feat")
+    git(repo, "mv", "csvish.py", "csvlite.py")
+    git(repo, "commit", "-qm", "rename", "--no-verify")
+    git(repo, "checkout", "--", ".")  # the hook may have re-anchored: start pick 2 from a clean tree
+    mfile = repo / ".gitmem" / "memories" / f"{mid}.md"
+    git(repo, "checkout", "-q", "HEAD", "--", str(mfile))
+    mfile.write_text(mfile.read_text().replace("render joins", "render joins with commas"))
+    git(repo, "commit", "-qam", "edit memory")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "unrelated", {"other.txt": "2\n"})
+    git(repo, "checkout", "-q", "feat")
+    proc = subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

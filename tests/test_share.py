@@ -77,3 +77,23 @@ def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None
     git(repo, "commit", "-qam", "parse semicolons")
     assert "csvish.py" in _files_of(repo)
     assert "share.policy" in (repo / ".gitmem" / "local" / "logs" / "hooks.log").read_text()
+
+
+def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _repo(tmp_path, run_cli)
+    legacy = repo / ".git" / "hooks" / "pre-commit.legacy"
+    legacy.write_text("#!/bin/sh\nexit 1\n")
+    legacy.chmod(0o755)
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    proc = __import__("subprocess").run(["git", "commit", "-qam", "x"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 1 and "shared" not in proc.stderr
+    assert (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+
+
+def test_a_memory_shared_with_the_commit_that_makes_it_stale_fails_check(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _repo(tmp_path, run_cli)
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    git(repo, "commit", "-qam", "parse semicolons")
+    assert f".gitmem/memories/{mid}.md" in _files_of(repo)
+    code, out, _ = run_cli(repo, "check", "--base", "HEAD~1")
+    assert code == 1 and out.startswith(f"stale: {mid}")

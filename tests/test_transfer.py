@@ -50,3 +50,23 @@ def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, r
     code, out, _ = run_cli(b, "show", r["written"][0], "--json")
     m = json.loads(out)
     assert [a["anchor"] for a in m["anchors"]] == ["csvish.py::parse"] and m["status"] == "fresh"
+
+
+def test_hostile_anchors_are_dropped_not_written(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "a")
+    head = commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    anchors = [{"anchor": "../../etc/passwd", "path": "../../etc/passwd", "kind": "file", "commit": head,
+                "fingerprint": "x"},
+               {"anchor": "/etc/passwd::root", "path": "/etc/passwd", "symbol": "root", "kind": "function"},
+               {"anchor": ".git/config", "path": ".git/config", "kind": "file", "commit": head, "fingerprint": "x"},
+               {"anchor": "commit:HEAD", "kind": "commit", "commit": "HEAD"},
+               {"anchor": "csvish.py::parse", "path": "csvish.py", "symbol": "parse", "kind": "function"}]
+    line = json.dumps({"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "type": "gotcha", "title": "t", "anchors": anchors})
+    (tmp_path / "h.jsonl").write_text(line + "\n")
+    code, out, _ = run_cli(repo, "import", str(tmp_path / "h.jsonl"), "--json")
+    r = json.loads(out)
+    assert code == 0 and len(r["dropped_anchors"]) == 4
+    assert json.loads(run_cli(repo, "doctor", "--json")[1])["checks"]
+    shown = json.loads(run_cli(repo, "show", "01ARZ3NDEKTSV4RRFFQ69G5FAV", "--json")[1])
+    assert [a["anchor"] for a in shown["anchors"]] == ["csvish.py::parse"]

@@ -36,7 +36,7 @@ HOOK_NAMES: tuple[str, ...] = ("post-commit", "post-merge", "post-checkout", "po
 
 #: Format version of the shim, written in its marker line. Bump it whenever
 #: ``resources/hook-tmpl`` changes so that ``install`` upgrades older shims.
-SHIM_VERSION = 1
+SHIM_VERSION = 2
 
 #: Suffix a foreign hook gets when gitmem's shim takes its place.
 LEGACY_SUFFIX = ".legacy"
