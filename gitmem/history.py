@@ -66,13 +66,18 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     first_commit = entries[-1].commit if entries else None
     resolver = Resolver(store.repo)
     seen: set[tuple[str, str]] = set()
+    from .analyzer import memory_status
+    from .git import WORKTREE
+
+    now = {st.anchor.key: st.path_now for st in memory_status(resolver, m, WORKTREE).anchors}
     for a in m.anchors:
         if a.kind == KIND_COMMIT or not a.path:
             continue
+        log_path = now.get(a.key) or a.path  # --follow walks back from where the file is now
         start = first_commit or a.commit  # since the memory was written (re-anchoring moves a.commit)
         rng = [f"{start}..HEAD"] if start else ["HEAD"]
         for sha, t, author, subject, name in _log(store, "--follow", f"-n{MAX_CODE_COMMITS}", *rng, "--",
-                                                  a.path):
+                                                  log_path):
             if (sha, a.key) in seen:
                 continue
             seen.add((sha, a.key))

@@ -153,3 +153,14 @@ def test_following_moves_never_stops_a_rebase(tmp_path: Path, run_cli) -> None: 
     git(repo, "checkout", "-q", "feat")
     proc = subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_log_follows_a_renamed_file(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo, mid = _setup(tmp_path, run_cli)
+    commit(repo, "memory")
+    (repo / ".gitmem" / "config.toml").write_text("[review]\nfollow_moves = false\n")
+    git(repo, "mv", "csvish.py", "csvlite.py")
+    commit(repo, "rename")
+    commit(repo, "parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    rows = json.loads(run_cli(repo, "log", mid, "--json")[1])
+    assert any(r["subject"] == "parse strips" and r["kind"] == "code" for r in rows)
