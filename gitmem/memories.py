@@ -14,7 +14,7 @@ from typing import Callable
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError
 from .git import WORKTREE
-from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec
+from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec, unique_anchors
 from .store import Store, new_id, utc_now
 
 #: Titles longer than this are cut at a word boundary (characters).
@@ -84,13 +84,7 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
             line = anchor.span[0] if anchor.span else "?"
             warn(f"{rel} defines {symbol} more than once: anchored the first (line {line}); "
                  f"use {symbol}#2, #3 … for the others")
-    keys: set[str] = set()
-    unique = []
-    for a in out:
-        if a.key not in keys:
-            keys.add(a.key)
-            unique.append(a)
-    return unique
+    return unique_anchors(out)
 
 
 def _user_path(store: Store, path: str, cwd: str | None) -> str:

@@ -131,6 +131,14 @@ class Anchor:
         return self.path or ""
 
 
+def unique_anchors(anchors: list[Anchor]) -> list[Anchor]:
+    """``anchors`` without repeats of an anchor key, first occurrence kept, order kept."""
+    first: dict[str, Anchor] = {}
+    for a in anchors:
+        first.setdefault(a.key, a)
+    return list(first.values())
+
+
 def parse_anchor_spec(spec: str) -> tuple[str | None, str | None, str | None]:
     """Split a user-given anchor ``PATH[::SYMBOL]`` or ``commit:REV``.
 

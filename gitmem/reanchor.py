@@ -23,7 +23,7 @@ from .anchors import Resolver
 from .analyzer import memory_status
 from .errors import GitmemError
 from .git import WORKTREE
-from .model import KIND_COMMIT, Anchor, Memory, Status
+from .model import KIND_COMMIT, Anchor, Memory, Status, unique_anchors
 from .store import Store, utc_now
 
 
@@ -74,8 +74,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
             out.changes.append(f"{a.key} → {new.key} ({st.status.value})")
         elif st.status != Status.FRESH:
             out.changes.append(f"{a.key} re-anchored over its changed code ({st.status.value})")
-    keys: set[str] = set()
-    m.anchors = [a for a in anchors if not (a.key in keys or keys.add(a.key))]  # type: ignore[func-returns-value]
+    m.anchors = unique_anchors(anchors)
     m.updated = utc_now()
     store.save(m)
     from .hookindex_sync import record_written

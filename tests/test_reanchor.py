@@ -58,7 +58,8 @@ def test_retire_keeps_the_file_and_leaves_every_listing(tmp_path: Path, run_cli)
     commit(repo, "parse strips", {"csvish.py": CODE.replace("text.split(',')", "[t for t in text.split(',')]")})
     assert json.loads(run_cli(repo, "stale", "--json")[1])[0]["id"] == mid
     code, out, err = run_cli(repo, "retire", mid, "--reason", "parse no longer splits on commas only", "--json")
-    assert code == 0, err and json.loads(out)["retired"]
+    assert code == 0, err
+    assert json.loads(out)["retired"]
     text = (repo / ".gitmem" / "memories" / f"{mid}.md").read_text()
     assert "retired: " in text and "Retired: parse no longer splits" in text
     assert json.loads(run_cli(repo, "stale", "--json")[1]) == []

@@ -42,7 +42,7 @@ from ..focus import changed_symbols
 from ..git import WORKTREE
 from ..memfile import memory_from_dict, memory_to_dict, write_atomic
 from ..memories import derive_title
-from ..model import KIND_COMMIT, Anchor, Memory
+from ..model import KIND_COMMIT, Anchor, Memory, unique_anchors
 from ..store import Store, new_id, utc_now
 from . import llm as llm_mod
 from . import redact, spool
@@ -180,7 +180,7 @@ def edited_anchors(store: Store, resolver: Resolver, d: SessionDigest) -> list[A
                 out.append(resolver.make(path, None, WORKTREE))
         except GitmemError:
             continue
-    return _unique(out)[:MAX_ANCHORS]
+    return unique_anchors(out)[:MAX_ANCHORS]
 
 
 def observation_anchors(store: Store, resolver: Resolver, obs: llm_mod.Observation,
@@ -211,7 +211,7 @@ def observation_anchors(store: Store, resolver: Resolver, obs: llm_mod.Observati
                 out.append(resolver.make(f, None, WORKTREE))
             except GitmemError:
                 pass
-    return _unique(out)[:MAX_ANCHORS]
+    return unique_anchors(out)[:MAX_ANCHORS]
 
 
 def _rel(root: Path, path: str) -> str | None:
@@ -225,16 +225,6 @@ def _rel(root: Path, path: str) -> str | None:
             return None
     p = p.removeprefix("./")
     return None if p.startswith("../") or p.startswith(".gitmem/") else p
-
-
-def _unique(anchors: list[Anchor]) -> list[Anchor]:
-    seen: set[str] = set()
-    out = []
-    for a in anchors:
-        if a.key not in seen:
-            seen.add(a.key)
-            out.append(a)
-    return out
 
 
 # -- near duplicates --------------------------------------------------------------------------------
@@ -302,7 +292,7 @@ def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
         old.confidence = round(min(1.0, old.confidence + CONFIDENCE_STEP), 2)
         old.facts = list(dict.fromkeys(old.facts + new.facts))
         old.tags = list(dict.fromkeys(old.tags + new.tags))
-        old.anchors = _unique(old.anchors + new.anchors)[:MAX_ANCHORS]
+        old.anchors = unique_anchors(old.anchors + new.anchors)[:MAX_ANCHORS]
         old.updated = utc_now()
         if old not in plan.write:
             plan.write.append(old)
@@ -378,7 +368,7 @@ def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: l
     facts = [f"Ran: {c}" for c in notable_commands(d.commands)]  # failures are environment noise more often than not
     now = utc_now()
     if prev is not None:
-        prev.anchors = _unique(prev.anchors + anchors)[:MAX_ANCHORS]
+        prev.anchors = unique_anchors(prev.anchors + anchors)[:MAX_ANCHORS]
         prev.body = body or prev.body
         prev.facts = list(dict.fromkeys(prev.facts + facts))[:12]
         prev.updated = now
