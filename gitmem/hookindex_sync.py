@@ -186,6 +186,13 @@ def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE)
     hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
 
 
+def _log_failure(root: Path, what: str, e: BaseException) -> None:
+    """One line in the hook log (``gitmem doctor`` reports recent ones); never raises."""
+    from .hook_entry import _append_log, _now, hook_log_path
+
+    _append_log(hook_log_path(root), f"{_now()} hook-index {what} ERROR {type(e).__name__}: {e}\n")
+
+
 def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | None = WORKTREE) -> None:
     """Record statuses (at the working tree, or at commit ``rev``) that a caller computed anyway.
 
@@ -204,8 +211,8 @@ def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | 
             con.commit()
         finally:
             con.close()
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception as e:  # noqa: BLE001 - a cache: logged, and the next full sync repairs it
+        _log_failure(store.repo.root, "record statuses", e)
 
 
 def record_written(store: Store, written: list[Memory], removed: list[str] = ()) -> None:  # type: ignore[assignment]
@@ -233,8 +240,8 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             con.commit()
         finally:
             con.close()
-    except Exception:  # noqa: BLE001 - a cache: the next full sync repairs it
-        pass
+    except Exception as e:  # noqa: BLE001 - a cache: logged, and the next full sync repairs it
+        _log_failure(root, "record written memories", e)
 
 
 class HookIndexSource:
