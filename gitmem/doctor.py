@@ -62,7 +62,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     for e in loaded.errors:
         r.add("memory", "error", e.message, e.hint)
     r.add("memories", "ok" if not loaded.errors else "error",
-          f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid")
+          f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid"
+          + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
     for h in git_hooks.status(store.repo):
         if h.will_run and h.ours_current:
             extra = f" (chained: {h.legacy.name})" if h.legacy else ""

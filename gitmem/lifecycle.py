@@ -83,6 +83,7 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
         req.cwd = None
     req.type = req.type or old.type
     req.scope = old.scope
+    req.invariant = req.invariant or old.invariant  # "these places change together" still holds for the new text
     new = remember(store, req)
     new.supersedes = [old.id]
     store.save(new)

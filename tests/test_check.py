@@ -84,3 +84,14 @@ def test_invariant_sites_must_change_together(tmp_path: Path, run_cli) -> None: 
     assert code == 0, out
     code, _, err = run_cli(repo, "remember", "one site only", "--invariant", "--anchor", "docs.py")
     assert code == 1 and "at least two anchors" in err
+
+
+def test_a_superseded_invariant_stays_an_invariant(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, "docs.py": "def separator():\n    return ','\n"})
+    run_cli(repo, "init", "--no-hooks")
+    code, out, _ = run_cli(repo, "remember", "separator in two places", "--invariant", "--anchor",
+                           "csvish.py::parse", "--anchor", "docs.py::separator", "--json")
+    code, out, err = run_cli(repo, "supersede", json.loads(out)["id"], "the separator lives in two places", "--json")
+    assert code == 0, err
+    assert json.loads(run_cli(repo, "show", json.loads(out)["id"], "--json")[1])["invariant"] is True
