@@ -66,6 +66,25 @@ def memories_touching(memories: Iterable[Memory], paths: set[str]) -> list[Memor
     return [m for m in memories if anchored_paths(m) & paths]
 
 
+def memories_on(store: Store, paths: set[str]) -> list[Memory]:
+    """The memories anchored to one of ``paths``, sorted by id.
+
+    Read from the hook index (rows brought up to date by a quick ``catalog``
+    refresh), so the cost follows the memories on those paths, not all of them;
+    from every file when the hook index cannot be opened.
+    """
+    from . import catalog, hookindex
+
+    con = catalog.open_current(store) if paths else None
+    if con is None:
+        return memories_touching(store.load_all().memories.values(), paths) if paths else []
+    try:
+        ids = hookindex.ids_on_paths(con, paths, moved=False)
+        return sorted(memories_touching(catalog.load(con, sorted(ids)).values(), paths), key=lambda m: m.id)
+    finally:
+        con.close()
+
+
 def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None) -> CommitAnalysis:
     """Analyse one commit against its first parent (root commit: against the empty tree).
 
@@ -81,9 +100,9 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
     changed: set[str] = set()
     for ch in resolver.changes(parent, sha):
         changed.update(p for p in (ch.old_path, ch.new_path) if p)
-    mems = list(memories) if memories is not None else list(store.load_all().memories.values())
+    mems = memories_touching(memories, changed) if memories is not None else memories_on(store, changed)
     result = CommitAnalysis(sha)
-    for m in memories_touching(mems, changed):
+    for m in mems:
         ms = memory_status(resolver, m, sha)
         result.affected.append(ms)
         if any(a.status != Status.FRESH and a.commit == sha for a in ms.anchors):
@@ -94,8 +113,7 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
 
 def analyze_paths(store: Store, rev: str | None, paths: set[str]) -> list[MemoryStatus]:
     """Re-check the memories anchored to ``paths`` at ``rev`` and update the cache."""
-    mems = memories_touching(store.load_all().memories.values(), paths)
-    statuses = evaluate(store, rev, mems)
+    statuses = evaluate(store, rev, memories_on(store, paths))
     if rev is not WORKTREE:
         update_cache(store, rev, statuses)
     return statuses

@@ -15,6 +15,7 @@ import platform
 import sys
 import traceback
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import click
@@ -380,7 +381,16 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
 
     store = _store()
     target = store.repo.resolve(rev) if rev else WORKTREE
-    statuses = evaluate(store, target)
+    statuses = None
+    if target is WORKTREE and not show_all:
+        from .hookindex_sync import not_fresh
+
+        try:
+            statuses = not_fresh(store)  # cost follows what changed, not the number of memories
+        except Exception:  # noqa: BLE001 - the hook index is a cache: evaluate everything instead
+            statuses = None
+    if statuses is None:
+        statuses = evaluate(store, target)
     if target is not WORKTREE:
         update_cache(store, target, statuses)
     _warn_invalid(store)
@@ -669,30 +679,35 @@ def sync(rebuild: bool, quiet: bool) -> None:
       gitmem sync
       gitmem sync --rebuild
     """
-    from .search import open_index, sync_index
+    from .hookindex_sync import sync_hook_index
+    from .search import close_source, open_index, sync_index
 
     store = _store()
-    loaded = store.load_all()
     index = open_index(store)
-    if rebuild:
-        mems = loaded.memories
-        res = index.rebuild(loaded.hashes, lambda i: mems[i])
-    else:
-        _, res, _ = sync_index(store, loaded, index)
-    from .hookindex_sync import sync_hook_index
-
     if rebuild:
         from .hookindex import db_path
 
-        db_path(store.repo.root).unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db_path(store.repo.root)) + suffix).unlink(missing_ok=True)
     try:
-        sync_hook_index(store, loaded)  # the hooks' SQLite mirror, too
-    except Exception as e:  # noqa: BLE001 - a cache: report, do not fail the LanceDB sync that worked
+        sync_hook_index(store, full=True)  # the hooks' SQLite mirror: every file stat-ed, changed ones read
+    except Exception as e:  # noqa: BLE001 - a cache: report, the LanceDB sync reads the files itself
         _warn(f"the hook index was not updated ({type(e).__name__}: {e})")
+    if rebuild:
+        loaded = store.load_all()
+        mems = loaded.memories
+        res = index.rebuild(loaded.hashes, lambda i: mems[i])
+        errors = loaded.errors
+    else:
+        _, res, src = sync_index(store, None, index)
+        close_source(src)
+        from .catalog import file_errors
+
+        errors = file_errors(store)
     if not quiet:
-        _warn_invalid(store, loaded)
+        _warn_invalid(store, SimpleNamespace(errors=errors))
     obj = {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
-           "reason": res.reason, "invalid": len(loaded.errors)}
+           "reason": res.reason, "invalid": len(errors)}
     if quiet and not _State.json:
         return
     _out(obj, f"gitmem: index {'rebuilt (' + res.reason + ')' if res.rebuilt else 'synced'}: "
@@ -852,8 +867,9 @@ def _warn(message: str) -> None:
 
 
 def _warn_invalid(store: Any, loaded: Any = None) -> None:
-    loaded = loaded or store.load_all()
-    for e in loaded.errors:
+    from .catalog import file_errors
+
+    for e in (loaded.errors if loaded is not None else file_errors(store)):
         if _State.json:
             click.echo(dumps({"warning": e.message, "hint": e.hint}), err=True)
         else:

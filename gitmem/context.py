@@ -40,6 +40,21 @@ class CandidateSource(Protocol):
     def candidates(self, focus: Focus) -> LoadResult: ...
 
 
+def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
+    """The hook index as a candidate source, its rows brought up to date; None when it cannot be opened.
+
+    ``recent`` as in ``hookindex_sync.open_source``: enough of the newest to fill ``budget``.
+    """
+    from . import catalog
+    from .hookindex_sync import HookIndexSource
+    from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+
+    con = catalog.open_current(store)
+    if con is None:
+        return None
+    return HookIndexSource(con, max(200, 3 * budget * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS))
+
+
 @dataclass
 class ContextResult:
     """The packed context and how it was made.
@@ -83,22 +98,40 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
                         include_dirty=include_dirty, include_branch=include_branch)
     text_ids: list[str] = []
     cache_path = store.cache_dir / "imports.json" if store.dir.is_dir() else None
-    if source is not None and not (prompt.strip() and use_index):
-        if include_imports:
-            add_import_neighbours(repo, focus, source.anchored_paths(), cache_path=cache_path)
-        loaded = source.candidates(focus)
-        total = source.total
-    else:
-        loaded = loaded if loaded is not None else store.load_all()
-        if prompt.strip() and use_index:
-            from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
+    own = None
+    if source is None and loaded is None:
+        own = _mirror_source(store, budget)
+        source = own
+    try:
+        if source is not None and not (prompt.strip() and use_index and own is None):
+            if prompt.strip() and use_index:
+                from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
-            index, _, loaded = sync_index(store, loaded, strict=False)
-            text_ids = [h.id for h in relevant(search_healing(store, index, loaded, prompt, TEXT_CANDIDATES))]
-        if include_imports:
-            anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
-            add_import_neighbours(repo, focus, anchored, cache_path=cache_path)
-        total = len(loaded.memories)
+                index, _, src = sync_index(store, strict=False)
+                try:
+                    text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
+                finally:
+                    from .search import close_source
+
+                    close_source(src)
+            if include_imports:
+                add_import_neighbours(repo, focus, source.anchored_paths(), cache_path=cache_path)
+            loaded = source.candidates(focus, text_ids) if own is not None else source.candidates(focus)
+            total = source.total
+        else:
+            loaded = loaded if loaded is not None else store.load_all()
+            if prompt.strip() and use_index:
+                from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
+
+                index, _, src = sync_index(store, loaded, strict=False)
+                text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
+            if include_imports:
+                anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
+                add_import_neighbours(repo, focus, anchored, cache_path=cache_path)
+            total = len(loaded.memories)
+    finally:
+        if own is not None:
+            own.con.close()
     ranked = rank(list(loaded.memories.values()), focus, text_ids)
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}

@@ -12,7 +12,13 @@ all. So the hooks read this file instead: ``.gitmem/local/cache/hooks.sqlite``
 * ``fts``: an FTS5 table over title, body, facts, tags and anchors with
   identifiers split (``textsplit.split_identifiers``), ranked by SQLite's
   ``bm25()`` (Robertson & Zaragoza's BM25, k1 = 1.2, b = 0.75);
-* ``meta``: the signature of the memory folders the rows were built from.
+* ``files``: per memory file, the inode, stat key and content hash it was read
+  with, the id it holds and its state (ok, retired, error, duplicate) — kept by
+  ``gitmem.catalog``, which reads only the files that changed;
+* ``tombstones``: ids removed, with the sequence number of the change, so the
+  LanceDB index can follow the rows change by change;
+* ``meta``: the signature of the memory folders the rows were built from, the
+  sequence number and generation of the rows, the state statuses were checked at.
 
 Written by ``gitmem.hookindex_sync`` (in processes that may be slow); read here
 with the standard library only. Readers never block on a writer (WAL journal).
@@ -33,7 +39,7 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 from .textsplit import query_terms, split_identifiers
 
 #: Schema version; a file with another version is rebuilt.
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
 #: Folders whose modification times make up the signature (relative to the root).
 MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
@@ -43,7 +49,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY, type TEXT, title TEXT, body TEXT, facts TEXT, tags TEXT, anchors TEXT,
     scope TEXT, updated TEXT, confidence REAL, digest TEXT,
-    status TEXT, reason TEXT, checked TEXT, memory TEXT);
+    status TEXT, reason TEXT, checked TEXT, memory TEXT, file TEXT, seq INTEGER DEFAULT 0);
+CREATE INDEX IF NOT EXISTS memories_updated ON memories(updated, id);
+CREATE INDEX IF NOT EXISTS memories_seq ON memories(seq);
+CREATE TABLE IF NOT EXISTS files (file TEXT PRIMARY KEY, ino INTEGER, stat TEXT, digest TEXT, id TEXT,
+    state TEXT, note TEXT);
+CREATE INDEX IF NOT EXISTS files_id ON files(id);
+CREATE TABLE IF NOT EXISTS tombstones (id TEXT, seq INTEGER);
+CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones(seq);
 CREATE TABLE IF NOT EXISTS anchors (memory_id TEXT, path TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER,
     now INTEGER DEFAULT 0);
 CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
@@ -52,7 +65,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 """
 
 _COLUMNS = ("id", "type", "title", "body", "facts", "tags", "anchors", "scope", "updated",
-            "confidence", "digest", "status", "reason", "checked", "memory")
+            "confidence", "digest", "status", "reason", "checked", "memory", "file", "seq")
 _JSON_COLUMNS = ("facts", "tags", "anchors", "checked", "memory")
 
 
@@ -101,7 +114,8 @@ def _open(path: Path, create: bool) -> sqlite3.Connection | None:
             con.executescript(_SCHEMA)
             if get_meta(con, "schema") != SCHEMA_VERSION:
                 con.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS anchors; "
-                                  "DROP TABLE IF EXISTS fts; DELETE FROM meta;")
+                                  "DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS files; "
+                                  "DROP TABLE IF EXISTS tombstones; DELETE FROM meta;")
                 con.executescript(_SCHEMA)
                 set_meta(con, "schema", SCHEMA_VERSION)
                 con.commit()
@@ -315,11 +329,12 @@ def recent_ids(con: sqlite3.Connection, n: int) -> list[str]:
     return [r[0] for r in con.execute("SELECT id FROM memories ORDER BY updated DESC, id DESC LIMIT ?", (int(n),))]
 
 
-def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str]) -> set[str]:
-    """Ids of the memories anchored (or moved) to any of ``paths``."""
+def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool = True) -> set[str]:
+    """Ids of the memories anchored (or, with ``moved``, whose code moved) to any of ``paths``."""
     out: set[str] = set()
+    q = "SELECT DISTINCT memory_id FROM anchors WHERE path = ?" + ("" if moved else " AND now = 0")
     for p in paths:
-        out.update(r[0] for r in con.execute("SELECT DISTINCT memory_id FROM anchors WHERE path = ?", (p,)))
+        out.update(r[0] for r in con.execute(q, (p,)))
     return out
 
 

@@ -12,6 +12,7 @@ the git hooks. Must not import lancedb.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,13 +20,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from . import hookindex
+from . import catalog, hookindex
 from .analyzer import memory_status
 from .anchors import Resolver
+from .errors import GitError
 from .git import WORKTREE, Repo
-from .memfile import memory_from_dict, memory_to_dict
+from .memfile import memory_from_dict
 from .model import KIND_COMMIT, Memory, MemoryStatus, Status
 from .store import LoadResult, Store
 
@@ -63,19 +63,6 @@ def needs_sync(store: Store, dirty: list[str]) -> bool:
         con.close()
 
 
-def memory_row(m: Memory, digest: str) -> dict:  # type: ignore[type-arg]
-    """The hook-index row of ``m`` (status unknown until checked)."""
-    anchors = []
-    for a in m.anchors:
-        span = a.span or (None, None)
-        anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT else None, "symbol": a.symbol,
-                        "start": span[0], "end": span[1]})
-    return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
-            "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
-            "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},
-            "memory": memory_to_dict(m)}
-
-
 def status_reason(ms: MemoryStatus) -> str:
     """``path::Symbol <reason>`` of the worst anchor ("" when fresh)."""
     if ms.status == Status.FRESH or not ms.anchors:
@@ -101,82 +88,125 @@ def _anchored_files(m: Memory) -> list[str]:
 
 def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
                     statuses: dict[str, MemoryStatus] | None = None,
-                    check_budget_s: float | None = None, lock_timeout_s: float = 60.0) -> HookIndexSync:
+                    check_budget_s: float | None = None, lock_timeout_s: float = 60.0,
+                    full: bool = True) -> HookIndexSync:
     """Bring the hook index up to date; see the module docstring.
 
     Args:
-        loaded: the memories, if the caller has loaded them already.
+        loaded: ignored (kept for callers written before the file catalog; rows are
+            read from the files that changed, ``gitmem.catalog``).
         statuses: statuses at the working tree the caller already computed (recorded as they are).
         check_budget_s: seconds to spend re-checking statuses (None: no limit; 0: none).
         lock_timeout_s: seconds to wait for another sync to finish (syncs run one at a time).
+        full: stat every memory file (True) or trust inodes and git's tree (``catalog.refresh``).
 
     Raises:
         OSError / sqlite3.Error: the index file cannot be written.
         filelock.Timeout: another sync held the lock longer than ``lock_timeout_s``.
     """
+    from filelock import FileLock
+
     store.cache_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(str(store.cache_dir / "hooks-sync.lock"), timeout=lock_timeout_s):
-        return _sync(store, loaded, statuses, check_budget_s)
+        return _sync(store, statuses, check_budget_s, full)
 
 
-def _sync(store: Store, loaded: LoadResult | None, statuses: dict[str, MemoryStatus] | None,
-          check_budget_s: float | None) -> HookIndexSync:
+def dirty_state(repo: Repo) -> dict[str, str]:
+    """Dirty code files (not under .gitmem/) → ``size:mtime_ns`` (``gone`` when deleted)."""
+    out = {}
+    for p in repo.dirty_files():
+        if p.startswith(".gitmem/"):
+            continue
+        try:
+            st = (repo.root / p).stat()
+            out[p] = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            out[p] = "gone"
+    return out
+
+
+def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s: float | None,
+          full: bool) -> HookIndexSync:
     root = store.repo.root
     report = HookIndexSync()
     signature = hookindex.folder_signature(root)  # before reading: a later write changes it again
-    loaded = loaded if loaded is not None else store.load_all()
     con = hookindex.connect(root, create=True)
     if con is None:
         raise OSError(f"cannot open {hookindex.db_path(root)}")
     try:
-        # 1. rows, in one write transaction (readers keep seeing the last commit meanwhile)
-        hookindex.begin(con)
-        have = hookindex.digests(con)
-        fresh_rows = [memory_row(m, loaded.hashes[mid]) for mid, m in loaded.memories.items()
-                      if have.get(mid, ("",))[0] != loaded.hashes[mid]]
-        report.written = hookindex.upsert(con, fresh_rows)
-        gone = [mid for mid in have if mid not in loaded.memories]
-        hookindex.delete(con, gone)
-        report.deleted = len(gone)
-        con.commit()
-        # 2. statuses, computed outside any transaction (seconds, at 10,000 memories)
-        have = hookindex.digests(con)
+        # 1. rows: only the memory files that changed are read (gitmem.catalog)
+        done = catalog.refresh(store, con, full=full, signature=signature)
+        report.written, report.deleted = len(done.upserted), len(done.removed)
+        # 2. statuses: re-checked for the memories on files that changed since the last check
+        #    (HEAD moved, or a dirty file changed), new rows, and rows never checked
         repo = store.repo
-        blobs: dict[str, str | None] = {}
-
-        def blob(p: str) -> str | None:
-            if p not in blobs:
-                blobs[p] = repo.blob_sha(WORKTREE, p)
-            return blobs[p]
-
+        head = repo.head()
+        dirty = dirty_state(repo)
+        old_head = hookindex.get_meta(con, "status_head")
+        try:
+            old_dirty = json.loads(hookindex.get_meta(con, "status_dirty") or "null")
+        except ValueError:
+            old_dirty = None
+        todo_ids: set[str] = {r[0] for r in con.execute("SELECT id FROM memories WHERE status IS NULL")}
+        if old_dirty is None or old_head is None:
+            todo_ids |= {r[0] for r in con.execute("SELECT id FROM memories")}
+        else:
+            paths = {p for p in set(old_dirty) | set(dirty) if old_dirty.get(p) != dirty.get(p)}
+            if old_head != (head or "-"):
+                try:
+                    for ch in repo.changed_files(None if old_head == "-" else old_head, head):
+                        paths.update(p for p in (ch.old_path, ch.new_path) if p)
+                except GitError:  # the old HEAD is gone (gc after a rewrite): check everything
+                    todo_ids |= {r[0] for r in con.execute("SELECT id FROM memories")}
+            todo_ids |= hookindex.ids_on_paths(con, paths)
+        given = statuses or {}
         resolver = Resolver(repo)
         started = time.monotonic()
-        todo: list[tuple[MemoryStatus, dict[str, str | None]]] = []
-        for mid, m in loaded.memories.items():
-            checked_now = {p: blob(p) for p in _anchored_files(m)}
-            given = (statuses or {}).get(mid)
-            _, status, checked = have.get(mid, ("", None, {}))
-            if given is None and status is not None and checked == checked_now:
+        todo: list[MemoryStatus] = list(given.values())
+        for mid, m in catalog.load(con, sorted(todo_ids - set(given))).items():
+            if check_budget_s is not None and time.monotonic() - started >= check_budget_s:
+                report.unchecked += 1
                 continue
-            if given is None:
-                if check_budget_s is not None and time.monotonic() - started >= check_budget_s:
-                    report.unchecked += 1
-                    continue
-                given = memory_status(resolver, m, WORKTREE)
-                report.checked += 1
-            todo.append((given, checked_now))
+            todo.append(memory_status(resolver, m, WORKTREE))
+            report.checked += 1
         # 3. write them, in a short transaction
         hookindex.begin(con)
-        for ms, checked_now in todo:
-            hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked_now, _now_spans(ms))
+        for ms in todo:
+            _set_status(con, store, ms)
         if report.unchecked == 0:
             hookindex.set_meta(con, "signature", signature)
-            hookindex.set_meta(con, "tree_state", tree_state(repo, [p for p in repo.dirty_files()
-                                                                     if not p.startswith(".gitmem/")]))
+            hookindex.set_meta(con, "status_head", head or "-")
+            hookindex.set_meta(con, "status_dirty", json.dumps(dirty, sort_keys=True))
+            hookindex.set_meta(con, "tree_state", tree_state(repo, list(dirty)))
         con.commit()
     finally:
         con.close()
     return report
+
+
+def not_fresh(store: Store) -> list[MemoryStatus]:
+    """Statuses at the working tree of the memories that are not fresh, sorted by id.
+
+    Syncs the hook index first (rows: quick ``catalog`` refresh; statuses: only the
+    memories on files changed since the last check are re-checked), then
+    evaluates again just the not-fresh ones for their per-anchor detail: the cost
+    follows what changed and what is stale, not the number of memories.
+
+    Raises: as ``sync_hook_index``.
+    """
+    sync_hook_index(store, full=False)
+    con = hookindex.connect(store.repo.root)
+    if con is None:
+        raise OSError(f"cannot open {hookindex.db_path(store.repo.root)}")
+    try:
+        ids = [r[0] for r in con.execute("SELECT id FROM memories WHERE status IS NOT NULL AND status != ? "
+                                         "ORDER BY id", (Status.FRESH.value,))]
+        mems = catalog.load(con, ids)
+    finally:
+        con.close()
+    resolver = Resolver(store.repo)
+    out = [memory_status(resolver, mems[i], WORKTREE) for i in ids if i in mems]
+    return [ms for ms in out if ms.status != Status.FRESH]
 
 
 def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:  # type: ignore[no-untyped-def]
@@ -230,12 +260,11 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             return
         try:
             resolver = Resolver(store.repo)
+            files = [store.display(store.path_for(m)) for m in written]
+            files += [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in removed for d in (catalog.TEAM_DIR, catalog.LOCAL_DIR)]
+            catalog.refresh(store, con, full=False, only=files)
             hookindex.begin(con)
-            hookindex.delete(con, removed)
             for m in written:
-                path = store.path_for(m)
-                row = memory_row(m, memfile.content_hash(path.read_bytes()))
-                hookindex.upsert(con, [row])
                 _set_status(con, store, memory_status(resolver, m, WORKTREE))
             con.commit()
         finally:
@@ -264,7 +293,8 @@ class HookIndexSource:
             self._anchored = hookindex.anchored_paths(self.con)
         return self._anchored
 
-    def candidates(self, focus) -> LoadResult:  # type: ignore[no-untyped-def]
+    def candidates(self, focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult:  # type: ignore[no-untyped-def]
+        """The memories near ``focus``, the recent ones and the ``extra`` ids (text-search hits)."""
         dirs = set(focus.dirs())
         paths = set(focus.files) | set(focus.imports) | {p for p, _ in focus.symbols}
         paths |= {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs}
@@ -272,6 +302,7 @@ class HookIndexSource:
         for found in hookindex.symbols_named(self.con, focus.names).values():
             ids.update(found)
         ids.update(hookindex.recent_ids(self.con, self.recent))
+        ids.update(extra)
         res = LoadResult()
         for d in hookindex.full_memories(self.con, sorted(ids)):
             try:
@@ -321,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         if not store.dir.is_dir():
             return 0
         store.enable_symbol_cache()
+        from filelock import Timeout
+
         try:
             sync_hook_index(store, lock_timeout_s=0)  # another sync is running: it does the work
         except Timeout:

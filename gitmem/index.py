@@ -270,6 +270,59 @@ class MemoryIndex:
         with self._lock():
             return self._sync_locked(dict(current), load)
 
+    def sync_from(self, source: Any) -> SyncResult:
+        """Follow a change log of the memory rows instead of comparing every id (``gitmem.catalog``).
+
+        ``source`` has ``mark() -> str``, ``changes_since(mark) -> (mark, [(id, hash,
+        Memory)], [removed ids]) | None`` (None: the mark is unknown to it),
+        ``digests() -> (mark, {id: hash})`` and ``load(id) -> Memory``. The mark
+        last applied is kept in the index's meta file: when it equals
+        ``source.mark()`` nothing is read at all; otherwise only the changes since
+        it are written (work proportional to what changed, not to the rows);
+        with no usable mark, every id is compared as in ``sync``.
+
+        Raises: as ``sync``.
+        """
+        with self._lock():
+            meta = self._read_meta()
+            reason = self._mismatch(meta)
+            since = meta.get("source_mark") if meta and not reason else None
+            if since is not None and since == source.mark():
+                return SyncResult(0, 0, 0, False, "")
+            delta = source.changes_since(since) if since is not None else None
+            if delta is not None:
+                mark, upserts, removed = delta
+                assert meta is not None
+                result = self._apply_locked(meta, upserts, removed, source)
+            else:
+                mark, current = source.digests()
+                result = self._sync_locked(current, source.load)
+            meta = self._read_meta()
+            if meta is not None:
+                self._write_meta({**meta, "source_mark": mark})
+                self._meta_cache = None
+            return result
+
+    def _apply_locked(self, meta: dict[str, Any], upserts: list[tuple[str, str, Memory]],
+                      removed: list[str], source: Any) -> SyncResult:
+        """Write ``upserts`` and delete ``removed``; on a broken table, rebuild from ``source``."""
+        try:
+            table = self._open_table(meta)
+            rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
+            for start in range(0, len(removed), DELETE_CHUNK):
+                chunk = removed[start:start + DELETE_CHUNK]
+                table.delete("id IN (" + ", ".join(_sql_str(i) for i in chunk) + ")")
+            if rows.num_rows:
+                (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+                 .execute(rows))
+            self._maintain(table)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            _, current = source.digests()
+            return self._rebuild_locked(current, source.load, f"corrupt: {_one_line(exc)}")
+        return SyncResult(len(upserts), 0, len(removed), False, "")
+
     def rebuild(self, current: Mapping[str, str], load: Callable[[str], Memory]) -> SyncResult:
         """Delete the index and build it again from ``current`` (reason ``requested``).
 

@@ -1,18 +1,24 @@
 """Opening the index for a store, keeping it in sync, and hybrid recall.
 
 The glue between ``store`` (the memory files, the source of truth) and
-``index`` (the derived LanceDB index): every query first syncs the index from
-the files by content hash, so a ``git pull`` costs only the changed files.
+``index`` (the derived LanceDB index): every query first brings the hook
+index's rows up to date (``catalog``: only changed files are read) and the
+LanceDB index follows their change log, so a ``git pull`` costs only the
+changed files and an unchanged store a few milliseconds.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from dataclasses import dataclass
 from typing import Callable
 
+from . import catalog
 from .embed import embedder_from_config
 from .errors import EmbeddingError, IndexUnavailable
 from .index import Hit, MemoryIndex, SyncResult
+from .memfile import memory_from_dict
 from .model import Memory
 from .store import LoadResult, Store
 
@@ -45,9 +51,53 @@ def open_index(store: Store) -> MemoryIndex:
     return MemoryIndex(store.index_dir, embedder_from_config(dict(store.config.get("embeddings", {}))))
 
 
+class MirrorSource:
+    """The hook index's memory rows as a change log for ``MemoryIndex.sync_from`` (see ``gitmem.catalog``).
+
+    Also what queries read memories from: ``memories(ids)`` fetches only the hits.
+    """
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self._all: dict[str, Memory] | None = None
+
+    def mark(self) -> str:
+        return catalog.mark(self.con)
+
+    def changes_since(self, since: str | None) -> tuple[str, list[tuple[str, str, Memory]], list[str]] | None:
+        got = catalog.changes_since(self.con, since)
+        if got is None:
+            return None
+        mark, rows, removed = got
+        upserts = []
+        for r in rows:
+            try:
+                upserts.append((r["id"], r["digest"], memory_from_dict(json.loads(r["memory"]))))
+            except (TypeError, ValueError, KeyError):
+                continue
+        return mark, upserts, removed
+
+    def digests(self) -> tuple[str, dict[str, str]]:
+        return catalog.current_digests(self.con)
+
+    def load(self, mid: str) -> Memory:
+        if self._all is None:
+            _, current = self.digests()
+            self._all = catalog.load(self.con, sorted(current))
+        return self._all[mid]
+
+    def memories(self, ids: list[str]) -> dict[str, Memory]:
+        return catalog.load(self.con, ids)
+
+
 def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryIndex | None = None, *,
-               strict: bool = True) -> tuple[MemoryIndex, SyncResult, LoadResult]:
-    """Bring the index in line with the memory files; returns (index, what changed, loaded files).
+               strict: bool = True) -> tuple[MemoryIndex, SyncResult, MirrorSource | LoadResult]:
+    """Bring the index in line with the memory files; returns (index, what changed, where memories come from).
+
+    Without ``loaded``, the hook index's rows are brought up to date (a quick
+    ``catalog`` refresh) and the LanceDB index follows their change log: an
+    unchanged store costs a few milliseconds at any size. The third element is
+    then a ``MirrorSource`` (``.memories(ids)``), else ``loaded``.
 
     With ``strict`` false (queries), an embedding endpoint that fails leaves the
     index as it was: the query still runs (full text falls back by itself) and
@@ -56,20 +106,37 @@ def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryInde
     Raises:
         EmbeddingError: the embedder failed and ``strict`` is true.
     """
-    loaded = loaded or store.load_all()
     index = index or open_index(store)
-    mems = loaded.memories
+    source: MirrorSource | LoadResult
+    con = catalog.open_current(store) if loaded is None else None
+    if con is None:
+        loaded = loaded or store.load_all()
+        mems = loaded.memories
+        source = loaded
+    else:
+        source = MirrorSource(con)
     try:
-        result = index.sync(loaded.hashes, lambda mid: mems[mid])
+        if isinstance(source, MirrorSource):
+            result = index.sync_from(source)
+        else:
+            result = index.sync(loaded.hashes, lambda mid: mems[mid])  # type: ignore[union-attr]
     except EmbeddingError as e:
         if strict:
             raise
         result = SyncResult(0, 0, 0, False, f"not synced: {e.message}")
-    return index, result, loaded
+    return index, result, source
 
 
-def search_healing(store: Store, index: MemoryIndex, loaded: LoadResult, query: str, limit: int) -> list[Hit]:
-    """``index.search``; if the index turns out unreadable, rebuild it from the files and search again.
+def memories_of(source: MirrorSource | LoadResult, ids: list[str]) -> dict[str, Memory]:
+    """id → Memory for ``ids`` from what ``sync_index`` returned."""
+    if isinstance(source, MirrorSource):
+        return source.memories(ids)
+    return {i: source.memories[i] for i in ids if i in source.memories}
+
+
+def search_healing(store: Store, index: MemoryIndex, source: MirrorSource | LoadResult, query: str,
+                   limit: int) -> list[Hit]:
+    """``index.search``; if the index turns out unreadable, rebuild it from the memories and search again.
 
     Raises:
         IndexUnavailable: the rebuilt index cannot be searched either.
@@ -77,8 +144,12 @@ def search_healing(store: Store, index: MemoryIndex, loaded: LoadResult, query: 
     try:
         return index.search(query, limit=limit)
     except IndexUnavailable:
-        mems = loaded.memories
-        index.rebuild(loaded.hashes, lambda mid: mems[mid])
+        if isinstance(source, MirrorSource):
+            _, current = source.digests()
+            index.rebuild(current, source.load)
+        else:
+            mems = source.memories
+            index.rebuild(source.hashes, lambda mid: mems[mid])
         return index.search(query, limit=limit)
 
 
@@ -87,9 +158,18 @@ def recall(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], N
 
     Returns at most ``limit`` hits, best first; [] for an empty query.
     """
-    index, synced, loaded = sync_index(store, strict=False)
-    if warn is not None and synced.reason.startswith("not synced"):
-        warn(f"index {synced.reason}; results may miss new or changed memories")
-    hits = relevant(search_healing(store, index, loaded, query, limit))
-    return [RecallHit(loaded.memories[h.id], h.score, h.fts_rank, h.vector_rank)
-            for h in hits if h.id in loaded.memories]
+    index, synced, source = sync_index(store, strict=False)
+    try:
+        if warn is not None and synced.reason.startswith("not synced"):
+            warn(f"index {synced.reason}; results may miss new or changed memories")
+        hits = relevant(search_healing(store, index, source, query, limit))
+        mems = memories_of(source, [h.id for h in hits])
+        return [RecallHit(mems[h.id], h.score, h.fts_rank, h.vector_rank) for h in hits if h.id in mems]
+    finally:
+        close_source(source)
+
+
+def close_source(source: MirrorSource | LoadResult) -> None:
+    """Close the hook-index connection behind ``source`` (if any)."""
+    if isinstance(source, MirrorSource):
+        source.con.close()

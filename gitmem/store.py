@@ -260,40 +260,63 @@ class Store:
         """Load every memory file; bad files become errors, never exceptions.
 
         A memory id present twice (team and local) keeps the team copy and reports the other.
-        Parsed memories are cached by content hash (``cache_dir/memories.json``):
-        files are still read and hashed, but unchanged ones are not parsed again.
+        Served from the hook index (``gitmem.catalog``): every file is ``stat``-ed, and only
+        those whose inode, size or times changed are read and parsed again. Falls back to
+        reading every file when the hook index cannot be opened (a read-only clone).
         """
+        from . import catalog
+
+        con = catalog.open_current(self, full=True)
+        if con is None:
+            return self._load_direct()
+        try:
+            res = LoadResult()
+            for mid, digest, file, data in con.execute("SELECT id, digest, file, memory FROM memories ORDER BY id"):
+                try:
+                    m = memfile.memory_from_dict(json.loads(data))
+                except (TypeError, ValueError, KeyError):
+                    continue
+                res.memories[mid] = m
+                res.hashes[mid] = digest
+                res.paths[mid] = self.repo.root / file
+            res.errors = catalog.errors(con)
+            for (file,) in con.execute("SELECT file FROM files WHERE state = ?", (catalog.RETIRED,)):
+                try:
+                    m = memfile.read(self.repo.root / file, display=file)[0]
+                except MemoryFileError as e:
+                    res.errors.append(e)
+                    continue
+                if m.retired:
+                    res.retired[m.id] = m
+            return res
+        finally:
+            con.close()
+
+    def _load_direct(self) -> LoadResult:
+        """``load_all`` by reading and parsing every file (no hook index)."""
         res = LoadResult()
-        cache = _ParsedCache(self.cache_dir / "memories.json")
-        retired_digests: set[str] = set()
         for p in self.memory_files():
             try:
                 data = p.read_bytes()
             except OSError as e:
                 res.errors.append(MemoryFileError(self.display(p), f"cannot read: {e.strerror}"))
                 continue
-            digest = memfile.content_hash(data)
-            m = cache.get(digest, p.stem)
-            if m is None:
-                try:
-                    m = memfile.parse_bytes(data, p, display=self.display(p))
-                except MemoryFileError as e:
-                    res.errors.append(e)
-                    continue
-                cache.put(digest, m)
-            if m.id in res.memories:
+            try:
+                m = memfile.parse_bytes(data, p, display=self.display(p))
+            except MemoryFileError as e:
+                res.errors.append(e)
+                continue
+            if m.id in res.memories or m.id in res.retired:
                 res.errors.append(MemoryFileError(self.display(p), f"duplicate id {m.id}",
                                                   hint="delete one of the two files"))
                 continue
             if m.retired:
                 res.retired[m.id] = m
-                retired_digests.add(digest)
                 continue
             res.memories[m.id] = m
-            res.hashes[m.id] = digest
+            res.hashes[m.id] = memfile.content_hash(data)
             res.paths[m.id] = p
         res.memories = dict(sorted(res.memories.items()))
-        cache.save(set(res.hashes.values()) | retired_digests)
         return res
 
     def get(self, mem_id: str) -> Memory:
@@ -345,53 +368,6 @@ class Store:
             m = Memory(id=path.stem, type="change", title="(invalid file)")
         path.unlink()
         return m
-
-
-class _ParsedCache:
-    """Parsed memories by content hash, kept in one JSON file; any problem means "no cache".
-
-    Derived data: deleting the file loses nothing. Entries for files that no
-    longer exist are dropped on save. Versioned with ``VERSION``.
-    """
-
-    VERSION = 3
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.dirty = False
-        self.entries: dict[str, dict[str, Any]] = {}
-        try:
-            raw = json.loads(path.read_bytes())
-            if raw.get("version") == self.VERSION and isinstance(raw.get("entries"), dict):
-                self.entries = raw["entries"]
-        except (OSError, ValueError, AttributeError):
-            pass
-
-    def get(self, digest: str, stem: str) -> Memory | None:
-        d = self.entries.get(digest)
-        if d is None:
-            return None
-        try:
-            m = memfile.memory_from_dict(d)
-        except (KeyError, TypeError, ValueError):
-            return None
-        return m if m.id == stem else None
-
-    def put(self, digest: str, m: Memory) -> None:
-        self.entries[digest] = memfile.memory_to_dict(m)
-        self.dirty = True
-
-    def save(self, live: set[str]) -> None:
-        if set(self.entries) - live:
-            self.entries = {k: v for k, v in self.entries.items() if k in live}
-            self.dirty = True
-        if not self.dirty:
-            return
-        try:
-            memfile.write_atomic(self.path, json.dumps({"version": self.VERSION, "entries": self.entries},
-                                                       separators=(",", ":")).encode("utf-8"))
-        except OSError:
-            pass  # a read-only clone still works, only slower
 
 
 def init_layout(repo: Repo) -> list[str]:

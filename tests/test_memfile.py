@@ -104,11 +104,13 @@ def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Pat
     for i in range(3):
         store.save(_memory(id=f"01M{i}", title=f"t{i} 🚀"))
     first = store.load_all()
-    cache = store.cache_dir / "memories.json"
+    cache = store.cache_dir / "hooks.sqlite"  # load_all is served from the hook index's file catalog
     assert cache.is_file()
     second = store.load_all()
     assert second.memories == first.memories and second.hashes == first.hashes
     store.save(_memory(id="01M1", title="changed"))
     assert store.load_all().memories["01M1"].title == "changed"
     cache.write_text("{garbage")
+    for suffix in ("-wal", "-shm"):
+        Path(str(cache) + suffix).unlink(missing_ok=True)
     assert store.load_all().memories == {**first.memories, "01M1": store.get("01M1")}

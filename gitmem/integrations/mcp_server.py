@@ -195,17 +195,29 @@ class GitmemTools:
             data: ``{"memories": [memory_status_json], "invalid": [{"error", "hint"}]}``
             (each like an item of ``gitmem stale --json``).
         """
+        from ..catalog import file_errors
+        from ..hookindex import connect, count
+        from ..hookindex_sync import not_fresh
+
         store = self.store()
-        loaded = store.load_all()
-        rows = [s for s in evaluate(store, WORKTREE, loaded.memories.values()) if s.status != Status.FRESH]
-        invalid = [{"error": e.message, "hint": e.hint} for e in loaded.errors]
+        try:
+            rows = not_fresh(store)  # cost follows what changed, not the number of memories
+            con = connect(store.repo.root)
+            total = count(con) if con is not None else 0
+            if con is not None:
+                con.close()
+        except Exception:  # noqa: BLE001 - the hook index is a cache: evaluate everything instead
+            loaded = store.load_all()
+            rows = [s for s in evaluate(store, WORKTREE, loaded.memories.values()) if s.status != Status.FRESH]
+            total = len(loaded.memories)
+        invalid = [{"error": e.message, "hint": e.hint} for e in file_errors(store)]
         if rows:
-            lines = [f"{len(rows)} of {len(loaded.memories)} memories are not fresh:"]
+            lines = [f"{len(rows)} of {total} memories are not fresh:"]
             for s in rows:
                 lines.append(f"{s.status.value:8} {s.memory.id}  [{s.memory.type}] {s.memory.title}")
                 lines += [f"    {_anchor_line(a)}" for a in s.anchors]
         else:
-            lines = [f"all {len(loaded.memories)} memories are fresh"]
+            lines = [f"all {total} memories are fresh"]
         lines += [f"warning: invalid memory file: {x['error']}" for x in invalid]
         return "\n".join(lines), {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
 

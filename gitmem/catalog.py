@@ -1,0 +1,355 @@
+"""The file catalog: keep the hook index's rows in step with the memory files, reading only what changed.
+
+At 100,000 memories, reading and hashing every file takes 20 s and even one
+``stat`` per file about 0.5 s on an overlay file system (measured; see
+bench/README.md). So the hook index (``hookindex``) keeps, for every memory
+file, the inode, a stat key (mtime ns, ctime ns, size) and the content hash it
+was last read with (table ``files``), and ``refresh`` reads a file again only
+when it may differ:
+
+* quick (``full=False``: queries and hooks): the file is new, its inode changed
+  (gitmem and git both replace files: a new inode per write), git's tree of
+  ``.gitmem/memories`` at HEAD changed it since the last refresh (``git
+  diff-tree`` between the two tree SHAs: pulls, merges, checkouts, resets), or it
+  was still "racy" when read (modified within ``RACY_NS``, so its stat key could
+  hide a later write in the same tick: git's racy-git rule,
+  Documentation/technical/racy-git.txt). Cost: one directory listing (names and
+  inode numbers come from ``readdir``; no ``stat``) plus the files read. An
+  editor that rewrites a file in place, keeping its inode, is seen by the next
+  full refresh.
+* full (``full=True``: ``gitmem sync``, ``Store.load_all``, the background
+  sync): every file is also ``stat``-ed and re-read when its stat key changed.
+
+Every change bumps a sequence number (meta ``seq``): memory rows carry the
+``seq`` they were written at and removed ids leave a tombstone, so the LanceDB
+index can apply exactly the changes since the ``seq`` it last saw
+(``changes_since``). A new database gets a new ``generation``, which tells
+followers to compare everything once.
+
+Must not import: lancedb, tree-sitter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import hookindex, memfile
+from .errors import GitError, MemoryFileError
+from .model import KIND_COMMIT, Memory
+
+TEAM_DIR = ".gitmem/memories"
+LOCAL_DIR = ".gitmem/local/memories"
+#: A file modified less than this before it was read is read again next time (2 s covers
+#: file systems with coarse timestamps; git uses the index file's own mtime the same way).
+RACY_NS = 2_000_000_000
+
+OK, RETIRED, ERROR, DUPLICATE = "ok", "retired", "error", "duplicate"
+
+
+@dataclass
+class Refresh:
+    """What one refresh did.
+
+    Attributes:
+        read: files read (and hashed).
+        upserted: ids whose row was written (new or changed content).
+        removed: ids whose row was deleted.
+        seq: the sequence number after the refresh.
+    """
+
+    read: int = 0
+    upserted: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    seq: int = 0
+
+
+def memory_row(m: Memory, digest: str) -> dict[str, Any]:
+    """The hook-index row of ``m`` (status unknown until checked)."""
+    anchors = []
+    for a in m.anchors:
+        span = a.span or (None, None)
+        anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT else None, "symbol": a.symbol,
+                        "start": span[0], "end": span[1]})
+    return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
+            "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
+            "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},
+            "memory": memfile.memory_to_dict(m)}
+
+
+def _stat_key(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
+
+
+def team_tree(store: Any) -> str | None:
+    """SHA of the tree of ``.gitmem/memories`` at HEAD, or None (no commit, no such folder)."""
+    repo = store.repo
+    if repo.head() is None:
+        return None
+    try:
+        return repo.run("rev-parse", "--verify", "--quiet", f"HEAD:{TEAM_DIR}") or None
+    except GitError:
+        return None
+
+
+def _listing(root: Path) -> dict[str, os.DirEntry[str]]:
+    """Memory files on disk: repo-relative path → directory entry (team folder first)."""
+    out: dict[str, os.DirEntry[str]] = {}
+    for rel in (TEAM_DIR, LOCAL_DIR):
+        try:
+            with os.scandir(root / rel) as it:
+                for e in it:
+                    # regular files only (a FIFO would block the read); symlinks to files count
+                    if e.name.endswith(memfile.FILE_SUFFIX) and not e.name.startswith(".") and e.is_file():
+                        out[f"{rel}/{e.name}"] = e
+        except OSError:
+            continue
+    return out
+
+
+def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[str] | None = None,
+            signature: str | None = None) -> Refresh:
+    """Bring the ``memories`` and ``files`` rows in line with the memory files (see module docstring).
+
+    Args:
+        store: the ``Store``.
+        con: an open hook index (``hookindex.connect(create=True)``).
+        full: stat every file (True) or trust inode + git tree + racy marks (False).
+        only: repo-relative memory file paths to look at instead of listing the folders
+            (a caller that just wrote or deleted them).
+        signature: ``hookindex.folder_signature`` taken before the listing; recorded as
+            ``rows_signature`` (when ``only`` is None) so readers can tell the rows are current.
+
+    Returns:
+        A ``Refresh``. Rows are written in one transaction (``BEGIN IMMEDIATE``).
+
+    Raises:
+        sqlite3.Error: the hook index cannot be written.
+    """
+    root = store.repo.root
+    started = time.time_ns()
+    known = {r[0]: r for r in con.execute("SELECT file, ino, stat, digest, id, state FROM files")}
+    tree = old_tree = None
+    if only is None:
+        on_disk = _listing(root)
+        suspects = set()
+        for f, e in on_disk.items():
+            k = known.get(f)
+            if k is None or k[1] != e.inode() or not k[2]:
+                suspects.add(f)
+            elif full:
+                try:
+                    if _stat_key(e.stat()) != k[2]:
+                        suspects.add(f)
+                except OSError:
+                    suspects.add(f)
+        tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
+        if tree != old_tree and tree is not None:
+            for ch in store.repo.changed_files(old_tree, tree):
+                for p in (ch.old_path, ch.new_path):
+                    if p and f"{TEAM_DIR}/{p}" in on_disk:
+                        suspects.add(f"{TEAM_DIR}/{p}")
+        gone = [f for f in known if f not in on_disk]
+    else:
+        wanted = sorted(set(only))
+        on_disk = {}
+        suspects = set()
+        gone = []
+        for f in wanted:
+            if (root / f).is_file():
+                suspects.add(f)
+            elif f in known:
+                gone.append(f)
+    # a removed team file gives its id back to a local duplicate, which must be read again
+    for f in gone:
+        k = known[f]
+        if k[5] == OK and k[4]:
+            for r in con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
+                                 (k[4], DUPLICATE, f)):
+                if (root / r[0]).is_file():
+                    suspects.add(r[0])
+
+    # read outside the write transaction (reading 100 files takes a while)
+    results: dict[str, tuple[int, str, str, Memory | None, str, str]] = {}
+    for f in sorted(suspects):
+        p = root / f
+        try:
+            with open(p, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
+        except OSError as e:
+            results[f] = (0, "", "", None, ERROR, json.dumps([f"cannot read: {e.strerror}", "", None]))
+            continue
+        racy = st.st_mtime_ns >= started - RACY_NS
+        key = "" if racy else _stat_key(st)
+        digest = memfile.content_hash(data)
+        k = known.get(f)
+        if k is not None and k[3] == digest and k[5] in (OK, RETIRED, DUPLICATE):
+            results[f] = (st.st_ino, key, digest, None, "same", "")
+            continue
+        try:
+            m = memfile.parse_bytes(data, p, display=f)
+        except MemoryFileError as e:
+            where = f"{e.path}:{e.line}" if e.line else e.path
+            text = e.message[len(where) + 2:] if e.message.startswith(where + ": ") else e.message
+            results[f] = (st.st_ino, key, digest, None, ERROR, json.dumps([text, e.hint, e.line]))
+            continue
+        results[f] = (st.st_ino, key, digest, m, RETIRED if m.retired else OK, "")
+
+    out = Refresh(read=len(results))
+    hookindex.begin(con)
+    try:
+        seq = int(hookindex.get_meta(con, "seq") or 0) + 1
+        removed: set[str] = set()
+        rows: dict[str, dict[str, Any]] = {}
+        for f in gone:
+            k = known[f]
+            if k[5] == OK and k[4]:
+                removed.add(k[4])
+            con.execute("DELETE FROM files WHERE file = ?", (f,))
+        for f, (ino, key, digest, m, state, note) in sorted(results.items()):
+            k = known.get(f)
+            if state == "same":
+                con.execute("UPDATE files SET ino = ?, stat = ? WHERE file = ?", (ino, key, f))
+                continue
+            if k is not None and k[5] == OK and k[4] and (m is None or m.id != k[4] or state != OK):
+                removed.add(k[4])
+            mid = m.id if m is not None else None
+            if state == OK and m is not None:
+                other = con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
+                                    (mid, OK, f)).fetchone()
+                if other is not None and other[0] not in gone:
+                    if f.startswith(LOCAL_DIR + "/"):
+                        state, note = DUPLICATE, json.dumps([f"duplicate id {mid}", "delete one of the two files", None])
+                    else:  # the team copy wins: the local one becomes the duplicate
+                        con.execute("UPDATE files SET state = ?, note = ? WHERE file = ?",
+                                    (DUPLICATE, json.dumps([f"duplicate id {mid}", "delete one of the two files", None]),
+                                     other[0]))
+            if state == OK and m is not None:
+                row = memory_row(m, digest)
+                row["file"] = f
+                row["seq"] = seq
+                rows[m.id] = row
+            con.execute("INSERT OR REPLACE INTO files (file, ino, stat, digest, id, state, note) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)", (f, ino, key, digest, mid, state, note))
+        removed -= set(rows)
+        if removed or rows:
+            hookindex.delete(con, sorted(removed))
+            con.executemany("INSERT INTO tombstones (id, seq) VALUES (?, ?)", [(i, seq) for i in sorted(removed)])
+            hookindex.upsert(con, rows.values())
+            hookindex.set_meta(con, "seq", str(seq))
+            out.upserted, out.removed = sorted(rows), sorted(removed)
+        out.seq = int(hookindex.get_meta(con, "seq") or 0)
+        if only is None:
+            if tree != old_tree:
+                hookindex.set_meta(con, "team_tree", tree or "")
+            if signature is not None:
+                hookindex.set_meta(con, "rows_signature", signature)
+        if hookindex.get_meta(con, "generation") is None:
+            hookindex.set_meta(con, "generation", uuid.uuid4().hex)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return out
+
+
+def quick_refresh(store: Any, con: sqlite3.Connection) -> None:
+    """``refresh(full=False)`` unless the memory folders are as the rows were last built from."""
+    sig = hookindex.folder_signature(store.repo.root)
+    if hookindex.get_meta(con, "rows_signature") != sig or hookindex.get_meta(con, "team_tree") != (team_tree(store) or ""):
+        refresh(store, con, full=False, signature=sig)
+
+
+def open_current(store: Any, *, full: bool = False) -> sqlite3.Connection | None:
+    """The hook index with its rows brought up to date (quick, or ``full``); None if it cannot be opened."""
+    con = hookindex.connect(store.repo.root, create=True)
+    if con is None:
+        return None
+    try:
+        if full:
+            refresh(store, con, full=True, signature=hookindex.folder_signature(store.repo.root))
+        else:
+            quick_refresh(store, con)
+    except (sqlite3.Error, OSError):
+        con.close()
+        return None
+    return con
+
+
+def mark(con: sqlite3.Connection) -> str:
+    """``generation:seq`` of the rows: changes whenever a row does."""
+    return f"{hookindex.get_meta(con, 'generation') or '-'}:{hookindex.get_meta(con, 'seq') or 0}"
+
+
+def changes_since(con: sqlite3.Connection, since: str | None) -> tuple[str, list[dict[str, Any]], list[str]] | None:
+    """The rows written and the ids removed after mark ``since``, read in one snapshot.
+
+    Returns (mark now, [row dicts with ``id``, ``digest``, ``memory``], [removed ids]),
+    or None when ``since`` is of another generation (compare everything instead).
+    """
+    con.execute("BEGIN")
+    try:
+        now = mark(con)
+        gen, _, seq_s = (since or "").partition(":")
+        if gen != now.partition(":")[0] or not seq_s.isdigit():
+            return None
+        seq = int(seq_s)
+        rows = [{"id": r[0], "digest": r[1], "memory": r[2]}
+                for r in con.execute("SELECT id, digest, memory FROM memories WHERE seq > ?", (seq,))]
+        live = {r["id"] for r in rows}
+        removed = sorted({r[0] for r in con.execute("SELECT id FROM tombstones WHERE seq > ?", (seq,))} - live)
+        return now, rows, removed
+    finally:
+        con.commit()
+
+
+def current_digests(con: sqlite3.Connection) -> tuple[str, dict[str, str]]:
+    """(mark, id → content hash of every memory row), read in one snapshot."""
+    con.execute("BEGIN")
+    try:
+        return mark(con), {r[0]: r[1] for r in con.execute("SELECT id, digest FROM memories")}
+    finally:
+        con.commit()
+
+
+def load(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Memory]:
+    """id → Memory for ``ids`` from the rows (unknown or unreadable ids skipped)."""
+    out = {}
+    for d in hookindex.full_memories(con, ids):
+        try:
+            m = memfile.memory_from_dict(d)
+        except (KeyError, TypeError, ValueError):
+            continue
+        out[m.id] = m
+    return out
+
+
+def errors(con: sqlite3.Connection) -> list[MemoryFileError]:
+    """One ``MemoryFileError`` per memory file that is invalid or a duplicate, by path."""
+    out = []
+    for f, note in con.execute("SELECT file, note FROM files WHERE state IN (?, ?) ORDER BY file",
+                               (ERROR, DUPLICATE)):
+        try:
+            message, hint, line = json.loads(note)
+        except (TypeError, ValueError):
+            message, hint, line = "invalid", "", None
+        out.append(MemoryFileError(f, message, hint=hint, line=line))
+    return out
+
+
+def file_errors(store: Any) -> list[MemoryFileError]:
+    """The invalid and duplicate memory files (quick refresh first); via ``load_all`` without a hook index."""
+    con = open_current(store)
+    if con is None:
+        return store.load_all().errors
+    try:
+        return errors(con)
+    finally:
+        con.close()
