@@ -116,7 +116,7 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
     focus = Focus(prompt=prompt)
     head = repo.head()
     if include_dirty:
-        for p in repo.dirty_files():
+        for p in repo.dirty_files(skip_gitmem=True):
             if p.startswith(GITMEM_PREFIX):
                 continue  # memory files are not code in focus
             focus.add_file(p, WEIGHT_DIRTY, "dirty")
@@ -131,7 +131,7 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
     if include_branch and head:
         base = repo.default_branch_base()
         if base:
-            for ch in repo.changed_files(base, head):
+            for ch in repo.changed_files(base, head, skip_gitmem=True):
                 if ch.new_path and not ch.new_path.startswith(GITMEM_PREFIX):
                     focus.add_file(ch.new_path, WEIGHT_BRANCH, "branch")
     for f in files:
@@ -145,7 +145,8 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
 
 def _add_prompt_mentions(repo: Repo, focus: Focus, prompt: str) -> None:
     """Paths (full, suffix or unique basename), ``path::Symbol`` and identifiers named in the prompt."""
-    tracked = repo.files_at(repo.head()) if repo.head() else repo.files_at(WORKTREE)
+    head = repo.head()
+    tracked = repo.files_at(head, skip_gitmem=True) if head else repo.files_at(WORKTREE, skip_gitmem=True)
     by_base: dict[str, list[str]] = {}
     for p in tracked:
         by_base.setdefault(p.rsplit("/", 1)[-1], []).append(p)
@@ -230,7 +231,8 @@ def add_import_neighbours(repo: Repo, focus: Focus, anchored: Iterable[str], *,
 
     if files is None:  # HEAD's tree (no stat per file, unlike the working tree's list) + dirty files
         head = repo.head()
-        files = set(repo.files_at(head) if head else repo.files_at(WORKTREE)) | set(focus.files)
+        files = set(repo.files_at(head, skip_gitmem=True) if head else repo.files_at(WORKTREE, skip_gitmem=True))
+        files |= set(focus.files)
     resolver = ImportResolver(files, read)
     cache = ImportCache(cache_path)
     edges = import_neighbours(focus_files, candidates, resolver, read, cache=cache)

@@ -254,11 +254,22 @@ class Repo:
         self._blob_cache[key] = data
         return data
 
-    def files_at(self, rev: str | None) -> list[str]:
-        """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored)."""
+    def files_at(self, rev: str | None, *, skip_gitmem: bool = False) -> list[str]:
+        """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored).
+
+        ``skip_gitmem``: leave out ``.gitmem/`` (100,000 memory files must not cost
+        a code query anything): its tree is never walked.
+        """
         if rev is WORKTREE:
-            out = self.run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+            extra = ("--exclude=/.gitmem/", "--", ".", ":(exclude).gitmem") if skip_gitmem else ()
+            out = self.run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard", *extra)
             return sorted({p for p in _zsplit(out) if (self.root / p).is_file()})
+        if skip_gitmem:
+            top = [p for p in _zsplit(self.run_bytes("ls-tree", "-z", "--name-only", "--full-tree", rev))
+                   if p != GITMEM_TOP]
+            if not top:
+                return []
+            return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", *top))
         return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
 
     # -- changes ----------------------------------------------------------------------------
@@ -280,7 +291,7 @@ class Repo:
                            argv=list(args), code=e.status if isinstance(e.status, int) else None,
                            stderr=stderr) from e
 
-    def changed_files(self, old: str | None, new: str | None) -> list[FileChange]:
+    def changed_files(self, old: str | None, new: str | None, *, skip_gitmem: bool = False) -> list[FileChange]:
         """Files changed from ``old`` to ``new`` with git's rename detection (``-M``, 50%).
 
         ``old`` None means the empty tree (everything added); ``new`` WORKTREE
@@ -289,16 +300,19 @@ class Repo:
         by (new_path or old_path).
         """
         base = old or EMPTY_TREE
+        spec = ("--", ".", f":(exclude){GITMEM_TOP}") if skip_gitmem else ()
         if new is WORKTREE:
             if old is None:
-                return [FileChange("A", None, p) for p in self.files_at(WORKTREE)]
-            changes = _name_status(self.run_bytes("diff", "-z", "-M", "--name-status", "--no-ext-diff", base))
+                return [FileChange("A", None, p) for p in self.files_at(WORKTREE, skip_gitmem=skip_gitmem)]
+            changes = _name_status(self.run_bytes("diff", "-z", "-M", "--name-status", "--no-ext-diff", base,
+                                                  *spec))
             seen = {c.new_path for c in changes}
-            untracked = self.run_bytes("ls-files", "-z", "--others", "--exclude-standard")
+            skip = (f"--exclude=/{GITMEM_TOP}/",) if skip_gitmem else ()
+            untracked = self.run_bytes("ls-files", "-z", "--others", "--exclude-standard", *skip, *spec)
             changes += [FileChange("A", None, p) for p in _zsplit(untracked) if p not in seen]
         else:
             changes = _name_status(self.run_bytes("diff-tree", "-r", "-z", "-M", "--name-status",
-                                                  "--no-ext-diff", base, new))
+                                                  "--no-ext-diff", base, new, *spec))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
 
     def staged_changes(self, index_file: str | None = None) -> list[FileChange]:
@@ -326,11 +340,14 @@ class Repo:
         if paths:
             self.run("add", "--", *paths, env={"GIT_INDEX_FILE": index_file} if index_file else None)
 
-    def dirty_files(self) -> list[str]:
-        """Paths that differ between HEAD and the working tree (staged, unstaged, untracked)."""
+    def dirty_files(self, *, skip_gitmem: bool = False) -> list[str]:
+        """Paths that differ between HEAD and the working tree (staged, unstaged, untracked).
+
+        ``skip_gitmem``: leave out ``.gitmem/`` (git then never stats or lists the memory files).
+        """
         head = self.head()
-        return sorted({c.new_path or c.old_path or "" for c in self.changed_files(head, WORKTREE)}
-                      - {""})
+        return sorted({c.new_path or c.old_path or ""
+                       for c in self.changed_files(head, WORKTREE, skip_gitmem=skip_gitmem)} - {""})
 
     def commits_touching(self, old: str | None, new: str, path: str) -> list[str]:
         """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed ``path``.
@@ -346,6 +363,10 @@ class Repo:
         rng = f"{old}..{new}" if old else new
         out = self.run("rev-list", "--reverse", "--topo-order", rng)
         return [s for s in out.split() if s]
+
+
+#: gitmem's folder at the top of a work tree (skipped by code queries: ``skip_gitmem``).
+GITMEM_TOP = ".gitmem"
 
 
 def git_blob_sha(data: bytes) -> str:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 from .textsplit import query_terms, split_identifiers
 
 #: Schema version; a file with another version is rebuilt.
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
 #: Folders whose modification times make up the signature (relative to the root).
 MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
@@ -58,8 +58,8 @@ CREATE INDEX IF NOT EXISTS files_id ON files(id);
 CREATE TABLE IF NOT EXISTS tombstones (id TEXT, seq INTEGER);
 CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones(seq);
 CREATE TABLE IF NOT EXISTS anchors (memory_id TEXT, path TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER,
-    now INTEGER DEFAULT 0);
-CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
+    now INTEGER DEFAULT 0, updated TEXT);
+CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path, updated);
 CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 """
@@ -178,8 +178,9 @@ def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
             values.append(json.dumps(v, ensure_ascii=False) if c in _JSON_COLUMNS else v)
         cur = con.execute(f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
                           values)
-        con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line) VALUES (?, ?, ?, ?, ?)",
-                        [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"))
+        con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, updated) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"), row.get("updated"))
                          for a in row.get("anchors", []) if a.get("path")])
         # the full-text row shares the memory row's rowid: deletes find it without a scan
         con.execute("INSERT INTO fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(row)))
@@ -207,8 +208,9 @@ def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, chec
     con.execute("UPDATE memories SET status = ?, reason = ?, checked = ? WHERE id = ?",
                 (status, reason, json.dumps(checked), mid))
     con.execute("DELETE FROM anchors WHERE memory_id = ? AND now = 1", (mid,))
-    con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now) VALUES (?, ?, ?, ?, ?, 1)",
-                    [(mid, *n) for n in now if n[0]])
+    r = con.execute("SELECT updated FROM memories WHERE id = ?", (mid,)).fetchone()
+    con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now, updated) "
+                    "VALUES (?, ?, ?, ?, ?, 1, ?)", [(mid, *n, r[0] if r else None) for n in now if n[0]])
 
 
 def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[str, str | None]]]:
@@ -335,6 +337,40 @@ def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool =
     q = "SELECT DISTINCT memory_id FROM anchors WHERE path = ?" + ("" if moved else " AND now = 0")
     for p in paths:
         out.update(r[0] for r in con.execute(q, (p,)))
+    return out
+
+
+def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tuple[str, str]],
+             per_path: int, pools: Iterable[Iterable[str]] = ()) -> set[str]:
+    """Ids near a focus, bounded so that a file holding thousands of memories costs ``per_path`` rows.
+
+    * ``paths`` (focus files, import neighbours): the ``per_path`` most recently
+      updated memories anchored (or moved) to each;
+    * each of ``pools`` (paths of one proximity tier together: the import
+      neighbours, the other anchored files of the focus directories): the
+      ``per_path`` most recent over the whole pool;
+    * ``symbols`` ((path, qualified name) pairs): every memory anchored to one, or
+      to a symbol nested in one.
+
+    Exact for ranking within a budget of fewer than ``per_path`` lines: inside one
+    proximity tier ``rank`` orders by recency, so older memories cannot reach it.
+    """
+    out: set[str] = set()
+    q = "SELECT memory_id, updated FROM anchors WHERE path = ? ORDER BY updated DESC LIMIT ?"
+    for p in paths:
+        out.update(r[0] for r in con.execute(q, (p, int(per_path))))
+    for tier in pools:
+        pool: dict[str, str] = {}
+        for p in tier:
+            for mid, updated in con.execute(q, (p, int(per_path))):
+                if (updated or "") >= pool.get(mid, ""):
+                    pool[mid] = updated or ""
+        out.update(sorted(pool, key=lambda m: (pool[m], m), reverse=True)[:int(per_path)])
+    for p, name in symbols:
+        like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
+        out.update(r[0] for r in con.execute(
+            "SELECT memory_id FROM anchors WHERE path = ? AND (symbol = ? OR symbol LIKE ? ESCAPE '\\')",
+            (p, name, like)))
     return out
 
 

@@ -114,7 +114,7 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
 def dirty_state(repo: Repo) -> dict[str, str]:
     """Dirty code files (not under .gitmem/) → ``size:mtime_ns`` (``gone`` when deleted)."""
     out = {}
-    for p in repo.dirty_files():
+    for p in repo.dirty_files(skip_gitmem=True):
         if p.startswith(".gitmem/"):
             continue
         try:
@@ -282,9 +282,11 @@ class HookIndexSource:
     the budget. Only those memories are read (one SQLite query), not 10,000 files.
     """
 
-    def __init__(self, con, recent: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, con, recent: int, per_path: int | None = None) -> None:  # type: ignore[no-untyped-def]
         self.con = con
         self.recent = recent
+        #: memories taken per focus file (and over the focus directories): see ``hookindex.ids_near``
+        self.per_path = per_path or recent
         self.total = hookindex.count(con)
         self._anchored: set[str] | None = None
 
@@ -296,9 +298,10 @@ class HookIndexSource:
     def candidates(self, focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult:  # type: ignore[no-untyped-def]
         """The memories near ``focus``, the recent ones and the ``extra`` ids (text-search hits)."""
         dirs = set(focus.dirs())
-        paths = set(focus.files) | set(focus.imports) | {p for p, _ in focus.symbols}
-        paths |= {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs}
-        ids = hookindex.ids_on_paths(self.con, paths)
+        paths = set(focus.files) | {p for p, _ in focus.symbols}
+        imports = set(focus.imports) - paths
+        in_dirs = {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs} - paths - imports
+        ids = hookindex.ids_near(self.con, paths, list(focus.symbols), self.per_path, (imports, in_dirs))
         for found in hookindex.symbols_named(self.con, focus.names).values():
             ids.update(found)
         ids.update(hookindex.recent_ids(self.con, self.recent))
