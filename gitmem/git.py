@@ -225,10 +225,14 @@ class Repo:
         if rev is WORKTREE:
             data = self.read(WORKTREE, path)
             return None if data is None else git_blob_sha(data)
-        try:
-            return str((self._repo.commit(rev).tree / path).hexsha)
-        except KeyError:
-            return None
+        key = ("sha", f"{rev}\0{path}")
+        if key not in self._blob_cache:  # a commit's blobs never change: cached for the process
+            try:
+                self._blob_cache[key] = str((self._repo.commit(rev).tree / path).hexsha).encode()
+            except KeyError:
+                self._blob_cache[key] = None
+        got = self._blob_cache[key]
+        return None if got is None else got.decode()
 
     def read(self, rev: str | None, path: str) -> bytes | None:
         """The bytes of ``path`` at ``rev`` (WORKTREE: from disk), None if the file is absent.

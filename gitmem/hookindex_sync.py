@@ -210,10 +210,9 @@ def not_fresh(store: Store) -> list[MemoryStatus]:
 
 
 def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:  # type: ignore[no-untyped-def]
-    # the blobs the status was computed on: at a commit, a file dirty in the work tree differs, so the
-    # next sync re-checks that memory against the work tree
-    checked = {p: store.repo.blob_sha(rev, p) for p in _anchored_files(ms.memory)}
-    hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), checked, _now_spans(ms))
+    # a status computed at a commit is re-checked against the work tree by the next sync: it compares
+    # the HEAD and dirty files it last checked at (meta status_head / status_dirty) with now
+    hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), {}, _now_spans(ms))
 
 
 def _log_failure(root: Path, what: str, e: BaseException) -> None:

@@ -1,0 +1,302 @@
+"""Scale benchmark: gitmem with 1k, 10k and 100k memories anchored to a real repository's symbols.
+
+For each size N it builds (once, cached under ``--work``) a clone of ``--repo``
+with N generated memories committed in ``.gitmem/memories/`` (anchored to the
+repository's real symbols, as bench/hooks.py does), then measures:
+
+* full rebuild: hook index (SQLite mirror + statuses of every memory) and
+  LanceDB index from nothing, in a fresh process; its peak RSS;
+* incremental sync after a pull that changed 100 memory files (a fast-forward
+  merge of a branch editing 100 of them), in-process: what the next query does
+  (``search.sync_index``: quick catalog refresh + LanceDB change log) and what
+  ``gitmem sync`` does in-process (every file stat-ed, statuses re-checked);
+* ``recall`` (hybrid search), ``context`` for one anchored file (with and
+  without a prompt) and ``stale`` (``not_fresh``) in a warm process (model
+  loaded, index open), median of ``--runs``;
+* the post-commit hook for a commit changing one function in each of 10
+  anchored files: ``git commit`` wall time with gitmem's hooks installed minus
+  the same commit with ``core.hooksPath`` pointing at an empty folder,
+  interleaved run by run (whole process: interpreter, imports, analysis);
+* index size on disk (LanceDB folder, hooks.sqlite) and the peak RSS of the query process.
+
+    python bench/scale.py [--repo PATH] [--sizes 1000,10000,100000] [--runs 7] [--work DIR] [--json]
+
+Builds take minutes at 100k (writing and committing 100,000 files); they are cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+WORDS = ("cache retry timeout parser config index token budget anchor session commit merge branch "
+         "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
+QUERIES = ("cache retry timeout", "why does the lock fail on merge", "token budget anchor", "spool redact gateway",
+           "schema migration worker queue", "rename fingerprint symbol")
+READY = ".gitmem/local/bench-scale-ready"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
+    """Clone ``repo`` into ``work/repo-N`` and commit ``n`` memories anchored to its symbols (cached)."""
+    from gitmem.anchors import Resolver
+    from gitmem.git import WORKTREE, Repo
+    from gitmem.memfile import dumps
+    from gitmem.model import Memory
+    from gitmem.store import Store, init_layout, new_id, utc_now
+
+    target = work / f"repo-{n}"
+    if (target / READY).exists():
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    subprocess.run(["git", "clone", "-q", str(repo), str(target)], check=True)
+    r = Repo(target)
+    init_layout(r)
+    store = Store(r)
+    resolver = Resolver(r)
+    rnd = random.Random(seed)
+    anchors = []
+    for path in r.files_at(r.head()):
+        if not path.endswith((".py", ".js", ".ts", ".go", ".rs", ".java")) or "fixtures" in path:
+            continue
+        for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
+            if "#" not in name:
+                anchors.append(resolver.make(path, name, WORKTREE))
+    print(f"[{n}] {len(anchors)} symbols to anchor to; writing {n} memories", file=sys.stderr)
+    now = utc_now()
+    for i in range(n):
+        a = rnd.choice(anchors)
+        m = Memory(id=new_id(), type=rnd.choice(("decision", "gotcha", "constraint", "discovery", "change")),
+                   title=f"{a.symbol}: {' '.join(rnd.choice(WORDS) for _ in range(6))} #{i}",
+                   body=" ".join(rnd.choice(WORDS) for _ in range(30)),
+                   anchors=[a], author="bench", source="user", created=now, updated=now)
+        store.path_for(m).write_text(dumps(m), encoding="utf-8")
+        if i and i % 10000 == 0:
+            print(f"[{n}] {i} written", file=sys.stderr)
+    git(target, "add", "-A", ".gitmem")
+    git(target, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"{n} memories")
+    (target / READY).write_text("ok")
+    return target
+
+
+def du(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def worker(kind: str, root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+    """Measurements made inside one process (``--_worker KIND ROOT``)."""
+    from gitmem import hookindex
+    from gitmem.git import Repo
+    from gitmem.store import Store
+
+    store = Store(Repo(root))
+    store.enable_symbol_cache()
+    out: dict = {}  # type: ignore[type-arg]
+    if kind == "rebuild":
+        from gitmem.hookindex_sync import sync_hook_index
+        from gitmem.search import close_source, sync_index
+
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(hookindex.db_path(root)) + suffix).unlink(missing_ok=True)
+        shutil.rmtree(store.index_dir, ignore_errors=True)
+        t = time.perf_counter()
+        sync_hook_index(store)
+        out["hook_index_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        _, res, src = sync_index(store)
+        close_source(src)
+        out["lancedb_s"] = time.perf_counter() - t
+        out["lancedb_rows"] = res.added
+    elif kind == "queries":
+        from gitmem.context import build_context
+        from gitmem.hookindex_sync import not_fresh
+        from gitmem.search import recall
+
+        con = hookindex.connect(root)
+        assert con is not None
+        files = sorted(p for p in hookindex.anchored_paths(con) if (root / p).is_file())
+        con.close()
+        rnd = random.Random(3)
+        recall(store, "warm up")
+        build_context(store, files=[files[0]], cwd=str(root), prompt="warm up")
+        not_fresh(store)
+        for name, fn in (
+                ("recall_ms", lambda i: recall(store, QUERIES[i % len(QUERIES)])),
+                ("context_ms", lambda i: build_context(store, files=[rnd.choice(files)], cwd=str(root))),
+                ("context_prompt_ms", lambda i: build_context(store, files=[rnd.choice(files)], cwd=str(root),
+                                                              prompt=QUERIES[i % len(QUERIES)])),
+                ("stale_ms", lambda i: not_fresh(store))):
+            ts = []
+            for i in range(runs):
+                t = time.perf_counter()
+                fn(i)
+                ts.append((time.perf_counter() - t) * 1000)
+            out[name] = statistics.median(ts)
+    elif kind in ("sync_query", "sync_full"):
+        if kind == "sync_query":
+            from gitmem.search import close_source, open_index, sync_index
+
+            index = open_index(store)
+            if index.embedder is not None:
+                index.embedder.embed(["warm up"])  # the model loads once per process, not per sync
+            t = time.perf_counter()
+            _, res, src = sync_index(store, index=index)
+            close_source(src)
+            out["ms"] = (time.perf_counter() - t) * 1000
+            out["updated"] = res.added + res.updated
+        else:
+            from gitmem.hookindex_sync import sync_hook_index
+            from gitmem.search import close_source, open_index, sync_index
+
+            index = open_index(store)
+            if index.embedder is not None:
+                index.embedder.embed(["warm up"])
+            t = time.perf_counter()
+            rep = sync_hook_index(store, full=True)
+            _, res, src = sync_index(store, index=index)
+            close_source(src)
+            out["ms"] = (time.perf_counter() - t) * 1000
+            out["updated"] = rep.written
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def run_worker(kind: str, root: Path, runs: int = 1) -> dict:  # type: ignore[type-arg]
+    proc = subprocess.run([sys.executable, __file__, "--_worker", kind, str(root), "--runs", str(runs)],
+                          capture_output=True, text=True, env={**os.environ, "LANCEDB_LOG": "error"})
+    if proc.returncode != 0:
+        raise SystemExit(f"worker {kind} failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def pull_sync(root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+    """Incremental sync after a fast-forward 'pull' that changed 100 memory files."""
+    base = git(root, "rev-parse", "HEAD")
+    mems = sorted((root / ".gitmem" / "memories").glob("*.md"))[:100]
+    git(root, "checkout", "-q", "-B", "bench-upstream")
+    for p in mems:
+        p.write_text(p.read_text(encoding="utf-8").rstrip("\n") + "\n\nedited upstream.\n", encoding="utf-8")
+    git(root, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "upstream edits 100 memories")
+    git(root, "checkout", "-q", "-")
+    res: dict[str, list[float]] = {"sync_query_ms": [], "sync_full_ms": []}
+    for i in range(runs):
+        kind = "sync_query" if i % 2 == 0 else "sync_full"
+        git(root, "-c", "core.hooksPath=/dev/null", "reset", "-q", "--hard", base)
+        run_worker("sync_full", root)  # everything current at the base
+        git(root, "-c", "core.hooksPath=/dev/null", "merge", "-q", "--ff-only", "bench-upstream")
+        got = run_worker(kind, root)
+        assert got["updated"] == 100, got
+        res[f"{kind}_ms"].append(got["ms"])
+    git(root, "-c", "core.hooksPath=/dev/null", "reset", "-q", "--hard", base)
+    run_worker("sync_full", root)
+    return {k: statistics.median(v) for k, v in res.items() if v}
+
+
+def post_commit(root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+    """``git commit`` of a change to one function in each of 10 anchored files: with gitmem's hooks vs none."""
+    from gitmem import hookindex
+
+    con = hookindex.connect(root)
+    assert con is not None
+    files = sorted(p for p in hookindex.anchored_paths(con) if p.endswith(".py") and (root / p).is_file())
+    con.close()
+    files = files[:10]
+    gitmem = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"
+    subprocess.run([gitmem, "hooks", "install"], cwd=root, check=True, capture_output=True)
+    empty = root / ".git" / "no-hooks"
+    empty.mkdir(exist_ok=True)
+    with_hook, without = [], []
+    for i in range(runs * 2):
+        for f in files:
+            p = root / f
+            text = p.read_text(encoding="utf-8")
+            # change a token inside the first function body: its anchored memories go stale
+            text = re.sub(r"(\n    return )", rf"\n    _bench = {i}\1", text, count=1) if "_bench = " not in text \
+                else re.sub(r"_bench = \d+", f"_bench = {i}", text, count=1)
+            if text == p.read_text(encoding="utf-8"):
+                text += f"# bench {i}\n"
+            p.write_text(text, encoding="utf-8")
+        git(root, "add", *files)
+        argv = ["git", "commit", "-q", "-m", f"bench {i}"]
+        if i % 2:
+            argv[1:1] = ["-c", f"core.hooksPath={empty}"]
+        t = time.perf_counter()
+        subprocess.run(argv, cwd=root, check=True, capture_output=True)
+        (without if i % 2 else with_hook).append((time.perf_counter() - t) * 1000)
+    subprocess.run([gitmem, "hooks", "uninstall"], cwd=root, check=True, capture_output=True)
+    return {"commit_with_hooks_ms": statistics.median(with_hook), "commit_without_ms": statistics.median(without),
+            "post_commit_ms": statistics.median(with_hook) - statistics.median(without)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repo", type=Path, default=HERE.parent)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/gitmem-bench-scale"))
+    ap.add_argument("--skip-rebuild", action="store_true", help="reuse the indexes built by an earlier run")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--_worker", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._worker:
+        print(json.dumps(worker(args._worker[0], Path(args._worker[1]), args.runs)))
+        return 0
+    args.work.mkdir(parents=True, exist_ok=True)
+    import compileall
+
+    import gitmem
+
+    compileall.compile_dir(str(Path(gitmem.__file__).parent), quiet=1)  # as pip install leaves it
+    results = {}
+    for n in [int(x) for x in args.sizes.split(",")]:
+        root = build(args.repo.resolve(), args.work, n)
+        row: dict = {"memories": n}  # type: ignore[type-arg]
+        if not args.skip_rebuild or not (root / ".gitmem" / "index").exists():
+            print(f"[{n}] full rebuild", file=sys.stderr)
+            rb = run_worker("rebuild", root)
+            row.update(rebuild_hook_index_s=rb["hook_index_s"], rebuild_lancedb_s=rb["lancedb_s"],
+                       rebuild_peak_rss_mb=rb["peak_rss_mb"])
+        print(f"[{n}] pull + sync", file=sys.stderr)
+        row.update(pull_sync(root, max(4, args.runs // 2 * 2)))
+        print(f"[{n}] queries", file=sys.stderr)
+        q = run_worker("queries", root, args.runs)
+        row.update({k: v for k, v in q.items() if k != "peak_rss_mb"}, query_peak_rss_mb=q["peak_rss_mb"])
+        print(f"[{n}] post-commit", file=sys.stderr)
+        row.update(post_commit(root, args.runs))
+        row["lancedb_mb"] = du(root / ".gitmem" / "index") / 1e6
+        row["hooks_sqlite_mb"] = du(root / ".gitmem" / "local" / "cache" / "hooks.sqlite") / 1e6
+        row["memory_files_mb"] = du(root / ".gitmem" / "memories") / 1e6
+        results[n] = row
+        print(json.dumps(row), file=sys.stderr)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    keys = [k for k in next(iter(results.values())) if k != "memories"]
+    print("| measure | " + " | ".join(f"{n:,}" for n in results) + " |")
+    print("| --- |" + " --- |" * len(results))
+    for k in keys:
+        print(f"| {k} | " + " | ".join(f"{r.get(k, float('nan')):.1f}" for r in results.values()) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
