@@ -146,7 +146,7 @@ def hooks_install() -> None:
 
         r.notes.extend(f"merge driver: {c}" for c in install_driver(repo.root))
     _out({"dir": str(r.hooks_dir), "installed": r.installed, "already": r.already, "chained": r.chained,
-          "notes": r.notes},
+          "skipped": r.skipped, "notes": r.notes},
          lambda: "\n".join([f"hooks dir: {r.hooks_dir}", f"installed: {', '.join(r.installed) or '-'}",
                             f"already: {', '.join(r.already) or '-'}", f"chained: {', '.join(r.chained) or '-'}"]
                            + [f"note: {n}" for n in r.notes]))
@@ -175,10 +175,12 @@ def hooks_status() -> None:
 
     states = git_hooks.status(Repo(os.getcwd()))
     _out([{"name": h.name, "path": str(h.path), "installed": h.installed, "current": h.ours_current,
-           "legacy": str(h.legacy) if h.legacy else None, "will_run": h.will_run, "problem": h.problem}
+           "legacy": str(h.legacy) if h.legacy else None, "will_run": h.will_run, "problem": h.problem,
+           "note": h.note}
           for h in states],
          lambda: "\n".join(f"{h.name:14} {'runs' if h.will_run and h.installed else 'NOT RUN'}  {h.path}"
-                           + (f"  ({h.problem})" if h.problem else "") for h in states))
+                           + (f"  ({h.problem})" if h.problem else "") + (f"  [{h.note}]" if h.note else "")
+                           for h in states))
 
 
 # -- writing -----------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
           + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
     for h in git_hooks.status(store.repo):
         if h.will_run and h.ours_current:
-            extra = f" (chained: {h.legacy.name})" if h.legacy else ""
+            extra = (f" (chained: {h.legacy.name})" if h.legacy else "") + (f"; {h.note}" if h.note else "")
             r.add("hook", "ok", f"{h.name}: git will run gitmem's hook at {h.path}{extra}")
         elif not h.installed:
             r.add("hook", "error", f"{h.name}: git will not run gitmem's hook: not installed in {h.path.parent}"

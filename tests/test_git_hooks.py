@@ -174,11 +174,11 @@ def test_existing_hook_is_chained_both_run_and_uninstall_restores_it(tmp_path: P
     """)
     report = install(Repo(repo), python=sys.executable)
     assert report.chained == ["post-commit"]
-    assert (repo / ".git" / "hooks" / "post-commit.legacy").read_bytes() == original
+    assert (repo / ".git" / "hooks" / "post-commit.before-gitmem").read_bytes() == original
 
     proc = run_git(repo, "commit", "-q", "--allow-empty", "-m", "two")
     assert proc.returncode == 0, proc.stderr
-    # The legacy hook ran once, with $0 = the hook path git used (not *.legacy) and no arguments.
+    # The legacy hook ran once, with $0 = the hook path git used (not *.before-gitmem) and no arguments.
     assert (repo / "legacy.out").read_text() == "legacy .git/hooks/post-commit 0\n"
     [rec] = records(tmp_path)
     assert rec["name"] == "post-commit" and rec["args"] == [] and rec["stdin"] == ""
@@ -209,7 +209,7 @@ def test_legacy_exit_code_is_passed_through_and_gitmem_failure_is_not(tmp_path: 
                           stdin=subprocess.DEVNULL)
     assert shim.returncode == 3 and shim.stdout == b""
 
-    (repo / ".git" / "hooks" / "post-commit.legacy").unlink()
+    (repo / ".git" / "hooks" / "post-commit.before-gitmem").unlink()
     shim = subprocess.run([repo / ".git" / "hooks" / "post-commit"], cwd=repo, capture_output=True,
                           stdin=subprocess.DEVNULL)
     assert shim.returncode == 0
@@ -228,7 +228,7 @@ def test_pre_commit_is_chained_and_never_blocks(tmp_path: Path, monkeypatch: pyt
 
     # A blocking legacy hook still blocks; gitmem's failure does not.
     assert run_git(repo, "commit", "-q", "--allow-empty", "-m", "blocked").returncode == 1
-    write_hook(repo / ".git" / "hooks" / "pre-commit.legacy", "exit 0\n")
+    write_hook(repo / ".git" / "hooks" / "pre-commit.before-gitmem", "exit 0\n")
     assert run_git(repo, "commit", "-q", "--allow-empty", "-m", "ok").returncode == 0
     assert [r["name"] for r in records(tmp_path)][-2:] == ["pre-commit", "post-commit"]
 
@@ -293,7 +293,7 @@ def test_foreign_hook_with_existing_legacy_is_left_alone(tmp_path: Path) -> None
     repo = gitmem_repo(tmp_path / "repo")
     hooks = repo / ".git" / "hooks"
     write_hook(hooks / "post-commit", "echo mine\n")
-    write_hook(hooks / "post-commit.legacy", "echo older\n")
+    write_hook(hooks / "post-commit.before-gitmem", "echo older\n")
     before = snapshot(hooks)
 
     report = install(Repo(repo), python=sys.executable)
@@ -337,7 +337,7 @@ def test_dead_symlink_hook_is_chained_and_restored(tmp_path: Path) -> None:
     (hooks / "post-commit").symlink_to("/nonexistent/hook")
 
     assert install(Repo(repo), python=sys.executable).chained == ["post-commit"]
-    assert os.readlink(hooks / "post-commit.legacy") == "/nonexistent/hook"
+    assert os.readlink(hooks / "post-commit.before-gitmem") == "/nonexistent/hook"
     assert run_git(repo, "commit", "-q", "--allow-empty", "-m", "two").returncode == 0
     assert [r["name"] for r in records(tmp_path)] == ["post-commit"]
 
@@ -349,7 +349,7 @@ def test_self_copy_as_legacy_does_not_recurse(tmp_path: Path) -> None:
     repo = gitmem_repo(tmp_path / "repo")
     install(Repo(repo), python=sys.executable)
     hooks = repo / ".git" / "hooks"
-    shutil.copy2(hooks / "post-commit", hooks / "post-commit.legacy")
+    shutil.copy2(hooks / "post-commit", hooks / "post-commit.before-gitmem")
 
     assert run_git(repo, "commit", "-q", "--allow-empty", "-m", "two").returncode == 0
     assert [r["name"] for r in records(tmp_path)] == ["post-commit"]
@@ -421,7 +421,7 @@ def test_husky_style_hooks_path_installs_there_chained(tmp_path: Path) -> None:
     assert report.chained == ["post-commit"]
     assert report.notes[0] == "core.hooksPath=.husky (local config): installed into .husky, where git runs hooks"
     assert any(n.startswith(".husky is inside the work tree: do not commit") for n in report.notes)
-    assert (repo / ".husky" / "post-commit.legacy").read_bytes() == user_hook
+    assert (repo / ".husky" / "post-commit.before-gitmem").read_bytes() == user_hook
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
 
     assert run_git(repo, "commit", "-q", "--allow-empty", "-m", "two").returncode == 0

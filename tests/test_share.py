@@ -81,7 +81,7 @@ def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None
 
 def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     repo, mid = _repo(tmp_path, run_cli)
-    legacy = repo / ".git" / "hooks" / "pre-commit.legacy"
+    legacy = repo / ".git" / "hooks" / "pre-commit.before-gitmem"
     legacy.write_text("#!/bin/sh\nexit 1\n")
     legacy.chmod(0o755)
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
