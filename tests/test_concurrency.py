@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from testing.repos import commit, git, make_repo
 from tests.test_claude_hooks import wait_for
 
 PROJECT = Path(__file__).resolve().parents[1]
+# The fork server below imports lancedb but never opens a table, so its forks inherit no runtime state.
+warnings.filterwarnings("ignore", message="lancedb fork support is experimental", category=RuntimeWarning)
 TOKEN = re.compile(r"\bq\d+x\d{4}z\b")
 WORK_PY = "def compute(x):\n    value = 0\n    return value + x\n\n\ndef other():\n    return 1\n"
 TOKENS_PER_OBSERVATION = 300
@@ -428,3 +431,66 @@ def test_git_commits_merges_rebases_and_checkouts_while_consolidating(tmp_path: 
     assert shared, "the commits of work.py carried memories anchored to it"
     assert [ln for ln in git(root, "status", "--porcelain").splitlines() if ".gitmem/memories" in ln] == []
     assert_consistent(root, Counter(token(r, i) for r in range(sessions) for i in range(40)), run_json)
+
+
+# -- what the tests above showed, one at a time ------------------------------------------------------
+
+
+def test_a_session_that_ends_while_it_is_being_consolidated_is_consolidated(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """SessionEnd's worker finds the session busy (another consolidation holds its lock, as `gitmem
+    consolidate` or an orphan worker does mid-session): it waits its turn instead of leaving the last events
+    in the spool until some later session starts."""
+    from filelock import FileLock
+
+    from gitmem.capture import spool
+
+    with chat_server() as server:
+        root = llm_repo(tmp_path, run_cli, server)
+        evs = events(root, 0, 30)
+        lock = FileLock(str(spool.spool_dir(root) / "sess-0.lock"))
+        spool_session(root, 0, 30)
+        with lock:
+            run_hook(evs[-1], root)  # SessionEnd: its worker starts while the session is busy
+            time.sleep(4)
+        assert wait_for(lambda: not spool_files(root), timeout=60), [p.name for p in spool_files(root)]
+        assert wait_for(lambda: sum(tokens_in_memories(root).values()) == 30)
+    assert tokens_in_memories(root) == Counter(token(0, i) for i in range(30))
+
+
+def test_a_long_session_reaches_the_model_whole(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A batch whose transcript is longer than [llm] max_input_chars goes to the model in parts, each within
+    the limit: the end of a long session (where its conclusions are) is not cut off."""
+    n = 200
+    with chat_server() as server:
+        root = llm_repo(tmp_path, run_cli, server)
+        with open(root / ".gitmem" / "config.toml", "a", encoding="utf-8") as f:
+            f.write("max_input_chars = 4000\n")
+        spool_session(root, 0, n)
+        code, out, err = run_cli(root, "consolidate", "--json")
+        assert code == 0, err
+        sizes = [len(r["messages"][1]["content"]) for r in server.requests]
+        assert len(sizes) >= 2 and max(sizes) <= 4000, sizes
+    assert tokens_in_memories(root) == Counter(token(0, i) for i in range(n))
+
+
+def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A consolidation mid-session (by hand, or for orphans) splits the session into batches; the batch
+    after it may hold only the agent's final message. Rules: it becomes the body of the session's memory
+    (not skipped as a batch "without edits")."""
+    from tests.test_claude_hooks import local_memories
+
+    root = make_repo(tmp_path / "project")
+    commit(root, "init", {"work.py": WORK_PY})
+    assert run_cli(root, "init", "--no-hooks")[0] == 0
+    evs = events(root, 0, 3)  # prompt, edit, stop
+    (root / "work.py").write_text(WORK_PY.replace("value = 0", f"value = 0  # {token(0, 1)}"))
+    from gitmem.integrations import claude_hooks
+
+    claude_hooks.handle(evs[0])
+    claude_hooks.handle(evs[1])
+    assert run_cli(root, "consolidate", "--no-llm")[0] == 0
+    (first,) = local_memories(root)
+    claude_hooks.handle({**evs[2], "last_assistant_message": "compute now caches its value."})
+    assert run_cli(root, "consolidate", "--no-llm")[0] == 0
+    (m,) = local_memories(root)
+    assert m["id"] == first["id"] and m["body"] == "compute now caches its value."
