@@ -3,8 +3,10 @@
 Replies come from a queue of canned answers (``ChatServer.replies``); each is a
 dict with ``content`` (str), optional ``finish_reason`` (default "stop") and
 optional ``reasoning_content`` (what reasoning models send beside the answer).
-When the queue is empty the server answers ``{"observations": []}``. Every
-request body is recorded raw (``raw_requests``) so tests can search it.
+When the queue is empty the server asks ``respond`` (a function of the request
+body returning such a dict, called from the server's threads) if it is set, else
+answers ``{"observations": []}``. Every request body is recorded raw
+(``raw_requests``) so tests can search it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import http.server
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,7 @@ class ChatServer:
     replies: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     raw_requests: list[bytes] = field(default_factory=list)
+    respond: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @contextmanager
@@ -43,7 +46,9 @@ def chat_server() -> Iterator[ChatServer]:
                 state.raw_requests.append(raw)
                 body = json.loads(raw)
                 state.requests.append(body)
-                reply = state.replies.pop(0) if state.replies else {"content": '{"observations": []}'}
+                reply = state.replies.pop(0) if state.replies else None
+            if reply is None:
+                reply = state.respond(body) if state.respond else {"content": '{"observations": []}'}
             if self.path != "/v1/chat/completions":
                 self._send(404, {"error": {"message": "not found"}})
                 return

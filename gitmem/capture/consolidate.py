@@ -12,7 +12,10 @@ memories
   session, titled from the user's first prompt, with the agent's last message
   as body, anchored to the symbols the session edited.
 
-Sessions that only read, searched or listed produce nothing. An observation that
+Sessions that only read, searched or listed produce nothing; a later batch of a
+session that recorded something (it is cut into batches by every consolidation
+that runs while it is open) is consolidated even without edits, so the agent's
+final message is not lost. An observation that
 repeats a memory on the same anchors (word overlap ≥ ``SAME_JACCARD``) raises
 that memory's confidence by ``CONFIDENCE_STEP`` and merges its facts and tags
 instead of adding another; one that rewrites it (overlap ≥ ``SUPERSEDE_JACCARD``,
@@ -87,6 +90,11 @@ class SessionDigest:
     def worth_recording(self) -> bool:
         """Only reads, searches and listings are not."""
         return bool(self.edited_files or self.failures)
+
+    @property
+    def has_content(self) -> bool:
+        """Anything a memory could take from: prompts, a message, commands, reads, edits, failures."""
+        return bool(self.prompts or self.last_message or self.commands or self.read_files or self.worth_recording)
 
 
 def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
@@ -325,6 +333,28 @@ class Outcome:
 
 def transcript(d: SessionDigest, records: list[dict[str, Any]]) -> str:
     """The (already redacted) session as compact text for the model."""
+    return redact.redact_text("\n".join(_transcript_lines(records)))
+
+
+def transcript_parts(records: list[dict[str, Any]], limit: int) -> list[str]:
+    """The transcript in parts of at most ``limit`` characters, cut between events (an event longer than
+    ``limit`` is cut itself): a long session reaches the model whole, not just its beginning."""
+    parts: list[str] = []
+    cur: list[str] = []
+    size = 0
+    for line in (redact.redact_text(ln)[:max(limit, 1)] for ln in _transcript_lines(records)):
+        if cur and size + 1 + len(line) > limit:
+            parts.append("\n".join(cur))
+            cur, size = [], 0
+        cur.append(line)
+        size += len(line) + (1 if size else 0)
+    if cur:
+        parts.append("\n".join(cur))
+    return parts
+
+
+def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One text block per event worth showing the model."""
     lines: list[str] = []
     for r in records:
         kind = r.get("event")
@@ -336,32 +366,31 @@ def transcript(d: SessionDigest, records: list[dict[str, Any]]) -> str:
             inp = r.get("input") if isinstance(r.get("input"), dict) else {}
             tool = r.get("tool")
             if tool == "Edit":
-                lines.append(f"EDIT {inp.get('file_path')}:\n- {str(inp.get('old_string', ''))[:800]}\n"
-                             f"+ {str(inp.get('new_string', ''))[:800]}")
+                line = (f"EDIT {inp.get('file_path')}:\n- {str(inp.get('old_string', ''))[:800]}\n"
+                        f"+ {str(inp.get('new_string', ''))[:800]}")
             elif tool == "Write":
-                lines.append(f"WRITE {inp.get('file_path')}")
+                line = f"WRITE {inp.get('file_path')}"
             elif tool == "Read":
-                lines.append(f"READ {inp.get('file_path')}")
+                line = f"READ {inp.get('file_path')}"
             elif tool == "Bash":
                 resp = r.get("response") if isinstance(r.get("response"), dict) else {}
                 out = (str(resp.get("stdout", "")) + "\n" + str(resp.get("stderr", ""))).strip()[:600]
-                lines.append(f"$ {inp.get('command')}\n{out}")
+                line = f"$ {inp.get('command')}\n{out}"
             else:
-                lines.append(f"{tool} {json.dumps(inp, ensure_ascii=False)[:300]}")
+                line = f"{tool} {json.dumps(inp, ensure_ascii=False)[:300]}"
             if kind == "PostToolUseFailure":
-                lines.append(f"FAILED: {str(r.get('error', ''))[:400]}")
-    return redact.redact_text("\n".join(lines))
+                line += f"\nFAILED: {str(r.get('error', ''))[:400]}"
+            lines.append(line)
+    return lines
 
 
 def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: list[Memory]) -> Memory | None:
     """The deterministic memory of a session: one ``change`` memory, updated by later batches."""
-    if not d.edited_files:
-        return None
-    anchors = edited_anchors(store, resolver, d)
-    if not anchors:
-        return None
     prev = next((m for m in existing if m.session == d.key and m.source == "agent" and m.type == "change"
                  and m.scope == "local"), None)
+    anchors = edited_anchors(store, resolver, d) if d.edited_files else []
+    if not anchors and (prev is None or not (d.last_message.strip() or notable_commands(d.commands))):
+        return None  # nothing edited, and nothing new for the session's memory
     first_prompt = next((p for p in d.prompts if p.strip()), "")
     title = derive_title(first_prompt) if first_prompt else "Edited " + ", ".join(d.edited_files[:3])
     body = d.last_message.strip()[:2000]
@@ -382,20 +411,23 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
                notes: list[str]) -> tuple[Plan, str]:
     """The plan for one batch and which path made it ("rules", "llm", "llm-empty", "skipped")."""
     d = digest(key, records)
-    if not d.worth_recording:
+    if not d.has_content:
         return Plan(), "skipped"
-    resolver = Resolver(store.repo)
     existing = list(store.load_all().memories.values())
+    if not d.worth_recording and not any(m.session == key for m in existing):
+        return Plan(), "skipped"  # only reads so far, and no memory of this session to add to
+    resolver = Resolver(store.repo)
     plan = Plan()
     cfg = llm_mod.llm_config(store.config.get("llm")) if use_llm else None
     if cfg is not None:
         try:
-            answer = llm_mod.observe(cfg, transcript(d, records))
+            answers = [llm_mod.observe(cfg, part) for part in transcript_parts(records, cfg.max_input_chars)]
         except GitmemError as e:
             notes.append(e.message)
         else:
             now = utc_now()
-            for obs in answer.observations:
+            observations = [obs for a in answers for obs in a.observations]
+            for obs in observations:
                 anchors = observation_anchors(store, resolver, obs, d.edited_files + d.read_files)
                 if not anchors:
                     notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
@@ -403,10 +435,10 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
                 m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
                            body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
                            tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
-                           session=key, model=answer.model, confidence=CONFIDENCE_LLM, created=now,
+                           session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
                            updated=now, scope="local")
                 merge_into(plan, m, existing)
-            return plan, "llm" if answer.observations else "llm-empty"
+            return plan, "llm" if observations else "llm-empty"
     m = rules_memory(store, resolver, d, existing)
     if m is not None:
         plan.write.append(m)
@@ -414,10 +446,11 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
 
 
 def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
-                        progress: Callable[[str], None] | None = None) -> Outcome | None:
+                        progress: Callable[[str], None] | None = None, wait: float = 0) -> Outcome | None:
     """Consolidate session ``key``: pending plans, then every batch (the live spool claimed first).
 
-    Returns None when another process is consolidating this session right now.
+    Returns None when another process is consolidating this session right now and
+    did not finish within ``wait`` seconds.
 
     Raises:
         OSError: the spool or memory files cannot be written.
@@ -426,7 +459,7 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
     folder = spool.spool_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        lock = FileLock(str(folder / f"{key}.lock"), timeout=0)
+        lock = FileLock(str(folder / f"{key}.lock"), timeout=wait)
         lock.acquire()
     except Timeout:
         return None

@@ -33,6 +33,12 @@ def log_line(root: Path, text: str) -> None:
 SESSION_STATE_TTL_S = 7 * 86_400
 
 
+#: Seconds the worker of an ended session waits for a consolidation of it that is running (started by
+#: hand or for orphaned spools while the session was open): that one claimed the spool before the
+#: session's last events arrived, so they are this worker's to consolidate.
+SESSION_WAIT_S = 600.0
+
+
 #: Temp files of an interrupted atomic write, and lock files of finished sessions, go after this long.
 LEFTOVER_TTL_S = 3_600
 
@@ -79,7 +85,8 @@ def run(root: Path, session: str | None) -> None:
         if not store.dir.is_dir():
             return
         store.enable_symbol_cache()
-        outcomes = consolidate_all(store) if session is None else [consolidate_session(store, session)]
+        outcomes = (consolidate_all(store) if session is None
+                    else [consolidate_session(store, session, wait=SESSION_WAIT_S)])
         for o in outcomes:
             if o is None:
                 log_line(root, f"session {session}: busy (another consolidation runs)")
