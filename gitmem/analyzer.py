@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from filelock import FileLock
 
@@ -85,11 +85,59 @@ def memories_on(store: Store, paths: set[str]) -> list[Memory]:
         con.close()
 
 
+def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
+                    new: str) -> dict[str, set[str] | None]:
+    """Per changed path, the qualified names whose fingerprint differs between ``old`` and ``new``.
+
+    A name present on one side only counts (added, deleted, renamed, moved).
+    None for a path whose symbols cannot be compared: added, deleted, renamed or
+    copied files, and files that do not parse on one side.
+    """
+    out: dict[str, set[str] | None] = {}
+    for ch in changes:
+        if ch.status == "M" and ch.old_path == ch.new_path and ch.new_path:
+            before, after = resolver.table(old, ch.new_path), resolver.table(new, ch.new_path)
+            if before is None or after is None:
+                out[ch.new_path] = None
+                continue
+            out[ch.new_path] = {n for n in set(before) | set(after)
+                                if n not in before or n not in after or before[n].fingerprint != after[n].fingerprint}
+        else:
+            for p in (ch.old_path, ch.new_path):
+                if p:
+                    out[p] = None
+    return out
+
+
+def memories_on_symbols(store: Store, changed: dict[str, set[str] | None]) -> list[Memory] | None:
+    """The memories anchored (or whose code now is) to a changed symbol, or to a changed file as a whole.
+
+    File anchors on a changed path always count; symbol anchors only when their
+    symbol is in ``changed[path]`` (None: every anchor on the path). The cost
+    follows the changed symbols, not the memories on the changed files. None when
+    the hook index cannot be opened.
+    """
+    from . import catalog, hookindex
+
+    if not changed:
+        return []
+    con = catalog.open_current(store)
+    if con is None:
+        return None
+    try:
+        ids = hookindex.ids_on_symbols(con, changed)
+        return sorted(catalog.load(con, sorted(ids)).values(), key=lambda m: m.id)
+    finally:
+        con.close()
+
+
 def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None) -> CommitAnalysis:
     """Analyse one commit against its first parent (root commit: against the empty tree).
 
-    Returns the statuses at ``commit`` of the memories anchored to files the
-    commit added, modified, renamed or deleted, and which of them this commit
+    Returns the statuses at ``commit`` of the memories anchored to what the
+    commit changed — symbols whose fingerprint it changed, files it added,
+    deleted or renamed, file anchors on files it modified (with ``memories``
+    given: every memory on a changed file) — and which of them this commit
     made not fresh. Updates the status cache.
     """
     repo = store.repo
@@ -97,10 +145,16 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
     parents = repo.parents(sha)
     parent = parents[0] if parents else None
     resolver = Resolver(repo)
+    changes = resolver.changes(parent, sha)
     changed: set[str] = set()
-    for ch in resolver.changes(parent, sha):
+    for ch in changes:
         changed.update(p for p in (ch.old_path, ch.new_path) if p)
-    mems = memories_touching(memories, changed) if memories is not None else memories_on(store, changed)
+    mems = None
+    if memories is None:
+        # only memories on symbols whose fingerprint this commit changed can go out of date by it
+        mems = memories_on_symbols(store, changed_symbols(resolver, changes, parent, sha))
+    if mems is None:
+        mems = memories_touching(memories if memories is not None else store.load_all().memories.values(), changed)
     result = CommitAnalysis(sha)
     for m in mems:
         ms = memory_status(resolver, m, sha)

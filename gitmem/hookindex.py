@@ -340,6 +340,28 @@ def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool =
     return out
 
 
+def ids_on_symbols(con: sqlite3.Connection, changed: dict[str, set[str] | None]) -> set[str]:
+    """Ids of memories with an anchor (original or where its code is now) on a changed symbol.
+
+    ``changed``: path → qualified names changed there (None: the whole file). File
+    anchors (no symbol) on a changed path always match.
+    """
+    out: set[str] = set()
+    for path, names in changed.items():
+        if names is None:
+            out.update(r[0] for r in con.execute("SELECT DISTINCT memory_id FROM anchors WHERE path = ?", (path,)))
+            continue
+        out.update(r[0] for r in con.execute(
+            "SELECT DISTINCT memory_id FROM anchors WHERE path = ? AND symbol IS NULL", (path,)))
+        listed = sorted(names)
+        for i in range(0, len(listed), 500):
+            chunk = listed[i:i + 500]
+            out.update(r[0] for r in con.execute(
+                f"SELECT DISTINCT memory_id FROM anchors WHERE path = ? AND symbol IN ({', '.join('?' * len(chunk))})",
+                (path, *chunk)))
+    return out
+
+
 def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tuple[str, str]],
              per_path: int, pools: Iterable[Iterable[str]] = ()) -> set[str]:
     """Ids near a focus, bounded so that a file holding thousands of memories costs ``per_path`` rows.

@@ -358,11 +358,12 @@ def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_js
         for rnd in range(3):
             spool_session(root, rnd, n)
             want.update(token(rnd, i) for i in range(n))
-            for target, args, longest in ((_worker, (), 1.0), (_cli, ("sync",), 1.0), (_hookindex_sync, (), 0.5)):
+            # delays within each run's usual length here (syncs read only changed files: they are short)
+            for target, args, longest in ((_worker, (), 0.5), (_cli, ("sync",), 0.4), (_hookindex_sync, (), 0.1)):
                 killed += kill_after(forked(target, str(root), *args), rng.uniform(0.0, longest))
                 held = token_holders(root)
                 assert (sorted(t for t in want if held[t] == 0), sorted(t for t in held if held[t] > 1)) == ([], [])
-        assert killed >= 4  # most kills hit a running process
+        assert killed >= 3  # most kills hit a running process
         finish(_cli, str(root), "consolidate")
         finish(_cli, str(root), "sync")
     assert_consistent(root, want, run_json)
