@@ -58,6 +58,7 @@ class Resolver:
         self.repo = repo
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
+        self._touching: dict[tuple[str | None, str, str], list[str]] = {}
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
@@ -372,10 +373,13 @@ class Resolver:
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
-        try:
-            return self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]
-        except GitError:
-            return []
+        key = (base, end, path)  # anchors of one memory share base and often path: one git call
+        if key not in self._touching:
+            try:
+                self._touching[key] = self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]
+            except GitError:
+                self._touching[key] = []
+        return self._touching[key]
 
     def _commit_changing(self, base: str | None, rev: str | None, path: str, pred) -> str | None:  # type: ignore[no-untyped-def]
         """The first commit after ``base`` (touching ``path``) from which ``pred(commit)`` holds.

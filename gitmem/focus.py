@@ -108,6 +108,18 @@ def changed_symbols(resolver: Resolver, path: str, old: str | None, new: str | N
     return [n for n, s in after.items() if before.get(n) is None or before[n].fingerprint != s.fingerprint]
 
 
+def deleted_symbols(resolver: Resolver, path: str, old: str | None, new: str | None) -> list[str]:
+    """Qualified names in ``path`` at ``old`` that are gone at ``new`` (the file still there).
+
+    Deleting a symbol changes it most: a memory on it (why it was kept, who calls it) is about the
+    code being edited.
+    """
+    after = resolver.table(new, path)
+    if not old or after is None:
+        return []
+    return [n for n in resolver.table(old, path) or {} if n not in after]
+
+
 def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
                 cwd: str | None = None, include_dirty: bool = True, include_branch: bool = True,
                 resolver: Resolver | None = None) -> Focus:
@@ -128,6 +140,8 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
                 continue  # a huge or vanished file is in focus as a file; parsing it twice costs seconds
             for n in changed_symbols(resolver, p, head, WORKTREE):
                 focus.add_symbol(p, n, WEIGHT_DIRTY, "changed")
+            for n in deleted_symbols(resolver, p, head, WORKTREE):
+                focus.add_symbol(p, n, WEIGHT_DIRTY, "deleted")
     if include_branch and head:
         base = repo.default_branch_base()
         if base:

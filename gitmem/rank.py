@@ -48,6 +48,12 @@ TIER_SAME_FILE = 0.6
 TIER_IMPORT = 0.4
 #: The anchor is on a file in the same directory as a file in focus.
 TIER_SAME_DIR = 0.25
+#: Factor for a match by a bare identifier of the prompt (``Focus.names``): the name matches that
+#: symbol in any file and plain words too (a project called ``axios`` has a symbol ``axios``), so
+#: it is the same symbol only probably. Just below 1, it orders such a match under the same tier
+#: known for certain (the symbol changed in the working tree, or named as ``path::Symbol``), and
+#: keeps a named symbol above a text-relevant file the branch touched (tests/test_rank.py).
+NAMED_CERTAINTY = 0.95
 
 # -- fusion ------------------------------------------------------------------------------------
 #: RRF constant k = 60, the value of Cormack et al. 2009 (robust across collections).
@@ -77,6 +83,9 @@ CHARS_PER_TOKEN = 4
 MIN_INDEX_LINE_CHARS = 48
 #: Body text shown per detailed memory, in characters, before it is cut with "…".
 MAX_DETAIL_BODY_CHARS = 1200
+#: Anchors listed per detailed memory (the one that made it near first), the rest counted: a memory
+#: of a large change can have a hundred, and listing them all spent a 1500-token budget on paths.
+MAX_DETAIL_ANCHORS = 5
 
 
 @dataclass
@@ -134,9 +143,9 @@ def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, 
         last = a.symbol.rsplit(".", 1)[-1]
         for n, w in focus.names.items():
             if n == a.symbol or n == last or (len(n) > len(last) and n.endswith("." + a.symbol)):
-                take(TIER_SAME_SYMBOL * w, f"named {n}")
+                take(TIER_SAME_SYMBOL * NAMED_CERTAINTY * w, f"named {n}")
             elif a.symbol.startswith(n + "."):
-                take(TIER_ENCLOSING * w, f"named {n}")
+                take(TIER_ENCLOSING * NAMED_CERTAINTY * w, f"named {n}")
     fw = focus.files.get(a.path)
     iw = focus.imports.get(a.path)
     if iw:
@@ -260,7 +269,11 @@ def _main_anchor(m: Memory) -> str:
 def render_detail(s: Scored) -> str:
     """Full text of one memory for the context (title, anchors, status, body, facts)."""
     m = s.memory
-    anchors = ", ".join(a.key for a in m.anchors) or "-"
+    near = s.near.rsplit(" ", 1)[-1] if s.near else ""
+    keys = sorted((a.key for a in m.anchors), key=lambda k: k != near and k.partition("::")[0] != near)
+    anchors = ", ".join(keys[:MAX_DETAIL_ANCHORS]) or "-"
+    if len(keys) > MAX_DETAIL_ANCHORS:
+        anchors += f" (+{len(keys) - MAX_DETAIL_ANCHORS} more: gitmem show {m.id})"
     lines = [f"### {m.id} · {m.type} · {m.title}",
              f"anchors: {anchors} · {age(m)} · {status_note(s)}"]
     body = m.body.strip()

@@ -284,3 +284,20 @@ def test_non_utf8_file_name_does_not_hide_other_changes(tmp_path: Path) -> None:
     assert Resolver(repo).status(a, c).status == Status.STALE
     with pytest.raises(AnchorError, match="not valid UTF-8"):
         Resolver(repo).make(os.fsdecode(b"auth/bad\xffname.py"), None)
+
+
+def test_anchors_on_one_file_share_the_history_walk(tmp_path: Path) -> None:
+    # Statuses of many stale anchors of one file list the commits touching it once, not once each.
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY})
+    res = Resolver(repo)
+    anchors = [res.make("auth/jwt.py", n) for n in ("Signer.sign", "Signer.verify", "helper")]
+    commit(root, "edit all three", {"auth/jwt.py": PY.replace("HS256", "RS256").replace("== 3", "== 4")
+                                    .replace("v * 2", "v * 3")})
+    calls = []
+    real = repo.commits_touching
+    repo.commits_touching = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
+    checker = Resolver(repo)
+    statuses = [checker.status(a) for a in anchors]
+    assert [s.status for s in statuses] == [Status.STALE] * 3
+    assert all(s.commit == repo.head() for s in statuses)
+    assert len(calls) == 1

@@ -222,3 +222,20 @@ def test_remember_warns_about_duplicate_names(tmp_path: Path, run_cli) -> None:
     repo = _init(tmp_path, run_cli, {"a.py": src}, hooks=False)
     code, out, err = run_cli(repo, "remember", "x is cached", "--anchor", "a.py::A.x")
     assert code == 0 and "defines A.x more than once" in err and "A.x#2" in err
+
+
+def test_context_puts_a_deleted_symbols_memory_first(tmp_path: Path, run_cli, run_json) -> None:
+    # Deleting a function is changing it: its memory ranks as the same symbol, not as the same file.
+    src = "def keep():\n    return 1\n\n\ndef legacy_hook():\n    return 2\n"
+    repo = make_repo(tmp_path / "r", {"lib/plug.py": src})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    run_json(repo, "remember", "legacy_hook is called by name from the plugin loader", "--anchor",
+             "lib/plug.py::legacy_hook")
+    run_json(repo, "remember", "keep returns one on purpose", "--anchor", "lib/plug.py::keep")
+    (repo / "lib/plug.py").write_text("def keep():\n    return 1\n")
+    out = run_json(repo, "context")
+    assert "lib/plug.py::legacy_hook" in out["focus"]["symbols"]
+    first = out["memories"][0]
+    assert first["anchors"] == ["lib/plug.py::legacy_hook"] and first["near"] == "deleted lib/plug.py::legacy_hook"
+    assert first["proximity"] == 1.0 and first["status"] == "deleted"
+    assert out["memories"][1]["proximity"] == 0.6

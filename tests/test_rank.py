@@ -101,3 +101,35 @@ def test_named_symbol_beats_weakly_related_branch_files() -> None:
     filler = [_m(f"F{i}", "x/y.py") for i in range(4)]
     ranked = R.rank([named, *branch, *filler], f, text_ranking=[m.id for m in filler] + ["B0", "B1", "B2"])
     assert ranked[0].memory.id == "NAMED"
+
+
+def test_changed_symbol_outranks_same_name_only_named_in_prompt() -> None:
+    # The prompt says "merge"; the working tree changes lib/a.py::merge. A newer memory on another
+    # file's merge (or on a symbol named like a prose word) must not tie with the one being edited.
+    f = Focus(names={"merge": 1.0})
+    f.add_file("lib/a.py", 1.0, "dirty")
+    f.add_symbol("lib/a.py", "merge", 1.0, "changed")
+    edited = _m("EDITED", "lib/a.py::merge", updated="2026-01-01T00:00:00Z")
+    other = _m("OTHER", "lib/b.py::merge", updated="2026-11-01T00:00:00Z")
+    ranked = R.rank([other, edited], f)
+    assert [s.memory.id for s in ranked] == ["EDITED", "OTHER"]
+    assert ranked[0].proximity == R.TIER_SAME_SYMBOL
+    assert ranked[1].proximity == R.TIER_SAME_SYMBOL * R.NAMED_CERTAINTY > R.TIER_ENCLOSING
+    # with nothing in focus but the name, the named symbol still leads its tier
+    only_named = R.rank([_m("FILE", "lib/a.py"), other], Focus(names={"merge": 1.0}))
+    assert [s.memory.id for s in only_named] == ["OTHER"]
+
+
+def test_detail_lists_a_few_anchors_the_near_one_first() -> None:
+    m = _m("BIG", *[f"src/m{i:02d}.py::f{i}" for i in range(40)], body="why it is so")
+    f = Focus()
+    f.add_symbol("src/m30.py", "f30", 1.0, "changed")
+    (s,) = R.rank([m], f)
+    text = R.render_detail(s)
+    anchors_line = text.splitlines()[1]
+    assert anchors_line.startswith("anchors: src/m30.py::f30, src/m00.py::f0, ")
+    assert f"(+{40 - R.MAX_DETAIL_ANCHORS} more: gitmem show BIG)" in anchors_line
+    assert "src/m39.py::f39" not in text and "why it is so" in text
+    assert R.token_estimate(text) < 100
+    small = R.render_detail(R.Scored(_m("SMALL", "a.py::x", "b.py")))
+    assert "anchors: a.py::x, b.py ·" in small and "more" not in small

@@ -1,0 +1,500 @@
+"""Retrieval quality on a repository's real history: gitmem ``context`` vs text relevance vs newest-first.
+
+Every commit becomes a memory: its message is the text (first line the title,
+as ``gitmem remember`` derives it), anchored at that commit to the symbols the
+commit changed, exactly as ``gitmem remember --anchor PATH::SYMBOL --rev SHA``
+does (``memories.make_anchors`` → ``Resolver.make``). A commit that changes no
+symbol is anchored to the code files it changed (still a memory, a distractor
+for every method). Memory times are the commit's committer time; ids are ULIDs
+of that time (random part from the SHA, so a run is deterministic).
+
+The task for a later commit C: C's changes are the working tree and C's
+message is the prompt. In a scratch clone (``git clone --no-hardlinks`` into a
+temporary directory; REPO_PATH is only read), HEAD is detached at C's first
+parent and C's tree is restored into the working tree, uncommitted, so the
+focus gitmem builds from the dirty files is exactly C's change. The store
+holds the memories of the last ``--window`` non-merge commits before C
+(``git rev-list --no-merges -n N C^``): never C's own memory, never a later
+one. The index is synced from those files as every query does.
+
+Relevant memories: those anchored to a symbol that C changes, i.e. one of
+``focus.changed_symbols(C^, C)`` (changed or added) or a symbol present at C^
+and gone at C, matched by path and qualified name.
+
+Evaluation commits: from every commit, those skipped for a reason are counted
+(root commit, merge, changes no symbol, no relevant memory in its window);
+``--queries`` of the others are drawn with ``random.Random(seed)`` and run
+oldest first (so the index syncs incrementally).
+
+Methods, each a full ranking of the memories in the window:
+
+(a) **context**: ``context.build_context(store, prompt=message, cwd=clone)``,
+    the ranking ``gitmem context`` packs (focus from the dirty files and
+    prompt, import neighbours, text relevance, recency, statuses of the top
+    60); ``ranked`` lists only memories with some proximity or text relevance.
+(b) **text**: ``search.recall(store, message, limit=window)``, what
+    ``gitmem recall`` does (BM25 + WordLlama vectors fused by reciprocal rank
+    fusion, vector-only hits below the similarity floor dropped).
+(c) **newest**: ``memories.list_memories(store)``, newest first (how most
+    memory tools fill a session start).
+
+Metrics per query, then averaged (means) over queries:
+
+* recall@k = |relevant in the top k| / |relevant|; nDCG@10 with binary gains,
+  IDCG over min(|relevant|, 10) hits.
+* in budget: recall of what ``rank.pack`` fits into the default context budget
+  (``--budget``, 1500 tokens: the top 3 in full, the rest as index lines), for
+  each method's order; for context it is the packed context itself.
+* tokens to reach a recall target: walk a method's ranking, adding each
+  memory's cost, until recall ≥ target. A memory's cost is
+  ``rank.token_estimate(rank.render_detail(...))`` (gitmem's own estimate, the
+  memory rendered in full as ``gitmem context`` shows its top items; the same
+  cost for every method). Targets: 0.5, 0.8, 1.0 and "ctx@10" = the recall@10
+  that context reached on that query (queries where that is 0 are left out of
+  that column). A query whose ranking never reaches the target counts as
+  infinite: the column shows the median over all queries (∞ when more than
+  half never reach it) and how many reached it.
+* The "(ideal ranking)" row is the ceiling: recall@k of a ranking that puts
+  every relevant memory first (below 1 when a query has more than k).
+
+Run it
+------
+    /tmp/venv/bin/python bench/retrieval.py REPO_PATH [--queries 40] [--window 500] [--seed 1]
+        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...]
+
+Progress on stderr; the table (or one JSON object with ``--json``) on stdout;
+``--rows`` writes one JSON line per query (relevant ids and their rank under
+each method, context's top 10 and every relevant memory with score, proximity,
+reason, text rank, status and token cost); ``--commit`` evaluates only the
+given commits (to dig into one). Needs the WordLlama embedder (the default
+config), no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from gitmem.anchors import Resolver
+from gitmem.code.languages import language_for_path
+from gitmem.context import build_context
+from gitmem.errors import AnchorError
+from gitmem.focus import changed_symbols
+from gitmem.git import Repo
+from gitmem.memories import derive_title, list_memories, make_anchors
+from gitmem.model import Memory
+from gitmem.rank import Scored, pack, render_detail, token_estimate
+from gitmem.search import recall
+from gitmem.store import Store, init_layout
+
+METHODS = ("context", "text", "newest")
+TARGETS = ("ctx@10", "0.5", "0.8", "1.0")
+#: File anchors given to a commit that changes no symbol (its code files, in path order).
+MAX_FILE_ANCHORS = 20
+
+
+# --------------------------------------------------------------------------- history
+
+
+@dataclass
+class Commit:
+    """One commit of the history, with what it changed."""
+
+    sha: str
+    parents: list[str]
+    date: str                                  # committer time, UTC, YYYY-MM-DDTHH:MM:SSZ
+    author: str
+    message: str
+    changed: list[tuple[str, str]] = field(default_factory=list)   # (path, symbol) changed or added
+    removed: list[tuple[str, str]] = field(default_factory=list)   # (path, symbol) gone at this commit
+    code_files: list[str] = field(default_factory=list)            # code files changed, present at sha
+
+
+def _git(cwd: str | Path, *args: str, input: bytes | None = None) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          input=input).stdout.decode("utf-8", "replace")
+
+
+def read_history(repo: Repo) -> list[Commit]:
+    """Every commit reachable from HEAD, oldest first (topological), with message and time."""
+    sep, end = "\x1f", "\x1e"
+    out = repo.run("log", "--topo-order", "--reverse", f"--format=%H{sep}%P{sep}%ct{sep}%an{sep}%B{end}", "HEAD")
+    commits = []
+    for rec in out.split(end):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, parents, ts, author, msg = rec.split(sep, 4)
+        date = dt.datetime.fromtimestamp(int(ts), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        commits.append(Commit(sha, parents.split(), date, author, msg.strip()))
+    return commits
+
+
+def diff_symbols(resolver: Resolver, c: Commit) -> None:
+    """Fill ``c.changed`` / ``removed`` / ``code_files`` (first parent vs the commit)."""
+    if len(c.parents) != 1:
+        return
+    parent = c.parents[0]
+    for ch in resolver.repo.changed_files(parent, c.sha):
+        if ch.new_path and language_for_path(ch.new_path):
+            c.code_files.append(ch.new_path)
+            c.changed.extend((ch.new_path, n) for n in changed_symbols(resolver, ch.new_path, parent, c.sha))
+        for path in {ch.old_path, ch.new_path} - {None}:
+            assert path is not None
+            if not language_for_path(path):
+                continue
+            before = resolver.table(parent, path) or {}
+            after = resolver.table(c.sha, path) or {}
+            c.removed.extend((path, n) for n in before if n not in after)
+
+
+def memory_id(c: Commit) -> str:
+    """A ULID with the commit's time and 80 bits of its SHA: deterministic, sorted by time."""
+    ms = int(dt.datetime.strptime(c.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+    return str(ULID.from_bytes(ms.to_bytes(6, "big") + bytes.fromhex(c.sha[:20])))
+
+
+def commit_memory(store: Store, resolver: Resolver, c: Commit) -> Memory:
+    """The memory of commit ``c``: its message, anchored at ``c`` as ``remember --rev`` anchors."""
+    specs = [f"{p}::{n}" for p, n in c.changed] or c.code_files[:MAX_FILE_ANCHORS]
+    anchors = []
+    for spec in specs:  # one by one: a symbol gitmem cannot anchor must not lose the others
+        try:
+            anchors.extend(make_anchors(store, [spec], c.sha, resolver=resolver))
+        except AnchorError:
+            pass
+    text = c.message or f"commit {c.sha[:12]}"
+    title = derive_title(text)
+    lines = text.splitlines()
+    body = "\n".join(lines[1:]).strip() if lines and lines[0].strip().lstrip("#").strip() == title else text
+    return Memory(id=memory_id(c), type="discovery", title=title, body=body, anchors=anchors, author=c.author,
+                  source="user", created=c.date, updated=c.date)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def recall_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    return len(relevant & set(ranked[:k])) / len(relevant)
+
+
+def ndcg_at(ranked: list[str], relevant: set[str], k: int) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, mid in enumerate(ranked[:k]) if mid in relevant)
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), k)))
+    return dcg / idcg
+
+
+def tokens_to(ranked: list[str], relevant: set[str], cost: dict[str, int], target: float) -> float:
+    """Tokens of the ranking's prefix up to the memory that brings recall to ``target``; inf if never."""
+    need = math.ceil(target * len(relevant) - 1e-9)
+    if need <= 0:
+        return 0.0
+    used, found = 0, 0
+    for mid in ranked:
+        used += cost[mid]
+        if mid in relevant:
+            found += 1
+            if found >= need:
+                return float(used)
+    return math.inf
+
+
+@dataclass
+class Query:
+    """One evaluation commit and what each method did with it."""
+
+    sha: str
+    subject: str
+    memories: int
+    relevant: list[str]
+    focus_symbols: int
+    ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)   # method -> relevant id -> 1-based rank
+    listed: dict[str, int] = field(default_factory=dict)                    # method -> length of its ranking
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)     # method -> metric -> value
+    seconds: dict[str, float] = field(default_factory=dict)
+    context_top: list[dict[str, Any]] = field(default_factory=list)  # context's top 10 and every relevant one
+
+
+def score(q: Query, method: str, ranked: list[str], in_budget: list[str], relevant: set[str],
+          cost: dict[str, int], ctx_recall10: float | None) -> None:
+    pos = {mid: i for i, mid in enumerate(ranked, 1)}
+    q.ranks[method] = {mid: pos.get(mid) for mid in sorted(relevant)}
+    q.listed[method] = len(ranked)
+    m = {"recall@5": recall_at(ranked, relevant, 5), "recall@10": recall_at(ranked, relevant, 10),
+         "ndcg@10": ndcg_at(ranked, relevant, 10),
+         "in_budget": len(relevant & set(in_budget)) / len(relevant)}
+    for t in TARGETS:
+        level = ctx_recall10 if t == "ctx@10" else float(t)
+        if level is None:
+            level = m["recall@10"]  # context itself: its own recall@10
+        m[f"tokens@{t}"] = tokens_to(ranked, relevant, cost, level) if level > 0 else math.nan
+    q.metrics[method] = m
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Run:
+    repo: str
+    head: str
+    commits: int
+    window: int
+    seed: int
+    budget: int
+    skipped: dict[str, int] = field(default_factory=dict)
+    eligible: int = 0
+    queries: list[Query] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
+        only: list[str] | tuple[str, ...] = ()) -> Run:
+    t_start = time.perf_counter()
+    src = Repo(repo_path)
+    head = src.head()
+    if head is None:
+        raise SystemExit(f"{repo_path}: no commits")
+    with tempfile.TemporaryDirectory(prefix="gitmem-retrieval-") as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src.root), str(clone)], check=True)
+        with open(clone / ".git" / "info" / "exclude", "a", encoding="utf-8") as f:
+            f.write("\n/.gitmem/\n")  # the store is no code in focus (gitmem skips it anyway)
+        repo = Repo(clone)
+        init_layout(repo)
+        store = Store(repo)
+        store.enable_symbol_cache()
+        resolver = Resolver(repo)
+
+        # 1. the history and what every commit changed
+        t = time.perf_counter()
+        history = read_history(repo)
+        by_sha = {c.sha: c for c in history}
+        for i, c in enumerate(history, 1):
+            diff_symbols(resolver, c)
+            if i % 50 == 0:
+                progress(f"diffed {i}/{len(history)} commits")
+        r = Run(str(src.root), head, len(history), window, seed, budget)
+        r.seconds["diff"] = time.perf_counter() - t
+
+        # 2. eligibility
+        t = time.perf_counter()
+        skipped = {"root commit": 0, "merge": 0, "changes no symbol": 0, "no relevant earlier memory": 0}
+        eligible: list[tuple[Commit, list[str], set[str]]] = []  # (C, window shas, relevant shas)
+        for c in history:
+            if not c.parents:
+                skipped["root commit"] += 1
+                continue
+            if len(c.parents) > 1:
+                skipped["merge"] += 1
+                continue
+            targets = set(c.changed) | set(c.removed)
+            if not targets:
+                skipped["changes no symbol"] += 1
+                continue
+            before = [s for s in _git(clone, "rev-list", "--no-merges", f"--max-count={window}", c.parents[0]).split()]
+            rel = {s for s in before if {(p, n) for p, n in by_sha[s].changed} & targets}
+            if not rel:
+                skipped["no relevant earlier memory"] += 1
+                continue
+            eligible.append((c, before, rel))
+        r.skipped, r.eligible = skipped, len(eligible)
+        rng = random.Random(seed)
+        chosen = sorted(rng.sample(range(len(eligible)), min(n_queries, len(eligible))))
+        if only:
+            chosen = [i for i, (c, _, _) in enumerate(eligible) if any(c.sha.startswith(o) for o in only)]
+        r.seconds["select"] = time.perf_counter() - t
+        progress(f"{len(history)} commits, {len(eligible)} eligible, {len(chosen)} queries; skipped {skipped}")
+
+        # 3. the queries, oldest first
+        made: dict[str, Memory] = {}
+        present: set[str] = set()
+        timings = {"setup": 0.0, "context": 0.0, "text": 0.0, "newest": 0.0}
+        for qi, ei in enumerate(chosen, 1):
+            c, before, rel_shas = eligible[ei]
+            t = time.perf_counter()
+            _git(clone, "checkout", "-q", "-f", "--detach", c.parents[0])
+            _git(clone, "clean", "-q", "-f", "-d")
+            _git(clone, "restore", f"--source={c.sha}", "--worktree", "--", ":/")
+            dirty = set(Repo(clone).dirty_files())
+            changes = repo.changed_files(c.parents[0], c.sha)
+            expect = {ch.new_path or ch.old_path for ch in changes}
+            either = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
+            if not expect <= dirty <= either:  # a rename may show as a deletion plus a new file
+                raise SystemExit(f"{c.sha[:12]}: the working tree is not C's change "
+                                 f"(differ: {sorted((dirty - either) | (expect - dirty))[:5]})")
+            for s in before:
+                if s not in made:
+                    made[s] = commit_memory(store, resolver, by_sha[s])
+            want = {made[s].id for s in before}
+            for mid in sorted(present - want):
+                store.delete(mid)
+            for s in before:
+                if made[s].id not in present:
+                    store.save(made[s])
+            present = want
+            cost = {made[s].id: token_estimate(render_detail(Scored(made[s]))) for s in before}
+            relevant = {made[s].id for s in rel_shas}
+            timings["setup"] += time.perf_counter() - t
+
+            prompt = c.message
+            t = time.perf_counter()
+            res = build_context(Store(Repo(clone)), prompt=prompt, budget=budget, cwd=str(clone))
+            t_ctx = time.perf_counter() - t
+            t = time.perf_counter()
+            text_ids = [h.memory.id for h in recall(Store(Repo(clone)), prompt, limit=len(before))]
+            t_text = time.perf_counter() - t
+            t = time.perf_counter()
+            newest = list_memories(Store(Repo(clone)))
+            newest_ids = [m.id for m in newest]
+            t_new = time.perf_counter() - t
+            timings["context"] += t_ctx
+            timings["text"] += t_text
+            timings["newest"] += t_new
+
+            mems = {m.id: m for m in newest}
+            q = Query(c.sha, c.message.splitlines()[0] if c.message else "", len(before), sorted(relevant),
+                      len(res.focus.symbols), seconds={"context": t_ctx, "text": t_text, "newest": t_new})
+            ctx_ids = [s.memory.id for s in res.ranked]
+            q.context_top = [{"rank": i, "id": s.memory.id, "relevant": s.memory.id in relevant,
+                              "title": s.memory.title, "score": round(s.score, 6),
+                              "proximity": s.proximity, "near": s.near, "text_rank": s.text_rank,
+                              "status": s.status.value, "anchors": len(s.memory.anchors),
+                              "tokens": cost[s.memory.id]}
+                             for i, s in enumerate(res.ranked, 1) if i <= 10 or s.memory.id in relevant]
+            ctx_r10 = recall_at(ctx_ids, relevant, 10)
+            score(q, "context", ctx_ids, res.packed.detailed + res.packed.indexed, relevant, cost, None)
+            for name, ids in (("text", text_ids), ("newest", newest_ids)):
+                p = pack([Scored(mems[i]) for i in ids], budget)
+                score(q, name, ids, p.detailed + p.indexed, relevant, cost, ctx_r10)
+            r.queries.append(q)
+            progress(f"[{qi}/{len(chosen)}] {c.sha[:10]} {q.subject[:50]!r}: {len(relevant)} relevant of "
+                     f"{len(before)}; R@10 ctx {ctx_r10:.2f} text {q.metrics['text']['recall@10']:.2f} "
+                     f"newest {q.metrics['newest']['recall@10']:.2f} ({t_ctx:.1f}s, {t_text:.1f}s)")
+        r.seconds.update(timings)
+    r.seconds["total"] = time.perf_counter() - t_start
+    return r
+
+
+# --------------------------------------------------------------------------- report
+
+
+def median_inf(values: list[float]) -> float:
+    """Median where ``inf`` (never reached) sorts last; NaN (not applicable) left out."""
+    vals = sorted(v for v in values if not math.isnan(v))
+    if not vals:
+        return math.nan
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def summary(r: Run) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for m in METHODS:
+        rows = [q.metrics[m] for q in r.queries]
+        s: dict[str, Any] = {}
+        for key in ("recall@5", "recall@10", "ndcg@10", "in_budget"):
+            s[key] = statistics.fmean(x[key] for x in rows) if rows else math.nan
+        for t in TARGETS:
+            vals = [x[f"tokens@{t}"] for x in rows]
+            applicable = [v for v in vals if not math.isnan(v)]
+            s[f"tokens@{t}"] = median_inf(vals)
+            s[f"reached@{t}"] = f"{sum(1 for v in applicable if v != math.inf)}/{len(applicable)}"
+        out[m] = s
+    rel = [len(q.relevant) for q in r.queries]
+    out["ideal"] = {"recall@5": statistics.fmean(min(5, n) / n for n in rel) if rel else math.nan,
+                    "recall@10": statistics.fmean(min(10, n) / n for n in rel) if rel else math.nan,
+                    "ndcg@10": 1.0}
+    return out
+
+
+def _fmt_tokens(v: float) -> str:
+    return "–" if math.isnan(v) else "∞" if v == math.inf else f"{v:.0f}"
+
+
+def table(r: Run) -> str:
+    s = summary(r)
+    rel = [len(q.relevant) for q in r.queries]
+    lines = [f"repo {r.repo} @ {r.head[:10]}: {r.commits} commits, window {r.window}, seed {r.seed}",
+             "skipped: " + ", ".join(f"{k} {v}" for k, v in r.skipped.items()) + f"; eligible {r.eligible}",
+             f"queries {len(r.queries)}; relevant per query median {statistics.median(rel) if rel else 0} "
+             f"(min {min(rel, default=0)}, max {max(rel, default=0)}); memories per query median "
+             f"{statistics.median([q.memories for q in r.queries]) if r.queries else 0}",
+             "",
+             f"| method | recall@5 | recall@10 | nDCG@10 | recall in {r.budget} tokens | "
+             + " | ".join(f"tokens to {t} (reached)" for t in TARGETS) + " |",
+             "| --- " * (5 + len(TARGETS)) + "|"]
+    for m in METHODS:
+        x = s[m]
+        lines.append(f"| {m} | {x['recall@5']:.3f} | {x['recall@10']:.3f} | {x['ndcg@10']:.3f} | "
+                     f"{x['in_budget']:.3f} | "
+                     + " | ".join(f"{_fmt_tokens(x[f'tokens@{t}'])} ({x[f'reached@{t}']})" for t in TARGETS)
+                     + " |")
+    x = s["ideal"]
+    lines.append(f"| (ideal ranking) | {x['recall@5']:.3f} | {x['recall@10']:.3f} | 1.000 | – |"
+                 + " – |" * len(TARGETS))
+    sec = r.seconds
+    nq = max(1, len(r.queries))
+    lines += ["", f"time: total {sec.get('total', 0):.1f}s; diff {sec.get('diff', 0):.1f}s; per query: setup "
+              f"{sec.get('setup', 0) / nq:.2f}s, context {sec.get('context', 0) / nq:.2f}s, text "
+              f"{sec.get('text', 0) / nq:.2f}s, newest {sec.get('newest', 0) / nq:.2f}s"]
+    return "\n".join(lines)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
+        return None if math.isnan(x) else "inf"
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Retrieval quality of gitmem context vs text relevance vs "
+                                             "newest-first, on a repository's history.")
+    ap.add_argument("repo", help="the repository (only read: the run works in a scratch clone)")
+    ap.add_argument("--queries", type=int, default=40, help="evaluation commits drawn (default 40)")
+    ap.add_argument("--window", type=int, default=500, help="memories: the last N commits before C (default 500)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--budget", type=int, default=1500, help="context budget in tokens (default 1500)")
+    ap.add_argument("--commit", action="append", default=[], metavar="SHA",
+                    help="evaluate only this commit (a SHA prefix; repeatable; overrides --queries)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--rows", metavar="FILE", help="write one JSON line per query to FILE")
+    args = ap.parse_args(argv)
+    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit)
+    if args.rows:
+        with open(args.rows, "w", encoding="utf-8") as f:
+            for q in r.queries:
+                f.write(json.dumps(_jsonable(asdict(q)), ensure_ascii=False) + "\n")
+    if args.json:
+        obj = {k: v for k, v in asdict(r).items() if k != "queries"}
+        obj["queries"] = len(r.queries)
+        obj["summary"] = summary(r)
+        print(json.dumps(_jsonable(obj), ensure_ascii=False, indent=2))
+    else:
+        print(table(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
