@@ -265,14 +265,12 @@ class Repo:
         Git never reads a file "beyond a symbolic link"; neither does gitmem (such a
         path may lead outside the repository).
         """
-        parent = PurePosixPath(path).parent
-        if parent == PurePosixPath(".") or (self.root / parent).resolve() == self.root / parent:
-            return None
-        for i in range(1, len(parent.parts) + 1):
-            d = PurePosixPath(*parent.parts[:i])
-            if (self.root / d).is_symlink():
-                return d.as_posix()
-        return parent.as_posix()
+        parts = path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):  # one lstat per folder level (cheaper than resolving the path)
+            d = "/".join(parts[:i])
+            if os.path.islink(os.path.join(self.root, d)):
+                return d
+        return None
 
     @cached_property
     def skip_worktree(self) -> frozenset[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,8 +269,9 @@ class Store:
         res = LoadResult()
         cache = _ParsedCache(self.cache_dir / "memories.json")
         retired_digests: set[str] = set()
+        links = self._symlinks()
         for p in self.memory_files():
-            outside = self.outside_repo(p)
+            outside = self.outside_repo(p) if links and (p in links or p.parent in links) else None
             if outside:
                 res.errors.append(outside)
                 continue
@@ -314,6 +316,19 @@ class Store:
         if outside:
             raise outside
         return memfile.read(path, display=self.display(path))[0]
+
+    def _symlinks(self) -> set[Path]:
+        """The memory folders that are (or lie beyond) symlinks, and the symlinks in them (d_type: no stat each)."""
+        out: set[Path] = set()
+        for d in (self.memories_dir, self.local_memories_dir):
+            if self.repo.symlinked_dir(self.display(d / "x")):
+                out.add(d)
+            try:
+                with os.scandir(d) as it:
+                    out.update(Path(e.path) for e in it if e.is_symlink())
+            except OSError:
+                pass
+        return out
 
     def outside_repo(self, path: Path) -> MemoryFileError | None:
         """The error for a memory file that is a symlink leading outside the repository (never read), else None."""
