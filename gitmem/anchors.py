@@ -110,6 +110,10 @@ class Resolver:
         if nested:
             raise AnchorError(f"{spec_path} is inside another repository ({nested}, a submodule or nested clone)",
                               f"run gitmem in {nested}: its commits are not this repository's")
+        link = self.repo.symlinked_dir(spec_path) if rev is WORKTREE else None
+        if link:
+            raise AnchorError(f"{spec_path} is beyond a symbolic link ({link}); git does not follow it",
+                              "anchor the file where it really is, inside the repository")
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
         if data is None:
@@ -138,7 +142,7 @@ class Resolver:
 
     def _nested_repository(self, path: str) -> str | None:
         """The directory of a submodule or nested repository that contains ``path``, if any."""
-        parts = path.split("/")[:-1]
+        parts = path.split("/")  # the path itself too: a submodule's folder is not a file of this repository
         for i in range(1, len(parts) + 1):
             d = "/".join(parts[:i])
             if os.path.lexists(self.repo.root / d / ".git"):
@@ -218,7 +222,9 @@ class Resolver:
         if path_now is None:
             commit = self._commit_changing(base, rev, a.path or "", lambda c: self.source(c, a.path or "") is None)
             return AnchorStatus(a, Status.DELETED, old_span=a.span, commit=commit,
-                                changes=[Change.DELETION], reason=self._why("file deleted", commit, rev))
+                                changes=[Change.DELETION],
+                                reason=self._why("file not found" if self._history_missing else "file deleted",
+                                                 commit, rev))
         data = self.source(rev, path_now) or b""
         fp = file_fingerprint(data, path_now)
         span = (1, max(1, data.count(b"\n")))
@@ -229,8 +235,13 @@ class Resolver:
                                     changes=[Change.MOVE], old_span=a.span, new_span=span,
                                     reason=_reason(f"file renamed to {path_now}", move_commit))
             return AnchorStatus(a, Status.FRESH, path_now=path_now, old_span=a.span, new_span=span)
-        commit = self._blame(base, rev, path_now, a.fingerprint,
-                             lambda c: _fp_or_none(self.source(c, path_now), path_now))
+        old_path = a.path or path_now
+
+        def file_fp_at(c: str | None) -> str | None:
+            p = path_now if self.source(c, path_now) is not None else old_path
+            return _fp_or_none(self.source(c, p), p)
+
+        commit = self._blame(base, rev, path_now, a.fingerprint, file_fp_at, also=old_path)
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
         what = "file content changed" + (f" (file now {path_now})" if moved else "")
         return AnchorStatus(a, Status.STALE, path_now=path_now, commit=commit, changes=changes,
@@ -254,13 +265,14 @@ class Resolver:
                 return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=name,
                                     old_span=a.span, new_span=span)
             changes = _what_changed(old_sym, sym) + ([Change.MOVE] if moved_file else [])
-            pn = path_now
+            pn, old_path = path_now, a.path or path_now
 
-            def fp_at(c: str | None) -> str | None:
-                s = (self.table(c, pn) or {}).get(name)
+            def fp_at(c: str | None) -> str | None:  # before a rename, the code was at the old path
+                t = self.table(c, pn)
+                s = (t if t is not None else self.table(c, old_path) or {}).get(name)
                 return s.fingerprint if s else None
 
-            commit = self._blame(base, rev, path_now, a.fingerprint, fp_at)
+            commit = self._blame(base, rev, path_now, a.fingerprint, fp_at, also=old_path)
             what = " and ".join(c.value for c in changes if c != Change.MOVE) + " changed"
             if moved_file:
                 what += f" (file now {path_now})"
@@ -292,7 +304,7 @@ class Resolver:
             return traced
         commit = self._commit_changing(
             base, rev, gone_path, lambda c: name not in (self.table(c, gone_path) or {}))
-        what = "symbol deleted" if path_now else "file deleted"
+        what = "symbol deleted" if path_now else "file not found" if self._history_missing else "file deleted"
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
@@ -369,14 +381,15 @@ class Resolver:
 
     # -- naming the commit ------------------------------------------------------------------
 
-    def _commits(self, base: str | None, rev: str | None, path: str) -> list[str]:
+    def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None) -> list[str]:
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
-        key = (base, end, path)  # anchors of one memory share base and often path: one git call
+        extra = (also,) if also and also != path else ()
+        key = (base, end, path, *extra)  # anchors of one memory share base and often path: one git call
         if key not in self._touching:
             try:
-                self._touching[key] = self.repo.commits_touching(base, end, path)[-MAX_BLAME_COMMITS:]
+                self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]
             except GitError:
                 self._touching[key] = []
         return self._touching[key]
@@ -394,7 +407,8 @@ class Resolver:
             culprit = c
         return culprit
 
-    def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None, fp_at) -> str | None:  # type: ignore[no-untyped-def]
+    def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None, fp_at,  # type: ignore[no-untyped-def]
+               also: str | None = None) -> str | None:
         """The commit that last turned the fingerprint from ``fp`` into something else.
 
         Walks the commits that touched ``path`` from the newest back to the last
@@ -404,7 +418,7 @@ class Resolver:
         made on uncommitted code, or this clone's history is cut short), names
         the oldest changing commit only if the history is complete.
         """
-        commits = self._commits(base, rev, path)
+        commits = self._commits(base, rev, path, also)
         culprit: str | None = None
         for c in reversed(commits):
             if fp_at(c) == fp:

@@ -37,7 +37,6 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from . import hookindex, memfile
@@ -98,19 +97,25 @@ def team_tree(store: Any) -> str | None:
         return None
 
 
-def _listing(root: Path) -> dict[str, os.DirEntry[str]]:
-    """Memory files on disk: repo-relative path → directory entry (team folder first)."""
+def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
+    """Memory files on disk: (repo-relative path → directory entry, team folder first; the paths that are
+    symlinks or lie in a symlinked folder, to be checked before reading)."""
+    root = store.repo.root
     out: dict[str, os.DirEntry[str]] = {}
+    links: set[str] = set()
     for rel in (TEAM_DIR, LOCAL_DIR):
+        folder_linked = bool(store.repo.symlinked_dir(f"{rel}/x"))
         try:
             with os.scandir(root / rel) as it:
                 for e in it:
                     # regular files only (a FIFO would block the read); symlinks to files count
                     if e.name.endswith(memfile.FILE_SUFFIX) and not e.name.startswith(".") and e.is_file():
                         out[f"{rel}/{e.name}"] = e
+                        if folder_linked or e.is_symlink():
+                            links.add(f"{rel}/{e.name}")
         except OSError:
             continue
-    return out
+    return out, links
 
 
 def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[str] | None = None,
@@ -137,8 +142,8 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     known = {r[0]: r for r in con.execute("SELECT file, ino, stat, digest, id, state FROM files")}
     tree = old_tree = None
     if only is None:
-        on_disk = _listing(root)
-        suspects = set()
+        on_disk, links = _listing(store)
+        suspects = set(links)  # a link may now lead elsewhere: always checked
         for f, e in on_disk.items():
             k = known.get(f)
             if k is None or k[1] != e.inode() or not k[2]:
@@ -160,10 +165,13 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         wanted = sorted(set(only))
         on_disk = {}
         suspects = set()
+        links = set()
         gone = []
         for f in wanted:
             if (root / f).is_file():
                 suspects.add(f)
+                if (root / f).is_symlink() or store.repo.symlinked_dir(f):
+                    links.add(f)
             elif f in known:
                 gone.append(f)
     # a removed team file gives its id back to a local duplicate, which must be read again
@@ -179,6 +187,10 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     results: dict[str, tuple[int, str, str, Memory | None, str, str]] = {}
     for f in sorted(suspects):
         p = root / f
+        outside = store.outside_repo(p) if f in links else None
+        if outside is not None:
+            results[f] = (0, "", "", None, ERROR, json.dumps([outside.message[len(f) + 2:], outside.hint, None]))
+            continue
         try:
             with open(p, "rb") as fh:
                 st = os.fstat(fh.fileno())

@@ -241,12 +241,17 @@ class Repo:
         """
         if rev is WORKTREE:
             full = self.root / path
+            if self.symlinked_dir(path):  # git never follows those: the file may be outside the repo
+                return None
             try:
                 if full.is_symlink():  # git stores a symlink as its target text
                     return os.fsencode(os.readlink(full))
-                return full.read_bytes() if full.is_file() else None
+                if full.is_file():
+                    return full.read_bytes()
             except OSError:
                 return None
+            # a sparse checkout leaves files out of the work tree unchanged: git reads them from the index
+            return self.read_staged(path) if path in self.skip_worktree else None
         key = (rev, path)
         if key in self._blob_cache:
             return self._blob_cache[key]
@@ -258,8 +263,31 @@ class Repo:
         self._blob_cache[key] = data
         return data
 
+    def symlinked_dir(self, path: str) -> str | None:
+        """The leading directory of repo-relative ``path`` that is a symlink on disk, or None.
+
+        Git never reads a file "beyond a symbolic link"; neither does gitmem (such a
+        path may lead outside the repository).
+        """
+        parts = path.split("/")[:-1]
+        for i in range(1, len(parts) + 1):  # one lstat per folder level (cheaper than resolving the path)
+            d = "/".join(parts[:i])
+            if os.path.islink(os.path.join(self.root, d)):
+                return d
+        return None
+
+    @cached_property
+    def skip_worktree(self) -> frozenset[str]:
+        """Index entries with the skip-worktree bit (left out of a sparse checkout): git sees them as unchanged."""
+        try:
+            out = self.run_bytes("ls-files", "-z", "-t")
+        except GitError:
+            return frozenset()
+        return frozenset(p[2:] for p in _zsplit(out) if p.startswith("S "))
+
     def files_at(self, rev: str | None, *, skip_gitmem: bool = False) -> list[str]:
-        """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored).
+        """All tracked files at ``rev`` (WORKTREE: the index plus untracked, not ignored;
+        files a sparse checkout leaves out count as there, as git sees them).
 
         ``skip_gitmem``: leave out ``.gitmem/`` (100,000 memory files must not cost
         a code query anything): its tree is never walked.
@@ -267,7 +295,7 @@ class Repo:
         if rev is WORKTREE:
             extra = ("--exclude=/.gitmem/", "--", ".", ":(exclude).gitmem") if skip_gitmem else ()
             out = self.run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard", *extra)
-            return sorted({p for p in _zsplit(out) if (self.root / p).is_file()})
+            return sorted({p for p in _zsplit(out) if (self.root / p).is_file() or p in self.skip_worktree})
         if skip_gitmem:
             top = [p for p in _zsplit(self.run_bytes("ls-tree", "-z", "--name-only", "--full-tree", rev))
                    if p != GITMEM_TOP]
@@ -353,13 +381,14 @@ class Repo:
         return sorted({c.new_path or c.old_path or ""
                        for c in self.changed_files(head, WORKTREE, skip_gitmem=skip_gitmem)} - {""})
 
-    def commits_touching(self, old: str | None, new: str, path: str) -> list[str]:
-        """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed ``path``.
+    def commits_touching(self, old: str | None, new: str, *paths: str) -> list[str]:
+        """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed any of ``paths``.
 
         Renames are not followed here; callers follow them with ``changed_files``.
+        Paths are literal (no pathspec magic: ``*`` or ``:`` in a file name is itself).
         """
         rng = f"{old}..{new}" if old else new
-        out = self.run("rev-list", "--reverse", "--topo-order", rng, "--", path)
+        out = self.run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
         return [s for s in out.split() if s]
 
     def commits_between(self, old: str | None, new: str) -> list[str]:

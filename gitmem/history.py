@@ -38,12 +38,14 @@ class LogEntry:
 
 def _log(store: Store, *args: str) -> list[tuple[str, int, str, str, str]]:
     """(sha, time, author, subject, path) per commit of ``git log`` with the given path arguments."""
-    out = store.repo.run("log", "--format=%x01%H%x00%ct%x00%an%x00%s", "--name-only", *args)
+    # -z: file names as they are (not C-quoted: a tab, newline or quote in a name survives)
+    out = store.repo.run("--literal-pathspecs", "log", "-z", "--format=%x01%H%x00%ct%x00%an%x00%s", "--name-only",
+                         *args)
     rows = []
     for chunk in out.split("\x01")[1:]:
-        head, _, names = chunk.partition("\n")
-        sha, t, author, subject = (head.split("\x00") + ["", "", "", ""])[:4]
-        name = next((n for n in names.splitlines() if n.strip()), "")
+        sha, t, author, subject, *rest = chunk.split("\x00") + ["", "", "", ""]
+        names = [rest[0].removeprefix("\n"), *rest[1:]] if rest else []
+        name = next((n for n in names if n), "")
         rows.append((sha, int(t or 0), author, subject, name))
     return rows
 

@@ -103,7 +103,7 @@ def check_anchor_path(path: str) -> str | None:
     except UnicodeEncodeError:
         return "the file name is not valid UTF-8: gitmem cannot anchor it"
     if "\0" in path or "\n" in path:
-        return "path contains a NUL or newline"
+        return f"path contains a NUL or newline: {path!r} (gitmem cannot anchor it; rename the file)"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or "\\" in path:
         return f"path outside the repository: {path}"
     parts = PurePosixPath(path).parts

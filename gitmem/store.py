@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,8 +166,10 @@ class Store:
         self.repo = repo
         self.dir = repo.root / GITMEM_DIR
         if require and not self.dir.is_dir():
+            sparse = repo.has_commits() and repo.run("ls-tree", "--name-only", "HEAD", GITMEM_DIR)
             raise NotInitialized(f"no {GITMEM_DIR}/ in {repo.root}",
-                                 "run `gitmem init` in this repository")
+                                 f"the sparse checkout leaves it out: git sparse-checkout add {GITMEM_DIR}"
+                                 if sparse else "run `gitmem init` in this repository")
         self._config: dict[str, Any] | None = None
 
     # -- layout -----------------------------------------------------------------------------
@@ -295,7 +298,12 @@ class Store:
     def _load_direct(self) -> LoadResult:
         """``load_all`` by reading and parsing every file (no hook index)."""
         res = LoadResult()
+        links = self._symlinks()
         for p in self.memory_files():
+            outside = self.outside_repo(p) if links and (p in links or p.parent in links) else None
+            if outside:
+                res.errors.append(outside)
+                continue
             try:
                 data = p.read_bytes()
             except OSError as e:
@@ -326,7 +334,33 @@ class Store:
             MemoryNotFound: no memory, or the prefix is ambiguous.
             MemoryFileError: the file exists but is invalid.
         """
-        return memfile.read(self.find_path(mem_id), display=None)[0]
+        path = self.find_path(mem_id)
+        outside = self.outside_repo(path)
+        if outside:
+            raise outside
+        return memfile.read(path, display=self.display(path))[0]
+
+    def _symlinks(self) -> set[Path]:
+        """The memory folders that are (or lie beyond) symlinks, and the symlinks in them (d_type: no stat each)."""
+        out: set[Path] = set()
+        for d in (self.memories_dir, self.local_memories_dir):
+            if self.repo.symlinked_dir(self.display(d / "x")):
+                out.add(d)
+            try:
+                with os.scandir(d) as it:
+                    out.update(Path(e.path) for e in it if e.is_symlink())
+            except OSError:
+                pass
+        return out
+
+    def outside_repo(self, path: Path) -> MemoryFileError | None:
+        """The error for a memory file that is a symlink leading outside the repository (never read), else None."""
+        try:
+            path.resolve().relative_to(self.repo.root)
+            return None
+        except ValueError:
+            return MemoryFileError(self.display(path), "symlink leading outside the repository: not read",
+                                   hint="replace the link with the memory file itself, or delete it")
 
     def find_path(self, mem_id: str) -> Path:
         """The file of memory ``mem_id`` (exact id or unique prefix). Raises MemoryNotFound."""

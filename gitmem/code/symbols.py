@@ -514,7 +514,8 @@ def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str)
 
 def _cached(source: bytes, language: str, blob_sha: str | None) -> tuple[dict[str, Symbol], str]:
     """``_analyze`` through the LRU and the disk cache, keyed by content and version."""
-    key = blob_sha or hashlib.sha1(source).hexdigest()
+    # git's blob id (as ``git.git_blob_sha``): the working tree's copy of a committed file shares its entry
+    key = blob_sha or hashlib.sha1(b"blob %d\0" % len(source) + source).hexdigest()
     lru_key = (key, language, EXTRACTOR_VERSION)
     with _lru_lock:
         hit = _lru.get(lru_key)
