@@ -203,3 +203,216 @@ def test_hand_made_file_is_stable_after_one_normalisation(m: Memory, style: dict
     assert again.facts == [f for f in (_clean(f).strip() for f in said.get("facts", [])) if f]
     assert again.tags == sorted(set(said.get("tags", [])))
     assert [a.key for a in again.anchors] == [a.key for a in m.anchors]
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+# Templates: ``$NAME`` placeholders, and layout markers the renderer fills in:
+#   ·  optional space          ␣  required space           ↵  optional line break inside brackets
+#   ¶  statement line break    →/←  one level deeper / shallower (before a ¶)
+#   ✎  end-of-line comment     ；  statement `;` (JS and Go may leave it out before a line break)
+#   ⸴  optional trailing comma before a closing bracket (Go: comma then line break, or nothing)
+#   ⦅⦆ optional parentheses around a whole assigned / returned value (Python, JS, TS formatters add them)
+#   📄 optional docstring (Python)
+TEMPLATES = {
+    "python": ("m.py", "$F",
+               "📄import␣os✎¶¶def␣$F(↵$A,↵·$B⸴↵)·->·int:→¶📄$X·=·⦅$A·$OP·$N1⦆✎¶"
+               "if␣$X·$CMP·$N2:→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)✎←¶return␣⦅$X⦆✎←¶"),
+    "javascript": ("m.js", "$F",
+                   "import␣os␣from·'os'；¶function␣$F(↵$A,↵·$B⸴↵)·{→¶const␣$X·=·⦅$A·$OP·$N1⦆；✎¶"
+                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶"),
+    "typescript": ("m.ts", "$F",
+                   "export␣function␣$F(↵$A:·number,↵·$B:·number⸴↵):·number·{→¶let␣$X·=·⦅$A·$OP·$N1⦆；✎¶"
+                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶"),
+    "go": ("m.go", "$F",
+           "package␣p✎¶¶func␣$F(↵$A␣int,↵·$B␣int⸴)·int·{→¶$X·:=·$A·$OP·$N1；✎¶"
+           "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴)；✎←¶}✎¶return␣$X；✎←¶}¶"),
+    "rust": ("m.rs", "$F",
+             "fn␣$F(↵$A:·i32,↵·$B:·i32⸴↵)·->·i32·{→¶let␣$X·=·$A·$OP·$N1；✎¶"
+             "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶$X✎←¶}¶"),
+    "java": ("M.java", "C.$F",
+             "class␣C·{→¶int␣$F(↵int␣$A,↵·int␣$B↵)·{→¶int␣$X·=·$A·$OP·$N1；✎¶"
+             "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S↵)；✎←¶}✎¶return␣$X；✎←¶}✎←¶}¶"),
+}
+_KEYWORDS = set("""
+and as assert async await break case catch chan class const continue crate def default defer del delete do dyn
+elif else enum except export extends extern false final finally fn for from func function global go goto if impl
+implements import in instanceof int interface is lambda let long loop map match mod move mut new nil none nonlocal
+not null number of or package pass private protected pub public raise range ref return select self short static
+struct super switch this throw throws trait true try type typeof unsafe use var void where while with yield i32
+string any never declare readonly keyof infer get set abstract boolean byte char double float native synchronized
+transient volatile strictfp macro union become override priv unsized virtual box print len cap make os p c m
+""".split())
+ident = st.from_regex(r"[a-z][a-zA-Z0-9]{0,6}", fullmatch=True).filter(lambda s: s.lower() not in _KEYWORDS)
+_comment_text = st.text(st.characters(categories=["L", "N", "Zs", "So"], include_characters=".,:;!?-=+#()'\"",
+                                      exclude_characters="\x85\u2028\u2029"), max_size=12)
+program = st.fixed_dictionaries({
+    "names": st.lists(ident, min_size=5, max_size=5, unique_by=str.lower),
+    "N1": st.integers(0, 10**6), "N2": st.integers(0, 10**6),
+    "OP": st.sampled_from(["+", "-", "*", "/", "%", "|", "&", "^"]),
+    "CMP": st.sampled_from(["<", ">", "<=", ">=", "==", "!="]),
+    "S": st.text("abcxyz 019_é🚀", max_size=6),
+})
+
+
+def _params(p: dict) -> dict[str, str]:
+    f, a, b, x, g = p["names"]
+    return {"F": f, "A": a, "B": b, "X": x, "G": g, "N1": str(p["N1"]), "N2": str(p["N2"]),
+            "OP": p["OP"], "CMP": p["CMP"], "S": p["S"]}
+
+
+class _Layout:
+    """Fills a template's layout markers: the plain layout, or one drawn by hypothesis."""
+
+    def __init__(self, language: str, draw=None) -> None:
+        self.language, self.draw = language, draw
+        self.python = language == "python"
+        self.unit = draw(st.sampled_from(["    ", "  ", "\t", "   "])) if draw and self.python else "    "
+
+    def pick(self, plain, options):
+        return plain if self.draw is None else self.draw(st.sampled_from(options))
+
+    def comment(self, text: str, *, block: bool) -> str:
+        if self.python:
+            return f"# {text}"
+        return f"/* {text} */" if block else f"// {text}"
+
+    def indent(self, level: int) -> str:
+        if self.python or self.draw is None:
+            return self.unit * level
+        return self.draw(st.text(" \t", max_size=6))  # brace languages: indentation means nothing
+
+    def newline(self, level: int) -> str:
+        if self.draw is None:
+            return "\n" + self.indent(level)
+        out = "\n"
+        for _ in range(self.draw(st.integers(0, 2))):  # blank lines (whitespace only) and comment lines
+            if self.draw(st.booleans()):
+                out += self.draw(st.text(" \t", max_size=4)) + "\n"
+            else:
+                c = self.comment(self.draw(_comment_text), block=self.draw(st.booleans()))
+                out += self.draw(st.text(" \t", max_size=8)) + c + "\n"
+        return out + self.indent(level)
+
+    def string(self, s: str) -> str:
+        quote = '"' if self.language in ("go", "rust", "java") else self.pick('"', ['"', "'"])
+        return quote + s + quote
+
+    def render(self, template: str, params: dict[str, str]) -> str:
+        out, level = [], 0
+        text = template
+        for key in sorted(params, key=len, reverse=True):
+            value = self.string(params[key]) if key == "S" else params[key]
+            text = text.replace("$" + key, value)
+        gap_in_brackets = ["", " ", "\n", "\n\t\t", "  # c\n  "] if self.python else \
+            ["", " ", "\n", "\n  \t", " /* c */ ", " // c\n"]  # Go: only after ( and , in the templates
+        for ch in text:
+            if ch == "·":
+                out.append(self.pick("", ["", " ", "  ", "\t"]))
+            elif ch == "␣":
+                out.append(self.pick(" ", [" ", "  ", "\t"]))
+            elif ch == "↵":
+                out.append(self.pick("", gap_in_brackets))
+            elif ch == "¶":
+                out.append(self.newline(level))
+            elif ch == "→":
+                level += 1
+            elif ch == "←":
+                level -= 1
+            elif ch == "✎":
+                if self.draw is not None and self.draw(st.booleans()):
+                    out.append(self.draw(st.text(" \t", min_size=1, max_size=3))
+                               + self.comment(self.draw(_comment_text), block=self.draw(st.booleans())))
+            elif ch == "；":
+                keep = self.language not in ("javascript", "typescript", "go") or self.pick(True, [True, False])
+                out.append(";" if keep else "")
+            elif ch == "⸴":
+                if self.language == "go":  # a line break before `)` needs the comma
+                    out.append(self.pick("", ["", ",", ",\n", ",\n\t"]))
+                else:
+                    out.append(self.pick("", ["", ","]))
+            elif ch == "⦅":
+                paren = self.pick(False, [False, True])
+                out.append("(" if paren else "")
+                self._paren = paren
+            elif ch == "⦆":
+                out.append(")" if self._paren else "")
+            elif ch == "📄":
+                if self.draw is not None and self.draw(st.booleans()):
+                    doc = self.draw(_comment_text).replace("'", "").replace('"', "").replace("\\", "")
+                    q = self.draw(st.sampled_from(['"""', "'''", '"', "'"]))
+                    out.append(f"{q}{doc}{q}" + self.newline(level))
+            else:
+                out.append(ch)
+        return "".join(out)
+
+
+def _symbol_of(src: str, language: str, qualified: str):
+    from tree_sitter_language_pack import get_parser
+
+    tree = get_parser(language).parse(src.encode())
+    assert not tree.root_node.has_error, f"generated {language} does not parse:\n{src}"
+    table = extract_symbols(src.encode(), language)
+    assert qualified in table, f"{qualified} not in {list(table)}:\n{src}"
+    return table[qualified]
+
+
+def _python_meaning(src: str) -> str:
+    """The Python AST without docstrings: equal for two sources that mean the same."""
+    import ast
+
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.FunctionDef)) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:]
+    return ast.dump(tree)
+
+
+@pytest.mark.parametrize("language", list(TEMPLATES))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=program, data=st.data())
+def test_fingerprint_ignores_layout_and_comments(language: str, p: dict, data: st.DataObject) -> None:
+    path, qualified, template = TEMPLATES[language]
+    params = _params(p)
+    qualified = qualified.replace("$F", params["F"])
+    plain = _Layout(language).render(template, params)
+    variant = _Layout(language, data.draw).render(template, params)
+    if language == "python":
+        assert _python_meaning(variant) == _python_meaning(plain), "the generator changed the meaning"
+    a, b = _symbol_of(plain, language, qualified), _symbol_of(variant, language, qualified)
+    assert (b.fingerprint, b.signature_fp, b.body_fp, b.decorators_fp) == \
+        (a.fingerprint, a.signature_fp, a.body_fp, a.decorators_fp), f"{plain}\n---- reformatted:\n{variant}"
+    assert file_fingerprint(variant.encode(), path) == file_fingerprint(plain.encode(), path), variant
+
+
+_EDITS = ["A", "B", "X", "G", "N1", "N2", "OP", "CMP", "S"]
+
+
+@pytest.mark.parametrize("language", list(TEMPLATES))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=program, data=st.data())
+def test_fingerprint_sees_token_edits(language: str, p: dict, data: st.DataObject) -> None:
+    path, qualified, template = TEMPLATES[language]
+    params = _params(p)
+    qualified = qualified.replace("$F", params["F"])
+    edit = data.draw(st.sampled_from(_EDITS), label="edit")
+    changed = dict(params)
+    if edit in ("A", "B", "X", "G"):  # rename an identifier to one not used yet
+        used = {v.lower() for v in params.values()}
+        changed[edit] = data.draw(ident.filter(lambda s: s.lower() not in used), label="new name")
+    elif edit in ("N1", "N2"):
+        changed[edit] = str(data.draw(st.integers(0, 10**6).filter(lambda n: str(n) != params[edit])))
+    elif edit in ("OP", "CMP"):
+        options = ["+", "-", "*", "/", "%", "|", "&", "^"] if edit == "OP" else ["<", ">", "<=", ">=", "==", "!="]
+        changed[edit] = data.draw(st.sampled_from([o for o in options if o != params[edit]]))
+    else:
+        changed["S"] = data.draw(st.text("abcxyz 019_é🚀", max_size=6).filter(lambda s: s != params["S"]))
+    plain = _Layout(language).render(template, params)
+    edited = _Layout(language, data.draw).render(template, changed)  # edited and reformatted
+    a, b = _symbol_of(plain, language, qualified), _symbol_of(edited, language, qualified)
+    assert b.fingerprint != a.fingerprint, f"{edit} edit not seen:\n{plain}\n---- edited:\n{edited}"
+    assert file_fingerprint(edited.encode(), path) != file_fingerprint(plain.encode(), path)
+    if edit in ("N1", "N2", "OP", "CMP", "S", "X", "G"):  # inside the body only
+        assert b.body_fp != a.body_fp and b.signature_fp == a.signature_fp
