@@ -234,7 +234,9 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             hookindex.delete(con, removed)
             for m in written:
                 path = store.path_for(m)
-                row = memory_row(m, memfile.content_hash(path.read_bytes()))
+                data = path.read_bytes()
+                m = memfile.parse_bytes(data, path)  # the memory as written (text cleaned), not as given
+                row = memory_row(m, memfile.content_hash(data))
                 hookindex.upsert(con, [row])
                 _set_status(con, store, memory_status(resolver, m, WORKTREE))
             con.commit()

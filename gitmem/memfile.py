@@ -201,6 +201,15 @@ def dumps(m: Memory) -> str:
     return out
 
 
+def normalised(m: Memory) -> Memory:
+    """``m`` as it reads back once written: text cleaned, empty tags and facts dropped, sorted.
+
+    Raises:
+        MemoryFileError: see ``to_front_matter``.
+    """
+    return loads(dumps(m), path=f"{m.id}{FILE_SUFFIX}")
+
+
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same dir + os.replace).
 
