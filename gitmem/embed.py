@@ -13,7 +13,8 @@ the ``[embeddings]`` table of ``.gitmem/config.toml`` to one of them:
 
 Guarantees: ``embed(texts)`` returns a ``numpy.ndarray`` of shape
 ``(len(texts), dim)``, dtype float32, each row L2-normalised (a row whose raw
-vector is all zeros, e.g. an empty text, stays all zeros). Provider failures
+vector is all zeros, e.g. an empty text, stays all zeros); lone surrogates (a
+query from a non-UTF-8 argv) are embedded as U+FFFD. Provider failures
 raise ``gitmem.errors.EmbeddingError`` with a one-line message and a hint; bad
 configuration raises ``gitmem.errors.ConfigError``.
 
@@ -28,11 +29,19 @@ import importlib.util
 import logging
 import math
 import os
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from gitmem.errors import ConfigError, EmbeddingError
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: object) -> str:
+    """``text`` as a str that encodes as UTF-8 (lone surrogates -> U+FFFD): tokenizers and JSON need that."""
+    return _SURROGATE_RE.sub("\ufffd", text if isinstance(text, str) else str(text))
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy
@@ -187,7 +196,7 @@ class WordLlamaEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = _load_wordllama()
         try:
-            raw = model.embed([t if isinstance(t, str) else str(t) for t in texts], norm=False)
+            raw = model.embed([_utf8(t) for t in texts], norm=False)
         except Exception as exc:
             raise EmbeddingError(f"wordllama failed to embed {len(texts)} text(s): {_one_line(exc)}",
                                  "report this as a gitmem bug") from exc
@@ -286,7 +295,7 @@ class OpenAIEmbedder:
         import openai
 
         # Some servers reject empty strings; an empty text has no meaning anyway.
-        inputs = [t if t.strip() else " " for t in batch]
+        inputs = [_utf8(t) if t.strip() else " " for t in batch]
         kwargs: dict[str, Any] = {"model": self.model, "input": inputs, "encoding_format": "float"}
         if self.dimensions:
             kwargs["dimensions"] = self.dimensions

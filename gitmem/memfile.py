@@ -104,6 +104,8 @@ def check_anchor_path(path: str) -> str | None:
         return "the file name is not valid UTF-8: gitmem cannot anchor it"
     if "\0" in path or "\n" in path:
         return f"path contains a NUL or newline: {path!r} (gitmem cannot anchor it; rename the file)"
+    if "::" in path:
+        return f"path contains '::', which separates a file from a symbol in an anchor: {path}"
     if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or "\\" in path:
         return f"path outside the repository: {path}"
     parts = PurePosixPath(path).parts
@@ -130,24 +132,34 @@ def _anchor_dict(a: Anchor) -> dict[str, Any]:
 
 
 def to_front_matter(m: Memory) -> dict[str, Any]:
-    """The memory's front matter as an ordered dict (defaults left out)."""
+    """The memory's front matter as an ordered dict (defaults left out).
+
+    Text is cleaned (see ``_clean``: lone surrogates, NUL, CR); a memory the
+    reader would refuse (empty title, bad anchor, unknown type...) is refused here.
+
+    Raises:
+        MemoryFileError: the memory cannot be written as a valid file (the reader's message).
+    """
+    def opt(v: str | None) -> str | None:
+        return None if v is None else _clean(v)
+
     d: dict[str, Any] = {
         "id": m.id,
         "type": m.type,
         "title": _clean(m.title).replace("\n", " ").strip(),
         "anchors": [_anchor_dict(a) for a in m.anchors],
-        "tags": sorted({_clean(t).strip() for t in m.tags if t.strip()}),
-        "facts": [_clean(f).strip() for f in m.facts if f.strip()],
+        "tags": sorted({t for t in (_clean(t).strip() for t in m.tags) if t}),
+        "facts": [f for f in (_clean(f).strip() for f in m.facts) if f],
         "author": _clean(m.author),
         "source": m.source,
-        "session": m.session,
-        "model": m.model,
+        "session": opt(m.session),
+        "model": opt(m.model),
         "confidence": float(m.confidence),
-        "created": m.created,
-        "updated": m.updated,
-        "supersedes": sorted(set(m.supersedes)),
-        "superseded_by": sorted(set(m.superseded_by)),
-        "retired": m.retired,
+        "created": _clean(m.created),
+        "updated": _clean(m.updated),
+        "supersedes": sorted({_clean(s) for s in m.supersedes}),
+        "superseded_by": sorted({_clean(s) for s in m.superseded_by}),
+        "retired": opt(m.retired),
         "invariant": bool(m.invariant),
         "scope": m.scope,
     }
@@ -157,6 +169,12 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
     for key in ("session", "model", "author", "retired", "invariant"):
         if not d[key]:
             del d[key]
+    name = f"{m.id}{FILE_SUFFIX}"
+    for a in m.anchors:
+        why = check_anchor_path(a.path or "") if a.kind != KIND_COMMIT else None
+        if why:
+            raise MemoryFileError(name, f"anchor {a.key!r}: {why}", hint="anchors are repo-relative POSIX paths")
+    _from_front_matter(d, "", name)  # what the reader would refuse is not written
     return d
 
 
@@ -176,12 +194,20 @@ def dumps(m: Memory) -> str:
     """Serialise ``m`` to the memory file format (deterministic; see module docstring)."""
     fm = yaml.dump(to_front_matter(m), Dumper=_OrderedDumper, sort_keys=False,
                    allow_unicode=True, default_flow_style=False, width=100_000)
-    body = _clean(m.body).strip("\n")
-    body = "\n".join(line.rstrip() for line in body.split("\n"))
+    body = "\n".join(line.rstrip() for line in _clean(m.body).split("\n")).strip("\n")
     out = f"---\n{fm}---\n"
     if body:
         out += f"{body}\n"
     return out
+
+
+def normalised(m: Memory) -> Memory:
+    """``m`` as it reads back once written: text cleaned, empty tags and facts dropped, sorted.
+
+    Raises:
+        MemoryFileError: see ``to_front_matter``.
+    """
+    return loads(dumps(m), path=f"{m.id}{FILE_SUFFIX}")
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from . import memfile
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError
 from .git import WORKTREE
@@ -140,6 +141,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     m = Memory(id=new_id(), type=req.type, title=title, body=body, facts=list(req.facts),
                tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
                source=req.source, created=now, updated=now, scope=req.scope, invariant=req.invariant)
+    m = memfile.normalised(m)  # callers print and index what the file holds (no lone surrogates)
     if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")
