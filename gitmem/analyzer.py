@@ -4,28 +4,22 @@
 ``analyze_commit`` is what the post-commit hook runs: it looks only at the
 memories anchored to files the commit changed (following git's rename
 detection), so its work is proportional to the changed, anchored files and not
-to the repository or the number of memories. Results are cached per clone in
-``.gitmem/local/status.json`` (derived data: deleting it loses nothing).
+to the repository or the number of memories. The git hooks record the
+statuses in the hook index (``hookindex_sync.record_statuses``).
 
 Must not import: lancedb.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from filelock import FileLock
-
 from .anchors import Resolver
 from .git import WORKTREE
-from .memfile import write_atomic
 from .model import AnchorStatus, KIND_COMMIT, Memory, MemoryStatus, Status
 from .store import Store
 
-#: Version of the status cache layout; a different version is ignored (recomputed).
-STATUS_CACHE_VERSION = 1
 
 
 @dataclass
@@ -138,7 +132,7 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
     commit changed — symbols whose fingerprint it changed, files it added,
     deleted or renamed, file anchors on files it modified (with ``memories``
     given: every memory on a changed file) — and which of them this commit
-    made not fresh. Updates the status cache.
+    made not fresh.
     """
     repo = store.repo
     sha = repo.resolve(commit)
@@ -161,48 +155,12 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
         result.affected.append(ms)
         if any(a.status != Status.FRESH and a.commit == sha for a in ms.anchors):
             result.went_out_of_date.append(ms)
-    update_cache(store, sha, result.affected)
     return result
 
 
 def analyze_paths(store: Store, rev: str | None, paths: set[str]) -> list[MemoryStatus]:
-    """Re-check the memories anchored to ``paths`` at ``rev`` and update the cache."""
-    statuses = evaluate(store, rev, memories_on(store, paths))
-    if rev is not WORKTREE:
-        update_cache(store, rev, statuses)
-    return statuses
-
-
-# -- status cache ------------------------------------------------------------------------------
-
-
-def _cache_path(store: Store):  # type: ignore[no-untyped-def]
-    return store.local_dir / "status.json"
-
-
-def read_cache(store: Store) -> dict[str, dict]:  # type: ignore[type-arg]
-    """The cached statuses: memory id → {"rev", "status", "anchors": [...]} ({} when absent or bad)."""
-    try:
-        data = json.loads(_cache_path(store).read_text("utf-8"))
-        if data.get("version") == STATUS_CACHE_VERSION and isinstance(data.get("memories"), dict):
-            return data["memories"]  # type: ignore[no-any-return]
-    except (OSError, ValueError, AttributeError):
-        pass
-    return {}
-
-
-def update_cache(store: Store, rev: str | None, statuses: list[MemoryStatus]) -> None:
-    """Record ``statuses`` (evaluated at ``rev``) in the cache, under a file lock."""
-    if not statuses or rev is None:
-        return
-    store.local_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(store.local_dir / "status.lock"), timeout=10):
-        cache = read_cache(store)
-        for ms in statuses:
-            cache[ms.memory.id] = {"rev": rev, "status": ms.status.value,
-                                   "anchors": [anchor_status_json(a) for a in ms.anchors]}
-        payload = {"version": STATUS_CACHE_VERSION, "memories": dict(sorted(cache.items()))}
-        write_atomic(_cache_path(store), json.dumps(payload, indent=1).encode("utf-8"))
+    """Re-check the memories anchored to ``paths`` at ``rev``."""
+    return evaluate(store, rev, memories_on(store, paths))
 
 
 def anchor_status_json(a: AnchorStatus) -> dict:  # type: ignore[type-arg]

@@ -379,7 +379,7 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
       gitmem stale
       gitmem stale --rev v2.0.0 --json
     """
-    from .analyzer import evaluate, update_cache
+    from .analyzer import evaluate
 
     store = _store()
     target = store.repo.resolve(rev) if rev else WORKTREE
@@ -393,8 +393,6 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
             statuses = None
     if statuses is None:
         statuses = evaluate(store, target)
-    if target is not WORKTREE:
-        update_cache(store, target, statuses)
     _warn_invalid(store)
     rows = [s for s in statuses if show_all or s.status != Status.FRESH]
     interactive = (not as_list and not _State.json and rev is None and not show_all

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .analyzer import CommitAnalysis, analyze_commit, analyze_paths, read_cache
+from .analyzer import CommitAnalysis, analyze_commit, analyze_paths
 from .errors import GitError
 from .git import Repo
 from .model import MemoryStatus, Status
@@ -146,13 +146,15 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
     paths: set[str] = set()
     for ch in repo.changed_files(old_sha, new_sha):
         paths.update(p for p in (ch.old_path, ch.new_path) if p)
-    before = read_cache(store)
+    from .hookindex_sync import known_statuses, record_statuses
+
     statuses = analyze_paths(store, new_sha, paths) if paths else []
+    before = known_statuses(store, [s.memory.id for s in statuses])
+    record_statuses(store, {s.memory.id: s for s in statuses}, rev=new_sha)
     if any(p.startswith(MEMORY_DIRS) for p in paths):
         spawn_index_sync(store)  # only when memory files changed; otherwise the index is current
     # Only memories that were fresh (or never checked) before this merge / checkout are news.
-    news = [s for s in statuses if s.status != Status.FRESH
-            and before.get(s.memory.id, {}).get("status", "fresh") == "fresh"]
+    news = [s for s in statuses if s.status != Status.FRESH and before.get(s.memory.id) in (None, "fresh")]
     return summary_line(news)
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 from .textsplit import query_terms, split_identifiers
 
 #: Schema version; a file with another version is rebuilt.
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
 #: Folders whose modification times make up the signature (relative to the root).
 MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
@@ -58,8 +58,10 @@ CREATE INDEX IF NOT EXISTS files_id ON files(id);
 CREATE TABLE IF NOT EXISTS tombstones (id TEXT, seq INTEGER);
 CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones(seq);
 CREATE TABLE IF NOT EXISTS anchors (memory_id TEXT, path TEXT, symbol TEXT, start_line INTEGER, end_line INTEGER,
-    now INTEGER DEFAULT 0, updated TEXT);
+    now INTEGER DEFAULT 0, updated TEXT, leaf TEXT);
 CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path, updated);
+CREATE INDEX IF NOT EXISTS anchors_symbol ON anchors(symbol);
+CREATE INDEX IF NOT EXISTS anchors_leaf ON anchors(leaf);
 CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 """
@@ -178,10 +180,10 @@ def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
             values.append(json.dumps(v, ensure_ascii=False) if c in _JSON_COLUMNS else v)
         cur = con.execute(f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
                           values)
-        con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, updated) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"), row.get("updated"))
-                         for a in row.get("anchors", []) if a.get("path")])
+        con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, updated, leaf) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"), row.get("updated"),
+                          _leaf(a.get("symbol"))) for a in row.get("anchors", []) if a.get("path")])
         # the full-text row shares the memory row's rowid: deletes find it without a scan
         con.execute("INSERT INTO fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(row)))
         n += 1
@@ -209,8 +211,8 @@ def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, chec
                 (status, reason, json.dumps(checked), mid))
     con.execute("DELETE FROM anchors WHERE memory_id = ? AND now = 1", (mid,))
     r = con.execute("SELECT updated FROM memories WHERE id = ?", (mid,)).fetchone()
-    con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now, updated) "
-                    "VALUES (?, ?, ?, ?, ?, 1, ?)", [(mid, *n, r[0] if r else None) for n in now if n[0]])
+    con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now, updated, leaf) "
+                    "VALUES (?, ?, ?, ?, ?, 1, ?, ?)", [(mid, *n, r[0] if r else None, _leaf(n[1])) for n in now if n[0]])
 
 
 def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[str, str | None]]]:
@@ -288,23 +290,37 @@ def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[s
         return []
 
 
-def symbols_named(con: sqlite3.Connection, names: Iterable[str]) -> dict[str, list[str]]:
-    """Memory ids anchored to a symbol whose qualified name or last part is one of ``names``: name → ids."""
+def _leaf(symbol: str | None) -> str | None:
+    """The last part of a qualified name (``Cache.get`` → ``get``), indexed for ``symbols_named``."""
+    return symbol.rsplit(".", 1)[-1] if symbol else None
+
+
+def symbols_named(con: sqlite3.Connection, names: Iterable[str], limit: int | None = None) -> dict[str, list[str]]:
+    """Memory ids anchored to a symbol whose qualified name or last part is one of ``names``: name → ids.
+
+    With ``limit``, the ``limit`` most recently updated per name (a common name can hold thousands).
+    """
     out: dict[str, list[str]] = {}
     for n in names:
-        cur = con.execute("SELECT DISTINCT memory_id FROM anchors WHERE symbol = ? OR symbol LIKE ? ESCAPE '\\'",
-                          (n, "%." + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")))
+        cur = con.execute("SELECT memory_id, MAX(updated) AS u FROM anchors WHERE symbol = ? OR leaf = ? "
+                          "GROUP BY memory_id ORDER BY u DESC" + (" LIMIT ?" if limit else ""),
+                          (n, n, int(limit)) if limit else (n, n))
         ids = [r[0] for r in cur]
         if ids:
             out[n] = ids
     return out
 
 
-def paths_like(con: sqlite3.Connection, paths: Iterable[str]) -> dict[str, list[str]]:
-    """Memory ids anchored to each of ``paths`` (exact repo-relative paths): path → ids."""
+def paths_like(con: sqlite3.Connection, paths: Iterable[str], limit: int | None = None) -> dict[str, list[str]]:
+    """Memory ids anchored to each of ``paths`` (exact repo-relative paths): path → ids, newest first.
+
+    With ``limit``, the ``limit`` most recently updated per path.
+    """
     out: dict[str, list[str]] = {}
     for p in paths:
-        ids = [r[0] for r in con.execute("SELECT DISTINCT memory_id FROM anchors WHERE path = ?", (p,))]
+        ids = [r[0] for r in con.execute("SELECT memory_id, MAX(updated) AS u FROM anchors WHERE path = ? "
+                                         "GROUP BY memory_id ORDER BY u DESC" + (" LIMIT ?" if limit else ""),
+                                         (p, int(limit)) if limit else (p,))]
         if ids:
             out[p] = ids
     return out

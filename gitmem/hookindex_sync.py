@@ -222,6 +222,24 @@ def _log_failure(root: Path, what: str, e: BaseException) -> None:
     _append_log(hook_log_path(root), f"{_now()} hook-index {what} ERROR {type(e).__name__}: {e}\n")
 
 
+def known_statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
+    """The last recorded status of each of ``ids`` (None: never checked); {} without a hook index."""
+    con = hookindex.connect(store.repo.root)
+    if con is None:
+        return {}
+    try:
+        out: dict[str, str | None] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out.update((r[0], r[1]) for r in con.execute(
+                f"SELECT id, status FROM memories WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+        return out
+    except Exception:  # noqa: BLE001 - a cache
+        return {}
+    finally:
+        con.close()
+
+
 def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | None = WORKTREE) -> None:
     """Record statuses (at the working tree, or at commit ``rev``) that a caller computed anyway.
 
@@ -301,7 +319,7 @@ class HookIndexSource:
         imports = set(focus.imports) - paths
         in_dirs = {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs} - paths - imports
         ids = hookindex.ids_near(self.con, paths, list(focus.symbols), self.per_path, (imports, in_dirs))
-        for found in hookindex.symbols_named(self.con, focus.names).values():
+        for found in hookindex.symbols_named(self.con, focus.names, self.per_path).values():
             ids.update(found)
         ids.update(hookindex.recent_ids(self.con, self.recent))
         ids.update(extra)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .analyzer import analyze_commit, evaluate, update_cache
+from .analyzer import analyze_commit, evaluate
 from .anchors import Resolver
 from .errors import GitError
 from .model import MemoryStatus
@@ -51,5 +51,8 @@ def scan(store: Store, rev_range: str | None = None) -> ScanResult:
         res.end = repo.resolve(rev_range or "HEAD") if (rev_range or repo.has_commits()) else None
     if res.end is not None:
         res.statuses = evaluate(store, res.end, memories, Resolver(repo))
-        update_cache(store, res.end, res.statuses)
+        if res.end == repo.head():  # the hook index holds statuses at the checkout, not at other commits
+            from .hookindex_sync import record_statuses
+
+            record_statuses(store, {ms.memory.id: ms for ms in res.statuses}, rev=res.end)
     return res

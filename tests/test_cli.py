@@ -117,9 +117,9 @@ def test_existing_post_commit_hook_still_runs(tmp_path: Path, run_cli, run_json)
 def test_hook_never_breaks_commit(tmp_path: Path, run_cli, run_json) -> None:
     repo = _init(tmp_path, run_cli)
     run_json(repo, "remember", "x", "--anchor", "io.py::load")
-    # a corrupt memory file and an unreadable cache must not fail the commit
+    # a corrupt memory file and an unreadable hook index must not fail the commit
     (repo / ".gitmem/memories/01BAD.md").write_text("<<<<<<< HEAD\n")
-    (repo / ".gitmem/local/status.json").write_text("{not json")
+    (repo / ".gitmem/local/cache/hooks.sqlite").write_text("{not a database")
     write(repo, {"io.py": PY.replace("read()", "read(1)")})
     git(repo, "add", "-A")
     p = git_proc(repo, "commit", "-q", "-m", "c")
@@ -136,8 +136,11 @@ def test_scan_and_merge_rebase_checkout(tmp_path: Path, run_cli, run_json) -> No
     p = git_proc(repo, "merge", "-q", "--no-ff", "--no-edit", "topic")
     assert p.returncode == 0
     assert b"gitmem: 1 memory may be stale" in p.stderr  # post-merge re-checked the changed file
-    cache = json.loads((repo / ".gitmem/local/status.json").read_text())
-    assert cache["memories"][mid]["status"] == "stale"
+    from gitmem import hookindex
+
+    con = hookindex.connect(repo)  # the hooks recorded the status where the Claude Code hooks read it
+    assert con is not None and hookindex.rows(con, [mid])[0]["status"] == "stale"
+    con.close()
     scanned = run_json(repo, "scan", "HEAD~2..HEAD")
     assert scanned["commits"] >= 1 and [m["id"] for m in scanned["not_fresh"]] == [mid]
     p = git_proc(repo, "checkout", "-q", "HEAD~2")  # detached HEAD before the change

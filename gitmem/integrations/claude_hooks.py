@@ -52,6 +52,8 @@ CONTEXT_CHAR_LIMIT = 9_500
 DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 500}
 #: At most this many memories per UserPromptSubmit / PreToolUse injection.
 MAX_PROMPT_MEMORIES = 5
+#: Memories taken per path or symbol the prompt names (newest first): a common name can hold thousands.
+NAMED_LIMIT = 100
 MAX_FILE_MEMORIES = 6
 #: A BM25 hit is relevant when it scores at least this fraction of the best hit's score.
 MIN_RELATIVE_BM25 = 0.5
@@ -637,10 +639,10 @@ def on_prompt(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] | N
         anchored = hookindex.anchored_paths(con)
         paths, names = prompt_mentions(prompt, anchored)
         ranked: dict[str, float] = {}
-        for ids in hookindex.paths_like(con, paths).values():
+        for ids in hookindex.paths_like(con, paths, NAMED_LIMIT).values():
             for mid in ids:
                 ranked[mid] = max(ranked.get(mid, 0.0), 2.0)
-        for ids in hookindex.symbols_named(con, names).values():
+        for ids in hookindex.symbols_named(con, names, NAMED_LIMIT).values():
             for mid in ids:
                 ranked[mid] = max(ranked.get(mid, 0.0), 3.0)  # a named symbol beats its file
         hits = hookindex.search(con, prompt, 20)
