@@ -151,11 +151,30 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
         mems = memories_touching(memories if memories is not None else store.load_all().memories.values(), changed)
     result = CommitAnalysis(sha)
     for m in mems:
+        if _stale_before_and_after(resolver, m, parent, sha):
+            continue  # nothing this commit did can be news for it (and naming its old change walks history)
         ms = memory_status(resolver, m, sha)
         result.affected.append(ms)
         if any(a.status != Status.FRESH and a.commit == sha for a in ms.anchors):
             result.went_out_of_date.append(ms)
     return result
+
+
+def _stale_before_and_after(resolver: Resolver, m: Memory, parent: str | None, sha: str) -> bool:
+    """True when every anchor of ``m`` is a symbol that was already stale at ``parent`` (same file, same
+    name, another fingerprint) and still exists there at ``sha``: stale it stays, by an older commit."""
+    anchors = [a for a in m.anchors if a.kind != KIND_COMMIT]
+    if parent is None or not anchors:
+        return False
+    for a in anchors:
+        if a.symbol is None or a.fingerprint is None or a.path is None:
+            return False
+        before = (resolver.table(parent, a.path) or {}).get(a.symbol)
+        if before is None or before.fingerprint == a.fingerprint:
+            return False
+        if a.symbol not in (resolver.table(sha, a.path) or {}):
+            return False
+    return True
 
 
 def analyze_paths(store: Store, rev: str | None, paths: set[str]) -> list[MemoryStatus]:

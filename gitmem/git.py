@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import Any
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -82,6 +83,7 @@ class Repo:
                                  "gitmem needs a work tree; run it in a clone")
         self.root = Path(self._repo.working_tree_dir).resolve()
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
+        self._trees: dict[tuple[str, str], Any] = {}
 
     # -- low level --------------------------------------------------------------------------
 
@@ -228,7 +230,7 @@ class Repo:
         key = ("sha", f"{rev}\0{path}")
         if key not in self._blob_cache:  # a commit's blobs never change: cached for the process
             try:
-                self._blob_cache[key] = str((self._repo.commit(rev).tree / path).hexsha).encode()
+                self._blob_cache[key] = str(self._entry(rev, path).hexsha).encode()
             except KeyError:
                 self._blob_cache[key] = None
         got = self._blob_cache[key]
@@ -256,12 +258,40 @@ class Repo:
         if key in self._blob_cache:
             return self._blob_cache[key]
         try:
-            blob = self._repo.commit(rev).tree / path
+            blob = self._entry(rev, path)
             data: bytes | None = blob.data_stream.read() if blob.type == "blob" else None
         except KeyError:
             data = None
         self._blob_cache[key] = data
         return data
+
+    def _entry(self, rev: str, path: str) -> Any:
+        """The tree entry (blob or tree object) at ``path`` in ``rev``. Raises KeyError when absent.
+
+        Trees are kept per (revision, folder) for the process: GitPython parses a
+        tree object on each ``tree / path`` walk, which cost about 1 ms per lookup
+        (10-file commits made hundreds).
+        """
+        parts = path.split("/")
+        try:
+            if len(rev) not in (40, 64) or any(c not in "0123456789abcdef" for c in rev):
+                rev = self._repo.commit(rev).hexsha  # a name (HEAD, a branch) may move: cache by SHA
+            tree = self._trees.get((rev, ""))
+            if tree is None:
+                tree = self._trees[(rev, "")] = self._repo.commit(rev).tree
+        except (BadName, ValueError) as e:
+            raise KeyError(rev) from e
+        folder = ""
+        for part in parts[:-1]:
+            folder = f"{folder}/{part}" if folder else part
+            sub = self._trees.get((rev, folder))
+            if sub is None:
+                sub = tree[part]
+                if sub.type != "tree":
+                    raise KeyError(path)
+                self._trees[(rev, folder)] = sub
+            tree = sub
+        return tree[parts[-1]]
 
     def symlinked_dir(self, path: str) -> str | None:
         """The leading directory of repo-relative ``path`` that is a symlink on disk, or None.
