@@ -17,7 +17,6 @@ import json
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -495,3 +494,50 @@ def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Pat
     assert run_cli(root, "consolidate", "--no-llm")[0] == 0
     (m,) = local_memories(root)
     assert m["id"] == first["id"] and m["body"] == "compute now caches its value."
+
+
+# -- 4. two sessions repeating one memory at once ------------------------------------------------------
+
+
+def _consolidate(root: str, session: str) -> None:
+    from gitmem.capture.consolidate import consolidate_session
+    from gitmem.git import Repo
+    from gitmem.store import Store
+
+    consolidate_session(Store(Repo(root)), session, wait=60)
+
+
+def test_two_sessions_repeating_one_memory_both_strengthen_it(tmp_path: Path, run_cli, run_json) -> None:  # type: ignore[no-untyped-def]
+    """Both sessions' model answers repeat the same memory, and the server holds each answer until both
+    requests are in (so both consolidations have read the memories before either writes): the memory
+    must end with both facts and two confidence steps, not one (a lost update)."""
+    import threading
+
+    from gitmem.capture.consolidate import CONFIDENCE_STEP
+    from gitmem.integrations import claude_hooks
+
+    text = "compute keeps a running value and adds x to it before returning"
+    barrier = threading.Barrier(2, timeout=30)
+    with chat_server() as server:
+        root = llm_repo(tmp_path, run_cli, server)
+        mid = run_json(root, "remember", text, "--anchor", "work.py::compute", "--local")["id"]
+        before = run_json(root, "show", mid)
+
+        def repeat(body: dict[str, Any]) -> dict[str, Any]:
+            fact = "fact-" + TOKEN.findall(body["messages"][1]["content"])[0]
+            barrier.wait()
+            obs = [{"type": before["type"], "title": before["title"], "body": text, "facts": [fact],
+                    "files": ["work.py"], "symbols": ["compute"]}]
+            return {"content": json.dumps({"observations": obs})}
+
+        server.respond = repeat
+        for s in (1, 2):
+            for ev in events(root, s, 4)[:-1]:
+                claude_hooks.handle(ev)
+        procs = [forked(_consolidate, str(root), f"sess-{s}") for s in (1, 2)]
+        for p in procs:
+            p.join(90)
+            assert p.exitcode == 0
+    after = run_json(root, "show", mid)
+    assert sorted(f for f in after["facts"] if f.startswith("fact-")) == ["fact-q1x0000z", "fact-q2x0000z"]
+    assert after["confidence"] == pytest.approx(min(1.0, before["confidence"] + 2 * CONFIDENCE_STEP))

@@ -57,6 +57,10 @@ SUPERSEDE_JACCARD = 0.3
 #: Confidence added each time a memory is observed again (capped at 1.0).
 CONFIDENCE_STEP = 0.1
 #: Starting confidence of captured memories: rules know less than a model, a model less than a person.
+#: The lock (in the spool folder) held while a batch's plan is made from the memories and applied.
+MEMORIES_LOCK = "memories.lock"
+#: Seconds a consolidation waits for another one's plan-and-apply (seconds each, never a model call).
+MEMORIES_LOCK_WAIT_S = 120.0
 CONFIDENCE_RULES = 0.5
 CONFIDENCE_LLM = 0.6
 #: Most anchors on one captured memory (the most specific first).
@@ -407,38 +411,77 @@ def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: l
                   confidence=CONFIDENCE_RULES, created=now, updated=now, scope="local")
 
 
+def existing_for(store: Store, key: str, d: SessionDigest) -> list[Memory]:
+    """The memories a batch can repeat or extend: those anchored to the files the session read or
+    edited (near duplicates share an anchor) and the session's own. Read from the hook index, so
+    100,000 memories cost what is on those files; every memory when the hook index cannot be opened."""
+    from .. import catalog, hookindex
+
+    con = catalog.open_current(store)
+    if con is None:
+        return list(store.load_all().memories.values())
+    try:
+        root = store.repo.root
+        paths = {r for r in (_rel(root, p) for p in d.edited_files + d.read_files) if r}
+        ids = hookindex.ids_on_paths(con, paths)
+        ids |= {r[0] for r in con.execute("SELECT id FROM memories WHERE json_extract(memory, '$.session') = ?",
+                                          (key,))}
+        return list(catalog.load(con, sorted(ids)).values())
+    finally:
+        con.close()
+
+
+def observe_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm: bool,
+                  notes: list[str]) -> list[llm_mod.LLMAnswer] | None:
+    """The model's answers for a batch (None: rules, no model configured or it failed; the note says why).
+
+    Called before the memories are locked: the model may take a minute.
+    """
+    cfg = llm_mod.llm_config(store.config.get("llm")) if use_llm else None
+    d = digest(key, records)
+    if cfg is None or not d.has_content:
+        return None
+    if not d.worth_recording and not any(m.session == key for m in existing_for(store, key, SessionDigest(key))):
+        return None  # plan_batch skips it: no need to ask the model
+    try:
+        return [llm_mod.observe(cfg, part) for part in transcript_parts(records, cfg.max_input_chars)]
+    except GitmemError as e:
+        notes.append(e.message)
+        return None
+
+
 def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm: bool,
-               notes: list[str]) -> tuple[Plan, str]:
-    """The plan for one batch and which path made it ("rules", "llm", "llm-empty", "skipped")."""
+               notes: list[str], answers: list[llm_mod.LLMAnswer] | None | bool = False) -> tuple[Plan, str]:
+    """The plan for one batch and which path made it ("rules", "llm", "llm-empty", "skipped").
+
+    ``answers``: what ``observe_batch`` returned (False: ask the model here).
+    """
     d = digest(key, records)
     if not d.has_content:
         return Plan(), "skipped"
-    existing = list(store.load_all().memories.values())
+    existing = existing_for(store, key, d)
     if not d.worth_recording and not any(m.session == key for m in existing):
         return Plan(), "skipped"  # only reads so far, and no memory of this session to add to
     resolver = Resolver(store.repo)
     plan = Plan()
     cfg = llm_mod.llm_config(store.config.get("llm")) if use_llm else None
-    if cfg is not None:
-        try:
-            answers = [llm_mod.observe(cfg, part) for part in transcript_parts(records, cfg.max_input_chars)]
-        except GitmemError as e:
-            notes.append(e.message)
-        else:
-            now = utc_now()
-            observations = [obs for a in answers for obs in a.observations]
-            for obs in observations:
-                anchors = observation_anchors(store, resolver, obs, d.edited_files + d.read_files)
-                if not anchors:
-                    notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
-                    continue
-                m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
-                           body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
-                           tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
-                           session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
-                           updated=now, scope="local")
-                merge_into(plan, m, existing)
-            return plan, "llm" if observations else "llm-empty"
+    if answers is False:
+        answers = observe_batch(store, key, records, use_llm=use_llm, notes=notes)
+    if cfg is not None and answers is not None:
+        now = utc_now()
+        observations = [obs for a in answers for obs in a.observations]
+        for obs in observations:
+            anchors = observation_anchors(store, resolver, obs, d.edited_files + d.read_files)
+            if not anchors:
+                notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
+                continue
+            m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
+                       body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
+                       tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
+                       session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
+                       updated=now, scope="local")
+            merge_into(plan, m, existing)
+        return plan, "llm" if observations else "llm-empty"
     m = rules_memory(store, resolver, d, existing)
     if m is not None:
         plan.write.append(m)
@@ -485,11 +528,15 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
             out.events += len(records)
             if progress:
                 progress(f"session {key}: {len(records)} events")
-            plan, how = plan_batch(store, key, records, use_llm=use_llm, notes=out.notes)
+            answers = observe_batch(store, key, records, use_llm=use_llm, notes=out.notes)
+            # one consolidation at a time reads, merges and writes the memories (two sessions repeating
+            # one memory must both strengthen it); the model was asked before, outside this lock
+            with FileLock(str(folder / MEMORIES_LOCK), timeout=MEMORIES_LOCK_WAIT_S):
+                plan, how = plan_batch(store, key, records, use_llm=use_llm, notes=out.notes, answers=answers)
+                if plan.write or plan.delete:
+                    write_atomic(plan_path, plan.to_json())
+                    apply_plan(store, plan)
             out.path = how if out.path in ("rules", "skipped") else out.path
-            if plan.write or plan.delete:
-                write_atomic(plan_path, plan.to_json())
-                apply_plan(store, plan)
             out.written += [m.id for m in plan.write]
             out.removed += plan.delete
             batch.unlink(missing_ok=True)
