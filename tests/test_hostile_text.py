@@ -113,7 +113,7 @@ def test_hook_index_bm25_never_raises_and_finds_the_named_word(corpus, query: st
     'marmot AND "NEAR(' , "wombat'; DROP TABLE memories; --", "zanzibar\0\\", "quokka -- /* */ ^*:()",
     "🚀🚀 narwhal \udcff", "narwhal " + "x" * 20_000,
 ])
-def test_recall_cli_and_mcp_search_with_hostile_query(corpus, run_cli, query: str) -> None:
+def test_recall_context_and_mcp_search_with_hostile_query(corpus, run_cli, query: str) -> None:
     repo, ids = corpus
     word = next(w for w in MEMORIES if w in query)
     code, out, err = run_cli(repo, "recall", query, "--json")
@@ -122,6 +122,10 @@ def test_recall_cli_and_mcp_search_with_hostile_query(corpus, run_cli, query: st
     code, out, err = run_cli(repo, "recall", query)
     assert code == 0 and ids[word] in out, err
     out.encode("utf-8")
+
+    code, out, err = run_cli(repo, "context", "--prompt", query, "--json")
+    assert code == 0, err
+    assert ids[word] in json.dumps(_valid_json_text(out))
 
     from gitmem.integrations.mcp_server import GitmemTools
 

@@ -214,25 +214,48 @@ def test_hand_made_file_is_stable_after_one_normalisation(m: Memory, style: dict
 #   ⸴  optional trailing comma before a closing bracket (Go: comma then line break, or nothing)
 #   ⦅⦆ optional parentheses around a whole assigned / returned value (Python, JS, TS formatters add them)
 #   📄 optional docstring (Python)
+_BODY = frozenset({"X", "G", "N1", "N2", "OP", "CMP", "S"})
+#: case id -> (language, file name, qualified symbol name, template, placeholders only in the symbol's body)
 TEMPLATES = {
-    "python": ("m.py", "$F",
+    "python": ("python", "m.py", "$F",
                "📄import␣os✎¶¶def␣$F(↵$A,↵·$B⸴↵)·->·int:→¶📄$X·=·⦅$A·$OP·$N1⦆✎¶"
-               "if␣$X·$CMP·$N2:→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)✎←¶return␣⦅$X⦆✎←¶"),
-    "javascript": ("m.js", "$F",
+               "if␣⦅$X·$CMP·$N2⦆:→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)✎←¶return␣⦅$X⦆✎←¶", _BODY),
+    "python-method": ("python", "m.py", "$K.$F",
+                      "class␣$K:→¶📄@$D·(↵$N1↵)✎¶def␣$F(↵self,↵·$A⸴↵):→¶📄"
+                      "return␣⦅$G(↵self.$B,↵·$A·$OP·$N2⸴↵)·$CMP·$S⦆✎←¶←¶", {"G", "B", "N2", "OP", "CMP", "S"}),
+    "javascript": ("javascript", "m.js", "$F",
                    "import␣os␣from·'os'；¶function␣$F(↵$A,↵·$B⸴↵)·{→¶const␣$X·=·⦅$A·$OP·$N1⦆；✎¶"
-                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶"),
-    "typescript": ("m.ts", "$F",
+                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶", _BODY),
+    "javascript-method": ("javascript", "m.js", "$K.$F",
+                          "export␣class␣$K·{→¶$F(↵$A,↵·$B⸴↵)·{→¶const␣$X·=·⦅$G⦆·=>·$G·$OP·$N1；✎¶"
+                          "return␣⦅$X(↵$B⸴↵)·$CMP·$N2⦆；✎←¶}✎←¶}¶", _BODY - {"S"}),
+    "typescript": ("typescript", "m.ts", "$F",
                    "export␣function␣$F(↵$A:·number,↵·$B:·number⸴↵):·number·{→¶let␣$X·=·⦅$A·$OP·$N1⦆；✎¶"
-                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶"),
-    "go": ("m.go", "$F",
+                   "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶return␣⦅$X⦆；✎←¶}¶", _BODY),
+    "typescript-method": ("typescript", "m.ts", "$K.$F",
+                          "class␣$K·{→¶@$D(↵$S↵)✎¶private␣$F(↵$A:·number,↵·$B:·string⸴↵):·boolean·{→¶"
+                          "const␣$X·=·⦅$G⦆·=>·$G·$OP·$N1；✎¶return␣$X(↵$A⸴↵)·$CMP·$N2；✎←¶}✎←¶}¶",
+                          _BODY - {"S"}),
+    "go": ("go", "m.go", "$F",
            "package␣p✎¶¶func␣$F(↵$A␣int,↵·$B␣int⸴)·int·{→¶$X·:=·$A·$OP·$N1；✎¶"
-           "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴)；✎←¶}✎¶return␣$X；✎←¶}¶"),
-    "rust": ("m.rs", "$F",
+           "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴)；✎←¶}✎¶return␣$X；✎←¶}¶", _BODY),
+    "go-method": ("go", "m.go", "$K.$F",
+                  "package␣p¶¶func·(↵$A␣*$K⸴)·$F(↵$B␣int⸴)·(↵bool,↵·error⸴)·{→¶"
+                  "$X·:=·func(↵$G␣int⸴)·int·{·return␣$G·$OP·$N1·}；✎¶return␣$X(↵$B⸴)·$CMP·$N2,↵·nil；✎←¶}¶",
+                  _BODY - {"S"}),
+    "rust": ("rust", "m.rs", "$F",
              "fn␣$F(↵$A:·i32,↵·$B:·i32⸴↵)·->·i32·{→¶let␣$X·=·$A·$OP·$N1；✎¶"
-             "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶$X✎←¶}¶"),
-    "java": ("M.java", "C.$F",
+             "if␣$X·$CMP·$N2·{→¶return␣$G(↵$X,↵·$B,↵·$S⸴↵)；✎←¶}✎¶$X✎←¶}¶", _BODY),
+    "rust-method": ("rust", "m.rs", "$K.$F",
+                    "impl␣$K·{→¶#[$D]✎¶pub␣fn␣$F(↵&self,↵·$A:·i32⸴↵)·->·bool·{→¶"
+                    "let␣$X·=·|$G:·i32|·$G·$OP·$N1；✎¶$X(↵$A⸴↵)·$CMP·$N2✎←¶}✎←¶}¶", _BODY - {"S"}),
+    "java": ("java", "M.java", "C.$F",
              "class␣C·{→¶int␣$F(↵int␣$A,↵·int␣$B↵)·{→¶int␣$X·=·$A·$OP·$N1；✎¶"
-             "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S↵)；✎←¶}✎¶return␣$X；✎←¶}✎←¶}¶"),
+             "if·(↵$X·$CMP·$N2↵)·{→¶return␣$G(↵$X,↵·$B,↵·$S↵)；✎←¶}✎¶return␣$X；✎←¶}✎←¶}¶", _BODY),
+    "java-method": ("java", "M.java", "$K.$F",
+                    "class␣$K·{→¶@$D(↵$S↵)✎¶public␣boolean␣$F(↵int␣$A,↵·int␣$B↵)·{→¶"
+                    "java.util.function.IntUnaryOperator␣$X·=·$G·->·$G·$OP·$N1；✎¶"
+                    "return␣$X.applyAsInt(↵$A↵)·$CMP·$N2；✎←¶}✎←¶}¶", _BODY - {"S"}),
 }
 _KEYWORDS = set("""
 and as assert async await break case catch chan class const continue crate def default defer del delete do dyn
@@ -247,7 +270,7 @@ ident = st.from_regex(r"[a-z][a-zA-Z0-9]{0,6}", fullmatch=True).filter(lambda s:
 _comment_text = st.text(st.characters(categories=["L", "N", "Zs", "So"], include_characters=".,:;!?-=+#()'\"",
                                       exclude_characters="\x85\u2028\u2029"), max_size=12)
 program = st.fixed_dictionaries({
-    "names": st.lists(ident, min_size=5, max_size=5, unique_by=str.lower),
+    "names": st.lists(ident, min_size=7, max_size=7, unique_by=str.lower),
     "N1": st.integers(0, 10**6), "N2": st.integers(0, 10**6),
     "OP": st.sampled_from(["+", "-", "*", "/", "%", "|", "&", "^"]),
     "CMP": st.sampled_from(["<", ">", "<=", ">=", "==", "!="]),
@@ -256,8 +279,8 @@ program = st.fixed_dictionaries({
 
 
 def _params(p: dict) -> dict[str, str]:
-    f, a, b, x, g = p["names"]
-    return {"F": f, "A": a, "B": b, "X": x, "G": g, "N1": str(p["N1"]), "N2": str(p["N2"]),
+    f, a, b, x, g, k, d = p["names"]
+    return {"F": f, "A": a, "B": b, "X": x, "G": g, "K": k, "D": d, "N1": str(p["N1"]), "N2": str(p["N2"]),
             "OP": p["OP"], "CMP": p["CMP"], "S": p["S"]}
 
 
@@ -291,7 +314,9 @@ class _Layout:
                 out += self.draw(st.text(" \t", max_size=4)) + "\n"
             else:
                 c = self.comment(self.draw(_comment_text), block=self.draw(st.booleans()))
-                out += self.draw(st.text(" \t", max_size=8)) + c + "\n"
+                # Python: a comment line at the block's indentation (see test_python_dedented_comment...)
+                at = self.indent(level) if self.python else self.draw(st.text(" \t", max_size=8))
+                out += at + c + "\n"
         return out + self.indent(level)
 
     def string(self, s: str) -> str:
@@ -364,19 +389,24 @@ def _python_meaning(src: str) -> str:
     tree = ast.parse(src)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.FunctionDef)) and body and isinstance(body[0], ast.Expr)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body and isinstance(body[0], ast.Expr)
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
             node.body = body[1:]
     return ast.dump(tree)
 
 
-@pytest.mark.parametrize("language", list(TEMPLATES))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(p=program, data=st.data())
-def test_fingerprint_ignores_layout_and_comments(language: str, p: dict, data: st.DataObject) -> None:
-    path, qualified, template = TEMPLATES[language]
+def _case(case: str, p: dict) -> tuple[str, str, str, str, frozenset[str], dict[str, str]]:
+    language, path, qualified, template, body_only = TEMPLATES[case]
     params = _params(p)
-    qualified = qualified.replace("$F", params["F"])
+    qualified = qualified.replace("$K", params["K"]).replace("$F", params["F"])
+    return language, path, qualified, template, frozenset(body_only), params
+
+
+@pytest.mark.parametrize("case", list(TEMPLATES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=program, data=st.data())
+def test_fingerprint_ignores_layout_and_comments(case: str, p: dict, data: st.DataObject) -> None:
+    language, path, qualified, template, _, params = _case(case, p)
     plain = _Layout(language).render(template, params)
     variant = _Layout(language, data.draw).render(template, params)
     if language == "python":
@@ -387,19 +417,15 @@ def test_fingerprint_ignores_layout_and_comments(language: str, p: dict, data: s
     assert file_fingerprint(variant.encode(), path) == file_fingerprint(plain.encode(), path), variant
 
 
-_EDITS = ["A", "B", "X", "G", "N1", "N2", "OP", "CMP", "S"]
-
-
-@pytest.mark.parametrize("language", list(TEMPLATES))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("case", list(TEMPLATES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(p=program, data=st.data())
-def test_fingerprint_sees_token_edits(language: str, p: dict, data: st.DataObject) -> None:
-    path, qualified, template = TEMPLATES[language]
-    params = _params(p)
-    qualified = qualified.replace("$F", params["F"])
-    edit = data.draw(st.sampled_from(_EDITS), label="edit")
+def test_fingerprint_sees_token_edits(case: str, p: dict, data: st.DataObject) -> None:
+    language, path, qualified, template, body_only, params = _case(case, p)
+    edits = [k for k in ("A", "B", "X", "G", "D", "N1", "N2", "OP", "CMP", "S") if "$" + k in template]
+    edit = data.draw(st.sampled_from(edits), label="edit")
     changed = dict(params)
-    if edit in ("A", "B", "X", "G"):  # rename an identifier to one not used yet
+    if edit in ("A", "B", "X", "G", "D"):  # rename an identifier to one not used yet
         used = {v.lower() for v in params.values()}
         changed[edit] = data.draw(ident.filter(lambda s: s.lower() not in used), label="new name")
     elif edit in ("N1", "N2"):
@@ -414,5 +440,15 @@ def test_fingerprint_sees_token_edits(language: str, p: dict, data: st.DataObjec
     a, b = _symbol_of(plain, language, qualified), _symbol_of(edited, language, qualified)
     assert b.fingerprint != a.fingerprint, f"{edit} edit not seen:\n{plain}\n---- edited:\n{edited}"
     assert file_fingerprint(edited.encode(), path) != file_fingerprint(plain.encode(), path)
-    if edit in ("N1", "N2", "OP", "CMP", "S", "X", "G"):  # inside the body only
-        assert b.body_fp != a.body_fp and b.signature_fp == a.signature_fp
+    if edit in body_only:
+        assert b.body_fp != a.body_fp and (b.signature_fp, b.decorators_fp) == (a.signature_fp, a.decorators_fp)
+    if edit == "D":
+        assert b.decorators_fp != a.decorators_fp and b.body_fp == a.body_fp
+
+
+@pytest.mark.xfail(strict=True, reason="tree-sitter-python: a comment line left of the block between a decorator "
+                                       "and its def is a syntax error there, so the decorator comes loose")
+def test_python_dedented_comment_between_decorator_and_def() -> None:
+    plain = extract_symbols(b"class A:\n    @cached\n    def f(self):\n        return 1\n", "python")["A.f"]
+    odd = extract_symbols(b"class A:\n    @cached\n# note\n    def f(self):\n        return 1\n", "python")["A.f"]
+    assert odd.fingerprint == plain.fingerprint
