@@ -177,9 +177,17 @@ def _stale_before_and_after(resolver: Resolver, m: Memory, parent: str | None, s
     return True
 
 
-def analyze_paths(store: Store, rev: str | None, paths: set[str]) -> list[MemoryStatus]:
-    """Re-check the memories anchored to ``paths`` at ``rev``."""
-    return evaluate(store, rev, memories_on(store, paths))
+def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryStatus], set[str]]:
+    """Statuses at ``new`` of the memories on what changed from ``old`` to ``new`` (a merge, a checkout),
+    narrowed to changed symbols as in ``analyze_commit``; and the paths that changed."""
+    resolver = Resolver(store.repo)
+    changes = resolver.changes(old, new)
+    paths = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
+    code = [ch for ch in changes if not (ch.new_path or ch.old_path or "").startswith(".gitmem/")]
+    mems = memories_on_symbols(store, changed_symbols(resolver, code, old, new))
+    if mems is None:
+        mems = memories_touching(store.load_all().memories.values(), paths)
+    return evaluate(store, new, mems, resolver), paths
 
 
 def anchor_status_json(a: AnchorStatus) -> dict:  # type: ignore[type-arg]

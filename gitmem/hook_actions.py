@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .analyzer import CommitAnalysis, analyze_commit, analyze_paths
+from .analyzer import CommitAnalysis, analyze_commit, analyze_range
 from .errors import GitError
 from .git import Repo
 from .model import MemoryStatus, Status
@@ -143,12 +143,9 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
         old_sha = repo.resolve(old) if old else None
     except GitError:  # ORIG_HEAD may be missing (a merge into an unborn branch)
         return None
-    paths: set[str] = set()
-    for ch in repo.changed_files(old_sha, new_sha):
-        paths.update(p for p in (ch.old_path, ch.new_path) if p)
     from .hookindex_sync import known_statuses, record_statuses
 
-    statuses = analyze_paths(store, new_sha, paths) if paths else []
+    statuses, paths = analyze_range(store, old_sha, new_sha)
     before = known_statuses(store, [s.memory.id for s in statuses])
     record_statuses(store, {s.memory.id: s for s in statuses}, rev=new_sha)
     if any(p.startswith(MEMORY_DIRS) for p in paths):
