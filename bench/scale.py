@@ -43,10 +43,38 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-WORDS = ("cache retry timeout parser config index token budget anchor session commit merge branch "
-         "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
-QUERIES = ("cache retry timeout", "why does the lock fail on merge", "token budget anchor", "spool redact gateway",
-           "schema migration worker queue", "rename fingerprint symbol")
+#: Prose words of the generated memories, besides the anchored code's own identifier parts. Words are
+#: drawn with Zipf weights (1/rank), so a few are common and most are rare, as in real text: with a
+#: small uniform vocabulary every memory holds every word and full-text search degenerates.
+PROSE = ("the a is to of and in for on with not when after before because so but it this that we our "
+         "cache retry timeout parser config index token budget anchor session commit merge branch schema "
+         "migration lock queue worker fingerprint symbol rename spool redact gateway request response "
+         "error exception fails crash slow fast memory leak thread async await deadlock race retries backoff "
+         "limit quota rate header cookie auth login logout user admin role permission token refresh expire "
+         "database query transaction rollback index scan join table column row null default value type "
+         "string number integer float date time zone locale encoding utf unicode bytes buffer stream file "
+         "path directory symlink permission mode owner build test flaky mock fixture coverage lint format "
+         "deploy release version tag changelog breaking deprecated compatible legacy upgrade downgrade "
+         "config flag option env variable secret key certificate tls proxy dns host port socket "
+         "parse serialize json yaml toml csv xml html markdown template render escape sanitize validate "
+         "schema field required optional enum union list dict map set queue stack heap tree graph "
+         "sort search filter group count sum average median percentile latency throughput p99 batch "
+         "chunk page cursor offset window shard replica leader follower quorum consensus election "
+         "cache hit miss evict ttl warm cold invalidate stale fresh consistent eventual idempotent").split()
+QUERIES_PER_RUN = 12
+
+
+def vocabulary(symbols: list[str]) -> list[str]:
+    """Prose words, then the identifier parts of the anchored symbols (``textsplit.split_identifiers``)."""
+    from gitmem.textsplit import split_identifiers
+
+    parts = [w.lower() for s in symbols for w in split_identifiers(s).split() if len(w) > 2 and w.isalpha()]
+    return list(dict.fromkeys([*PROSE, *parts]))
+
+
+def zipf_words(rnd: random.Random, vocab: list[str], k: int) -> list[str]:
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    return rnd.choices(vocab, weights=weights, k=k)
 READY = ".gitmem/local/bench-scale-ready"
 
 
@@ -80,13 +108,15 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
         for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
             if "#" not in name:
                 anchors.append(resolver.make(path, name, WORKTREE))
-    print(f"[{n}] {len(anchors)} symbols to anchor to; writing {n} memories", file=sys.stderr)
+    vocab = vocabulary([a.symbol or "" for a in anchors])
+    rnd.shuffle(vocab)  # which words are common is random, not "prose first"
+    print(f"[{n}] {len(anchors)} symbols to anchor to, {len(vocab)} words; writing {n} memories", file=sys.stderr)
     now = utc_now()
     for i in range(n):
         a = rnd.choice(anchors)
         m = Memory(id=new_id(), type=rnd.choice(("decision", "gotcha", "constraint", "discovery", "change")),
-                   title=f"{a.symbol}: {' '.join(rnd.choice(WORDS) for _ in range(6))} #{i}",
-                   body=" ".join(rnd.choice(WORDS) for _ in range(30)),
+                   title=f"{a.symbol}: {' '.join(zipf_words(rnd, vocab, 6))} #{i}",
+                   body=" ".join(zipf_words(rnd, vocab, 30)),
                    anchors=[a], author="bench", source="user", created=now, updated=now)
         store.path_for(m).write_text(dumps(m), encoding="utf-8")
         if i and i % 10000 == 0:
@@ -137,14 +167,21 @@ def worker(kind: str, root: Path, runs: int) -> dict:  # type: ignore[type-arg]
         files = sorted(p for p in hookindex.anchored_paths(con) if (root / p).is_file())
         con.close()
         rnd = random.Random(3)
+        titles = [m["title"] for m in hookindex.full_memories(con, hookindex.recent_ids(con, 500))] \
+            if (con := hookindex.connect(root)) else []
+        if con is not None:
+            con.close()
+        # queries: 3 words of a memory's title, as a user would half-remember them
+        queries = [" ".join(rnd.sample(t.split(":", 1)[-1].split("#")[0].split(), 3)) for t in
+                   rnd.sample(titles, min(QUERIES_PER_RUN, len(titles)))] or ["cache retry timeout"]
         recall(store, "warm up")
         build_context(store, files=[files[0]], cwd=str(root), prompt="warm up")
         not_fresh(store)
         for name, fn in (
-                ("recall_ms", lambda i: recall(store, QUERIES[i % len(QUERIES)])),
+                ("recall_ms", lambda i: recall(store, queries[i % len(queries)])),
                 ("context_ms", lambda i: build_context(store, files=[rnd.choice(files)], cwd=str(root))),
                 ("context_prompt_ms", lambda i: build_context(store, files=[rnd.choice(files)], cwd=str(root),
-                                                              prompt=QUERIES[i % len(QUERIES)])),
+                                                              prompt=queries[i % len(queries)])),
                 ("stale_ms", lambda i: not_fresh(store))):
             ts = []
             for i in range(runs):

@@ -7,16 +7,19 @@ file, the inode, a stat key (mtime ns, ctime ns, size) and the content hash it
 was last read with (table ``files``), and ``refresh`` reads a file again only
 when it may differ:
 
-* quick (``full=False``: queries and hooks): the file is new, its inode changed
-  (gitmem and git both replace files: a new inode per write), git's tree of
-  ``.gitmem/memories`` at HEAD changed it since the last refresh (``git
-  diff-tree`` between the two tree SHAs: pulls, merges, checkouts, resets), or it
-  was still "racy" when read (modified within ``RACY_NS``, so its stat key could
-  hide a later write in the same tick: git's racy-git rule,
-  Documentation/technical/racy-git.txt). Cost: one directory listing (names and
-  inode numbers come from ``readdir``; no ``stat``) plus the files read. An
-  editor that rewrites a file in place, keeping its inode, is seen by the next
-  full refresh.
+* quick (``full=False``: queries and hooks, only when the folders' modification
+  times or git's tree of ``.gitmem/memories`` moved): team folder by name only
+  (``os.listdir``: new names are read, missing ones dropped), content changed
+  under a known name through git (``git diff-tree`` between the tree SHAs of
+  the last refresh and now: pulls, merges, checkouts, resets) and through
+  gitmem's own writes (every command that writes a memory refreshes exactly
+  those files: ``refresh(only=...)``); local folder by name and inode (gitmem
+  replaces files: a new inode per write); files still "racy" when read
+  (modified within ``RACY_NS``, so their stat key could hide a later write in
+  the same tick: git's racy-git rule, Documentation/technical/racy-git.txt) are
+  read again. Cost: two directory listings, one ``git diff-tree``, the files
+  read. A team memory file changed by hand under the same name is seen by the
+  next full refresh.
 * full (``full=True``: ``gitmem sync``, ``Store.load_all``, the background
   sync): every file is also ``stat``-ed and re-read when its stat key changed.
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -118,6 +122,68 @@ def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
     return out, links
 
 
+def _known(con: sqlite3.Connection, files: set[str]) -> dict[str, Any]:
+    """The ``files`` rows of ``files`` (those known), by path."""
+    listed = sorted(files)
+    out: dict[str, Any] = {}
+    for i in range(0, len(listed), 500):
+        chunk = listed[i:i + 500]
+        out.update((r[0], r) for r in con.execute(
+            f"SELECT file, ino, stat, digest, id, state FROM files WHERE file IN ({', '.join('?' * len(chunk))})",
+            chunk))
+    return out
+
+
+def _quick_suspects(store: Any, con: sqlite3.Connection) -> tuple[set[str], list[str], set[str]]:
+    """(files to read, files gone, symlinks) without a ``stat`` per file.
+
+    Team folder: names only (``os.listdir``): new names are read, missing ones are gone; changed
+    content under a known name is found through git's tree (the caller) or gitmem's own writes
+    (``refresh(only=...)``); "racy" files are read again. Local folder: names and inode numbers.
+    """
+    root = store.repo.root
+    suspects: set[str] = set()
+    links: set[str] = set()
+    gone: list[str] = []
+    try:
+        names = {n for n in os.listdir(root / TEAM_DIR) if n.endswith(memfile.FILE_SUFFIX) and not n.startswith(".")}
+    except OSError:
+        names = set()
+    prefix = TEAM_DIR + "/"
+    known_team = {r[0][len(prefix):] for r in con.execute(
+        "SELECT file FROM files WHERE file >= ? AND file < ?", (prefix, TEAM_DIR + "0"))}
+    suspects.update(prefix + n for n in names - known_team)
+    gone.extend(prefix + n for n in sorted(known_team - names))
+    if store.repo.symlinked_dir(f"{TEAM_DIR}/x"):
+        links.update(prefix + n for n in names)
+    suspects.update(r[0] for r in con.execute("SELECT file FROM files WHERE stat = '' AND file >= ? AND file < ?",
+                                              (prefix, TEAM_DIR + "0")) if r[0][len(prefix):] in names)
+    lprefix = LOCAL_DIR + "/"
+    known_local = {r[0]: r[1:] for r in con.execute(
+        "SELECT file, ino, stat FROM files WHERE file >= ? AND file < ?", (lprefix, LOCAL_DIR + "0"))}
+    seen: set[str] = set()
+    folder_linked = bool(store.repo.symlinked_dir(f"{LOCAL_DIR}/x"))
+    try:
+        with os.scandir(root / LOCAL_DIR) as it:
+            for e in it:
+                if not (e.name.endswith(memfile.FILE_SUFFIX) and not e.name.startswith(".") and e.is_file()):
+                    continue
+                f = lprefix + e.name
+                seen.add(f)
+                k = known_local.get(f)
+                if k is None or k[0] != e.inode() or not k[1] or folder_linked or e.is_symlink():
+                    suspects.add(f)
+                if folder_linked or e.is_symlink():
+                    links.add(f)
+    except OSError:
+        pass
+    gone.extend(f for f in known_local if f not in seen)
+    for f in list(suspects):  # a new team name may be a link leading out: checked before it is read
+        if f.startswith(prefix) and os.path.islink(root / f):
+            links.add(f)
+    return suspects, gone, links
+
+
 def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[str] | None = None,
             signature: str | None = None) -> Refresh:
     """Bring the ``memories`` and ``files`` rows in line with the memory files (see module docstring).
@@ -139,31 +205,34 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     """
     root = store.repo.root
     started = time.time_ns()
-    known = {r[0]: r for r in con.execute("SELECT file, ino, stat, digest, id, state FROM files")}
     tree = old_tree = None
-    if only is None:
+    if only is None and not full:
+        suspects, gone, links = _quick_suspects(store, con)
+        tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
+        if tree != old_tree and tree is not None:
+            for p in store.repo.changed_paths(old_tree or None, tree):
+                if (root / TEAM_DIR / p).is_file():
+                    suspects.add(f"{TEAM_DIR}/{p}")
+        known = _known(con, suspects | set(gone))
+    elif only is None:
+        known = {r[0]: r for r in con.execute("SELECT file, ino, stat, digest, id, state FROM files")}
         on_disk, links = _listing(store)
         suspects = set(links)  # a link may now lead elsewhere: always checked
         for f, e in on_disk.items():
             k = known.get(f)
             if k is None or k[1] != e.inode() or not k[2]:
                 suspects.add(f)
-            elif full:
+            else:
                 try:
                     if _stat_key(e.stat()) != k[2]:
                         suspects.add(f)
                 except OSError:
                     suspects.add(f)
         tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
-        if tree != old_tree and tree is not None:
-            for ch in store.repo.changed_files(old_tree, tree):
-                for p in (ch.old_path, ch.new_path):
-                    if p and f"{TEAM_DIR}/{p}" in on_disk:
-                        suspects.add(f"{TEAM_DIR}/{p}")
         gone = [f for f in known if f not in on_disk]
     else:
         wanted = sorted(set(only))
-        on_disk = {}
+        known = _known(con, set(wanted))
         suspects = set()
         links = set()
         gone = []
@@ -192,8 +261,12 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             results[f] = (0, "", "", None, ERROR, json.dumps([outside.message[len(f) + 2:], outside.hint, None]))
             continue
         try:
-            with open(p, "rb") as fh:
+            # O_NONBLOCK: a FIFO named like a memory file must not block the read (it is skipped)
+            fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    continue
                 data = fh.read()
         except OSError as e:
             results[f] = (0, "", "", None, ERROR, json.dumps([f"cannot read: {e.strerror}", "", None]))
@@ -272,10 +345,16 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     return out
 
 
+def rows_current(store: Any, con: sqlite3.Connection, signature: str) -> bool:
+    """Whether the rows were built from memory folders with this ``signature`` and git's tree as it is now."""
+    return (hookindex.get_meta(con, "rows_signature") == signature
+            and hookindex.get_meta(con, "team_tree") == (team_tree(store) or ""))
+
+
 def quick_refresh(store: Any, con: sqlite3.Connection) -> None:
     """``refresh(full=False)`` unless the memory folders are as the rows were last built from."""
     sig = hookindex.folder_signature(store.repo.root)
-    if hookindex.get_meta(con, "rows_signature") != sig or hookindex.get_meta(con, "team_tree") != (team_tree(store) or ""):
+    if not rows_current(store, con, sig):
         refresh(store, con, full=False, signature=sig)
 
 

@@ -52,7 +52,8 @@ def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
     con = catalog.open_current(store)
     if con is None:
         return None
-    return HookIndexSource(con, max(200, 3 * budget * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS))
+    lines = budget * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS  # the most lines the budget can hold
+    return HookIndexSource(con, max(200, 3 * lines), per_path=max(100, lines + 25))
 
 
 @dataclass

@@ -26,9 +26,11 @@ with the standard library only. Readers never block on a writer (WAL journal).
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import sqlite3
+from operator import itemgetter
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS memories (
     scope TEXT, updated TEXT, confidence REAL, digest TEXT,
     status TEXT, reason TEXT, checked TEXT, memory TEXT, file TEXT, seq INTEGER DEFAULT 0);
 CREATE INDEX IF NOT EXISTS memories_updated ON memories(updated, id);
+CREATE INDEX IF NOT EXISTS memories_status ON memories(status);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories(seq);
 CREATE TABLE IF NOT EXISTS files (file TEXT PRIMARY KEY, ino INTEGER, stat TEXT, digest TEXT, id TEXT,
     state TEXT, note TEXT);
@@ -403,7 +406,7 @@ def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tu
             for mid, updated in con.execute(q, (p, int(per_path))):
                 if (updated or "") >= pool.get(mid, ""):
                     pool[mid] = updated or ""
-        out.update(sorted(pool, key=lambda m: (pool[m], m), reverse=True)[:int(per_path)])
+        out.update(m for m, _ in heapq.nlargest(int(per_path), pool.items(), key=itemgetter(1)))
     for p, name in symbols:
         like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
         out.update(r[0] for r in con.execute(

@@ -134,9 +134,11 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
     if con is None:
         raise OSError(f"cannot open {hookindex.db_path(root)}")
     try:
-        # 1. rows: only the memory files that changed are read (gitmem.catalog)
-        done = catalog.refresh(store, con, full=full, signature=signature)
-        report.written, report.deleted = len(done.upserted), len(done.removed)
+        # 1. rows: only the memory files that changed are read (gitmem.catalog); a quick sync of
+        #    unchanged folders reads nothing
+        if full or not catalog.rows_current(store, con, signature):
+            done = catalog.refresh(store, con, full=full, signature=signature)
+            report.written, report.deleted = len(done.upserted), len(done.removed)
         # 2. statuses: re-checked for the memories on files that changed since the last check
         #    (HEAD moved, or a dirty file changed), new rows, and rows never checked
         repo = store.repo

@@ -288,12 +288,16 @@ class Plan:
 
 
 def apply_plan(store: Store, plan: Plan) -> None:
+    """Write the plan's memories and delete its local ids; the hook index learns exactly those files."""
+    from ..hookindex_sync import record_written
+
     for m in plan.write:
         store.save(m)
     for mid in plan.delete:
         p = store.local_memories_dir / f"{mid}.md"
         if p.exists():
             p.unlink()
+    record_written(store, plan.write, plan.delete)
 
 
 def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
