@@ -109,6 +109,10 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     """
     if not store.config.get("review", {}).get("follow_moves", True):
         return []
+    moved = [ms for ms in went if ms.status == Status.MOVED
+             and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors)]
+    if not moved:
+        return []  # the usual case: no git call at all (listing dirty files reads git's whole index)
     repo = store.repo
     git_dir = Path(repo.run("rev-parse", "--absolute-git-dir"))
     if any((git_dir / n).exists() for n in ("rebase-merge", "rebase-apply", "sequencer", "CHERRY_PICK_HEAD",
@@ -119,14 +123,12 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     from .reanchor import reanchor
 
     head = repo.head()
-    dirty = set(repo.dirty_files())
+    dirty = set(repo.dirty_files(skip_gitmem=True))
     done = []
-    for ms in went:
-        if ms.status != Status.MOVED or not all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors):
-            continue
+    for ms in moved:
         now = {a.path_now for a in ms.anchors if a.path_now} | anchored_paths(ms.memory)
-        if now & dirty or store.path_for(ms.memory).exists() and \
-                repo.relpath(str(store.path_for(ms.memory))) in dirty:
+        mem_file = repo.relpath(str(store.path_for(ms.memory)))
+        if now & dirty or store.path_for(ms.memory).exists() and repo.run("status", "--porcelain", "--", mem_file):
             continue
         try:
             reanchor(store, ms.memory.id, rev=head)
