@@ -122,6 +122,11 @@ def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
     return out, links
 
 
+def _memory_name(name: str) -> bool:
+    """A file name (no folder) that can be a memory file: ``*.md``, not hidden."""
+    return "/" not in name and name.endswith(memfile.FILE_SUFFIX) and not name.startswith(".")
+
+
 def _known(con: sqlite3.Connection, files: set[str]) -> dict[str, Any]:
     """The ``files`` rows of ``files`` (those known), by path."""
     listed = sorted(files)
@@ -146,7 +151,7 @@ def _quick_suspects(store: Any, con: sqlite3.Connection) -> tuple[set[str], list
     links: set[str] = set()
     gone: list[str] = []
     try:
-        names = {n for n in os.listdir(root / TEAM_DIR) if n.endswith(memfile.FILE_SUFFIX) and not n.startswith(".")}
+        names = {n for n in os.listdir(root / TEAM_DIR) if _memory_name(n)}
     except OSError:
         names = set()
     prefix = TEAM_DIR + "/"
@@ -211,7 +216,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
         if tree != old_tree and tree is not None:
             for p in store.repo.changed_paths(old_tree or None, tree):
-                if (root / TEAM_DIR / p).is_file():
+                if _memory_name(p) and (root / TEAM_DIR / p).is_file():
                     suspects.add(f"{TEAM_DIR}/{p}")
         known = _known(con, suspects | set(gone))
     elif only is None:

@@ -114,3 +114,25 @@ def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Pat
     for suffix in ("-wal", "-shm"):
         Path(str(cache) + suffix).unlink(missing_ok=True)
     assert store.load_all().memories == {**first.memories, "01M1": store.get("01M1")}
+
+
+def test_catalog_reads_only_memory_files_whatever_git_changed(tmp_path: Path) -> None:
+    """A pull that adds .gitkeep, a README and a nested folder under .gitmem/memories: only *.md files
+    directly in the folder are memories; the rest is never read as one (quick and full refresh agree)."""
+    from gitmem import catalog
+    from testing.repos import commit
+
+    repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    init_layout(Repo(repo))
+    store = Store(Repo(repo))
+    store.save(_memory(id="01MA", title="one"))
+    commit(repo, "memories", {".gitmem/memories/README.txt": "not a memory\n",
+                              ".gitmem/memories/sub/01MB.md": "---\nnot: here\n---\n"})
+    con = catalog.open_current(store)
+    assert con is not None
+    try:
+        assert catalog.errors(con) == []
+        assert [r[0] for r in con.execute("SELECT id FROM memories")] == ["01MA"]
+    finally:
+        con.close()
+    assert store.load_all().errors == [] and list(store.load_all().memories) == ["01MA"]
