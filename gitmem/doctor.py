@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import GitmemError
+from .errors import ConfigError, GitmemError
 from .integrations import git_hooks
 from .store import Store
 
@@ -90,6 +90,9 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
                       "memories not indexed yet (the next search syncs them, or `gitmem sync`)")
             else:
                 r.add("index", "ok", f"index in sync ({len(indexed)} memories)")
+        except GitmemError as e:  # a config problem (bad [embeddings]) is reported by the config check
+            if not isinstance(e, ConfigError):
+                r.add("index", "warn", f"index unreadable: {e.message}", e.hint or "run `gitmem sync --rebuild`")
         except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
             r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
                   "run `gitmem sync --rebuild`")
