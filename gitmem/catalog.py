@@ -8,7 +8,8 @@ was last read with (table ``files``), and ``refresh`` reads a file again only
 when it may differ:
 
 * quick (``full=False``: queries and hooks, only when the folders' modification
-  times or git's tree of ``.gitmem/memories`` moved): team folder by name only
+  times or git's tree of ``.gitmem/memories`` moved; up to ``QUICK_STAT_LIMIT``
+  memories it is a full refresh): team folder by name only
   (``os.listdir``: new names are read, missing ones dropped), content changed
   under a known name through git (``git diff-tree`` between the tree SHAs of
   the last refresh and now: pulls, merges, checkouts, resets) and through
@@ -52,6 +53,10 @@ LOCAL_DIR = ".gitmem/local/memories"
 #: A file modified less than this before it was read is read again next time (2 s covers
 #: file systems with coarse timestamps; git uses the index file's own mtime the same way).
 RACY_NS = 2_000_000_000
+#: Up to this many memories a quick refresh stats every file like a full one (about 0.1 s at 20,000 on an
+#: overlay file system): then in-place edits and files git restores under the same name are seen at once.
+#: Above it, quick refreshes go by names, inodes and git's tree only (see the module docstring).
+QUICK_STAT_LIMIT = 20_000
 
 OK, RETIRED, ERROR, DUPLICATE = "ok", "retired", "error", "duplicate"
 
@@ -120,6 +125,17 @@ def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
         except OSError:
             continue
     return out, links
+
+
+def _racy_folders(root: Any, started: int) -> bool:
+    """Whether a memory folder's modification time is within ``RACY_NS`` of ``started`` (ns)."""
+    for rel in (TEAM_DIR, LOCAL_DIR):
+        try:
+            if os.stat(root / rel).st_mtime_ns >= started - RACY_NS:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _memory_name(name: str) -> bool:
@@ -211,11 +227,17 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     root = store.repo.root
     started = time.time_ns()
     tree = old_tree = None
+    if only is None and not full and hookindex.count(con) <= QUICK_STAT_LIMIT:
+        full = True  # a stat per file costs less than 0.1 s here: see in-place edits and git restores too
     if only is None and not full:
         suspects, gone, links = _quick_suspects(store, con)
         tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
         if tree != old_tree and tree is not None:
-            for p in store.repo.changed_paths(old_tree or None, tree):
+            try:
+                changed = store.repo.changed_paths(old_tree or None, tree)
+            except GitError:  # the recorded tree is gone (history rewritten, gc): check every file
+                return refresh(store, con, full=True, signature=signature)
+            for p in changed:
                 if _memory_name(p) and (root / TEAM_DIR / p).is_file():
                     suspects.add(f"{TEAM_DIR}/{p}")
         known = _known(con, suspects | set(gone))
@@ -340,7 +362,9 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             if tree != old_tree:
                 hookindex.set_meta(con, "team_tree", tree or "")
             if signature is not None:
-                hookindex.set_meta(con, "rows_signature", signature)
+                # a folder changed within the racy window may change again in the same tick unseen:
+                # record no signature, so the next look refreshes again (git's racy-git rule, for folders)
+                hookindex.set_meta(con, "rows_signature", "" if _racy_folders(root, started) else signature)
         if hookindex.get_meta(con, "generation") is None:
             hookindex.set_meta(con, "generation", uuid.uuid4().hex)
         con.commit()
@@ -373,7 +397,7 @@ def open_current(store: Any, *, full: bool = False) -> sqlite3.Connection | None
             refresh(store, con, full=True, signature=hookindex.folder_signature(store.repo.root))
         else:
             quick_refresh(store, con)
-    except (sqlite3.Error, OSError):
+    except (sqlite3.Error, OSError, GitError):
         con.close()
         return None
     return con

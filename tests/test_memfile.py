@@ -136,3 +136,48 @@ def test_catalog_reads_only_memory_files_whatever_git_changed(tmp_path: Path) ->
     finally:
         con.close()
     assert store.load_all().errors == [] and list(store.load_all().memories) == ["01MA"]
+
+
+def test_catalog_sees_files_git_restores_and_survives_a_rewritten_history(tmp_path: Path) -> None:
+    """A team memory edited, then restored by git under the same name (HEAD unchanged); a local one
+    rewritten by delete-and-create (the inode may be reused); and a recorded tree gc'd away: the quick
+    refresh that queries run shows what the files say, and never fails."""
+    import os
+    import time
+
+    from gitmem import catalog
+    from testing.repos import commit, git
+
+    repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    init_layout(Repo(repo))
+    store = Store(Repo(repo))
+    store.save(_memory(id="01MA", title="zebracorn"))
+    store.save(_memory(id="01ML", title="ferretine", scope="local"))
+    commit(repo, "memories")
+
+    def titles() -> dict[str, str]:
+        con = catalog.open_current(store)
+        assert con is not None
+        try:
+            return {r[0]: r[1] for r in con.execute("SELECT id, title FROM memories")}
+        finally:
+            con.close()
+
+    team, local = store.path_for(_memory(id="01MA")), store.path_for(_memory(id="01ML", scope="local"))
+    team.write_text(team.read_text().replace("zebracorn", "dirtyword"))
+    time.sleep(2.1)  # out of the racy window: the refresh trusts what it records
+    assert titles()["01MA"] == "dirtyword"
+    time.sleep(2.1)
+    git(repo, "restore", ".gitmem/memories/01MA.md")
+    text = local.read_text().replace("ferretine", "minkolo")
+    os.unlink(local)
+    local.write_text(text)
+    assert titles() == {"01MA": "zebracorn", "01ML": "minkolo"}
+    # the tree recorded by the last refresh disappears from the object database
+    team.write_text(team.read_text().replace("zebracorn", "gcword"))
+    commit(repo, "edit")
+    assert titles()["01MA"] == "gcword"
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    assert titles()["01MA"] == "zebracorn"
