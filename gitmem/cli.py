@@ -772,7 +772,7 @@ def _claude_target(user: bool) -> Path | None:
 
 
 def _render_claude(res: Any, verb: str) -> str:
-    lines = [f"{verb} {p}" for p in res.changed] or ["nothing to change"]
+    lines = [f"{verb if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
     return "\n".join(lines + [f"note: {n}" for n in res.notes])
 
 
@@ -842,7 +842,7 @@ def consolidate(session: str | None, no_llm: bool) -> None:
 
     for r in rows:
         log_line(store.repo.root, f"session {r['session']} (by hand): {r['events']} events → {r['path']}; "
-                                  f"wrote {len(r['written'])} memories {' '.join(r['written'])}")
+                                  f"wrote {len(r['written'])} memor{'y' if len(r['written']) == 1 else 'ies'} {' '.join(r['written'])}")
 
     def text() -> str:
         if not rows:
@@ -852,7 +852,7 @@ def consolidate(session: str | None, no_llm: bool) -> None:
         for r in rows:
             if r in quiet:
                 continue
-            out.append(f"session {r['session']}: {r['events']} events → {len(r['written'])} memories ({r['path']})"
+            out.append(f"session {r['session']}: {r['events']} events → {len(r['written'])} memor{'y' if len(r['written']) == 1 else 'ies'} ({r['path']})"
                        + "".join(f"\n  {mid}" for mid in r["written"]) + "".join(f"\n  note: {n}" for n in r["notes"]))
         if quiet:
             out.append(f"{len(quiet)} session(s) with nothing worth a memory (only reads, searches or commands)")

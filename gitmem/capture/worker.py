@@ -92,7 +92,7 @@ def run(root: Path, session: str | None) -> None:
                 log_line(root, f"session {session}: busy (another consolidation runs)")
                 continue
             line = (f"session {o.session}: {o.events} events in {o.batches} batches → {o.path}; "
-                    f"wrote {len(o.written)} memories {' '.join(o.written)}")
+                    f"wrote {len(o.written)} memor{'y' if len(o.written) == 1 else 'ies'} {' '.join(o.written)}")
             log_line(root, line + "".join(f"\n  note: {n}" for n in o.notes))
         sync_hook_index(store)
         prune_sessions(root)
