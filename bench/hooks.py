@@ -38,14 +38,34 @@ WORDS = ("cache retry timeout parser config index token budget anchor session co
          "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
 
 
-def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
-    """Clone ``repo`` into ``work`` and write ``n`` memories anchored to its symbols (skipped if done)."""
+def clone_with_anchors(repo: Path, target: Path, skip) -> tuple:  # type: ignore[no-untyped-def, type-arg]
+    """``git clone`` ``repo`` into ``target``, ``gitmem init`` it; returns (Repo, Store, anchors): up to 40
+    symbols of each Python/JS/TS/Go/Rust/Java file at HEAD (paths where ``skip(path)`` left out)."""
     from gitmem.anchors import Resolver
     from gitmem.git import WORKTREE, Repo
+    from gitmem.store import Store, init_layout
+
+    subprocess.run(["git", "clone", "-q", str(repo), str(target)], check=True)
+    r = Repo(target)
+    init_layout(r)
+    resolver = Resolver(r)
+    anchors = []
+    for path in r.files_at(r.head()):
+        if not path.endswith((".py", ".js", ".ts", ".go", ".rs", ".java")) or skip(path):
+            continue
+        for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
+            if "#" not in name:
+                anchors.append(resolver.make(path, name, WORKTREE))
+    return r, Store(r), anchors
+
+
+def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
+    """Clone ``repo`` into ``work`` and write ``n`` memories anchored to its symbols (skipped if done)."""
+    from gitmem.git import Repo
     from gitmem.hookindex_sync import sync_hook_index
     from gitmem.memfile import write
     from gitmem.model import Memory
-    from gitmem.store import Store, init_layout, new_id, utc_now
+    from gitmem.store import Store, new_id, utc_now
 
     target = work / f"repo-{n}"
     done = target / ".gitmem" / "local" / "bench-ready"
@@ -56,19 +76,8 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
         return target
     if target.exists():
         shutil.rmtree(target)
-    subprocess.run(["git", "clone", "-q", str(repo), str(target)], check=True)
-    r = Repo(target)
-    init_layout(r)
-    store = Store(r)
-    resolver = Resolver(r)
+    r, store, anchors = clone_with_anchors(repo, target, lambda p: p.startswith("tests/fixtures"))
     rnd = random.Random(seed)
-    anchors = []
-    for path in r.files_at(r.head()):
-        if not path.endswith((".py", ".js", ".ts", ".go", ".rs", ".java")) or path.startswith("tests/fixtures"):
-            continue
-        for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
-            if "#" not in name:
-                anchors.append(resolver.make(path, name, WORKTREE))
     print(f"{len(anchors)} symbols to anchor to; writing {n} memories", file=sys.stderr)
     now = utc_now()
     for i in range(n):

@@ -84,30 +84,19 @@ def git(root: Path, *args: str) -> str:
 
 def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     """Clone ``repo`` into ``work/repo-N`` and commit ``n`` memories anchored to its symbols (cached)."""
-    from gitmem.anchors import Resolver
-    from gitmem.git import WORKTREE, Repo
     from gitmem.memfile import dumps
     from gitmem.model import Memory
-    from gitmem.store import Store, init_layout, new_id, utc_now
+    from gitmem.store import new_id, utc_now
 
     target = work / f"repo-{n}"
     if (target / READY).exists():
         return target
     if target.exists():
         shutil.rmtree(target)
-    subprocess.run(["git", "clone", "-q", str(repo), str(target)], check=True)
-    r = Repo(target)
-    init_layout(r)
-    store = Store(r)
-    resolver = Resolver(r)
+    from hooks import clone_with_anchors  # bench/hooks.py: the same clone and symbols
+
+    _, store, anchors = clone_with_anchors(repo, target, lambda p: "fixtures" in p)
     rnd = random.Random(seed)
-    anchors = []
-    for path in r.files_at(r.head()):
-        if not path.endswith((".py", ".js", ".ts", ".go", ".rs", ".java")) or "fixtures" in path:
-            continue
-        for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
-            if "#" not in name:
-                anchors.append(resolver.make(path, name, WORKTREE))
     vocab = vocabulary([a.symbol or "" for a in anchors])
     rnd.shuffle(vocab)  # which words are common is random, not "prose first"
     print(f"[{n}] {len(anchors)} symbols to anchor to, {len(vocab)} words; writing {n} memories", file=sys.stderr)

@@ -60,25 +60,6 @@ def memories_touching(memories: Iterable[Memory], paths: set[str]) -> list[Memor
     return [m for m in memories if anchored_paths(m) & paths]
 
 
-def memories_on(store: Store, paths: set[str]) -> list[Memory]:
-    """The memories anchored to one of ``paths``, sorted by id.
-
-    Read from the hook index (rows brought up to date by a quick ``catalog``
-    refresh), so the cost follows the memories on those paths, not all of them;
-    from every file when the hook index cannot be opened.
-    """
-    from . import catalog, hookindex
-
-    con = catalog.open_current(store) if paths else None
-    if con is None:
-        return memories_touching(store.load_all().memories.values(), paths) if paths else []
-    try:
-        ids = hookindex.ids_on_paths(con, paths, moved=False)
-        return sorted(memories_touching(catalog.load(con, sorted(ids)).values(), paths), key=lambda m: m.id)
-    finally:
-        con.close()
-
-
 def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
                     new: str) -> dict[str, set[str] | None]:
     """Per changed path, the qualified names whose fingerprint differs between ``old`` and ``new``.

@@ -82,10 +82,6 @@ def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int 
     return out
 
 
-def _anchored_files(m: Memory) -> list[str]:
-    return sorted({a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT})
-
-
 def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
                     statuses: dict[str, MemoryStatus] | None = None,
                     check_budget_s: float | None = None, lock_timeout_s: float = 60.0,
@@ -237,7 +233,8 @@ def known_statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
             out.update((r[0], r[1]) for r in con.execute(
                 f"SELECT id, status FROM memories WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
         return out
-    except Exception:  # noqa: BLE001 - a cache
+    except Exception as e:  # noqa: BLE001 - a cache: logged; "never checked" makes everything news
+        _log_failure(store.repo.root, "read statuses", e)
         return {}
     finally:
         con.close()

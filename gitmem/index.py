@@ -315,18 +315,9 @@ class MemoryIndex:
     def _apply_locked(self, meta: dict[str, Any], upserts: list[tuple[str, str, Memory]],
                       removed: list[str], source: Any) -> SyncResult:
         """Write ``upserts`` and delete ``removed``; on a broken table, rebuild from ``source``."""
+        rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
         try:
-            table = self._open_table(meta)
-            rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
-            for start in range(0, len(removed), DELETE_CHUNK):
-                chunk = removed[start:start + DELETE_CHUNK]
-                table.delete("id IN (" + ", ".join(_sql_str(i) for i in chunk) + ")")
-            if rows.num_rows:
-                (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
-                 .execute(rows))
-            self._maintain(table)
-        except EmbeddingError:
-            raise
+            self._write(self._open_table(meta), rows, removed)
         except Exception as exc:
             _, current = source.digests()
             return self._rebuild_locked(current, source.load, f"corrupt: {_one_line(exc)}")
@@ -622,17 +613,20 @@ class MemoryIndex:
         upserts = [(i, current[i], load(i)) for i in [*new, *changed]]
         rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
         try:
-            stale = sorted(set(removed) | (dups & set(changed)))  # duplicates: delete all copies, re-add one
-            for start in range(0, len(stale), DELETE_CHUNK):
-                chunk = stale[start:start + DELETE_CHUNK]
-                table.delete("id IN (" + ", ".join(_sql_str(i) for i in chunk) + ")")
-            if rows.num_rows:
-                (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
-                 .execute(rows))
-            self._maintain(table)
+            # duplicates: delete all copies, re-add one
+            self._write(table, rows, sorted(set(removed) | (dups & set(changed))))
         except Exception as exc:
             return self._rebuild_locked(current, load, f"corrupt: {_one_line(exc)}")
         return SyncResult(len(new), len(changed), len(removed), False, "")
+
+    def _write(self, table: Any, rows: pa.Table, delete_ids: list[str]) -> None:
+        """Delete ``delete_ids``, upsert ``rows`` (merge on ``id``), then maintain; raises what LanceDB raises."""
+        for start in range(0, len(delete_ids), DELETE_CHUNK):
+            chunk = delete_ids[start:start + DELETE_CHUNK]
+            table.delete("id IN (" + ", ".join(_sql_str(i) for i in chunk) + ")")
+        if rows.num_rows:
+            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+        self._maintain(table)
 
     def _maintain(self, table: Any) -> None:
         """After a write: create missing FTS indexes; optimize when fragments or versions pile up.
