@@ -1,0 +1,171 @@
+"""Infrastructure every part of gitmem shares: atomic writes, log lines, detached processes, the clock, locks.
+
+Standard library only, and nothing imported at module level beyond ``os``, ``sys`` and ``time``:
+the agent hooks use it on every tool call. Each job has this one owner; nothing else in
+gitmem writes a file by temp-and-rename, appends to a log, starts a detached process or
+formats a timestamp.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+
+#: A log file is moved to ``<name>.1`` (replacing it) when it grows past this many bytes.
+LOG_MAX_BYTES = 1_000_000
+#: The timestamp format of memory files and logs: UTC, ISO 8601, seconds.
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def utc_now() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return time.strftime(UTC_FORMAT, time.gmtime())
+
+
+def parse_utc(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp; None when it is not one."""
+    import calendar
+
+    try:
+        return float(calendar.timegm(time.strptime(stamp or "", UTC_FORMAT)))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file ``.<name>.*.tmp`` in the same folder, then ``os.replace``.
+
+    The folder is created when missing. ``mode``: permission bits of the new file (default:
+    0666 minus the umask). ``fsync``: flush the data to disk before the rename (off only for
+    caches, where a torn file is simply rebuilt).
+
+    Raises:
+        OSError: the folder is not writable, the disk is full.
+    """
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, (0o666 & ~_UMASK) if mode is None else mode)  # mkstemp makes 0600
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def append_log(path: Path, text: str) -> None:
+    """Append ``text`` (one record, ending in a newline) to log ``path``; never raises.
+
+    One ``write`` per record, so concurrent processes do not interleave lines; past
+    ``LOG_MAX_BYTES`` the log is first moved to ``<name>.1``. Callers redact what may hold a
+    secret before it gets here.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name(path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        with open(path, "a", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+    except (OSError, ValueError):
+        pass
+
+
+def format_exception(exc: BaseException) -> str:
+    """The traceback of ``exc``, each line indented by two spaces, for a log record."""
+    import traceback
+
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return "".join(f"  {ln}\n" for ln in tb.rstrip("\n").split("\n"))
+
+
+def spawn_detached(module: str, *args: str, cwd: Path) -> None:
+    """Start ``python -P -m <module> <args>`` detached: no stdio, its own session; the caller never waits.
+
+    The child finds this gitmem package first (``PYTHONPATH``), whatever the current folder.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    import subprocess
+
+    env = dict(os.environ)
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    subprocess.Popen([sys.executable, "-P", "-m", module, *args], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                     close_fds=True, env=env, cwd=os.fspath(cwd))
+
+
+def file_lock(path: Path) -> AbstractContextManager[None]:
+    """An exclusive advisory lock on ``path`` (created, folder too) held for a ``with`` block (blocks until free).
+
+    ``fcntl.flock`` where it exists; elsewhere no lock. For the hot paths, which cannot
+    import the ``filelock`` package the slow paths use.
+
+    Raises:
+        OSError: the lock file cannot be created.
+    """
+    from contextlib import contextmanager
+
+    @contextmanager
+    def held() -> Iterator[None]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - Windows
+                yield
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    return held()
+
+
+def touch(path: Path) -> None:
+    """Create marker file ``path`` (and its folder) or bump its modification time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a"):
+        os.utime(path, None)
+
+
+def age_s(path: Path) -> float | None:
+    """Seconds since ``path`` was last modified, or None when it does not exist."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return None
