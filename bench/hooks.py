@@ -68,7 +68,7 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     from gitmem.store import Store, new_id, utc_now
 
     target = work / f"repo-{n}"
-    done = target / ".gitmem" / "local" / "bench-ready"
+    done = target / ".git" / "bench-ready"
     if done.exists():
         store = Store(Repo(target))
         store.enable_symbol_cache()

@@ -75,7 +75,7 @@ def vocabulary(symbols: list[str]) -> list[str]:
 def zipf_words(rnd: random.Random, vocab: list[str], k: int) -> list[str]:
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
     return rnd.choices(vocab, weights=weights, k=k)
-READY = ".gitmem/local/bench-scale-ready"
+READY = ".git/bench-scale-ready"
 
 
 def git(root: Path, *args: str) -> str:
@@ -300,7 +300,9 @@ def main() -> int:
     for n in [int(x) for x in args.sizes.split(",")]:
         root = build(args.repo.resolve(), args.work, n)
         row: dict = {"memories": n}  # type: ignore[type-arg]
-        if not args.skip_rebuild or not (root / ".gitmem" / "index").exists():
+        from gitmem import layout
+
+        if not args.skip_rebuild or not layout.of(root).index_dir.exists():
             print(f"[{n}] full rebuild", file=sys.stderr)
             rb = run_worker("rebuild", root)
             row.update(rebuild_hook_index_s=rb["hook_index_s"], rebuild_lancedb_s=rb["lancedb_s"],
@@ -312,8 +314,8 @@ def main() -> int:
         row.update({k: v for k, v in q.items() if k != "peak_rss_mb"}, query_peak_rss_mb=q["peak_rss_mb"])
         print(f"[{n}] post-commit", file=sys.stderr)
         row.update(post_commit(root, args.runs))
-        row["lancedb_mb"] = du(root / ".gitmem" / "index") / 1e6
-        row["hooks_sqlite_mb"] = du(root / ".gitmem" / "local" / "cache" / "hooks.sqlite") / 1e6
+        row["lancedb_mb"] = du(layout.of(root).index_dir) / 1e6
+        row["hooks_sqlite_mb"] = du(layout.of(root).catalog_file) / 1e6
         row["memory_files_mb"] = du(root / ".gitmem" / "memories") / 1e6
         results[n] = row
         print(json.dumps(row), file=sys.stderr)

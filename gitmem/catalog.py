@@ -46,10 +46,9 @@ from typing import Any, Iterable
 
 from . import hookindex, memfile
 from .errors import GitError, MemoryFileError
+from .layout import TEAM_MEMORIES as TEAM_DIR
 from .model import KIND_COMMIT, Memory
 
-TEAM_DIR = ".gitmem/memories"
-LOCAL_DIR = ".gitmem/local/memories"
 #: A file modified less than this before it was read is read again next time (2 s covers
 #: file systems with coarse timestamps; git uses the index file's own mtime the same way).
 RACY_NS = 2_000_000_000
@@ -107,15 +106,14 @@ def team_tree(store: Any) -> str | None:
 
 
 def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
-    """Memory files on disk: (repo-relative path → directory entry, team folder first; the paths that are
+    """Memory files on disk: (catalog key → directory entry, team folder first; the keys that are
     symlinks or lie in a symlinked folder, to be checked before reading)."""
-    root = store.repo.root
     out: dict[str, os.DirEntry[str]] = {}
     links: set[str] = set()
-    for rel in (TEAM_DIR, LOCAL_DIR):
-        folder_linked = bool(store.repo.symlinked_dir(f"{rel}/x"))
+    for rel, folder in store.layout.memory_dirs():
+        folder_linked = _folder_linked(store, rel, folder)
         try:
-            with os.scandir(root / rel) as it:
+            with os.scandir(folder) as it:
                 for e in it:
                     # regular files only (a FIFO would block the read); symlinks to files count
                     if e.name.endswith(memfile.FILE_SUFFIX) and not e.name.startswith(".") and e.is_file():
@@ -127,11 +125,18 @@ def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
     return out, links
 
 
-def _racy_folders(root: Any, started: int) -> bool:
+def _folder_linked(store: Any, rel: str, folder: Any) -> bool:
+    """Whether memory folder ``folder`` (catalog key prefix ``rel``) is or lies beyond a symlink."""
+    if rel == TEAM_DIR:
+        return bool(store.repo.symlinked_dir(f"{rel}/x"))
+    return os.path.realpath(folder) != os.path.normpath(folder)
+
+
+def _racy_folders(store: Any, started: int) -> bool:
     """Whether a memory folder's modification time is within ``RACY_NS`` of ``started`` (ns)."""
-    for rel in (TEAM_DIR, LOCAL_DIR):
+    for _rel, folder in store.layout.memory_dirs():
         try:
-            if os.stat(root / rel).st_mtime_ns >= started - RACY_NS:
+            if os.stat(folder).st_mtime_ns >= started - RACY_NS:
                 return True
         except OSError:
             continue
@@ -162,12 +167,12 @@ def _quick_suspects(store: Any, con: sqlite3.Connection) -> tuple[set[str], list
     content under a known name is found through git's tree (the caller) or gitmem's own writes
     (``refresh(only=...)``); "racy" files are read again. Local folder: names and inode numbers.
     """
-    root = store.repo.root
+    lay = store.layout
     suspects: set[str] = set()
     links: set[str] = set()
     gone: list[str] = []
     try:
-        names = {n for n in os.listdir(root / TEAM_DIR) if _memory_name(n)}
+        names = {n for n in os.listdir(lay.team_memories_dir) if _memory_name(n)}
     except OSError:
         names = set()
     prefix = TEAM_DIR + "/"
@@ -179,13 +184,14 @@ def _quick_suspects(store: Any, con: sqlite3.Connection) -> tuple[set[str], list
         links.update(prefix + n for n in names)
     suspects.update(r[0] for r in con.execute("SELECT file FROM files WHERE stat = '' AND file >= ? AND file < ?",
                                               (prefix, TEAM_DIR + "0")) if r[0][len(prefix):] in names)
-    lprefix = LOCAL_DIR + "/"
+    local_dir = lay.local_key_prefix
+    lprefix = local_dir + "/"
     known_local = {r[0]: r[1:] for r in con.execute(
-        "SELECT file, ino, stat FROM files WHERE file >= ? AND file < ?", (lprefix, LOCAL_DIR + "0"))}
+        "SELECT file, ino, stat FROM files WHERE file >= ? AND file < ?", (lprefix, local_dir + "0"))}
     seen: set[str] = set()
-    folder_linked = bool(store.repo.symlinked_dir(f"{LOCAL_DIR}/x"))
+    folder_linked = _folder_linked(store, local_dir, lay.local_memories_dir)
     try:
-        with os.scandir(root / LOCAL_DIR) as it:
+        with os.scandir(lay.local_memories_dir) as it:
             for e in it:
                 if not (e.name.endswith(memfile.FILE_SUFFIX) and not e.name.startswith(".") and e.is_file()):
                     continue
@@ -200,7 +206,7 @@ def _quick_suspects(store: Any, con: sqlite3.Connection) -> tuple[set[str], list
         pass
     gone.extend(f for f in known_local if f not in seen)
     for f in list(suspects):  # a new team name may be a link leading out: checked before it is read
-        if f.startswith(prefix) and os.path.islink(root / f):
+        if f.startswith(prefix) and os.path.islink(lay.memory_file(f)):
             links.add(f)
     return suspects, gone, links
 
@@ -224,7 +230,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     Raises:
         sqlite3.Error: the hook index cannot be written.
     """
-    root = store.repo.root
+    lay = store.layout
     started = time.time_ns()
     tree = old_tree = None
     if only is None and not full and hookindex.count(con) <= QUICK_STAT_LIMIT:
@@ -238,7 +244,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             except GitError:  # the recorded tree is gone (history rewritten, gc): check every file
                 return refresh(store, con, full=True, signature=signature)
             for p in changed:
-                if _memory_name(p) and (root / TEAM_DIR / p).is_file():
+                if _memory_name(p) and (lay.team_memories_dir / p).is_file():
                     suspects.add(f"{TEAM_DIR}/{p}")
         known = _known(con, suspects | set(gone))
     elif only is None:
@@ -264,9 +270,11 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         links = set()
         gone = []
         for f in wanted:
-            if (root / f).is_file():
+            p = lay.memory_file(f)
+            if p.is_file():
                 suspects.add(f)
-                if (root / f).is_symlink() or store.repo.symlinked_dir(f):
+                if p.is_symlink() or (f.startswith(TEAM_DIR + "/") and store.repo.symlinked_dir(f)) \
+                        or (lay.is_local_key(f) and _folder_linked(store, lay.local_key_prefix, p.parent)):
                     links.add(f)
             elif f in known:
                 gone.append(f)
@@ -276,16 +284,17 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         if k[5] == OK and k[4]:
             for r in con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
                                  (k[4], DUPLICATE, f)):
-                if (root / r[0]).is_file():
+                if lay.memory_file(r[0]).is_file():
                     suspects.add(r[0])
 
     # read outside the write transaction (reading 100 files takes a while)
     results: dict[str, tuple[int, str, str, Memory | None, str, str]] = {}
     for f in sorted(suspects):
-        p = root / f
+        p = lay.memory_file(f)
         outside = store.outside_repo(p) if f in links else None
         if outside is not None:
-            results[f] = (0, "", "", None, ERROR, json.dumps([outside.message[len(f) + 2:], outside.hint, None]))
+            results[f] = (0, "", "", None, ERROR,
+                          json.dumps([outside.message.split(": ", 1)[-1], outside.hint, None]))
             continue
         try:
             # O_NONBLOCK: a FIFO named like a memory file must not block the read (it is skipped)
@@ -337,7 +346,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
                 other = con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
                                     (mid, OK, f)).fetchone()
                 if other is not None and other[0] not in gone:
-                    if f.startswith(LOCAL_DIR + "/"):
+                    if lay.is_local_key(f):
                         state, note = DUPLICATE, json.dumps([f"duplicate id {mid}", "delete one of the two files", None])
                     else:  # the team copy wins: the local one becomes the duplicate
                         con.execute("UPDATE files SET state = ?, note = ? WHERE file = ?",
@@ -364,7 +373,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             if signature is not None:
                 # a folder changed within the racy window may change again in the same tick unseen:
                 # record no signature, so the next look refreshes again (git's racy-git rule, for folders)
-                hookindex.set_meta(con, "rows_signature", "" if _racy_folders(root, started) else signature)
+                hookindex.set_meta(con, "rows_signature", "" if _racy_folders(store, started) else signature)
         if hookindex.get_meta(con, "generation") is None:
             hookindex.set_meta(con, "generation", uuid.uuid4().hex)
         con.commit()

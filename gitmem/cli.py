@@ -3,25 +3,22 @@
 No git calls, file writes or ranking here. Errors are rendered in one place
 (``main``): an expected ``GitmemError`` prints ``error:`` and ``hint:`` lines
 on stderr and exits 1; a usage error exits 2; a bug exits 3 with the path of a
-log under ``.gitmem/local/logs/``; Ctrl-C exits 130. With ``--json`` stdout
+log under ``<common-dir>/gitmem/logs/``; Ctrl-C exits 130. With ``--json`` stdout
 holds only JSON, and errors go to stderr as a JSON object.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import platform
 import sys
-import traceback
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
 import click
 
-from . import __version__
-from .errors import GitmemError, NotARepository
+from . import __version__, infra, layout
+from .errors import GitmemError
 from .git import WORKTREE, Repo
 from .model import MEMORY_TYPES, Status
 from .serialize import dumps, memory_json, memory_status_json, scored_json
@@ -880,24 +877,8 @@ def _warn_invalid(store: Any, loaded: Any = None) -> None:
 
 
 def _bug_log(exc: BaseException) -> Path | None:
-    """Write a bug report log under .gitmem/local/logs/ (or the temp dir); returns its path."""
-    try:
-        root = Repo(os.getcwd()).root / ".gitmem" / "local" / "logs"
-        if not root.parent.parent.is_dir():
-            raise NotARepository("no .gitmem")
-    except Exception:  # noqa: BLE001 - fall back to the temp dir when there is no repository
-        import tempfile
-
-        root = Path(tempfile.gettempdir()) / "gitmem-logs"
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        path = root / f"crash-{stamp}.log"
-        path.write_text(f"gitmem {__version__}\npython {sys.version}\nplatform {platform.platform()}\n"
-                        f"argv {sys.argv}\n\n" + "".join(traceback.format_exception(exc)), "utf-8")
-        return path
-    except OSError:
-        return None
+    """Write a bug report under the clone's logs folder (or the temp dir); returns its path."""
+    return infra.bug_report(layout.logs_dir_near(Path.cwd()), exc, version=__version__)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,10 +14,9 @@ Must not import: lancedb (the index is synced in another process).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+from . import infra
 from .analyzer import CommitAnalysis, analyze_commit, analyze_range
 from .errors import GitError
 from .git import Repo
@@ -179,12 +178,9 @@ def _count(n: int) -> str:
 
 
 def spawn_index_sync(store: Store) -> None:
-    """Start ``gitmem sync --quiet`` detached (new session, no stdio); never waits for it."""
-    log = store.local_dir / "logs"
-    log.mkdir(parents=True, exist_ok=True)
-    with open(log / "sync.log", "ab") as out:
-        subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            # -P: never put the work tree on sys.path (a checked-out click.py or gitmem/ must not run)
-            [sys.executable, "-P", "-m", "gitmem.cli", "sync", "--quiet"],
-            cwd=store.repo.root, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            start_new_session=True)
+    """Start ``gitmem sync --quiet`` detached (new session, output to ``sync.log``); never waits for it.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    infra.spawn_detached("gitmem.cli", "sync", "--quiet", cwd=store.repo.root, log=store.log_dir / "sync.log")

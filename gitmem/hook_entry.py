@@ -10,8 +10,8 @@ returns to stderr, and log.
 Guarantees: ``main`` returns 0 and writes nothing to stdout, whatever happens
 (errors, ``SystemExit``, Ctrl-C, the time limit); nothing but ``run_hook``'s own
 message reaches the terminal. Each run is one record in
-``.gitmem/local/logs/hooks.log`` (``hook_log_path``), with the traceback when it
-failed; the log is rotated to ``hooks.log.1`` past ``LOG_MAX_BYTES``.
+``<common-dir>/gitmem/logs/hooks.log`` (``hook_log_path``), with the traceback when it
+failed; the log is rotated to ``hooks.log.1`` past ``infra.LOG_MAX_BYTES``.
 
 Must not import at module level anything beyond the stdlib (it starts on every
 commit, merge and checkout); ``gitmem.git`` and ``gitmem.hook_actions`` are
@@ -28,13 +28,11 @@ import signal
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
-from datetime import datetime, timezone
 from pathlib import Path
 
-from gitmem import __version__
+from gitmem import __version__, infra, layout
 
 #: Set while gitmem's hook code runs; a hook started by a git command that gitmem
 #: itself runs sees it and does nothing (no recursion).
@@ -52,28 +50,21 @@ TIME_LIMIT_ENV = "GITMEM_HOOK_TIMEOUT"
 #: swallows the timeout exception (or a platform without SIGALRM).
 HARD_EXIT_GRACE_S = 2.0
 
-#: The log is moved to ``hooks.log.1`` (replacing it) when it grows past this size.
-LOG_MAX_BYTES = 1_000_000
-
 
 class HookTimeout(BaseException):
     """The time limit is up. A BaseException so that ``except Exception`` in actions lets it through."""
 
 
 def hook_log_path(root: Path) -> Path:
-    """The hook log of the work tree at ``root``: ``<root>/.gitmem/local/logs/hooks.log``."""
-    return root / ".gitmem" / "local" / "logs" / "hooks.log"
+    """The hook log of the work tree at ``root``: ``<common-dir>/gitmem/logs/hooks.log``.
 
-
-def find_root(start: Path) -> Path | None:
-    """The work tree root containing ``start``: the nearest folder (``start`` included) holding ``.git``.
-
-    Pure filesystem walk, no git process. Returns None outside any work tree.
+    Raises:
+        OSError: ``root/.git`` cannot be read.
     """
-    for folder in (start, *start.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
+    return layout.of(root).log_file("hooks.log")
+
+
+find_root = layout.find_root
 
 
 def _time_limit_s() -> float:
@@ -82,10 +73,6 @@ def _time_limit_s() -> float:
         return float(raw) if raw.strip() else TIME_LIMIT_S
     except ValueError:
         return TIME_LIMIT_S
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class _Run:
@@ -106,7 +93,7 @@ class _Run:
         self.outcome = outcome
         self.detail = detail
         if exc is not None:
-            self.trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            self.trace = infra.format_exception(exc)
 
     def log(self) -> None:
         """Append this run's record to the hook log (once); never raises."""
@@ -114,29 +101,18 @@ class _Run:
             return
         self.logged = True
         elapsed = time.monotonic() - self.started
-        line = (f"{_now()} {self.name} {self.outcome} {elapsed:.3f}s gitmem {__version__} "
+        line = (f"{infra.utc_now()} {self.name} {self.outcome} {elapsed:.3f}s gitmem {__version__} "
                 f"args={self.args!r} stdin={self.stdin_bytes}B")
         if self.detail:
             line += f": {self.detail}"
         text = line + "\n"
         if self.trace:
             text += f"  python {platform.python_version()} on {platform.platform()}\n"
-            text += "".join(f"  {t}\n" for t in self.trace.rstrip("\n").split("\n"))
-        _append_log(hook_log_path(self.root), text)
-
-
-def _append_log(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+            text += self.trace
         try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, path.with_name(path.name + ".1"))
-        except FileNotFoundError:
+            infra.append_log(hook_log_path(self.root), text)
+        except OSError:
             pass
-        with open(path, "a", encoding="utf-8", errors="replace") as f:
-            f.write(text)  # one write per record: concurrent hooks do not interleave lines
-    except OSError:
-        pass
 
 
 @contextmanager
@@ -189,7 +165,7 @@ def _read_stdin() -> bytes:
 
 def _has_local_memories(root: Path) -> bool:
     try:
-        with os.scandir(root / ".gitmem" / "local" / "memories") as it:
+        with os.scandir(layout.of(root).local_memories_dir) as it:
             return any(e.name.endswith(".md") for e in it)
     except OSError:
         return False
@@ -231,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args or os.environ.get(ACTIVE_ENV):
             return 0
         root = find_root(Path.cwd())
-        if root is None or not (root / ".gitmem").is_dir():
+        if root is None or not (root / layout.GITMEM_DIR).is_dir():
             return 0
         os.environ[ACTIVE_ENV] = "1"
         set_active = True

@@ -2,8 +2,9 @@
 
 The LanceDB index costs about a second to import (``../shared/reference/lancedb.md``)
 and parsing memory files needs YAML and git; a PreToolUse hook has 150 ms in
-all. So the hooks read this file instead: ``.gitmem/local/cache/hooks.sqlite``
-(per clone, never committed, rebuilt from the memory files at any time), with
+all. So the hooks read this file instead: ``layout.of(root).catalog_file``
+(``<git-dir>/gitmem/catalog.sqlite``: per worktree, never committed, rebuilt from the
+memory files at any time), with
 
 * ``memories``: one row per memory — id, type, title, body, facts, tags,
   anchors (JSON), scope, updated, confidence, the content hash of its file, and
@@ -38,13 +39,12 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from collections.abc import Iterable
     from typing import Any
 
+from . import layout
 from .textsplit import query_terms, split_identifiers
 
-#: Schema version; a file with another version is rebuilt.
-SCHEMA_VERSION = "8"
-DB_PARTS = (".gitmem", "local", "cache", "hooks.sqlite")
-#: Folders whose modification times make up the signature (relative to the root).
-MEMORY_DIRS = ((".gitmem", "memories"), (".gitmem", "local", "memories"))
+#: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
+#: in git's folder (``layout``).
+SCHEMA_VERSION = "9"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -75,17 +75,17 @@ _JSON_COLUMNS = ("facts", "tags", "anchors", "checked", "memory")
 
 
 def db_path(root: Path) -> Path:
-    """``<root>/.gitmem/local/cache/hooks.sqlite``."""
-    return root.joinpath(*DB_PARTS)
+    """The catalog file of the work tree at ``root``: ``<git-dir>/gitmem/catalog.sqlite``."""
+    return layout.of(root).catalog_file
 
 
 def folder_signature(root: Path) -> str:
     """Modification times of the memory folders (ns): changes when a memory file is added, removed or
     replaced (gitmem and git both write by rename), not when one is edited in place."""
     parts = []
-    for rel in MEMORY_DIRS:
+    for _rel, folder in layout.of(root).memory_dirs():
         try:
-            parts.append(str(root.joinpath(*rel).stat().st_mtime_ns))
+            parts.append(str(folder.stat().st_mtime_ns))
         except OSError:
             parts.append("-")
     return ":".join(parts)
@@ -93,7 +93,10 @@ def folder_signature(root: Path) -> str:
 
 def connect(root: Path, *, create: bool = False) -> sqlite3.Connection | None:
     """Open the hook index; None when it does not exist (and ``create`` is false) or cannot be opened."""
-    path = db_path(root)
+    try:
+        path = db_path(root)
+    except OSError:  # no readable .git: no catalog
+        return None
     if not create and not path.exists():
         return None
     con = _open(path, create)

@@ -13,14 +13,12 @@ the git hooks. Must not import lancedb.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import catalog, hookindex
+from . import catalog, hookindex, infra, layout
 from .analyzer import memory_status
 from .anchors import Resolver
 from .errors import GitError
@@ -102,8 +100,8 @@ def sync_hook_index(store: Store, loaded: LoadResult | None = None, *,
     """
     from filelock import FileLock
 
-    store.cache_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(store.cache_dir / "hooks-sync.lock"), timeout=lock_timeout_s):
+    store.layout.run_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(store.layout.run_dir / "catalog-sync.lock"), timeout=lock_timeout_s):
         return _sync(store, statuses, check_budget_s, full)
 
 
@@ -216,9 +214,11 @@ def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE)
 
 def _log_failure(root: Path, what: str, e: BaseException) -> None:
     """One line in the hook log (``gitmem doctor`` reports recent ones); never raises."""
-    from .hook_entry import _append_log, _now, hook_log_path
-
-    _append_log(hook_log_path(root), f"{_now()} hook-index {what} ERROR {type(e).__name__}: {e}\n")
+    try:
+        infra.append_log(layout.of(root).log_file("hooks.log"),
+                         f"{infra.utc_now()} hook-index {what} ERROR {type(e).__name__}: {e}\n")
+    except OSError:
+        pass
 
 
 def known_statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
@@ -277,8 +277,10 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             return
         try:
             resolver = Resolver(store.repo)
-            files = [store.display(store.path_for(m)) for m in written]
-            files += [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in removed for d in (catalog.TEAM_DIR, catalog.LOCAL_DIR)]
+            lay = store.layout
+            files = [lay.memory_key(store.path_for(m)) for m in written]
+            files += [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in removed
+                      for d in (layout.TEAM_MEMORIES, lay.local_key_prefix)]
             catalog.refresh(store, con, full=False, only=files)
             hookindex.begin(con)
             for m in written:
@@ -354,13 +356,12 @@ def open_source(store: Store, budget_tokens: int) -> HookIndexSource | None:
 
 
 def spawn_sync(root: Path) -> None:
-    """Start ``python -P -m gitmem.hookindex_sync ROOT`` detached (no stdio; the caller never waits)."""
-    env = dict(os.environ)
-    pkg_parent = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    subprocess.Popen([sys.executable, "-P", "-m", "gitmem.hookindex_sync", str(root)],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True, close_fds=True, env=env, cwd=str(root))
+    """Start ``python -P -m gitmem.hookindex_sync ROOT`` detached (no stdio; the caller never waits).
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    infra.spawn_detached("gitmem.hookindex_sync", str(root), cwd=root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,13 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         except Timeout:
             return 0
     except Exception as e:  # noqa: BLE001 - a detached helper: log, never raise
-        from .hook_entry import _append_log, hook_log_path, _now
-
-        try:
-            _append_log(hook_log_path(Path(args[0]) if args else Path.cwd()),
-                        f"{_now()} hook-index-sync error: {type(e).__name__}: {e}\n")
-        except Exception:  # noqa: BLE001
-            pass
+        _log_failure(Path(args[0]) if args else Path.cwd(), "sync", e)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The derived LanceDB index of memories: schema, incremental sync, hybrid search.
 
-Owns ``.gitmem/index/`` (git-ignored, disposable) and nothing else. The memory
+Owns the index folder (``layout.index_dir``: ``<git-dir>/gitmem/index``, disposable) and nothing else. The memory
 files are the truth (DESIGN.md §3); this index mirrors them so that a query can
 run full-text (BM25) and vector search. It guarantees:
 
@@ -14,7 +14,7 @@ run full-text (BM25) and vector search. It guarantees:
   another ``INDEX_SCHEMA_VERSION``, lancedb version or embedder, is deleted and
   rebuilt from the files. Only a failing *rebuild* raises ``IndexUnavailable``.
 * **One writer at a time.** Every write runs under a ``filelock`` at
-  ``<index_dir>/../local/index.lock``: lancedb 0.40 silently duplicates rows
+  ``<index_dir>/../run/index.lock``: lancedb 0.40 silently duplicates rows
   when two processes insert the same new key concurrently (lance#4585,
   lancedb#3377), and ``optimize(cleanup_older_than=0)`` breaks concurrent
   writers. Readers take no lock; they connect with
@@ -217,12 +217,12 @@ def _sql_str(value: str) -> str:
 
 
 class MemoryIndex:
-    """The LanceDB index of one store, at ``index_dir`` (``<repo>/.gitmem/index``).
+    """The LanceDB index of one store, at ``index_dir`` (``<git-dir>/gitmem/index``).
 
     Layout: ``index_dir/memories.lance`` (the table), ``index_dir/gitmem-index.json``
     (meta: schema version, lancedb version, embedder name and dim, a generation id),
     and, after a failed read, ``index_dir/NEEDS_REBUILD``. The write lock is
-    ``index_dir/../local/index.lock``.
+    ``index_dir/../run/index.lock``.
 
     Row columns: ``id`` (string, not null; unenforced primary key), ``content_hash``,
     ``type``, ``scope``, ``title``, ``search_text``, ``tags``, ``paths`` (anchor
@@ -243,7 +243,7 @@ class MemoryIndex:
         self.index_dir = Path(index_dir)
         self.embedder = embedder
         self.lock_timeout = lock_timeout
-        self.lock_path = self.index_dir.parent / "local" / "index.lock"
+        self.lock_path = self.index_dir.parent / "run" / "index.lock"
         #: Set by ``search`` when the query could not be embedded and only
         #: full-text results were returned (the EmbeddingError's message); else None.
         self.last_search_warning: str | None = None
@@ -516,7 +516,7 @@ class MemoryIndex:
             self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise IndexUnavailable(f"cannot create {self.lock_path.parent}: {_one_line(exc)}",
-                                   "check that .gitmem/ is writable") from exc
+                                   "check that the folder is writable") from exc
         return _Lock(FileLock(str(self.lock_path), timeout=self.lock_timeout), self.lock_path)
 
     # ------------------------------------------------------------------ rows
@@ -736,7 +736,7 @@ class MemoryIndex:
             raise
         except Exception as exc:
             raise IndexUnavailable(f"cannot rebuild the index at {self.index_dir}: {_one_line(exc)}",
-                                   "check that .gitmem/index is writable and the disk has space") from exc
+                                   "check that the index folder is writable and the disk has space") from exc
         self._db, self._table, self._generation = db, table, meta["generation"]
         self._meta_cache = None
         return SyncResult(len(items), 0, 0, True, reason)
@@ -814,7 +814,7 @@ class _Lock:
                                    "wait for the other gitmem command to finish, then retry") from exc
         except OSError as exc:
             raise IndexUnavailable(f"cannot take the index lock {self._path}: {_one_line(exc)}",
-                                   "check that .gitmem/local is writable") from exc
+                                   "check that the folder is writable") from exc
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()

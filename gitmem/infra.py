@@ -106,10 +106,12 @@ def format_exception(exc: BaseException) -> str:
     return "".join(f"  {ln}\n" for ln in tb.rstrip("\n").split("\n"))
 
 
-def spawn_detached(module: str, *args: str, cwd: Path) -> None:
-    """Start ``python -P -m <module> <args>`` detached: no stdio, its own session; the caller never waits.
+def spawn_detached(module: str, *args: str, cwd: Path, log: Path | None = None) -> None:
+    """Start ``python -P -m <module> <args>`` detached: its own session; the caller never waits.
 
-    The child finds this gitmem package first (``PYTHONPATH``), whatever the current folder.
+    No stdin; stdout and stderr go to ``log`` (appended; folder created) or nowhere. ``-P``:
+    the work tree is never put on ``sys.path`` (a checked-out ``gitmem/`` must not run); the
+    child finds this gitmem package first (``PYTHONPATH``), whatever the current folder.
 
     Raises:
         OSError: the process could not be started.
@@ -119,9 +121,15 @@ def spawn_detached(module: str, *args: str, cwd: Path) -> None:
     env = dict(os.environ)
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    subprocess.Popen([sys.executable, "-P", "-m", module, *args], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                     close_fds=True, env=env, cwd=os.fspath(cwd))
+    argv = [sys.executable, "-P", "-m", module, *args]
+    if log is None:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, env=env, cwd=os.fspath(cwd))
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                         close_fds=True, env=env, cwd=os.fspath(cwd))
 
 
 def file_lock(path: Path) -> AbstractContextManager[None]:
@@ -154,6 +162,28 @@ def file_lock(path: Path) -> AbstractContextManager[None]:
             os.close(fd)
 
     return held()
+
+
+def bug_report(logs_dir: Path | None, exc: BaseException, *, version: str, context: str = "") -> Path | None:
+    """Write a bug report (versions, platform, argv, ``context``, traceback) to a new file; returns its path.
+
+    The file is ``<logs_dir>/crash-<UTC stamp>-<pid>.log``, or under ``<temp dir>/gitmem-logs`` when
+    ``logs_dir`` is None (no repository). Returns None when it cannot be written; never raises.
+    """
+    import platform
+    import tempfile
+    from pathlib import Path
+
+    folder = logs_dir if logs_dir is not None else Path(tempfile.gettempdir()) / "gitmem-logs"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"crash-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.log"
+        text = (f"gitmem {version}\npython {sys.version}\nplatform {platform.platform()}\nargv {sys.argv}\n"
+                + (f"{context}\n" if context else "") + "\n" + format_exception(exc))
+        path.write_text(text, "utf-8", errors="replace")
+        return path
+    except OSError:
+        return None
 
 
 def touch(path: Path) -> None:

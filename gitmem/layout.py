@@ -204,6 +204,17 @@ class Layout:
             return str(path)
 
 
+def logs_dir_near(start: Path) -> Path | None:
+    """The logs folder of the gitmem repository containing ``start``, or None (not in one); never raises."""
+    try:
+        root = find_root(Path(os.path.abspath(start)))
+        if root is None or not (root / GITMEM_DIR).is_dir():
+            return None
+        return of(root).logs_dir
+    except OSError:
+        return None
+
+
 _CACHE: dict[str, Layout] = {}
 
 

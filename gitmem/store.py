@@ -1,9 +1,8 @@
-"""The ``.gitmem/`` directory of a repository: layout, config, memory files.
+"""The memories of a repository: config, memory files (team in ``.gitmem/``, local in git's folder).
 
-Owns: where things live (``memories/``, ``local/``, ``index/``), reading
-``config.toml`` (stdlib ``tomllib``), loading every memory file (bad files are
-collected as errors, the rest keep working), and adding / replacing / removing
-memory files atomically.
+Owns: reading ``config.toml`` (stdlib ``tomllib``), loading every memory file (bad files are
+collected as errors, the rest keep working), and adding / replacing / removing memory files
+atomically. Where things live is ``gitmem.layout``'s (``Store.layout``).
 
 Must not import: lancedb, tree-sitter.
 """
@@ -18,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import layout as layout_mod
 from . import memfile
 from .errors import ConfigError, MemoryFileError, MemoryNotFound, NotInitialized
 from .git import Repo
 from .model import Memory
 
-GITMEM_DIR = ".gitmem"
+GITMEM_DIR = layout_mod.GITMEM_DIR
 
 #: The config written by ``gitmem init``. Every key is documented in the README.
 DEFAULT_CONFIG = """\
@@ -156,7 +156,7 @@ class LoadResult:
 
 
 class Store:
-    """The ``.gitmem/`` directory of one work tree.
+    """The memories of one work tree: ``.gitmem/`` (committed) and the clone's state in git's folder.
 
     Raises (constructor):
         NotInitialized: when ``require`` is true and ``.gitmem/`` does not exist.
@@ -164,8 +164,10 @@ class Store:
 
     def __init__(self, repo: Repo, *, require: bool = True) -> None:
         self.repo = repo
-        self.dir = repo.root / GITMEM_DIR
-        if require and not self.dir.is_dir():
+        self.layout = layout_mod.of(repo.root)
+        self.dir = self.layout.gitmem_dir
+        # a checkout of a commit from before gitmem was committed has no .gitmem/, but the clone's memories remain
+        if require and not self.dir.is_dir() and not self.layout.clone_dir.is_dir():
             sparse = repo.has_commits() and repo.run("ls-tree", "--name-only", "HEAD", GITMEM_DIR)
             raise NotInitialized(f"no {GITMEM_DIR}/ in {repo.root}",
                                  f"the sparse checkout leaves it out: git sparse-checkout add {GITMEM_DIR}"
@@ -177,27 +179,22 @@ class Store:
     @property
     def memories_dir(self) -> Path:
         """Team memories (committed)."""
-        return self.dir / "memories"
-
-    @property
-    def local_dir(self) -> Path:
-        """Per-clone data: local memories, logs, caches, state (git-ignored)."""
-        return self.dir / "local"
+        return self.layout.team_memories_dir
 
     @property
     def local_memories_dir(self) -> Path:
-        """Local-scope memories (this clone only, never committed)."""
-        return self.local_dir / "memories"
+        """Local-scope memories (this clone only, never committed; every worktree of the clone sees them)."""
+        return self.layout.local_memories_dir
 
     @property
     def index_dir(self) -> Path:
-        """The derived LanceDB index (git-ignored)."""
-        return self.dir / "index"
+        """The derived LanceDB index (per worktree)."""
+        return self.layout.index_dir
 
     @property
     def cache_dir(self) -> Path:
         """Per-clone caches (symbol tables by blob SHA); safe to delete."""
-        return self.local_dir / "cache"
+        return self.layout.cache_dir
 
     def enable_symbol_cache(self) -> None:
         """Keep parsed symbol tables on disk under ``cache_dir`` (keyed by blob SHA + extractor version)."""
@@ -207,14 +204,11 @@ class Store:
 
     @property
     def log_dir(self) -> Path:
-        return self.local_dir / "logs"
+        return self.layout.logs_dir
 
     def display(self, path: Path) -> str:
-        """``path`` relative to the repository root, for messages."""
-        try:
-            return path.relative_to(self.repo.root).as_posix()
-        except ValueError:
-            return str(path)
+        """``path`` relative to the repository root when inside it (else absolute), for messages."""
+        return self.layout.display(path)
 
     # -- config -----------------------------------------------------------------------------
 
@@ -281,11 +275,11 @@ class Store:
                     continue
                 res.memories[mid] = m
                 res.hashes[mid] = digest
-                res.paths[mid] = self.repo.root / file
+                res.paths[mid] = self.layout.memory_file(file)
             res.errors = catalog.errors(con)
             for (file,) in con.execute("SELECT file FROM files WHERE state = ?", (catalog.RETIRED,)):
                 try:
-                    m = memfile.read(self.repo.root / file, display=file)[0]
+                    m = memfile.read(self.layout.memory_file(file), display=file)[0]
                 except MemoryFileError as e:
                     res.errors.append(e)
                     continue
@@ -343,9 +337,11 @@ class Store:
     def _symlinks(self) -> set[Path]:
         """The memory folders that are (or lie beyond) symlinks, and the symlinks in them (d_type: no stat each)."""
         out: set[Path] = set()
+        if self.repo.symlinked_dir(f"{layout_mod.TEAM_MEMORIES}/x"):
+            out.add(self.memories_dir)
+        if os.path.realpath(self.local_memories_dir) != os.path.normpath(self.local_memories_dir):
+            out.add(self.local_memories_dir)
         for d in (self.memories_dir, self.local_memories_dir):
-            if self.repo.symlinked_dir(self.display(d / "x")):
-                out.add(d)
             try:
                 with os.scandir(d) as it:
                     out.update(Path(e.path) for e in it if e.is_symlink())
@@ -354,9 +350,13 @@ class Store:
         return out
 
     def outside_repo(self, path: Path) -> MemoryFileError | None:
-        """The error for a memory file that is a symlink leading outside the repository (never read), else None."""
+        """The error for a memory file that is a symlink leading outside where it may be (never read), else None.
+
+        A team memory must resolve inside the work tree, a local one inside the clone's gitmem folder.
+        """
+        base = self.layout.clone_dir if path.parent == self.local_memories_dir else self.repo.root
         try:
-            path.resolve().relative_to(self.repo.root)
+            path.resolve().relative_to(base.resolve())
             return None
         except ValueError:
             return MemoryFileError(self.display(path), "symlink leading outside the repository: not read",
@@ -405,13 +405,14 @@ class Store:
 
 
 def init_layout(repo: Repo) -> list[str]:
-    """Create ``.gitmem/`` (config, memories, .gitignore, local); returns what was created.
+    """Create ``.gitmem/`` (config, memories, .gitignore); returns what was created.
 
+    Per-clone state is not here but in git's folder (``gitmem.layout``), created on first use.
     Idempotent: existing files are left as they are.
     """
     created: list[str] = []
     d = repo.root / GITMEM_DIR
-    for sub in (d, d / "memories", d / "local"):
+    for sub in (d, d / "memories"):
         if not sub.is_dir():
             sub.mkdir(parents=True, exist_ok=True)
             created.append(f"{GITMEM_DIR}/{sub.relative_to(d).as_posix()}/".replace("/./", "/"))

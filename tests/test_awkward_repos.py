@@ -17,6 +17,7 @@ from test_claude_hooks import context_of, hook
 from test_hostile import PY, commit_with_hooks, hook_log, no_follow
 
 from testing.repos import commit, git, make_repo, write
+from gitmem import layout
 
 LIB = "def helper(v):\n    return v + 1\n\n\ndef stable(v):\n    return v\n"
 
@@ -152,7 +153,7 @@ def test_linked_worktrees_keep_their_own_index_and_caches(tmp_path: Path, run_cl
         assert p.returncode == 0, err.decode()
     for r, mine, theirs in ((main, in_main, in_wt), (wt, in_wt, in_main)):
         assert last_hook_ok(r)
-        assert (r / ".gitmem/index").is_dir() and (r / ".gitmem/local/cache/hooks.sqlite").is_file()
+        assert (layout.of(r).index_dir).is_dir() and (layout.of(r).catalog_file).is_file()
         hits = [h["id"] for h in run_json(r, "recall", "zebra memory")]
         assert hits == [mine], (r, hits)
         assert [s["id"] for s in run_json(r, "stale")] == [mine]
@@ -163,7 +164,7 @@ def test_linked_worktrees_keep_their_own_index_and_caches(tmp_path: Path, run_cl
     import sqlite3
 
     for r, theirs in ((main, in_wt), (wt, in_main)):
-        con = sqlite3.connect(r / ".gitmem/local/cache/hooks.sqlite")
+        con = sqlite3.connect(layout.of(r).catalog_file)
         try:
             tables = [t for (t,) in con.execute("select name from sqlite_master where type='table'")]
             dump = "\n".join(con.iterdump())

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from testing.repos import commit, git, make_repo, write
+from gitmem import layout
 
 #: Copies of ../shared/fixtures/claude-code/ (the protocol reference's example events), so a clone
 #: tests on its own.
@@ -223,7 +224,7 @@ def test_stale_memory_comes_with_its_reason(repo: Path, run_cli) -> None:  # typ
 def _status_known(repo: Path, mid: str) -> bool:
     import sqlite3
 
-    db = repo / ".gitmem" / "local" / "cache" / "hooks.sqlite"
+    db = layout.of(repo).catalog_file
     if not db.exists():
         return False
     con = sqlite3.connect(db)
@@ -289,12 +290,12 @@ def local_memories(repo: Path) -> list[dict[str, Any]]:
     from gitmem.memfile import read
     from gitmem.serialize import memory_json
 
-    folder = repo / ".gitmem" / "local" / "memories"
+    folder = layout.of(repo).local_memories_dir
     return [memory_json(read(p)[0]) for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []
 
 
 def spool_empty(repo: Path) -> bool:
-    folder = repo / ".gitmem" / "local" / "spool"
+    folder = layout.of(repo).spool_dir
     return not any(p.suffix in (".jsonl", ".batch") or p.name.endswith(".plan.json") for p in folder.iterdir())
 
 
@@ -418,7 +419,7 @@ def test_llm_malformed_once_is_retried(repo: Path, run_cli) -> None:  # type: ig
 def test_unreachable_llm_falls_back_and_keeps_nothing_pending(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     _llm_config(repo, "http://127.0.0.1:9/v1")  # discard port: connection refused
     scripted_session(repo, "down-1")
-    log = repo / ".gitmem" / "local" / "logs" / "consolidate.log"
+    log = layout.of(repo).log_file("consolidate.log")
     # the detached consolidation may not have written its log when the memory appears (seen on a busy machine)
     assert wait_for(lambda: local_memories(repo) and spool_empty(repo) and log.is_file())
     assert local_memories(repo)[0]["source"] == "agent"
@@ -460,7 +461,7 @@ def test_private_files_are_never_captured(repo: Path) -> None:
     hook({**base, "tool_name": "Bash", "tool_input": {"command": "cat secrets/prod.sh"},
           "tool_response": {"stdout": "export X=1"}}, repo)
     hook({**base, "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {"stdout": "src"}}, repo)
-    lines = (repo / ".gitmem" / "local" / "spool" / "priv.jsonl").read_text().splitlines()
+    lines = (layout.of(repo).spool_dir / "priv.jsonl").read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["input"]["command"] == "ls"
     pre = {"session_id": "priv", "cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "Read",
            "tool_input": {"file_path": str(repo / ".env")}}
@@ -472,7 +473,7 @@ def test_private_files_are_never_captured(repo: Path) -> None:
 
 def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
-    db = repo / ".gitmem" / "local" / "cache" / "hooks.sqlite"
+    db = layout.of(repo).catalog_file
     for suffix in ("-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     db.write_bytes(os.urandom(8192))
@@ -484,7 +485,7 @@ def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_c
 
 def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
-    (repo / ".gitmem" / "local" / "cache" / "hooks.sqlite").unlink()
+    (layout.of(repo).catalog_file).unlink()
     procs = [subprocess.Popen([sys.executable, "-m", "gitmem.integrations.claude_hooks"], cwd=repo,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(6)]
@@ -494,12 +495,12 @@ def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:
     outs = [p.stdout.read().decode() for p in procs]
     assert [p.wait(60) for p in procs] == [0] * 6
     assert all(mid in context_of(o, "SessionStart") for o in outs)
-    log = repo / ".gitmem" / "local" / "logs" / "claude-hooks.log"
+    log = layout.of(repo).log_file("claude-hooks.log")
     assert not log.exists() or "Error" not in log.read_text()
 
 
 def test_poison_spool_line_blocks_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
-    folder = repo / ".gitmem" / "local" / "spool"
+    folder = layout.of(repo).spool_dir
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "aa.jsonl").write_text("[" * 100_000 + "\n" + "{torn\n")
     (repo / "src" / "auth.py").write_text(AUTH_PY.replace("empty token", "missing token"))
@@ -523,7 +524,7 @@ def test_huge_and_deep_events_are_bounded_not_lost(repo: Path) -> None:
     end = {**base, "session_id": "big-end", "hook_event_name": "SessionEnd", "reason": "x" * 10_000_000}
     assert hook(end, repo) == (0, "", "")
     assert time.monotonic() - started < 1.5 + 1.0  # budget plus the test's own process start on a busy machine
-    (record,) = [json.loads(ln) for ln in (repo / ".gitmem" / "local" / "spool" / "big.jsonl").read_text().splitlines()]
+    (record,) = [json.loads(ln) for ln in (layout.of(repo).spool_dir / "big.jsonl").read_text().splitlines()]
     assert record["event"] == "PostToolUse" and "[nested too deep]" in json.dumps(record)
     assert len(json.dumps(record)) < 50_000
 
@@ -534,7 +535,7 @@ def test_private_key_cut_by_the_length_cap_leaves_no_lines(repo: Path) -> None:
     hook({"session_id": "pem", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
           "tool_input": {"command": "cat deploy/key.txt"},
           "tool_response": {"stdout": "." * 600 + "\n" + key + "\n" + "tail " * 10}}, repo)
-    text = (repo / ".gitmem" / "local" / "spool" / "pem.jsonl").read_text()
+    text = (layout.of(repo).spool_dir / "pem.jsonl").read_text()
     assert not any(line[:20] in text for line in body)
 
 
@@ -542,7 +543,7 @@ def test_command_output_that_prints_a_private_file_loses_its_values(repo: Path) 
     out = ".env:1:DATABASE_URL=postgres://u:sup3rs3cret@db/app\n.env:2:FEATURE_FLAG=on-7731\n3 passed\n"
     hook({"session_id": "grep", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
           "tool_input": {"command": "grep -rn = ."}, "tool_response": {"stdout": out}}, repo)
-    text = (repo / ".gitmem" / "local" / "spool" / "grep.jsonl").read_text()
+    text = (layout.of(repo).spool_dir / "grep.jsonl").read_text()
     assert "sup3rs3cret" not in text and "on-7731" not in text and "3 passed" in text
 
 
@@ -569,9 +570,9 @@ def test_a_diff_of_a_private_file_is_not_captured(repo: Path) -> None:
             "-API_URL=https://old.example\n+DB_HOST_SECRETISH=zzprivatevalue21\n")
     hook({"session_id": "diff", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
           "tool_input": {"command": "git diff HEAD~1"}, "tool_response": {"stdout": diff}}, repo)
-    assert not (repo / ".gitmem" / "local" / "spool" / "diff.jsonl").exists()
+    assert not (layout.of(repo).spool_dir / "diff.jsonl").exists()
     patch = "+++ b/src/app.py\n+FEATURE_KEY=zzprivatevalue22\n 3 passed\n"
     hook({"session_id": "diff2", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
           "tool_input": {"command": "git stash show -p"}, "tool_response": {"stdout": patch}}, repo)
-    text = (repo / ".gitmem" / "local" / "spool" / "diff2.jsonl").read_text()
+    text = (layout.of(repo).spool_dir / "diff2.jsonl").read_text()
     assert "zzprivatevalue22" not in text and "3 passed" in text

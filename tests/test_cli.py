@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 from testing.repos import commit, git, git_proc, make_repo, write
+from gitmem import layout
 
 PY = "def load(path):\n    return open(path).read()\n\n\ndef save(path, data):\n    open(path, 'w').write(data)\n"
 
@@ -53,10 +54,11 @@ def test_show_forget_and_id_prefix(tmp_path: Path, run_cli, run_json) -> None:
 def test_remember_from_subdirectory_and_local_scope(tmp_path: Path, run_cli, run_json) -> None:
     repo = _init(tmp_path, run_cli, {"pkg/io.py": PY}, hooks=False)
     mid = run_json(repo / "pkg", "remember", "local note", "--anchor", "io.py::save", "--local")["id"]
-    assert (repo / ".gitmem/local/memories" / f"{mid}.md").is_file()
+    assert (layout.of(repo).local_memories_dir / f"{mid}.md").is_file()
     assert run_json(repo, "show", mid)["anchors"][0]["anchor"] == "pkg/io.py::save"
-    assert "local/" in (repo / ".gitmem/.gitignore").read_text()
-    assert git(repo, "status", "--porcelain", "--untracked-files=all", ".gitmem/local") == ""
+    status = git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored")
+    assert [ln for ln in status.splitlines() if not ln.startswith("?? .gitmem/")] == [], status  # nothing ignored
+    assert "local" not in status
 
 
 def test_invalid_file_reported_and_others_work(tmp_path: Path, run_cli, run_json) -> None:
@@ -119,7 +121,7 @@ def test_hook_never_breaks_commit(tmp_path: Path, run_cli, run_json) -> None:
     run_json(repo, "remember", "x", "--anchor", "io.py::load")
     # a corrupt memory file and an unreadable hook index must not fail the commit
     (repo / ".gitmem/memories/01BAD.md").write_text("<<<<<<< HEAD\n")
-    (repo / ".gitmem/local/cache/hooks.sqlite").write_text("{not a database")
+    (layout.of(repo).catalog_file).write_text("{not a database")
     write(repo, {"io.py": PY.replace("read()", "read(1)")})
     git(repo, "add", "-A")
     p = git_proc(repo, "commit", "-q", "-m", "c")
@@ -161,12 +163,12 @@ def test_sync_rebuilds_corrupt_index(tmp_path: Path, run_cli, run_json) -> None:
     assert first["added"] == 1 or first["rebuilt"]
     assert run_json(repo, "sync") | {"reason": ""} == {"added": 0, "updated": 0, "deleted": 0, "rebuilt": False,
                                                       "reason": "", "invalid": 0}
-    for p in (repo / ".gitmem/index").rglob("*"):
+    for p in (layout.of(repo).index_dir).rglob("*"):
         if p.is_file() and p.suffix in (".lance", ".manifest"):
             p.write_bytes(b"garbage")
     hits = run_json(repo, "recall", "streaming reads")
     assert hits and hits[0]["id"] == mid
-    shutil.rmtree(repo / ".gitmem/index")
+    shutil.rmtree(layout.of(repo).index_dir)
     assert run_json(repo, "recall", "memory blowups")[0]["id"] == mid
     assert run_json(repo, "recall", "🚀 \"unterminated AND OR ( -x") is not None
 

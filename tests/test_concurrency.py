@@ -30,6 +30,7 @@ import pytest
 
 from testing.chat_server import ChatServer, chat_server
 from testing.repos import commit, git, make_repo
+from gitmem import layout
 from tests.test_claude_hooks import wait_for
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -123,7 +124,7 @@ def start_writer(root: Path, session: int, n: int, *, sample_every: int = 50,
 
 
 def spool_files(root: Path) -> list[Path]:
-    folder = root / ".gitmem" / "local" / "spool"
+    folder = layout.of(root).spool_dir
     if not folder.is_dir():
         return []
     return [p for p in folder.iterdir() if p.name.endswith((".jsonl", ".batch", ".plan.json"))]
@@ -154,7 +155,7 @@ def tokens_in_memories(root: Path) -> Counter[str]:
 
 
 def log_errors(root: Path) -> list[str]:
-    logs = root / ".gitmem" / "local" / "logs"
+    logs = layout.of(root).logs_dir
     out = []
     for name in ("consolidate.log", "claude-hooks.log", "hooks.log"):
         p = logs / name
@@ -391,7 +392,7 @@ def test_git_commits_merges_rebases_and_checkouts_while_consolidating(tmp_path: 
         stop = tmp_path / "stop"
         loop = forked(_capture_loop, str(root), str(stop))
         try:
-            assert wait_for(lambda: any((root / ".gitmem" / "local" / "memories").glob("*.md")), timeout=60)
+            assert wait_for(lambda: any((layout.of(root).local_memories_dir).glob("*.md")), timeout=60)
             edit = iter(range(100))
 
             def change(path: str) -> None:

@@ -124,12 +124,13 @@ def test_worker_prunes_leftovers_but_not_live_data(tmp_path: Path, run_cli) -> N
     from gitmem.capture.worker import prune_sessions
 
     repo = _repo(tmp_path, run_cli)
-    gm = repo / ".gitmem"
+    from gitmem import layout
+
+    lay = layout.of(repo)
     old = time.time() - 30 * 86_400
-    stale = [gm / "memories" / ".01ABC.md.x1.tmp", gm / "local" / "sessions" / "gone.given",
-             gm / "local" / "spool" / "done.lock"]
-    keep = [gm / "local" / "spool" / "open.jsonl", gm / "local" / "spool" / "open.lock",
-            gm / "local" / "sessions" / "recent.given"]
+    stale = [lay.team_memories_dir / ".01ABC.md.x1.tmp", lay.sessions_dir / "gone.given",
+             lay.spool_dir / "done.lock"]
+    keep = [lay.spool_dir / "open.jsonl", lay.spool_dir / "open.lock", lay.sessions_dir / "recent.given"]
     for p in stale + keep:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("x")

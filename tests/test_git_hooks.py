@@ -24,11 +24,12 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from gitmem import hook_entry
+from gitmem import hook_entry, infra
 from gitmem.git import Repo
 from gitmem.hook_entry import hook_log_path
 from gitmem.integrations import git_hooks
 from gitmem.integrations.git_hooks import HOOK_NAMES, SHIM_VERSION, install, render_shim, status, uninstall
+from gitmem import layout
 from testing.repos import commit, git, make_repo
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -219,7 +220,7 @@ def test_pre_commit_is_chained_and_never_blocks(tmp_path: Path, monkeypatch: pyt
     repo = gitmem_repo(tmp_path / "repo")
     assert "pre-commit" in HOOK_NAMES
     monkeypatch.setenv("FAKE_RECORD_ALL", "1")
-    local = repo / ".gitmem" / "local" / "memories"
+    local = layout.of(repo).local_memories_dir
     local.mkdir(parents=True)
     (local / "01ABCDEFGHJKMNPQRSTVWXYZ00.md").write_text("x")  # pre-commit only wakes up when something is local
     write_hook(repo / ".git" / "hooks" / "pre-commit", "exit 1\n")
@@ -656,9 +657,9 @@ def test_entry_recursion_guard(entry_repo: Path, fake_actions, monkeypatch: pyte
 def test_entry_rotates_a_big_log(entry_repo: Path, fake_actions) -> None:
     log = hook_log_path(entry_repo)
     log.parent.mkdir(parents=True)
-    log.write_text("x" * (hook_entry.LOG_MAX_BYTES + 1))
+    log.write_text("x" * (infra.LOG_MAX_BYTES + 1))
     assert hook_entry.main(["post-commit"]) == 0
-    assert log.with_name("hooks.log.1").stat().st_size == hook_entry.LOG_MAX_BYTES + 1
+    assert log.with_name("hooks.log.1").stat().st_size == infra.LOG_MAX_BYTES + 1
     assert log.read_text().count("\n") == 1
 
 

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from testing.repos import commit, git, make_repo, write
+from gitmem import layout
 
 PY = "def f(x):\n    return x\n\n\ndef g(y):\n    return y * 2\n"
 
@@ -34,7 +35,7 @@ BAD_FILES = {
 
 
 def hook_log(repo: Path) -> str:
-    path = repo / ".gitmem/local/logs/hooks.log"
+    path = layout.of(repo).log_file("hooks.log")
     return path.read_text() if path.exists() else ""
 
 

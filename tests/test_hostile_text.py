@@ -29,6 +29,7 @@ from gitmem.search import recall
 from gitmem.serialize import dumps, memory_json
 from gitmem.store import Store
 from gitmem.textsplit import MAX_QUERY_TERMS
+from gitmem import layout
 from testing.repos import commit, make_repo
 
 from test_claude_hooks import context_of, fixture, local_memories, scripted_session, spool_empty, wait_for
@@ -191,7 +192,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _assert_clean_file(repo: Path, mid: str) -> dict:
-    paths = list((repo / ".gitmem").glob(f"**/memories/{mid}.md"))
+    lay = layout.of(repo)
+    paths = [p for p in (lay.team_memories_dir / f"{mid}.md", lay.local_memories_dir / f"{mid}.md") if p.exists()]
     assert len(paths) == 1
     paths[0].read_bytes().decode("utf-8")
     return memory_json(read(paths[0])[0])
@@ -220,8 +222,8 @@ def test_remember_with_undecodable_argv_keeps_what_it_can(repo: Path) -> None:
         _valid_json_text(json.dumps(row, ensure_ascii=False))
     finally:
         con.close()
-    assert not (repo / ".gitmem" / "local" / "logs" / "hooks.log").exists() or \
-        "Error" not in (repo / ".gitmem" / "local" / "logs" / "hooks.log").read_text()
+    assert not (layout.of(repo).log_file("hooks.log")).exists() or \
+        "Error" not in (layout.of(repo).log_file("hooks.log")).read_text()
 
 
 def test_import_jsonl_with_lone_surrogates_and_emoji(repo: Path, run_cli) -> None:

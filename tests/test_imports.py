@@ -14,6 +14,7 @@ from gitmem.code import imports as I
 from gitmem.code.imports import ImportCache, ImportResolver, cached_imports, extract_imports, resolve_imports
 from gitmem.focus import Focus
 from gitmem.model import Anchor, Memory
+from gitmem import layout
 from testing.repos import commit, make_repo
 
 
@@ -333,7 +334,7 @@ def test_context_ranks_import_neighbours_above_same_directory(tmp_path: Path, ru
     assert by["pkg/c.py::unrelated"]["proximity"] == R.TIER_SAME_DIR
 
     # the import lists were cached by blob SHA on disk; a second run parses nothing
-    cache = json.loads((repo / ".gitmem/local/cache/imports.json").read_text())
+    cache = json.loads(((layout.of(repo).cache_dir / "imports.json")).read_text())
     assert cache["version"] == I.IMPORTS_VERSION and len(cache["entries"]) == 4  # a.py + 3 anchored
     I.clear_memory_cache()
     monkeypatch.setattr(I, "_extract", lambda *a: (_ for _ in ()).throw(AssertionError("parsed")))

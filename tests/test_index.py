@@ -217,7 +217,7 @@ def test_no_index_yet(index: MemoryIndex) -> None:
 
 
 def test_lock_file_location(synced: tuple[MemoryIndex, Store], repo: Path) -> None:
-    assert (repo / "local" / "index.lock").parent.is_dir()
+    assert (repo / "run" / "index.lock").parent.is_dir()
 
 
 def test_many_writes_stay_compact(index: MemoryIndex) -> None:

@@ -104,7 +104,7 @@ def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Pat
     for i in range(3):
         store.save(_memory(id=f"01M{i}", title=f"t{i} 🚀"))
     first = store.load_all()
-    cache = store.cache_dir / "hooks.sqlite"  # load_all is served from the hook index's file catalog
+    cache = store.layout.catalog_file  # load_all is served from the catalog
     assert cache.is_file()
     second = store.load_all()
     assert second.memories == first.memories and second.hashes == first.hashes

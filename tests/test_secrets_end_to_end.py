@@ -16,6 +16,7 @@ import pytest
 
 from testing.chat_server import chat_server
 from testing.repos import commit, make_repo
+from gitmem import layout
 from tests.test_claude_hooks import hook, wait_for
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "secrets.json").read_text())
@@ -80,17 +81,19 @@ def test_no_secret_reaches_gitmem_files_or_the_llm(tmp_path: Path, run_cli, use_
               "tool_input": {"command": "curl " + examples.splitlines()[0]}, "error": examples}, repo)
         hook({**base, "hook_event_name": "Stop", "last_assistant_message": "Done. Used:\n" + examples}, repo)
         hook({**base, "hook_event_name": "SessionEnd", "reason": "other"}, repo)
-        assert wait_for(lambda: any((repo / ".gitmem" / "local" / "memories").glob("*.md")), 60)
+        assert wait_for(lambda: any((layout.of(repo).local_memories_dir).glob("*.md")), 60)
         requests = [("LLM request", raw) for raw in server.raw_requests]
     assert (len(requests) == 1) == use_llm
     code, _, err = run_cli(repo, "sync")
     assert code == 0, err
     code, out, _ = run_cli(repo, "recall", "credentials", "--json")
     assert code == 0
-    memory_text = "".join(p.read_text() for p in (repo / ".gitmem" / "local" / "memories").glob("*.md"))
+    memory_text = "".join(p.read_text() for p in (layout.of(repo).local_memories_dir).glob("*.md"))
     assert "[REDACTED" in memory_text or use_llm  # the secrets reached the memory only as markers
-    blobs = [(str(p.relative_to(repo)), data) for p, data in all_bytes(repo / ".gitmem")]
-    assert any("spool" in w or "hooks.sqlite" in w for w, _ in blobs)
+    lay = layout.of(repo)  # everything gitmem keeps: committed files, per-clone and per-worktree state
+    blobs = [(str(p), data) for folder in (repo / ".gitmem", lay.clone_dir, lay.worktree_dir)
+             for p, data in all_bytes(folder)]
+    assert any("spool" in w for w, _ in blobs) and any("catalog.sqlite" in w for w, _ in blobs)
     assert leaks(blobs + requests) == []
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from testing.repos import commit, git, make_repo
+from gitmem import layout
 
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
@@ -36,7 +37,7 @@ def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Pa
     (repo / "README.md").write_text("y\n")
     proc_out = git(repo, "commit", "-qam", "docs")
     assert _files_of(repo) == ["README.md"] and proc_out == ""
-    assert (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+    assert (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
     # a commit changing render (not the anchored parse) carries nothing either
     (repo / "csvish.py").write_text(CODE.replace("','.join(items)", "', '.join(items)"))
     git(repo, "commit", "-qam", "render spaces")
@@ -51,7 +52,7 @@ def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     assert sorted(_files_of(repo)) == [f".gitmem/memories/{mid}.md", "csvish.py"]
     assert f"gitmem: shared 1 memory with this commit: {mid[:12]}" in proc.stderr
-    assert not (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+    assert not (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
     assert git(repo, "status", "--porcelain", "--", ".gitmem/memories") == ""  # committed, nothing left staged
 
 
@@ -76,7 +77,7 @@ def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
     git(repo, "commit", "-qam", "parse semicolons")
     assert "csvish.py" in _files_of(repo)
-    assert "share.policy" in (repo / ".gitmem" / "local" / "logs" / "hooks.log").read_text()
+    assert "share.policy" in (layout.of(repo).log_file("hooks.log")).read_text()
 
 
 def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +88,7 @@ def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) ->
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
     proc = __import__("subprocess").run(["git", "commit", "-qam", "x"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 1 and "shared" not in proc.stderr
-    assert (repo / ".gitmem" / "local" / "memories" / f"{mid}.md").exists()
+    assert (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
 
 
 def test_a_memory_shared_with_the_commit_that_makes_it_stale_fails_check(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]

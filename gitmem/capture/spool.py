@@ -1,6 +1,6 @@
 """The capture spool: redacted agent events, appended per session, consumed by consolidation.
 
-Layout under ``.gitmem/local/spool/`` (never committed)::
+Layout under ``<common-dir>/gitmem/spool/`` (``layout.spool_dir``; per clone, never committed)::
 
     <session>.jsonl                    live: hooks append one JSON object per line
     <session>.<ns>-<pid>.batch         claimed by a consolidation (renamed from the live file)
@@ -25,6 +25,8 @@ import re
 import time
 from pathlib import Path
 
+from .. import layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from typing import Any
@@ -34,8 +36,6 @@ try:
 except ImportError:  # pragma: no cover - Windows: appends of one small write are atomic enough
     fcntl = None  # type: ignore[assignment]
 
-#: Spool folder, relative to the work tree root.
-SPOOL_PARTS = (".gitmem", "local", "spool")
 LIVE_SUFFIX = ".jsonl"
 BATCH_SUFFIX = ".batch"
 PLAN_SUFFIX = ".plan.json"
@@ -48,8 +48,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def spool_dir(root: Path) -> Path:
-    """``<root>/.gitmem/local/spool``."""
-    return root.joinpath(*SPOOL_PARTS)
+    """The spool folder of the clone of the work tree at ``root`` (``<common-dir>/gitmem/spool``).
+
+    Raises:
+        OSError: ``root/.git`` cannot be read.
+    """
+    return layout.of(root).spool_dir
 
 
 def session_key(session_id: object) -> str:

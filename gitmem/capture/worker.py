@@ -2,7 +2,7 @@
 
 Consolidates one session (or every pending one), then brings the hook index up
 to date so the next session's hooks see the new memories. Prints nothing;
-outcomes and errors go to ``.gitmem/local/logs/consolidate.log`` (one line each,
+outcomes and errors go to ``<common-dir>/gitmem/logs/consolidate.log`` (one line each,
 redacted). Always exits 0.
 """
 
@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import sys
 import time
-import traceback
 from pathlib import Path
+
+from .. import infra, layout
 
 LOG_NAME = "consolidate.log"
 
 
 def log_line(root: Path, text: str) -> None:
-    """Append one redacted, timestamped line to ``.gitmem/local/logs/consolidate.log``; never raises."""
+    """Append one redacted, timestamped line to ``<common-dir>/gitmem/logs/consolidate.log``; never raises."""
     try:
         from .redact import redact_text
 
-        path = root / ".gitmem" / "local" / "logs" / LOG_NAME
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8", errors="replace") as f:
-            f.write(redact_text(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {text}\n"))
+        infra.append_log(layout.of(root).log_file(LOG_NAME), redact_text(f"{infra.utc_now()} {text}\n"))
     except Exception:  # noqa: BLE001 - logging must not fail the worker
         pass
 
@@ -47,16 +45,16 @@ def prune_sessions(root: Path) -> None:
     """Delete what nothing will use again: state of sessions idle for SESSION_STATE_TTL_S, temp files
     of writes a kill interrupted (``.<name>.*.tmp``), lock files of sessions with nothing pending."""
     now = time.time()
-    gm = root / ".gitmem"
+    lay = layout.of(root)
     pending = set()
-    spool_dir = gm / "local" / "spool"
+    spool_dir = lay.spool_dir
     if spool_dir.is_dir():
         pending = {p.name.split(".", 1)[0] for p in spool_dir.iterdir() if p.name.endswith((".jsonl", ".batch"))}
     for folder, test in (
-        (gm / "local" / "sessions", lambda p: now - p.stat().st_mtime > SESSION_STATE_TTL_S),
-        (gm / "memories", lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
+        (lay.sessions_dir, lambda p: now - p.stat().st_mtime > SESSION_STATE_TTL_S),
+        (lay.team_memories_dir, lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
-        (gm / "local" / "memories", lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
+        (lay.local_memories_dir, lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
         (spool_dir, lambda p: ((p.name.startswith(".") and p.name.endswith(".tmp")) or
                                (p.name.endswith(".lock") and p.name[:-5] not in pending))
@@ -97,7 +95,7 @@ def run(root: Path, session: str | None) -> None:
         sync_hook_index(store)
         prune_sessions(root)
     except Exception as e:  # noqa: BLE001 - detached: log, never raise
-        log_line(root, f"error: {type(e).__name__}: {e}\n" + traceback.format_exc())
+        log_line(root, f"error: {type(e).__name__}: {e}\n" + infra.format_exception(e))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+from gitmem import layout
 from gitmem.capture import redact, spool
 
 TYPE_CHECKING = False
@@ -71,11 +72,11 @@ MAX_DEPTH = 12
 MAX_MESSAGE_CHARS = 4_000
 FILE_TOOLS = ("Read", "Edit", "Write", "NotebookEdit", "MultiEdit")
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
-LOG_PARTS = (".gitmem", "local", "logs", "claude-hooks.log")
+LOG_NAME = "claude-hooks.log"
 #: A spool untouched this long (seconds) belongs to a session that ended without SessionEnd.
 ORPHAN_AFTER_S = 3600.0
 #: Touched when a hook starts a hook-index refresh; another is started only SYNC_RETRY_S seconds later.
-SYNC_MARKER = (".gitmem", "local", "cache", "hooks-sync.requested")
+SYNC_MARKER = "catalog-sync.requested"
 SYNC_RETRY_S = 10.0
 LOG_MAX_BYTES = 1_000_000
 
@@ -155,7 +156,7 @@ def read_config(root: Path) -> dict[str, Any]:
     (tomllib costs ~8 ms to import, JSON is already loaded).
     """
     path = root / ".gitmem" / "config.toml"
-    cache = root / ".gitmem" / "local" / "cache" / "hook-config.json"
+    cache = layout.of(root).worktree_dir / "config.json"
     try:
         st = path.stat()
     except OSError:
@@ -199,7 +200,7 @@ def budget(cfg: dict[str, Any], key: str) -> int:
 
 
 def _given_path(root: Path, key: str) -> Path:
-    return root / ".gitmem" / "local" / "sessions" / f"{key}.given"
+    return layout.of(root).sessions_dir / f"{key}.given"
 
 
 def given_ids(root: Path, key: str) -> set[str]:
@@ -492,7 +493,7 @@ def _hook_index(root: Path):  # type: ignore[no-untyped-def]
 
     con = hookindex.connect(root)
     if con is None or not hookindex.is_current(con, root):
-        marker = root.joinpath(*SYNC_MARKER)
+        marker = layout.of(root).run_dir / SYNC_MARKER
         try:
             recent = time.time() - marker.stat().st_mtime < SYNC_RETRY_S
         except OSError:
@@ -745,7 +746,7 @@ def _log_error(event: Any, exc: BaseException) -> None:
         root = resolve_root(event) if isinstance(event, dict) else None
         if root is None:
             return
-        path = root.joinpath(*LOG_PARTS)
+        path = layout.of(root).log_file(LOG_NAME)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_name(path.name + ".1"))

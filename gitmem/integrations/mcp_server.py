@@ -16,17 +16,14 @@ repository initialised after start-up works without a restart. Nothing ends
 the server: a ``GitmemError`` becomes a tool error whose text is the library's
 ``error: <message>`` and ``hint: <hint>`` lines (structured:
 ``{"error", "hint"}``, plus ``candidates`` for an anchor error); a bug becomes
-a tool error naming a report under ``.gitmem/local/logs/``.
+a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
 Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
 ``search`` (or ``context`` with a prompt), never at start-up.
 """
 
-import datetime as dt
 import os
-import tempfile
 import threading
-import traceback
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
@@ -34,7 +31,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__
+from .. import __version__, infra, layout
 from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
@@ -287,22 +284,8 @@ def _error(text: str, data: dict[str, Any]) -> CallToolResult:
 
 
 def _bug_report(path: str, exc: BaseException) -> Path | None:
-    """Append a traceback to ``.gitmem/local/logs/mcp.log`` (or the temp dir); returns the log's path."""
-    try:
-        logs = Repo(path).root / ".gitmem" / "local" / "logs"
-        if not logs.parent.parent.is_dir():
-            raise FileNotFoundError(logs)
-    except Exception:  # noqa: BLE001 - no repository: fall back to the temp dir
-        logs = Path(tempfile.gettempdir()) / "gitmem-logs"
-    try:
-        logs.mkdir(parents=True, exist_ok=True)
-        log = logs / "mcp.log"
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        with log.open("a", encoding="utf-8") as fh:
-            fh.write(f"--- {stamp} gitmem {__version__}\n" + "".join(traceback.format_exception(exc)) + "\n")
-        return log
-    except OSError:
-        return None
+    """Write a bug report under the clone's logs folder (or the temp dir); returns its path."""
+    return infra.bug_report(layout.logs_dir_near(Path(path)), exc, version=__version__, context="mcp server")
 
 
 class _Runner:
