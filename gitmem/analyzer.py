@@ -12,14 +12,14 @@ Must not import: lancedb.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .anchors import Resolver
 from .git import WORKTREE
-from .model import AnchorStatus, KIND_COMMIT, Memory, MemoryStatus, Status
+from .model import KIND_COMMIT, AnchorStatus, Memory, MemoryStatus, Status
 from .store import Store
-
 
 
 @dataclass

@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .code.symbols import closest_names, file_fingerprint, symbol_table
 from .code.languages import language_for_path
+from .code.symbols import closest_names, file_fingerprint, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path

@@ -76,7 +76,7 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts``.
 
         Returns:
@@ -89,7 +89,7 @@ class Embedder(Protocol):
         ...
 
 
-def normalize_rows(vectors: "numpy.ndarray") -> "numpy.ndarray":
+def normalize_rows(vectors: numpy.ndarray) -> numpy.ndarray:
     """L2-normalise each row of a 2-D array in float32.
 
     Rows whose norm is 0 (or not finite) are returned as zeros rather than NaN,
@@ -188,7 +188,7 @@ class WordLlamaEmbedder:
     name: str = f"wordllama:{WORDLLAMA_MODEL}"
     dim: int = 256
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts``; see ``Embedder.embed``. Raises ``EmbeddingError``."""
         import numpy as np
 
@@ -265,7 +265,7 @@ class OpenAIEmbedder:
                                          max_retries=self.max_retries)
         return self._client
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts`` in batches of ``batch_size``; see ``Embedder.embed``.
 
         Raises:
@@ -287,7 +287,7 @@ class OpenAIEmbedder:
                 "set [embeddings] dimensions in .gitmem/config.toml to the model's vector length")
         return normalize_rows(out)
 
-    def _request(self, batch: list[str]) -> "numpy.ndarray":
+    def _request(self, batch: list[str]) -> numpy.ndarray:
         """One POST /embeddings for ``batch``; returns raw (n, d) float32 rows in input order."""
         import numpy as np
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from typing import Any
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import git as gitpython
 from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError

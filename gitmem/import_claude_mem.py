@@ -88,7 +88,7 @@ def _memory_id(db: Path, table: str, row_id: Any, epoch: Any) -> str:
 
 
 def _stamp(epoch: Any) -> str:
-    return dt.datetime.fromtimestamp(_epoch_ms(epoch) / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(_epoch_ms(epoch) / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _rows(con: sqlite3.Connection, table: str) -> list[dict[str, Any]]:

@@ -44,7 +44,7 @@ class Status(str, enum.Enum):
         return _SEVERITY[self]
 
     @staticmethod
-    def worst(statuses: "list[Status]") -> "Status":
+    def worst(statuses: list[Status]) -> Status:
         """The most severe of ``statuses``; ``FRESH`` for an empty list."""
         return max(statuses, key=lambda s: s.severity, default=Status.FRESH)
 

@@ -100,7 +100,7 @@ _BARE_PARAM = 32      # emit ")" after the children (JS `x => ...`)
 _local = threading.local()
 
 
-def _parser(language: str) -> "Parser":
+def _parser(language: str) -> Parser:
     parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
     if parsers is None:
         parsers = _local.parsers = {}
@@ -155,14 +155,14 @@ class _Tokens:
         return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
 
 
-def _is_docstring(node: "Node") -> bool:
+def _is_docstring(node: Node) -> bool:
     if node.type in ("string", "concatenated_string"):
         return True
     return (node.type == "expression_statement" and node.named_child_count == 1
             and node.named_children[0].type in ("string", "concatenated_string"))
 
 
-def _redundant_operand_parens(node: "Node", side: str | None, precedence: dict[str, int]) -> bool:
+def _redundant_operand_parens(node: Node, side: str | None, precedence: dict[str, int]) -> bool:
     """Is ``node`` (a parenthesized_expression operand of a binary_expression) redundant?"""
     inner = node.named_children
     if side not in ("left", "right") or len(inner) != 1 or inner[0].type != "binary_expression":
@@ -174,7 +174,7 @@ def _redundant_operand_parens(node: "Node", side: str | None, precedence: dict[s
     return redundant_parens(outer_op.type, inner_op.type, side, precedence)
 
 
-def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
+def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     """Walk the whole tree once and collect its canonical tokens (see the module docstring)."""
     comments, atomic, lowercase, squash = spec.comment_types, spec.atomic, spec.lowercase, spec.squash_ws
     blocks, tuples, drop_semi = spec.block_types, spec.tuple_types, spec.drop_semicolon
@@ -315,7 +315,7 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
 # --------------------------------------------------------------------------- definitions
 
 
-def _definitions(root: "Node", spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
+def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
     """All definitions in pre-order (source order), with qualified, de-duplicated names."""
     handlers, descend, barriers = spec.handlers, spec.descend, spec.barriers
     out: list[tuple[str, Def]] = []
@@ -437,12 +437,12 @@ def extract_symbols(source: bytes, language: str) -> dict[str, Symbol]:
 
 # --------------------------------------------------------------------------- caches
 
-_lru: "OrderedDict[tuple[str, str, str], tuple[dict[str, Symbol], str]]" = OrderedDict()
+_lru: OrderedDict[tuple[str, str, str], tuple[dict[str, Symbol], str]] = OrderedDict()
 _lru_lock = threading.Lock()
 _cache_dir: Path | None = None
 
 
-def set_cache_dir(path: "Path | None") -> None:
+def set_cache_dir(path: Path | None) -> None:
     """Keep symbol tables on disk under ``path`` (created on demand); None turns it off.
 
     Layout: ``<path>/<EXTRACTOR_VERSION>/<key[:2]>/<key>.<language>.json``,
