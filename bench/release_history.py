@@ -119,7 +119,7 @@ def build(out: Path, tarballs: list[str], changelog: str, drop: list[str]) -> li
                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
 
     def git(*args: str, **kw: object) -> None:
-        subprocess.run(["git", "-C", str(out), *args], check=True, env=env, **kw)  # type: ignore[call-overload]
+        subprocess.run(["git", "-C", str(out), *args], check=True, env=env, **kw)
 
     git("init", "-q", "-b", "main")
     for i, (tb, msg) in enumerate(zip(tarballs, messages), 1):

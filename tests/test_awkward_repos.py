@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from testing.repos import commit, git, make_repo, write
+
 from test_claude_hooks import context_of, hook
 from test_hostile import PY, commit_with_hooks, hook_log, no_follow
-
-from testing.repos import commit, git, make_repo, write
 
 LIB = "def helper(v):\n    return v + 1\n\n\ndef stable(v):\n    return v\n"
 

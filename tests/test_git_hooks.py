@@ -27,7 +27,6 @@ import gitmem
 from gitmem import hook_entry
 from gitmem.git import Repo
 from gitmem.hook_entry import hook_log_path
-from gitmem.integrations import git_hooks
 from gitmem.integrations.git_hooks import HOOK_NAMES, SHIM_VERSION, install, render_shim, status, uninstall
 from testing.repos import commit, git, make_repo
 

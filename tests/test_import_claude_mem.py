@@ -25,7 +25,7 @@ CREATE TABLE session_summaries (id INTEGER PRIMARY KEY AUTOINCREMENT, memory_ses
 CODE = "class Cache:\n    def get(self, key):\n        return self.data.get(key)\n\n\ndef warm(cache):\n    cache.get('x')\n"
 
 
-def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "shop")
     commit(repo, "init", {"app/cache.py": CODE, "README.md": "x\n"})
     run_cli(repo, "init", "--no-hooks")
@@ -68,7 +68,7 @@ def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) ->
     assert json.loads(out)["written"] == [] and json.loads(out)["already"] == 3
 
 
-def test_not_a_claude_mem_database(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_not_a_claude_mem_database(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     run_cli(repo, "init", "--no-hooks")

@@ -15,7 +15,7 @@ CODE = ("def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n 
         "def quote(s):\n    return '\"' + s + '\"'\n")
 
 
-def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")
@@ -54,7 +54,7 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     assert json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])["status"] == "fresh"
 
 
-def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")
