@@ -162,7 +162,7 @@ class Repo:
     def has_commits(self) -> bool:
         """True when HEAD points at a commit."""
         try:
-            self._repo.head.commit
+            _ = self._repo.head.commit
             return True
         except ValueError:
             return False
