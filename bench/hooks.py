@@ -152,7 +152,7 @@ def main() -> int:
     rnd = random.Random(7)
     times: dict[str, list[float]] = {"python -c pass": [], **{k: [] for k in TARGETS_MS}}
     # one warm-up round (page cache, .pyc files), not counted
-    for name, ev in events(root, rnd).items():
+    for ev in events(root, rnd).values():
         timed([hook], json.dumps(ev).encode(), root)
     for i in range(args.runs):
         evs = events(root, rnd)

@@ -122,7 +122,7 @@ def build(out: Path, tarballs: list[str], changelog: str, drop: list[str]) -> li
         subprocess.run(["git", "-C", str(out), *args], check=True, env=env, **kw)
 
     git("init", "-q", "-b", "main")
-    for i, (tb, msg) in enumerate(zip(tarballs, messages), 1):
+    for i, (tb, msg) in enumerate(zip(tarballs, messages, strict=True), 1):
         for p in out.iterdir():
             if p.name != ".git":
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()

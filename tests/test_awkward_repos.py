@@ -150,7 +150,7 @@ def test_linked_worktrees_keep_their_own_index_and_caches(tmp_path: Path, run_cl
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()
-    for r, mine, theirs in ((main, in_main, in_wt), (wt, in_wt, in_main)):
+    for r, mine, _theirs in ((main, in_main, in_wt), (wt, in_wt, in_main)):
         assert last_hook_ok(r)
         assert (r / ".gitmem/index").is_dir() and (r / ".gitmem/local/cache/hooks.sqlite").is_file()
         hits = [h["id"] for h in run_json(r, "recall", "zebra memory")]

@@ -25,7 +25,8 @@ def test_rewrite_without_the_memory_fails_then_reanchor_passes(tmp_path: Path, r
     commit(repo, "unrelated", {"README.md": "y\n"})
     code, out, _ = run_cli(repo, "check", "--base", "main")
     assert code == 0 and "ok" in out
-    sha = commit(repo, "parse strips", {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    sha = commit(repo, "parse strips",
+                 {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     code, out, _ = run_cli(repo, "check", "--base", "main")
     assert code == 1
     (line,) = out.strip().splitlines()

@@ -89,7 +89,8 @@ def wait_for(cond, timeout: float = 30.0) -> bool:
 @pytest.fixture
 def repo(tmp_path: Path, run_cli) -> Path:
     r = make_repo(tmp_path / "project")
-    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY, "tests/test_client.py": "def test_x():\n    pass\n"})
+    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY,
+                       "tests/test_client.py": "def test_x():\n    pass\n"})
     code, _, err = run_cli(r, "init", "--no-hooks")
     assert code == 0, err
     return r
@@ -279,7 +280,8 @@ def scripted_session(repo: Path, session: str, *, secret_prompt: str = "") -> No
           "tool_response": {"stdout": "4 passed in 0.42s\n", "stderr": "", "interrupted": False},
           "tool_use_id": "t3"}, repo)
     assert hook({**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                 "last_assistant_message": "Added `_get_with_retry` with backoff; fetch() uses it."}, repo) == (0, "", "")
+                 "last_assistant_message": "Added `_get_with_retry` with backoff; fetch() uses it."},
+                repo) == (0, "", "")
     started = time.monotonic()
     assert hook({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, repo) == (0, "", "")
     assert time.monotonic() - started < 1.5

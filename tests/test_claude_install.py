@@ -37,7 +37,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert sorted(res.changed) == sorted([str(settings), str(tmp_path / ".mcp.json")])
     data = json.loads(settings.read_text())
     assert data["permissions"] == USER_SETTINGS["permissions"]
-    for event, matcher, _ in EVENTS:
+    for event, _matcher, _ in EVENTS:
         ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].startswith(": gitmem-hook;")]
         assert len(ours) == 1 and f"gitmem-hook {event};" in ours[0]["command"], event
     # the user's handlers are all still there, first, unchanged
@@ -45,7 +45,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert data["enabledMcpjsonServers"] == ["github", "gitmem"]
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"} and "gitmem mcp" in mcp["mcpServers"]["gitmem"]["args"][1]
+    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"}
+    assert "gitmem mcp" in mcp["mcpServers"]["gitmem"]["args"][1]
     assert all(status(tmp_path)["events"].values()) and status(tmp_path)["mcp"]
     # a second install changes nothing
     before = settings.read_bytes(), (tmp_path / ".mcp.json").read_bytes()
@@ -179,10 +180,12 @@ def test_lookalike_handlers_odd_shapes_and_foreign_server_are_respected(tmp_path
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}))
     res = install(tmp_path)
     assert any("already has an MCP server named 'gitmem'" in n for n in res.notes)
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
+        "mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
     uninstall(tmp_path)
     assert json.loads(settings.read_text()) == theirs
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
+        "mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
 
 
 @pytest.mark.parametrize("settings_obj", [{"hooks": [1, 2]}, {"hooks": {"Stop": {"x": 1}}},

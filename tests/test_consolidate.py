@@ -26,7 +26,8 @@ def _repo(tmp_path: Path, run_cli) -> Path:
     return repo
 
 
-def _memory(store: Store, title: str, body: str, *symbols: str, mtype: str = "decision", scope: str = "local") -> Memory:
+def _memory(store: Store, title: str, body: str, *symbols: str, mtype: str = "decision",
+            scope: str = "local") -> Memory:
     r = Resolver(store.repo)
     return Memory(id=new_id(), type=mtype, title=title, body=body, scope=scope, confidence=0.6,
                   anchors=[r.make("csvish.py", s, WORKTREE) for s in symbols])

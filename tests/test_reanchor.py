@@ -28,7 +28,8 @@ def _statuses(run_cli, repo: Path) -> dict[str, str]:
 def test_stale_and_moved_anchors_become_fresh(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     git(repo, "mv", "csvish.py", "csvlite.py")
-    commit(repo, "rename, and parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    commit(repo, "rename, and parse strips",
+           {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     before = _statuses(run_cli, repo)
     assert before["csvish.py::parse"] == "stale" and before["csvish.py::render"] == "moved"
     code, out, err = run_cli(repo, "reanchor", mid[:12], "--json")
@@ -94,7 +95,8 @@ def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> Non
     repo, mid = _setup(tmp_path, run_cli)
     commit(repo, "memory")
     commit(repo, "comment only", {"csvish.py": "# csv helpers\n" + CODE})
-    c1 = commit(repo, "parse strips", {"csvish.py": "# csv helpers\n" + CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    stripped = CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")
+    c1 = commit(repo, "parse strips", {"csvish.py": "# csv helpers\n" + stripped})
     run_cli(repo, "reanchor", mid)
     c2 = commit(repo, "memory re-anchored")
     code, out, err = run_cli(repo, "log", mid, "--json")
@@ -162,6 +164,7 @@ def test_log_follows_a_renamed_file(tmp_path: Path, run_cli) -> None:
     (repo / ".gitmem" / "config.toml").write_text("[review]\nfollow_moves = false\n")
     git(repo, "mv", "csvish.py", "csvlite.py")
     commit(repo, "rename")
-    commit(repo, "parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    commit(repo, "parse strips",
+           {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     rows = json.loads(run_cli(repo, "log", mid, "--json")[1])
     assert any(r["subject"] == "parse strips" and r["kind"] == "code" for r in rows)

@@ -24,7 +24,8 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
         code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
         ids[name] = json.loads(out)["id"]
     commit(repo, "memories")
-    commit(repo, "semicolons everywhere", {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
+    commit(repo, "semicolons everywhere",
+           {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
     assert len(json.loads(run_cli(repo, "stale", "--json")[1])) == 3
     env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
     child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",

@@ -17,7 +17,8 @@ def _repo(tmp_path: Path, run_cli, policy: str | None = None) -> tuple[Path, str
     commit(repo, "init", {"csvish.py": CODE, "README.md": "x\n"})
     assert run_cli(repo, "init")[0] == 0  # with the git hooks, pre-commit included
     if policy:
-        (repo / ".gitmem" / "config.toml").write_text(f'[share]\npolicy = "{policy}"\n[embeddings]\nprovider = "none"\n')
+        (repo / ".gitmem" / "config.toml").write_text(
+            f'[share]\npolicy = "{policy}"\n[embeddings]\nprovider = "none"\n')
     git(repo, "add", ".gitmem")
     git(repo, "commit", "-qm", "gitmem")
     code, out, _ = run_cli(repo, "remember", "parse splits on commas only", "--local", "--anchor",
