@@ -47,13 +47,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from gitmem.code.languages import language_for_path
 from gitmem.code.symbols import _normalise, _parser, is_binary
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
+    from tree_sitter_language_pack import SupportedLanguage
 
 #: Version of ``extract_imports``' output: bump when any specifier changes; keys both caches.
 IMPORTS_VERSION = "imp1"
@@ -101,7 +102,7 @@ def _query(language: str) -> Query:
             from tree_sitter import Query
             from tree_sitter_language_pack import get_language
 
-            q = _queries[language] = Query(get_language(language), _QUERIES[language])  # type: ignore[arg-type]
+            q = _queries[language] = Query(get_language(cast("SupportedLanguage", language)), _QUERIES[language])
         return q
 
 

@@ -59,13 +59,14 @@ import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 from gitmem.model import Symbol
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
+    from tree_sitter_language_pack import SupportedLanguage
 
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
@@ -108,7 +109,7 @@ def _parser(language: str) -> Parser:
     if parser is None:
         from tree_sitter_language_pack import get_parser
 
-        parser = parsers[language] = get_parser(language)  # type: ignore[arg-type]
+        parser = parsers[language] = get_parser(cast("SupportedLanguage", language))  # a name from SPECS
     return parser
 
 
@@ -197,6 +198,7 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     cursor = root.walk()
     while True:
         node = cursor.node
+        assert node is not None  # a cursor from walk() is always on a node
         ntype = node.type
         descend = False
         if ntype in comments:
@@ -287,19 +289,21 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
                 break
             types.pop()
             done = flags.pop()
-            if done & _BLOCK:
-                pos_append(2 * cursor.node.end_byte)
-                raw_append(_BLOCK_CLOSE)
-            if done & _BARE_PARAM:
-                pos_append(2 * cursor.node.end_byte)
-                raw_append(b")")
+            if done & (_BLOCK | _BARE_PARAM):
+                parent = cursor.node
+                assert parent is not None
+                if done & _BLOCK:
+                    pos_append(2 * parent.end_byte)
+                    raw_append(_BLOCK_CLOSE)
+                if done & _BARE_PARAM:
+                    pos_append(2 * parent.end_byte)
+                    raw_append(b")")
         else:
             continue
         break
 
     prefix = _LEN_PREFIX
-    enc = [prefix[len(t)] + t if t.__class__ is bytes and len(t) < 256
-           else (t.encode() if t.__class__ is str else b"%d:" % len(t) + t)  # type: ignore[operator]
+    enc = [(prefix[len(t)] + t if len(t) < 256 else b"%d:" % len(t) + t) if isinstance(t, bytes) else t.encode()
            for t in raw]
     drop = [i for i in droppable
             if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)]
