@@ -410,16 +410,12 @@ def embedder_from_config(cfg: dict[str, Any] | None) -> Embedder | None:
 def _number(cfg: dict[str, Any], key: str, default: float, *, integer: bool = False,
             positive: bool = False) -> float:
     value = cfg.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and integer:
-        ok = float(value).is_integer()
-    if ok:
-        ok = value > 0 if positive else value >= 0
-    if not ok:
-        kind = "integer" if integer else "number"
-        raise ConfigError(f"[embeddings] {key} = {value!r} must be a {'positive' if positive else 'non-negative'} "
-                          f"{kind}", "fix .gitmem/config.toml")
-    return value
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and (not integer or float(value).is_integer()) and (value > 0 if positive else value >= 0)):
+        return value
+    kind = "integer" if integer else "number"
+    raise ConfigError(f"[embeddings] {key} = {value!r} must be a {'positive' if positive else 'non-negative'} "
+                      f"{kind}", "fix .gitmem/config.toml")
 
 
 def _one_line(exc: BaseException | str) -> str:

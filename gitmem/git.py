@@ -98,7 +98,7 @@ class Repo:
             GitError: the command failed; carries argv, exit code and stderr.
         """
         try:
-            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+            return self._repo.git.execute(
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 strip_newline_in_stdout=True)
         except GitCommandError as e:
@@ -348,7 +348,7 @@ class Repo:
             GitError: the command failed.
         """
         try:
-            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+            return self._repo.git.execute(
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 stdout_as_string=False, strip_newline_in_stdout=False)
         except GitCommandError as e:

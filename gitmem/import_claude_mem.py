@@ -153,7 +153,8 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
             if r.get("subtitle") and r.get("title"):
                 body = f"{r['subtitle']}\n\n{body}".strip()
             facts, tags = _json_list(r.get("facts")), _json_list(r.get("concepts"))
-            mtype = r.get("type") if r.get("type") in MEMORY_TYPES else "discovery"
+            t = r.get("type")
+            mtype = t if isinstance(t, str) and t in MEMORY_TYPES else "discovery"
         else:
             title = r.get("request") or r.get("completed") or "Session summary"
             parts = [(k, r.get(k)) for k in ("investigated", "learned", "completed", "next_steps", "notes")]
