@@ -171,7 +171,7 @@ def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryS
     return evaluate(store, new, mems, resolver), paths
 
 
-def anchor_status_json(a: AnchorStatus) -> dict:  # type: ignore[type-arg]
+def anchor_status_json(a: AnchorStatus) -> dict[str, Any]:
     """The JSON shape of an anchor's status (shared by the CLI, the cache and MCP)."""
     return {
         "anchor": a.anchor.key,

@@ -118,7 +118,7 @@ def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryInde
         if isinstance(source, MirrorSource):
             result = index.sync_from(source)
         else:
-            result = index.sync(loaded.hashes, lambda mid: mems[mid])  # type: ignore[union-attr]
+            result = index.sync(source.hashes, lambda mid: mems[mid])
     except EmbeddingError as e:
         if strict:
             raise

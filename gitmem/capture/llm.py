@@ -24,10 +24,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, GitmemError
 from ..model import MEMORY_TYPES
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 _KEYS = {"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}
 #: Characters of session transcript sent per request (about 6k tokens at 4 characters per token).
@@ -165,12 +168,12 @@ def observe(config: LLMConfig, transcript: str) -> LLMAnswer:
 
     client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env or "") or "none",
                            timeout=config.timeout, max_retries=config.max_retries)
-    messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                      {"role": "user", "content": transcript[:config.max_input_chars]}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                                  {"role": "user", "content": transcript[:config.max_input_chars]}]
     last_error = ""
     for attempt in (1, 2):
         try:
-            resp = client.chat.completions.create(model=config.model, messages=messages,  # type: ignore[arg-type]
+            resp = client.chat.completions.create(model=config.model, messages=messages,
                                                   temperature=0, extra_body=config.extra_body or None)
         except openai.OpenAIError as e:
             raise GitmemError(f"LLM request to {config.base_url} failed: {type(e).__name__}: "
