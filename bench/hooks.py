@@ -38,7 +38,7 @@ WORDS = ("cache retry timeout parser config index token budget anchor session co
          "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
 
 
-def clone_with_anchors(repo: Path, target: Path, skip) -> tuple:  # type: ignore[no-untyped-def, type-arg]
+def clone_with_anchors(repo: Path, target: Path, skip) -> tuple:
     """``git clone`` ``repo`` into ``target``, ``gitmem init`` it; returns (Repo, Store, anchors): up to 40
     symbols of each Python/JS/TS/Go/Rust/Java file at HEAD (paths where ``skip(path)`` left out)."""
     from gitmem.anchors import Resolver
@@ -53,7 +53,7 @@ def clone_with_anchors(repo: Path, target: Path, skip) -> tuple:  # type: ignore
     for path in r.files_at(r.head()):
         if not path.endswith((".py", ".js", ".ts", ".go", ".rs", ".java")) or skip(path):
             continue
-        for name in list((resolver.table(WORKTREE, path) or {}))[:40]:
+        for name in list(resolver.table(WORKTREE, path) or {})[:40]:
             if "#" not in name:
                 anchors.append(resolver.make(path, name, WORKTREE))
     return r, Store(r), anchors
@@ -95,7 +95,7 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     return target
 
 
-def events(root: Path, rnd: random.Random) -> dict[str, dict]:  # type: ignore[type-arg]
+def events(root: Path, rnd: random.Random) -> dict[str, dict]:
     from gitmem import hookindex
 
     con = hookindex.connect(root)
@@ -152,7 +152,7 @@ def main() -> int:
     rnd = random.Random(7)
     times: dict[str, list[float]] = {"python -c pass": [], **{k: [] for k in TARGETS_MS}}
     # one warm-up round (page cache, .pyc files), not counted
-    for name, ev in events(root, rnd).items():
+    for ev in events(root, rnd).values():
         timed([hook], json.dumps(ev).encode(), root)
     for i in range(args.runs):
         evs = events(root, rnd)

@@ -119,10 +119,10 @@ def build(out: Path, tarballs: list[str], changelog: str, drop: list[str]) -> li
                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
 
     def git(*args: str, **kw: object) -> None:
-        subprocess.run(["git", "-C", str(out), *args], check=True, env=env, **kw)  # type: ignore[call-overload]
+        subprocess.run(["git", "-C", str(out), *args], check=True, env=env, **kw)
 
     git("init", "-q", "-b", "main")
-    for i, (tb, msg) in enumerate(zip(tarballs, messages), 1):
+    for i, (tb, msg) in enumerate(zip(tarballs, messages, strict=True), 1):
         for p in out.iterdir():
             if p.name != ".git":
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()

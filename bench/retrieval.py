@@ -138,7 +138,7 @@ def read_history(repo: Repo) -> list[Commit]:
         if not rec:
             continue
         sha, parents, ts, author, msg = rec.split(sep, 4)
-        date = dt.datetime.fromtimestamp(int(ts), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        date = dt.datetime.fromtimestamp(int(ts), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         commits.append(Commit(sha, parents.split(), date, author, msg.strip()))
     return commits
 
@@ -163,7 +163,7 @@ def diff_symbols(resolver: Resolver, c: Commit) -> None:
 
 def memory_id(c: Commit) -> str:
     """A ULID with the commit's time and 80 bits of its SHA: deterministic, sorted by time."""
-    ms = int(dt.datetime.strptime(c.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc).timestamp() * 1000)
+    ms = int(dt.datetime.strptime(c.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp() * 1000)
     return str(ULID.from_bytes(ms.to_bytes(6, "big") + bytes.fromhex(c.sha[:20])))
 
 

@@ -122,7 +122,7 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
-def worker(kind: str, root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+def worker(kind: str, root: Path, runs: int) -> dict:
     """Measurements made inside one process (``--_worker KIND ROOT``)."""
     from gitmem import hookindex
     from gitmem.git import Repo
@@ -130,7 +130,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:  # type: ignore[type-arg]
 
     store = Store(Repo(root))
     store.enable_symbol_cache()
-    out: dict = {}  # type: ignore[type-arg]
+    out: dict = {}
     if kind == "rebuild":
         from gitmem.hookindex_sync import sync_hook_index
         from gitmem.search import close_source, sync_index
@@ -207,7 +207,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:  # type: ignore[type-arg]
     return out
 
 
-def run_worker(kind: str, root: Path, runs: int = 1) -> dict:  # type: ignore[type-arg]
+def run_worker(kind: str, root: Path, runs: int = 1) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--_worker", kind, str(root), "--runs", str(runs)],
                           capture_output=True, text=True, env={**os.environ, "LANCEDB_LOG": "error"})
     if proc.returncode != 0:
@@ -215,7 +215,7 @@ def run_worker(kind: str, root: Path, runs: int = 1) -> dict:  # type: ignore[ty
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def pull_sync(root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+def pull_sync(root: Path, runs: int) -> dict:
     """Incremental sync after a fast-forward 'pull' that changed 100 memory files."""
     base = git(root, "rev-parse", "HEAD")
     mems = sorted((root / ".gitmem" / "memories").glob("*.md"))[:100]
@@ -238,7 +238,7 @@ def pull_sync(root: Path, runs: int) -> dict:  # type: ignore[type-arg]
     return {k: statistics.median(v) for k, v in res.items() if v}
 
 
-def post_commit(root: Path, runs: int) -> dict:  # type: ignore[type-arg]
+def post_commit(root: Path, runs: int) -> dict:
     """``git commit`` of a change to one function in each of 10 anchored files: with gitmem's hooks vs none."""
     from gitmem import hookindex
 
@@ -299,7 +299,7 @@ def main() -> int:
     results = {}
     for n in [int(x) for x in args.sizes.split(",")]:
         root = build(args.repo.resolve(), args.work, n)
-        row: dict = {"memories": n}  # type: ignore[type-arg]
+        row: dict = {"memories": n}
         from gitmem import layout
 
         if not args.skip_rebuild or not layout.of(root).index_dir.exists():

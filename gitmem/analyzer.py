@@ -12,14 +12,14 @@ Must not import: lancedb.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .anchors import Resolver
 from .git import WORKTREE
-from .model import AnchorStatus, KIND_COMMIT, Memory, MemoryStatus, Status
+from .model import KIND_COMMIT, AnchorStatus, Memory, MemoryStatus, Status
 from .store import Store
-
 
 
 @dataclass
@@ -171,7 +171,7 @@ def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryS
     return evaluate(store, new, mems, resolver), paths
 
 
-def anchor_status_json(a: AnchorStatus) -> dict:  # type: ignore[type-arg]
+def anchor_status_json(a: AnchorStatus) -> dict[str, Any]:
     """The JSON shape of an anchor's status (shared by the CLI, the cache and MCP)."""
     return {
         "anchor": a.anchor.key,

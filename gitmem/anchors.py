@@ -22,10 +22,11 @@ path or symbol has gone missing.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .code.symbols import closest_names, file_fingerprint, symbol_table
 from .code.languages import language_for_path
+from .code.symbols import closest_names, file_fingerprint, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
@@ -204,7 +205,10 @@ class Resolver:
         # commit by commit git still sees the rename. Follow it step by step.
         at = base
         for _ in range(MAX_TRACE_DEPTH):
-            gone = self._commit_changing(at, rev, path, lambda c, p=path: self.source(c, p) is None)
+            def absent(c: str, p: str = path) -> bool:
+                return self.source(c, p) is None
+
+            gone = self._commit_changing(at, rev, path, absent)
             parents = self.repo.parents(gone) if gone else []
             if not gone or not parents:
                 return None, None
@@ -394,7 +398,8 @@ class Resolver:
                 self._touching[key] = []
         return self._touching[key]
 
-    def _commit_changing(self, base: str | None, rev: str | None, path: str, pred) -> str | None:  # type: ignore[no-untyped-def]
+    def _commit_changing(self, base: str | None, rev: str | None, path: str,
+                         pred: Callable[[str], bool]) -> str | None:
         """The first commit after ``base`` (touching ``path``) from which ``pred(commit)`` holds.
 
         Walks newest to oldest and stops at the first commit where ``pred`` is
@@ -407,8 +412,8 @@ class Resolver:
             culprit = c
         return culprit
 
-    def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None, fp_at,  # type: ignore[no-untyped-def]
-               also: str | None = None) -> str | None:
+    def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None,
+               fp_at: Callable[[str], str | None], also: str | None = None) -> str | None:
         """The commit that last turned the fingerprint from ``fp`` into something else.
 
         Walks the commits that touched ``path`` from the newest back to the last

@@ -41,8 +41,9 @@ import sqlite3
 import stat
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from . import hookindex, memfile
 from .errors import GitError, MemoryFileError

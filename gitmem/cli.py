@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -518,7 +519,7 @@ def log_cmd(mem_id: str) -> None:
     entries = memory_log(_store(), mem_id)
 
     def day(t: int) -> str:
-        return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d")
+        return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")
 
     _out([{"kind": e.kind, "commit": e.commit, "time": e.time, "author": e.author, "subject": e.subject,
            "what": e.what} for e in entries],

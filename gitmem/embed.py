@@ -76,7 +76,7 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts``.
 
         Returns:
@@ -89,7 +89,7 @@ class Embedder(Protocol):
         ...
 
 
-def normalize_rows(vectors: "numpy.ndarray") -> "numpy.ndarray":
+def normalize_rows(vectors: numpy.ndarray) -> numpy.ndarray:
     """L2-normalise each row of a 2-D array in float32.
 
     Rows whose norm is 0 (or not finite) are returned as zeros rather than NaN,
@@ -188,7 +188,7 @@ class WordLlamaEmbedder:
     name: str = f"wordllama:{WORDLLAMA_MODEL}"
     dim: int = 256
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts``; see ``Embedder.embed``. Raises ``EmbeddingError``."""
         import numpy as np
 
@@ -265,7 +265,7 @@ class OpenAIEmbedder:
                                          max_retries=self.max_retries)
         return self._client
 
-    def embed(self, texts: list[str]) -> "numpy.ndarray":
+    def embed(self, texts: list[str]) -> numpy.ndarray:
         """Embed ``texts`` in batches of ``batch_size``; see ``Embedder.embed``.
 
         Raises:
@@ -287,7 +287,7 @@ class OpenAIEmbedder:
                 "set [embeddings] dimensions in .gitmem/config.toml to the model's vector length")
         return normalize_rows(out)
 
-    def _request(self, batch: list[str]) -> "numpy.ndarray":
+    def _request(self, batch: list[str]) -> numpy.ndarray:
         """One POST /embeddings for ``batch``; returns raw (n, d) float32 rows in input order."""
         import numpy as np
 
@@ -410,16 +410,12 @@ def embedder_from_config(cfg: dict[str, Any] | None) -> Embedder | None:
 def _number(cfg: dict[str, Any], key: str, default: float, *, integer: bool = False,
             positive: bool = False) -> float:
     value = cfg.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and integer:
-        ok = float(value).is_integer()
-    if ok:
-        ok = value > 0 if positive else value >= 0
-    if not ok:
-        kind = "integer" if integer else "number"
-        raise ConfigError(f"[embeddings] {key} = {value!r} must be a {'positive' if positive else 'non-negative'} "
-                          f"{kind}", "fix .gitmem/config.toml")
-    return value
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and (not integer or float(value).is_integer()) and (value > 0 if positive else value >= 0)):
+        return value
+    kind = "integer" if integer else "number"
+    raise ConfigError(f"[embeddings] {key} = {value!r} must be a {'positive' if positive else 'non-negative'} "
+                      f"{kind}", "fix .gitmem/config.toml")
 
 
 def _one_line(exc: BaseException | str) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from typing import Any
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import git as gitpython
 from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
@@ -98,7 +98,7 @@ class Repo:
             GitError: the command failed; carries argv, exit code and stderr.
         """
         try:
-            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+            return self._repo.git.execute(
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 strip_newline_in_stdout=True)
         except GitCommandError as e:
@@ -162,7 +162,7 @@ class Repo:
     def has_commits(self) -> bool:
         """True when HEAD points at a commit."""
         try:
-            self._repo.head.commit
+            _ = self._repo.head.commit
             return True
         except ValueError:
             return False
@@ -348,7 +348,7 @@ class Repo:
             GitError: the command failed.
         """
         try:
-            return self._repo.git.execute(  # type: ignore[call-overload, no-any-return]
+            return self._repo.git.execute(
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 stdout_as_string=False, strip_newline_in_stdout=False)
         except GitCommandError as e:

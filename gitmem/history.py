@@ -61,7 +61,7 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     rel = store.repo.relpath(str(path))
     entries: list[LogEntry] = []
     if rel and m.scope == "team":
-        for i, (sha, t, author, subject, _) in enumerate(_log(store, "--follow", "--", rel)):
+        for sha, t, author, subject, _ in _log(store, "--follow", "--", rel):
             entries.append(LogEntry("memory", sha, t, author, subject, "memory file changed"))
         if entries:
             entries[-1].what = "memory written"

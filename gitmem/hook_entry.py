@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = _Run(root, args[0], args[1:])
         current = run
 
-        def _thread_failed(info: "threading.ExceptHookArgs") -> None:
+        def _thread_failed(info: threading.ExceptHookArgs) -> None:
             # GitPython reads git's output in threads; their errors go to the log, never to the terminal.
             exc = info.exc_value if isinstance(info.exc_value, BaseException) else RuntimeError(str(info.exc_type))
             current.fail("error", f"{info.exc_type.__name__} in a worker thread: {exc}", exc)

@@ -88,14 +88,14 @@ def _memory_id(db: Path, table: str, row_id: Any, epoch: Any) -> str:
 
 
 def _stamp(epoch: Any) -> str:
-    return dt.datetime.fromtimestamp(_epoch_ms(epoch) / 1000, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(_epoch_ms(epoch) / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _rows(con: sqlite3.Connection, table: str) -> list[dict[str, Any]]:
     cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
     if not cols:
         return []
-    return [dict(zip(cols, r)) for r in con.execute(f"SELECT {', '.join(cols)} FROM {table}")]
+    return [dict(zip(cols, r, strict=True)) for r in con.execute(f"SELECT {', '.join(cols)} FROM {table}")]
 
 
 def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
@@ -153,14 +153,16 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
             if r.get("subtitle") and r.get("title"):
                 body = f"{r['subtitle']}\n\n{body}".strip()
             facts, tags = _json_list(r.get("facts")), _json_list(r.get("concepts"))
-            mtype = r.get("type") if r.get("type") in MEMORY_TYPES else "discovery"
+            t = r.get("type")
+            mtype = t if isinstance(t, str) and t in MEMORY_TYPES else "discovery"
         else:
             title = r.get("request") or r.get("completed") or "Session summary"
             parts = [(k, r.get(k)) for k in ("investigated", "learned", "completed", "next_steps", "notes")]
             body = "\n\n".join(f"**{k.replace('_', ' ').capitalize()}**: {v}" for k, v in parts if v)
             facts, tags, mtype = [], [], "change"
         text = " ".join([str(title), str(body), *facts])
-        targets = [x for x in (rel(p) for p in modified) if x] or [x for x in (rel(p) for p in read) if x][:MAX_READ_ANCHORS]
+        targets = ([x for x in (rel(p) for p in modified) if x]
+                   or [x for x in (rel(p) for p in read) if x][:MAX_READ_ANCHORS])
         anchors: list[Anchor] = []
         names = set(_IDENT.findall(text))
         for f in dict.fromkeys(targets):
@@ -191,7 +193,8 @@ def _has_table(path: Path, table: str) -> bool:
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is not None
+            row = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+            return row is not None
         finally:
             con.close()
     except sqlite3.Error:

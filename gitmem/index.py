@@ -49,16 +49,16 @@ from typing import Any
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb: keeps Rust WARN lines off stderr
 
-import lancedb  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-from filelock import FileLock, Timeout  # noqa: E402
-from lancedb.index import FTS, IvfFlat  # noqa: E402
-from lancedb.query import FullTextOperator, MultiMatchQuery  # noqa: E402
+import lancedb
+import numpy as np
+import pyarrow as pa
+from filelock import FileLock, Timeout
+from lancedb.index import FTS, IvfFlat
+from lancedb.query import FullTextOperator, MultiMatchQuery
 
-from gitmem.embed import Embedder  # noqa: E402
-from gitmem.errors import EmbeddingError, GitmemError, IndexUnavailable  # noqa: E402
-from gitmem.model import KIND_COMMIT, Memory  # noqa: E402
+from gitmem.embed import Embedder
+from gitmem.errors import EmbeddingError, GitmemError, IndexUnavailable
+from gitmem.model import KIND_COMMIT, Memory
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,6 @@ class SyncResult:
 
 
 from gitmem.textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402,F401
-
 
 
 def search_text(memory: Memory) -> str:

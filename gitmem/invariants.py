@@ -42,7 +42,8 @@ def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> lis
     renames = _renames(repo, old, new)
     out = []
     for m in inv:
-        changed, unchanged = [], []
+        changed: list[str] = []
+        unchanged: list[str] = []
         for a in m.anchors:
             if a.kind == KIND_COMMIT or not a.path:
                 continue

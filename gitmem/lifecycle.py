@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .anchors import Resolver
 from .analyzer import memory_status
+from .anchors import Resolver
 from .errors import GitmemError
 from .git import WORKTREE
 from .hookindex_sync import record_written

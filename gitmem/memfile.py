@@ -178,11 +178,11 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
     return d
 
 
-class _OrderedDumper(_Dumper):  # type: ignore[misc, valid-type]
+class _OrderedDumper(_Dumper):
     """Dumper keeping insertion order and writing short lists of scalars inline."""
 
 
-def _repr_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
+def _repr_list(dumper: _OrderedDumper, data: list[Any]) -> yaml.Node:
     flow = all(isinstance(x, (int, float)) for x in data)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
 
@@ -278,9 +278,9 @@ def loads(text: str, *, path: str = "<memory>") -> Memory:
         fm = yaml.load(fm_text, Loader=_Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None
+        yaml_line = mark.line + 2 if mark is not None else None
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise MemoryFileError(path, f"invalid YAML front matter: {problem}", line=line,
+        raise MemoryFileError(path, f"invalid YAML front matter: {problem}", line=yaml_line,
                               hint="fix the YAML or restore the file from git") from None
     except Exception as e:  # noqa: BLE001 - constructors raise ValueError etc. (a date like 2020-13-45)
         first = (str(e).splitlines() or [type(e).__name__])[0]
@@ -361,7 +361,7 @@ def _time_str(v: Any, key: str, path: str) -> str:
     if v is None:
         return ""
     if hasattr(v, "isoformat"):  # YAML may parse an unquoted timestamp
-        s = v.isoformat()
+        s: str = v.isoformat()
         return s.replace("+00:00", "Z")
     if not isinstance(v, str):
         raise MemoryFileError(path, f"'{key}' must be an ISO-8601 time string")
@@ -412,7 +412,7 @@ def memory_to_dict(m: Memory) -> dict[str, Any]:
 def memory_from_dict(d: dict[str, Any]) -> Memory:
     """Inverse of ``memory_to_dict``. Raises KeyError / TypeError on a malformed dict."""
     anchors = [Anchor(path=a["path"], symbol=a["symbol"], commit=a["commit"], kind=a["kind"],
-                      span=tuple(a["span"]) if a["span"] else None,  # type: ignore[arg-type]
+                      span=tuple(a["span"]) if a["span"] else None,
                       fingerprint=a["fingerprint"]) for a in d["anchors"]]
     return Memory(**{**d, "anchors": anchors})
 

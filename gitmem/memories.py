@@ -8,8 +8,8 @@ Must not import: lancedb.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from . import memfile
 from .anchors import Resolver

@@ -26,7 +26,7 @@ KIND_FILE = "file"
 KIND_COMMIT = "commit"
 
 
-class Status(str, enum.Enum):
+class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and format() of a member
     """Status of an anchor (or a memory) at a revision.
 
     Ordered by severity: a memory's status is the worst of its anchors'
@@ -44,7 +44,7 @@ class Status(str, enum.Enum):
         return _SEVERITY[self]
 
     @staticmethod
-    def worst(statuses: "list[Status]") -> "Status":
+    def worst(statuses: list[Status]) -> Status:
         """The most severe of ``statuses``; ``FRESH`` for an empty list."""
         return max(statuses, key=lambda s: s.severity, default=Status.FRESH)
 
@@ -52,7 +52,7 @@ class Status(str, enum.Enum):
 _SEVERITY = {Status.FRESH: 0, Status.MOVED: 1, Status.STALE: 2, Status.DELETED: 3}
 
 
-class Change(str, enum.Enum):
+class Change(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and format() of a member
     """What changed about an anchored symbol or file (the ``what`` of a reason)."""
 
     BODY = "body"

@@ -230,7 +230,7 @@ def _epoch(stamp: str) -> float | None:
     if len(stamp) != 20 or not stamp.endswith("Z") or stamp[10] != "T":
         return None
     try:
-        return dt.datetime.fromisoformat(stamp[:-1]).replace(tzinfo=dt.timezone.utc).timestamp()
+        return dt.datetime.fromisoformat(stamp[:-1]).replace(tzinfo=dt.UTC).timestamp()
     except ValueError:
         return None
 
@@ -246,7 +246,7 @@ def age(m: Memory, now: dt.datetime | None = None) -> str:
     t = _epoch(m.updated or m.created)
     if t is None:
         return "?"
-    secs = max(0, int((now or dt.datetime.now(dt.timezone.utc)).timestamp() - t))
+    secs = max(0, int((now or dt.datetime.now(dt.UTC)).timestamp() - t))
     for unit, size in (("y", 31_536_000), ("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60)):
         if secs >= size:
             return f"{secs // size}{unit}"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .anchors import Resolver
 from .analyzer import memory_status
+from .anchors import Resolver
 from .errors import GitmemError
 from .git import WORKTREE
 from .model import KIND_COMMIT, Anchor, Memory, Status, unique_anchors

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from . import catalog
 from .embed import embedder_from_config
@@ -21,7 +21,6 @@ from .index import Hit, MemoryIndex, SyncResult
 from .memfile import memory_from_dict
 from .model import Memory
 from .store import LoadResult, Store
-
 
 #: A hit found only by the vector side counts when its cosine similarity to the
 #: query reaches this floor. The vector side ranks every memory, so without a
@@ -119,7 +118,7 @@ def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryInde
         if isinstance(source, MirrorSource):
             result = index.sync_from(source)
         else:
-            result = index.sync(loaded.hashes, lambda mid: mems[mid])  # type: ignore[union-attr]
+            result = index.sync(source.hashes, lambda mid: mems[mid])
     except EmbeddingError as e:
         if strict:
             raise

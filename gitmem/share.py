@@ -120,13 +120,13 @@ def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
         store.save(m)
         shared.append(m)
     if shared:
-        paths = [store.repo.relpath(str(store.path_for(m))) or "" for m in shared]
-        store.repo.stage(paths, index_file)
+        written = [store.repo.relpath(str(store.path_for(m))) or "" for m in shared]
+        store.repo.stage(written, index_file)
         # `git commit PATH` commits from a temporary index and then writes the real one from
         # <git dir>/index.lock: stage there too, or the shared file would look deleted after the commit
         real = Path(store.repo.run("rev-parse", "--absolute-git-dir")) / "index.lock"
         if index_file and real.exists() and Path(index_file).resolve() != real.resolve():
-            store.repo.stage(paths, str(real))
+            store.repo.stage(written, str(real))
         record_written(store, shared)
     return shared
 

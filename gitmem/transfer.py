@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .anchors import Resolver
 from .errors import GitmemError
@@ -53,7 +54,12 @@ class ImportReport:
     dropped_anchors: list[str] = field(default_factory=list)
 
 
-def _anchor(resolver: Resolver, store: Store, raw: dict, report: ImportReport) -> Anchor | None:  # type: ignore[type-arg]
+def _one_of(value: object, allowed: tuple[str, ...], default: str) -> str:
+    """``value`` when it is one of ``allowed``, else ``default``."""
+    return value if isinstance(value, str) and value in allowed else default
+
+
+def _anchor(resolver: Resolver, store: Store, raw: dict[str, Any], report: ImportReport) -> Anchor | None:
     kind = raw.get("kind") or "file"
     commit = raw.get("commit")
     key = raw.get("anchor") or raw.get("path") or ""
@@ -111,7 +117,7 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
             if mid in existing:
                 report.skipped.append(mid)
                 continue
-            mtype = raw.get("type") if raw.get("type") in MEMORY_TYPES else "discovery"
+            mtype = _one_of(raw.get("type"), MEMORY_TYPES, "discovery")
             title = redact_text(str(raw.get("title") or "").strip())
             if not title:
                 raise ValueError("no title")
@@ -122,7 +128,7 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        facts=[redact_text(str(f)) for f in raw.get("facts") or []],
                        tags=[str(t) for t in raw.get("tags") or []], anchors=anchors,
                        author=str(raw.get("author") or ""),
-                       source=raw.get("source") if raw.get("source") in SOURCES else "user",
+                       source=_one_of(raw.get("source"), SOURCES, "user"),
                        session=raw.get("session"), model=raw.get("model"),
                        confidence=float(raw["confidence"]) if isinstance(raw.get("confidence"), (int, float))
                        and 0 <= raw["confidence"] <= 1 else 1.0,
@@ -130,7 +136,7 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        supersedes=[str(x) for x in raw.get("supersedes") or []],
                        superseded_by=[str(x) for x in raw.get("superseded_by") or []],
                        retired=_stamp(raw.get("retired"), now) if raw.get("retired") else None,
-                       scope=raw.get("scope") if raw.get("scope") in SCOPES else "team")
+                       scope=_one_of(raw.get("scope"), SCOPES, "team"))
             store.save(m)
         except (ValueError, TypeError, KeyError, OSError) as e:
             report.rejected.append(f"line {n}: {e}")

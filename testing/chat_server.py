@@ -40,7 +40,7 @@ def chat_server() -> Iterator[ChatServer]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with lock:
                 state.raw_requests.append(raw)

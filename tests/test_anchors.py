@@ -295,7 +295,7 @@ def test_anchors_on_one_file_share_the_history_walk(tmp_path: Path) -> None:
                                     .replace("v * 2", "v * 3")})
     calls = []
     real = repo.commits_touching
-    repo.commits_touching = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
+    repo.commits_touching = lambda *a: calls.append(a) or real(*a)
     checker = Resolver(repo)
     statuses = [checker.status(a) for a in anchors]
     assert [s.status for s in statuses] == [Status.STALE] * 3

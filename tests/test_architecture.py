@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 # -- reading the package ------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def modules() -> dict[str, Path]:
     """Dotted module name -> source file, for every ``.py`` file under ``gitmem/`` (``__init__`` is its package)."""
     out = {}
@@ -39,7 +39,7 @@ def modules() -> dict[str, Path]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def tree(module: str) -> ast.Module:
     path = modules()[module]
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -121,7 +121,7 @@ def imports_in(mod: ast.Module, module: str, is_package: bool, known: set[str]) 
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def import_graph() -> dict[str, frozenset[str]]:
     known = set(modules())
     return {m: frozenset(imports_in(tree(m), m, _is_package(m), known)) for m in known}
@@ -267,7 +267,7 @@ def sql_uses(mod: ast.Module) -> list[str]:
     return sorted(found, key=lambda s: int(s.split(":")[0]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def sql_modules() -> dict[str, tuple[str, ...]]:
     return {m: tuple(uses) for m in modules() if (uses := sql_uses(tree(m)))}
 
@@ -397,7 +397,7 @@ def memory_writes(mod: ast.Module, module: str, is_package: bool) -> list[str]:
     return sorted(found, key=lambda s: int(s.split(":")[0]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def memory_writers() -> dict[str, tuple[str, ...]]:
     return {m: tuple(w) for m in modules() if (w := memory_writes(tree(m), m, _is_package(m)))}
 

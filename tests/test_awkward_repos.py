@@ -13,11 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gitmem import layout
+from testing.repos import commit, git, make_repo, write
+
 from test_claude_hooks import context_of, hook
 from test_hostile import PY, commit_with_hooks, hook_log, no_follow
-
-from testing.repos import commit, git, make_repo, write
-from gitmem import layout
 
 LIB = "def helper(v):\n    return v + 1\n\n\ndef stable(v):\n    return v\n"
 
@@ -151,7 +151,7 @@ def test_linked_worktrees_keep_their_own_index_and_caches(tmp_path: Path, run_cl
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()
-    for r, mine, theirs in ((main, in_main, in_wt), (wt, in_wt, in_main)):
+    for r, mine, _theirs in ((main, in_main, in_wt), (wt, in_wt, in_main)):
         assert last_hook_ok(r)
         assert (layout.of(r).index_dir).is_dir() and (layout.of(r).catalog_file).is_file()
         hits = [h["id"] for h in run_json(r, "recall", "zebra memory")]

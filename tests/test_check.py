@@ -10,7 +10,7 @@ from testing.repos import commit, git, make_repo
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def _repo(tmp_path: Path, run_cli) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+def _repo(tmp_path: Path, run_cli) -> tuple[Path, str]:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE, "README.md": "x\n"})
     run_cli(repo, "init", "--no-hooks")
@@ -20,12 +20,13 @@ def _repo(tmp_path: Path, run_cli) -> tuple[Path, str]:  # type: ignore[no-untyp
     return repo, json.loads(out)["id"]
 
 
-def test_rewrite_without_the_memory_fails_then_reanchor_passes(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_rewrite_without_the_memory_fails_then_reanchor_passes(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     commit(repo, "unrelated", {"README.md": "y\n"})
     code, out, _ = run_cli(repo, "check", "--base", "main")
     assert code == 0 and "ok" in out
-    sha = commit(repo, "parse strips", {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    sha = commit(repo, "parse strips",
+                 {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     code, out, _ = run_cli(repo, "check", "--base", "main")
     assert code == 1
     (line,) = out.strip().splitlines()
@@ -36,7 +37,7 @@ def test_rewrite_without_the_memory_fails_then_reanchor_passes(tmp_path: Path, r
     assert code == 0 and json.loads(out)["ok"] is True
 
 
-def test_memory_made_stale_before_the_branch_is_not_its_problem(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_memory_made_stale_before_the_branch_is_not_its_problem(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     git(repo, "checkout", "-q", "main")
     commit(repo, "parse strips on main", {"csvish.py": CODE.replace("split(',')", "split(', ')")})
@@ -45,7 +46,7 @@ def test_memory_made_stale_before_the_branch_is_not_its_problem(tmp_path: Path, 
     assert run_cli(repo, "check", "--base", "main")[0] == 0
 
 
-def test_invalid_file_and_secret_fail(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_file_and_secret_fail(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     path = repo / ".gitmem" / "memories" / f"{mid}.md"
     path.write_text(path.read_text() + "\nThe staging key is AKIAIOSFODNN7EXAMPLE.\n")
@@ -56,7 +57,7 @@ def test_invalid_file_and_secret_fail(tmp_path: Path, run_cli) -> None:  # type:
     assert "aws-access-key" in next(p["message"] for p in json.loads(out)["problems"] if p["kind"] == "secret")
 
 
-def test_invariant_sites_must_change_together(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_invariant_sites_must_change_together(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE, "docs.py": "def separator():\n    return ','\n"})
     assert run_cli(repo, "init")[0] == 0  # git hooks: post-commit warns
@@ -86,7 +87,7 @@ def test_invariant_sites_must_change_together(tmp_path: Path, run_cli) -> None: 
     assert code == 1 and "at least two anchors" in err
 
 
-def test_a_superseded_invariant_stays_an_invariant(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_superseded_invariant_stays_an_invariant(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE, "docs.py": "def separator():\n    return ','\n"})
     run_cli(repo, "init", "--no-hooks")

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from testing.repos import commit, git, make_repo, write
 from gitmem import layout
+from testing.repos import commit, git, make_repo, write
 
 #: Copies of ../shared/fixtures/claude-code/ (the protocol reference's example events), so a clone
 #: tests on its own.
@@ -78,7 +78,7 @@ def fixture(name: str, repo: Path, **changes: Any) -> dict[str, Any]:
     return event
 
 
-def wait_for(cond, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+def wait_for(cond, timeout: float = 30.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -88,15 +88,16 @@ def wait_for(cond, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-de
 
 
 @pytest.fixture
-def repo(tmp_path: Path, run_cli) -> Path:  # type: ignore[no-untyped-def]
+def repo(tmp_path: Path, run_cli) -> Path:
     r = make_repo(tmp_path / "project")
-    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY, "tests/test_client.py": "def test_x():\n    pass\n"})
+    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY,
+                       "tests/test_client.py": "def test_x():\n    pass\n"})
     code, _, err = run_cli(r, "init", "--no-hooks")
     assert code == 0, err
     return r
 
 
-def remember(run_cli, repo: Path, text: str, *anchors: str, mtype: str = "constraint") -> str:  # type: ignore[no-untyped-def]
+def remember(run_cli, repo: Path, text: str, *anchors: str, mtype: str = "constraint") -> str:
     args = ["remember", text, "--type", mtype, "--json"]
     for a in anchors:
         args += ["--anchor", a]
@@ -109,7 +110,7 @@ def remember(run_cli, repo: Path, text: str, *anchors: str, mtype: str = "constr
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.json")))
-def test_fixture_replayed_gives_valid_output(repo: Path, run_cli, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_fixture_replayed_gives_valid_output(repo: Path, run_cli, name: str) -> None:
     remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s", "src/client.py::fetch")
     event = fixture(name, repo)
     code, out, err = hook(event, repo)
@@ -123,7 +124,7 @@ def test_fixture_replayed_gives_valid_output(repo: Path, run_cli, name: str) -> 
         assert "fetch must keep timeout=10" in context_of(out, kind)
 
 
-def test_fixture_session_in_order(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_fixture_session_in_order(repo: Path, run_cli) -> None:
     """SessionStart gives the memory once; the Read of its file in the same session does not repeat it."""
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     code, out, _ = hook(fixture("SessionStart", repo), repo)
@@ -166,7 +167,7 @@ def test_repository_without_gitmem_prints_nothing(tmp_path: Path) -> None:
     assert not (r / ".gitmem").exists()
 
 
-def test_cwd_outside_repository_resolved_from_file_path(repo: Path, run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cwd_outside_repository_resolved_from_file_path(repo: Path, run_cli, tmp_path: Path) -> None:
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -175,7 +176,7 @@ def test_cwd_outside_repository_resolved_from_file_path(repo: Path, run_cli, tmp
     assert mid in context_of(out, "PreToolUse")
 
 
-def test_relative_file_path_is_taken_from_cwd(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_relative_file_path_is_taken_from_cwd(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     event = fixture("PreToolUse.Read", repo, cwd=str(repo / "src"))
     event["tool_input"] = {"file_path": "client.py"}
@@ -186,7 +187,7 @@ def test_relative_file_path_is_taken_from_cwd(repo: Path, run_cli) -> None:  # t
     assert mid in context_of(hook(event, repo / "src")[1], "PreToolUse")
 
 
-def test_huge_context_stays_under_the_cap(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_huge_context_stays_under_the_cap(repo: Path, run_cli) -> None:
     (repo / ".gitmem" / "config.toml").write_text("[claude]\nsession_budget = 100000\nfile_budget = 100000\n")
     for i in range(40):
         remember(run_cli, repo, f"note {i} about fetch\n" + "long text " * 300, "src/client.py::fetch")
@@ -198,7 +199,7 @@ def test_huge_context_stays_under_the_cap(repo: Path, run_cli) -> None:  # type:
 # -- PreToolUse: the symbol being edited --------------------------------------------------------
 
 
-def test_edit_targets_the_symbol_its_old_string_is_in(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_edit_targets_the_symbol_its_old_string_is_in(repo: Path, run_cli) -> None:
     on_fetch = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     on_get = remember(run_cli, repo, "Client.get joins base and path without a slash", "src/client.py::Client.get",
                       mtype="gotcha")
@@ -210,7 +211,7 @@ def test_edit_targets_the_symbol_its_old_string_is_in(repo: Path, run_cli) -> No
     assert "(the edit is at line 17)" in text
 
 
-def test_stale_memory_comes_with_its_reason(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_stale_memory_comes_with_its_reason(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
     commit(repo, "loosen auth", {"src/auth.py": AUTH_PY.replace('raise ValueError("empty token")', "return False")})
     hook(fixture("SessionStart", repo, session_id="st-0"), repo)  # refreshes the hook index
@@ -240,7 +241,7 @@ def _status_known(repo: Path, mid: str) -> bool:
 # -- UserPromptSubmit ----------------------------------------------------------------------------
 
 
-def test_prompt_gets_memories_it_names_once(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_prompt_gets_memories_it_names_once(repo: Path, run_cli) -> None:
     on_token = remember(run_cli, repo, "Tokens start with t- by convention of the gateway", "src/auth.py::check_token")
     remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     hook(fixture("SessionStart", repo, session_id="p-0"), repo)
@@ -280,7 +281,8 @@ def scripted_session(repo: Path, session: str, *, secret_prompt: str = "") -> No
           "tool_response": {"stdout": "4 passed in 0.42s\n", "stderr": "", "interrupted": False},
           "tool_use_id": "t3"}, repo)
     assert hook({**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                 "last_assistant_message": "Added `_get_with_retry` with backoff; fetch() uses it."}, repo) == (0, "", "")
+                 "last_assistant_message": "Added `_get_with_retry` with backoff; fetch() uses it."},
+                repo) == (0, "", "")
     started = time.monotonic()
     assert hook({**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}, repo) == (0, "", "")
     assert time.monotonic() - started < 1.5
@@ -316,7 +318,7 @@ def test_deterministic_session_then_next_session_sees_it(repo: Path) -> None:
     assert m["id"] in context_of(hook(event, repo)[1], "PreToolUse")
 
 
-def test_read_only_session_records_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_read_only_session_records_nothing(repo: Path, run_cli) -> None:
     base = {"session_id": "ro", "cwd": str(repo)}
     path = str(repo / "src" / "client.py")
     hook({**base, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": path},
@@ -361,7 +363,7 @@ def test_llm_session_then_next_session_sees_it(repo: Path) -> None:
     assert m["id"] in context_of(hook(event, repo)[1], "PreToolUse")
 
 
-def test_llm_repeat_observation_raises_confidence(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_llm_repeat_observation_raises_confidence(repo: Path, run_cli) -> None:
     from testing.chat_server import chat_server
 
     with chat_server() as server:
@@ -377,7 +379,7 @@ def test_llm_repeat_observation_raises_confidence(repo: Path, run_cli) -> None: 
     assert m["confidence"] == pytest.approx(0.7)
 
 
-def test_llm_empty_reasoning_reply_records_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_llm_empty_reasoning_reply_records_nothing(repo: Path, run_cli) -> None:
     from testing.chat_server import chat_server
 
     with chat_server() as server:
@@ -389,7 +391,7 @@ def test_llm_empty_reasoning_reply_records_nothing(repo: Path, run_cli) -> None:
     assert local_memories(repo) == []
 
 
-def test_llm_malformed_twice_falls_back_to_rules(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_llm_malformed_twice_falls_back_to_rules(repo: Path, run_cli) -> None:
     from testing.chat_server import chat_server
 
     with chat_server() as server:
@@ -404,7 +406,7 @@ def test_llm_malformed_twice_falls_back_to_rules(repo: Path, run_cli) -> None:  
     assert m["source"] == "agent" and m["type"] == "change"  # the rules' memory
 
 
-def test_llm_malformed_once_is_retried(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_llm_malformed_once_is_retried(repo: Path, run_cli) -> None:
     from testing.chat_server import chat_server
 
     with chat_server() as server:
@@ -416,7 +418,7 @@ def test_llm_malformed_once_is_retried(repo: Path, run_cli) -> None:  # type: ig
     assert m["source"] == "llm"
 
 
-def test_unreachable_llm_falls_back_and_keeps_nothing_pending(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_unreachable_llm_falls_back_and_keeps_nothing_pending(repo: Path, run_cli) -> None:
     _llm_config(repo, "http://127.0.0.1:9/v1")  # discard port: connection refused
     scripted_session(repo, "down-1")
     log = layout.of(repo).log_file("consolidate.log")
@@ -426,7 +428,7 @@ def test_unreachable_llm_falls_back_and_keeps_nothing_pending(repo: Path, run_cl
     assert wait_for(lambda: "LLM request to http://127.0.0.1:9/v1 failed" in log.read_text())
 
 
-def test_consolidation_resumes_a_plan_left_by_a_crash(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_consolidation_resumes_a_plan_left_by_a_crash(repo: Path, run_cli) -> None:
     """A plan written before a kill is applied by the next run: the memory appears once."""
     from gitmem.capture import spool
     from gitmem.capture.consolidate import Plan, plan_batch
@@ -471,7 +473,7 @@ def test_private_files_are_never_captured(repo: Path) -> None:
 # -- hostile conditions (found by trying to break it) --------------------------------------------
 
 
-def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     db = layout.of(repo).catalog_file
     for suffix in ("-wal", "-shm"):
@@ -483,7 +485,7 @@ def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_c
     assert all(c["level"] == "ok" for c in json.loads(out)["checks"] if c["name"] == "hook-index")
 
 
-def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     (layout.of(repo).catalog_file).unlink()
     procs = [subprocess.Popen([sys.executable, "-m", "gitmem.integrations.claude_hooks"], cwd=repo,
@@ -499,7 +501,7 @@ def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:
     assert not log.exists() or "Error" not in log.read_text()
 
 
-def test_poison_spool_line_blocks_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_poison_spool_line_blocks_nothing(repo: Path, run_cli) -> None:
     folder = layout.of(repo).spool_dir
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "aa.jsonl").write_text("[" * 100_000 + "\n" + "{torn\n")
@@ -547,7 +549,7 @@ def test_command_output_that_prints_a_private_file_loses_its_values(repo: Path) 
     assert "sup3rs3cret" not in text and "on-7731" not in text and "3 passed" in text
 
 
-def test_a_commit_reaches_the_file_hook_without_a_new_session_start(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_commit_reaches_the_file_hook_without_a_new_session_start(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
     assert run_cli(repo, "hooks", "install")[0] == 0
     hook(fixture("SessionStart", repo, session_id="cm-0"), repo)  # hook index current and fresh
@@ -558,7 +560,7 @@ def test_a_commit_reaches_the_file_hook_without_a_new_session_start(repo: Path, 
     assert mid in text and "⚠ stale" in text and git(repo, "rev-parse", "--short=12", "HEAD").strip() in text
 
 
-def test_session_start_with_nothing_near_shows_the_newest(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_session_start_with_nothing_near_shows_the_newest(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
     write(repo, {"docs/notes.md": "unrelated work in progress\n"})  # the focus: a file no memory is near
     text = context_of(hook(fixture("SessionStart", repo, session_id="far"), repo)[1], "SessionStart")

@@ -37,7 +37,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert sorted(res.changed) == sorted([str(settings), str(tmp_path / ".mcp.json")])
     data = json.loads(settings.read_text())
     assert data["permissions"] == USER_SETTINGS["permissions"]
-    for event, matcher, _ in EVENTS:
+    for event, _matcher, _ in EVENTS:
         ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].startswith(": gitmem-hook;")]
         assert len(ours) == 1 and f"gitmem-hook {event};" in ours[0]["command"], event
     # the user's handlers are all still there, first, unchanged
@@ -45,7 +45,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     assert data["enabledMcpjsonServers"] == ["github", "gitmem"]
     mcp = json.loads((tmp_path / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"} and "gitmem mcp" in mcp["mcpServers"]["gitmem"]["args"][1]
+    assert mcp["mcpServers"]["github"] == {"command": "gh-mcp"}
+    assert "gitmem mcp" in mcp["mcpServers"]["gitmem"]["args"][1]
     assert all(status(tmp_path)["events"].values()) and status(tmp_path)["mcp"]
     # a second install changes nothing
     before = settings.read_bytes(), (tmp_path / ".mcp.json").read_bytes()
@@ -80,7 +81,7 @@ def test_user_scope_writes_home_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": {"Stop": [}'])
-def test_invalid_settings_are_never_overwritten(tmp_path: Path, content: str, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_invalid_settings_are_never_overwritten(tmp_path: Path, content: str, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     settings = repo / ".claude" / "settings.json"
@@ -92,7 +93,7 @@ def test_invalid_settings_are_never_overwritten(tmp_path: Path, content: str, ru
     assert not (repo / ".mcp.json").exists()
 
 
-def test_cli_install_and_uninstall(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_install_and_uninstall(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     code, out, err = run_cli(repo / "", "install", "claude", "--json")
@@ -130,7 +131,7 @@ def test_plugin_hooks_json_registers_every_event() -> None:
     assert manifest["name"] == "gitmem" and "hooks" not in manifest  # hooks/hooks.json loads by convention
 
 
-def test_plugin_script_runs_the_hook(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_plugin_script_runs_the_hook(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
     run_cli(repo, "init", "--no-hooks")
@@ -150,7 +151,7 @@ def test_events_table_is_not_mutated_by_install(tmp_path: Path) -> None:
     assert EVENTS == before
 
 
-def test_doctor_reports_claude_llm_and_spool(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_doctor_reports_claude_llm_and_spool(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     run_cli(repo, "init")
@@ -179,15 +180,17 @@ def test_lookalike_handlers_odd_shapes_and_foreign_server_are_respected(tmp_path
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}))
     res = install(tmp_path)
     assert any("already has an MCP server named 'gitmem'" in n for n in res.notes)
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
+        "mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
     uninstall(tmp_path)
     assert json.loads(settings.read_text()) == theirs
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
+        "mcpServers": {"gitmem": {"command": "/opt/other/server"}}}
 
 
 @pytest.mark.parametrize("settings_obj", [{"hooks": [1, 2]}, {"hooks": {"Stop": {"x": 1}}},
                                           {"enabledMcpjsonServers": "other"}])
-def test_unexpected_shapes_are_refused_not_rewritten(tmp_path: Path, settings_obj: dict) -> None:  # type: ignore[type-arg]
+def test_unexpected_shapes_are_refused_not_rewritten(tmp_path: Path, settings_obj: dict) -> None:
     from gitmem.integrations.claude_code import ClaudeSettingsError
 
     settings = tmp_path / ".claude" / "settings.json"
@@ -223,7 +226,7 @@ def test_mode_and_symlinks_of_settings_files_are_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("path_has_gitmem", [True, False])
-def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, path_has_gitmem: bool) -> None:  # type: ignore[no-untyped-def]
+def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, path_has_gitmem: bool) -> None:
     """The registered shell command works with a bare PATH (absolute path), and exits 0 silently when
     neither the installation nor PATH has gitmem (a teammate without it)."""
     repo = make_repo(tmp_path / "r")
@@ -246,7 +249,7 @@ def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, 
         assert proc.stdout == b""
 
 
-def test_install_in_a_repository_without_gitmem_says_so(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_install_in_a_repository_without_gitmem_says_so(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     code, out, _ = run_cli(repo, "install", "claude")

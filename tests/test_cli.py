@@ -8,8 +8,8 @@ import shutil
 import stat
 from pathlib import Path
 
-from testing.repos import commit, git, git_proc, make_repo, write
 from gitmem import layout
+from testing.repos import commit, git, git_proc, make_repo, write
 
 PY = "def load(path):\n    return open(path).read()\n\n\ndef save(path, data):\n    open(path, 'w').write(data)\n"
 
@@ -223,7 +223,8 @@ def test_hook_lines_are_not_repeated(tmp_path: Path, run_cli, run_json) -> None:
 
 
 def test_remember_warns_about_duplicate_names(tmp_path: Path, run_cli) -> None:
-    src = "class A:\n    @property\n    def x(self):\n        return self._x\n\n    @x.setter\n    def x(self, v):\n        self._x = v\n"
+    src = ("class A:\n    @property\n    def x(self):\n        return self._x\n\n"
+           "    @x.setter\n    def x(self, v):\n        self._x = v\n")
     repo = _init(tmp_path, run_cli, {"a.py": src}, hooks=False)
     code, out, err = run_cli(repo, "remember", "x is cached", "--anchor", "a.py::A.x")
     assert code == 0 and "defines A.x more than once" in err and "A.x#2" in err

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
+from gitmem import layout
 from testing.chat_server import ChatServer, chat_server
 from testing.repos import commit, git, make_repo
-from gitmem import layout
 from tests.test_claude_hooks import wait_for
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -165,7 +165,7 @@ def log_errors(root: Path) -> list[str]:
     return out
 
 
-def llm_repo(tmp_path: Path, run_cli, server: ChatServer, *, hooks: bool = False) -> Path:  # type: ignore[no-untyped-def]
+def llm_repo(tmp_path: Path, run_cli, server: ChatServer, *, hooks: bool = False) -> Path:
     root = make_repo(tmp_path / "project")
     commit(root, "init", {"work.py": WORK_PY})
     code, _, err = run_cli(root, "init", *([] if hooks else ["--no-hooks"]))
@@ -180,7 +180,7 @@ def llm_repo(tmp_path: Path, run_cli, server: ChatServer, *, hooks: bool = False
 # -- 1. four sessions capture and consolidate at once ------------------------------------------------
 
 
-def test_four_sessions_capture_and_consolidate_at_once(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_four_sessions_capture_and_consolidate_at_once(tmp_path: Path, run_cli) -> None:
     """4 processes, 500 events each; two of them also consolidate every pending session (theirs and the
     others', mid-session) three times while appending; each SessionEnd starts its detached worker.
     Afterwards each event's token is in exactly one memory, and nothing is left in the spool."""
@@ -283,7 +283,7 @@ PRELOAD = ["gitmem.search", "gitmem.cli", "gitmem.capture.worker", "gitmem.captu
            "gitmem.hookindex_sync", "openai", "tests.test_concurrency"]
 
 
-def forked(target, *args: str):  # type: ignore[no-untyped-def]
+def forked(target, *args: str):
     """Start ``target(*args)`` in a real process forked from a server that preloaded gitmem."""
     import multiprocessing
 
@@ -294,7 +294,7 @@ def forked(target, *args: str):  # type: ignore[no-untyped-def]
     return proc
 
 
-def kill_after(proc, delay: float) -> bool:  # type: ignore[no-untyped-def]
+def kill_after(proc, delay: float) -> bool:
     """SIGKILL ``proc`` after ``delay`` seconds; True when it was still running then."""
     proc.join(delay)
     if proc.exitcode is not None:
@@ -304,14 +304,14 @@ def kill_after(proc, delay: float) -> bool:  # type: ignore[no-untyped-def]
     return True
 
 
-def finish(target, *args: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+def finish(target, *args: str, timeout: float = 60) -> None:
     """Run ``target(*args)`` to its end in a process: a lock left by a killed process must not block it."""
     proc = forked(target, *args)
     proc.join(timeout)
     assert proc.exitcode == 0, f"{target.__name__}{args}: exit {proc.exitcode}"
 
 
-def assert_consistent(root: Path, want: Counter[str], run_json) -> None:  # type: ignore[no-untyped-def]
+def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     """Spool empty, each token in one memory, LanceDB index and hooks.sqlite match the files, doctor clean,
     recall finds memories by a token."""
     from gitmem import hookindex
@@ -343,7 +343,7 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:  # type
         assert [h["id"] for h in run_json(root, "recall", t) if h["fts_rank"] == 1] == [holder[t]], t
 
 
-def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_json) -> None:  # type: ignore[no-untyped-def]
+def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_json) -> None:
     """SIGKILL at seeded random moments: the worker (consolidation, then hook-index sync), `gitmem sync`
     (LanceDB and hooks.sqlite), `python -m gitmem.hookindex_sync`. After each kill every memory file
     parses and each captured token is held exactly once (a memory, a plan in transit, or a spool line);
@@ -380,7 +380,7 @@ def timed_git(root: Path, *args: str) -> float:
     return time.monotonic() - started
 
 
-def test_git_commits_merges_rebases_and_checkouts_while_consolidating(tmp_path: Path, run_cli, run_json) -> None:  # type: ignore[no-untyped-def]
+def test_git_commits_merges_rebases_and_checkouts_while_consolidating(tmp_path: Path, run_cli, run_json) -> None:
     """A process captures and consolidates session after session while git commits (the pre-commit hook
     shares the local memories anchored to the changed code), merges, rebases and checks out, with gitmem's
     hooks installed. No git command fails or waits long; afterwards every token is in one memory (team or
@@ -437,7 +437,7 @@ def test_git_commits_merges_rebases_and_checkouts_while_consolidating(tmp_path: 
 # -- what the tests above showed, one at a time ------------------------------------------------------
 
 
-def test_a_session_that_ends_while_it_is_being_consolidated_is_consolidated(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_session_that_ends_while_it_is_being_consolidated_is_consolidated(tmp_path: Path, run_cli) -> None:
     """SessionEnd's worker finds the session busy (another consolidation holds its lock, as `gitmem
     consolidate` or an orphan worker does mid-session): it waits its turn instead of leaving the last events
     in the spool until some later session starts."""
@@ -458,7 +458,7 @@ def test_a_session_that_ends_while_it_is_being_consolidated_is_consolidated(tmp_
     assert tokens_in_memories(root) == Counter(token(0, i) for i in range(30))
 
 
-def test_a_long_session_reaches_the_model_whole(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_session_reaches_the_model_whole(tmp_path: Path, run_cli) -> None:
     """A batch whose transcript is longer than [llm] max_input_chars goes to the model in parts, each within
     the limit: the end of a long session (where its conclusions are) is not cut off."""
     n = 200
@@ -474,7 +474,7 @@ def test_a_long_session_reaches_the_model_whole(tmp_path: Path, run_cli) -> None
     assert tokens_in_memories(root) == Counter(token(0, i) for i in range(n))
 
 
-def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Path, run_cli) -> None:
     """A consolidation mid-session (by hand, or for orphans) splits the session into batches; the batch
     after it may hold only the agent's final message. Rules: it becomes the body of the session's memory
     (not skipped as a batch "without edits")."""
@@ -508,7 +508,7 @@ def _consolidate(root: str, session: str) -> None:
     consolidate_session(Store(Repo(root)), session, wait=60)
 
 
-def test_two_sessions_repeating_one_memory_both_strengthen_it(tmp_path: Path, run_cli, run_json) -> None:  # type: ignore[no-untyped-def]
+def test_two_sessions_repeating_one_memory_both_strengthen_it(tmp_path: Path, run_cli, run_json) -> None:
     """Both sessions' model answers repeat the same memory, and the server holds each answer until both
     requests are in (so both consolidations have read the memories before either writes): the memory
     must end with both facts and two confidence steps, not one (a lost update)."""

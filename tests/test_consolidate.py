@@ -9,8 +9,7 @@ from pathlib import Path
 
 from gitmem.anchors import Resolver
 from gitmem.capture import spool
-from gitmem.capture.consolidate import (CONFIDENCE_STEP, Plan, digest, merge_into, near_duplicate,
-                                        notable_commands)
+from gitmem.capture.consolidate import CONFIDENCE_STEP, Plan, digest, merge_into, near_duplicate, notable_commands
 from gitmem.git import WORKTREE, Repo
 from gitmem.model import Memory
 from gitmem.store import Store, new_id
@@ -20,20 +19,21 @@ from tests.test_claude_hooks import hook, local_memories, wait_for
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def _repo(tmp_path: Path, run_cli) -> Path:  # type: ignore[no-untyped-def]
+def _repo(tmp_path: Path, run_cli) -> Path:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     assert run_cli(repo, "init", "--no-hooks")[0] == 0
     return repo
 
 
-def _memory(store: Store, title: str, body: str, *symbols: str, mtype: str = "decision", scope: str = "local") -> Memory:
+def _memory(store: Store, title: str, body: str, *symbols: str, mtype: str = "decision",
+            scope: str = "local") -> Memory:
     r = Resolver(store.repo)
     return Memory(id=new_id(), type=mtype, title=title, body=body, scope=scope, confidence=0.6,
                   anchors=[r.make("csvish.py", s, WORKTREE) for s in symbols])
 
 
-def test_repeat_reinforces_rewrite_supersedes_other_is_new(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_repeat_reinforces_rewrite_supersedes_other_is_new(tmp_path: Path, run_cli) -> None:
     store = Store(Repo(_repo(tmp_path, run_cli)))
     old = _memory(store, "parse splits on commas only", "quoted fields are not supported by parse", "parse")
     store.save(old)
@@ -56,7 +56,7 @@ def test_repeat_reinforces_rewrite_supersedes_other_is_new(tmp_path: Path, run_c
     assert [m.id for m in plan.write] == [other.id] and not other.supersedes and not plan.delete
 
 
-def test_a_team_memory_is_superseded_not_deleted(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_team_memory_is_superseded_not_deleted(tmp_path: Path, run_cli) -> None:
     store = Store(Repo(_repo(tmp_path, run_cli)))
     team = _memory(store, "parse splits on commas only", "quoted fields are not supported by parse", "parse",
                    scope="team")
@@ -67,7 +67,7 @@ def test_a_team_memory_is_superseded_not_deleted(tmp_path: Path, run_cli) -> Non
     assert new.supersedes == [team.id] and plan.delete == []
 
 
-def test_later_batches_of_a_session_update_its_memory(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_later_batches_of_a_session_update_its_memory(tmp_path: Path, run_cli) -> None:
     repo = _repo(tmp_path, run_cli)
     base = {"session_id": "resumed", "cwd": str(repo)}
     path = str(repo / "csvish.py")
@@ -93,7 +93,7 @@ def test_later_batches_of_a_session_update_its_memory(tmp_path: Path, run_cli) -
     assert m["body"] == "render adds a space too."
 
 
-def test_orphaned_spool_is_consolidated_by_the_next_session_start(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_orphaned_spool_is_consolidated_by_the_next_session_start(tmp_path: Path, run_cli) -> None:
     repo = _repo(tmp_path, run_cli)
     path = str(repo / "csvish.py")
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
@@ -120,7 +120,7 @@ def test_digest_and_notable_commands() -> None:
     assert not digest("s", [{"event": "PostToolUse", "tool": "Read", "input": {"file_path": "a.py"}}]).worth_recording
 
 
-def test_worker_prunes_leftovers_but_not_live_data(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_worker_prunes_leftovers_but_not_live_data(tmp_path: Path, run_cli) -> None:
     from gitmem.capture.worker import prune_sessions
 
     repo = _repo(tmp_path, run_cli)

@@ -126,7 +126,7 @@ def server() -> Iterator[FakeServer]:
         def log_message(self, *args: Any) -> None:  # keep pytest output clean
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server API)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
             state.headers.append({k.lower(): v for k, v in self.headers.items()})

@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import AnchorError, GitError, GitmemError, NotARepository
-from gitmem.git import (EMPTY_TREE, WORKTREE, FileChange, HooksPathSetting, Repo, git_blob_sha,
-                        hooks_path_setting, scrub_git_env)
+from gitmem.git import (
+    EMPTY_TREE,
+    WORKTREE,
+    FileChange,
+    HooksPathSetting,
+    Repo,
+    git_blob_sha,
+    hooks_path_setting,
+    scrub_git_env,
+)
 from testing.repos import commit, git, make_repo, write
 
 

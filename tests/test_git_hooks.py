@@ -24,12 +24,10 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from gitmem import hook_entry, infra
+from gitmem import hook_entry, infra, layout
 from gitmem.git import Repo
 from gitmem.hook_entry import hook_log_path
-from gitmem.integrations import git_hooks
 from gitmem.integrations.git_hooks import HOOK_NAMES, SHIM_VERSION, install, render_shim, status, uninstall
-from gitmem import layout
 from testing.repos import commit, git, make_repo
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -319,7 +319,8 @@ def test_shims_from_gitmem_v2_that_chained_pre_commit_as_legacy_are_repaired(tmp
     write_hook(hooks / "pre-commit", v2)
     proc = commit_proc(repo, "old layout")
     assert proc.returncode == 1 and "installed in migration mode" in proc.stdout + proc.stderr
-    assert state(repo, "pre-commit").problem.endswith("is an older gitmem shim (v2): `gitmem hooks install` upgrades it")
+    assert state(repo, "pre-commit").problem.endswith(
+        "is an older gitmem shim (v2): `gitmem hooks install` upgrades it")
 
     assert run_cli(repo, "hooks", "install")[0] == 0
     assert (hooks / "pre-commit").read_bytes() == written

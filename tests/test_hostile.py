@@ -15,8 +15,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from testing.repos import commit, git, make_repo, write
 from gitmem import layout
+from testing.repos import commit, git, make_repo, write
 
 PY = "def f(x):\n    return x\n\n\ndef g(y):\n    return y * 2\n"
 

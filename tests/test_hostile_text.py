@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import hookindex
+from gitmem import hookindex, layout
 from gitmem.git import Repo
 from gitmem.hookindex_sync import sync_hook_index
 from gitmem.memfile import read
@@ -29,7 +29,6 @@ from gitmem.search import recall
 from gitmem.serialize import dumps, memory_json
 from gitmem.store import Store
 from gitmem.textsplit import MAX_QUERY_TERMS
-from gitmem import layout
 from testing.repos import commit, make_repo
 
 from test_claude_hooks import context_of, fixture, local_memories, scripted_session, spool_empty, wait_for

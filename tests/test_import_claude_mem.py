@@ -22,10 +22,11 @@ CREATE TABLE session_summaries (id INTEGER PRIMARY KEY AUTOINCREMENT, memory_ses
   created_at TEXT NOT NULL, created_at_epoch INTEGER NOT NULL);
 """
 
-CODE = "class Cache:\n    def get(self, key):\n        return self.data.get(key)\n\n\ndef warm(cache):\n    cache.get('x')\n"
+CODE = ("class Cache:\n    def get(self, key):\n        return self.data.get(key)\n\n\n"
+        "def warm(cache):\n    cache.get('x')\n")
 
 
-def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "shop")
     commit(repo, "init", {"app/cache.py": CODE, "README.md": "x\n"})
     run_cli(repo, "init", "--no-hooks")
@@ -45,12 +46,14 @@ def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) ->
     ]
     for sess, project, typ, title, sub, facts, narrative, concepts, read, modified, epoch in rows:
         con.execute("INSERT INTO observations (memory_session_id, project, type, title, subtitle, facts, narrative, "
-                    "concepts, files_read, files_modified, created_at, created_at_epoch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "concepts, files_read, files_modified, created_at, created_at_epoch) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (sess, project, typ, title, sub, json.dumps(facts), narrative, json.dumps(concepts),
                      json.dumps(read), json.dumps(modified), "2025-11-30T10:00:00Z", epoch))
     con.execute("INSERT INTO session_summaries (memory_session_id, project, request, learned, completed, files_read, "
                 "files_edited, created_at, created_at_epoch) VALUES (?,?,?,?,?,?,?,?,?)",
-                ("s9", "other-project", "Migrate DB", "x", "y", "[]", json.dumps(["/elsewhere/a.py"]), "t", 1764500004000))
+                ("s9", "other-project", "Migrate DB", "x", "y", "[]", json.dumps(["/elsewhere/a.py"]), "t",
+                 1764500004000))
     con.commit()
     con.close()
     code, out, err = run_cli(repo, "import", "claude-mem", str(db), "--json")
@@ -68,7 +71,7 @@ def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) ->
     assert json.loads(out)["written"] == [] and json.loads(out)["already"] == 3
 
 
-def test_not_a_claude_mem_database(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_not_a_claude_mem_database(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "x = 1\n"})
     run_cli(repo, "init", "--no-hooks")

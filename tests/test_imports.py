@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from gitmem import focus as F
+from gitmem import layout
 from gitmem import rank as R
 from gitmem.code import imports as I
 from gitmem.code.imports import ImportCache, ImportResolver, cached_imports, extract_imports, resolve_imports
 from gitmem.focus import Focus
 from gitmem.model import Anchor, Memory
-from gitmem import layout
 from testing.repos import commit, make_repo
 
 

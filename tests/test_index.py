@@ -502,7 +502,7 @@ def test_two_processes_sync_concurrently(repo: Path, tmp_path: Path) -> None:
         time.sleep(0.01)  # both have imported lancedb and loaded wordllama
     go.touch()
     outputs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outputs):
+    for p, (_out, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err
     results = sorted(out.split() for out, _ in outputs)
     assert results == [["0", "0", "0", "False"], ["40", "0", "0", "False"]]

@@ -43,7 +43,8 @@ def test_round_trip_is_byte_identical(tmp_path: Path) -> None:
 
 
 def test_hostile_text_stays_valid(tmp_path: Path) -> None:
-    m = _memory(title="emoji 🚀 and \"quotes\" and: colons", body="lone \udcff surrogate\r\nCRLF line\n---\nnot front matter",
+    m = _memory(title="emoji 🚀 and \"quotes\" and: colons",
+                body="lone \udcff surrogate\r\nCRLF line\n---\nnot front matter",
                 facts=["- dash", "# hash", "yes", "null"], tags=["🚀"])
     p = tmp_path / f"{m.id}.md"
     memfile.write(p, m)

@@ -12,7 +12,7 @@ from testing.repos import commit, git, make_repo
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def _repo(tmp_path: Path, run_cli) -> tuple[Path, str, Path]:  # type: ignore[no-untyped-def]
+def _repo(tmp_path: Path, run_cli) -> tuple[Path, str, Path]:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     assert run_cli(repo, "init", "--no-hooks")[0] == 0
@@ -33,7 +33,7 @@ def _edit(path: Path, **changes: object) -> None:
     write(path, m)
 
 
-def test_tags_and_anchors_merge_as_a_union(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_tags_and_anchors_merge_as_a_union(tmp_path: Path, run_cli) -> None:
     repo, mid, path = _repo(tmp_path, run_cli)
     git(repo, "checkout", "-q", "-b", "a")
     run_cli(repo, "remember", "x", "--anchor", "csvish.py::render")  # another memory, to change nothing here
@@ -55,7 +55,7 @@ def test_tags_and_anchors_merge_as_a_union(tmp_path: Path, run_cli) -> None:  # 
     assert merged.title == "parse splits on commas only" and merged.updated == "2030-01-02T00:00:00Z"
 
 
-def test_both_rewrite_the_body_conflict_named_by_doctor(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_both_rewrite_the_body_conflict_named_by_doctor(tmp_path: Path, run_cli) -> None:
     repo, mid, path = _repo(tmp_path, run_cli)
     git(repo, "checkout", "-q", "-b", "a")
     _edit(path, body="Quoted fields are not supported.", tags=["csv", "quoting"])
@@ -74,7 +74,7 @@ def test_both_rewrite_the_body_conflict_named_by_doctor(tmp_path: Path, run_cli)
                for c in json.loads(out)["checks"])
 
 
-def test_a_fact_removed_on_one_side_stays_removed(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_fact_removed_on_one_side_stays_removed(tmp_path: Path, run_cli) -> None:
     repo, mid, path = _repo(tmp_path, run_cli)
     _edit(path, facts=["right fact", "wrong fact"])
     commit(repo, "facts")

@@ -39,7 +39,8 @@ _fragment = (st.sampled_from(_FRAGMENTS)
 text = st.lists(_fragment, max_size=6).map("".join)
 
 SHA = st.text("0123456789abcdef", min_size=40, max_size=40) | st.text("0123456789abcdef", min_size=64, max_size=64)
-_path = st.from_regex(r"[a-z_][a-z0-9_. -]{0,8}(/[a-zA-Z0-9_][a-zA-Z0-9_.@+ -]{0,8}){0,2}\.(py|go|ts|md)", fullmatch=True)
+_path = st.from_regex(r"[a-z_][a-z0-9_. -]{0,8}(/[a-zA-Z0-9_][a-zA-Z0-9_.@+ -]{0,8}){0,2}\.(py|go|ts|md)",
+                      fullmatch=True)
 _ident = r"[A-Za-z_$][A-Za-z0-9_$]{0,6}"
 _symbol = st.from_regex(rf"{_ident}(\.{_ident}){{0,2}}(#[2-9])?", fullmatch=True)
 _fingerprint = st.from_regex(r"(ts1|raw1):[0-9a-f]{32}", fullmatch=True)
@@ -89,7 +90,8 @@ def _normalised(m: Memory) -> Memory:
         facts=facts, tags=sorted({t for t in (_clean(t).strip() for t in m.tags) if t}), anchors=anchors,
         author=_clean(m.author), source=m.source, session=opt(m.session), model=opt(m.model),
         confidence=m.confidence, created=_clean(m.created), updated=_clean(m.updated),
-        supersedes=sorted({_clean(s) for s in m.supersedes}), superseded_by=sorted({_clean(s) for s in m.superseded_by}),
+        supersedes=sorted({_clean(s) for s in m.supersedes}),
+        superseded_by=sorted({_clean(s) for s in m.superseded_by}),
         retired=opt(m.retired), invariant=m.invariant, scope=m.scope)
 
 
@@ -184,7 +186,8 @@ def test_hand_made_file_is_stable_after_one_normalisation(m: Memory, style: dict
     front = yaml.safe_dump(fm, default_flow_style=style["flow"], width=style["width"], indent=style["indent"],
                            allow_unicode=style["unicode"], sort_keys=False)
     if style["bare_time"]:
-        front = front.replace("created: '2026-11-30T17:22:49Z'", "created: 2026-11-30T17:22:49Z")  # YAML reads a timestamp
+        # YAML reads a timestamp
+        front = front.replace("created: '2026-11-30T17:22:49Z'", "created: 2026-11-30T17:22:49Z")
     if style["comment"]:
         front = "# written by hand\n" + front
     body = _clean(m.body)

@@ -10,7 +10,7 @@ from testing.repos import commit, git, make_repo
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def _setup(tmp_path: Path, run_cli) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+def _setup(tmp_path: Path, run_cli) -> tuple[Path, str]:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")
@@ -20,15 +20,16 @@ def _setup(tmp_path: Path, run_cli) -> tuple[Path, str]:  # type: ignore[no-unty
     return repo, json.loads(out)["id"]
 
 
-def _statuses(run_cli, repo: Path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _statuses(run_cli, repo: Path) -> dict[str, str]:
     code, out, _ = run_cli(repo, "stale", "--all", "--json")
     return {a["anchor"]: a["status"] for m in json.loads(out) for a in m["anchors"]}
 
 
-def test_stale_and_moved_anchors_become_fresh(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_stale_and_moved_anchors_become_fresh(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     git(repo, "mv", "csvish.py", "csvlite.py")
-    commit(repo, "rename, and parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    commit(repo, "rename, and parse strips",
+           {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     before = _statuses(run_cli, repo)
     assert before["csvish.py::parse"] == "stale" and before["csvish.py::render"] == "moved"
     code, out, err = run_cli(repo, "reanchor", mid[:12], "--json")
@@ -40,7 +41,7 @@ def test_stale_and_moved_anchors_become_fresh(tmp_path: Path, run_cli) -> None: 
     assert run_cli(repo, "stale", "--json")[1].strip() == "[]"
 
 
-def test_deleted_code_needs_drop_deleted(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_deleted_code_needs_drop_deleted(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     commit(repo, "drop render", {"csvish.py": CODE.split("\n\n\n")[0] + "\n"})
     before = (repo / ".gitmem" / "memories" / f"{mid}.md").read_bytes()
@@ -53,7 +54,7 @@ def test_deleted_code_needs_drop_deleted(tmp_path: Path, run_cli) -> None:  # ty
                                         next(k for k in _statuses(run_cli, repo) if k.startswith("commit:")): "fresh"}
 
 
-def test_retire_keeps_the_file_and_leaves_every_listing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_retire_keeps_the_file_and_leaves_every_listing(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     commit(repo, "parse strips", {"csvish.py": CODE.replace("text.split(',')", "[t for t in text.split(',')]")})
     assert json.loads(run_cli(repo, "stale", "--json")[1])[0]["id"] == mid
@@ -70,7 +71,7 @@ def test_retire_keeps_the_file_and_leaves_every_listing(tmp_path: Path, run_cli)
     assert code == 1 and "retired on" in err
 
 
-def test_supersede_links_both_ways_and_follows_moved_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_supersede_links_both_ways_and_follows_moved_code(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     git(repo, "mv", "csvish.py", "csvlite.py")
     commit(repo, "rename")
@@ -90,11 +91,12 @@ def test_supersede_links_both_ways_and_follows_moved_code(tmp_path: Path, run_cl
     assert dumps(read(p)[0]) == p.read_text()
 
 
-def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     commit(repo, "memory")
     commit(repo, "comment only", {"csvish.py": "# csv helpers\n" + CODE})
-    c1 = commit(repo, "parse strips", {"csvish.py": "# csv helpers\n" + CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    stripped = CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")
+    c1 = commit(repo, "parse strips", {"csvish.py": "# csv helpers\n" + stripped})
     run_cli(repo, "reanchor", mid)
     c2 = commit(repo, "memory re-anchored")
     code, out, err = run_cli(repo, "log", mid, "--json")
@@ -107,7 +109,7 @@ def test_log_interleaves_memory_and_code_history(tmp_path: Path, run_cli) -> Non
     assert rows[-1]["what"] == "memory written"
 
 
-def test_post_commit_lets_a_moved_memory_follow_its_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_post_commit_lets_a_moved_memory_follow_its_code(tmp_path: Path, run_cli) -> None:
     import subprocess
 
     repo = make_repo(tmp_path / "r")
@@ -131,7 +133,7 @@ def test_post_commit_lets_a_moved_memory_follow_its_code(tmp_path: Path, run_cli
     assert "moved with its code" in proc.stderr
 
 
-def test_following_moves_never_stops_a_rebase(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_following_moves_never_stops_a_rebase(tmp_path: Path, run_cli) -> None:
     import subprocess
 
     repo = make_repo(tmp_path / "r")
@@ -156,12 +158,13 @@ def test_following_moves_never_stops_a_rebase(tmp_path: Path, run_cli) -> None: 
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_log_follows_a_renamed_file(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_log_follows_a_renamed_file(tmp_path: Path, run_cli) -> None:
     repo, mid = _setup(tmp_path, run_cli)
     commit(repo, "memory")
     (repo / ".gitmem" / "config.toml").write_text("[review]\nfollow_moves = false\n")
     git(repo, "mv", "csvish.py", "csvlite.py")
     commit(repo, "rename")
-    commit(repo, "parse strips", {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    commit(repo, "parse strips",
+           {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     rows = json.loads(run_cli(repo, "log", mid, "--json")[1])
     assert any(r["subject"] == "parse strips" and r["kind"] == "code" for r in rows)

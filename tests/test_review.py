@@ -15,7 +15,7 @@ CODE = ("def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n 
         "def quote(s):\n    return '\"' + s + '\"'\n")
 
 
-def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")
@@ -24,7 +24,8 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
         code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
         ids[name] = json.loads(out)["id"]
     commit(repo, "memories")
-    commit(repo, "semicolons everywhere", {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
+    commit(repo, "semicolons everywhere",
+           {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
     assert len(json.loads(run_cli(repo, "stale", "--json")[1])) == 3
     env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
     child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
@@ -54,7 +55,7 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     assert json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])["status"] == "fresh"
 
 
-def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from gitmem import layout
 from testing.chat_server import chat_server
 from testing.repos import commit, make_repo
-from gitmem import layout
 from tests.test_claude_hooks import hook, wait_for
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "secrets.json").read_text())
@@ -48,7 +48,7 @@ def leaks(blobs: list[tuple[str, bytes]]) -> list[str]:
 
 
 @pytest.mark.parametrize("use_llm", [True, False])
-def test_no_secret_reaches_gitmem_files_or_the_llm(tmp_path: Path, run_cli, use_llm: bool) -> None:  # type: ignore[no-untyped-def]
+def test_no_secret_reaches_gitmem_files_or_the_llm(tmp_path: Path, run_cli, use_llm: bool) -> None:
     repo = make_repo(tmp_path / "project")
     commit(repo, "init", {"app/settings.py": "def load():\n    return {}\n"})
     assert run_cli(repo, "init", "--no-hooks")[0] == 0
@@ -97,7 +97,7 @@ def test_no_secret_reaches_gitmem_files_or_the_llm(tmp_path: Path, run_cli, use_
     assert leaks(blobs + requests) == []
 
 
-def test_remember_redacts_whoever_asks(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_remember_redacts_whoever_asks(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "project")
     commit(repo, "init", {"db.py": "def connect():\n    pass\n"})
     run_cli(repo, "init", "--no-hooks")

@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from testing.repos import commit, git, make_repo
 from gitmem import layout
+from testing.repos import commit, git, make_repo
 
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def _repo(tmp_path: Path, run_cli, policy: str | None = None) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+def _repo(tmp_path: Path, run_cli, policy: str | None = None) -> tuple[Path, str]:
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"csvish.py": CODE, "README.md": "x\n"})
     assert run_cli(repo, "init")[0] == 0  # with the git hooks, pre-commit included
     if policy:
-        (repo / ".gitmem" / "config.toml").write_text(f'[share]\npolicy = "{policy}"\n[embeddings]\nprovider = "none"\n')
+        (repo / ".gitmem" / "config.toml").write_text(
+            f'[share]\npolicy = "{policy}"\n[embeddings]\nprovider = "none"\n')
     git(repo, "add", ".gitmem")
     git(repo, "commit", "-qm", "gitmem")
     code, out, _ = run_cli(repo, "remember", "parse splits on commas only", "--local", "--anchor",
@@ -31,7 +32,7 @@ def _files_of(repo: Path, rev: str = "HEAD") -> list[str]:
 
 
 @pytest.mark.parametrize("how", ["add", "all", "path"])
-def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Path, run_cli, how: str) -> None:  # type: ignore[no-untyped-def]
+def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Path, run_cli, how: str) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     # a commit touching nothing anchored carries nothing
     (repo / "README.md").write_text("y\n")
@@ -56,7 +57,7 @@ def test_with_code_commit_carries_the_memory_of_the_code_it_changes(tmp_path: Pa
     assert git(repo, "status", "--porcelain", "--", ".gitmem/memories") == ""  # committed, nothing left staged
 
 
-def test_manual_and_all_policies(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_manual_and_all_policies(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli, "manual")
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
     git(repo, "commit", "-qam", "parse semicolons")
@@ -71,7 +72,7 @@ def test_manual_and_all_policies(tmp_path: Path, run_cli) -> None:  # type: igno
     assert sorted(_files_of(repo2)) == [f".gitmem/memories/{mid2}.md", "README.md"]
 
 
-def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     (repo / ".gitmem" / "config.toml").write_text('[share]\npolicy = "sometimes"\n')
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
@@ -80,7 +81,7 @@ def test_a_broken_share_never_blocks_the_commit(tmp_path: Path, run_cli) -> None
     assert "share.policy" in (layout.of(repo).log_file("hooks.log")).read_text()
 
 
-def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     legacy = repo / ".git" / "hooks" / "pre-commit.before-gitmem"
     legacy.write_text("#!/bin/sh\nexit 1\n")
@@ -91,7 +92,7 @@ def test_a_failing_chained_pre_commit_shares_nothing(tmp_path: Path, run_cli) ->
     assert (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
 
 
-def test_a_memory_shared_with_the_commit_that_makes_it_stale_fails_check(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_memory_shared_with_the_commit_that_makes_it_stale_fails_check(tmp_path: Path, run_cli) -> None:
     repo, mid = _repo(tmp_path, run_cli)
     (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
     git(repo, "commit", "-qam", "parse semicolons")

@@ -11,7 +11,7 @@ from testing.repos import commit, make_repo
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 
 
-def test_round_trip_in_one_repository_is_byte_identical(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_round_trip_in_one_repository_is_byte_identical(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "a")
     commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")
@@ -33,7 +33,7 @@ def test_round_trip_in_one_repository_is_byte_identical(tmp_path: Path, run_cli)
     assert len(json.loads(out)["skipped"]) == 2 and json.loads(out)["written"] == []
 
 
-def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, run_cli) -> None:
     a = make_repo(tmp_path / "a")
     commit(a, "init", {"csvish.py": CODE})
     run_cli(a, "init", "--no-hooks")
@@ -52,7 +52,7 @@ def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, r
     assert [a["anchor"] for a in m["anchors"]] == ["csvish.py::parse"] and m["status"] == "fresh"
 
 
-def test_hostile_anchors_are_dropped_not_written(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_hostile_anchors_are_dropped_not_written(tmp_path: Path, run_cli) -> None:
     repo = make_repo(tmp_path / "a")
     head = commit(repo, "init", {"csvish.py": CODE})
     run_cli(repo, "init", "--no-hooks")

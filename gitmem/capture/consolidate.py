@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 
@@ -114,7 +114,9 @@ def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
             d.head = r["head"]
         elif kind in ("PostToolUse", "PostToolUseFailure"):
             tool = r.get("tool")
-            inp = r.get("input") if isinstance(r.get("input"), dict) else {}
+            inp = r.get("input")
+            if not isinstance(inp, dict):
+                inp = {}
             path = inp.get("file_path") or inp.get("notebook_path")
             if kind == "PostToolUseFailure":
                 d.failures.append(f"{tool} failed: {str(r.get('error') or '')[:300]}")
@@ -206,8 +208,8 @@ def observation_anchors(store: Store, resolver: Resolver, obs: llm_mod.Observati
     out: list[Anchor] = []
     files = [f for f in (_rel(repo.root, f) for f in obs.files) if f]
     for spec in obs.symbols:
-        path, _, name = spec.rpartition("::")
-        path = _rel(repo.root, path) if path else None
+        given, _, name = spec.rpartition("::")
+        path = _rel(repo.root, given) if given else None
         name = name.strip().rstrip("()")
         candidates = [path] if path else list(dict.fromkeys(files + session_files))
         found = [(p, name) for p in candidates if p and name in (resolver.table(WORKTREE, p) or {})]
@@ -371,7 +373,9 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
         elif kind == "Stop":
             lines.append(f"AGENT: {r.get('last_message', '')}")
         elif kind in ("PostToolUse", "PostToolUseFailure"):
-            inp = r.get("input") if isinstance(r.get("input"), dict) else {}
+            inp = r.get("input")
+            if not isinstance(inp, dict):
+                inp = {}
             tool = r.get("tool")
             if tool == "Edit":
                 line = (f"EDIT {inp.get('file_path')}:\n- {str(inp.get('old_string', ''))[:800]}\n"
@@ -381,7 +385,9 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
             elif tool == "Read":
                 line = f"READ {inp.get('file_path')}"
             elif tool == "Bash":
-                resp = r.get("response") if isinstance(r.get("response"), dict) else {}
+                resp = r.get("response")
+                if not isinstance(resp, dict):
+                    resp = {}
                 out = (str(resp.get("stdout", "")) + "\n" + str(resp.get("stderr", ""))).strip()[:600]
                 line = f"$ {inp.get('command')}\n{out}"
             else:
@@ -455,7 +461,8 @@ def observe_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_
 
 
 def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm: bool,
-               notes: list[str], answers: list[llm_mod.LLMAnswer] | None | bool = False) -> tuple[Plan, str]:
+               notes: list[str], answers: list[llm_mod.LLMAnswer] | None | Literal[False] = False,
+               ) -> tuple[Plan, str]:
     """The plan for one batch and which path made it ("rules", "llm", "llm-empty", "skipped").
 
     ``answers``: what ``observe_batch`` returned (False: ask the model here).
@@ -486,9 +493,9 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
                        updated=now, scope="local")
             merge_into(plan, m, existing)
         return plan, "llm" if observations else "llm-empty"
-    m = rules_memory(store, resolver, d, existing)
-    if m is not None:
-        plan.write.append(m)
+    memory = rules_memory(store, resolver, d, existing)
+    if memory is not None:
+        plan.write.append(memory)
     return plan, "rules"
 
 

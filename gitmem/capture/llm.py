@@ -24,10 +24,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, GitmemError
 from ..model import MEMORY_TYPES
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 _KEYS = {"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}
 #: Characters of session transcript sent per request (about 6k tokens at 4 characters per token).
@@ -45,7 +48,7 @@ Answer with one JSON object and nothing else:
   "body": "<2-6 sentences>", "facts": ["<short fact>", ...], "tags": ["<concept>", ...],
   "files": ["<repo-relative path>", ...], "symbols": ["<path>::<Qualified.Name>", ...]}]}
 Use only files and symbols that appear in the session. If nothing is worth remembering, answer
-{"observations": []}.""" % ", ".join(MEMORY_TYPES)
+{"observations": []}.""" % ", ".join(MEMORY_TYPES)  # noqa: UP031 - JSON braces all through the text
 
 
 class LLMOutputError(GitmemError):
@@ -90,7 +93,8 @@ def llm_config(cfg: dict[str, Any] | None) -> LLMConfig | None:
         raise ConfigError(f"[llm] unknown key(s): {', '.join(extra)}", f"allowed: {', '.join(sorted(_KEYS))}")
     for k in ("base_url", "model"):
         if not isinstance(cfg.get(k), str) or not cfg[k].strip():
-            raise ConfigError(f"[llm] needs `{k}` (a string)", 'e.g. base_url = "http://127.0.0.1:8080/v1", model = "qwen3-8b"')
+            raise ConfigError(f"[llm] needs `{k}` (a string)",
+                              'e.g. base_url = "http://127.0.0.1:8080/v1", model = "qwen3-8b"')
     if not isinstance(cfg.get("extra_body", {}), dict):
         raise ConfigError("[llm] extra_body must be a table", "e.g. extra_body = { temperature = 0 }")
     for k in ("timeout", "max_retries", "max_input_chars"):
@@ -128,17 +132,22 @@ def parse_observations(text: str) -> list[Observation]:
         title = raw.get("title")
         if not isinstance(title, str) or not title.strip():
             continue
-        mtype = raw.get("type") if raw.get("type") in MEMORY_TYPES else "discovery"
-
-        def strs(key: str, limit: int = 12) -> list[str]:
-            v = raw.get(key)
-            return [s.strip() for s in v if isinstance(s, str) and s.strip()][:limit] if isinstance(v, list) else []
-
-        body = raw.get("body") if isinstance(raw.get("body"), str) else ""
+        mtype = raw.get("type")
+        if not isinstance(mtype, str) or mtype not in MEMORY_TYPES:
+            mtype = "discovery"
+        body = raw.get("body")
+        if not isinstance(body, str):
+            body = ""
         out.append(Observation(type=mtype, title=" ".join(title.split())[:160], body=body.strip()[:4000],
-                               facts=strs("facts"), tags=strs("tags"), files=strs("files"),
-                               symbols=strs("symbols")))
+                               facts=_strs(raw, "facts"), tags=_strs(raw, "tags"), files=_strs(raw, "files"),
+                               symbols=_strs(raw, "symbols")))
     return out
+
+
+def _strs(raw: dict[str, Any], key: str, limit: int = 12) -> list[str]:
+    """The non-blank strings of the list ``raw[key]``, stripped, the first ``limit``; [] when it is no list."""
+    v = raw.get(key)
+    return [s.strip() for s in v if isinstance(s, str) and s.strip()][:limit] if isinstance(v, list) else []
 
 
 @dataclass
@@ -159,12 +168,12 @@ def observe(config: LLMConfig, transcript: str) -> LLMAnswer:
 
     client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env or "") or "none",
                            timeout=config.timeout, max_retries=config.max_retries)
-    messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                      {"role": "user", "content": transcript[:config.max_input_chars]}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                                  {"role": "user", "content": transcript[:config.max_input_chars]}]
     last_error = ""
     for attempt in (1, 2):
         try:
-            resp = client.chat.completions.create(model=config.model, messages=messages,  # type: ignore[arg-type]
+            resp = client.chat.completions.create(model=config.model, messages=messages,
                                                   temperature=0, extra_body=config.extra_body or None)
         except openai.OpenAIError as e:
             raise GitmemError(f"LLM request to {config.base_url} failed: {type(e).__name__}: "

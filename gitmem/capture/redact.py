@@ -135,6 +135,14 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Iterable
+    from typing import Any, Literal, TypeAlias
+
+    #: (kind, needles, pattern, flags, group, boundary): see _RULES.
+    _Rule: TypeAlias = tuple[str, tuple[str, ...], str, int, int | str, Literal["word", "space"] | None]
+
 __all__ = [
     "REDACTED",
     "PRIVATE",
@@ -186,10 +194,10 @@ def _marker(kind: str) -> str:
 
 # Patterns are compiled on first use, not at import: a hook that sees no ``<`` never pays for the
 # <private> regex, one whose text has no ``ghp_`` never compiles the GitHub rule.
-_compiled: dict[tuple[str, int], re.Pattern] = {}
+_compiled: dict[tuple[str, int], re.Pattern[str]] = {}
 
 
-def _rx(pattern: str, flags: int = 0) -> re.Pattern:
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     rx = _compiled.get((pattern, flags))
     if rx is None:
         rx = _compiled[(pattern, flags)] = re.compile(pattern, flags)
@@ -260,7 +268,7 @@ def strip_private(text: str) -> str:
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _KEYSEP = r"""[\w.-]{0,30}?["']?[ \t]*[:=]{1,2}[ \t]*["']?"""
 
-_RULES = (
+_RULES: tuple[_Rule, ...] = (
     ("private-key", ("-----BEGIN",),
      r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
      r".*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL, 0, None),
@@ -297,7 +305,7 @@ _RULES = (
 
 # Rules that run after the secret-named-key rule: their values may be keys of an assignment
 # (``Authorization: SECRET_KEY = '…'``), which that rule must see first.
-_LATE_RULES = (
+_LATE_RULES: tuple[_Rule, ...] = (
     ("url-password", ("://",), r"://[^\s:/?#@'\"<>\[\]]{0,256}:(?P<v>[^\s/?#'\"<>]{1,512})@", 0, "v", None),
     ("authorization", ("authorization",),
      _ci("authorization") + r"\b\\?[\"']?[ \t]*[:=][ \t]*(?:\\?[rRbBuUfF]{0,2}[\"'`])?"
@@ -346,10 +354,11 @@ def _word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def _rule_sub(kind: str, pattern: str, flags: int, group, boundary, text: str) -> str:
+def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: Literal["word", "space"] | None,
+              text: str) -> str:
     mark = _marker(kind)
 
-    def repl(m: re.Match) -> str:
+    def repl(m: re.Match[str]) -> str:
         s = m.start()
         if s and boundary:
             before = text[s - 1]
@@ -606,7 +615,7 @@ def _space_keyword(text: str, ks: int) -> tuple[bool, bool]:
     return True, first
 
 
-def _name_value_pair(text: str, low: str, ks: int, j: int) -> re.Match | None:
+def _name_value_pair(text: str, low: str, ks: int, j: int) -> re.Match[str] | None:
     """The ``value`` key that follows a secret-named key used as the value of a ``name``/``key``
     field (``- name: DB_PASSWORD`` / ``  value: …``, ``{"key": "api_key", "value": "…"}``)."""
     if low.find("value", j, j + 64) < 0:
@@ -707,10 +716,12 @@ def _redact_key_values(text: str, low: str) -> str:
     out: list[str] = []
     done = 0          # text[:done] is already copied to out
     skip_until = 0    # hits before this offset belong to a processed key or value
+    kind: str | None  # the marker kind of the current key, if it names a secret
     for hs, he in hits:
         if hs < skip_until:
             continue
-        key_end = rest_rx.match(text, he).end()
+        rest = rest_rx.match(text, he)
+        key_end = rest.end() if rest else he    # (it always matches: the pattern may match nothing)
         skip_until = key_end                # later hits in this key would find the same tail
         if key_end - hs > _MAX_KEY:
             continue
@@ -893,10 +904,10 @@ def redact_text(text: str) -> str:
     return _apply_rules(_LATE_RULES, text, low)
 
 
-def _apply_rules(rules, text: str, low: str) -> str:
+def _apply_rules(rules: tuple[_Rule, ...], text: str, low: str) -> str:
     # ``low`` may be stale after a substitution; it only gates rules (a marker never creates a
     # secret, and a needle that a marker happens to contain only costs one extra scan).
-    seen: dict[tuple, bool] = {}
+    seen: dict[tuple[str, ...], bool] = {}
     for kind, needles, pattern, flags, group, boundary in rules:
         present = seen.get(needles)
         if present is None:
@@ -906,7 +917,7 @@ def _apply_rules(rules, text: str, low: str) -> str:
     return text
 
 
-def _redact_wholesale(value, kind: str):
+def _redact_wholesale(value: object, kind: str) -> object:
     if isinstance(value, str):
         if not value or _is_reference(value.strip()):
             return value
@@ -923,7 +934,7 @@ def _redact_wholesale(value, kind: str):
     return value
 
 
-def redact(obj):
+def redact(obj: object) -> Any:
     """Return a redacted copy of a JSON-like value (dict/list/tuple/str/int/float/bool/None).
 
     Every string, including dict keys, goes through :func:`redact_text`. A dict entry whose key
@@ -935,7 +946,7 @@ def redact(obj):
     if isinstance(obj, str):
         return redact_text(obj)
     if isinstance(obj, dict):
-        out = {}
+        out: dict[object, object] = {}
         for k, v in obj.items():
             kind = _secret_key_kind(k) if isinstance(k, str) else None
             nk = redact_text(k) if isinstance(k, str) else k
@@ -949,7 +960,7 @@ def redact(obj):
 # ---------------------------------------------------------------------------------------------
 # Private paths
 
-_glob_cache: dict[tuple, re.Pattern] = {}
+_glob_cache: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 
 def _glob_part(glob: str) -> str:
@@ -989,7 +1000,7 @@ def _glob_part(glob: str) -> str:
     return "".join(out)
 
 
-def _compile_globs(globs) -> re.Pattern:
+def _compile_globs(globs: Iterable[str]) -> re.Pattern[str]:
     key = tuple(globs)
     pat = _glob_cache.get(key)
     if pat is None:
@@ -1023,7 +1034,7 @@ def _normalise_path(path: str) -> str:
     return p.rstrip("/") if p != "/" else p
 
 
-def is_private_path(path: str, globs=DEFAULT_PRIVATE_GLOBS) -> bool:
+def is_private_path(path: str, globs: Iterable[str] = DEFAULT_PRIVATE_GLOBS) -> bool:
     """True when a repo-relative or absolute POSIX ``path`` matches one of ``globs``.
 
     gitignore-style: a glob without ``/`` matches the name of any path component (so a file
@@ -1043,7 +1054,7 @@ def is_private_path(path: str, globs=DEFAULT_PRIVATE_GLOBS) -> bool:
 _SHELL_SPLIT = r"[\s\"'`;&|<>()=,]+"
 
 
-def mentions_private_path(text: str, globs=DEFAULT_PRIVATE_GLOBS) -> bool:
+def mentions_private_path(text: str, globs: Iterable[str] = DEFAULT_PRIVATE_GLOBS) -> bool:
     """True when any word of ``text`` (e.g. a Bash command) is a path matching ``globs``.
 
     ``text`` is split on whitespace, quotes, backticks and shell operators (``; & | < > ( )``) and

@@ -45,14 +45,16 @@ import re
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, cast
 
 from gitmem.code.languages import language_for_path
 from gitmem.code.symbols import _normalise, _parser, is_binary
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
+    from tree_sitter_language_pack import SupportedLanguage
 
 #: Version of ``extract_imports``' output: bump when any specifier changes; keys both caches.
 IMPORTS_VERSION = "imp1"
@@ -89,31 +91,31 @@ _QUERIES: dict[str, str] = {
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
 
-_queries: dict[str, "Query"] = {}
+_queries: dict[str, Query] = {}
 _queries_lock = threading.Lock()
 
 
-def _query(language: str) -> "Query":
+def _query(language: str) -> Query:
     with _queries_lock:
         q = _queries.get(language)
         if q is None:
             from tree_sitter import Query
             from tree_sitter_language_pack import get_language
 
-            q = _queries[language] = Query(get_language(language), _QUERIES[language])  # type: ignore[arg-type]
+            q = _queries[language] = Query(get_language(cast("SupportedLanguage", language)), _QUERIES[language])
         return q
 
 
-def _text(node: "Node", src: bytes) -> str:
+def _text(node: Node, src: bytes) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
-def _squash(node: "Node", src: bytes) -> str:
+def _squash(node: Node, src: bytes) -> str:
     """Node text without whitespace or comments' line breaks (``a . b`` -> ``a.b``)."""
     return "".join(_text(node, src).split())
 
 
-def _python(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
+def _python(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     out: list[str] = []
     for tag, node in nodes:
         if tag == "import":
@@ -136,7 +138,7 @@ def _python(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
     return out
 
 
-def _js(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
+def _js(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     out: list[str] = []
     for _, node in nodes:
         if node.type == "template_string" and any(c.type == "template_substitution" for c in node.children):
@@ -147,11 +149,11 @@ def _js(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
     return out
 
 
-def _go(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
+def _go(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return [_text(n, src)[1:-1] for _, n in nodes if len(_text(n, src)) >= 2]
 
 
-def _rust_paths(node: "Node", src: bytes, prefix: str) -> list[str]:
+def _rust_paths(node: Node, src: bytes, prefix: str) -> list[str]:
     """The paths one ``use`` argument brings in, ``prefix`` (``a::``) prepended."""
     t = node.type
     if t == "use_as_clause":
@@ -177,7 +179,7 @@ def _rust_paths(node: "Node", src: bytes, prefix: str) -> list[str]:
     return []
 
 
-def _rust(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
+def _rust(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     out: list[str] = []
     for tag, node in nodes:
         if tag == "mod":
@@ -187,7 +189,7 @@ def _rust(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
     return out
 
 
-def _java(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
+def _java(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     out: list[str] = []
     for _, node in nodes:
         name = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
@@ -200,7 +202,7 @@ def _java(nodes: list[tuple[str, "Node"]], src: bytes) -> list[str]:
     return out
 
 
-_EXTRACTORS: dict[str, Callable[[list[tuple[str, "Node"]], bytes], list[str]]] = {
+_EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
 }
 
@@ -240,7 +242,7 @@ def extract_imports(path: str, source: bytes) -> list[str]:
 
 # --------------------------------------------------------------------------- caches
 
-_lru: "OrderedDict[str, tuple[str, ...]]" = OrderedDict()
+_lru: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 _lru_lock = threading.Lock()
 
 

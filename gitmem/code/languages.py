@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -117,7 +118,7 @@ class Def:
     end_line: int
     body: tuple[int, int] | None = None
     decorators: list[tuple[int, int]] = field(default_factory=list)
-    scope: "Node | None" = None
+    scope: Node | None = None
     scope_kind: str | None = None
     emit: bool = True
 
@@ -189,14 +190,14 @@ class LanguageSpec:
 # --------------------------------------------------------------------------- helpers
 
 
-def text(node: "Node | None", src: bytes) -> str:
+def text(node: Node | None, src: bytes) -> str:
     """The source text of ``node`` decoded as UTF-8 (bad bytes replaced); "" for None."""
     if node is None:
         return ""
     return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _end_line(node: "Node") -> int:
+def _end_line(node: Node) -> int:
     """1-based inclusive last line of ``node`` (a node ending at column 0 ends on the line before)."""
     row, col = node.end_point
     if col == 0 and row > node.start_point[0]:
@@ -207,7 +208,7 @@ def _end_line(node: "Node") -> int:
 _ANY_COMMENT = frozenset({"comment", "line_comment", "block_comment", "html_comment"})
 
 
-def _content_end_line(node: "Node") -> int:
+def _content_end_line(node: Node) -> int:
     """Last line of ``node`` without trailing comments (tree-sitter-python puts a
     comment after a block's last statement inside the block)."""
     last = node
@@ -222,25 +223,25 @@ def _content_end_line(node: "Node") -> int:
     return max(_end_line(last), node.start_point[0] + 1)
 
 
-def _rng(node: "Node | None") -> tuple[int, int] | None:
+def _rng(node: Node | None) -> tuple[int, int] | None:
     return None if node is None else (node.start_byte, node.end_byte)
 
 
-def _named_prev(node: "Node", comments: frozenset[str]) -> "Node | None":
+def _named_prev(node: Node, comments: frozenset[str]) -> Node | None:
     prev = node.prev_named_sibling
     while prev is not None and prev.type in comments:
         prev = prev.prev_named_sibling
     return prev
 
 
-def _named_next(node: "Node", comments: frozenset[str]) -> "Node | None":
+def _named_next(node: Node, comments: frozenset[str]) -> Node | None:
     nxt = node.next_named_sibling
     while nxt is not None and nxt.type in comments:
         nxt = nxt.next_named_sibling
     return nxt
 
 
-def _leading(node: "Node", types: frozenset[str], comments: frozenset[str]) -> list["Node"]:
+def _leading(node: Node, types: frozenset[str], comments: frozenset[str]) -> list[Node]:
     """Consecutive preceding named siblings of ``types`` (comments skipped), in source order."""
     out: list[Node] = []
     prev = _named_prev(node, comments)
@@ -251,8 +252,8 @@ def _leading(node: "Node", types: frozenset[str], comments: frozenset[str]) -> l
     return out
 
 
-def make_def(name: str, kind: str, first: "Node", last: "Node", *, body: "Node | tuple[int, int] | None" = None,
-             decorators: "list[Node] | None" = None, scope: "Node | None" = None,
+def make_def(name: str, kind: str, first: Node, last: Node, *, body: Node | tuple[int, int] | None = None,
+             decorators: list[Node] | None = None, scope: Node | None = None,
              scope_kind: str | None = None, emit: bool = True) -> Def:
     """Build a :class:`Def` spanning ``first`` .. ``last`` (nodes, source order)."""
     body_rng = body if isinstance(body, tuple) or body is None else _rng(body)
@@ -292,8 +293,8 @@ _PY_DEFS = ("function_definition", "class_definition")
 _PY_STRING_RE = re.compile(rb"([A-Za-z]*)('''|\"\"\"|'|\")(.*)\2\Z", re.S)
 
 
-def _py_def(node: "Node", src: bytes, parent_kind: str | None, first: "Node",
-            decorators: list["Node"]) -> list[Def] | None:
+def _py_def(node: Node, src: bytes, parent_kind: str | None, first: Node,
+            decorators: list[Node]) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -305,7 +306,7 @@ def _py_def(node: "Node", src: bytes, parent_kind: str | None, first: "Node",
     return [make_def(text(name, src), kind, first, node, body=body, decorators=decorators, scope=body)]
 
 
-def _py_decorated(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _py_decorated(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     inner = node.child_by_field_name("definition")
     if inner is None or inner.type not in _PY_DEFS:
         return None
@@ -313,11 +314,11 @@ def _py_decorated(node: "Node", src: bytes, parent_kind: str | None) -> list[Def
     return _py_def(inner, src, parent_kind, node, decorators)
 
 
-def _py_plain(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _py_plain(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     return _py_def(node, src, parent_kind, node, [])
 
 
-def _py_string(node: "Node", src: bytes) -> bytes | None:
+def _py_string(node: Node, src: bytes) -> bytes | None:
     """A Python string literal without interpolation as one quote-style-free token.
 
     ``'a'``, ``"a"``, ``'''a'''`` and ``u"a"`` all become ``S|a``; prefixes are
@@ -372,7 +373,7 @@ _JS_METHOD_SIGS = frozenset({"method_signature"})
 _JS_FUNC_SIGS = frozenset({"function_signature"})
 
 
-def _js_unit(node: "Node") -> "Node":
+def _js_unit(node: Node) -> Node:
     """The statement a declaration stands in: its ``export`` / ``declare`` wrapper, if any."""
     parent = node.parent
     if parent is not None and parent.type in ("export_statement", "ambient_declaration"):
@@ -380,7 +381,7 @@ def _js_unit(node: "Node") -> "Node":
     return node
 
 
-def _js_unit_decl(unit: "Node") -> "Node":
+def _js_unit_decl(unit: Node) -> Node:
     """Inverse of ``_js_unit``: the declaration inside an export / declare wrapper."""
     if unit.type == "export_statement":
         decl = unit.child_by_field_name("declaration")
@@ -392,11 +393,11 @@ def _js_unit_decl(unit: "Node") -> "Node":
     return unit
 
 
-def _js_decorators(node: "Node") -> list["Node"]:
+def _js_decorators(node: Node) -> list[Node]:
     return [c for c in node.children if c.type == "decorator"]
 
 
-def _js_overloads(unit: "Node", name: str, sig_types: frozenset[str], src: bytes) -> list["Node"]:
+def _js_overloads(unit: Node, name: str, sig_types: frozenset[str], src: bytes) -> list[Node]:
     """Preceding overload signatures of ``name`` (TypeScript), in source order."""
     out: list[Node] = []
     prev = _named_prev(unit, _JS_COMMENTS)
@@ -410,7 +411,7 @@ def _js_overloads(unit: "Node", name: str, sig_types: frozenset[str], src: bytes
     return out
 
 
-def _js_is_overload(unit: "Node", name: str, impl_types: frozenset[str], src: bytes) -> bool:
+def _js_is_overload(unit: Node, name: str, impl_types: frozenset[str], src: bytes) -> bool:
     """True when the next sibling declares ``name`` again (this signature folds into it)."""
     nxt = _named_next(unit, _JS_COMMENTS)
     while nxt is not None and nxt.type == "decorator":
@@ -421,7 +422,7 @@ def _js_is_overload(unit: "Node", name: str, impl_types: frozenset[str], src: by
     return decl.type in impl_types and text(decl.child_by_field_name("name"), src) == name
 
 
-def _js_value_def(name: str, value: "Node", first: "Node", last: "Node", decorators: list["Node"],
+def _js_value_def(name: str, value: Node, first: Node, last: Node, decorators: list[Node],
                   func_kind: str) -> Def | None:
     """A definition whose code is a function / class *value* (``x = () => ...``)."""
     if value.type in _JS_FUNC_VALUES:
@@ -435,7 +436,7 @@ def _js_value_def(name: str, value: "Node", first: "Node", last: "Node", decorat
     return None
 
 
-def _js_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -446,7 +447,7 @@ def _js_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def]
     return [make_def(text(name, src), "function", first, unit, body=body, scope=body)]
 
 
-def _js_function_signature(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_function_signature(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -458,7 +459,7 @@ def _js_function_signature(node: "Node", src: bytes, parent_kind: str | None) ->
     return [make_def(text(name, src), "function", leading[0] if leading else unit, unit)]
 
 
-def _js_class(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -469,7 +470,7 @@ def _js_class(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | 
                      scope_kind="class")]
 
 
-def _js_member_name(node: "Node | None", src: bytes) -> str:
+def _js_member_name(node: Node | None, src: bytes) -> str:
     """Name of a class member / object key: identifiers as written, string keys unquoted."""
     if node is None:
         return ""
@@ -478,7 +479,7 @@ def _js_member_name(node: "Node | None", src: bytes) -> str:
     return " ".join(text(node, src).split())
 
 
-def _js_method(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_method(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind != "class":
         return None
     name = _js_member_name(node.child_by_field_name("name"), src)
@@ -493,7 +494,7 @@ def _js_method(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] |
     return [make_def(name, kind, first, node, body=body, decorators=decorators, scope=body)]
 
 
-def _js_method_signature(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_method_signature(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind != "class":
         return None
     name = _js_member_name(node.child_by_field_name("name"), src)
@@ -509,7 +510,7 @@ def _js_method_signature(node: "Node", src: bytes, parent_kind: str | None) -> l
     return [make_def(name, "method", first, node, decorators=decorators)]
 
 
-def _js_field(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_field(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind != "class":
         return None
     name = _js_member_name(node.child_by_field_name("property") or node.child_by_field_name("name"), src)
@@ -522,7 +523,7 @@ def _js_field(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | 
     return [d] if d is not None else []  # a data field: nothing inside is a member
 
 
-def _js_variables(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_variables(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     declarators = [c for c in node.named_children if c.type == "variable_declarator"]
     unit = _js_unit(node)
     out: list[Def] = []
@@ -539,7 +540,7 @@ def _js_variables(node: "Node", src: bytes, parent_kind: str | None) -> list[Def
     return out or None
 
 
-def _js_member_path(node: "Node", src: bytes) -> list[str] | None:
+def _js_member_path(node: Node, src: bytes) -> list[str] | None:
     """``a.b.c`` as ``["a", "b", "c"]``; None for anything but plain identifiers and dots."""
     parts: list[str] = []
     while node.type == "member_expression":
@@ -556,7 +557,7 @@ def _js_member_path(node: "Node", src: bytes) -> list[str] | None:
     return parts
 
 
-def _js_object_members(obj: "Node", prefix: str, kind: str, src: bytes) -> list[Def]:
+def _js_object_members(obj: Node, prefix: str, kind: str, src: bytes) -> list[Def]:
     """Function-valued members of an object literal (``{ a() {}, b: () => {} }``)."""
     out: list[Def] = []
     for member in obj.named_children:
@@ -575,7 +576,7 @@ def _js_object_members(obj: "Node", prefix: str, kind: str, src: bytes) -> list[
     return out
 
 
-def _js_expression_statement(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_expression_statement(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     inner = node.named_children[0] if node.named_child_count else None
     if inner is None:
         return None
@@ -604,7 +605,7 @@ def _js_expression_statement(node: "Node", src: bytes, parent_kind: str | None) 
     return [d] if d is not None else None
 
 
-def _js_export(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _js_export(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if node.child_by_field_name("declaration") is not None:
         return None  # the declaration's own handler widens its span to this statement
     value = node.child_by_field_name("value")
@@ -616,7 +617,7 @@ def _js_export(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] |
 
 
 def _ts_named(kind: str, body_field: str) -> Handler:
-    def handler(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    def handler(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
         name = node.child_by_field_name("name")
         if name is None:
             return None
@@ -625,7 +626,7 @@ def _ts_named(kind: str, body_field: str) -> Handler:
     return handler
 
 
-def _ts_namespace(node: "Node", src: bytes, parent_kind: str | None, unit: "Node | None" = None
+def _ts_namespace(node: Node, src: bytes, parent_kind: str | None, unit: Node | None = None
                   ) -> list[Def] | None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -668,7 +669,7 @@ def _js_handlers(typescript: bool) -> dict[str, Handler]:
     return handlers
 
 
-def _js_string(node: "Node", src: bytes) -> bytes | None:
+def _js_string(node: Node, src: bytes) -> bytes | None:
     """A JS string literal as one token, its quote style normalised (``'a'`` == ``"a"``)."""
     raw = src[node.start_byte:node.end_byte]
     if len(raw) < 2 or raw[:1] not in (b"'", b'"') or raw[-1:] != raw[:1]:
@@ -719,7 +720,7 @@ TSX = _js_spec("tsx", typescript=True)
 # --------------------------------------------------------------------------- Go
 
 
-def _go_type_name(node: "Node | None", src: bytes) -> str:
+def _go_type_name(node: Node | None, src: bytes) -> str:
     """Base name of a Go receiver type: ``*List[T]`` -> ``List``."""
     while node is not None and node.type in ("pointer_type", "parenthesized_type", "generic_type"):
         if node.type == "generic_type":
@@ -731,7 +732,7 @@ def _go_type_name(node: "Node | None", src: bytes) -> str:
     return re.sub(r"[\s*()]|\[.*", "", text(node, src))
 
 
-def _go_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _go_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -751,7 +752,7 @@ def _go_function(node: "Node", src: bytes, parent_kind: str | None) -> list[Def]
 _GO_TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
 
 
-def _go_types(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _go_types(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
     out: list[Def] = []
     for spec in specs:
@@ -782,7 +783,7 @@ _RUST_COMMENTS = frozenset({"line_comment", "block_comment"})
 _RUST_ATTRS = frozenset({"attribute_item"})
 
 
-def _rust_type_name(node: "Node | None", src: bytes) -> str:
+def _rust_type_name(node: Node | None, src: bytes) -> str:
     """Base name of an ``impl`` target: ``Foo<T>`` -> ``Foo``, ``&mut a::Foo`` -> ``Foo``,
     ``dyn Foo`` -> ``Foo``; other types (tuples, arrays) as written without spaces."""
     while node is not None:
@@ -800,7 +801,7 @@ def _rust_type_name(node: "Node | None", src: bytes) -> str:
 
 
 def _rust_item(kind: str, body_field: str | None = "body", scope_kind: str | None = None) -> Handler:
-    def handler(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+    def handler(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
         name = node.child_by_field_name("name")
         if name is None:
             return None
@@ -818,7 +819,7 @@ def _rust_item(kind: str, body_field: str | None = "body", scope_kind: str | Non
     return handler
 
 
-def _rust_impl(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _rust_impl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = _rust_type_name(node.child_by_field_name("type"), src)
     body = node.child_by_field_name("body")
     if not name or body is None:
@@ -856,14 +857,14 @@ _JAVA_TYPES = {
 }
 
 
-def _java_annotations(node: "Node") -> list["Node"]:
+def _java_annotations(node: Node) -> list[Node]:
     for child in node.children:
         if child.type == "modifiers":
             return [c for c in child.children if c.type in ("annotation", "marker_annotation")]
     return []
 
 
-def _java_decl(node: "Node", src: bytes, parent_kind: str | None) -> list[Def] | None:
+def _java_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None

@@ -59,13 +59,14 @@ import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 from gitmem.model import Symbol
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
+    from tree_sitter_language_pack import SupportedLanguage
 
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
@@ -100,7 +101,7 @@ _BARE_PARAM = 32      # emit ")" after the children (JS `x => ...`)
 _local = threading.local()
 
 
-def _parser(language: str) -> "Parser":
+def _parser(language: str) -> Parser:
     parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
     if parsers is None:
         parsers = _local.parsers = {}
@@ -108,7 +109,7 @@ def _parser(language: str) -> "Parser":
     if parser is None:
         from tree_sitter_language_pack import get_parser
 
-        parser = parsers[language] = get_parser(language)  # type: ignore[arg-type]
+        parser = parsers[language] = get_parser(cast("SupportedLanguage", language))  # a name from SPECS
     return parser
 
 
@@ -155,14 +156,14 @@ class _Tokens:
         return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
 
 
-def _is_docstring(node: "Node") -> bool:
+def _is_docstring(node: Node) -> bool:
     if node.type in ("string", "concatenated_string"):
         return True
     return (node.type == "expression_statement" and node.named_child_count == 1
             and node.named_children[0].type in ("string", "concatenated_string"))
 
 
-def _redundant_operand_parens(node: "Node", side: str | None, precedence: dict[str, int]) -> bool:
+def _redundant_operand_parens(node: Node, side: str | None, precedence: dict[str, int]) -> bool:
     """Is ``node`` (a parenthesized_expression operand of a binary_expression) redundant?"""
     inner = node.named_children
     if side not in ("left", "right") or len(inner) != 1 or inner[0].type != "binary_expression":
@@ -174,7 +175,7 @@ def _redundant_operand_parens(node: "Node", side: str | None, precedence: dict[s
     return redundant_parens(outer_op.type, inner_op.type, side, precedence)
 
 
-def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
+def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     """Walk the whole tree once and collect its canonical tokens (see the module docstring)."""
     comments, atomic, lowercase, squash = spec.comment_types, spec.atomic, spec.lowercase, spec.squash_ws
     blocks, tuples, drop_semi = spec.block_types, spec.tuple_types, spec.drop_semicolon
@@ -197,6 +198,7 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
     cursor = root.walk()
     while True:
         node = cursor.node
+        assert node is not None  # a cursor from walk() is always on a node
         ntype = node.type
         descend = False
         if ntype in comments:
@@ -287,19 +289,21 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
                 break
             types.pop()
             done = flags.pop()
-            if done & _BLOCK:
-                pos_append(2 * cursor.node.end_byte)
-                raw_append(_BLOCK_CLOSE)
-            if done & _BARE_PARAM:
-                pos_append(2 * cursor.node.end_byte)
-                raw_append(b")")
+            if done & (_BLOCK | _BARE_PARAM):
+                parent = cursor.node
+                assert parent is not None
+                if done & _BLOCK:
+                    pos_append(2 * parent.end_byte)
+                    raw_append(_BLOCK_CLOSE)
+                if done & _BARE_PARAM:
+                    pos_append(2 * parent.end_byte)
+                    raw_append(b")")
         else:
             continue
         break
 
     prefix = _LEN_PREFIX
-    enc = [prefix[len(t)] + t if t.__class__ is bytes and len(t) < 256
-           else (t.encode() if t.__class__ is str else b"%d:" % len(t) + t)  # type: ignore[operator]
+    enc = [(prefix[len(t)] + t if len(t) < 256 else b"%d:" % len(t) + t) if isinstance(t, bytes) else t.encode()
            for t in raw]
     drop = [i for i in droppable
             if i + 1 < len(enc) and enc[i + 1] in _TOKEN_CLOSERS and (i == 0 or enc[i - 1] not in _TOKEN_OPENERS)]
@@ -315,7 +319,7 @@ def _tokens(root: "Node", spec: LanguageSpec, src: bytes) -> _Tokens:
 # --------------------------------------------------------------------------- definitions
 
 
-def _definitions(root: "Node", spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
+def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
     """All definitions in pre-order (source order), with qualified, de-duplicated names."""
     handlers, descend, barriers = spec.handlers, spec.descend, spec.barriers
     out: list[tuple[str, Def]] = []
@@ -437,12 +441,12 @@ def extract_symbols(source: bytes, language: str) -> dict[str, Symbol]:
 
 # --------------------------------------------------------------------------- caches
 
-_lru: "OrderedDict[tuple[str, str, str], tuple[dict[str, Symbol], str]]" = OrderedDict()
+_lru: OrderedDict[tuple[str, str, str], tuple[dict[str, Symbol], str]] = OrderedDict()
 _lru_lock = threading.Lock()
 _cache_dir: Path | None = None
 
 
-def set_cache_dir(path: "Path | None") -> None:
+def set_cache_dir(path: Path | None) -> None:
     """Keep symbol tables on disk under ``path`` (created on demand); None turns it off.
 
     Layout: ``<path>/<EXTRACTOR_VERSION>/<key[:2]>/<key>.<language>.json``,

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from ..context import build_context
-from ..rank import HEADER
 from ..git import Repo
 from ..hookindex_sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
+from ..rank import HEADER
 from ..store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.

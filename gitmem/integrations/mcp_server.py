@@ -24,8 +24,9 @@ Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
