@@ -278,9 +278,9 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
         try:
             resolver = Resolver(store.repo)
             lay = store.layout
-            files = [lay.memory_key(store.path_for(m)) for m in written]
-            files += [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in removed
-                      for d in (layout.TEAM_MEMORIES, lay.local_key_prefix)]
+            # both folders' keys of every id: a scope change moved a file from one to the other
+            files = [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in [*(m.id for m in written), *removed]
+                     for d in (layout.TEAM_MEMORIES, lay.local_key_prefix)]
             catalog.refresh(store, con, full=False, only=files)
             hookindex.begin(con)
             for m in written:

@@ -39,7 +39,8 @@ from .anchors import Resolver
 from .capture.redact import redact_text
 from .errors import GitmemError
 from .git import WORKTREE
-from .hookindex_sync import record_written
+from .memfile import dumps
+from .memories import write
 from .model import MEMORY_TYPES, Anchor, Memory
 from .store import Store
 
@@ -181,11 +182,11 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
                    anchors=anchors[:MAX_ANCHORS], source="llm", model="claude-mem",
                    session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
                    created=stamp, updated=stamp, scope="local")
-        store.save(m)
+        dumps(m)  # raises what the writer would refuse, before anything is written
         written.append(m)
         existing.add(mid)
         report.written.append(mid)
-    record_written(store, written)
+    write(store, written)
     return report
 
 

@@ -20,8 +20,7 @@ from .analyzer import memory_status
 from .anchors import Resolver
 from .errors import GitmemError
 from .git import WORKTREE
-from .hookindex_sync import record_written
-from .memories import RememberRequest, remember
+from .memories import RememberRequest, remember, write
 from .model import KIND_COMMIT, Memory, Status
 from .store import Store, utc_now
 
@@ -41,8 +40,7 @@ def retire(store: Store, mem_id: str, reason: str = "") -> Memory:
         from .capture.redact import redact_text
 
         m.facts = [*m.facts, f"Retired: {redact_text(reason.strip())}"]
-    store.save(m)
-    record_written(store, [], [m.id])
+    write(store, [m])
     return m
 
 
@@ -86,9 +84,7 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
     req.invariant = req.invariant or old.invariant  # "these places change together" still holds for the new text
     new = remember(store, req)
     new.supersedes = [old.id]
-    store.save(new)
     old.superseded_by = [*old.superseded_by, new.id]
     old.retired = old.updated = utc_now()
-    store.save(old)
-    record_written(store, [new], [old.id])
+    write(store, [new, old])
     return Superseded(new, old)

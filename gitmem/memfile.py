@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
+from . import infra
 from .errors import MemoryFileError
 from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 
@@ -54,8 +53,6 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 FILE_SUFFIX = ".md"
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 # A conflict is a "<<<<<<<" line followed later by a ">>>>>>>" line; either alone (or a
 # setext "=======" underline) is ordinary Markdown.
 _CONFLICT_START_RE = re.compile(r"^<{7}(?: |$)", re.M)
@@ -210,35 +207,10 @@ def normalised(m: Memory) -> Memory:
     return loads(dumps(m), path=f"{m.id}{FILE_SUFFIX}")
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same dir + os.replace).
-
-    ``mode``: permission bits of the new file (default: 0666 minus the umask).
-
-    Raises:
-        OSError: the directory is not writable.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, (0o666 & ~_UMASK) if mode is None else mode)  # mkstemp makes 0600
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write(path: Path, m: Memory) -> bytes:
     """Write memory ``m`` to ``path`` atomically; returns the bytes written."""
     data = dumps(m).encode("utf-8")
-    write_atomic(path, data)
+    infra.atomic_write(path, data)
     return data
 
 

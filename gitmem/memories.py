@@ -1,25 +1,92 @@
-"""Writing and listing memories: remember, list, forget.
+"""The one write path of memory files, and remember / list / forget.
 
-The write API used by the CLI (and later by MCP and consolidation). Memory
-text is checked and cleaned here; anchors are made by ``anchors.Resolver``.
+``write`` is the only code that writes or deletes a memory file: it writes each file
+atomically into the team or local folder (by scope), deletes what it is told to, and brings
+the catalog up to date for exactly those files in the same call. Every other module that
+changes memories (lifecycle, reanchor, share, transfer, import, consolidation, the CLI and
+MCP) calls it; nothing else writes memory files (tests/test_architecture.py checks).
+Memory text is checked and cleaned in ``remember``; anchors are made by ``anchors.Resolver``.
 
 Must not import: lancedb.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 from . import memfile
 from .anchors import Resolver
-from .errors import AnchorError, GitmemError
+from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
 from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec, unique_anchors
 from .store import Store, new_id, utc_now
 
 #: Titles longer than this are cut at a word boundary (characters).
 MAX_TITLE_CHARS = 120
+
+
+def write(store: Store, written: Sequence[Memory] = (), *, removed: Sequence[str] = (),
+          removed_scope: Literal["team", "local"] | None = None) -> list[Path]:
+    """Write memories and delete memory files, then update the catalog for exactly those files.
+
+    Args:
+        store: the repository's ``Store``.
+        written: memories to write, each to ``store.path_for(m)`` (team folder or the clone's
+            local folder, by ``m.scope``); a copy under the same id in the other scope's folder is
+            deleted (a scope change). Retired memories are written and leave every ranking.
+        removed: ids whose memory files are deleted (missing files are fine).
+        removed_scope: delete only the ``team`` or ``local`` file of each removed id (None: both).
+
+    Returns:
+        The paths written, in the order of ``written``.
+
+    Raises:
+        OSError: a file cannot be written or deleted. What was written before stays written, and
+            the catalog learns it all the same.
+    """
+    from .hookindex_sync import record_written
+
+    paths: list[Path] = []
+    folders = {"team": store.memories_dir, "local": store.local_memories_dir}
+    try:
+        for m in written:
+            path = store.path_for(m)
+            memfile.write(path, m)
+            paths.append(path)
+            other = (store.memories_dir if m.scope == "local" else store.local_memories_dir) / path.name
+            if other.exists():
+                other.unlink()
+        for mid in removed:
+            for scope, folder in folders.items():
+                if removed_scope in (None, scope):
+                    (folder / f"{mid}{memfile.FILE_SUFFIX}").unlink(missing_ok=True)
+    finally:
+        live = [m for m in written if not m.retired]
+        gone = [*removed, *(m.id for m in written if m.retired)]
+        record_written(store, live, gone)
+    return paths
+
+
+def delete(store: Store, mem_id: str) -> Memory:
+    """Delete the file of memory ``mem_id`` (exact id or unique prefix); returns the memory it held.
+
+    Raises:
+        MemoryNotFound: no such id, or an ambiguous prefix.
+        OSError: the file cannot be deleted.
+    """
+    path = store.find_path(mem_id)
+    try:
+        m = memfile.read(path, display=store.display(path))[0]
+    except MemoryFileError:
+        m = Memory(id=path.stem, type="change", title="(invalid file)")
+    path.unlink()
+    from .hookindex_sync import record_written
+
+    record_written(store, [], [path.stem])
+    return m
 
 
 @dataclass
@@ -145,10 +212,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")
-    store.save(m)
-    from .hookindex_sync import record_written
-
-    record_written(store, [m])
+    write(store, [m])
     return m
 
 
@@ -184,8 +248,4 @@ def _anchor_matches(a: Anchor, path: str, symbol: str | None) -> bool:
 
 def forget(store: Store, mem_id: str) -> Memory:
     """Delete a memory's file; returns the removed memory. Raises MemoryNotFound."""
-    from .hookindex_sync import record_written
-
-    m = store.delete(mem_id)
-    record_written(store, [], [m.id])
-    return m
+    return delete(store, mem_id)

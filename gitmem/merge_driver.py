@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemoryFileError
-from .memfile import dumps, loads, write_atomic
+from .infra import atomic_write
+from .memfile import dumps, loads
 from .model import Memory
 
 DRIVER_NAME = "gitmem"
@@ -106,7 +107,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
     if conflict:
         body = (f"<<<<<<< ours\n{ours.body.rstrip()}\n=======\n{theirs.body.rstrip()}\n>>>>>>> theirs\n")
         text = text.rstrip("\n") + "\n" + body if text.endswith("---\n") else text + body
-    write_atomic(Path(ours_path), text.encode("utf-8"))
+    atomic_write(Path(ours_path), text.encode("utf-8"))  # git's %A temp file: git moves it into place
     return 1 if conflict else 0
 
 
@@ -118,7 +119,7 @@ def install(repo_root: Path, python: str = sys.executable) -> list[str]:
     attrs = repo_root / ".gitmem" / ".gitattributes"
     lines = attrs.read_text("utf-8").splitlines() if attrs.exists() else []
     if ATTRIBUTES_LINE not in lines:
-        write_atomic(attrs, ("\n".join([*lines, ATTRIBUTES_LINE]) + "\n").encode("utf-8"))
+        atomic_write(attrs, ("\n".join([*lines, ATTRIBUTES_LINE]) + "\n").encode("utf-8"))
         changed.append(".gitmem/.gitattributes")
     repo = Repo(repo_root)
     driver = f'"{python}" -m gitmem merge-file %O %A %B %P'

@@ -76,8 +76,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
             out.changes.append(f"{a.key} re-anchored over its changed code ({st.status.value})")
     m.anchors = unique_anchors(anchors)
     m.updated = utc_now()
-    store.save(m)
-    from .hookindex_sync import record_written
+    from .memories import write
 
-    record_written(store, [m])
+    write(store, [m])
     return out

@@ -25,7 +25,6 @@ from .anchors import Resolver
 from .code.symbols import symbol_table
 from .errors import ConfigError
 from .git import git_blob_sha
-from .hookindex_sync import record_written
 from .model import KIND_COMMIT, Memory
 from .store import Store
 
@@ -53,8 +52,9 @@ def share(store: Store, mem_id: str) -> Memory:
     m = store.get(mem_id)
     if m.scope != "team":
         m.scope = "team"
-        store.save(m)
-        record_written(store, [m])
+        from .memories import write
+
+        write(store, [m])
     return m
 
 
@@ -117,9 +117,11 @@ def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
     shared = []
     for m in local:
         m.scope = "team"
-        store.save(m)
         shared.append(m)
     if shared:
+        from .memories import write
+
+        write(store, shared)
         written = [store.repo.relpath(str(store.path_for(m))) or "" for m in shared]
         store.repo.stage(written, index_file)
         # `git commit PATH` commits from a temporary index and then writes the real one from
@@ -127,7 +129,6 @@ def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
         real = Path(store.repo.run("rev-parse", "--absolute-git-dir")) / "index.lock"
         if index_file and real.exists() and Path(index_file).resolve() != real.resolve():
             store.repo.stage(written, str(real))
-        record_written(store, shared)
     return shared
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import infra, memfile
 from . import layout as layout_mod
-from . import memfile
 from .errors import ConfigError, MemoryFileError, MemoryNotFound, NotInitialized
 from .git import Repo
 from .model import Memory
@@ -377,32 +377,6 @@ class Store:
         raise MemoryNotFound(f"id prefix {mem_id} is ambiguous ({len(hits)} memories)",
                              "give more characters of the id")
 
-    def save(self, m: Memory) -> Path:
-        """Write ``m`` atomically to its file (team or local dir by scope); returns the path.
-
-        If the memory exists in the other scope's dir, that copy is removed (scope change).
-        """
-        path = self.path_for(m)
-        memfile.write(path, m)
-        other = (self.memories_dir if m.scope == "local" else self.local_memories_dir) / path.name
-        if other.exists():
-            other.unlink()
-        return path
-
-    def delete(self, mem_id: str) -> Memory:
-        """Remove a memory's file; returns the memory that was removed.
-
-        Raises:
-            MemoryNotFound: no such id.
-        """
-        path = self.find_path(mem_id)
-        try:
-            m = memfile.read(path, display=self.display(path))[0]
-        except MemoryFileError:
-            m = Memory(id=path.stem, type="change", title="(invalid file)")
-        path.unlink()
-        return m
-
 
 def init_layout(repo: Repo) -> list[str]:
     """Create ``.gitmem/`` (config, memories, .gitignore); returns what was created.
@@ -422,6 +396,6 @@ def init_layout(repo: Repo) -> list[str]:
     for name, text in (("config.toml", DEFAULT_CONFIG), (".gitignore", GITIGNORE)):
         p = d / name
         if not p.exists():
-            memfile.write_atomic(p, text.encode("utf-8"))
+            infra.atomic_write(p, text.encode("utf-8"))
             created.append(f"{GITMEM_DIR}/{name}")
     return created

@@ -25,8 +25,8 @@ from typing import Any
 from .anchors import Resolver
 from .errors import GitmemError
 from .git import WORKTREE
-from .hookindex_sync import record_written
-from .memfile import check_anchor_path, valid_id
+from .memfile import check_anchor_path, dumps, valid_id
+from .memories import write
 from .model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 from .serialize import memory_json
 from .store import Store, new_id, utc_now
@@ -137,7 +137,7 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        superseded_by=[str(x) for x in raw.get("superseded_by") or []],
                        retired=_stamp(raw.get("retired"), now) if raw.get("retired") else None,
                        scope=_one_of(raw.get("scope"), SCOPES, "team"))
-            store.save(m)
+            dumps(m)  # what the writer would refuse is rejected here, line by line
         except (ValueError, TypeError, KeyError, OSError) as e:
             report.rejected.append(f"line {n}: {e}")
             continue
@@ -145,5 +145,5 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
         written.append(m)
         report.written.append(m.id)
     if written:
-        record_written(store, [m for m in written if not m.retired])
+        write(store, written)
     return report

@@ -11,6 +11,7 @@ from gitmem.anchors import Resolver
 from gitmem.capture import spool
 from gitmem.capture.consolidate import CONFIDENCE_STEP, Plan, digest, merge_into, near_duplicate, notable_commands
 from gitmem.git import WORKTREE, Repo
+from gitmem.memories import write as write_memories
 from gitmem.model import Memory
 from gitmem.store import Store, new_id
 from testing.repos import commit, make_repo
@@ -36,7 +37,7 @@ def _memory(store: Store, title: str, body: str, *symbols: str, mtype: str = "de
 def test_repeat_reinforces_rewrite_supersedes_other_is_new(tmp_path: Path, run_cli) -> None:
     store = Store(Repo(_repo(tmp_path, run_cli)))
     old = _memory(store, "parse splits on commas only", "quoted fields are not supported by parse", "parse")
-    store.save(old)
+    write_memories(store, [old])
     # the same observation again
     plan = Plan()
     merge_into(plan, _memory(store, "parse splits on commas only", "quoted fields are not supported by parse",

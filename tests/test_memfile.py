@@ -9,6 +9,7 @@ import pytest
 from gitmem import memfile
 from gitmem.errors import MemoryFileError
 from gitmem.git import Repo
+from gitmem.memories import write as write_memories
 from gitmem.model import Anchor, Memory
 from gitmem.store import Store, init_layout
 from testing.repos import make_repo
@@ -83,7 +84,7 @@ def test_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     init_layout(Repo(repo))
     store = Store(Repo(repo))
     good = _memory(id="01GOOD")
-    store.save(good)
+    write_memories(store, [good])
     (store.memories_dir / "01BAD.md").write_text("---\nid: 01BAD\ntype: nope\ntitle: t\n---\n")
     (store.memories_dir / "01BIN.md").write_bytes(b"---\xff\xfe\n")
     res = store.load_all()
@@ -103,13 +104,13 @@ def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Pat
     init_layout(Repo(repo))
     store = Store(Repo(repo))
     for i in range(3):
-        store.save(_memory(id=f"01M{i}", title=f"t{i} 🚀"))
+        write_memories(store, [_memory(id=f"01M{i}", title=f"t{i} 🚀")])
     first = store.load_all()
     cache = store.layout.catalog_file  # load_all is served from the catalog
     assert cache.is_file()
     second = store.load_all()
     assert second.memories == first.memories and second.hashes == first.hashes
-    store.save(_memory(id="01M1", title="changed"))
+    write_memories(store, [_memory(id="01M1", title="changed")])
     assert store.load_all().memories["01M1"].title == "changed"
     cache.write_text("{garbage")
     for suffix in ("-wal", "-shm"):
@@ -126,7 +127,7 @@ def test_catalog_reads_only_memory_files_whatever_git_changed(tmp_path: Path) ->
     repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
     init_layout(Repo(repo))
     store = Store(Repo(repo))
-    store.save(_memory(id="01MA", title="one"))
+    write_memories(store, [_memory(id="01MA", title="one")])
     commit(repo, "memories", {".gitmem/memories/README.txt": "not a memory\n",
                               ".gitmem/memories/sub/01MB.md": "---\nnot: here\n---\n"})
     con = catalog.open_current(store)
@@ -152,8 +153,8 @@ def test_catalog_sees_files_git_restores_and_survives_a_rewritten_history(tmp_pa
     repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
     init_layout(Repo(repo))
     store = Store(Repo(repo))
-    store.save(_memory(id="01MA", title="zebracorn"))
-    store.save(_memory(id="01ML", title="ferretine", scope="local"))
+    write_memories(store, [_memory(id="01MA", title="zebracorn")])
+    write_memories(store, [_memory(id="01ML", title="ferretine", scope="local")])
     commit(repo, "memories")
 
     def titles() -> dict[str, str]:

@@ -43,7 +43,8 @@ from ..anchors import Resolver
 from ..errors import GitmemError
 from ..focus import changed_symbols
 from ..git import WORKTREE
-from ..memfile import memory_from_dict, memory_to_dict, write_atomic
+from ..infra import atomic_write
+from ..memfile import memory_from_dict, memory_to_dict
 from ..memories import derive_title
 from ..model import KIND_COMMIT, Anchor, Memory, unique_anchors
 from ..store import Store, new_id, utc_now
@@ -291,15 +292,9 @@ class Plan:
 
 def apply_plan(store: Store, plan: Plan) -> None:
     """Write the plan's memories and delete its local ids; the hook index learns exactly those files."""
-    from ..hookindex_sync import record_written
+    from ..memories import write
 
-    for m in plan.write:
-        store.save(m)
-    for mid in plan.delete:
-        p = store.local_memories_dir / f"{mid}.md"
-        if p.exists():
-            p.unlink()
-    record_written(store, plan.write, plan.delete)
+    write(store, plan.write, removed=plan.delete, removed_scope="local")
 
 
 def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
@@ -545,7 +540,7 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
             with FileLock(str(folder / MEMORIES_LOCK), timeout=MEMORIES_LOCK_WAIT_S):
                 plan, how = plan_batch(store, key, records, use_llm=use_llm, notes=out.notes, answers=answers)
                 if plan.write or plan.delete:
-                    write_atomic(plan_path, plan.to_json())
+                    atomic_write(plan_path, plan.to_json())
                     apply_plan(store, plan)
             out.path = how if out.path in ("rules", "skipped") else out.path
             out.written += [m.id for m in plan.write]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GitmemError
-from ..memfile import write_atomic
+from ..infra import atomic_write
 
 HOOK_COMMAND = "gitmem-hook"
 MCP_NAME = "gitmem"
@@ -174,7 +174,7 @@ def _write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> N
     except FileNotFoundError:
         mode = 0o600 if private else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
+    atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
 def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
