@@ -61,8 +61,8 @@ def clone_with_anchors(repo: Path, target: Path, skip) -> tuple:
 
 def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     """Clone ``repo`` into ``work`` and write ``n`` memories anchored to its symbols (skipped if done)."""
+    from gitmem.catalog.sync import sync_hook_index
     from gitmem.git import Repo
-    from gitmem.hookindex_sync import sync_hook_index
     from gitmem.memfile import write
     from gitmem.model import Memory
     from gitmem.store import Store, new_id, utc_now
@@ -96,11 +96,11 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
 
 
 def events(root: Path, rnd: random.Random) -> dict[str, dict]:
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
-    con = hookindex.connect(root)
+    con = catalog_db.connect(root)
     assert con is not None
-    paths = sorted(p for p in hookindex.anchored_paths(con) if (root / p).is_file())
+    paths = sorted(p for p in catalog_db.anchored_paths(con) if (root / p).is_file())
     con.close()
     path = str(root / rnd.choice(paths))
     sid = f"bench-{rnd.getrandbits(64):x}"

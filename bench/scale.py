@@ -124,7 +124,7 @@ def du(path: Path) -> int:
 
 def worker(kind: str, root: Path, runs: int) -> dict:
     """Measurements made inside one process (``--_worker KIND ROOT``)."""
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
     from gitmem.git import Repo
     from gitmem.store import Store
 
@@ -132,11 +132,11 @@ def worker(kind: str, root: Path, runs: int) -> dict:
     store.enable_symbol_cache()
     out: dict = {}
     if kind == "rebuild":
-        from gitmem.hookindex_sync import sync_hook_index
+        from gitmem.catalog.sync import sync_hook_index
         from gitmem.search import close_source, sync_index
 
         for suffix in ("", "-wal", "-shm"):
-            Path(str(hookindex.db_path(root)) + suffix).unlink(missing_ok=True)
+            Path(str(catalog_db.db_path(root)) + suffix).unlink(missing_ok=True)
         shutil.rmtree(store.index_dir, ignore_errors=True)
         t = time.perf_counter()
         sync_hook_index(store)
@@ -147,17 +147,17 @@ def worker(kind: str, root: Path, runs: int) -> dict:
         out["lancedb_s"] = time.perf_counter() - t
         out["lancedb_rows"] = res.added
     elif kind == "queries":
+        from gitmem.catalog.sync import not_fresh
         from gitmem.context import build_context
-        from gitmem.hookindex_sync import not_fresh
         from gitmem.search import recall
 
-        con = hookindex.connect(root)
+        con = catalog_db.connect(root)
         assert con is not None
-        files = sorted(p for p in hookindex.anchored_paths(con) if (root / p).is_file())
+        files = sorted(p for p in catalog_db.anchored_paths(con) if (root / p).is_file())
         con.close()
         rnd = random.Random(3)
-        titles = [m["title"] for m in hookindex.full_memories(con, hookindex.recent_ids(con, 500))] \
-            if (con := hookindex.connect(root)) else []
+        titles = [m["title"] for m in catalog_db.full_memories(con, catalog_db.recent_ids(con, 500))] \
+            if (con := catalog_db.connect(root)) else []
         if con is not None:
             con.close()
         # queries: 3 words of a memory's title, as a user would half-remember them
@@ -191,7 +191,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:
             out["ms"] = (time.perf_counter() - t) * 1000
             out["updated"] = res.added + res.updated
         else:
-            from gitmem.hookindex_sync import sync_hook_index
+            from gitmem.catalog.sync import sync_hook_index
             from gitmem.search import close_source, open_index, sync_index
 
             index = open_index(store)
@@ -240,11 +240,11 @@ def pull_sync(root: Path, runs: int) -> dict:
 
 def post_commit(root: Path, runs: int) -> dict:
     """``git commit`` of a change to one function in each of 10 anchored files: with gitmem's hooks vs none."""
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
-    con = hookindex.connect(root)
+    con = catalog_db.connect(root)
     assert con is not None
-    files = sorted(p for p in hookindex.anchored_paths(con) if p.endswith(".py") and (root / p).is_file())
+    files = sorted(p for p in catalog_db.anchored_paths(con) if p.endswith(".py") and (root / p).is_file())
     con.close()
     files = files[:10]
     gitmem = shutil.which("gitmem", path=str(Path(sys.executable).parent)) or "gitmem"

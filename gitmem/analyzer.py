@@ -5,7 +5,7 @@
 memories anchored to files the commit changed (following git's rename
 detection), so its work is proportional to the changed, anchored files and not
 to the repository or the number of memories. The git hooks record the
-statuses in the hook index (``hookindex_sync.record_statuses``).
+statuses in the hook index (``catalog_sync.record_statuses``).
 
 Must not import: lancedb.
 """
@@ -92,16 +92,17 @@ def memories_on_symbols(store: Store, changed: dict[str, set[str] | None]) -> li
     follows the changed symbols, not the memories on the changed files. None when
     the hook index cannot be opened.
     """
-    from . import catalog, hookindex
+    from .catalog import db as catalog_db
+    from .catalog import files as catalog_files
 
     if not changed:
         return []
-    con = catalog.open_current(store)
+    con = catalog_files.open_current(store)
     if con is None:
         return None
     try:
-        ids = hookindex.ids_on_symbols(con, changed)
-        return sorted(catalog.load(con, sorted(ids)).values(), key=lambda m: m.id)
+        ids = catalog_db.ids_on_symbols(con, changed)
+        return sorted(catalog_files.load(con, sorted(ids)).values(), key=lambda m: m.id)
     finally:
         con.close()
 

@@ -383,7 +383,7 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     target = store.repo.resolve(rev) if rev else WORKTREE
     statuses = None
     if target is WORKTREE and not show_all:
-        from .hookindex_sync import not_fresh
+        from .catalog.sync import not_fresh
 
         try:
             statuses = not_fresh(store)  # cost follows what changed, not the number of memories
@@ -677,13 +677,13 @@ def sync(rebuild: bool, quiet: bool) -> None:
       gitmem sync
       gitmem sync --rebuild
     """
-    from .hookindex_sync import sync_hook_index
+    from .catalog.sync import sync_hook_index
     from .search import close_source, open_index, sync_index
 
     store = _store()
     index = open_index(store)
     if rebuild:
-        from .hookindex import db_path
+        from .catalog.db import db_path
 
         for suffix in ("", "-wal", "-shm"):
             Path(str(db_path(store.repo.root)) + suffix).unlink(missing_ok=True)
@@ -699,7 +699,7 @@ def sync(rebuild: bool, quiet: bool) -> None:
     else:
         _, res, src = sync_index(store, None, index)
         close_source(src)
-        from .catalog import file_errors
+        from .catalog.files import file_errors
 
         errors = file_errors(store)
     if not quiet:
@@ -820,7 +820,7 @@ def consolidate(session: str | None, no_llm: bool) -> None:
     """
     from .capture.consolidate import consolidate_all, consolidate_session
     from .capture.spool import session_key
-    from .hookindex_sync import sync_hook_index
+    from .catalog.sync import sync_hook_index
 
     store = _store()
     if session:
@@ -865,7 +865,7 @@ def _warn(message: str) -> None:
 
 
 def _warn_invalid(store: Any, loaded: Any = None) -> None:
-    from .catalog import file_errors
+    from .catalog.files import file_errors
 
     for e in (loaded.errors if loaded is not None else file_errors(store)):
         if _State.json:

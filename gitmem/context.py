@@ -43,13 +43,13 @@ class CandidateSource(Protocol):
 def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
     """The hook index as a candidate source, its rows brought up to date; None when it cannot be opened.
 
-    ``recent`` as in ``hookindex_sync.open_source``: enough of the newest to fill ``budget``.
+    ``recent`` as in ``catalog_sync.open_source``: enough of the newest to fill ``budget``.
     """
-    from . import catalog
-    from .hookindex_sync import HookIndexSource
+    from .catalog import files as catalog_files
+    from .catalog.sync import HookIndexSource
     from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
-    con = catalog.open_current(store)
+    con = catalog_files.open_current(store)
     if con is None:
         return None
     lines = budget * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS  # the most lines the budget can hold

@@ -126,16 +126,16 @@ def _claude_checks(store: Store, r: Report) -> None:
         missing = ", ".join(e for e, on in st["events"].items() if not on)
         r.add("claude", "warn", f"Claude Code hooks partly registered (missing: {missing})",
               "run `gitmem install claude`")
-    from . import hookindex
+    from .catalog import db as catalog_db
 
-    if hookindex.db_path(store.repo.root).exists():
-        con = hookindex.connect(store.repo.root)
+    if catalog_db.db_path(store.repo.root).exists():
+        con = catalog_db.connect(store.repo.root)
         if con is None:
-            r.add("hook-index", "warn", f"{store.display(hookindex.db_path(store.repo.root))} is unreadable",
+            r.add("hook-index", "warn", f"{store.display(catalog_db.db_path(store.repo.root))} is unreadable",
                   "run `gitmem sync` (it is rebuilt from the memory files)")
         else:
-            current = hookindex.is_current(con, store.repo.root)
-            r.add("hook-index", "ok", f"hook index: {hookindex.count(con)} memories"
+            current = catalog_db.is_current(con, store.repo.root)
+            r.add("hook-index", "ok", f"hook index: {catalog_db.count(con)} memories"
                   + ("" if current else " (a refresh is due; the next session start does it)"))
             con.close()
     pending = spool.pending_sessions(store.repo.root)

@@ -73,7 +73,7 @@ def post_commit(store: Store) -> str | None:
     if head is None:
         return None
     result: CommitAnalysis = analyze_commit(store, head)
-    from .hookindex_sync import record_statuses
+    from .catalog.sync import record_statuses
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
@@ -144,7 +144,7 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
         old_sha = repo.resolve(old) if old else None
     except GitError:  # ORIG_HEAD may be missing (a merge into an unborn branch)
         return None
-    from .hookindex_sync import known_statuses, record_statuses
+    from .catalog.sync import known_statuses, record_statuses
 
     statuses, paths = analyze_range(store, old_sha, new_sha)
     before = known_statuses(store, [s.memory.id for s in statuses])

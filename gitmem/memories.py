@@ -47,7 +47,7 @@ def write(store: Store, written: Sequence[Memory] = (), *, removed: Sequence[str
         OSError: a file cannot be written or deleted. What was written before stays written, and
             the catalog learns it all the same.
     """
-    from .hookindex_sync import record_written
+    from .catalog.sync import record_written
 
     paths: list[Path] = []
     folders = {"team": store.memories_dir, "local": store.local_memories_dir}
@@ -83,7 +83,7 @@ def delete(store: Store, mem_id: str) -> Memory:
     except MemoryFileError:
         m = Memory(id=path.stem, type="change", title="(invalid file)")
     path.unlink()
-    from .hookindex_sync import record_written
+    from .catalog.sync import record_written
 
     record_written(store, [], [path.stem])
     return m

@@ -52,7 +52,7 @@ def scan(store: Store, rev_range: str | None = None) -> ScanResult:
     if res.end is not None:
         res.statuses = evaluate(store, res.end, memories, Resolver(repo))
         if res.end == repo.head():  # the hook index holds statuses at the checkout, not at other commits
-            from .hookindex_sync import record_statuses
+            from .catalog.sync import record_statuses
 
             record_statuses(store, {ms.memory.id: ms for ms in res.statuses}, rev=res.end)
     return res

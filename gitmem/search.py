@@ -9,16 +9,14 @@ changed files and an unchanged store a few milliseconds.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import catalog
+from .catalog import files as catalog_files
+from .catalog.files import MirrorSource
 from .embed import embedder_from_config
 from .errors import EmbeddingError, IndexUnavailable
 from .index import Hit, MemoryIndex, SyncResult
-from .memfile import memory_from_dict
 from .model import Memory
 from .store import LoadResult, Store
 
@@ -50,45 +48,6 @@ def open_index(store: Store) -> MemoryIndex:
     return MemoryIndex(store.index_dir, embedder_from_config(dict(store.config.get("embeddings", {}))))
 
 
-class MirrorSource:
-    """The hook index's memory rows as a change log for ``MemoryIndex.sync_from`` (see ``gitmem.catalog``).
-
-    Also what queries read memories from: ``memories(ids)`` fetches only the hits.
-    """
-
-    def __init__(self, con: sqlite3.Connection) -> None:
-        self.con = con
-        self._all: dict[str, Memory] | None = None
-
-    def mark(self) -> str:
-        return catalog.mark(self.con)
-
-    def changes_since(self, since: str | None) -> tuple[str, list[tuple[str, str, Memory]], list[str]] | None:
-        got = catalog.changes_since(self.con, since)
-        if got is None:
-            return None
-        mark, rows, removed = got
-        upserts = []
-        for r in rows:
-            try:
-                upserts.append((r["id"], r["digest"], memory_from_dict(json.loads(r["memory"]))))
-            except (TypeError, ValueError, KeyError):
-                continue
-        return mark, upserts, removed
-
-    def digests(self) -> tuple[str, dict[str, str]]:
-        return catalog.current_digests(self.con)
-
-    def load(self, mid: str) -> Memory:
-        if self._all is None:
-            _, current = self.digests()
-            self._all = catalog.load(self.con, sorted(current))
-        return self._all[mid]
-
-    def memories(self, ids: list[str]) -> dict[str, Memory]:
-        return catalog.load(self.con, ids)
-
-
 def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryIndex | None = None, *,
                strict: bool = True) -> tuple[MemoryIndex, SyncResult, MirrorSource | LoadResult]:
     """Bring the index in line with the memory files; returns (index, what changed, where memories come from).
@@ -107,7 +66,7 @@ def sync_index(store: Store, loaded: LoadResult | None = None, index: MemoryInde
     """
     index = index or open_index(store)
     source: MirrorSource | LoadResult
-    con = catalog.open_current(store) if loaded is None else None
+    con = catalog_files.open_current(store) if loaded is None else None
     if con is None:
         loaded = loaded or store.load_all()
         mems = loaded.memories

@@ -10,7 +10,6 @@ Must not import: lancedb, tree-sitter.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -261,23 +260,19 @@ class Store:
         those whose inode, size or times changed are read and parsed again. Falls back to
         reading every file when the hook index cannot be opened (a read-only clone).
         """
-        from . import catalog
+        from .catalog import files as catalog_files
 
-        con = catalog.open_current(self, full=True)
+        con = catalog_files.open_current(self, full=True)
         if con is None:
             return self._load_direct()
         try:
             res = LoadResult()
-            for mid, digest, file, data in con.execute("SELECT id, digest, file, memory FROM memories ORDER BY id"):
-                try:
-                    m = memfile.memory_from_dict(json.loads(data))
-                except (TypeError, ValueError, KeyError):
-                    continue
-                res.memories[mid] = m
-                res.hashes[mid] = digest
-                res.paths[mid] = self.layout.memory_file(file)
-            res.errors = catalog.errors(con)
-            for (file,) in con.execute("SELECT file FROM files WHERE state = ?", (catalog.RETIRED,)):
+            for m, digest, file in catalog_files.all_memories(con):
+                res.memories[m.id] = m
+                res.hashes[m.id] = digest
+                res.paths[m.id] = self.layout.memory_file(file)
+            res.errors = catalog_files.errors(con)
+            for file in catalog_files.retired_files(con):
                 try:
                     m = memfile.read(self.layout.memory_file(file), display=file)[0]
                 except MemoryFileError as e:

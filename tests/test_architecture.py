@@ -6,9 +6,8 @@ Three small detectors, each documented with what it catches and what it cannot:
 * SQL (``import sqlite3``, SQL statement literals, ``.execute*()`` calls): only in the catalog;
 * memory-file writes (``memfile.write*`` and ``store.save``/``store.delete`` call sites): one write path.
 
-Each rule has two tests: an allowlist of today's owners that fails on any *new* violator
-(and prints a note when an entry is no longer needed), and a strict xfail for the issue 10
-target, which turns into a failure the day the redesign reaches it (then drop the xfail).
+The import graph must have no cycle; SQL lives in ``gitmem/catalog/`` only (``SQL_MODULES`` names the
+two foreign-database exceptions); memory files are written by ``gitmem/memories.py`` only.
 """
 
 from __future__ import annotations
@@ -258,17 +257,12 @@ def _in(module: str, allowed: dict[str, str]) -> bool:
     return any(module == a or module.startswith(a + ".") for a in allowed)
 
 
-#: Modules that use SQL today, and why. Issue 10's target is ``gitmem/catalog/`` only.
+#: The owner of gitmem's SQL, and the only exceptions, with why.
 SQL_MODULES = {
-    "gitmem.catalog": "the catalog of memory files (the target owner; becomes the catalog/ package)",
-    "gitmem.hookindex": "the hooks' sqlite index of anchors and statuses",
-    "gitmem.hookindex_sync": "brings the hooks' index up to date (transactions, queries)",
-    "gitmem.store": "reads the catalog's tables (memories, files) directly",
-    "gitmem.search": "sqlite3 connection type for the text-search fallback over the catalog",
-    "gitmem.capture.consolidate": "queries the catalog's memories by session",
-    "gitmem.import_claude_mem": "reads claude-mem's own sqlite database (a foreign file, read-only)",
+    "gitmem.catalog": "the catalog package: its schema and every statement on it",
+    "gitmem.import_claude_mem": "reads claude-mem's own sqlite database (another program's file, read-only)",
     "gitmem.index": "LanceDB merge_insert(...).execute(rows): the vector index's builder, caught by the "
-                    ".execute() rule",
+                    ".execute() rule; not SQL",
 }
 
 
@@ -300,17 +294,11 @@ def test_sql_only_in_allowlisted_modules() -> None:
     found = sql_modules()
     assert "gitmem.catalog" in found or any(m.startswith("gitmem.catalog.") for m in found)  # the detector works
     new = {m: uses for m, uses in found.items() if not _in(m, SQL_MODULES)}
-    assert not new, "SQL outside its owners (move it into gitmem/catalog/):\n" + "\n".join(
+    assert not new, "SQL outside gitmem/catalog/ (move it there):\n" + "\n".join(
         f"{m}: {', '.join(uses)}" for m, uses in sorted(new.items()))
     stale = sorted(a for a in SQL_MODULES if not any(_in(m, {a: ""}) for m in found))
     if stale:
         print(f"note: no SQL left in {', '.join(stale)}: remove from SQL_MODULES")
-
-
-@pytest.mark.xfail(strict=True, reason="SQL moves into gitmem/catalog/ with the issue 10 redesign in progress")
-def test_sql_only_in_the_catalog() -> None:
-    outside = sorted(m for m in sql_modules() if not _in(m, {"gitmem.catalog": ""}))
-    assert not outside, "SQL outside gitmem/catalog/: " + ", ".join(outside)
 
 
 # -- c. memory files written in one place ---------------------------------------------------------

@@ -138,10 +138,10 @@ def test_scan_and_merge_rebase_checkout(tmp_path: Path, run_cli, run_json) -> No
     p = git_proc(repo, "merge", "-q", "--no-ff", "--no-edit", "topic")
     assert p.returncode == 0
     assert b"gitmem: 1 memory may be stale" in p.stderr  # post-merge re-checked the changed file
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
-    con = hookindex.connect(repo)  # the hooks recorded the status where the Claude Code hooks read it
-    assert con is not None and hookindex.rows(con, [mid])[0]["status"] == "stale"
+    con = catalog_db.connect(repo)  # the hooks recorded the status where the Claude Code hooks read it
+    assert con is not None and catalog_db.rows(con, [mid])[0]["status"] == "stale"
     con.close()
     scanned = run_json(repo, "scan", "HEAD~2..HEAD")
     assert scanned["commits"] >= 1 and [m["id"] for m in scanned["not_fresh"]] == [mid]

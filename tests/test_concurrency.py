@@ -272,15 +272,15 @@ def _cli(root: str, *args: str) -> None:
 
 
 def _hookindex_sync(root: str) -> None:
-    from gitmem import hookindex_sync
+    from gitmem.catalog import sync as catalog_sync
 
-    hookindex_sync.main([root])
+    catalog_sync.main([root])
 
 
 #: Imported once by the fork server, so a forked process starts its real work at once (importing
 #: lancedb alone takes seconds on a busy machine: a random kill would nearly always hit the import).
 PRELOAD = ["gitmem.search", "gitmem.cli", "gitmem.capture.worker", "gitmem.capture.consolidate",
-           "gitmem.hookindex_sync", "openai", "tests.test_concurrency"]
+           "gitmem.catalog.sync", "openai", "tests.test_concurrency"]
 
 
 def forked(target, *args: str):
@@ -314,7 +314,7 @@ def finish(target, *args: str, timeout: float = 60) -> None:
 def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     """Spool empty, each token in one memory, LanceDB index and hooks.sqlite match the files, doctor clean,
     recall finds memories by a token."""
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
     from gitmem.git import Repo
     from gitmem.search import open_index
     from gitmem.store import Store
@@ -326,11 +326,11 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     store = Store(Repo(root))
     loaded = store.load_all()
     assert open_index(store).ids() == loaded.hashes
-    con = hookindex.connect(root)
+    con = catalog_db.connect(root)
     assert con is not None
     try:
-        assert {mid: d[0] for mid, d in hookindex.digests(con).items()} == loaded.hashes
-        assert hookindex.is_current(con, root)
+        assert {mid: d[0] for mid, d in catalog_db.digests(con).items()} == loaded.hashes
+        assert catalog_db.is_current(con, root)
     finally:
         con.close()
     doctor = run_json(root, "doctor")
@@ -345,7 +345,7 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
 
 def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_json) -> None:
     """SIGKILL at seeded random moments: the worker (consolidation, then hook-index sync), `gitmem sync`
-    (LanceDB and hooks.sqlite), `python -m gitmem.hookindex_sync`. After each kill every memory file
+    (LanceDB and hooks.sqlite), `python -m gitmem.catalog.sync`. After each kill every memory file
     parses and each captured token is held exactly once (a memory, a plan in transit, or a spool line);
     the next runs finish and leave everything consistent."""
     rng = random.Random(5)

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem import hookindex, layout
+from gitmem import layout
+from gitmem.catalog import db as catalog_db
+from gitmem.catalog.sync import sync_hook_index
 from gitmem.git import Repo
-from gitmem.hookindex_sync import sync_hook_index
 from gitmem.memfile import read
 from gitmem.memories import RememberRequest, remember
 from gitmem.search import recall
@@ -97,12 +98,12 @@ def test_recall_never_raises_and_finds_the_named_word(corpus, query: str, word: 
 @given(query=hostile, word=st.sampled_from(sorted(MEMORIES)), at=st.integers(0, 8))
 def test_hook_index_bm25_never_raises_and_finds_the_named_word(corpus, query: str, word: str, at: int) -> None:
     repo, ids = corpus
-    con = hookindex.connect(repo)
+    con = catalog_db.connect(repo)
     assert con is not None
     try:
-        hookindex.search(con, query)
+        catalog_db.search(con, query)
         q = _with_word(query, word, at)
-        found = [mid for mid, _ in hookindex.search(con, q, limit=20)]
+        found = [mid for mid, _ in catalog_db.search(con, q, limit=20)]
     finally:
         con.close()
     if len(q.split()) < MAX_QUERY_TERMS:
@@ -213,11 +214,11 @@ def test_remember_with_undecodable_argv_keeps_what_it_can(repo: Path) -> None:
     js = _cli(repo, "recall", "gazelle", "--json")
     assert js.returncode == 0 and [h["title"] for h in _valid_json_text(js.stdout.decode("utf-8"))] == [m["title"]]
     # the hook index got the memory as written: a prompt naming its word finds it
-    con = hookindex.connect(repo)
+    con = catalog_db.connect(repo)
     assert con is not None
     try:
-        assert m["id"] in [mid for mid, _ in hookindex.search(con, "gazelle")]
-        (row,) = hookindex.full_memories(con, [m["id"]])
+        assert m["id"] in [mid for mid, _ in catalog_db.search(con, "gazelle")]
+        (row,) = catalog_db.full_memories(con, [m["id"]])
         _valid_json_text(json.dumps(row, ensure_ascii=False))
     finally:
         con.close()

@@ -121,7 +121,7 @@ def test_parsed_cache_gives_equal_memories_and_survives_corruption(tmp_path: Pat
 def test_catalog_reads_only_memory_files_whatever_git_changed(tmp_path: Path) -> None:
     """A pull that adds .gitkeep, a README and a nested folder under .gitmem/memories: only *.md files
     directly in the folder are memories; the rest is never read as one (quick and full refresh agree)."""
-    from gitmem import catalog
+    from gitmem.catalog import files as catalog_files
     from testing.repos import commit
 
     repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
@@ -130,10 +130,10 @@ def test_catalog_reads_only_memory_files_whatever_git_changed(tmp_path: Path) ->
     write_memories(store, [_memory(id="01MA", title="one")])
     commit(repo, "memories", {".gitmem/memories/README.txt": "not a memory\n",
                               ".gitmem/memories/sub/01MB.md": "---\nnot: here\n---\n"})
-    con = catalog.open_current(store)
+    con = catalog_files.open_current(store)
     assert con is not None
     try:
-        assert catalog.errors(con) == []
+        assert catalog_files.errors(con) == []
         assert [r[0] for r in con.execute("SELECT id FROM memories")] == ["01MA"]
     finally:
         con.close()
@@ -147,7 +147,7 @@ def test_catalog_sees_files_git_restores_and_survives_a_rewritten_history(tmp_pa
     import os
     import time
 
-    from gitmem import catalog
+    from gitmem.catalog import files as catalog_files
     from testing.repos import commit, git
 
     repo = make_repo(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
@@ -158,7 +158,7 @@ def test_catalog_sees_files_git_restores_and_survives_a_rewritten_history(tmp_pa
     commit(repo, "memories")
 
     def titles() -> dict[str, str]:
-        con = catalog.open_current(store)
+        con = catalog_files.open_current(store)
         assert con is not None
         try:
             return {r[0]: r[1] for r in con.execute("SELECT id, title FROM memories")}

@@ -420,18 +420,18 @@ def existing_for(store: Store, key: str, d: SessionDigest) -> list[Memory]:
     """The memories a batch can repeat or extend: those anchored to the files the session read or
     edited (near duplicates share an anchor) and the session's own. Read from the hook index, so
     100,000 memories cost what is on those files; every memory when the hook index cannot be opened."""
-    from .. import catalog, hookindex
+    from ..catalog import db as catalog_db
+    from ..catalog import files as catalog_files
 
-    con = catalog.open_current(store)
+    con = catalog_files.open_current(store)
     if con is None:
         return list(store.load_all().memories.values())
     try:
         root = store.repo.root
         paths = {r for r in (_rel(root, p) for p in d.edited_files + d.read_files) if r}
-        ids = hookindex.ids_on_paths(con, paths)
-        ids |= {r[0] for r in con.execute("SELECT id FROM memories WHERE json_extract(memory, '$.session') = ?",
-                                          (key,))}
-        return list(catalog.load(con, sorted(ids)).values())
+        ids = catalog_db.ids_on_paths(con, paths)
+        ids |= catalog_files.session_ids(con, key)
+        return list(catalog_files.load(con, sorted(ids)).values())
     finally:
         con.close()
 

@@ -74,8 +74,8 @@ def prune_sessions(root: Path) -> None:
 def run(root: Path, session: str | None) -> None:
     """Consolidate and log; raises nothing."""
     try:
+        from ..catalog.sync import sync_hook_index
         from ..git import Repo
-        from ..hookindex_sync import sync_hook_index
         from ..store import Store
         from .consolidate import consolidate_all, consolidate_session
 

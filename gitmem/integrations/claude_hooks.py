@@ -489,10 +489,10 @@ def on_post_tool(event: dict[str, Any], root: Path, key: str) -> None:
 
 def _hook_index(root: Path):  # type: ignore[no-untyped-def]
     """The hook index, started on a refresh in the background when missing or out of date."""
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
-    con = hookindex.connect(root)
-    if con is None or not hookindex.is_current(con, root):
+    con = catalog_db.connect(root)
+    if con is None or not catalog_db.is_current(con, root):
         marker = layout.of(root).run_dir / SYNC_MARKER
         try:
             recent = time.time() - marker.stat().st_mtime < SYNC_RETRY_S
@@ -501,7 +501,7 @@ def _hook_index(root: Path):  # type: ignore[no-untyped-def]
         if not recent:  # one refresh at a time, not one per tool call
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
-            _spawn([sys.executable, "-P", "-m", "gitmem.hookindex_sync", str(root)], root)
+            _spawn([sys.executable, "-P", "-m", "gitmem.catalog.sync", str(root)], root)
     return con
 
 
@@ -546,11 +546,11 @@ def on_pre_tool(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] |
     con = _hook_index(root)
     if con is None:
         return None
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
     try:
         given = given_ids(root, key)
-        found = [f for f in hookindex.on_path(con, rel) if f[0] not in given]
+        found = [f for f in catalog_db.on_path(con, rel) if f[0] not in given]
         if not found:
             return None
         ti = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
@@ -569,7 +569,7 @@ def on_pre_tool(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] |
         # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first)
         found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2])))
         found = found[:MAX_FILE_MEMORIES]
-        by_id = {r["id"]: r for r in hookindex.rows(con, [f[0] for f in found])}
+        by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
     finally:
         con.close()
     found = [f for f in found if f[0] in by_id]
@@ -634,19 +634,19 @@ def on_prompt(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] | N
     con = _hook_index(root)
     if con is None:
         return None
-    from gitmem import hookindex
+    from gitmem.catalog import db as catalog_db
 
     try:
-        anchored = hookindex.anchored_paths(con)
+        anchored = catalog_db.anchored_paths(con)
         paths, names = prompt_mentions(prompt, anchored)
         ranked: dict[str, float] = {}
-        for ids in hookindex.paths_like(con, paths, NAMED_LIMIT).values():
+        for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values():
             for mid in ids:
                 ranked[mid] = max(ranked.get(mid, 0.0), 2.0)
-        for ids in hookindex.symbols_named(con, names, NAMED_LIMIT).values():
+        for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values():
             for mid in ids:
                 ranked[mid] = max(ranked.get(mid, 0.0), 3.0)  # a named symbol beats its file
-        hits = hookindex.search(con, prompt, 20)
+        hits = catalog_db.search(con, prompt, 20)
         if hits:
             best = hits[0][1]
             for mid, score in hits:
@@ -654,7 +654,7 @@ def on_prompt(event: dict[str, Any], root: Path, key: str) -> dict[str, Any] | N
                     ranked[mid] = ranked.get(mid, 0.0) + score / best
         given = given_ids(root, key)
         order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: -kv[1]) if mid not in given]
-        rows = hookindex.rows(con, order[:MAX_PROMPT_MEMORIES])
+        rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
     finally:
         con.close()
     if not rows:

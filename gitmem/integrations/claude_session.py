@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..catalog.sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ..context import build_context
 from ..git import Repo
-from ..hookindex_sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ..rank import HEADER
 from ..store import Store
 

@@ -193,9 +193,9 @@ class GitmemTools:
             data: ``{"memories": [memory_status_json], "invalid": [{"error", "hint"}]}``
             (each like an item of ``gitmem stale --json``).
         """
-        from ..catalog import file_errors
-        from ..hookindex import connect, count
-        from ..hookindex_sync import not_fresh
+        from ..catalog.db import connect, count
+        from ..catalog.files import file_errors
+        from ..catalog.sync import not_fresh
 
         store = self.store()
         try:

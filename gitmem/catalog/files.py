@@ -45,10 +45,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import hookindex, memfile
-from .errors import GitError, MemoryFileError
-from .layout import TEAM_MEMORIES as TEAM_DIR
-from .model import KIND_COMMIT, Memory
+from .. import memfile
+from ..errors import GitError, MemoryFileError
+from ..layout import TEAM_MEMORIES as TEAM_DIR
+from ..model import KIND_COMMIT, Memory
+from . import db as catalog_db
 
 #: A file modified less than this before it was read is read again next time (2 s covers
 #: file systems with coarse timestamps; git uses the index file's own mtime the same way).
@@ -234,11 +235,11 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
     lay = store.layout
     started = time.time_ns()
     tree = old_tree = None
-    if only is None and not full and hookindex.count(con) <= QUICK_STAT_LIMIT:
+    if only is None and not full and catalog_db.count(con) <= QUICK_STAT_LIMIT:
         full = True  # a stat per file costs less than 0.1 s here: see in-place edits and git restores too
     if only is None and not full:
         suspects, gone, links = _quick_suspects(store, con)
-        tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
+        tree, old_tree = team_tree(store), catalog_db.get_meta(con, "team_tree")
         if tree != old_tree and tree is not None:
             try:
                 changed = store.repo.changed_paths(old_tree or None, tree)
@@ -262,7 +263,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
                         suspects.add(f)
                 except OSError:
                     suspects.add(f)
-        tree, old_tree = team_tree(store), hookindex.get_meta(con, "team_tree")
+        tree, old_tree = team_tree(store), catalog_db.get_meta(con, "team_tree")
         gone = [f for f in known if f not in on_disk]
     else:
         wanted = sorted(set(only))
@@ -325,9 +326,9 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         results[f] = (st.st_ino, key, digest, m, RETIRED if m.retired else OK, "")
 
     out = Refresh(read=len(results))
-    hookindex.begin(con)
+    catalog_db.begin(con)
     try:
-        seq = int(hookindex.get_meta(con, "seq") or 0) + 1
+        seq = int(catalog_db.get_meta(con, "seq") or 0) + 1
         removed: set[str] = set()
         rows: dict[str, dict[str, Any]] = {}
         for f in gone:
@@ -362,21 +363,21 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (f, ino, key, digest, mid, state, note))
         removed -= set(rows)
         if removed or rows:
-            hookindex.delete(con, sorted(removed))
+            catalog_db.delete(con, sorted(removed))
             con.executemany("INSERT INTO tombstones (id, seq) VALUES (?, ?)", [(i, seq) for i in sorted(removed)])
-            hookindex.upsert(con, rows.values())
-            hookindex.set_meta(con, "seq", str(seq))
+            catalog_db.upsert(con, rows.values())
+            catalog_db.set_meta(con, "seq", str(seq))
             out.upserted, out.removed = sorted(rows), sorted(removed)
-        out.seq = int(hookindex.get_meta(con, "seq") or 0)
+        out.seq = int(catalog_db.get_meta(con, "seq") or 0)
         if only is None:
             if tree != old_tree:
-                hookindex.set_meta(con, "team_tree", tree or "")
+                catalog_db.set_meta(con, "team_tree", tree or "")
             if signature is not None:
                 # a folder changed within the racy window may change again in the same tick unseen:
                 # record no signature, so the next look refreshes again (git's racy-git rule, for folders)
-                hookindex.set_meta(con, "rows_signature", "" if _racy_folders(store, started) else signature)
-        if hookindex.get_meta(con, "generation") is None:
-            hookindex.set_meta(con, "generation", uuid.uuid4().hex)
+                catalog_db.set_meta(con, "rows_signature", "" if _racy_folders(store, started) else signature)
+        if catalog_db.get_meta(con, "generation") is None:
+            catalog_db.set_meta(con, "generation", uuid.uuid4().hex)
         con.commit()
     except BaseException:
         con.rollback()
@@ -386,25 +387,25 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
 
 def rows_current(store: Any, con: sqlite3.Connection, signature: str) -> bool:
     """Whether the rows were built from memory folders with this ``signature`` and git's tree as it is now."""
-    return (hookindex.get_meta(con, "rows_signature") == signature
-            and hookindex.get_meta(con, "team_tree") == (team_tree(store) or ""))
+    return (catalog_db.get_meta(con, "rows_signature") == signature
+            and catalog_db.get_meta(con, "team_tree") == (team_tree(store) or ""))
 
 
 def quick_refresh(store: Any, con: sqlite3.Connection) -> None:
     """``refresh(full=False)`` unless the memory folders are as the rows were last built from."""
-    sig = hookindex.folder_signature(store.repo.root)
+    sig = catalog_db.folder_signature(store.repo.root)
     if not rows_current(store, con, sig):
         refresh(store, con, full=False, signature=sig)
 
 
 def open_current(store: Any, *, full: bool = False) -> sqlite3.Connection | None:
     """The hook index with its rows brought up to date (quick, or ``full``); None if it cannot be opened."""
-    con = hookindex.connect(store.repo.root, create=True)
+    con = catalog_db.connect(store.repo.root, create=True)
     if con is None:
         return None
     try:
         if full:
-            refresh(store, con, full=True, signature=hookindex.folder_signature(store.repo.root))
+            refresh(store, con, full=True, signature=catalog_db.folder_signature(store.repo.root))
         else:
             quick_refresh(store, con)
     except (sqlite3.Error, OSError, GitError):
@@ -415,7 +416,7 @@ def open_current(store: Any, *, full: bool = False) -> sqlite3.Connection | None
 
 def mark(con: sqlite3.Connection) -> str:
     """``generation:seq`` of the rows: changes whenever a row does."""
-    return f"{hookindex.get_meta(con, 'generation') or '-'}:{hookindex.get_meta(con, 'seq') or 0}"
+    return f"{catalog_db.get_meta(con, 'generation') or '-'}:{catalog_db.get_meta(con, 'seq') or 0}"
 
 
 def changes_since(con: sqlite3.Connection, since: str | None) -> tuple[str, list[dict[str, Any]], list[str]] | None:
@@ -452,13 +453,39 @@ def current_digests(con: sqlite3.Connection) -> tuple[str, dict[str, str]]:
 def load(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Memory]:
     """id → Memory for ``ids`` from the rows (unknown or unreadable ids skipped)."""
     out = {}
-    for d in hookindex.full_memories(con, ids):
+    for d in catalog_db.full_memories(con, ids):
         try:
             m = memfile.memory_from_dict(d)
         except (KeyError, TypeError, ValueError):
             continue
         out[m.id] = m
     return out
+
+
+def all_memories(con: sqlite3.Connection) -> list[tuple[Memory, str, str]]:
+    """Every valid memory in the rows: (memory, content hash of its file, catalog key of its file), by id.
+
+    Rows whose stored memory cannot be rebuilt (a schema slip) are skipped; the next full refresh
+    rewrites them.
+    """
+    out = []
+    for _mid, digest, file, data in con.execute("SELECT id, digest, file, memory FROM memories ORDER BY id"):
+        try:
+            out.append((memfile.memory_from_dict(json.loads(data)), digest, file))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return out
+
+
+def retired_files(con: sqlite3.Connection) -> list[str]:
+    """Catalog keys of the memory files that hold a retired memory, sorted."""
+    return [r[0] for r in con.execute("SELECT file FROM files WHERE state = ? ORDER BY file", (RETIRED,))]
+
+
+def session_ids(con: sqlite3.Connection, session: str) -> set[str]:
+    """Ids of the memories recorded from agent session ``session`` (their ``session`` field)."""
+    return {r[0] for r in con.execute("SELECT id FROM memories WHERE json_extract(memory, '$.session') = ?",
+                                      (session,))}
 
 
 def errors(con: sqlite3.Connection) -> list[MemoryFileError]:
@@ -483,3 +510,42 @@ def file_errors(store: Any) -> list[MemoryFileError]:
         return errors(con)
     finally:
         con.close()
+
+
+class MirrorSource:
+    """The catalog's memory rows as a change log for ``index.MemoryIndex.sync_from``.
+
+    Also what queries read memories from: ``memories(ids)`` fetches only the hits.
+    """
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+        self._all: dict[str, Memory] | None = None
+
+    def mark(self) -> str:
+        return mark(self.con)
+
+    def changes_since(self, since: str | None) -> tuple[str, list[tuple[str, str, Memory]], list[str]] | None:
+        got = changes_since(self.con, since)
+        if got is None:
+            return None
+        mark, rows, removed = got
+        upserts = []
+        for r in rows:
+            try:
+                upserts.append((r["id"], r["digest"], memfile.memory_from_dict(json.loads(r["memory"]))))
+            except (TypeError, ValueError, KeyError):
+                continue
+        return mark, upserts, removed
+
+    def digests(self) -> tuple[str, dict[str, str]]:
+        return current_digests(self.con)
+
+    def load(self, mid: str) -> Memory:
+        if self._all is None:
+            _, current = self.digests()
+            self._all = load(self.con, sorted(current))
+        return self._all[mid]
+
+    def memories(self, ids: list[str]) -> dict[str, Memory]:
+        return load(self.con, ids)

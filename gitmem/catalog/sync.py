@@ -4,7 +4,7 @@
 deletes the rows of removed files, and re-checks the status of the memories
 whose anchored files changed on disk since their last check (blob SHAs), within
 an optional time budget; what the budget leaves is checked by a detached
-``python -m gitmem.hookindex_sync ROOT`` (``spawn_sync``).
+``python -m gitmem.catalog.sync ROOT`` (``spawn_sync``).
 
 Called by SessionStart, consolidation, the CLI commands that write memories and
 the git hooks. Must not import lancedb.
@@ -18,14 +18,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import catalog, hookindex, infra, layout
-from .analyzer import memory_status
-from .anchors import Resolver
-from .errors import GitError
-from .git import WORKTREE, Repo
-from .memfile import memory_from_dict
-from .model import KIND_COMMIT, Memory, MemoryStatus, Status
-from .store import LoadResult, Store
+from .. import infra, layout
+from ..analyzer import memory_status
+from ..anchors import Resolver
+from ..errors import GitError
+from ..git import WORKTREE, Repo
+from ..memfile import memory_from_dict
+from ..model import KIND_COMMIT, Memory, MemoryStatus, Status
+from ..store import LoadResult, Store
+from . import db as catalog_db
+from . import files as catalog_files
 
 
 @dataclass
@@ -52,11 +54,11 @@ def tree_state(repo: Repo, dirty: list[str]) -> str:
 
 def needs_sync(store: Store, dirty: list[str]) -> bool:
     """Whether the working tree moved since the hook index's statuses were checked."""
-    con = hookindex.connect(store.repo.root)
+    con = catalog_db.connect(store.repo.root)
     if con is None:
         return True
     try:
-        return hookindex.get_meta(con, "tree_state") != tree_state(store.repo, dirty)
+        return catalog_db.get_meta(con, "tree_state") != tree_state(store.repo, dirty)
     finally:
         con.close()
 
@@ -123,24 +125,24 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
           full: bool) -> HookIndexSync:
     root = store.repo.root
     report = HookIndexSync()
-    signature = hookindex.folder_signature(root)  # before reading: a later write changes it again
-    con = hookindex.connect(root, create=True)
+    signature = catalog_db.folder_signature(root)  # before reading: a later write changes it again
+    con = catalog_db.connect(root, create=True)
     if con is None:
-        raise OSError(f"cannot open {hookindex.db_path(root)}")
+        raise OSError(f"cannot open {catalog_db.db_path(root)}")
     try:
         # 1. rows: only the memory files that changed are read (gitmem.catalog); a quick sync of
         #    unchanged folders reads nothing
-        if full or not catalog.rows_current(store, con, signature):
-            done = catalog.refresh(store, con, full=full, signature=signature)
+        if full or not catalog_files.rows_current(store, con, signature):
+            done = catalog_files.refresh(store, con, full=full, signature=signature)
             report.written, report.deleted = len(done.upserted), len(done.removed)
         # 2. statuses: re-checked for the memories on files that changed since the last check
         #    (HEAD moved, or a dirty file changed), new rows, and rows never checked
         repo = store.repo
         head = repo.head()
         dirty = dirty_state(repo)
-        old_head = hookindex.get_meta(con, "status_head")
+        old_head = catalog_db.get_meta(con, "status_head")
         try:
-            old_dirty = json.loads(hookindex.get_meta(con, "status_dirty") or "null")
+            old_dirty = json.loads(catalog_db.get_meta(con, "status_dirty") or "null")
         except ValueError:
             old_dirty = None
         todo_ids: set[str] = {r[0] for r in con.execute("SELECT id FROM memories WHERE status IS NULL")}
@@ -154,26 +156,26 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
                         paths.update(p for p in (ch.old_path, ch.new_path) if p)
                 except GitError:  # the old HEAD is gone (gc after a rewrite): check everything
                     todo_ids |= {r[0] for r in con.execute("SELECT id FROM memories")}
-            todo_ids |= hookindex.ids_on_paths(con, paths)
+            todo_ids |= catalog_db.ids_on_paths(con, paths)
         given = statuses or {}
         resolver = Resolver(repo)
         started = time.monotonic()
         todo: list[MemoryStatus] = list(given.values())
-        for mid, m in catalog.load(con, sorted(todo_ids - set(given))).items():
+        for mid, m in catalog_files.load(con, sorted(todo_ids - set(given))).items():
             if check_budget_s is not None and time.monotonic() - started >= check_budget_s:
                 report.unchecked += 1
                 continue
             todo.append(memory_status(resolver, m, WORKTREE))
             report.checked += 1
         # 3. write them, in a short transaction
-        hookindex.begin(con)
+        catalog_db.begin(con)
         for ms in todo:
             _set_status(con, store, ms)
         if report.unchecked == 0:
-            hookindex.set_meta(con, "signature", signature)
-            hookindex.set_meta(con, "status_head", head or "-")
-            hookindex.set_meta(con, "status_dirty", json.dumps(dirty, sort_keys=True))
-            hookindex.set_meta(con, "tree_state", tree_state(repo, list(dirty)))
+            catalog_db.set_meta(con, "signature", signature)
+            catalog_db.set_meta(con, "status_head", head or "-")
+            catalog_db.set_meta(con, "status_dirty", json.dumps(dirty, sort_keys=True))
+            catalog_db.set_meta(con, "tree_state", tree_state(repo, list(dirty)))
         con.commit()
     finally:
         con.close()
@@ -191,14 +193,14 @@ def not_fresh(store: Store) -> list[MemoryStatus]:
     Raises: as ``sync_hook_index``.
     """
     sync_hook_index(store, full=False)
-    con = hookindex.connect(store.repo.root)
+    con = catalog_db.connect(store.repo.root)
     if con is None:
-        raise OSError(f"cannot open {hookindex.db_path(store.repo.root)}")
+        raise OSError(f"cannot open {catalog_db.db_path(store.repo.root)}")
     try:
         bad = [s.value for s in Status if s != Status.FRESH]  # IN (not !=): the status index serves it
         ids = [r[0] for r in con.execute(f"SELECT id FROM memories WHERE status IN ({', '.join('?' * len(bad))}) "
                                          "ORDER BY id", bad)]
-        mems = catalog.load(con, ids)
+        mems = catalog_files.load(con, ids)
     finally:
         con.close()
     resolver = Resolver(store.repo)
@@ -209,7 +211,7 @@ def not_fresh(store: Store) -> list[MemoryStatus]:
 def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:  # type: ignore[no-untyped-def]
     # a status computed at a commit is re-checked against the work tree by the next sync: it compares
     # the HEAD and dirty files it last checked at (meta status_head / status_dirty) with now
-    hookindex.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), {}, _now_spans(ms))
+    catalog_db.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), {}, _now_spans(ms))
 
 
 def _log_failure(root: Path, what: str, e: BaseException) -> None:
@@ -223,7 +225,7 @@ def _log_failure(root: Path, what: str, e: BaseException) -> None:
 
 def known_statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
     """The last recorded status of each of ``ids`` (None: never checked); {} without a hook index."""
-    con = hookindex.connect(store.repo.root)
+    con = catalog_db.connect(store.repo.root)
     if con is None:
         return {}
     try:
@@ -248,11 +250,11 @@ def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | 
     if not statuses:
         return
     try:
-        con = hookindex.connect(store.repo.root)
+        con = catalog_db.connect(store.repo.root)
         if con is None:
             return
         try:
-            hookindex.begin(con)
+            catalog_db.begin(con)
             for ms in statuses.values():
                 _set_status(con, store, ms, rev)
             con.commit()
@@ -268,11 +270,11 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
     The rest of the index is left as it is; readers notice the changed memory
     folders and start a full sync. Errors are ignored: the index is a cache.
     """
-    from . import memfile
+    from .. import memfile
 
     root = store.repo.root
     try:
-        con = hookindex.connect(root, create=True)
+        con = catalog_db.connect(root, create=True)
         if con is None:
             return
         try:
@@ -281,8 +283,8 @@ def record_written(store: Store, written: list[Memory], removed: list[str] = ())
             # both folders' keys of every id: a scope change moved a file from one to the other
             files = [f"{d}/{mid}{memfile.FILE_SUFFIX}" for mid in [*(m.id for m in written), *removed]
                      for d in (layout.TEAM_MEMORIES, lay.local_key_prefix)]
-            catalog.refresh(store, con, full=False, only=files)
-            hookindex.begin(con)
+            catalog_files.refresh(store, con, full=False, only=files)
+            catalog_db.begin(con)
             for m in written:
                 _set_status(con, store, memory_status(resolver, m, WORKTREE))
             con.commit()
@@ -306,12 +308,12 @@ class HookIndexSource:
         self.recent = recent
         #: memories taken per focus file (and over the focus directories): see ``hookindex.ids_near``
         self.per_path = per_path or recent
-        self.total = hookindex.count(con)
+        self.total = catalog_db.count(con)
         self._anchored: set[str] | None = None
 
     def anchored_paths(self) -> set[str]:
         if self._anchored is None:
-            self._anchored = hookindex.anchored_paths(self.con)
+            self._anchored = catalog_db.anchored_paths(self.con)
         return self._anchored
 
     def candidates(self, focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult:  # type: ignore[no-untyped-def]
@@ -320,13 +322,13 @@ class HookIndexSource:
         paths = set(focus.files) | {p for p, _ in focus.symbols}
         imports = set(focus.imports) - paths
         in_dirs = {p for p in self.anchored_paths() if p.rpartition("/")[0] in dirs} - paths - imports
-        ids = hookindex.ids_near(self.con, paths, list(focus.symbols), self.per_path, (imports, in_dirs))
-        for found in hookindex.symbols_named(self.con, focus.names, self.per_path).values():
+        ids = catalog_db.ids_near(self.con, paths, list(focus.symbols), self.per_path, (imports, in_dirs))
+        for found in catalog_db.symbols_named(self.con, focus.names, self.per_path).values():
             ids.update(found)
-        ids.update(hookindex.recent_ids(self.con, self.recent))
+        ids.update(catalog_db.recent_ids(self.con, self.recent))
         ids.update(extra)
         res = LoadResult()
-        for d in hookindex.full_memories(self.con, sorted(ids)):
+        for d in catalog_db.full_memories(self.con, sorted(ids)):
             try:
                 m = memory_from_dict(d)
             except (KeyError, TypeError, ValueError):
@@ -343,29 +345,29 @@ def open_source(store: Store, budget_tokens: int) -> HookIndexSource | None:
     (``rank.MIN_INDEX_LINE_CHARS``), at least 200: a memory further down by
     recency cannot reach the packed part of an empty-focus ranking.
     """
-    from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+    from ..rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
     root = store.repo.root
-    con = hookindex.connect(root)
+    con = catalog_db.connect(root)
     if con is None:
         return None
-    if not hookindex.is_current(con, root):
+    if not catalog_db.is_current(con, root):
         con.close()
         return None
     return HookIndexSource(con, max(200, 3 * budget_tokens * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS))
 
 
 def spawn_sync(root: Path) -> None:
-    """Start ``python -P -m gitmem.hookindex_sync ROOT`` detached (no stdio; the caller never waits).
+    """Start ``python -P -m gitmem.catalog.sync ROOT`` detached (no stdio; the caller never waits).
 
     Raises:
         OSError: the process could not be started.
     """
-    infra.spawn_detached("gitmem.hookindex_sync", str(root), cwd=root)
+    infra.spawn_detached("gitmem.catalog.sync", str(root), cwd=root)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gitmem.hookindex_sync ROOT``: a full sync; exits at once if another one runs. Returns 0."""
+    """``python -m gitmem.catalog.sync ROOT``: a full sync; exits at once if another one runs. Returns 0."""
     args = sys.argv[1:] if argv is None else argv
     try:
         root = Path(args[0]) if args else Path.cwd()

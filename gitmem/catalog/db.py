@@ -21,7 +21,7 @@ memory files at any time), with
 * ``meta``: the signature of the memory folders the rows were built from, the
   sequence number and generation of the rows, the state statuses were checked at.
 
-Written by ``gitmem.hookindex_sync`` (in processes that may be slow); read here
+Written by ``gitmem.catalog.sync`` (in processes that may be slow); read here
 with the standard library only. Readers never block on a writer (WAL journal).
 """
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from collections.abc import Iterable
     from typing import Any
 
-from . import layout
-from .textsplit import query_terms, split_identifiers
+from .. import layout
+from ..textsplit import query_terms, split_identifiers
 
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
 #: in git's folder (``layout``).
