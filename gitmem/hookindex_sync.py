@@ -341,7 +341,7 @@ def open_source(store: Store, budget_tokens: int) -> HookIndexSource | None:
     (``rank.MIN_INDEX_LINE_CHARS``), at least 200: a memory further down by
     recency cannot reach the packed part of an empty-focus ranking.
     """
-    from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+    from .rank.render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
     root = store.repo.root
     con = hookindex.connect(root)

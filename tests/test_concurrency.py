@@ -84,7 +84,7 @@ def events(root: Path, session: int, n: int) -> list[dict[str, Any]]:
 def hook_command() -> list[str]:
     """The real Claude Code hook entry of this environment (``gitmem-hook``)."""
     exe = Path(sys.executable).parent / "gitmem-hook"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitmem.integrations.claude_hooks"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitmem.integrations.agents.claude"]
 
 
 def run_hook(event: dict[str, Any], root: Path) -> None:
@@ -98,7 +98,7 @@ def writer(root: str, session: int, n: int, sample_every: int, consolidate_at: s
     SessionEnd through the real ``gitmem-hook`` process); at the indexes in ``consolidate_at`` it
     consolidates every pending session itself, the way the worker does for orphaned spools."""
     from gitmem.capture import worker
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     path = Path(root)
     at = {int(x) for x in consolidate_at.split(",") if x}
@@ -238,7 +238,7 @@ def token_holders(root: Path) -> Counter[str]:
 
 def spool_session(root: Path, session: int, n: int) -> None:
     """Capture a session's events through the hook handlers, in this process (no SessionEnd worker)."""
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     for ev in events(root, session, n)[:-1]:
         claude_hooks.handle(ev)
@@ -484,7 +484,7 @@ def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Pat
     assert run_cli(root, "init", "--no-hooks")[0] == 0
     evs = events(root, 0, 3)  # prompt, edit, stop
     (root / "work.py").write_text(WORK_PY.replace("value = 0", f"value = 0  # {token(0, 1)}"))
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     claude_hooks.handle(evs[0])
     claude_hooks.handle(evs[1])
@@ -514,7 +514,7 @@ def test_two_sessions_repeating_one_memory_both_strengthen_it(tmp_path: Path, ru
     import threading
 
     from gitmem.capture.consolidate import CONFIDENCE_STEP
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     text = "compute keeps a running value and adds x to it before returning"
     barrier = threading.Barrier(2, timeout=30)

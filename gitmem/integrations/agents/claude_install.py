@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitmemError
-from ..memfile import write_atomic
+from ... import infra
+from ...errors import GitmemError
 
 HOOK_COMMAND = "gitmem-hook"
 MCP_NAME = "gitmem"
 
 #: (event, matcher or None, extra handler fields). Timeouts in seconds; each is a ceiling far above
-#: the handler's own time limit (claude_hooks.TIME_LIMITS), never a target.
+#: the handler's own time limit (agents.core.TIME_LIMITS), never a target.
 EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
     ("SessionStart", "startup|resume|clear|compact", {"timeout": 15}),
     ("UserPromptSubmit", None, {"timeout": 10}),
@@ -174,7 +174,7 @@ def _write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> N
     except FileNotFoundError:
         mode = 0o600 if private else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
+    infra.atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
 def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
