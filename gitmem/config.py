@@ -208,7 +208,8 @@ def read_cached(lay: Layout) -> dict[str, Any]:
 def budget(cfg: dict[str, Any], key: str) -> int:
     """``[claude] <key>`` of ``cfg`` (a key of ``DEFAULT_BUDGETS``) in tokens; the default when
     missing or not a positive integer."""
-    section = cfg.get("claude") if isinstance(cfg.get("claude"), dict) else {}
+    raw = cfg.get("claude")
+    section = raw if isinstance(raw, dict) else {}
     v = section.get(key, DEFAULT_BUDGETS[key])
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else DEFAULT_BUDGETS[key]
 

@@ -82,7 +82,8 @@ def touched_paths(raw: dict[str, Any]) -> tuple[str, ...]:
 def response_summary(tool: str, tr: Any) -> Any:
     """What capture keeps of Claude Code's ``tool_response`` for ``tool`` (unredacted; JSON-like)."""
     if tool == "Read":
-        f = tr.get("file") if isinstance(tr, dict) and isinstance(tr.get("file"), dict) else {}
+        f = tr.get("file") if isinstance(tr, dict) else None
+        f = f if isinstance(f, dict) else {}
         return {k: f.get(k) for k in ("numLines", "startLine", "totalLines") if k in f}
     if tool in ("Edit", "MultiEdit"):
         return {"replaceAll": tr.get("replaceAll")} if isinstance(tr, dict) else None
@@ -104,7 +105,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
     with it (not an object, an event or tool gitmem does not handle)."""
     if not isinstance(raw, dict):
         return None
-    name = raw.get("hook_event_name") if isinstance(raw.get("hook_event_name"), str) else argv_event
+    name = raw.get("hook_event_name")
+    name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
                               "cwd": _str(raw.get("cwd")), "raw": raw, "paths": touched_paths(raw),
                               "project_dir": os.environ.get("CLAUDE_PROJECT_DIR") or ""}
@@ -114,7 +116,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
         return Prompt(prompt=_str(raw.get("prompt")), **common)
     if name in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
         tool = str(raw.get("tool_name") or "")
-        ti = raw.get("tool_input") if isinstance(raw.get("tool_input"), dict) else {}
+        ti = raw.get("tool_input")
+        ti = ti if isinstance(ti, dict) else {}
         if name == "PreToolUse":
             if tool in FILE_TOOLS:
                 old = ti.get("old_string") if tool in ("Edit", "MultiEdit") else None

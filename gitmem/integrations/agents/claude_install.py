@@ -66,6 +66,16 @@ class ClaudeInstall:
     command: str = HOOK_COMMAND
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[Path, Path]:
     """(settings file, MCP file) for project ``root`` or the user."""
     home = home or Path(os.path.expanduser("~"))
@@ -252,7 +262,7 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     if new_settings != settings:
         _write_json(settings_path, new_settings)
         res.changed.append(str(settings_path))
-    servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    servers = _dict(mcp.get("mcpServers"))
     if MCP_NAME in servers and not _is_our_server(servers[MCP_NAME]):
         res.notes.append(f"{mcp_path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
                          "left as it is")
@@ -309,13 +319,13 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
         settings, mcp = read_json(settings_path), read_json(mcp_path)
     except ClaudeSettingsError as e:
         return {"settings": str(settings_path), "error": e.message, "events": {}, "mcp": False}
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    hooks = _dict(settings.get("hooks"))
     events = {}
     for event, _, _ in EVENTS:
-        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        groups = _list(hooks.get(event))
         events[event] = any(_is_ours(h) for g in groups if isinstance(g, dict)
                             for h in (g.get("hooks") or []) if isinstance(g.get("hooks"), list))
-    servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    servers = _dict(mcp.get("mcpServers"))
     commands = [h.get("command", "") for groups in hooks.values() if isinstance(groups, list) for g in groups
                 if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"] if _is_ours(h)]
     return {"settings": str(settings_path), "events": events, "mcp": MCP_NAME in servers,

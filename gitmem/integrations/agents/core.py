@@ -163,7 +163,7 @@ def forget_given(lay: layout.Layout, key: str) -> None:
 
 def _private_globs(cfg: dict[str, object]) -> tuple[str, ...]:
     """Redaction's default private-file globs plus ``[capture] private_files``."""
-    return tuple(redact.DEFAULT_PRIVATE_GLOBS) + config.private_files(cfg)  # type: ignore[arg-type]  # JSON dict
+    return tuple(redact.DEFAULT_PRIVATE_GLOBS) + config.private_files(cfg)
 
 
 # -- the hook index ------------------------------------------------------------------------------

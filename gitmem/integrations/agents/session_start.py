@@ -69,8 +69,7 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
         again = open_source(store, budget_tokens)
         try:
             res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, include_dirty=False,
-                                include_branch=False, include_imports=False,
-                                **({"source": again} if again is not None else {}))
+                                include_branch=False, include_imports=False, source=again)
         finally:
             if again is not None:
                 again.con.close()
