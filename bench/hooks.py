@@ -13,6 +13,11 @@ measured in the same run. Targets (issue 3): PostToolUse ≤ 60 ms, PreToolUse
 ≤ 150 ms, UserPromptSubmit ≤ 300 ms, SessionStart ≤ 1 s.
 
     python bench/hooks.py [--repo PATH] [--memories 10000] [--runs 25] [--work DIR] [--json]
+        [--also LABEL=EXECUTABLE ...]
+
+``--also`` times another build's hook executable in the same rounds (side by side, e.g. the
+commit before a change: a script that puts that checkout first on ``sys.path`` and calls its
+entry point); its rows are labelled ``EVENT [LABEL]``.
 
 The repository (default: this one) is copied with ``git clone`` (its history
 is needed for anchors) and never modified.
@@ -136,6 +141,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--work", type=Path, default=Path("/tmp/gitmem-bench-hooks"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
+                    help="time this hook executable too, in the same rounds")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     root = build(args.repo.resolve(), args.work, args.memories)
@@ -149,16 +156,22 @@ def main() -> int:
     hook = shutil.which("gitmem-hook", path=str(Path(sys.executable).parent)) or shutil.which("gitmem-hook")
     if not hook:
         raise SystemExit("gitmem-hook not found: install gitmem (pip install -e .) in this Python's environment")
+    hooks = {"": hook, **{f" [{label}]": exe for label, _, exe in (a.partition("=") for a in args.also)}}
     rnd = random.Random(7)
-    times: dict[str, list[float]] = {"python -c pass": [], **{k: [] for k in TARGETS_MS}}
+    times: dict[str, list[float]] = {"python -c pass": [],
+                                     **{k + label: [] for k in TARGETS_MS for label in hooks}}
     # one warm-up round (page cache, .pyc files), not counted
-    for ev in events(root, rnd).values():
-        timed([hook], json.dumps(ev).encode(), root)
+    for name, ev in events(root, rnd).items():
+        for exe in hooks.values():
+            timed([exe], json.dumps(ev).encode(), root)
     for i in range(args.runs):
         evs = events(root, rnd)
         times["python -c pass"].append(timed([sys.executable, "-c", "pass"], b"", root))
         for name in TARGETS_MS:
-            times[name].append(timed([hook], json.dumps(evs[name]).encode(), root))
+            for label, exe in hooks.items():
+                # a new session id per executable, so neither finds the memories "already given"
+                ev = {**evs[name], "session_id": evs[name]["session_id"] + label.strip(" []")}
+                times[name + label].append(timed([exe], json.dumps(ev).encode(), root))
         print(f"\rround {i + 1}/{args.runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
     base = statistics.median(times["python -c pass"])
@@ -168,15 +181,15 @@ def main() -> int:
         med = statistics.median(ts)
         rows.append({"hook": name, "median_ms": round(med, 1), "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1),
                      "max_ms": round(ts[-1], 1), "ratio_to_python": round(med / base, 2),
-                     "target_ms": TARGETS_MS.get(name), "runs": len(ts)})
+                     "target_ms": TARGETS_MS.get(name.split(" ")[0]), "runs": len(ts)})
     if args.json:
         print(json.dumps({"memories": args.memories, "repo": str(args.repo), "rows": rows}, indent=2))
         return 0
     print(f"{args.memories} memories, {args.runs} runs each, repo {args.repo.resolve().name}")
-    print(f"{'hook':18} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} {'target':>8}")
+    print(f"{'hook':26} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} {'target':>8}")
     for r in rows:
         tgt = f"{r['target_ms']} ms" if r["target_ms"] else ""
-        print(f"{r['hook']:18} {r['median_ms']:>6.1f}ms {r['p90_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms "
+        print(f"{r['hook']:26} {r['median_ms']:>6.1f}ms {r['p90_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms "
               f"{r['ratio_to_python']:>8.2f}× {tgt:>8}")
     return 0
 

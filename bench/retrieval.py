@@ -47,7 +47,7 @@ Metrics per query, then averaged (means) over queries:
   each method's order; for context it is the packed context itself.
 * tokens to reach a recall target: walk a method's ranking, adding each
   memory's cost, until recall ≥ target. A memory's cost is
-  ``rank.token_estimate(rank.render_detail(...))`` (gitmem's own estimate, the
+  ``render.token_estimate(render.render_detail(...))`` (gitmem's own estimate, the
   memory rendered in full as ``gitmem context`` shows its top items; the same
   cost for every method). Targets: 0.5, 0.8, 1.0 and "ctx@10" = the recall@10
   that context reached on that query (queries where that is 0 are left out of
@@ -96,7 +96,8 @@ from gitmem.focus import changed_symbols
 from gitmem.git import Repo
 from gitmem.memories import derive_title, list_memories, make_anchors
 from gitmem.model import Memory
-from gitmem.rank import Scored, pack, render_detail, token_estimate
+from gitmem.rank.render import render_detail, token_estimate
+from gitmem.rank.score import Scored, item, pack
 from gitmem.search import recall
 from gitmem.store import Store, init_layout
 
@@ -350,7 +351,7 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
                 if made[s].id not in present:
                     store.save(made[s])
             present = want
-            cost = {made[s].id: token_estimate(render_detail(Scored(made[s]))) for s in before}
+            cost = {made[s].id: token_estimate(render_detail(item(Scored(made[s])))) for s in before}
             relevant = {made[s].id for s in rel_shas}
             timings["setup"] += time.perf_counter() - t
 

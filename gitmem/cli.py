@@ -787,7 +787,7 @@ def install_claude(scope: str) -> None:
     memories; PostToolUse, Stop and SessionEnd capture the session for consolidation.
     Undo with `gitmem uninstall claude`.
     """
-    from .integrations.claude_code import install
+    from .integrations.agents.claude_install import install
 
     user = scope == "user"
     res = install(_claude_target(user), user=user)
@@ -801,7 +801,7 @@ def install_claude(scope: str) -> None:
 @json_option
 def uninstall_claude(scope: str) -> None:
     """Remove gitmem's Claude Code hooks and MCP server; everything else stays as it is."""
-    from .integrations.claude_code import uninstall
+    from .integrations.agents.claude_install import uninstall
 
     user = scope == "user"
     res = uninstall(_claude_target(user), user=user)

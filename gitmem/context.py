@@ -15,7 +15,7 @@ from .analyzer import memory_status
 from .anchors import Resolver
 from .focus import Focus, add_import_neighbours, build_focus
 from .git import WORKTREE
-from .rank import Packed, Scored, apply_status, pack, rank
+from .rank.score import Packed, Scored, apply_status, pack, rank
 from .store import LoadResult, Store
 
 #: Candidates whose status is evaluated (status needs parsing; the tail rarely fits a budget).
@@ -47,7 +47,7 @@ def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
     """
     from .catalog import files as catalog_files
     from .catalog.sync import HookIndexSource
-    from .rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+    from .rank.render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
     con = catalog_files.open_current(store)
     if con is None:

@@ -110,7 +110,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
 def _claude_checks(store: Store, r: Report) -> None:
     """Claude Code hooks (project settings), sessions waiting for consolidation, recent hook errors."""
     from .capture import spool
-    from .integrations import claude_code
+    from .integrations.agents import claude_install as claude_code
 
     st = claude_code.status(store.repo.root)
     if st.get("error"):

@@ -13,7 +13,7 @@ from typing import Any
 from .analyzer import anchor_status_json
 from .memfile import without_surrogates
 from .model import Anchor, Memory, MemoryStatus
-from .rank import Scored, age
+from .rank.score import Scored, age
 
 
 def anchor_json(a: Anchor) -> dict[str, Any]:

@@ -11,116 +11,21 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import config as config_mod
 from . import infra, memfile
 from . import layout as layout_mod
-from .errors import ConfigError, MemoryFileError, MemoryNotFound, NotInitialized
+from .config import DEFAULT_CONFIG
+from .errors import MemoryFileError, MemoryNotFound, NotInitialized
 from .git import Repo
 from .model import Memory
 
 GITMEM_DIR = layout_mod.GITMEM_DIR
 
-#: The config written by ``gitmem init``. Every key is documented in the README.
-DEFAULT_CONFIG = """\
-# gitmem team settings (committed). See README.md "Configuration".
-
-[context]
-# Token budget of `gitmem context` (tokens estimated as characters / 4).
-budget = 1500
-# Memories shown in full (title, body, facts) at the top of the context; the rest as a compact index.
-detail = 3
-# How not-fresh memories appear in context: "mark" (shown with their reason) or "omit".
-stale = "mark"
-
-[embeddings]
-# "wordllama" (default, offline, bundled), "openai" (any OpenAI-compatible endpoint) or "none" (full-text only).
-provider = "wordllama"
-# For provider = "openai":
-# base_url = "http://127.0.0.1:8080/v1"
-# model = "text-embedding-3-small"
-# api_key_env = "OPENAI_API_KEY"
-# timeout = 10
-
-[claude]
-# Token budgets of what the Claude Code hooks inject: at session start, per prompt, before a file is read or edited.
-session_budget = 1500
-prompt_budget = 600
-file_budget = 500
-
-[share]
-# When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
-# the code a local memory is anchored to carries it), "all" (every commit carries all of them), "manual"
-# (`gitmem share ID`).
-policy = "with-code"
-
-[review]
-# A memory whose code only moved (renamed file, moved function, same code) follows it: the post-commit hook
-# re-anchors it (commit .gitmem/ afterwards). false: it is reported as moved, for review.
-follow_moves = true
-
-[capture]
-# Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
-private_files = []
-
-# Consolidation of captured sessions through an OpenAI-compatible endpoint (without it: rules).
-# [llm]
-# base_url = "http://127.0.0.1:8080/v1"
-# model = "qwen3-8b"
-# api_key_env = "OPENAI_API_KEY"
-# timeout = 60
-# extra_body = { chat_template_kwargs = { enable_thinking = false } }
-"""
-
 GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nlocal/\n"
-
-
-#: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review")
-_CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
-    "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
-    "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
-    "stale": (lambda v: v in ("mark", "omit"), '"mark" or "omit"'),
-}
-
-
-def _validate(cfg: dict[str, Any], where: str) -> None:
-    """Raise ConfigError for an unknown section or a bad [context] value (the embedder checks [embeddings])."""
-    hint = "fix the value (see README, Configuration)"
-    for key in cfg:
-        if key not in KNOWN_SECTIONS:
-            raise ConfigError(f"{where}: unknown section [{key}]", f"known sections: {', '.join(KNOWN_SECTIONS)}")
-        if not isinstance(cfg[key], dict):
-            raise ConfigError(f"{where}: '{key}' must be a [section]", hint)
-    for key, value in cfg.get("claude", {}).items():
-        if key not in ("session_budget", "prompt_budget", "file_budget"):
-            raise ConfigError(f"{where}: unknown key claude.{key}",
-                              "known keys: session_budget, prompt_budget, file_budget")
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
-    for key, value in cfg.get("review", {}).items():
-        if key != "follow_moves" or not isinstance(value, bool):
-            raise ConfigError(f"{where}: review.{key} = {value!r}: the known key is follow_moves (true or false)", hint)
-    for key, value in cfg.get("share", {}).items():
-        if key != "policy":
-            raise ConfigError(f"{where}: unknown key share.{key}", "known keys: policy")
-        if value not in ("with-code", "all", "manual"):
-            raise ConfigError(f"{where}: share.policy must be \"with-code\", \"all\" or \"manual\", got {value!r}",
-                              hint)
-    for key, value in cfg.get("capture", {}).items():
-        if key != "private_files":
-            raise ConfigError(f"{where}: unknown key capture.{key}", "known keys: private_files")
-        if not (isinstance(value, list) and all(isinstance(g, str) for g in value)):
-            raise ConfigError(f"{where}: capture.private_files must be a list of globs", hint)
-    for key, value in cfg["context"].items():
-        if key not in _CONTEXT_KEYS:
-            raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
-        ok, what = _CONTEXT_KEYS[key]
-        if not ok(value):
-            raise ConfigError(f"{where}: context.{key} must be {what}, got {value!r}", hint)
 
 
 def utc_now() -> str:
@@ -219,21 +124,8 @@ class Store:
             ConfigError: the file is not valid TOML.
         """
         if self._config is None:
-            cfg = tomllib.loads(DEFAULT_CONFIG)
             path = self.dir / "config.toml"
-            if path.is_file():
-                try:
-                    user = tomllib.loads(path.read_text("utf-8"))
-                except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-                    raise ConfigError(f"{self.display(path)}: invalid TOML: {e}",
-                                      "fix the file (see README, Configuration)") from None
-                for k, v in user.items():
-                    if isinstance(v, dict) and isinstance(cfg.get(k), dict):
-                        cfg[k].update(v)
-                    else:
-                        cfg[k] = v
-            _validate(cfg, self.display(path))
-            self._config = cfg
+            self._config = config_mod.load(path, self.display(path))
         return self._config
 
     # -- memories ---------------------------------------------------------------------------

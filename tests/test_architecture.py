@@ -17,8 +17,6 @@ import re
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 PACKAGE = "gitmem"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 
@@ -223,7 +221,8 @@ def sql_uses(mod: ast.Module) -> list[str]:
     are SQL statements (``SQL_STATEMENT``); calls ``<anything>.execute(...)``, ``.executemany(...)``,
     ``.executescript(...)``, except those whose first argument is a list or tuple display (an argv:
     GitPython's ``Git.execute(["git", ...])`` runs a command, not SQL).
-    Leaves out: docstrings and other expression-statement strings (never executed).
+    Leaves out: docstrings and other expression-statement strings (never executed); imports under
+    ``if TYPE_CHECKING:`` (a type in an annotation, never run).
     Cannot see: SQL assembled with ``+`` or ``%`` from pieces that are not statements on their own,
     or SQL passed to a database through a wrapper with another method name.
     """
@@ -231,8 +230,11 @@ def sql_uses(mod: ast.Module) -> list[str]:
     inside_fstring = {id(v) for n in ast.walk(mod) if isinstance(n, ast.JoinedStr) for v in ast.walk(n)
                       if v is not n}
     found = []
+    typing_only = _type_checking_nodes(mod)
     for node in ast.walk(mod):
         line = getattr(node, "lineno", 0)
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "sqlite3" for a in node.names):
             found.append(f"{line}: import sqlite3")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlite3" and not node.level:

@@ -1,6 +1,6 @@
 """Claude Code hooks: the fixtures replayed through the real entry point, bad inputs, scripted sessions.
 
-Every hook run here is a real process (``python -m gitmem.integrations.claude_hooks``)
+Every hook run here is a real process (``python -m gitmem.integrations.agents.claude``)
 fed a real event JSON on stdin, in a real git repository with gitmem initialised.
 """
 
@@ -56,7 +56,7 @@ def hook(payload: Any, cwd: Path, *, args: tuple[str, ...] = (), env: dict[str, 
          raw: bytes | None = None) -> tuple[int, str, str]:
     """Run the hook entry point as a process; returns (exit code, stdout, stderr)."""
     data = raw if raw is not None else json.dumps(payload).encode()
-    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.claude_hooks", *args], input=data,
+    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude", *args], input=data,
                           cwd=cwd, capture_output=True, env={**os.environ, **(env or {})}, timeout=60)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
@@ -488,7 +488,7 @@ def test_corrupt_hook_index_is_rebuilt_and_context_still_given(repo: Path, run_c
 def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:
     mid = remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
     (layout.of(repo).catalog_file).unlink()
-    procs = [subprocess.Popen([sys.executable, "-m", "gitmem.integrations.claude_hooks"], cwd=repo,
+    procs = [subprocess.Popen([sys.executable, "-m", "gitmem.integrations.agents.claude"], cwd=repo,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(6)]
     for i, p in enumerate(procs):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.integrations.claude_code import EVENTS, install, status, uninstall
+from gitmem.integrations.agents.claude_install import EVENTS, install, status, uninstall
 from testing.repos import commit, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_doctor_reports_claude_llm_and_spool(tmp_path: Path, run_cli) -> None:
                                                    '[embeddings]\nprovider = "none"\n')
     event = {"session_id": "open", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
              "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a.py"}}
-    subprocess.run([sys.executable, "-m", "gitmem.integrations.claude_hooks"], input=json.dumps(event).encode(),
+    subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude"], input=json.dumps(event).encode(),
                    cwd=repo, check=True, timeout=60)
     code, out, _ = run_cli(repo, "doctor", "--json")
     checks = {c["name"]: c for c in json.loads(out)["checks"]}
@@ -191,7 +191,7 @@ def test_lookalike_handlers_odd_shapes_and_foreign_server_are_respected(tmp_path
 @pytest.mark.parametrize("settings_obj", [{"hooks": [1, 2]}, {"hooks": {"Stop": {"x": 1}}},
                                           {"enabledMcpjsonServers": "other"}])
 def test_unexpected_shapes_are_refused_not_rewritten(tmp_path: Path, settings_obj: dict) -> None:
-    from gitmem.integrations.claude_code import ClaudeSettingsError
+    from gitmem.integrations.agents.claude_install import ClaudeSettingsError
 
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()

@@ -85,7 +85,7 @@ def events(root: Path, session: int, n: int) -> list[dict[str, Any]]:
 def hook_command() -> list[str]:
     """The real Claude Code hook entry of this environment (``gitmem-hook``)."""
     exe = Path(sys.executable).parent / "gitmem-hook"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitmem.integrations.claude_hooks"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "gitmem.integrations.agents.claude"]
 
 
 def run_hook(event: dict[str, Any], root: Path) -> None:
@@ -99,7 +99,7 @@ def writer(root: str, session: int, n: int, sample_every: int, consolidate_at: s
     SessionEnd through the real ``gitmem-hook`` process); at the indexes in ``consolidate_at`` it
     consolidates every pending session itself, the way the worker does for orphaned spools."""
     from gitmem.capture import worker
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     path = Path(root)
     at = {int(x) for x in consolidate_at.split(",") if x}
@@ -239,7 +239,7 @@ def token_holders(root: Path) -> Counter[str]:
 
 def spool_session(root: Path, session: int, n: int) -> None:
     """Capture a session's events through the hook handlers, in this process (no SessionEnd worker)."""
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     for ev in events(root, session, n)[:-1]:
         claude_hooks.handle(ev)
@@ -271,7 +271,7 @@ def _cli(root: str, *args: str) -> None:
     sys.exit(main(list(args)))
 
 
-def _hookindex_sync(root: str) -> None:
+def _catalog_sync(root: str) -> None:
     from gitmem.catalog import sync as catalog_sync
 
     catalog_sync.main([root])
@@ -359,7 +359,7 @@ def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_js
             spool_session(root, rnd, n)
             want.update(token(rnd, i) for i in range(n))
             # delays within each run's usual length here (syncs read only changed files: they are short)
-            for target, args, longest in ((_worker, (), 0.5), (_cli, ("sync",), 0.4), (_hookindex_sync, (), 0.1)):
+            for target, args, longest in ((_worker, (), 0.5), (_cli, ("sync",), 0.4), (_catalog_sync, (), 0.1)):
                 killed += kill_after(forked(target, str(root), *args), rng.uniform(0.0, longest))
                 held = token_holders(root)
                 assert (sorted(t for t in want if held[t] == 0), sorted(t for t in held if held[t] > 1)) == ([], [])
@@ -485,7 +485,7 @@ def test_the_last_message_of_a_session_consolidated_midway_is_kept(tmp_path: Pat
     assert run_cli(root, "init", "--no-hooks")[0] == 0
     evs = events(root, 0, 3)  # prompt, edit, stop
     (root / "work.py").write_text(WORK_PY.replace("value = 0", f"value = 0  # {token(0, 1)}"))
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     claude_hooks.handle(evs[0])
     claude_hooks.handle(evs[1])
@@ -515,7 +515,7 @@ def test_two_sessions_repeating_one_memory_both_strengthen_it(tmp_path: Path, ru
     import threading
 
     from gitmem.capture.consolidate import CONFIDENCE_STEP
-    from gitmem.integrations import claude_hooks
+    from gitmem.integrations.agents import claude as claude_hooks
 
     text = "compute keeps a running value and adds x to it before returning"
     barrier = threading.Barrier(2, timeout=30)

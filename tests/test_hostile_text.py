@@ -1,7 +1,7 @@
 """Hostile text through search and output: queries full of operators, quotes, NUL, emoji, lone surrogates.
 
 Queries go through ``gitmem recall`` (LanceDB full text + vectors), the hook index's BM25
-(``hookindex.search`` and the UserPromptSubmit hook through the ``gitmem-hook`` entry) and the
+(``catalog.db.search`` and the UserPromptSubmit hook through the ``gitmem-hook`` entry) and the
 MCP search tool: never an exception, and a query naming a word of a memory finds that memory.
 Memory text with emoji and lone surrogates comes in through ``gitmem remember``, a JSON Lines
 import, the Claude Code capture and MCP ``remember``: every output stays valid UTF-8 and valid

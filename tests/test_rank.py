@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from gitmem import rank as R
 from gitmem.focus import WEIGHT_BRANCH, Focus
 from gitmem.model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
+from gitmem.rank import render as V
+from gitmem.rank import score as R
 
 
 def _m(mid: str, *anchors: str, updated: str = "2026-11-01T00:00:00Z", type: str = "discovery",
@@ -72,7 +73,7 @@ def test_stale_penalty_and_omission() -> None:
     st = {"A": MemoryStatus(a, [AnchorStatus(a.anchors[0], Status.STALE, reason="body changed in abc")])}
     marked = R.apply_status(list(ranked), st, omit_stale=False)
     assert [s.memory.id for s in marked] == ["B", "A"]
-    assert "⚠ stale" in R.render_index_line(marked[1]) and "body changed in abc" in R.render_index_line(marked[1])
+    assert "⚠ stale" in V.render_index_line(R.item(marked[1])) and "body changed in abc" in V.render_index_line(R.item(marked[1]))
     omitted = R.apply_status(R.rank([a, b], _focus()), st, omit_stale=True)
     assert [s.memory.id for s in omitted] == ["B"]
 
@@ -85,7 +86,7 @@ def test_pack_respects_budget_and_details_first() -> None:
         assert p.tokens <= budget
         assert R.token_estimate(p.text) == p.tokens
         if p.text:
-            assert p.text.endswith(R.FOOTER)
+            assert p.text.endswith(V.FOOTER)
     p = R.pack(ranked, 1500, detail=3)
     assert len(p.detailed) == 3 and p.indexed and p.left_out == 30 - 3 - len(p.indexed)
     assert p.detailed == [s.memory.id for s in ranked[:3]]
@@ -125,11 +126,11 @@ def test_detail_lists_a_few_anchors_the_near_one_first() -> None:
     f = Focus()
     f.add_symbol("src/m30.py", "f30", 1.0, "changed")
     (s,) = R.rank([m], f)
-    text = R.render_detail(s)
+    text = V.render_detail(R.item(s))
     anchors_line = text.splitlines()[1]
     assert anchors_line.startswith("anchors: src/m30.py::f30, src/m00.py::f0, ")
-    assert f"(+{40 - R.MAX_DETAIL_ANCHORS} more: gitmem show BIG)" in anchors_line
+    assert f"(+{40 - V.MAX_DETAIL_ANCHORS} more: gitmem show BIG)" in anchors_line
     assert "src/m39.py::f39" not in text and "why it is so" in text
     assert R.token_estimate(text) < 100
-    small = R.render_detail(R.Scored(_m("SMALL", "a.py::x", "b.py")))
+    small = V.render_detail(R.item(R.Scored(_m("SMALL", "a.py::x", "b.py"))))
     assert "anchors: a.py::x, b.py ·" in small and "more" not in small

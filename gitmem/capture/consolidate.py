@@ -103,7 +103,7 @@ class SessionDigest:
 
 
 def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
-    """Summarise spooled ``records`` (see ``claude_hooks.slim_tool_event`` for their shape)."""
+    """Summarise spooled ``records`` (see ``integrations.agents.capture.tool_record`` for their shape)."""
     d = SessionDigest(key=key, events=len(records))
     for r in records:
         kind = r.get("event")

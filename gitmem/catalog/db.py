@@ -160,7 +160,7 @@ def is_current(con: sqlite3.Connection, root: Path) -> bool:
     return get_meta(con, "signature") == folder_signature(root)
 
 
-# -- writing (called by hookindex_sync) --------------------------------------------------------
+# -- writing (called by catalog.sync and catalog.files) --------------------------------------------------------
 
 
 def fts_text(row: dict[str, Any]) -> str:

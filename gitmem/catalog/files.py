@@ -2,7 +2,7 @@
 
 At 100,000 memories, reading and hashing every file takes 20 s and even one
 ``stat`` per file about 0.5 s on an overlay file system (measured; see
-bench/README.md). So the hook index (``hookindex``) keeps, for every memory
+bench/README.md). So the catalog (``db``) keeps, for every memory
 file, the inode, a stat key (mtime ns, ctime ns, size) and the content hash it
 was last read with (table ``files``), and ``refresh`` reads a file again only
 when it may differ:
@@ -219,11 +219,11 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
 
     Args:
         store: the ``Store``.
-        con: an open hook index (``hookindex.connect(create=True)``).
+        con: an open hook index (``db.connect(create=True)``).
         full: stat every file (True) or trust inode + git tree + racy marks (False).
         only: repo-relative memory file paths to look at instead of listing the folders
             (a caller that just wrote or deleted them).
-        signature: ``hookindex.folder_signature`` taken before the listing; recorded as
+        signature: ``db.folder_signature`` taken before the listing; recorded as
             ``rows_signature`` (when ``only`` is None) so readers can tell the rows are current.
 
     Returns:
@@ -280,14 +280,18 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
                     links.add(f)
             elif f in known:
                 gone.append(f)
-    # a removed team file gives its id back to a local duplicate, which must be read again
+    # a removed file gives its id back to another file holding it (a duplicate, or the team copy of a
+    # memory just shared from the local folder): that file is read again, whatever its stat says, so the
+    # memory's row comes from the file that remains
+    forced: set[str] = set()
     for f in gone:
         k = known[f]
         if k[5] == OK and k[4]:
-            for r in con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
-                                 (k[4], DUPLICATE, f)):
-                if lay.memory_file(r[0]).is_file():
+            for r in con.execute("SELECT file FROM files WHERE id = ? AND state IN (?, ?) AND file != ?",
+                                 (k[4], OK, DUPLICATE, f)):
+                if r[0] not in gone and lay.memory_file(r[0]).is_file():
                     suspects.add(r[0])
+                    forced.add(r[0])
 
     # read outside the write transaction (reading 100 files takes a while)
     results: dict[str, tuple[int, str, str, Memory | None, str, str]] = {}
@@ -313,7 +317,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         key = "" if racy else _stat_key(st)
         digest = memfile.content_hash(data)
         k = known.get(f)
-        if k is not None and k[3] == digest and k[5] in (OK, RETIRED, DUPLICATE):
+        if k is not None and k[3] == digest and k[5] in (OK, RETIRED, DUPLICATE) and f not in forced:
             results[f] = (st.st_ino, key, digest, None, "same", "")
             continue
         try:
@@ -362,6 +366,14 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             con.execute("INSERT OR REPLACE INTO files (file, ino, stat, digest, id, state, note) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (f, ino, key, digest, mid, state, note))
         removed -= set(rows)
+        # an id still held by a file that is ok keeps its row (another refresh wrote that file's row
+        # between this one's reading and writing); the file is read again by the next refresh
+        for mid in sorted(removed):
+            holder = con.execute("SELECT file FROM files WHERE id = ? AND state = ?", (mid, OK)).fetchone()
+            if holder is not None:
+                removed.discard(mid)
+                con.execute("UPDATE files SET stat = '' WHERE file = ?", (holder[0],))
+                con.execute("UPDATE memories SET file = ? WHERE id = ?", (holder[0], mid))
         if removed or rows:
             catalog_db.delete(con, sorted(removed))
             con.executemany("INSERT INTO tombstones (id, seq) VALUES (?, ?)", [(i, seq) for i in sorted(removed)])

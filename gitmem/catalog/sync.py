@@ -1,4 +1,4 @@
-"""Keep the hook index (``gitmem.hookindex``) in step with the memory files and the working tree.
+"""Keep the catalog (``gitmem.catalog.db``) in step with the memory files and the working tree.
 
 ``sync_hook_index`` upserts the rows whose file content changed (by content hash),
 deletes the rows of removed files, and re-checks the status of the memories
@@ -306,7 +306,7 @@ class HookIndexSource:
     def __init__(self, con, recent: int, per_path: int | None = None) -> None:  # type: ignore[no-untyped-def]
         self.con = con
         self.recent = recent
-        #: memories taken per focus file (and over the focus directories): see ``hookindex.ids_near``
+        #: memories taken per focus file (and over the focus directories): see ``db.ids_near``
         self.per_path = per_path or recent
         self.total = catalog_db.count(con)
         self._anchored: set[str] | None = None
@@ -345,7 +345,7 @@ def open_source(store: Store, budget_tokens: int) -> HookIndexSource | None:
     (``rank.MIN_INDEX_LINE_CHARS``), at least 200: a memory further down by
     recency cannot reach the packed part of an empty-focus ranking.
     """
-    from ..rank import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+    from ..rank.render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
     root = store.repo.root
     con = catalog_db.connect(root)

@@ -37,7 +37,7 @@ from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, MemoryStatus, Status
-from ..rank import age
+from ..rank.score import age
 from ..serialize import memory_json, memory_status_json, scored_json
 from ..store import Store
 

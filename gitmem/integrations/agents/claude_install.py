@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitmemError
-from ..infra import atomic_write
+from ... import infra
+from ...errors import GitmemError
 
 HOOK_COMMAND = "gitmem-hook"
 MCP_NAME = "gitmem"
 
 #: (event, matcher or None, extra handler fields). Timeouts in seconds; each is a ceiling far above
-#: the handler's own time limit (claude_hooks.TIME_LIMITS), never a target.
+#: the handler's own time limit (agents.core.TIME_LIMITS), never a target.
 EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
     ("SessionStart", "startup|resume|clear|compact", {"timeout": 15}),
     ("UserPromptSubmit", None, {"timeout": 10}),
@@ -64,6 +64,16 @@ class ClaudeInstall:
     changed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     command: str = HOOK_COMMAND
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[Path, Path]:
@@ -174,7 +184,7 @@ def _write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> N
     except FileNotFoundError:
         mode = 0o600 if private else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
+    infra.atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
 def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +262,7 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     if new_settings != settings:
         _write_json(settings_path, new_settings)
         res.changed.append(str(settings_path))
-    servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    servers = _dict(mcp.get("mcpServers"))
     if MCP_NAME in servers and not _is_our_server(servers[MCP_NAME]):
         res.notes.append(f"{mcp_path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
                          "left as it is")
@@ -309,13 +319,13 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
         settings, mcp = read_json(settings_path), read_json(mcp_path)
     except ClaudeSettingsError as e:
         return {"settings": str(settings_path), "error": e.message, "events": {}, "mcp": False}
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    hooks = _dict(settings.get("hooks"))
     events = {}
     for event, _, _ in EVENTS:
-        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        groups = _list(hooks.get(event))
         events[event] = any(_is_ours(h) for g in groups if isinstance(g, dict)
                             for h in (g.get("hooks") or []) if isinstance(g.get("hooks"), list))
-    servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    servers = _dict(mcp.get("mcpServers"))
     commands = [h.get("command", "") for groups in hooks.values() if isinstance(groups, list) for g in groups
                 if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"] if _is_ours(h)]
     return {"settings": str(settings_path), "events": events, "mcp": MCP_NAME in servers,

@@ -1,9 +1,12 @@
-"""SessionStart for Claude Code: the context of ``gitmem context`` for the current focus.
+"""The opening context of an agent session: ``gitmem context`` for the current focus (``core.on_session_start``).
 
-Separate from ``claude_hooks`` because it imports the library (YAML, git,
-tree-sitter), which the per-tool-call hooks must not pay for. Never imports
-lancedb: the focus (dirty files, changed symbols, the branch's files) needs no
-text search.
+Owns the SessionStart text (the newest memories when none is near the focus) and bringing
+the hook index up to date for the hooks that follow.
+
+Separate from ``core`` because it imports the library (YAML, git, tree-sitter), which the
+per-tool-call hooks must not pay for; ``core`` imports it only when a session starts.
+Must not import: lancedb (the focus — dirty files, changed symbols, the branch's files —
+needs no text search), an LLM client.
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..catalog.sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
-from ..context import build_context
-from ..git import Repo
-from ..rank import HEADER
-from ..store import Store
+from ...catalog.sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
+from ...context import build_context
+from ...git import Repo
+from ...rank.render import HEADER
+from ...store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
 STATUS_CHECK_BUDGET_S = 0.25
@@ -66,8 +69,7 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
         again = open_source(store, budget_tokens)
         try:
             res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, include_dirty=False,
-                                include_branch=False, include_imports=False,
-                                **({"source": again} if again is not None else {}))
+                                include_branch=False, include_imports=False, source=again)
         finally:
             if again is not None:
                 again.con.close()

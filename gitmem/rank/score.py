@@ -1,4 +1,4 @@
-"""The ranker: score memories by code proximity, text relevance and recency; pack a token budget.
+"""The ranker: score memories by code proximity, text relevance and recency.
 
 Scoring (every weight is a named constant below, each with why):
 
@@ -18,20 +18,25 @@ where the proximity list's weight is also scaled by each memory's proximity,
 then multiplied by a type weight, a confidence factor and, for memories whose
 anchors are not fresh, a staleness penalty.
 
-Packing: ``pack`` renders the ranked memories as Markdown: the top few in full,
-the rest as a compact index, adding items best-first while the rendered text
-fits the token budget (tokens estimated as characters / CHARS_PER_TOKEN).
+Packing is ``rank.render``'s (the one renderer and packer); ``pack`` and ``item``
+here only turn ``Scored`` into its ``render.Item``.
+
+Owns: the named weights, ``rank``, ``proximity``, ``apply_status``, ``Scored``.
+Must not import: lancedb, an LLM client (the index's text ranking comes in as ids).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import math
 from dataclasses import dataclass, field
 
-from .focus import Focus
-from .model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
+from ..focus import Focus
+from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
+from . import render
+from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
+
+__all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age", "anchor_proximity", "apply_status",
+           "item", "pack", "proximity", "rank", "status_note", "token_estimate"]
 
 # -- proximity tiers ---------------------------------------------------------------------------
 #: The anchored symbol itself is in focus (changed, or named in the prompt).
@@ -76,18 +81,6 @@ STALE_PENALTY = 0.95
 #: Confidence c in [0, 1] scales the score by (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * c.
 CONFIDENCE_SPAN = 0.3
 
-# -- packing -----------------------------------------------------------------------------------
-#: Token estimate: about 4 characters per token for English and code (OpenAI's rule of thumb).
-CHARS_PER_TOKEN = 4
-#: No index line is shorter than this (id 26 + type + dashes + age + status); below it the budget is full.
-MIN_INDEX_LINE_CHARS = 48
-#: Body text shown per detailed memory, in characters, before it is cut with "…".
-MAX_DETAIL_BODY_CHARS = 1200
-#: Anchors listed per detailed memory (the one that made it near first), the rest counted: a memory
-#: of a large change can have a hundred, and listing them all spent a 1500-token budget on paths.
-MAX_DETAIL_ANCHORS = 5
-
-
 @dataclass
 class Scored:
     """One ranked memory.
@@ -110,11 +103,6 @@ class Scored:
     status: Status = Status.FRESH
     status_detail: MemoryStatus | None = None
     reasons: list[str] = field(default_factory=list)
-
-
-def token_estimate(text: str) -> int:
-    """Estimated tokens of ``text``: ceil(characters / CHARS_PER_TOKEN)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None
@@ -221,40 +209,19 @@ def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omi
     return sorted(out, key=lambda s: (-s.score, _neg_time(s.memory), s.memory.id))
 
 
-@functools.lru_cache(maxsize=65536)
-def _epoch(stamp: str) -> float | None:
-    """Seconds since the epoch of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp; None when it is not one.
-
-    ``fromisoformat`` (C) rather than ``strptime``: 30x faster, and 10,000 memories are ranked per session start.
-    """
-    if len(stamp) != 20 or not stamp.endswith("Z") or stamp[10] != "T":
-        return None
-    try:
-        return dt.datetime.fromisoformat(stamp[:-1]).replace(tzinfo=dt.UTC).timestamp()
-    except ValueError:
-        return None
-
-
 def _neg_time(m: Memory) -> float:
     """Minus the memory's update time in seconds since the epoch (0 when unknown): newest sorts first."""
-    t = _epoch(m.updated or m.created)
+    t = render.epoch(m.updated or m.created)
     return 0.0 if t is None else -t
 
 
 def age(m: Memory, now: dt.datetime | None = None) -> str:
-    """Compact age of a memory: ``5m``, ``3h``, ``2d``, ``7w``, ``1y`` ("?" when unknown)."""
-    t = _epoch(m.updated or m.created)
-    if t is None:
-        return "?"
-    secs = max(0, int((now or dt.datetime.now(dt.UTC)).timestamp() - t))
-    for unit, size in (("y", 31_536_000), ("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60)):
-        if secs >= size:
-            return f"{secs // size}{unit}"
-    return "now"
+    """Compact age of a memory: ``5m``, ``3h``, ``2d``, ``7w``, ``1y`` ("?" when unknown); ``render.age``."""
+    return render.age(m.updated or m.created, None if now is None else now.timestamp())
 
 
 def status_note(s: Scored) -> str:
-    """``fresh`` or ``⚠ stale: <reason>`` / ``moved: <reason>`` for the first non-fresh anchor."""
+    """``fresh`` or ``⚠ stale: <anchor> <reason>`` / ``moved: <anchor> <reason>`` for the worst anchor."""
     if s.status == Status.FRESH or s.status_detail is None:
         return "fresh"
     worst = max(s.status_detail.anchors, key=lambda a: a.status.severity)
@@ -262,93 +229,14 @@ def status_note(s: Scored) -> str:
     return f"{mark}{s.status.value}: {worst.anchor.key} {worst.reason}".strip()
 
 
-def _main_anchor(m: Memory) -> str:
-    return m.anchors[0].key if m.anchors else "-"
-
-
-def render_detail(s: Scored) -> str:
-    """Full text of one memory for the context (title, anchors, status, body, facts)."""
+def item(s: Scored) -> render.Item:
+    """``s`` as the renderer's ``Item`` (anchors in the memory's order; the one that made it near in ``near``)."""
     m = s.memory
-    near = s.near.rsplit(" ", 1)[-1] if s.near else ""
-    keys = sorted((a.key for a in m.anchors), key=lambda k: k != near and k.partition("::")[0] != near)
-    anchors = ", ".join(keys[:MAX_DETAIL_ANCHORS]) or "-"
-    if len(keys) > MAX_DETAIL_ANCHORS:
-        anchors += f" (+{len(keys) - MAX_DETAIL_ANCHORS} more: gitmem show {m.id})"
-    lines = [f"### {m.id} · {m.type} · {m.title}",
-             f"anchors: {anchors} · {age(m)} · {status_note(s)}"]
-    body = m.body.strip()
-    if len(body) > MAX_DETAIL_BODY_CHARS:
-        body = body[:MAX_DETAIL_BODY_CHARS].rsplit(" ", 1)[0] + " …"
-    if body:
-        lines.append(body)
-    lines.extend(f"- {f}" for f in m.facts)
-    return "\n".join(lines) + "\n"
-
-
-def render_index_line(s: Scored) -> str:
-    """One compact line: id, type, title, main anchor, age, status."""
-    m = s.memory
-    return f"- {m.id} [{m.type}] {m.title} — {_main_anchor(m)} · {age(m)} · {status_note(s)}\n"
-
-
-HEADER = "# gitmem: memories about the code in focus\n"
-FOOTER = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`\n"
-
-
-@dataclass
-class Packed:
-    """The packed context: rendered text, the items it holds, and its size.
-
-    Attributes:
-        text: Markdown ("" when nothing fits or nothing is relevant).
-        detailed: ids shown in full, in order.
-        indexed: ids shown as index lines, in order.
-        tokens: estimated tokens of ``text``.
-        left_out: ranked memories that did not fit.
-    """
-
-    text: str
-    detailed: list[str]
-    indexed: list[str]
-    tokens: int
-    left_out: int
+    return render.Item(m.id, m.type, m.title, body=m.body, facts=m.facts, anchors=[a.key for a in m.anchors],
+                       near=s.near, updated=m.updated or m.created, status=status_note(s))
 
 
 def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
-    """Fit ``ranked`` into ``budget_tokens``: the first ``detail`` in full, then index lines.
-
-    Greedy best-first: an item that does not fit is skipped (a later, shorter
-    one may still fit). The footer is always included when anything is.
-    """
-    if not ranked or budget_tokens <= 0:
-        return Packed("", [], [], 0, len(ranked))
-    fixed = HEADER + "\n" + FOOTER
-    used = len(fixed)
-    limit = budget_tokens * CHARS_PER_TOKEN
-    details: list[str] = []
-    lines: list[str] = []
-    detailed: list[str] = []
-    indexed: list[str] = []
-    for s in ranked:
-        if len(detailed) < detail:
-            block = render_detail(s) + "\n"
-            if used + len(block) <= limit:
-                details.append(block)
-                detailed.append(s.memory.id)
-                used += len(block)
-                continue
-        if limit - used < MIN_INDEX_LINE_CHARS:
-            break  # full: rendering the other 10,000 lines to skip them all costs half a second
-        line = render_index_line(s)
-        extra = len(line) + (len("\nOther memories:\n") if not lines else 0)
-        if used + extra <= limit:
-            lines.append(line)
-            indexed.append(s.memory.id)
-            used += extra
-    if not detailed and not indexed:
-        return Packed("", [], [], 0, len(ranked))
-    text = HEADER + "\n" + "".join(details)
-    if lines:
-        text += "Other memories:\n" + "".join(lines) + "\n"
-    text += FOOTER
-    return Packed(text, detailed, indexed, token_estimate(text), len(ranked) - len(detailed) - len(indexed))
+    """``render.pack`` of ``ranked`` in the ``CONTEXT`` style: the first ``detail`` that fit in full, then
+    index lines; ``left_out`` counts every ranked memory not shown."""
+    return render.pack((item(s) for s in ranked), budget_tokens, detail=detail, total=len(ranked))

@@ -1,0 +1,220 @@
+"""The configuration: ``.gitmem/config.toml``'s schema, defaults and validation, and the hooks' cached reader.
+
+Owns: ``DEFAULT_CONFIG`` (what ``gitmem init`` writes), the known sections and keys, their
+checks (``validate``), reading the file merged over the defaults (``load``, for
+``Store.config``), the cached reader of the agent hooks (``read_cached``: parsed with
+``tomllib`` only when the file changed, else a JSON copy in the worktree's state folder), and
+the hook budgets (``[claude]``: ``budget``) and private-file globs (``[capture]``). Nothing
+else in gitmem parses config.toml.
+
+Guarantees: ``load`` returns every default section, validated, or raises ``ConfigError``;
+``read_cached`` never raises (``{}`` when the file is missing or invalid: a hook never fails
+on config).
+
+Must not import: anything outside the standard library at module level (the per-tool-call
+hooks import this module; ``tomllib`` costs ~8 ms and is imported only to parse; ``errors`` only
+to raise).
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from pathlib import Path
+    from typing import Any
+
+    from .layout import Layout
+
+#: The config written by ``gitmem init``. Every key is documented in the README.
+DEFAULT_CONFIG = """\
+# gitmem team settings (committed). See README.md "Configuration".
+
+[context]
+# Token budget of `gitmem context` (tokens estimated as characters / 4).
+budget = 1500
+# Memories shown in full (title, body, facts) at the top of the context; the rest as a compact index.
+detail = 3
+# How not-fresh memories appear in context: "mark" (shown with their reason) or "omit".
+stale = "mark"
+
+[embeddings]
+# "wordllama" (default, offline, bundled), "openai" (any OpenAI-compatible endpoint) or "none" (full-text only).
+provider = "wordllama"
+# For provider = "openai":
+# base_url = "http://127.0.0.1:8080/v1"
+# model = "text-embedding-3-small"
+# api_key_env = "OPENAI_API_KEY"
+# timeout = 10
+
+[claude]
+# Token budgets of what the Claude Code hooks inject: at session start, per prompt, before a file is read or edited.
+session_budget = 1500
+prompt_budget = 600
+file_budget = 500
+
+[share]
+# When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
+# the code a local memory is anchored to carries it), "all" (every commit carries all of them), "manual"
+# (`gitmem share ID`).
+policy = "with-code"
+
+[review]
+# A memory whose code only moved (renamed file, moved function, same code) follows it: the post-commit hook
+# re-anchors it (commit .gitmem/ afterwards). false: it is reported as moved, for review.
+follow_moves = true
+
+[capture]
+# Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
+private_files = []
+
+# Consolidation of captured sessions through an OpenAI-compatible endpoint (without it: rules).
+# [llm]
+# base_url = "http://127.0.0.1:8080/v1"
+# model = "qwen3-8b"
+# api_key_env = "OPENAI_API_KEY"
+# timeout = 60
+# extra_body = { chat_template_kwargs = { enable_thinking = false } }
+"""
+
+#: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review")
+_CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
+    "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+    "stale": (lambda v: v in ("mark", "omit"), '"mark" or "omit"'),
+}
+
+
+def validate(cfg: dict[str, Any], where: str) -> None:
+    """Check ``cfg`` (merged over the defaults); ``where`` names the file in messages.
+
+    [embeddings], [llm] and [share] values are checked by their owners when used
+    (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
+    [claude], [review], [share] and [capture].
+
+    Raises:
+        ConfigError: an unknown section or key, or a value of the wrong type or range.
+    """
+    from .errors import ConfigError
+
+    hint = "fix the value (see README, Configuration)"
+    for key in cfg:
+        if key not in KNOWN_SECTIONS:
+            raise ConfigError(f"{where}: unknown section [{key}]", f"known sections: {', '.join(KNOWN_SECTIONS)}")
+        if not isinstance(cfg[key], dict):
+            raise ConfigError(f"{where}: '{key}' must be a [section]", hint)
+    for key, value in cfg.get("claude", {}).items():
+        if key not in DEFAULT_BUDGETS:
+            raise ConfigError(f"{where}: unknown key claude.{key}",
+                              "known keys: session_budget, prompt_budget, file_budget")
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
+    for key, value in cfg.get("review", {}).items():
+        if key != "follow_moves" or not isinstance(value, bool):
+            raise ConfigError(f"{where}: review.{key} = {value!r}: the known key is follow_moves (true or false)", hint)
+    for key, value in cfg.get("share", {}).items():
+        if key != "policy":
+            raise ConfigError(f"{where}: unknown key share.{key}", "known keys: policy")
+        if value not in ("with-code", "all", "manual"):
+            raise ConfigError(f"{where}: share.policy must be \"with-code\", \"all\" or \"manual\", got {value!r}",
+                              hint)
+    for key, value in cfg.get("capture", {}).items():
+        if key != "private_files":
+            raise ConfigError(f"{where}: unknown key capture.{key}", "known keys: private_files")
+        if not (isinstance(value, list) and all(isinstance(g, str) for g in value)):
+            raise ConfigError(f"{where}: capture.private_files must be a list of globs", hint)
+    for key, value in cfg["context"].items():
+        if key not in _CONTEXT_KEYS:
+            raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
+        ok, what = _CONTEXT_KEYS[key]
+        if not ok(value):
+            raise ConfigError(f"{where}: context.{key} must be {what}, got {value!r}", hint)
+
+
+
+#: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:
+#: at session start, per prompt, before a file is read or edited.
+DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 500}
+#: The hooks' copy of the parsed config, in the worktree's state folder.
+CACHE_NAME = "config.json"
+
+
+def load(path: Path, where: str) -> dict[str, Any]:
+    """``path`` (config.toml) merged over ``DEFAULT_CONFIG``, validated; the defaults alone when it is missing.
+
+    A section of the file updates the default section key by key. ``where`` names the file in messages.
+
+    Raises:
+        ConfigError: the file is not valid TOML (or not UTF-8), or ``validate`` rejects it.
+    """
+    import tomllib
+
+    from .errors import ConfigError
+
+    cfg: dict[str, Any] = tomllib.loads(DEFAULT_CONFIG)
+    if path.is_file():
+        try:
+            user = tomllib.loads(path.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (see README, Configuration)") from None
+        for k, v in user.items():
+            if isinstance(v, dict) and isinstance(cfg.get(k), dict):
+                cfg[k].update(v)
+            else:
+                cfg[k] = v
+    validate(cfg, where)
+    return cfg
+
+
+def read_cached(lay: Layout) -> dict[str, Any]:
+    """The work tree's config.toml as a dict, as written (not merged, not validated); ``{}`` when
+    missing or invalid. Never raises.
+
+    Parsed with tomllib only when the file changed (by size and modification time);
+    otherwise read back from ``<worktree state>/config.json`` (JSON is already loaded in
+    a hook, tomllib costs ~8 ms to import).
+    """
+    path = lay.config_file
+    cache = lay.worktree_dir / CACHE_NAME
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    stamp = f"{st.st_mtime_ns}:{st.st_size}"
+    try:
+        cached = json.loads(cache.read_bytes())
+        if cached.get("stamp") == stamp and isinstance(cached.get("config"), dict):
+            return cached["config"]  # type: ignore[no-any-return]  # JSON: a dict checked above
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        import tomllib
+
+        cfg = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    try:
+        from . import infra
+
+        infra.atomic_write(cache, json.dumps({"stamp": stamp, "config": cfg}, default=str).encode(), fsync=False)
+    except OSError:
+        pass
+    return cfg
+
+
+def budget(cfg: dict[str, Any], key: str) -> int:
+    """``[claude] <key>`` of ``cfg`` (a key of ``DEFAULT_BUDGETS``) in tokens; the default when
+    missing or not a positive integer."""
+    raw = cfg.get("claude")
+    section = raw if isinstance(raw, dict) else {}
+    v = section.get(key, DEFAULT_BUDGETS[key])
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else DEFAULT_BUDGETS[key]
+
+
+def private_files(cfg: dict[str, Any]) -> tuple[str, ...]:
+    """``[capture] private_files`` of ``cfg``: the globs given, strings only (``()`` when none)."""
+    section = cfg.get("capture")
+    extra = section.get("private_files", []) if isinstance(section, dict) else []
+    return tuple(g for g in extra if isinstance(g, str)) if isinstance(extra, list) else ()

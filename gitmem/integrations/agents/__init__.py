@@ -1,0 +1,33 @@
+"""Agent hooks: one agent-neutral core, one small adapter per coding agent.
+
+Modules:
+
+* ``events``: the normalised events (session start with its source, prompt, before a file
+  is read or written, before a shell command, after a tool, after a tool failure, stop,
+  session end, before and after compaction), the same fields whatever the agent;
+* ``core``: what gitmem does for each event, once (``core.handle``), and the never-fail
+  wrapper of an entry point (``core.run``);
+* ``capture``: what is kept of an event in the session's spool (bounded, redacted, private
+  files left out);
+* ``session_start``: the session's opening context (imports the library; the one slow path);
+* ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
+
+Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
+
+1. maps its agent's hook input to an ``events`` object (``to_event(raw) -> Event | None``):
+   its event names, its field names, its tool names to a ``BeforeFile.kind`` /
+   ``AfterTool.kind``, the part of a tool's response worth keeping (``AfterTool.response``),
+   which input keys hold paths; None for what gitmem does not handle;
+2. maps the core's answer (text to inject, or None) to what its agent reads: where injected
+   context goes, the agent's size cap, which events must print nothing, the exit code;
+3. has an entry point that reads stdin and calls ``core.run(read, write)`` (always exit 0);
+4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
+   never dropping the user's own entries), wired into ``gitmem install <agent>``.
+
+An adapter holds no behaviour of its own: no rendering, ranking, capture, config reading,
+logging, spawning or session state (all in ``core``, ``capture``, ``rank.render``,
+``config``, ``infra``, ``layout``). Like the core, it imports only the standard library and
+gitmem's stdlib-only modules (tests/test_hot_path.py checks every per-tool-call event).
+
+This file imports nothing.
+"""

@@ -1,0 +1,203 @@
+"""The Claude Code adapter: its hook JSON in, normalised events to ``core``, its hook JSON out.
+
+Entry point ``gitmem-hook [EVENT]`` (``main``): one hook event (JSON) on stdin, as Claude Code
+runs a command hook (``../shared/reference/claude-code-hooks.md``). Install and uninstall:
+``claude_install``.
+
+In: ``hook_event_name`` (else the ``EVENT`` argument) → ``events``:
+
+====================  =================================================================
+SessionStart          ``SessionStart`` (``source``)
+UserPromptSubmit      ``Prompt`` (``prompt``)
+PreToolUse            Read → ``BeforeFile`` read; Edit, MultiEdit, NotebookEdit → edit
+                      (``old_string``: Edit, MultiEdit); Write → write; Bash →
+                      ``BeforeShell``; any other tool: nothing
+PostToolUse(Failure)  ``AfterTool`` / ``AfterToolFailure``, the response cut to what capture
+                      keeps per tool (``response_summary``)
+Stop                  ``Stop`` (``last_assistant_message``)
+SessionEnd            ``SessionEnd`` (``reason``)
+====================  =================================================================
+
+Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
+{"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, and only
+for SessionStart, UserPromptSubmit and PreToolUse. Bad input (not JSON, not an object, an
+unknown event, a ``cwd`` outside any repository, a repository without ``.gitmem/``) prints
+nothing. Errors go to ``<logs>/claude-hooks.log`` (redacted).
+
+Must not import: anything outside the standard library and gitmem's stdlib-only modules
+(through ``core``): it runs on every prompt and tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from . import core
+from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from typing import Any
+
+AGENT = "claude"
+#: Claude Code saves a longer additionalContext to a file instead of passing it on.
+MAX_CONTEXT_CHARS = 10_000
+#: What gitmem allows itself, under that cap (room for the header and a final line).
+CONTEXT_CHAR_LIMIT = 9_500
+CUT_NOTE = "\n… (cut to stay under Claude Code's 10,000-character limit)\n"
+#: Events whose answer Claude Code reads (all others print nothing, whatever happens).
+PRINTING = ("SessionStart", "UserPromptSubmit", "PreToolUse")
+#: Tool → ``BeforeFile.kind`` / ``AfterTool.kind``.
+FILE_TOOLS = {"Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "Write": "write"}
+TOOL_KINDS = {**FILE_TOOLS, "Bash": "shell", "Grep": "search", "Glob": "search"}
+#: Keys of ``tool_input`` that hold a file path.
+PATH_KEYS = ("file_path", "notebook_path", "path")
+
+USAGE = """usage: gitmem-hook [EVENT] < event.json
+
+Claude Code hook handler of gitmem: reads one hook event (JSON) on stdin and prints the
+hookSpecificOutput JSON for SessionStart, UserPromptSubmit and PreToolUse, nothing otherwise.
+Always exits 0. Registered by `gitmem install claude`; see README, "With Claude Code".
+"""
+
+
+# -- in ------------------------------------------------------------------------------------------
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def touched_paths(raw: dict[str, Any]) -> tuple[str, ...]:
+    """The file paths a tool event names (``file_path``, ``notebook_path``, ``path``), as given."""
+    ti = raw.get("tool_input")
+    if not isinstance(ti, dict):
+        return ()
+    return tuple(v for k in PATH_KEYS if isinstance(v := ti.get(k), str) and v)
+
+
+def response_summary(tool: str, tr: Any) -> Any:
+    """What capture keeps of Claude Code's ``tool_response`` for ``tool`` (unredacted; JSON-like)."""
+    if tool == "Read":
+        f = tr.get("file") if isinstance(tr, dict) else None
+        f = f if isinstance(f, dict) else {}
+        return {k: f.get(k) for k in ("numLines", "startLine", "totalLines") if k in f}
+    if tool in ("Edit", "MultiEdit"):
+        return {"replaceAll": tr.get("replaceAll")} if isinstance(tr, dict) else None
+    if tool == "Write":
+        return {"type": tr.get("type")} if isinstance(tr, dict) else None
+    if tool == "Bash":
+        if not isinstance(tr, dict):
+            return None
+        return {k: tr.get(k) for k in ("stdout", "stderr", "interrupted", "returnCodeInterpretation")
+                if tr.get(k) not in (None, "")}
+    if tool in ("Grep", "Glob"):
+        return {"numFiles": tr.get("numFiles"), "filenames": (tr.get("filenames") or [])[:20]} \
+            if isinstance(tr, dict) else None
+    return tr
+
+
+def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
+    """The normalised event of Claude Code hook input ``raw`` (decoded JSON); None when gitmem has nothing to do
+    with it (not an object, an event or tool gitmem does not handle)."""
+    if not isinstance(raw, dict):
+        return None
+    name = raw.get("hook_event_name")
+    name = name if isinstance(name, str) else argv_event
+    common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
+                              "cwd": _str(raw.get("cwd")), "raw": raw, "paths": touched_paths(raw),
+                              "project_dir": os.environ.get("CLAUDE_PROJECT_DIR") or ""}
+    if name == "SessionStart":
+        return SessionStart(source=str(raw.get("source") or ""), **common)
+    if name == "UserPromptSubmit":
+        return Prompt(prompt=_str(raw.get("prompt")), **common)
+    if name in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        tool = str(raw.get("tool_name") or "")
+        ti = raw.get("tool_input")
+        ti = ti if isinstance(ti, dict) else {}
+        if name == "PreToolUse":
+            if tool in FILE_TOOLS:
+                old = ti.get("old_string") if tool in ("Edit", "MultiEdit") else None
+                return BeforeFile(kind=FILE_TOOLS[tool], path=common["paths"][0] if common["paths"] else "",
+                                  old_text=old if isinstance(old, str) else None, **common)
+            if tool == "Bash":
+                return BeforeShell(command=_str(ti.get("command")), **common)
+            return None
+        fields: dict[str, Any] = {
+            "tool": tool, "kind": TOOL_KINDS.get(tool, "other"), "input": ti,
+            "tool_use_id": str(raw["tool_use_id"]) if raw.get("tool_use_id") else "",
+            "response": response_summary(tool, raw.get("tool_response")), "path_keys": PATH_KEYS,
+            "content_key": "content" if tool == "Write" else ""}
+        if name == "PostToolUseFailure":
+            return AfterToolFailure(error=str(raw.get("error") or ""), **fields, **common)
+        return AfterTool(**fields, **common)
+    if name == "Stop":
+        return Stop(last_message=_str(raw.get("last_assistant_message")), **common)
+    if name == "SessionEnd":
+        return SessionEnd(reason=str(raw.get("reason") or ""), **common)
+    return None
+
+
+# -- out -----------------------------------------------------------------------------------------
+
+
+def context_output(event_name: str, text: str | None) -> dict[str, Any] | None:
+    """The JSON Claude Code reads, or None for no text; ``text`` is cut under the 10,000-character cap."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if len(text) > CONTEXT_CHAR_LIMIT:
+        from ...rank.render import EXPAND_LINE
+
+        cut = text[:CONTEXT_CHAR_LIMIT].rsplit("\n", 1)[0]
+        text = cut + CUT_NOTE + EXPAND_LINE
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+def output(event: Event, text: str | None) -> dict[str, Any] | None:
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    if event.name not in PRINTING:
+        return None
+    return context_output(event.name, text)
+
+
+def handle(raw: Any, argv_event: str | None = None) -> dict[str, Any] | None:
+    """Run the core on Claude Code hook input ``raw``; returns the JSON to print, or None.
+
+    No time limit and no error handling (``main`` adds both).
+
+    Raises:
+        whatever the core's handler raises.
+    """
+    event = to_event(raw, argv_event)
+    return None if event is None else output(event, core.handle(event))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gitmem-hook [EVENT]``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
+    args = sys.argv[1:] if argv is None else argv
+
+    def read() -> Event | None:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE)
+            return None
+        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+        try:
+            raw = json.loads(data) if data.strip() else None
+        except ValueError:
+            return None
+        return to_event(raw, args[0] if args else None)
+
+    def write(event: Event, text: str | None) -> None:
+        out = output(event, text)
+        if out is not None:
+            sys.stdout.write(json.dumps(out, ensure_ascii=True))
+            sys.stdout.flush()
+
+    return core.run(read, write)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

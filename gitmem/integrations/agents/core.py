@@ -1,0 +1,460 @@
+"""The agent-neutral hook core: what gitmem does for each normalised event, once, for every agent.
+
+========================  ===========================================================  ==========
+event (``events``)        what gitmem does                                             time limit
+========================  ===========================================================  ==========
+SessionStart              the ``gitmem context`` of the current focus                  8 s
+                          (``session_start``); records the session's start commit;
+                          after compaction, forgets what the session was given
+Prompt                    spools the prompt; memories the prompt names (paths,         4 s
+                          symbols) or matches (BM25) not yet given this session
+BeforeFile                memories anchored to the file — first those on the symbol    3 s
+                          the edit's old text falls in — not yet given
+BeforeShell               nothing yet                                                   3 s
+AfterTool(Failure)        appends the redacted call to the session's spool              3 s
+Stop                      spools the agent's last message                              3 s
+SessionEnd                hands consolidation to a detached process                     1.2 s
+BeforeCompact             nothing                                                       3 s
+AfterCompact              forgets what the session was given                            3 s
+========================  ===========================================================  ==========
+
+Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``),
+the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
+``SYNC_RETRY_S``), the consolidation of orphaned spools, the time limits and the never-fail
+wrapper (``run``: always returns 0; errors go redacted to ``<logs>/<agent>-hooks.log``).
+
+Guarantees: a handler returns the text to inject (packed by ``rank.render`` in its ``HOOK``
+style, at most 9,500 characters for BeforeFile and Prompt) or None; the repository is found
+from the event's ``cwd``, else the files it names, else its project folder, and must hold
+``.gitmem/``.
+
+Must not import: anything outside the standard library and gitmem's stdlib-only modules
+(``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``,
+``capture.spool``, ``capture.redact``) at module level or on the per-tool-call paths;
+SessionStart imports the library (``session_start``) when it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from ... import config, infra, layout
+from ...capture import redact, spool
+from . import capture
+from .events import (
+    AfterCompact,
+    AfterTool,
+    AfterToolFailure,
+    BeforeCompact,
+    BeforeFile,
+    BeforeShell,
+    Event,
+    Prompt,
+    SessionEnd,
+    SessionStart,
+    Stop,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    import sqlite3
+    from collections.abc import Callable
+    from typing import Any
+
+#: Seconds each event may take before the handler gives up (nothing injected, exit 0).
+TIME_LIMITS: dict[type[Event], float] = {SessionStart: 8.0, Prompt: 4.0, BeforeFile: 3.0, SessionEnd: 1.2}
+DEFAULT_TIME_LIMIT = 3.0
+#: At most this many memories per Prompt injection (the first PROMPT_DETAIL in full).
+MAX_PROMPT_MEMORIES = 5
+PROMPT_DETAIL = 3
+#: Memories taken per path or symbol the prompt names (newest first): a common name can hold thousands.
+NAMED_LIMIT = 100
+#: Prompt ranking: a memory on a file the prompt names, on a symbol it names (a named symbol beats its file);
+#: BM25 hits add their score relative to the best hit (at most 1).
+NAMED_PATH_SCORE = 2.0
+NAMED_SYMBOL_SCORE = 3.0
+#: A BM25 hit is relevant when it scores at least this fraction of the best hit's score.
+MIN_RELATIVE_BM25 = 0.5
+#: BM25 hits considered per prompt.
+PROMPT_SEARCH_HITS = 20
+#: At most this many memories per BeforeFile injection.
+MAX_FILE_MEMORIES = 6
+#: A spool untouched this long (seconds) belongs to a session that ended without SessionEnd.
+ORPHAN_AFTER_S = 3600.0
+#: Touched (in ``run_dir``) when a hook starts a hook-index refresh; another is started only
+#: SYNC_RETRY_S seconds later.
+SYNC_MARKER = "catalog-sync.requested"
+SYNC_RETRY_S = 10.0
+#: Spool records of tool calls (``capture``'s vocabulary).
+TOOL_RECORD = "PostToolUse"
+TOOL_FAILURE_RECORD = "PostToolUseFailure"
+
+PROMPT_HEADER = "# gitmem: memories relevant to this prompt\n"
+
+
+class _TimeUp(BaseException):
+    pass
+
+
+# -- where things are ---------------------------------------------------------------------------
+
+
+def state(root: Path) -> layout.Layout:
+    """The layout of the work tree at ``root`` (``layout.of``: an older gitmem's state is moved first).
+
+    Raises:
+        OSError: ``root/.git`` cannot be read.
+    """
+    return layout.of(root)
+
+
+def resolve_root(event: Event) -> Path | None:
+    """The work tree with a ``.gitmem/`` folder ``event`` is about: from its ``cwd``, else the files it
+    names, else its ``project_dir``; None when there is none."""
+    base = Path(event.cwd) if event.cwd and os.path.isabs(event.cwd) else Path.cwd()
+    starts = [base] + [base / p for p in event.paths]
+    if event.project_dir:
+        starts.append(Path(event.project_dir))
+    for s in starts:
+        try:
+            root = layout.find_root(Path(os.path.abspath(s)))
+        except (OSError, ValueError):
+            continue
+        if root is not None and (root / layout.GITMEM_DIR).is_dir():
+            return root
+    return None
+
+
+# -- session state: which memories this session was given ---------------------------------------
+
+
+def _given_path(lay: layout.Layout, key: str) -> Path:
+    return lay.sessions_dir / f"{key}.given"
+
+
+def given_ids(lay: layout.Layout, key: str) -> set[str]:
+    """Ids of the memories given in full to session ``key`` so far (empty when none or unreadable)."""
+    try:
+        return {ln.strip() for ln in _given_path(lay, key).read_text("utf-8").splitlines() if ln.strip()}
+    except (OSError, ValueError):
+        return set()
+
+
+def mark_given(lay: layout.Layout, key: str, ids: list[str]) -> None:
+    """Record ``ids`` as given to session ``key`` (one append; parallel hooks do not interleave).
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    if not ids:
+        return
+    p = _given_path(lay, key)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, ("\n".join(ids) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def forget_given(lay: layout.Layout, key: str) -> None:
+    """Start over (after compaction the agent no longer has what it was given); never raises."""
+    try:
+        _given_path(lay, key).unlink()
+    except OSError:
+        pass
+
+
+def _private_globs(cfg: dict[str, object]) -> tuple[str, ...]:
+    """Redaction's default private-file globs plus ``[capture] private_files``."""
+    return tuple(redact.DEFAULT_PRIVATE_GLOBS) + config.private_files(cfg)
+
+
+# -- the hook index ------------------------------------------------------------------------------
+
+
+def hook_index(root: Path, lay: layout.Layout) -> sqlite3.Connection | None:
+    """The hook index (None when there is none yet); a refresh is started in the background when it is
+    missing or out of date, at most one per ``SYNC_RETRY_S`` seconds.
+
+    Raises:
+        OSError: the refresh could not be started.
+    """
+    from ...catalog import db as catalog_db
+
+    con = catalog_db.connect(root)
+    if con is None or not catalog_db.is_current(con, root):
+        marker = lay.run_dir / SYNC_MARKER
+        age = infra.age_s(marker)
+        if age is None or age >= SYNC_RETRY_S:  # one refresh at a time, not one per tool call
+            infra.touch(marker)
+            infra.spawn_detached("gitmem.catalog.sync", str(root), cwd=root)
+    return con
+
+
+def edited_lines(root: Path, rel: str, old_text: str | None) -> tuple[int, int] | None:
+    """1-based inclusive line span of the first occurrence of ``old_text`` in file ``rel`` now; None if absent."""
+    if not old_text:
+        return None
+    try:
+        text = (root / rel).read_text("utf-8", errors="replace")
+    except OSError:
+        return None
+    i = text.find(old_text)
+    if i < 0:
+        return None
+    start = text.count("\n", 0, i) + 1
+    return start, start + old_text.rstrip("\n").count("\n")
+
+
+# -- handlers ------------------------------------------------------------------------------------
+
+
+def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: str) -> str | None:
+    """The session's opening context; records the start commit; consolidates orphaned spools."""
+    from .session_start import session_start_context
+
+    if event.source == "compact":
+        forget_given(lay, key)  # the compacted conversation no longer holds what it was given
+    text, shown, head = session_start_context(root, cwd=event.cwd or None,
+                                              budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
+    capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40)})
+    mark_given(lay, key, shown)
+    if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
+        infra.spawn_detached("gitmem.capture.worker", str(root), cwd=root)
+    return text
+
+
+def orphaned_spools(root: Path, key: str) -> bool:
+    """Whether another session's spool has not been written to for ``ORPHAN_AFTER_S`` seconds."""
+    folder = spool.spool_dir(root)
+    now = time.time()
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if (e.name.endswith((spool.LIVE_SUFFIX, spool.BATCH_SUFFIX)) and not e.name.startswith(key + ".")
+                        and now - e.stat().st_mtime > ORPHAN_AFTER_S):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
+    """Spool the prompt; the memories it names or matches, not yet given, packed in ``prompt_budget``."""
+    if not event.prompt.strip():
+        return None
+    prompt = redact.redact_text(capture.prepare(event.prompt))
+    capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS)})
+    cfg = config.read_cached(lay)
+    con = hook_index(root, lay)
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+    from ...rank import render
+    from ...rank.mentions import prompt_mentions
+
+    try:
+        paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
+        ranked: dict[str, float] = {}
+        for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values():
+            for mid in ids:
+                ranked[mid] = max(ranked.get(mid, 0.0), NAMED_PATH_SCORE)
+        for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values():
+            for mid in ids:
+                ranked[mid] = max(ranked.get(mid, 0.0), NAMED_SYMBOL_SCORE)
+        hits = catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
+        if hits:
+            best = hits[0][1]
+            for mid, score in hits:
+                if best > 0 and score >= MIN_RELATIVE_BM25 * best:
+                    ranked[mid] = ranked.get(mid, 0.0) + score / best
+        given = given_ids(lay, key)
+        order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: -kv[1]) if mid not in given]
+        rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
+    finally:
+        con.close()
+    if not rows:
+        return None
+    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "prompt_budget"),
+                         header=PROMPT_HEADER, detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
+    mark_given(lay, key, packed.detailed)
+    return packed.text
+
+
+def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) -> str | None:
+    """Memories anchored to the file not yet given: on an edit, those on the edited symbol, the warnings
+    and the file-level ones in full, the rest listed; packed in ``file_budget``."""
+    rel = capture.repo_relative(root, event.path, event.cwd or None) if event.path else None
+    if not rel or rel.startswith(layout.GITMEM_DIR + "/"):
+        return None
+    cfg = config.read_cached(lay)
+    if redact.is_private_path(rel, _private_globs(cfg)):
+        return None
+    con = hook_index(root, lay)
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+    from ...rank import render
+
+    Spans = list[tuple[str | None, int | None, int | None]]
+    try:
+        given = given_ids(lay, key)
+        found = [f for f in catalog_db.on_path(con, rel) if f[0] not in given]
+        if not found:
+            return None
+        edit = edited_lines(root, rel, event.old_text) if event.kind == "edit" else None
+
+        def on_edit(spans: Spans) -> bool:
+            return edit is not None and any(s and a is not None and b is not None and a <= edit[1] and edit[0] <= b
+                                            for s, a, b in spans)
+
+        def file_level(spans: Spans) -> bool:
+            return any(s is None for s, _, _ in spans)
+
+        def not_fresh(status: str | None) -> bool:
+            return status not in (None, "fresh")
+
+        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first)
+        found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2])))
+        found = found[:MAX_FILE_MEMORIES]
+        by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
+    finally:
+        con.close()
+    found = [f for f in found if f[0] in by_id]
+    if edit is not None:
+        first = [f for f in found if on_edit(f[2]) or file_level(f[2]) or not_fresh(f[1])]
+        rows = [by_id[f[0]] for f in first] + [by_id[f[0]] for f in found if f not in first]
+        n_full = len(first)
+        lines = f"line {edit[0]}" if edit[0] == edit[1] else f"lines {edit[0]}–{edit[1]}"
+        where = f"{rel} (the edit is at {lines})"
+    else:
+        rows, n_full, where = [by_id[f[0]] for f in found], len(found), rel
+    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "file_budget"),
+                         header=f"# gitmem: memories about {where}\n", detail=n_full, detail_among=n_full,
+                         style=render.HOOK)
+    mark_given(lay, key, packed.detailed)
+    return packed.text
+
+
+def on_after_tool(event: AfterTool, root: Path, lay: layout.Layout, key: str) -> None:
+    """Append the redacted call to the session's spool, unless it touches a private file."""
+    cfg = config.read_cached(lay)
+    if capture.is_private_event(event, root, _private_globs(cfg)):
+        return  # never captured, not even redacted
+    rec = capture.tool_record(event, root)
+    rec["id"] = capture.clean(event.tool_use_id or os.urandom(8).hex(), 100)
+    kind = TOOL_FAILURE_RECORD if isinstance(event, AfterToolFailure) else TOOL_RECORD
+    capture.spool_record(root, key, kind, rec)
+
+
+def on_stop(event: Stop, root: Path, lay: layout.Layout, key: str) -> None:
+    """Spool the agent's last message."""
+    if event.last_message.strip():
+        capture.spool_record(root, key, "Stop",
+                             {"last_message": capture.clean(event.last_message, capture.MAX_MESSAGE_CHARS)})
+
+
+def on_session_end(event: SessionEnd, root: Path, lay: layout.Layout, key: str) -> None:
+    """Spool the end and hand the session's spool to a detached consolidation."""
+    capture.spool_record(root, key, "SessionEnd", {"reason": capture.clean(event.reason, 40)})
+    infra.spawn_detached("gitmem.capture.worker", str(root), key, cwd=root)
+
+
+def on_after_compact(event: AfterCompact, root: Path, lay: layout.Layout, key: str) -> None:
+    """Forget what the session was given: the compacted conversation no longer holds it."""
+    forget_given(lay, key)
+
+
+def _nothing(event: Event, root: Path, lay: layout.Layout, key: str) -> None:
+    return None
+
+
+HANDLERS: dict[type[Event], Callable[[Any, Path, layout.Layout, str], str | None]] = {
+    SessionStart: on_session_start,
+    Prompt: on_prompt,
+    BeforeFile: on_before_file,
+    BeforeShell: _nothing,
+    AfterTool: on_after_tool,
+    Stop: on_stop,
+    SessionEnd: on_session_end,
+    BeforeCompact: _nothing,
+    AfterCompact: on_after_compact,
+}
+
+
+def handle(event: Event) -> str | None:
+    """Run ``event``'s handler in its repository; returns the text to inject ("" or None: nothing).
+
+    Returns None when no repository with ``.gitmem/`` is found.
+
+    Raises:
+        whatever the handler raises (``run`` logs it).
+    """
+    kind: type[Event] = type(event)
+    handler = HANDLERS.get(kind) or next((h for k, h in HANDLERS.items() if isinstance(event, k)), None)
+    if handler is None:
+        return None
+    root = resolve_root(event)
+    if root is None:
+        return None
+    return handler(event, root, state(root), spool.session_key(event.session_id))
+
+
+def time_limit(event: Event) -> float:
+    """Seconds ``event``'s handler may take (``TIME_LIMITS``)."""
+    return next((t for k, t in TIME_LIMITS.items() if isinstance(event, k)), DEFAULT_TIME_LIMIT)
+
+
+def log_error(event: Event, exc: BaseException) -> None:
+    """One redacted record (a line and the traceback) in ``<logs>/<agent>-hooks.log``; never raises."""
+    try:
+        root = resolve_root(event)
+        if root is None:
+            return
+        text = f"{infra.utc_now()} {event.name} error: {type(exc).__name__}: {exc}\n" + infra.format_exception(exc)
+        infra.append_log(state(root).log_file(f"{event.agent}-hooks.log"), redact.redact_text(text))
+    except BaseException:  # noqa: BLE001 - the log is best effort
+        pass
+
+
+def run(read: Callable[[], Event | None], write: Callable[[Event, str | None], None]) -> int:
+    """The never-fail wrapper of an adapter's entry point; returns 0, always.
+
+    ``read()`` gives the normalised event (None: nothing to do); its handler runs under the
+    event's time limit (``SIGALRM`` where there is one; past it nothing is injected);
+    ``write(event, text)`` prints the adapter's answer. Any exception — the handler's, the
+    time limit, ``write``'s — is logged (``log_error``) and swallowed.
+    """
+    event: Event | None = None
+    try:
+        event = read()
+        if event is None:
+            return 0
+
+        def time_up(signum: int, frame: object) -> None:
+            raise _TimeUp()
+
+        # ``_signal``, the C module under ``signal``: the same functions without ``signal``'s enum
+        # wrappers, which cost ~0.5 ms to build on every hook call
+        if TYPE_CHECKING:
+            import signal as _signal
+        else:
+            import _signal
+
+        alarm = hasattr(_signal, "setitimer")
+        if alarm:
+            _signal.signal(_signal.SIGALRM, time_up)
+            _signal.setitimer(_signal.ITIMER_REAL, time_limit(event))
+        try:
+            text = handle(event)
+        finally:
+            if alarm:
+                _signal.setitimer(_signal.ITIMER_REAL, 0)
+        write(event, text)
+    except BaseException as e:  # noqa: BLE001 - an agent hook always exits 0
+        if event is not None:
+            log_error(event, e)
+    return 0

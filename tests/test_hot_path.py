@@ -1,0 +1,152 @@
+"""The per-tool-call hooks import only the standard library and gitmem's stdlib-only modules.
+
+Each per-tool-call event (prompt, before a read, before an edit, after a tool, after a
+failure, stop) runs through the Claude Code adapter's entry point in its own process, on a
+real repository with memories and a built hook index; a wrapper then writes the names in
+``sys.modules`` to a file. Anything beyond what a bare ``python -c pass`` loads (the
+interpreter's start-up, ``.pth`` import hooks), the standard library
+(``sys.stdlib_module_names``) and ``HOT_PATH_MODULES`` fails the test: a heavy import added
+anywhere on these paths shows up here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.repos import commit, make_repo
+from tests.test_claude_hooks import AUTH_PY, CLIENT_PY, context_of, fixture, remember, wait_for
+
+#: gitmem's modules the per-tool-call hooks may import (each standard library only itself).
+HOT_PATH_MODULES = frozenset({
+    "gitmem",
+    "gitmem.layout",
+    "gitmem.infra",
+    "gitmem.config",
+    "gitmem.errors",  # raised by config only when validating, never on a hook path today; harmless (no imports)
+    "gitmem.rank",
+    "gitmem.rank.render",
+    "gitmem.rank.mentions",
+    "gitmem.catalog",
+    "gitmem.catalog.db",
+    "gitmem.textsplit",
+    "gitmem.capture",
+    "gitmem.capture.spool",
+    "gitmem.capture.redact",
+    "gitmem.integrations",
+    "gitmem.integrations.agents",
+    "gitmem.integrations.agents.events",
+    "gitmem.integrations.agents.core",
+    "gitmem.integrations.agents.capture",
+    "gitmem.integrations.agents.claude",
+})
+#: Never on a per-tool-call path, whatever the allowlists say.
+HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
+         "wordllama", "httpx", "gitmem.git", "gitmem.store", "gitmem.model", "gitmem.rank.score", "gitmem.focus",
+         "gitmem.integrations.agents.session_start", "dataclasses", "typing", "tomllib")
+
+#: Runs the entry point as ``gitmem-hook`` does, then writes sorted(sys.modules) to argv[1] (even if it raised).
+WRAPPER = """
+import json, sys
+out = sys.argv[1]
+del sys.argv[1]
+try:
+    from gitmem.integrations.agents.claude import main
+    main()
+finally:
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+def modules_after(argv: list[str], event: dict[str, Any] | None, cwd: Path, out: Path) -> tuple[set[str], str]:
+    """(modules loaded when the process ended, its stdout)."""
+    proc = subprocess.run([sys.executable, "-c", WRAPPER, str(out), *argv], cwd=cwd, capture_output=True,
+                          input=json.dumps(event).encode() if event is not None else b"", timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return set(json.loads(out.read_text())), proc.stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """What this interpreter loads for ``python -c pass`` (start-up, site, .pth hooks such as an editable finder)."""
+    out = tmp_path_factory.mktemp("baseline") / "mods.json"
+    subprocess.run([sys.executable, "-c", f"import json, sys; json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))"],
+                   check=True)
+    return set(json.loads(out.read_text()))
+
+
+@pytest.fixture
+def repo(tmp_path: Path, run_cli) -> Path:  # type: ignore[no-untyped-def]
+    r = make_repo(tmp_path / "project")
+    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY})
+    code, _, err = run_cli(r, "init", "--no-hooks")
+    assert code == 0, err
+    return r
+
+
+def not_allowed(mods: set[str], baseline: set[str]) -> list[str]:
+    def ok(name: str) -> bool:
+        return (name in baseline or name in HOT_PATH_MODULES
+                or (not name.startswith("gitmem") and name.split(".")[0] in sys.stdlib_module_names))
+
+    return sorted(m for m in mods if not ok(m))
+
+
+def _events(repo: Path) -> dict[str, dict[str, Any]]:
+    client = str(repo / "src" / "client.py")
+    read = fixture("PreToolUse.Read", repo, session_id="hot-read")
+    read["tool_input"] = {"file_path": client}
+    failure = fixture("PostToolUse.Bash", repo, session_id="hot-fail", hook_event_name="PostToolUseFailure",
+                      error="Exit code 1")
+    return {
+        "prompt": fixture("UserPromptSubmit", repo, session_id="hot-prompt",
+                          prompt="Why must `fetch` keep its timeout for the gateway?"),
+        "before read": read,
+        "before edit": fixture("PreToolUse.Edit", repo, session_id="hot-edit"),
+        "after tool": fixture("PostToolUse.Edit", repo, session_id="hot-after"),
+        "after failure": failure,
+        "stop": fixture("Stop", repo, session_id="hot-stop"),
+    }
+
+
+#: Events that must inject memories here (so the catalog read and the renderer ran).
+INJECTING = {"prompt": "UserPromptSubmit", "before read": "PreToolUse", "before edit": "PreToolUse"}
+
+
+def test_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli, baseline: set[str],  # type: ignore[no-untyped-def]
+                                                              tmp_path: Path) -> None:
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    # SessionStart builds the hook index (it may import the library: it is not per tool call)
+    start = fixture("SessionStart", repo, session_id="hot-start")
+    mods, _ = modules_after([], start, repo, out)
+    assert "gitmem.integrations.agents.session_start" in mods  # the wrapper sees a heavy path when there is one
+    evs = _events(repo)
+    assert wait_for(lambda: mid in modules_after([], evs["prompt"], repo, out)[1], timeout=30), \
+        "the prompt hook never injected the memory: no hook index?"
+    evs = {k: {**e, "session_id": e["session_id"] + "-2"} for k, e in evs.items()}
+    for name, event in evs.items():
+        mods, stdout = modules_after([], event, repo, out)
+        if name in INJECTING:
+            assert mid in context_of(stdout, INJECTING[name]), name
+        else:
+            assert stdout == "", name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_the_check_catches_a_heavy_import(repo: Path, baseline: set[str], tmp_path: Path) -> None:
+    """The wrapper and the allowlist do see a library module (here: a bad event's path through ``gitmem.store``)."""
+    out = tmp_path / "mods.json"
+    proc = subprocess.run([sys.executable, "-c", "import gitmem.store\n" + WRAPPER, str(out)], cwd=repo,
+                          input=json.dumps(fixture("Stop", repo)).encode(), capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    mods = set(json.loads(out.read_text()))
+    assert "gitmem.store" in not_allowed(mods, baseline) and "yaml" in not_allowed(mods, baseline)
