@@ -90,15 +90,15 @@ from ulid import ULID
 
 from gitmem.anchors import Resolver
 from gitmem.code.languages import language_for_path
-from gitmem.context import build_context
 from gitmem.errors import AnchorError
-from gitmem.focus import changed_symbols
 from gitmem.git import Repo
 from gitmem.memories import derive_title, list_memories, make_anchors
 from gitmem.model import Memory
+from gitmem.ops.context import build_context
+from gitmem.rank.focus import changed_symbols
 from gitmem.rank.render import render_detail, token_estimate
 from gitmem.rank.score import Scored, item, pack
-from gitmem.search import recall
+from gitmem.search.recall import recall
 from gitmem.store import Store, init_layout
 
 METHODS = ("context", "text", "newest")

@@ -133,7 +133,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:
     out: dict = {}
     if kind == "rebuild":
         from gitmem.catalog.sync import sync_hook_index
-        from gitmem.search import close_source, sync_index
+        from gitmem.search.recall import close_source, sync_index
 
         for suffix in ("", "-wal", "-shm"):
             Path(str(catalog_db.db_path(root)) + suffix).unlink(missing_ok=True)
@@ -148,8 +148,8 @@ def worker(kind: str, root: Path, runs: int) -> dict:
         out["lancedb_rows"] = res.added
     elif kind == "queries":
         from gitmem.catalog.sync import not_fresh
-        from gitmem.context import build_context
-        from gitmem.search import recall
+        from gitmem.ops.context import build_context
+        from gitmem.search.recall import recall
 
         con = catalog_db.connect(root)
         assert con is not None
@@ -180,7 +180,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:
             out[name] = statistics.median(ts)
     elif kind in ("sync_query", "sync_full"):
         if kind == "sync_query":
-            from gitmem.search import close_source, open_index, sync_index
+            from gitmem.search.recall import close_source, open_index, sync_index
 
             index = open_index(store)
             if index.embedder is not None:
@@ -192,7 +192,7 @@ def worker(kind: str, root: Path, runs: int) -> dict:
             out["updated"] = res.added + res.updated
         else:
             from gitmem.catalog.sync import sync_hook_index
-            from gitmem.search import close_source, open_index, sync_index
+            from gitmem.search.recall import close_source, open_index, sync_index
 
             index = open_index(store)
             if index.embedder is not None:

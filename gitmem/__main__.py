@@ -1,6 +1,6 @@
 """``python -m gitmem``: the same as the ``gitmem`` command (used by tests and MCP client configs)."""
 
-from gitmem.cli import entry
+from .cli import entry
 
 if __name__ == "__main__":
     entry()

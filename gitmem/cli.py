@@ -22,7 +22,7 @@ from . import __version__, infra, layout
 from .errors import GitmemError
 from .git import WORKTREE, Repo
 from .model import MEMORY_TYPES, Status
-from .serialize import dumps, memory_json, memory_status_json, scored_json
+from .shapes import dumps, memory_json, memory_status_json, scored_json
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -94,7 +94,7 @@ def init(no_hooks: bool) -> None:
 
     repo = Repo(os.getcwd())
     created = init_layout(repo)
-    from .merge_driver import install as install_driver
+    from .integrations.merge_driver import install as install_driver
 
     created += [c for c in install_driver(repo.root) if c.startswith(".gitmem/")]
     report = None if no_hooks else git_hooks.install(repo)
@@ -140,7 +140,7 @@ def hooks_install() -> None:
     repo = Repo(os.getcwd())
     r = git_hooks.install(repo)
     if (repo.root / ".gitmem").is_dir():
-        from .merge_driver import install as install_driver
+        from .integrations.merge_driver import install as install_driver
 
         r.notes.extend(f"merge driver: {c}" for c in install_driver(repo.root))
     _out({"dir": str(r.hooks_dir), "installed": r.installed, "already": r.already, "chained": r.chained,
@@ -313,7 +313,7 @@ def recall(query: str, limit: int) -> None:
     Example usage:
       gitmem recall "why are retries capped"
     """
-    from .search import recall as do_recall
+    from .search.recall import recall as do_recall
 
     hits = do_recall(_store(), query, limit, warn=_warn)
     _out([memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
@@ -340,7 +340,7 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
       gitmem context
       gitmem context --file src/config.py --prompt "make env override yaml" --budget 800
     """
-    from .context import build_context
+    from .ops.context import build_context
 
     res = build_context(_store(), files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
     shown = set(res.packed.detailed) | set(res.packed.indexed)
@@ -396,7 +396,7 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     interactive = (not as_list and not _State.json and rev is None and not show_all
                    and sys.stdin.isatty() and sys.stdout.isatty())
     if interactive and rows:
-        from .review import review
+        from .ops.review import review
 
         res = review(store, rows, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         click.echo(f"\nkept {len(res.kept)}, edited {len(res.edited)}, retired {len(res.retired)}, "
@@ -421,7 +421,7 @@ def reanchor(mem_ids: tuple[str, ...], drop_deleted: bool) -> None:
       gitmem stale
       gitmem reanchor 01KB0Y1R9W3Q
     """
-    from .reanchor import reanchor as do_reanchor
+    from .ops.reanchor import reanchor as do_reanchor
 
     store = _store()
     done = [do_reanchor(store, mid, drop_deleted=drop_deleted) for mid in mem_ids]
@@ -443,7 +443,7 @@ def retire(mem_id: str, reason: str) -> None:
     Example usage:
       gitmem retire 01KB0Y1R9W3Q --reason "the cache was removed in v3"
     """
-    from .lifecycle import retire as do_retire
+    from .ops.lifecycle import retire as do_retire
 
     m = do_retire(_store(), mem_id, reason)
     _out({"id": m.id, "retired": m.retired}, f"retired {m.id} {m.title}")
@@ -467,8 +467,8 @@ def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anch
     Example usage:
       gitmem supersede 01KB0Y1R9W3Q "Retries are capped at 5 since the gateway allows bursts"
     """
-    from .lifecycle import supersede as do_supersede
     from .memories import RememberRequest
+    from .ops.lifecycle import supersede as do_supersede
 
     res = do_supersede(_store(), mem_id, RememberRequest(text=text, title=title, type=mtype or "",
                                                          anchors=anchors, tags=tags, facts=facts,
@@ -490,7 +490,7 @@ def check(base: str | None) -> None:
     Example usage:
       gitmem check --base origin/main
     """
-    from .check import check as do_check
+    from .ops.check import check as do_check
 
     store = _store()
     used, problems = do_check(store, base)
@@ -514,7 +514,7 @@ def log_cmd(mem_id: str) -> None:
     """
     import datetime as _dt
 
-    from .history import memory_log
+    from .ops.history import memory_log
 
     entries = memory_log(_store(), mem_id)
 
@@ -540,7 +540,7 @@ def share_cmd(mem_ids: tuple[str, ...]) -> None:
     Example usage:
       gitmem share 01KB0Y1R9W3Q
     """
-    from .share import share
+    from .ops.share import share
 
     store = _store()
     done = [share(store, mid) for mid in mem_ids]
@@ -561,7 +561,7 @@ def export_cmd(include_local: bool, include_retired: bool, output: str) -> None:
       gitmem export -o memories.jsonl
       gitmem export | (cd ../other-repo && gitmem import -)
     """
-    from .transfer import export_lines
+    from .ops.transfer import export_lines
 
     lines = export_lines(_store(), include_local=include_local, include_retired=include_retired)
     with click.open_file(output, "w", encoding="utf-8") as f:
@@ -589,11 +589,11 @@ def import_cmd(source: str, db: str | None) -> None:
       gitmem import memories.jsonl
       gitmem import claude-mem
     """
-    from .transfer import import_lines
+    from .ops.transfer import import_lines
 
     store = _store()
     if source == "claude-mem":
-        from .import_claude_mem import import_claude_mem
+        from .ops.import_claude_mem import import_claude_mem
 
         rep = import_claude_mem(store, db)
         _out({"written": rep.written, "already": rep.already, "other_projects": rep.other_projects,
@@ -618,7 +618,7 @@ def import_cmd(source: str, db: str | None) -> None:
 @click.argument("name", required=False, default="")
 def merge_file_cmd(base: str, ours: str, theirs: str, name: str) -> None:
     """Git merge driver for memory files (git runs it: merge.gitmem.driver)."""
-    from .merge_driver import merge_file
+    from .integrations.merge_driver import merge_file
 
     sys.exit(merge_file(base, ours, theirs, name))
 
@@ -655,7 +655,7 @@ def scan(rev_range: str | None) -> None:
       gitmem scan                # evaluate every memory at HEAD
       gitmem scan origin/main..HEAD
     """
-    from .scan import scan as do_scan
+    from .ops.scan import scan as do_scan
 
     res = do_scan(_store(), rev_range)
     _out({"commits": res.commits, "evaluated": len(res.statuses),
@@ -678,7 +678,7 @@ def sync(rebuild: bool, quiet: bool) -> None:
       gitmem sync --rebuild
     """
     from .catalog.sync import sync_hook_index
-    from .search import close_source, open_index, sync_index
+    from .search.recall import close_source, open_index, sync_index
 
     store = _store()
     index = open_index(store)
@@ -723,7 +723,7 @@ def doctor() -> None:
     Example usage:
       gitmem doctor
     """
-    from .doctor import diagnose
+    from .ops.doctor import diagnose
 
     report = diagnose(_store())
     _out({"ok": report.ok, "checks": [{"name": c.name, "level": c.level, "message": c.message, "hint": c.hint}

@@ -4,7 +4,7 @@ Owns the wrapper every git hook goes through (the shims ``gitmem hooks install``
 writes, ``hooks/git-hook``, or a hook manager calling this module directly):
 find the work tree from the current directory (git runs hooks at the work tree
 root), do nothing outside a repository with a ``.gitmem/`` folder, read stdin
-once, call ``gitmem.hook_actions.run_hook`` under a time limit, print what it
+once, call ``gitmem.integrations.git_hook_actions.run_hook`` under a time limit, print what it
 returns to stderr, and log.
 
 Guarantees: ``main`` returns 0 and writes nothing to stdout, whatever happens
@@ -14,7 +14,7 @@ message reaches the terminal. Each run is one record in
 failed; the log is rotated to ``hooks.log.1`` past ``infra.LOG_MAX_BYTES``.
 
 Must not import at module level anything beyond the stdlib (it starts on every
-commit, merge and checkout); ``gitmem.git`` and ``gitmem.hook_actions`` are
+commit, merge and checkout); ``gitmem.git`` and ``gitmem.integrations.git_hook_actions`` are
 imported only once the repository is known to use gitmem. Never imports lancedb,
 tree-sitter or an LLM client itself.
 """
@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
-from gitmem import __version__, infra, layout
+from . import __version__, infra, layout
 
 #: Set while gitmem's hook code runs; a hook started by a git command that gitmem
 #: itself runs sees it and does nothing (no recursion).
@@ -173,7 +173,7 @@ def _has_local_memories(root: Path) -> bool:
 
 def _run(run: _Run) -> None:
     """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
-    from gitmem.git import scrub_git_env
+    from .git import scrub_git_env
 
     # the index the commit is made from (git commit -a / PATH use a temporary one); pre-commit stages into it
     index_file = os.environ.get("GIT_INDEX_FILE")
@@ -185,9 +185,9 @@ def _run(run: _Run) -> None:
     if run.name == "pre-commit" and not _has_local_memories(run.root):
         return  # nothing could be shared: no library import, the commit waits for nothing
     try:
-        from gitmem.hook_actions import run_hook
+        from .integrations.git_hook_actions import run_hook
     except Exception as e:  # noqa: BLE001 - a missing or broken module must not break git
-        run.fail("error", f"cannot import gitmem.hook_actions: {type(e).__name__}: {e}", e)
+        run.fail("error", f"cannot import gitmem.integrations.git_hook_actions: {type(e).__name__}: {e}", e)
         return
     message = run_hook(run.name, run.args, stdin, run.root, index_file=index_file)
     if isinstance(message, str) and message:

@@ -163,7 +163,7 @@ def test_import_detector_on_a_synthetic_module() -> None:
            "def f():\n    from gitmem import memfile\n    from ..store import Store\n"
            "if TYPE_CHECKING:\n    from gitmem import index\n")
     known = {"gitmem", "gitmem.code", "gitmem.code.symbols", "gitmem.code.imports", "gitmem.code.fake", "gitmem.git",
-             "gitmem.capture", "gitmem.capture.spool", "gitmem.memfile", "gitmem.store", "gitmem.index"}
+             "gitmem.capture", "gitmem.capture.spool", "gitmem.memfile", "gitmem.store", "gitmem.search.index"}
     assert imports_in(ast.parse(src), "gitmem.code.fake", False, known) == {
         "gitmem.code.symbols", "gitmem.git", "gitmem.capture.spool", "gitmem.capture",
         "gitmem.code.imports", "gitmem.memfile", "gitmem.store", "gitmem"}
@@ -262,8 +262,8 @@ def _in(module: str, allowed: dict[str, str]) -> bool:
 #: The owner of gitmem's SQL, and the only exceptions, with why.
 SQL_MODULES = {
     "gitmem.catalog": "the catalog package: its schema and every statement on it",
-    "gitmem.import_claude_mem": "reads claude-mem's own sqlite database (another program's file, read-only)",
-    "gitmem.index": "LanceDB merge_insert(...).execute(rows): the vector index's builder, caught by the "
+    "gitmem.ops.import_claude_mem": "reads claude-mem's own sqlite database (another program's file, read-only)",
+    "gitmem.search.index": "LanceDB merge_insert(...).execute(rows): the vector index's builder, caught by the "
                     ".execute() rule; not SQL",
 }
 

@@ -290,7 +290,7 @@ def scripted_session(repo: Path, session: str, *, secret_prompt: str = "") -> No
 
 def local_memories(repo: Path) -> list[dict[str, Any]]:
     from gitmem.memfile import read
-    from gitmem.serialize import memory_json
+    from gitmem.shapes import memory_json
 
     folder = layout.of(repo).local_memories_dir
     return [memory_json(read(p)[0]) for p in sorted(folder.glob("*.md"))] if folder.is_dir() else []

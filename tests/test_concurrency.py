@@ -279,7 +279,7 @@ def _catalog_sync(root: str) -> None:
 
 #: Imported once by the fork server, so a forked process starts its real work at once (importing
 #: lancedb alone takes seconds on a busy machine: a random kill would nearly always hit the import).
-PRELOAD = ["gitmem.search", "gitmem.cli", "gitmem.capture.worker", "gitmem.capture.consolidate",
+PRELOAD = ["gitmem.search.recall", "gitmem.cli", "gitmem.capture.worker", "gitmem.capture.consolidate",
            "gitmem.catalog.sync", "openai", "tests.test_concurrency"]
 
 
@@ -316,7 +316,7 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     recall finds memories by a token."""
     from gitmem.catalog import db as catalog_db
     from gitmem.git import Repo
-    from gitmem.search import open_index
+    from gitmem.search.recall import open_index
     from gitmem.store import Store
 
     assert spool_files(root) == []

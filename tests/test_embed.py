@@ -1,4 +1,4 @@
-"""Tests for gitmem.embed: the offline WordLlama embedder, the OpenAI-compatible
+"""Tests for gitmem.search.embed: the offline WordLlama embedder, the OpenAI-compatible
 client against a real HTTP server on 127.0.0.1, and configuration parsing."""
 
 from __future__ import annotations
@@ -20,14 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gitmem import embed
-from gitmem.embed import (
-    OpenAIEmbedder,
-    WordLlamaEmbedder,
-    embedder_from_config,
-    normalize_rows,
-)
 from gitmem.errors import ConfigError, EmbeddingError
+from gitmem.search import embed
+from gitmem.search.embed import OpenAIEmbedder, WordLlamaEmbedder, embedder_from_config, normalize_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +70,7 @@ def test_wordllama_offline_and_leaves_root_logger_alone() -> None:
     wordllama's import-time logging.basicConfig(INFO) is undone."""
     code = (
         "import logging, sys\n"
-        "from gitmem.embed import WordLlamaEmbedder\n"
+        "from gitmem.search.embed import WordLlamaEmbedder\n"
         "assert 'wordllama' not in sys.modules\n"
         "v = WordLlamaEmbedder().embed(['hello world'])\n"
         "root = logging.getLogger()\n"
@@ -252,8 +247,8 @@ def test_index_with_openai_embedder(server: FakeServer, tmp_path: Path) -> None:
     """End to end: the index learns the dim by probing, embeds rows and queries through the
     server; a failing server stops a sync before anything is written, and search falls
     back to full-text with a warning."""
-    from gitmem.index import MemoryIndex
     from gitmem.model import Memory
+    from gitmem.search.index import MemoryIndex
 
     e = OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0)
     index = MemoryIndex(tmp_path / ".gitmem" / "index", e)
@@ -322,7 +317,7 @@ def test_config_builds_without_contacting_anything() -> None:
 def test_recall_survives_an_endpoint_that_goes_down(server: FakeServer, tmp_path: Path) -> None:
     from gitmem.git import Repo
     from gitmem.memories import RememberRequest, remember
-    from gitmem.search import recall
+    from gitmem.search.recall import recall
     from gitmem.store import Store, init_layout
     from testing.repos import make_repo
 

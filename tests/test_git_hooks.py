@@ -3,7 +3,7 @@
 Hook tests run real git commands (commit, amend, merge, checkout, worktree add) in
 temporary repositories so that git itself runs the shims. gitmem's hook actions
 are replaced by a recording fake: a ``sitecustomize`` module on PYTHONPATH puts
-it in ``sys.modules["gitmem.hook_actions"]`` of every Python the shims start, so
+it in ``sys.modules["gitmem.integrations.git_hook_actions"]`` of every Python the shims start, so
 these tests check the mechanics whether or not the real module works yet.
 """
 
@@ -53,9 +53,9 @@ if _record:
             time.sleep(30)
         return "gitmem-fake: " + name
 
-    _m = types.ModuleType("gitmem.hook_actions")
+    _m = types.ModuleType("gitmem.integrations.git_hook_actions")
     _m.run_hook = run_hook
-    sys.modules["gitmem.hook_actions"] = _m
+    sys.modules["gitmem.integrations.git_hook_actions"] = _m
 '''
 
 
@@ -556,9 +556,9 @@ def test_dispatcher_from_a_hook_manager_and_as_a_symlink(tmp_path: Path, monkeyp
 
 @pytest.fixture
 def fake_actions(monkeypatch: pytest.MonkeyPatch):
-    """Replace gitmem.hook_actions in this process; returns the list of calls, settable ``.behaviour``."""
+    """Replace gitmem.integrations.git_hook_actions in this process; returns the list of calls, settable ``.behaviour``."""
     calls: list[tuple] = []
-    module = types.ModuleType("gitmem.hook_actions")
+    module = types.ModuleType("gitmem.integrations.git_hook_actions")
 
     def run_hook(name, args, stdin, repo_root, **kw):
         calls.append((name, args, stdin, repo_root))
@@ -566,7 +566,7 @@ def fake_actions(monkeypatch: pytest.MonkeyPatch):
 
     module.run_hook = run_hook
     module.behaviour = None
-    monkeypatch.setitem(sys.modules, "gitmem.hook_actions", module)
+    monkeypatch.setitem(sys.modules, "gitmem.integrations.git_hook_actions", module)
     return types.SimpleNamespace(calls=calls, module=module)
 
 
@@ -607,11 +607,11 @@ def test_entry_passes_args_stdin_root_and_prints_message_to_stderr(entry_repo: P
 
 def test_entry_logs_when_hook_actions_cannot_be_imported(entry_repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(sys.modules, "gitmem.hook_actions", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "gitmem.integrations.git_hook_actions", None)  # import raises ImportError
     assert hook_entry.main(["post-commit"]) == 0
     assert capsys.readouterr() == ("", "")
     log = log_text(entry_repo)
-    assert " post-commit error " in log and "cannot import gitmem.hook_actions" in log
+    assert " post-commit error " in log and "cannot import gitmem.integrations.git_hook_actions" in log
     assert "Traceback (most recent call last)" in log
 
 

@@ -26,8 +26,8 @@ from gitmem.catalog.sync import sync_hook_index
 from gitmem.git import Repo
 from gitmem.memfile import read
 from gitmem.memories import RememberRequest, remember
-from gitmem.search import recall
-from gitmem.serialize import dumps, memory_json
+from gitmem.search.recall import recall
+from gitmem.shapes import dumps, memory_json
 from gitmem.store import Store
 from gitmem.textsplit import MAX_QUERY_TERMS
 from testing.repos import commit, make_repo

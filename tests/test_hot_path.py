@@ -47,7 +47,7 @@ HOT_PATH_MODULES = frozenset({
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
-         "wordllama", "httpx", "gitmem.git", "gitmem.store", "gitmem.model", "gitmem.rank.score", "gitmem.focus",
+         "wordllama", "httpx", "gitmem.git", "gitmem.store", "gitmem.model", "gitmem.rank.score", "gitmem.rank.focus",
          "gitmem.integrations.agents.session_start", "dataclasses", "typing", "tomllib")
 
 #: Runs the entry point as ``gitmem-hook`` does, then writes sorted(sys.modules) to argv[1] (even if it raised).

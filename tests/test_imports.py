@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import focus as F
 from gitmem import layout
 from gitmem.code import imports as I
 from gitmem.code.imports import ImportCache, ImportResolver, cached_imports, extract_imports, resolve_imports
-from gitmem.focus import Focus
 from gitmem.model import Anchor, Memory
+from gitmem.rank import focus as F
 from gitmem.rank import score as R
+from gitmem.rank.focus import Focus
 from testing.repos import commit, make_repo
 
 
@@ -383,11 +383,11 @@ def test_gitmem_own_source_tree() -> None:
     def deps(path: str) -> set[str]:
         return resolver.resolve(path, extract_imports(path, read(path) or b""))
 
-    assert {"gitmem/focus.py", "gitmem/rank/score.py", "gitmem/anchors.py", "gitmem/git.py"} <= deps("gitmem/context.py")
-    assert {"gitmem/code/imports.py", "gitmem/anchors.py"} <= deps("gitmem/focus.py")
+    assert {"gitmem/rank/focus.py", "gitmem/rank/score.py", "gitmem/anchors.py", "gitmem/git.py"} <= deps("gitmem/ops/context.py")
+    assert {"gitmem/code/imports.py", "gitmem/anchors.py"} <= deps("gitmem/rank/focus.py")
     assert {"gitmem/code/languages.py", "gitmem/code/symbols.py"} <= deps("gitmem/code/imports.py")
-    assert {"gitmem/rank/score.py", "gitmem/focus.py", "gitmem/model.py"} <= deps("tests/test_rank.py")
+    assert {"gitmem/rank/score.py", "gitmem/rank/focus.py", "gitmem/model.py"} <= deps("tests/test_rank.py")
     assert "testing/repos.py" in deps("tests/conftest.py")
     # the reverse direction over the whole tree: who imports the ranker
     importers = {p for p in files if p.endswith(".py") and "gitmem/rank/score.py" in deps(p)}
-    assert {"gitmem/context.py", "tests/test_rank.py", "tests/test_imports.py"} <= importers
+    assert {"gitmem/ops/context.py", "tests/test_rank.py", "tests/test_imports.py"} <= importers

@@ -1,4 +1,4 @@
-"""Tests for gitmem.index: incremental sync, self-healing rebuilds, hybrid search,
+"""Tests for gitmem.search.index: incremental sync, self-healing rebuilds, hybrid search,
 RRF fusion, hostile queries and concurrent writers. Real LanceDB in tmp_path,
 real WordLlama embeddings; no mocks."""
 
@@ -15,19 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import gitmem.index as index_mod
-from gitmem.embed import WordLlamaEmbedder
+import gitmem.search.index as index_mod
 from gitmem.errors import IndexUnavailable
-from gitmem.index import (
-    RRF_K,
-    Hit,
-    MemoryIndex,
-    query_terms,
-    rrf_fuse,
-    search_text,
-    split_identifiers,
-)
 from gitmem.model import Anchor, Memory
+from gitmem.search.embed import WordLlamaEmbedder
+from gitmem.search.index import RRF_K, Hit, MemoryIndex, query_terms, rrf_fuse, search_text, split_identifiers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -459,8 +451,8 @@ def test_unusable_location_raises_index_unavailable(tmp_path: Path) -> None:
 _WORKER = textwrap.dedent("""
     import sys, time, hashlib
     from pathlib import Path
-    from gitmem.index import MemoryIndex
-    from gitmem.embed import WordLlamaEmbedder
+    from gitmem.search.index import MemoryIndex
+    from gitmem.search.embed import WordLlamaEmbedder
     from gitmem.model import Memory, Anchor
 
     index_dir, go, n, ready = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])

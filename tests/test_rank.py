@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gitmem.focus import WEIGHT_BRANCH, Focus
 from gitmem.model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
 from gitmem.rank import render as V
 from gitmem.rank import score as R
+from gitmem.rank.focus import WEIGHT_BRANCH, Focus
 
 
 def _m(mid: str, *anchors: str, updated: str = "2026-11-01T00:00:00Z", type: str = "discovery",

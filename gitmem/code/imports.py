@@ -49,8 +49,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from gitmem.code.languages import language_for_path
-from gitmem.code.symbols import _normalise, _parser, is_binary
+from .languages import language_for_path
+from .symbols import _normalise, _parser, is_binary
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 IMPORTS_VERSION = "imp1"
 #: Sources larger than this (bytes) are not parsed for imports: a generated or vendored file
 #: of that size is rarely what a memory is about, and parsing it costs tens of milliseconds.
-#: Same limit as ``gitmem.focus.MAX_SYMBOL_DIFF_BYTES``.
+#: Same limit as ``gitmem.rank.focus.MAX_SYMBOL_DIFF_BYTES``.
 MAX_IMPORT_SOURCE_BYTES = 1_000_000
 #: Import lists kept in the in-process LRU (a list is small: ~20 short strings).
 LRU_SIZE = 4096

@@ -61,8 +61,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.code.languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
-from gitmem.model import Symbol
+from ..model import Symbol
+from .languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from gitmem.git import Repo, hooks_path_setting
+from ..git import Repo, hooks_path_setting
 
 #: The hooks gitmem installs. Adding "pre-commit" here is enough to manage it too:
 #: the shim passes the legacy hook's exit code through, so a blocking hook still blocks.

@@ -2,7 +2,7 @@
 
 Five tools, each a thin shell over the library, returning compact text for the
 model and the same data as structured content (the ``--json`` shapes of
-``gitmem.serialize``):
+``gitmem.shapes``):
 
 * ``search(query, limit)``  → ``search.recall`` plus each hit's status: one index line per hit.
 * ``get(ids)``              → ``Store.get`` + ``analyzer.evaluate``: full text (like ``gitmem show``).
@@ -38,7 +38,7 @@ from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, MemoryStatus, Status
 from ..rank.score import age
-from ..serialize import memory_json, memory_status_json, scored_json
+from ..shapes import memory_json, memory_status_json, scored_json
 from ..store import Store
 
 #: Largest ``limit`` a search accepts.
@@ -95,7 +95,7 @@ class GitmemTools:
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
-        from ..search import recall  # LanceDB: imported on the first search, not at start-up
+        from ..search.recall import recall  # LanceDB: imported on the first search, not at start-up
 
         store = self.store()
         warnings: list[str] = []
@@ -230,7 +230,7 @@ class GitmemTools:
         Raises:
             AnchorError: ``file`` lies outside the repository.
         """
-        from ..context import build_context
+        from ..ops.context import build_context
 
         store = self.store()
         res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path)

@@ -30,9 +30,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from ..focus import Focus
 from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
 from . import render
+from .focus import Focus
 from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age", "anchor_proximity", "apply_status",

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from ...catalog.sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
-from ...context import build_context
 from ...git import Repo
+from ...ops.context import build_context
 from ...rank.render import HEADER
 from ...store import Store
 

@@ -56,9 +56,9 @@ from filelock import FileLock, Timeout
 from lancedb.index import FTS, IvfFlat
 from lancedb.query import FullTextOperator, MultiMatchQuery
 
-from gitmem.embed import Embedder
-from gitmem.errors import EmbeddingError, GitmemError, IndexUnavailable
-from gitmem.model import KIND_COMMIT, Memory
+from ..errors import EmbeddingError, GitmemError, IndexUnavailable
+from ..model import KIND_COMMIT, Memory
+from .embed import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class SyncResult:
     reason: str
 
 
-from gitmem.textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402,F401
+from ..textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402, F401
 
 
 def search_text(memory: Memory) -> str:

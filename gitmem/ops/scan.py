@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .analyzer import analyze_commit, evaluate
-from .anchors import Resolver
-from .errors import GitError
-from .model import MemoryStatus
-from .store import Store
+from ..analyzer import analyze_commit, evaluate
+from ..anchors import Resolver
+from ..errors import GitError
+from ..model import MemoryStatus
+from ..store import Store
 
 
 @dataclass
@@ -52,7 +52,7 @@ def scan(store: Store, rev_range: str | None = None) -> ScanResult:
     if res.end is not None:
         res.statuses = evaluate(store, res.end, memories, Resolver(repo))
         if res.end == repo.head():  # the hook index holds statuses at the checkout, not at other commits
-            from .catalog.sync import record_statuses
+            from ..catalog.sync import record_statuses
 
             record_statuses(store, {ms.memory.id: ms for ms in res.statuses}, rev=res.end)
     return res

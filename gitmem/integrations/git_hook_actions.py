@@ -1,7 +1,7 @@
 """What each git hook does (called by ``gitmem.hook_entry`` inside its never-fail wrapper).
 
 * ``pre-commit``: share the local memories the ``[share] policy`` says travel with
-  this commit (``gitmem.share``), staged into the commit's index; one line says which.
+  this commit (``gitmem.ops.share``), staged into the commit's index; one line says which.
 * ``post-commit``: analyse the new commit; one line on stderr only when it made
   memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import infra
-from .analyzer import CommitAnalysis, analyze_commit, analyze_range
-from .errors import GitError
-from .git import Repo
-from .model import MemoryStatus, Status
-from .store import Store
+from .. import infra
+from ..analyzer import CommitAnalysis, analyze_commit, analyze_range
+from ..errors import GitError
+from ..git import Repo
+from ..model import MemoryStatus, Status
+from ..store import Store
 
 #: Paths whose change means the index needs a sync.
 MEMORY_DIRS = (".gitmem/memories/",)
@@ -43,7 +43,7 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path, *,
         return None
     store.enable_symbol_cache()
     if name == "pre-commit":
-        from .share import share_with_commit, summary
+        from ..ops.share import share_with_commit, summary
 
         return summary(share_with_commit(store, index_file))
     if name == "post-commit":
@@ -73,7 +73,7 @@ def post_commit(store: Store) -> str | None:
     if head is None:
         return None
     result: CommitAnalysis = analyze_commit(store, head)
-    from .catalog.sync import record_statuses
+    from ..catalog.sync import record_statuses
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
@@ -87,7 +87,7 @@ def post_commit(store: Store) -> str | None:
         noun = "memory" if len(followed) == 1 else "memories"
         line = (f"{line}\n" if line else "") + (f"gitmem: {len(followed)} {noun} followed {'its' if len(followed) == 1 else 'their'} "
                                                  "moved code (re-anchored; commit .gitmem/ to share)")
-    from .invariants import breaks
+    from ..invariants import breaks
 
     parents = store.repo.parents(head)
     touched = [ms.memory for ms in result.affected]
@@ -117,9 +117,9 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     if any((git_dir / n).exists() for n in ("rebase-merge", "rebase-apply", "sequencer", "CHERRY_PICK_HEAD",
                                             "REVERT_HEAD", "MERGE_HEAD")):
         return []
-    from .analyzer import anchored_paths
-    from .errors import GitmemError
-    from .reanchor import reanchor
+    from ..analyzer import anchored_paths
+    from ..errors import GitmemError
+    from ..ops.reanchor import reanchor
 
     head = repo.head()
     dirty = set(repo.dirty_files(skip_gitmem=True))
@@ -144,7 +144,7 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
         old_sha = repo.resolve(old) if old else None
     except GitError:  # ORIG_HEAD may be missing (a merge into an unborn branch)
         return None
-    from .catalog.sync import known_statuses, record_statuses
+    from ..catalog.sync import known_statuses, record_statuses
 
     statuses, paths = analyze_range(store, old_sha, new_sha)
     before = known_statuses(store, [s.memory.id for s in statuses])

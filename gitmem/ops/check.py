@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .analyzer import memories_touching, memory_status
-from .anchors import Resolver
-from .errors import GitmemError
-from .model import Status
-from .store import Store
+from ..analyzer import memories_touching, memory_status
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..model import Status
+from ..store import Store
 
 _MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
 
@@ -54,7 +54,7 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
     problems: list[Problem] = []
     for e in loaded.errors:
         problems.append(Problem("invalid", e.path if hasattr(e, "path") else "", e.message))
-    from .capture.redact import redact_text
+    from ..capture.redact import redact_text
 
     for mid, path in loaded.paths.items():
         if loaded.memories[mid].scope != "team":
@@ -72,7 +72,7 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
     in_change = set(repo.commits_between(base_sha, head))
     resolver = Resolver(repo)
     team = [m for m in loaded.memories.values() if m.scope == "team"]
-    from .invariants import breaks
+    from ..invariants import breaks
 
     for b in breaks(repo, memories_touching(team, touched), base_sha, head):
         if f".gitmem/memories/{b.memory.id}.md" not in touched:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .anchors import Resolver
-from .model import KIND_COMMIT
-from .store import Store
+from ..anchors import Resolver
+from ..model import KIND_COMMIT
+from ..store import Store
 
 #: Commits of code history examined per anchored path (newest first).
 MAX_CODE_COMMITS = 200
@@ -68,8 +68,8 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     first_commit = entries[-1].commit if entries else None
     resolver = Resolver(store.repo)
     seen: set[tuple[str, str]] = set()
-    from .analyzer import memory_status
-    from .git import WORKTREE
+    from ..analyzer import memory_status
+    from ..git import WORKTREE
 
     now = {st.anchor.key: st.path_now for st in memory_status(resolver, m, WORKTREE).anchors}
     for a in m.anchors:

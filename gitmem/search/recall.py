@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .catalog import files as catalog_files
-from .catalog.files import MirrorSource
+from ..catalog import files as catalog_files
+from ..catalog.files import MirrorSource
+from ..errors import EmbeddingError, IndexUnavailable
+from ..model import Memory
+from ..store import LoadResult, Store
 from .embed import embedder_from_config
-from .errors import EmbeddingError, IndexUnavailable
 from .index import Hit, MemoryIndex, SyncResult
-from .model import Memory
-from .store import LoadResult, Store
 
 #: A hit found only by the vector side counts when its cosine similarity to the
 #: query reaches this floor. The vector side ranks every memory, so without a

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .analyzer import memory_status
-from .anchors import Resolver
-from .errors import GitmemError
-from .git import WORKTREE
-from .model import KIND_COMMIT, Anchor, Memory, Status, unique_anchors
-from .store import Store, utc_now
+from ..analyzer import memory_status
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..git import WORKTREE
+from ..model import KIND_COMMIT, Anchor, Memory, Status, unique_anchors
+from ..store import Store, utc_now
 
 
 class ReanchorError(GitmemError):
@@ -76,7 +76,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
             out.changes.append(f"{a.key} re-anchored over its changed code ({st.status.value})")
     m.anchors = unique_anchors(anchors)
     m.updated = utc_now()
-    from .memories import write
+    from ..memories import write
 
     write(store, [m])
     return out

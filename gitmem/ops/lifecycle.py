@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .analyzer import memory_status
-from .anchors import Resolver
-from .errors import GitmemError
-from .git import WORKTREE
-from .memories import RememberRequest, remember, write
-from .model import KIND_COMMIT, Memory, Status
-from .store import Store, utc_now
+from ..analyzer import memory_status
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..git import WORKTREE
+from ..memories import RememberRequest, remember, write
+from ..model import KIND_COMMIT, Memory, Status
+from ..store import Store, utc_now
 
 
 def retire(store: Store, mem_id: str, reason: str = "") -> Memory:
@@ -37,7 +37,7 @@ def retire(store: Store, mem_id: str, reason: str = "") -> Memory:
         raise GitmemError(f"{m.id} was retired on {m.retired}", "nothing to do")
     m.retired = m.updated = utc_now()
     if reason.strip():
-        from .capture.redact import redact_text
+        from ..capture.redact import redact_text
 
         m.facts = [*m.facts, f"Retired: {redact_text(reason.strip())}"]
     write(store, [m])

@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from gitmem.errors import ConfigError, EmbeddingError
+from ..errors import ConfigError, EmbeddingError
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import ConfigError, GitmemError
-from .integrations import git_hooks
-from .store import Store
+from ..errors import ConfigError, GitmemError
+from ..integrations import git_hooks
+from ..store import Store
 
 
 @dataclass
@@ -45,14 +45,14 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     """Run every check (see module docstring). Never raises for what it finds."""
     r = Report()
     try:
-        from .embed import embedder_from_config
+        from ..search.embed import embedder_from_config
 
         embedder_from_config(dict(store.config.get("embeddings", {})))
         r.add("config", "ok", ".gitmem/config.toml is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
     try:
-        from .capture.llm import llm_config
+        from ..capture.llm import llm_config
 
         if llm_config(store.config.get("llm")) is not None:
             r.add("llm", "ok", "consolidation uses the [llm] endpoint")
@@ -78,7 +78,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
                   "run `gitmem hooks install` to install where git looks")
     if check_index:
         try:
-            from .search import open_index
+            from ..search.recall import open_index
 
             idx = open_index(store)
             indexed = idx.ids()
@@ -109,8 +109,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
 
 def _claude_checks(store: Store, r: Report) -> None:
     """Claude Code hooks (project settings), sessions waiting for consolidation, recent hook errors."""
-    from .capture import spool
-    from .integrations.agents import claude_install as claude_code
+    from ..capture import spool
+    from ..integrations.agents import claude_install as claude_code
 
     st = claude_code.status(store.repo.root)
     if st.get("error"):
@@ -126,7 +126,7 @@ def _claude_checks(store: Store, r: Report) -> None:
         missing = ", ".join(e for e, on in st["events"].items() if not on)
         r.add("claude", "warn", f"Claude Code hooks partly registered (missing: {missing})",
               "run `gitmem install claude`")
-    from .catalog import db as catalog_db
+    from ..catalog import db as catalog_db
 
     if catalog_db.db_path(store.repo.root).exists():
         con = catalog_db.connect(store.repo.root)

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .anchors import Resolver
-from .code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
-from .git import WORKTREE, Repo
+from ..anchors import Resolver
+from ..code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
+from ..git import WORKTREE, Repo
 
 #: Weight of each focus source (multiplies the proximity tier). Dirty code and
 #: what the user names are what they are working on now; the branch's earlier

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 
 import click
 
-from .anchors import Resolver
-from .errors import GitmemError
-from .git import WORKTREE
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..git import WORKTREE
+from ..memories import RememberRequest
+from ..model import AnchorStatus, Memory, MemoryStatus, Status
+from ..store import Store
 from .lifecycle import retire, supersede
-from .memories import RememberRequest
-from .model import AnchorStatus, Memory, MemoryStatus, Status
 from .reanchor import reanchor
-from .store import Store
 
 #: Lines of context around the changed code in the diff.
 DIFF_CONTEXT = 3

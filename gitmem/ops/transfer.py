@@ -22,14 +22,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .anchors import Resolver
-from .errors import GitmemError
-from .git import WORKTREE
-from .memfile import check_anchor_path, dumps, valid_id
-from .memories import write
-from .model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
-from .serialize import memory_json
-from .store import Store, new_id, utc_now
+from ..anchors import Resolver
+from ..errors import GitmemError
+from ..git import WORKTREE
+from ..memfile import check_anchor_path, dumps, valid_id
+from ..memories import write
+from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
+from ..shapes import memory_json
+from ..store import Store, new_id, utc_now
 
 FORMAT = "gitmem/1"
 
@@ -97,7 +97,7 @@ def _stamp(value: object, default: str) -> str:
 
 def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
     """Write the memories of JSON ``lines`` (see the module docstring); bad lines are reported, not fatal."""
-    from .capture.redact import redact_text
+    from ..capture.redact import redact_text
 
     report = ImportReport()
     resolver = Resolver(store.repo)

@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import MemoryFileError
-from .infra import atomic_write
-from .memfile import dumps, loads
-from .model import Memory
+from ..errors import MemoryFileError
+from ..infra import atomic_write
+from ..memfile import dumps, loads
+from ..model import Memory
 
 DRIVER_NAME = "gitmem"
 ATTRIBUTES_LINE = "memories/*.md merge=gitmem"
@@ -113,7 +113,7 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
 
 def install(repo_root: Path, python: str = sys.executable) -> list[str]:
     """Register the driver: the ``.gitmem/.gitattributes`` line and the clone's git config; returns changes."""
-    from .git import Repo
+    from ..git import Repo
 
     changed = []
     attrs = repo_root / ".gitmem" / ".gitattributes"

@@ -35,14 +35,14 @@ from typing import Any
 
 from ulid import ULID
 
-from .anchors import Resolver
-from .capture.redact import redact_text
-from .errors import GitmemError
-from .git import WORKTREE
-from .memfile import dumps
-from .memories import write
-from .model import MEMORY_TYPES, Anchor, Memory
-from .store import Store
+from ..anchors import Resolver
+from ..capture.redact import redact_text
+from ..errors import GitmemError
+from ..git import WORKTREE
+from ..memfile import dumps
+from ..memories import write
+from ..model import MEMORY_TYPES, Anchor, Memory
+from ..store import Store
 
 DEFAULT_DB = "~/.claude-mem/claude-mem.db"
 #: Read files anchored when a row modified none (reading many files says little about each).

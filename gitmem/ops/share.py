@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .anchors import Resolver
-from .code.symbols import symbol_table
-from .errors import ConfigError
-from .git import git_blob_sha
-from .model import KIND_COMMIT, Memory
-from .store import Store
+from ..anchors import Resolver
+from ..code.symbols import symbol_table
+from ..errors import ConfigError
+from ..git import git_blob_sha
+from ..model import KIND_COMMIT, Memory
+from ..store import Store
 
 POLICIES = ("with-code", "all", "manual")
 
@@ -52,7 +52,7 @@ def share(store: Store, mem_id: str) -> Memory:
     m = store.get(mem_id)
     if m.scope != "team":
         m.scope = "team"
-        from .memories import write
+        from ..memories import write
 
         write(store, [m])
     return m
@@ -119,7 +119,7 @@ def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
         m.scope = "team"
         shared.append(m)
     if shared:
-        from .memories import write
+        from ..memories import write
 
         write(store, shared)
         written = [store.repo.relpath(str(store.path_for(m))) or "" for m in shared]

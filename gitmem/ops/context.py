@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .analyzer import memory_status
-from .anchors import Resolver
-from .focus import Focus, add_import_neighbours, build_focus
-from .git import WORKTREE
-from .rank.score import Packed, Scored, apply_status, pack, rank
-from .store import LoadResult, Store
+from ..analyzer import memory_status
+from ..anchors import Resolver
+from ..git import WORKTREE
+from ..rank.focus import Focus, add_import_neighbours, build_focus
+from ..rank.score import Packed, Scored, apply_status, pack, rank
+from ..store import LoadResult, Store
 
 #: Candidates whose status is evaluated (status needs parsing; the tail rarely fits a budget).
 STATUS_CANDIDATES = 60
@@ -45,9 +45,9 @@ def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
 
     ``recent`` as in ``catalog_sync.open_source``: enough of the newest to fill ``budget``.
     """
-    from .catalog import files as catalog_files
-    from .catalog.sync import HookIndexSource
-    from .rank.render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
+    from ..catalog import files as catalog_files
+    from ..catalog.sync import HookIndexSource
+    from ..rank.render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS
 
     con = catalog_files.open_current(store)
     if con is None:
@@ -106,13 +106,13 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     try:
         if source is not None and not (prompt.strip() and use_index and own is None):
             if prompt.strip() and use_index:
-                from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
+                from ..search.recall import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
                 index, _, src = sync_index(store, strict=False)
                 try:
                     text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
                 finally:
-                    from .search import close_source
+                    from ..search.recall import close_source
 
                     close_source(src)
             if include_imports:
@@ -122,7 +122,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
         else:
             loaded = loaded if loaded is not None else store.load_all()
             if prompt.strip() and use_index:
-                from .search import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
+                from ..search.recall import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
 
                 index, _, src = sync_index(store, loaded, strict=False)
                 text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
