@@ -161,7 +161,7 @@ def main() -> int:
     times: dict[str, list[float]] = {"python -c pass": [],
                                      **{k + label: [] for k in TARGETS_MS for label in hooks}}
     # one warm-up round (page cache, .pyc files), not counted
-    for name, ev in events(root, rnd).items():
+    for ev in events(root, rnd).values():
         for exe in hooks.values():
             timed([exe], json.dumps(ev).encode(), root)
     for i in range(args.runs):

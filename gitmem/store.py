@@ -25,7 +25,10 @@ from .model import Memory
 
 GITMEM_DIR = layout_mod.GITMEM_DIR
 
-GITIGNORE = "# gitmem: derived and per-clone data, never committed\nindex/\nlocal/\n"
+#: ``.gitmem/.gitignore``: gitmem keeps per-clone state in git's folder (``layout``); gitmem before 0.2 kept it
+#: here, and a clone that still runs one must not commit it.
+GITIGNORE = ("# per-clone state lives in git's folder (.git/gitmem); older gitmem versions kept it here:\n"
+             "index/\nlocal/\n")
 
 
 def utc_now() -> str:

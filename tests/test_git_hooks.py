@@ -556,7 +556,7 @@ def test_dispatcher_from_a_hook_manager_and_as_a_symlink(tmp_path: Path, monkeyp
 
 @pytest.fixture
 def fake_actions(monkeypatch: pytest.MonkeyPatch):
-    """Replace gitmem.integrations.git_hook_actions in this process; returns the list of calls, settable ``.behaviour``."""
+    """Replace gitmem.integrations.git_hook_actions in this process; returns the list of calls (``.behaviour``)."""
     calls: list[tuple] = []
     module = types.ModuleType("gitmem.integrations.git_hook_actions")
 

@@ -383,7 +383,8 @@ def test_gitmem_own_source_tree() -> None:
     def deps(path: str) -> set[str]:
         return resolver.resolve(path, extract_imports(path, read(path) or b""))
 
-    assert {"gitmem/rank/focus.py", "gitmem/rank/score.py", "gitmem/anchors.py", "gitmem/git.py"} <= deps("gitmem/ops/context.py")
+    assert {"gitmem/rank/focus.py", "gitmem/rank/score.py", "gitmem/anchors.py", "gitmem/git.py"} <= deps(
+        "gitmem/ops/context.py")
     assert {"gitmem/code/imports.py", "gitmem/anchors.py"} <= deps("gitmem/rank/focus.py")
     assert {"gitmem/code/languages.py", "gitmem/code/symbols.py"} <= deps("gitmem/code/imports.py")
     assert {"gitmem/rank/score.py", "gitmem/rank/focus.py", "gitmem/model.py"} <= deps("tests/test_rank.py")

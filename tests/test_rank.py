@@ -73,7 +73,8 @@ def test_stale_penalty_and_omission() -> None:
     st = {"A": MemoryStatus(a, [AnchorStatus(a.anchors[0], Status.STALE, reason="body changed in abc")])}
     marked = R.apply_status(list(ranked), st, omit_stale=False)
     assert [s.memory.id for s in marked] == ["B", "A"]
-    assert "⚠ stale" in V.render_index_line(R.item(marked[1])) and "body changed in abc" in V.render_index_line(R.item(marked[1]))
+    line = V.render_index_line(R.item(marked[1]))
+    assert "⚠ stale" in line and "body changed in abc" in line
     omitted = R.apply_status(R.rank([a, b], _focus()), st, omit_stale=True)
     assert [s.memory.id for s in omitted] == ["B"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import infra, layout
@@ -50,7 +51,7 @@ def prune_sessions(root: Path) -> None:
     spool_dir = lay.spool_dir
     if spool_dir.is_dir():
         pending = {p.name.split(".", 1)[0] for p in spool_dir.iterdir() if p.name.endswith((".jsonl", ".batch"))}
-    for folder, test in (
+    tests: tuple[tuple[Path, Callable[[Path], bool]], ...] = (
         (lay.sessions_dir, lambda p: now - p.stat().st_mtime > SESSION_STATE_TTL_S),
         (lay.team_memories_dir, lambda p: p.name.startswith(".") and p.name.endswith(".tmp")
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
@@ -59,7 +60,8 @@ def prune_sessions(root: Path) -> None:
         (spool_dir, lambda p: ((p.name.startswith(".") and p.name.endswith(".tmp")) or
                                (p.name.endswith(".lock") and p.name[:-5] not in pending))
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
-    ):
+    )
+    for folder, test in tests:
         try:
             for p in folder.iterdir():
                 try:

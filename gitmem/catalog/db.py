@@ -34,13 +34,13 @@ import sqlite3
 from operator import itemgetter
 from pathlib import Path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
-    from collections.abc import Iterable
-    from typing import Any
-
 from .. import layout
 from ..textsplit import query_terms, split_identifiers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
 #: in git's folder (``layout``).
@@ -207,7 +207,7 @@ def delete(con: sqlite3.Connection, ids: Iterable[str]) -> None:
 
 
 def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, checked: dict[str, str | None],
-               now: list[tuple[str, str | None, int | None, int | None]] = ()) -> None:  # type: ignore[assignment]
+               now: Sequence[tuple[str, str | None, int | None, int | None]] = ()) -> None:
     """Record a memory's status at the working tree, and the blob SHAs of its files it was computed on.
 
     ``now``: where its anchors are in the working tree, (path, symbol, start line, end line)
@@ -218,7 +218,8 @@ def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, chec
     con.execute("DELETE FROM anchors WHERE memory_id = ? AND now = 1", (mid,))
     r = con.execute("SELECT updated FROM memories WHERE id = ?", (mid,)).fetchone()
     con.executemany("INSERT INTO anchors (memory_id, path, symbol, start_line, end_line, now, updated, leaf) "
-                    "VALUES (?, ?, ?, ?, ?, 1, ?, ?)", [(mid, *n, r[0] if r else None, _leaf(n[1])) for n in now if n[0]])
+                    "VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+                    [(mid, *n, r[0] if r else None, _leaf(n[1])) for n in now if n[0]])
 
 
 def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[str, str | None]]]:
@@ -257,7 +258,8 @@ def rows(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
     return out
 
 
-def on_path(con: sqlite3.Connection, path: str) -> list[tuple[str, str | None, list[tuple[str | None, int | None, int | None]]]]:
+def on_path(con: sqlite3.Connection,
+            path: str) -> list[tuple[str, str | None, list[tuple[str | None, int | None, int | None]]]]:
     """Memories anchored to ``path``: (id, status, [(symbol or None, start line, end line), ...]), newest first.
 
     Light: no memory text is read (fetch the rows to show with ``rows``); a file can hold hundreds.

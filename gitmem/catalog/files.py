@@ -43,6 +43,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .. import memfile
@@ -127,10 +128,10 @@ def _listing(store: Any) -> tuple[dict[str, os.DirEntry[str]], set[str]]:
     return out, links
 
 
-def _folder_linked(store: Any, rel: str, folder: Any) -> bool:
+def _folder_linked(store: Any, rel: str, folder: Path) -> bool:
     """Whether memory folder ``folder`` (catalog key prefix ``rel``) is or lies beyond a symlink."""
     if rel == TEAM_DIR:
-        return bool(store.repo.symlinked_dir(f"{rel}/x"))
+        return store.repo.symlinked_dir(f"{rel}/x") is not None
     return os.path.realpath(folder) != os.path.normpath(folder)
 
 
@@ -340,40 +341,40 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
             if k[5] == OK and k[4]:
                 removed.add(k[4])
             con.execute("DELETE FROM files WHERE file = ?", (f,))
-        for f, (ino, key, digest, m, state, note) in sorted(results.items()):
+        for f, (ino, key, digest, mem, state, note) in sorted(results.items()):
             k = known.get(f)
             if state == "same":
                 con.execute("UPDATE files SET ino = ?, stat = ? WHERE file = ?", (ino, key, f))
                 continue
-            if k is not None and k[5] == OK and k[4] and (m is None or m.id != k[4] or state != OK):
+            if k is not None and k[5] == OK and k[4] and (mem is None or mem.id != k[4] or state != OK):
                 removed.add(k[4])
-            mid = m.id if m is not None else None
-            if state == OK and m is not None:
+            mid = mem.id if mem is not None else None
+            if state == OK and mem is not None:
                 other = con.execute("SELECT file FROM files WHERE id = ? AND state = ? AND file != ?",
                                     (mid, OK, f)).fetchone()
                 if other is not None and other[0] not in gone:
+                    dup_note = json.dumps([f"duplicate id {mid}", "delete one of the two files", None])
                     if lay.is_local_key(f):
-                        state, note = DUPLICATE, json.dumps([f"duplicate id {mid}", "delete one of the two files", None])
+                        state, note = DUPLICATE, dup_note
                     else:  # the team copy wins: the local one becomes the duplicate
                         con.execute("UPDATE files SET state = ?, note = ? WHERE file = ?",
-                                    (DUPLICATE, json.dumps([f"duplicate id {mid}", "delete one of the two files", None]),
-                                     other[0]))
-            if state == OK and m is not None:
-                row = memory_row(m, digest)
+                                    (DUPLICATE, dup_note, other[0]))
+            if state == OK and mem is not None:
+                row = memory_row(mem, digest)
                 row["file"] = f
                 row["seq"] = seq
-                rows[m.id] = row
+                rows[mem.id] = row
             con.execute("INSERT OR REPLACE INTO files (file, ino, stat, digest, id, state, note) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (f, ino, key, digest, mid, state, note))
         removed -= set(rows)
         # an id still held by a file that is ok keeps its row (another refresh wrote that file's row
         # between this one's reading and writing); the file is read again by the next refresh
-        for mid in sorted(removed):
-            holder = con.execute("SELECT file FROM files WHERE id = ? AND state = ?", (mid, OK)).fetchone()
+        for rid in sorted(removed):
+            holder = con.execute("SELECT file FROM files WHERE id = ? AND state = ?", (rid, OK)).fetchone()
             if holder is not None:
-                removed.discard(mid)
+                removed.discard(rid)
                 con.execute("UPDATE files SET stat = '' WHERE file = ?", (holder[0],))
-                con.execute("UPDATE memories SET file = ? WHERE id = ?", (holder[0], mid))
+                con.execute("UPDATE memories SET file = ? WHERE id = ?", (holder[0], rid))
         if removed or rows:
             catalog_db.delete(con, sorted(removed))
             con.executemany("INSERT INTO tombstones (id, seq) VALUES (?, ?)", [(i, seq) for i in sorted(removed)])
@@ -517,7 +518,8 @@ def file_errors(store: Any) -> list[MemoryFileError]:
     """The invalid and duplicate memory files (quick refresh first); via ``load_all`` without a hook index."""
     con = open_current(store)
     if con is None:
-        return store.load_all().errors
+        loaded: list[MemoryFileError] = store.load_all().errors
+        return loaded
     try:
         return errors(con)
     finally:

@@ -13,8 +13,10 @@ the git hooks. Must not import lancedb.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,10 @@ from ..model import KIND_COMMIT, Memory, MemoryStatus, Status
 from ..store import LoadResult, Store
 from . import db as catalog_db
 from . import files as catalog_files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..rank.focus import Focus
 
 
 @dataclass
@@ -73,12 +79,13 @@ def status_reason(ms: MemoryStatus) -> str:
 
 def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int | None]]:
     """Where each anchor's code is in the working tree: (path, symbol, start, end)."""
-    out = []
+    out: list[tuple[str, str | None, int | None, int | None]] = []
     for a in ms.anchors:
-        if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT:
+        path = a.path_now or a.anchor.path
+        if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT or path is None:
             continue
         span = a.new_span or (None, None)
-        out.append((a.path_now or a.anchor.path, a.symbol_now or a.anchor.symbol, span[0], span[1]))
+        out.append((path, a.symbol_now or a.anchor.symbol, span[0], span[1]))
     return out
 
 
@@ -161,7 +168,7 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
         resolver = Resolver(repo)
         started = time.monotonic()
         todo: list[MemoryStatus] = list(given.values())
-        for mid, m in catalog_files.load(con, sorted(todo_ids - set(given))).items():
+        for m in catalog_files.load(con, sorted(todo_ids - set(given))).values():
             if check_budget_s is not None and time.monotonic() - started >= check_budget_s:
                 report.unchecked += 1
                 continue
@@ -208,7 +215,7 @@ def not_fresh(store: Store) -> list[MemoryStatus]:
     return [ms for ms in out if ms.status != Status.FRESH]
 
 
-def _set_status(con, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:  # type: ignore[no-untyped-def]
+def _set_status(con: sqlite3.Connection, store: Store, ms: MemoryStatus, rev: str | None = WORKTREE) -> None:
     # a status computed at a commit is re-checked against the work tree by the next sync: it compares
     # the HEAD and dirty files it last checked at (meta status_head / status_dirty) with now
     catalog_db.set_status(con, ms.memory.id, ms.status.value, status_reason(ms), {}, _now_spans(ms))
@@ -264,7 +271,7 @@ def record_statuses(store: Store, statuses: dict[str, MemoryStatus], rev: str | 
         _log_failure(store.repo.root, "record statuses", e)
 
 
-def record_written(store: Store, written: list[Memory], removed: list[str] = ()) -> None:  # type: ignore[assignment]
+def record_written(store: Store, written: Sequence[Memory], removed: Sequence[str] = ()) -> None:
     """Put just-written memories (with their status) into the hook index, and drop removed ones.
 
     The rest of the index is left as it is; readers notice the changed memory
@@ -303,7 +310,7 @@ class HookIndexSource:
     the budget. Only those memories are read (one SQLite query), not 10,000 files.
     """
 
-    def __init__(self, con, recent: int, per_path: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, con: sqlite3.Connection, recent: int, per_path: int | None = None) -> None:
         self.con = con
         self.recent = recent
         #: memories taken per focus file (and over the focus directories): see ``db.ids_near``
@@ -316,7 +323,7 @@ class HookIndexSource:
             self._anchored = catalog_db.anchored_paths(self.con)
         return self._anchored
 
-    def candidates(self, focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult:  # type: ignore[no-untyped-def]
+    def candidates(self, focus: Focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult:
         """The memories near ``focus``, the recent ones and the ``extra`` ids (text-search hits)."""
         dirs = set(focus.dirs())
         paths = set(focus.files) | {p for p, _ in focus.symbols}

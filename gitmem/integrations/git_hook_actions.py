@@ -85,7 +85,8 @@ def post_commit(store: Store) -> str | None:
     line = summary_line(went)
     if followed:
         noun = "memory" if len(followed) == 1 else "memories"
-        line = (f"{line}\n" if line else "") + (f"gitmem: {len(followed)} {noun} followed {'its' if len(followed) == 1 else 'their'} "
+        their = "its" if len(followed) == 1 else "their"
+        line = (f"{line}\n" if line else "") + (f"gitmem: {len(followed)} {noun} followed {their} "
                                                  "moved code (re-anchored; commit .gitmem/ to share)")
     from ..invariants import breaks
 

@@ -18,6 +18,10 @@ from ..rank.focus import Focus, add_import_neighbours, build_focus
 from ..rank.score import Packed, Scored, apply_status, pack, rank
 from ..store import LoadResult, Store
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..catalog.sync import HookIndexSource
+
 #: Candidates whose status is evaluated (status needs parsing; the tail rarely fits a budget).
 STATUS_CANDIDATES = 60
 #: Text-relevance hits taken from the index for fusion.
@@ -37,10 +41,10 @@ class CandidateSource(Protocol):
 
     def anchored_paths(self) -> set[str]: ...
 
-    def candidates(self, focus: Focus) -> LoadResult: ...
+    def candidates(self, focus: Focus, extra: list[str] | tuple[str, ...] = ()) -> LoadResult: ...
 
 
-def _mirror_source(store: Store, budget: int):  # type: ignore[no-untyped-def]
+def _mirror_source(store: Store, budget: int) -> HookIndexSource | None:
     """The hook index as a candidate source, its rows brought up to date; None when it cannot be opened.
 
     ``recent`` as in ``catalog_sync.open_source``: enough of the newest to fill ``budget``.

@@ -59,8 +59,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     except GitmemError as e:
         r.add("llm", "error", e.message, e.hint)
     loaded = store.load_all()
-    for e in loaded.errors:
-        r.add("memory", "error", e.message, e.hint)
+    for err in loaded.errors:
+        r.add("memory", "error", err.message, err.hint)
     r.add("memories", "ok" if not loaded.errors else "error",
           f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid"
           + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
@@ -83,10 +83,10 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             idx = open_index(store)
             indexed = idx.ids()
             missing = set(loaded.hashes) - set(indexed)
-            extra = set(indexed) - set(loaded.hashes)
+            gone = set(indexed) - set(loaded.hashes)
             changed = {i for i in set(loaded.hashes) & set(indexed) if loaded.hashes[i] != indexed[i]}
-            if missing or extra or changed:
-                r.add("index", "ok", f"index: {len(missing)} new, {len(changed)} changed, {len(extra)} removed "
+            if missing or gone or changed:
+                r.add("index", "ok", f"index: {len(missing)} new, {len(changed)} changed, {len(gone)} removed "
                       "memories not indexed yet (the next search syncs them, or `gitmem sync`)")
             else:
                 r.add("index", "ok", f"index in sync ({len(indexed)} memories)")

@@ -317,7 +317,7 @@ class MemoryIndex:
         rows = self._rows(upserts)  # embedding errors propagate; nothing written yet
         try:
             self._write(self._open_table(meta), rows, removed)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed incremental write of a derived index: rebuild it from the files
             _, current = source.digests()
             return self._rebuild_locked(current, source.load, f"corrupt: {_one_line(exc)}")
         return SyncResult(len(upserts), 0, len(removed), False, "")
@@ -394,7 +394,7 @@ class MemoryIndex:
         qvec = self._query_vector(query)
         try:
             return self._search_once(table, query, qvec, k, where)[:limit]
-        except Exception as first:
+        except Exception as first:  # noqa: BLE001 - lancedb raises many types; retried once with a fresh handle
             log.debug("index search failed, retrying with a fresh handle: %s", first)
         self._close()
         table = self._open_for_read()
@@ -433,10 +433,10 @@ class MemoryIndex:
             return None
         if self._meta_cache and self._meta_cache[0] == mtime:
             return self._meta_cache[1]
+        meta: dict[str, Any] | None = None
         try:
-            meta = json.loads(self._meta_path().read_text(encoding="utf-8"))
-            if not isinstance(meta, dict):
-                meta = None
+            raw = json.loads(self._meta_path().read_text(encoding="utf-8"))
+            meta = raw if isinstance(raw, dict) else None
         except (OSError, ValueError):
             meta = None
         self._meta_cache = (mtime, meta)
@@ -583,7 +583,7 @@ class MemoryIndex:
         data = table.search().select(["id", "content_hash"]).limit(None).to_arrow()
         hashes: dict[str, str] = {}
         dups: set[str] = set()
-        for mid, chash in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist()):
+        for mid, chash in zip(data.column("id").to_pylist(), data.column("content_hash").to_pylist(), strict=True):
             if mid in hashes:
                 dups.add(mid)
             hashes[mid] = chash or ""
@@ -600,7 +600,7 @@ class MemoryIndex:
         try:
             table = self._open_table(meta)
             indexed, dups = self._read_hashes(table)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - an unreadable index is derived data: rebuild it from the files
             return self._rebuild_locked(current, load, f"corrupt: {_one_line(exc)}")
 
         new = sorted(i for i in current if i not in indexed)
@@ -614,7 +614,7 @@ class MemoryIndex:
         try:
             # duplicates: delete all copies, re-add one
             self._write(table, rows, sorted(set(removed) | (dups & set(changed))))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failed write of a derived index: rebuild it from the files
             return self._rebuild_locked(current, load, f"corrupt: {_one_line(exc)}")
         return SyncResult(len(new), len(changed), len(removed), False, "")
 
@@ -651,12 +651,12 @@ class MemoryIndex:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "cleanup_older_than=0 breaks concurrent readers"
                 table.optimize(cleanup_older_than=timedelta(0))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - compaction is an optimisation: on any failure, recreate the full-text indexes
             log.warning("index optimize failed (%s); recreating the full-text indexes", _one_line(exc))
             for name in FTS_COLUMNS:
                 try:
                     table.drop_index(f"{name}_idx")
-                except Exception:
+                except Exception:  # noqa: BLE001 - the index may not exist; recreated just below
                     pass
             self._create_fts(table)
 
@@ -668,9 +668,9 @@ class MemoryIndex:
             versions = 0
         if versions > COMPACT_VERSIONS:
             return True
-        if table.stats()["fragment_stats"]["num_fragments"] > COMPACT_FRAGMENTS:
+        if int(table.stats()["fragment_stats"]["num_fragments"]) > COMPACT_FRAGMENTS:
             return True
-        unindexed = max(table.index_stats(f"{c}_idx").num_unindexed_rows for c in FTS_COLUMNS)
+        unindexed = max(int(table.index_stats(f"{c}_idx").num_unindexed_rows) for c in FTS_COLUMNS)
         return unindexed > COMPACT_UNINDEXED
 
     def _ensure_vector_index(self, table: Any, rows: int) -> None:
@@ -757,7 +757,8 @@ class MemoryIndex:
             return None
         if vec.shape != (1, meta.get("dim")) or not np.any(vec):
             return None
-        return vec[0]
+        first: np.ndarray = vec[0]
+        return first
 
     def _search_once(self, table: Any, query: str, qvec: np.ndarray | None, k: int,
                      where: str | None) -> list[Hit]:
@@ -769,7 +770,7 @@ class MemoryIndex:
             if where:
                 q = q.where(where, prefilter=True)
             res = q.select(["id"]).limit(k).to_arrow()
-            scored = zip(res.column("id").to_pylist(), res.column("_score").to_pylist())
+            scored = zip(res.column("id").to_pylist(), res.column("_score").to_pylist(), strict=True)
             fts_ids = [mid for mid, _ in sorted(scored, key=lambda p: (-p[1], p[0]))]
         vec_ids: list[str] = []
         similarity: dict[str, float] = {}
@@ -778,7 +779,7 @@ class MemoryIndex:
             if where:
                 q = q.where(where, prefilter=True)
             res = q.select(["id"]).limit(k).to_arrow()
-            pairs = sorted(zip(res.column("id").to_pylist(), res.column("_distance").to_pylist()),
+            pairs = sorted(zip(res.column("id").to_pylist(), res.column("_distance").to_pylist(), strict=True),
                            key=lambda p: (p[1], p[0]))
             vec_ids = [mid for mid, _ in pairs]
             for mid, dist in pairs:
@@ -794,7 +795,7 @@ class MemoryIndex:
         try:
             table.search().select(["id"]).limit(1).to_arrow()
             return True
-        except Exception:
+        except Exception:  # noqa: BLE001 - a probe: any failure means 'not usable'
             return False
 
 

@@ -111,7 +111,7 @@ def cap(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
 
 def clean(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
     """What may be stored of an event value: bounded, redacted, then cut to ``limit`` per string."""
-    return cap(redact.redact(prepare(value)), limit)  # type: ignore[no-untyped-call]  # redact.redact is untyped
+    return cap(redact.redact(prepare(value)), limit)
 
 
 def tool_record(event: AfterTool, root: Path) -> dict[str, Any]:
@@ -207,5 +207,5 @@ def spool_record(root: Path, key: str, kind: str, data: dict[str, Any]) -> None:
         OSError: the spool cannot be written.
     """
     rec: dict[str, Any] = {"v": spool.RECORD_VERSION, "t": infra.utc_now(), "event": kind}
-    rec.update(redact.redact(prepare(data)))  # type: ignore[no-untyped-call]  # redact.redact is untyped
+    rec.update(redact.redact(prepare(data)))
     spool.append(root, key, rec)
