@@ -68,9 +68,10 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     """Clone ``repo`` into ``work`` and write ``n`` memories anchored to its symbols (skipped if done)."""
     from gitmem.catalog.sync import sync_hook_index
     from gitmem.git import Repo
+    from gitmem.infra import utc_now
     from gitmem.memfile import write
     from gitmem.model import Memory
-    from gitmem.store import Store, new_id, utc_now
+    from gitmem.store import Store, new_id
 
     target = work / f"repo-{n}"
     done = target / ".git" / "bench-ready"

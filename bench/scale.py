@@ -84,9 +84,10 @@ def git(root: Path, *args: str) -> str:
 
 def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     """Clone ``repo`` into ``work/repo-N`` and commit ``n`` memories anchored to its symbols (cached)."""
+    from gitmem.infra import utc_now
     from gitmem.memfile import dumps
     from gitmem.model import Memory
-    from gitmem.store import new_id, utc_now
+    from gitmem.store import new_id
 
     target = work / f"repo-{n}"
     if (target / READY).exists():

@@ -21,8 +21,9 @@ from . import memfile
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
+from .infra import utc_now
 from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec, unique_anchors
-from .store import Store, new_id, utc_now
+from .store import Store, new_id
 
 #: Titles longer than this are cut at a word boundary (characters).
 MAX_TITLE_CHARS = 120

@@ -9,7 +9,6 @@ Must not import: lancedb, tree-sitter.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +28,6 @@ GITMEM_DIR = layout_mod.GITMEM_DIR
 #: here, and a clone that still runs one must not commit it.
 GITIGNORE = ("# per-clone state lives in git's folder (.git/gitmem); older gitmem versions kept it here:\n"
              "index/\nlocal/\n")
-
-
-def utc_now() -> str:
-    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_id() -> str:

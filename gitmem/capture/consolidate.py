@@ -42,12 +42,12 @@ from filelock import FileLock, Timeout
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
-from ..infra import atomic_write
+from ..infra import atomic_write, utc_now
 from ..memfile import memory_from_dict, memory_to_dict
 from ..memories import derive_title
 from ..model import KIND_COMMIT, Anchor, Memory, unique_anchors
 from ..rank.focus import changed_symbols
-from ..store import Store, new_id, utc_now
+from ..store import Store, new_id
 from . import llm as llm_mod
 from . import redact, spool
 

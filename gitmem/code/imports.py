@@ -39,16 +39,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import posixpath
 import re
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from .. import infra
 from .languages import language_for_path
 from .symbols import _normalise, _parser, is_binary
 
@@ -295,17 +294,8 @@ class ImportCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-imports-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump({"version": IMPORTS_VERSION, "entries": self.entries}, f, separators=(",", ":"))
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            data = json.dumps({"version": IMPORTS_VERSION, "entries": self.entries}, separators=(",", ":"))
+            infra.atomic_write(self.path, data.encode("utf-8"), fsync=False)
         except OSError:
             pass  # a read-only clone still works, only slower
         self.dirty = False

@@ -53,14 +53,13 @@ import bisect
 import difflib
 import hashlib
 import json
-import os
 import re
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import infra
 from ..model import Symbol
 from .languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 
@@ -501,17 +500,7 @@ def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str)
             "symbols": [[s.name, s.kind, s.start_line, s.end_line, s.fingerprint, s.signature_fp,
                          s.body_fp, s.decorators_fp, s.shape_fp] for s in table.values()],
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, separators=(",", ":"))
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        infra.atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), fsync=False)
     except Exception:  # noqa: BLE001 - any cache problem means "no cache"
         return
 

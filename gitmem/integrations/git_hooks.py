@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .. import infra
 from ..git import Repo, hooks_path_setting
 
 #: The hooks gitmem installs. Adding "pre-commit" here is enough to manage it too:
@@ -246,17 +247,8 @@ def baked_python(path: Path) -> str | None:
 
 
 def _write_executable(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file + rename), mode 0755."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``data`` to ``path`` atomically (``infra.atomic_write``), mode 0755."""
+    infra.atomic_write(path, data, mode=0o755)
 
 
 # -- where ------------------------------------------------------------------------------------

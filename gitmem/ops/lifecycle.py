@@ -20,9 +20,10 @@ from ..analyzer import memory_status
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
+from ..infra import utc_now
 from ..memories import RememberRequest, remember, write
 from ..model import KIND_COMMIT, Memory, Status
-from ..store import Store, utc_now
+from ..store import Store
 
 
 def retire(store: Store, mem_id: str, reason: str = "") -> Memory:

@@ -23,8 +23,9 @@ from ..analyzer import memory_status
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
+from ..infra import utc_now
 from ..model import KIND_COMMIT, Anchor, Memory, Status, unique_anchors
-from ..store import Store, utc_now
+from ..store import Store
 
 
 class ReanchorError(GitmemError):

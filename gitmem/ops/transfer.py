@@ -25,11 +25,12 @@ from typing import Any
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
+from ..infra import utc_now
 from ..memfile import check_anchor_path, dumps, valid_id
 from ..memories import write
 from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 from ..shapes import memory_json
-from ..store import Store, new_id, utc_now
+from ..store import Store, new_id
 
 FORMAT = "gitmem/1"
 

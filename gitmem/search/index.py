@@ -56,6 +56,7 @@ from filelock import FileLock, Timeout
 from lancedb.index import FTS, IvfFlat
 from lancedb.query import FullTextOperator, MultiMatchQuery
 
+from .. import infra
 from ..errors import EmbeddingError, GitmemError, IndexUnavailable
 from ..model import KIND_COMMIT, Memory
 from .embed import Embedder
@@ -443,9 +444,7 @@ class MemoryIndex:
         return meta
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        tmp = self.index_dir / f".{META_FILE}.{uuid.uuid4().hex}.tmp"
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, self._meta_path())
+        infra.atomic_write(self._meta_path(), (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
     def _mismatch(self, meta: dict[str, Any] | None) -> str:
         """Why an index with ``meta`` must be rebuilt, or ""."""
