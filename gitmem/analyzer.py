@@ -18,6 +18,7 @@ from typing import Any
 
 from .anchors import Resolver
 from .git import WORKTREE
+from .layout import GITMEM_DIR
 from .model import KIND_COMMIT, AnchorStatus, Memory, MemoryStatus, Status
 from .store import Store
 
@@ -165,7 +166,7 @@ def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryS
     resolver = Resolver(store.repo)
     changes = resolver.changes(old, new)
     paths = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
-    code = [ch for ch in changes if not (ch.new_path or ch.old_path or "").startswith(".gitmem/")]
+    code = [ch for ch in changes if not (ch.new_path or ch.old_path or "").startswith(GITMEM_DIR + "/")]
     mems = memories_on_symbols(store, changed_symbols(resolver, code, old, new))
     if mems is None:
         mems = memories_touching(store.load_all().memories.values(), paths)

@@ -23,6 +23,7 @@ import git as gitpython
 from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from .errors import AnchorError, GitError, NotARepository
+from .layout import GITMEM_DIR
 
 #: Sentinel revision meaning "the working tree" (files on disk, staged or not).
 WORKTREE = None
@@ -455,7 +456,7 @@ class Repo:
 
 
 #: gitmem's folder at the top of a work tree (skipped by code queries: ``skip_gitmem``).
-GITMEM_TOP = ".gitmem"
+GITMEM_TOP = GITMEM_DIR
 
 
 def git_blob_sha(data: bytes) -> str:

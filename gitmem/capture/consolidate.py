@@ -43,6 +43,7 @@ from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
 from ..infra import atomic_write, utc_now
+from ..layout import GITMEM_DIR
 from ..memfile import memory_from_dict, memory_to_dict
 from ..memories import derive_title
 from ..model import KIND_COMMIT, Anchor, Memory, unique_anchors
@@ -170,7 +171,7 @@ def edited_anchors(store: Store, resolver: Resolver, d: SessionDigest) -> list[A
     base = d.head if d.head and repo.commit_exists(d.head) else repo.head()
     out: list[Anchor] = []
     for path in d.edited_files:
-        if path.startswith(".gitmem/") or not (repo.root / path).is_file():
+        if path.startswith(GITMEM_DIR + "/") or not (repo.root / path).is_file():
             continue
         changed = changed_symbols(resolver, path, base, WORKTREE) if base else []
         table = resolver.table(WORKTREE, path) or {}
@@ -239,7 +240,7 @@ def _rel(root: Path, path: str) -> str | None:
         except (ValueError, OSError):
             return None
     p = p.removeprefix("./")
-    return None if p.startswith("../") or p.startswith(".gitmem/") else p
+    return None if p.startswith("../") or p.startswith(GITMEM_DIR + "/") else p
 
 
 # -- near duplicates --------------------------------------------------------------------------------

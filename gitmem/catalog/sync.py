@@ -118,7 +118,7 @@ def dirty_state(repo: Repo) -> dict[str, str]:
     """Dirty code files (not under .gitmem/) → ``size:mtime_ns`` (``gone`` when deleted)."""
     out = {}
     for p in repo.dirty_files(skip_gitmem=True):
-        if p.startswith(".gitmem/"):
+        if p.startswith(layout.GITMEM_DIR + "/"):
             continue
         try:
             st = (repo.root / p).stat()

@@ -20,11 +20,12 @@ from .. import infra
 from ..analyzer import CommitAnalysis, analyze_commit, analyze_range
 from ..errors import GitError
 from ..git import Repo
+from ..layout import TEAM_MEMORIES
 from ..model import MemoryStatus, Status
 from ..store import Store
 
 #: Paths whose change means the index needs a sync.
-MEMORY_DIRS = (".gitmem/memories/",)
+MEMORY_DIRS = (TEAM_MEMORIES + "/",)
 
 #: The all-zero SHA git passes for "no commit" (e.g. post-checkout after a clone).
 NULL_SHA = "0" * 40

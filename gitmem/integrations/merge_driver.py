@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import MemoryFileError
 from ..infra import atomic_write
+from ..layout import ATTRIBUTES_FILE
 from ..memfile import dumps, loads
 from ..model import Memory
 
@@ -116,11 +117,11 @@ def install(repo_root: Path, python: str = sys.executable) -> list[str]:
     from ..git import Repo
 
     changed = []
-    attrs = repo_root / ".gitmem" / ".gitattributes"
+    attrs = repo_root / ATTRIBUTES_FILE
     lines = attrs.read_text("utf-8").splitlines() if attrs.exists() else []
     if ATTRIBUTES_LINE not in lines:
         atomic_write(attrs, ("\n".join([*lines, ATTRIBUTES_LINE]) + "\n").encode("utf-8"))
-        changed.append(".gitmem/.gitattributes")
+        changed.append(ATTRIBUTES_FILE)
     repo = Repo(repo_root)
     driver = f'"{python}" -m gitmem merge-file %O %A %B %P'
     current = repo.run("config", "--local", "--default", "", "--get", f"merge.{DRIVER_NAME}.driver")

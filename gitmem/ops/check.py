@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
 from ..errors import GitmemError
+from ..layout import TEAM_MEMORIES
 from ..model import Status
 from ..store import Store
 
@@ -75,11 +76,11 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
     from ..invariants import breaks
 
     for b in breaks(repo, memories_touching(team, touched), base_sha, head):
-        if f".gitmem/memories/{b.memory.id}.md" not in touched:
+        if f"{TEAM_MEMORIES}/{b.memory.id}.md" not in touched:
             problems.append(Problem("invariant", b.memory.id, b.line()))
     existed = set(repo.files_at(base_sha))
     for m in memories_touching(team, touched):
-        mfile = f".gitmem/memories/{m.id}.md"
+        mfile = f"{TEAM_MEMORIES}/{m.id}.md"
         if mfile in touched and mfile in existed:
             continue  # the change updated, re-anchored, retired or superseded it (a memory shared in it is new)
         ms = memory_status(resolver, m, head)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, GitmemError
 from ..integrations import git_hooks
+from ..layout import CONFIG_FILE
 from ..store import Store
 
 
@@ -48,7 +49,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         from ..search.embed import embedder_from_config
 
         embedder_from_config(dict(store.config.get("embeddings", {})))
-        r.add("config", "ok", ".gitmem/config.toml is valid")
+        r.add("config", "ok", f"{CONFIG_FILE} is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
     try:

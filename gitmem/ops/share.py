@@ -25,6 +25,7 @@ from ..anchors import Resolver
 from ..code.symbols import symbol_table
 from ..errors import ConfigError
 from ..git import git_blob_sha
+from ..layout import GITMEM_DIR
 from ..model import KIND_COMMIT, Memory
 from ..store import Store
 
@@ -69,7 +70,7 @@ def touched_by_index(store: Store, index_file: str | None) -> tuple[set[str], se
         for p in (ch.old_path, ch.new_path):
             if p:
                 paths.add(p)
-        if not ch.new_path or ch.new_path.startswith(".gitmem/"):
+        if not ch.new_path or ch.new_path.startswith(GITMEM_DIR + "/"):
             continue
         data = repo.read_staged(ch.new_path, index_file)
         after = symbol_table(data, ch.new_path, blob_sha=git_blob_sha(data)) if data is not None else {}

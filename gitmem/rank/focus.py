@@ -23,6 +23,7 @@ from pathlib import Path
 from ..anchors import Resolver
 from ..code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
 from ..git import WORKTREE, Repo
+from ..layout import GITMEM_DIR
 
 #: Weight of each focus source (multiplies the proximity tier). Dirty code and
 #: what the user names are what they are working on now; the branch's earlier
@@ -45,7 +46,7 @@ MAX_IMPORT_FOCUS_FILES = 50
 MAX_IMPORT_CANDIDATES = 500
 
 #: Paths under gitmem's own directory never count as code in focus.
-GITMEM_PREFIX = ".gitmem/"
+GITMEM_PREFIX = GITMEM_DIR + "/"
 
 #: Tokens of a prompt that may name a path or a symbol.
 _TOKEN_RE = re.compile(r"[A-Za-z_][\w$]*(?:[./:-][\w$]+)*")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import infra
+from ... import infra, layout
 from ...errors import GitmemError
 
 HOOK_COMMAND = "gitmem-hook"
@@ -251,7 +251,7 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     if script is None:
         res.notes.append(f"{HOOK_COMMAND} is not installed next to {sys.executable}: the hooks will run the "
                          f"{HOOK_COMMAND} on PATH")
-    if root is not None and not (root / ".gitmem").is_dir():
+    if root is not None and not (root / layout.GITMEM_DIR).is_dir():
         res.notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
     new_settings = dict(settings)
     new_settings["hooks"] = with_ours(settings.get("hooks") or {}, script)
