@@ -19,7 +19,7 @@ from typing import Any
 from .anchors import Resolver
 from .git import WORKTREE
 from .layout import GITMEM_DIR
-from .model import KIND_COMMIT, AnchorStatus, Memory, MemoryStatus, Status
+from .model import KIND_COMMIT, Memory, MemoryStatus, Status
 from .store import Store
 
 
@@ -171,19 +171,3 @@ def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryS
     if mems is None:
         mems = memories_touching(store.load_all().memories.values(), paths)
     return evaluate(store, new, mems, resolver), paths
-
-
-def anchor_status_json(a: AnchorStatus) -> dict[str, Any]:
-    """The JSON shape of an anchor's status (shared by the CLI, the cache and MCP)."""
-    return {
-        "anchor": a.anchor.key,
-        "status": a.status.value,
-        "path_now": a.path_now,
-        "symbol_now": a.symbol_now,
-        "commit": a.commit,
-        "changes": [c.value for c in a.changes],
-        "old_span": list(a.old_span) if a.old_span else None,
-        "new_span": list(a.new_span) if a.new_span else None,
-        "reason": a.reason,
-        "anchored_at": a.anchor.commit,
-    }

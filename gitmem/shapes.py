@@ -1,28 +1,124 @@
-"""One JSON shape per object, shared by every ``--json`` command (and later MCP).
+"""Every JSON shape the CLI (``--json``, ``export``, stderr) and the MCP server print, one function per object.
 
-Shapes are a stable interface: changes are additive. Lists of things print as
-JSON arrays, single things as objects. Strings are valid UTF-8 (lone
-surrogates are replaced before anything is written).
+The contract. Shapes are a stable interface, versioned by ``SCHEMA_VERSION``:
+
+* Every document printed carries ``"schema_version": SCHEMA_VERSION``: the object printed at the
+  top level of a ``--json`` output; each element of a top-level JSON array (array outputs stay
+  arrays); each line of ``gitmem export``; each warning and error object on stderr; the structured
+  content of every MCP tool result, errors included. Nested objects do not repeat it.
+* Additive changes (a new field, a new shape, a new value where a field was documented as open)
+  keep the version. Anything else (a field removed, renamed, or holding another type or meaning; an
+  array turned into an object) bumps it.
+* Single things print as objects, lists of things as arrays. Keys keep their insertion order. Strings
+  are valid UTF-8 (lone surrogates are replaced before anything is printed).
+
+The shapes (``→`` names the commands and MCP tools that print them):
+
+* ``anchor_json``: an anchor (nested in ``memory_json``).
+* ``memory_json``: every field of a memory → ``remember``, ``list``, MCP ``remember``.
+* ``anchor_status_json``: an anchor's status at a revision (nested).
+* ``memory_status_json``: a memory's status with its anchors' → ``stale``, ``scan`` (nested), MCP ``stale``.
+* ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
+* ``recall_hit_json``: a search hit with its fused score and ranks → ``recall``.
+* ``search_hit_json`` / ``search_result_json``: the compact hits of MCP ``search``.
+* ``scored_json``: a ranked memory (nested in ``context_json``).
+* ``focus_json``: the code in focus (nested in ``context_json``).
+* ``context_json``: packed context → ``context``, MCP ``context``.
+* ``init_json`` / ``hooks_report_json``: what ``init`` and ``hooks install`` did.
+* ``hooks_removed_json``: ``hooks uninstall``. ``hook_state_json``: each hook of ``hooks status``.
+* ``forgotten_json``, ``retired_json``, ``superseded_json``, ``reanchored_json``, ``shared_json``:
+  ``forget``, ``retire``, ``supersede``, ``reanchor``, ``share``.
+* ``check_json`` (``problem_json`` nested): ``check``.
+* ``log_entry_json``: each entry of ``log``.
+* ``export_line_json``: each line of ``export`` (also carries ``"format": EXPORT_FORMAT``).
+* ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
+* ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
+* ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
+* ``consolidation_json``: each session of ``consolidate``.
+* ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
+  ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
+* ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
+  (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
+
+Imports: the standard library and gitmem's stdlib-only modules at import time (the CLI imports this
+module for ``gitmem --help``); everything else only for type checking.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from .analyzer import anchor_status_json
-from .memfile import without_surrogates
-from .model import Anchor, Memory, MemoryStatus
-from .rank.score import Scored, age
+from .model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
+from .rank import render
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .capture.consolidate import Outcome
+    from .integrations.agents.claude_install import ClaudeInstall
+    from .integrations.git_hooks import HookState, InstallReport
+    from .ops.check import Problem
+    from .ops.context import ContextResult
+    from .ops.doctor import Check, Report
+    from .ops.history import LogEntry
+    from .ops.import_claude_mem import ClaudeMemImport
+    from .ops.lifecycle import Superseded
+    from .ops.reanchor import Reanchored
+    from .ops.scan import ScanResult
+    from .ops.transfer import ImportReport
+    from .rank.focus import Focus
+    from .rank.score import Scored
+    from .search.index import SyncResult
+    from .search.recall import RecallHit
+
+#: The version of every shape below; see the module docstring for when it changes.
+SCHEMA_VERSION = 1
+
+#: The format tag of each ``gitmem export`` line (kept beside ``schema_version`` for older readers).
+EXPORT_FORMAT = "gitmem/1"
+
+JSONObject = dict[str, Any]
 
 
-def anchor_json(a: Anchor) -> dict[str, Any]:
+# -- documents ------------------------------------------------------------------------------------
+
+
+def versioned(obj: JSONObject) -> JSONObject:
+    """``obj`` as a top-level document: ``{"schema_version": SCHEMA_VERSION, **obj}`` (a new dict)."""
+    return {"schema_version": SCHEMA_VERSION, **obj}
+
+
+def document(obj: JSONObject | Sequence[JSONObject]) -> JSONObject | list[JSONObject]:
+    """What is printed at the top level: an object versioned, or an array of versioned objects."""
+    if isinstance(obj, dict):
+        return versioned(obj)
+    return [versioned(o) for o in obj]
+
+
+def dumps(obj: Any) -> str:
+    """JSON text with non-ASCII kept readable, surrogates made safe, keys in insertion order (indent 2)."""
+    from .memfile import without_surrogates
+
+    return without_surrogates(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def dumps_document(obj: JSONObject | Sequence[JSONObject]) -> str:
+    """``dumps(document(obj))``: what a ``--json`` command prints on stdout."""
+    return dumps(document(obj))
+
+
+# -- memories and anchors -------------------------------------------------------------------------
+
+
+def anchor_json(a: Anchor) -> JSONObject:
     """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint"}``."""
     return {"anchor": a.key, "path": a.path, "symbol": a.symbol, "kind": a.kind, "commit": a.commit,
             "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint}
 
 
-def memory_json(m: Memory) -> dict[str, Any]:
+def memory_json(m: Memory) -> JSONObject:
     """Every field of a memory; anchors as ``anchor_json``."""
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": m.facts,
             "tags": m.tags, "anchors": [anchor_json(a) for a in m.anchors], "author": m.author,
@@ -31,13 +127,90 @@ def memory_json(m: Memory) -> dict[str, Any]:
             "superseded_by": m.superseded_by, "retired": m.retired, "invariant": m.invariant, "scope": m.scope}
 
 
-def memory_status_json(ms: MemoryStatus) -> dict[str, Any]:
-    """``{"id", "title", "type", "status", "anchors": [anchor status...]}`` (the ``stale`` shape)."""
+def anchor_status_json(a: AnchorStatus) -> JSONObject:
+    """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
+    "old_span", "new_span", "reason", "anchored_at"}``."""
+    return {
+        "anchor": a.anchor.key,
+        "status": a.status.value,
+        "path_now": a.path_now,
+        "symbol_now": a.symbol_now,
+        "commit": a.commit,
+        "changes": [c.value for c in a.changes],
+        "old_span": list(a.old_span) if a.old_span else None,
+        "new_span": list(a.new_span) if a.new_span else None,
+        "reason": a.reason,
+        "anchored_at": a.anchor.commit,
+    }
+
+
+def memory_status_json(ms: MemoryStatus) -> JSONObject:
+    """``{"id", "title", "type", "status", "anchors": [anchor_status_json...]}`` (the ``stale`` shape)."""
     return {"id": ms.memory.id, "title": ms.memory.title, "type": ms.memory.type,
             "status": ms.status.value, "anchors": [anchor_status_json(a) for a in ms.anchors]}
 
 
-def scored_json(s: Scored) -> dict[str, Any]:
+def memory_detail_json(ms: MemoryStatus, path: str) -> JSONObject:
+    """``memory_json`` + ``{"status", "anchor_statuses": [anchor_status_json], "path"}`` (``show``, MCP ``get``)."""
+    return memory_json(ms.memory) | {"status": ms.status.value,
+                                     "anchor_statuses": [anchor_status_json(a) for a in ms.anchors],
+                                     "path": path}
+
+
+def forgotten_json(m: Memory) -> JSONObject:
+    """``{"id", "forgotten": true}``."""
+    return {"id": m.id, "forgotten": True}
+
+
+def retired_json(m: Memory) -> JSONObject:
+    """``{"id", "retired"}`` (the retirement time)."""
+    return {"id": m.id, "retired": m.retired}
+
+
+def superseded_json(res: Superseded) -> JSONObject:
+    """``{"id" (the new memory), "supersedes" (the old one), "anchors": [key]}``."""
+    return {"id": res.new.id, "supersedes": res.old.id, "anchors": [a.key for a in res.new.anchors]}
+
+
+def reanchored_json(r: Reanchored) -> JSONObject:
+    """``{"id", "anchors": [key], "changes": [line], "dropped": [key]}``."""
+    return {"id": r.memory.id, "anchors": [a.key for a in r.memory.anchors], "changes": r.changes,
+            "dropped": r.dropped}
+
+
+def shared_json(m: Memory, path: str) -> JSONObject:
+    """``{"id", "scope", "path"}`` (the memory file, as displayed)."""
+    return {"id": m.id, "scope": m.scope, "path": path}
+
+
+def log_entry_json(e: LogEntry) -> JSONObject:
+    """``{"kind", "commit", "time" (Unix seconds), "author", "subject", "what"}``."""
+    return {"kind": e.kind, "commit": e.commit, "time": e.time, "author": e.author, "subject": e.subject,
+            "what": e.what}
+
+
+# -- search and context ---------------------------------------------------------------------------
+
+
+def recall_hit_json(h: RecallHit) -> JSONObject:
+    """``memory_json`` + ``{"score", "fts_rank", "vector_rank"}`` (ranks 1-based, null when absent)."""
+    return memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
+                                    "vector_rank": h.vector_rank}
+
+
+def search_hit_json(h: RecallHit, status: str) -> JSONObject:
+    """A compact hit (MCP ``search``): ``{"id", "type", "title", "anchors", "age", "status", "score"}``."""
+    return {"id": h.memory.id, "type": h.memory.type, "title": h.memory.title,
+            "anchors": [a.key for a in h.memory.anchors], "age": age(h.memory), "status": status,
+            "score": round(h.score, 6)}
+
+
+def search_result_json(query: str, hits: list[JSONObject], warnings: list[str]) -> JSONObject:
+    """MCP ``search``: ``{"query", "hits": [search_hit_json], "warnings"}``."""
+    return {"query": query, "hits": hits, "warnings": warnings}
+
+
+def scored_json(s: Scored) -> JSONObject:
     """A ranked memory: id, title, type, score, proximity, why, text rank, status, age."""
     d = {"id": s.memory.id, "title": s.memory.title, "type": s.memory.type,
          "score": round(s.score, 6), "proximity": round(s.proximity, 4), "near": s.near,
@@ -48,6 +221,169 @@ def scored_json(s: Scored) -> dict[str, Any]:
     return d
 
 
-def dumps(obj: Any) -> str:
-    """JSON text with non-ASCII kept readable, surrogates made safe, keys in insertion order."""
-    return without_surrogates(json.dumps(obj, ensure_ascii=False, indent=2))
+def focus_json(f: Focus) -> JSONObject:
+    """``{"files": {path: {"weight", "why"}}, "symbols": ["path::Name"], "names": [name]}``, sorted."""
+    return {"files": {p: {"weight": w, "why": why} for p, (w, why) in sorted(f.files.items())},
+            "symbols": [f"{p}::{n}" for (p, n) in sorted(f.symbols)],
+            "names": sorted(f.names)}
+
+
+def context_json(res: ContextResult) -> JSONObject:
+    """``{"budget", "tokens", "text", "detailed", "indexed", "left_out", "focus": focus_json,
+    "memories": [scored_json of the memories shown]}``."""
+    shown = set(res.packed.detailed) | set(res.packed.indexed)
+    return {"budget": res.budget, "tokens": res.packed.tokens, "text": res.packed.text,
+            "detailed": res.packed.detailed, "indexed": res.packed.indexed,
+            "left_out": res.packed.left_out, "focus": focus_json(res.focus),
+            "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+
+
+def age(m: Memory) -> str:
+    """A memory's compact age (``5m``, ``3h``, ``2d``; ``?`` when unknown), as ``rank.score.age``."""
+    return render.age(m.updated or m.created, None)
+
+
+# -- setup ----------------------------------------------------------------------------------------
+
+
+def hooks_report_json(r: InstallReport) -> JSONObject:
+    """``{"dir", "installed", "already", "chained", "skipped", "notes"}`` (hook names, note lines)."""
+    return {"dir": str(r.hooks_dir), "installed": r.installed, "already": r.already, "chained": r.chained,
+            "skipped": r.skipped, "notes": r.notes}
+
+
+def init_json(root: Path, created: list[str], hooks: InstallReport | None) -> JSONObject:
+    """``{"root", "created": [path], "hooks": hooks_report_json or null}``."""
+    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks)}
+
+
+def hooks_removed_json(removed: list[str]) -> JSONObject:
+    """``{"removed": [hook name]}``."""
+    return {"removed": removed}
+
+
+def hook_state_json(h: HookState) -> JSONObject:
+    """``{"name", "path", "installed", "current", "legacy", "will_run", "problem", "note"}``."""
+    return {"name": h.name, "path": str(h.path), "installed": h.installed, "current": h.ours_current,
+            "legacy": str(h.legacy) if h.legacy else None, "will_run": h.will_run, "problem": h.problem,
+            "note": h.note}
+
+
+def doctor_check_json(c: Check) -> JSONObject:
+    """``{"name", "level" (ok, warn, error), "message", "hint"}``."""
+    return {"name": c.name, "level": c.level, "message": c.message, "hint": c.hint}
+
+
+def doctor_json(report: Report) -> JSONObject:
+    """``{"ok", "checks": [doctor_check_json]}``."""
+    return {"ok": report.ok, "checks": [doctor_check_json(c) for c in report.checks]}
+
+
+def claude_install_json(res: ClaudeInstall) -> JSONObject:
+    """``{"changed": [file], "notes", "command", "settings", "mcp"}``."""
+    return {"changed": res.changed, "notes": res.notes, "command": res.command,
+            "settings": str(res.settings), "mcp": str(res.mcp)}
+
+
+def claude_uninstall_json(res: ClaudeInstall) -> JSONObject:
+    """``{"changed": [file]}``."""
+    return {"changed": res.changed}
+
+
+# -- checks and maintenance -----------------------------------------------------------------------
+
+
+def problem_json(p: Problem) -> JSONObject:
+    """``{"kind", "subject", "message"}``."""
+    return {"kind": p.kind, "subject": p.subject, "message": p.message}
+
+
+def check_json(base: str | None, problems: list[Problem]) -> JSONObject:
+    """``{"base" (the commit compared with, or null), "ok", "problems": [problem_json]}``."""
+    return {"base": base, "ok": not problems, "problems": [problem_json(p) for p in problems]}
+
+
+def scan_json(res: ScanResult) -> JSONObject:
+    """``{"commits", "evaluated", "not_fresh": [memory_status_json]}``."""
+    return {"commits": res.commits, "evaluated": len(res.statuses),
+            "not_fresh": [memory_status_json(s) for s in res.statuses if s.status != Status.FRESH]}
+
+
+def sync_json(res: SyncResult, invalid: int) -> JSONObject:
+    """``{"added", "updated", "deleted", "rebuilt", "reason", "invalid" (memory files that failed)}``."""
+    return {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
+            "reason": res.reason, "invalid": invalid}
+
+
+def consolidation_json(o: Outcome) -> JSONObject:
+    """``{"session", "events", "batches", "path" (rules, llm, llm-empty, skipped), "written", "removed", "notes"}``."""
+    return {"session": o.session, "events": o.events, "batches": o.batches, "path": o.path,
+            "written": o.written, "removed": o.removed, "notes": o.notes}
+
+
+# -- transfer -------------------------------------------------------------------------------------
+
+
+def export_line_json(m: Memory) -> JSONObject:
+    """One ``export`` line: ``{"format": EXPORT_FORMAT, "schema_version", **memory_json}``."""
+    return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, **memory_json(m)}
+
+
+def dumps_line(obj: JSONObject) -> str:
+    """One JSON Lines line (compact, non-ASCII kept, no newline)."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=False)
+
+
+def import_json(r: ImportReport) -> JSONObject:
+    """``{"written": [id], "skipped": [id], "rejected": [line: why], "dropped_anchors": [key]}``."""
+    return {"written": r.written, "skipped": r.skipped, "rejected": r.rejected, "dropped_anchors": r.dropped_anchors}
+
+
+def claude_mem_import_json(r: ClaudeMemImport) -> JSONObject:
+    """``{"written": [id], "already", "other_projects", "unanchored"}`` (counts)."""
+    return {"written": r.written, "already": r.already, "other_projects": r.other_projects,
+            "unanchored": r.unanchored}
+
+
+# -- MCP ------------------------------------------------------------------------------------------
+
+
+def not_found_json(mem_id: str, error: str, hint: str) -> JSONObject:
+    """An id MCP ``get`` could not find: ``{"id", "error", "hint"}``."""
+    return {"id": mem_id, "error": error, "hint": hint}
+
+
+def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject]) -> JSONObject:
+    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json]}``."""
+    return {"memories": memories, "not_found": not_found}
+
+
+def invalid_file_json(error: str, hint: str) -> JSONObject:
+    """A memory file that failed to load: ``{"error", "hint"}``."""
+    return {"error": error, "hint": hint}
+
+
+def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject]) -> JSONObject:
+    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json]}``."""
+    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+
+
+def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject:
+    """MCP ``remember``: ``memory_json`` + ``{"path", "warnings"}``."""
+    return memory_json(m) | {"path": path, "warnings": warnings}
+
+
+# -- warnings and errors --------------------------------------------------------------------------
+
+
+def warning_json(message: str, hint: str | None = None) -> JSONObject:
+    """A warning on stderr: ``{"warning"}``, plus ``"hint"`` when one is given (even empty)."""
+    return {"warning": message} if hint is None else {"warning": message, "hint": hint}
+
+
+def error_json(message: str, hint: str, candidates: list[str] | None = None) -> JSONObject:
+    """An error: ``{"error", "hint"}``, plus ``"candidates"`` (the closest names) for an anchor error."""
+    d: JSONObject = {"error": message, "hint": hint}
+    if candidates is not None:
+        d["candidates"] = candidates
+    return d

@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 from gitmem import layout
+from gitmem.shapes import SCHEMA_VERSION
 from testing.repos import commit, git, git_proc, make_repo, write
 
 PY = "def load(path):\n    return open(path).read()\n\n\ndef save(path, data):\n    open(path, 'w').write(data)\n"
@@ -47,7 +48,7 @@ def test_show_forget_and_id_prefix(tmp_path: Path, run_cli, run_json) -> None:
     assert shown["id"] == mid and shown["title"] == "Loading reads the whole file"
     assert shown["body"] == "Fine for configs under 1 MB." and shown["facts"] == ["no streaming"]
     assert shown["anchor_statuses"][0]["status"] == "fresh"
-    assert run_json(repo, "forget", mid) == {"id": mid, "forgotten": True}
+    assert run_json(repo, "forget", mid) == {"schema_version": SCHEMA_VERSION, "id": mid, "forgotten": True}
     assert run_json(repo, "list") == []
 
 
@@ -161,8 +162,8 @@ def test_sync_rebuilds_corrupt_index(tmp_path: Path, run_cli, run_json) -> None:
     mid = run_json(repo, "remember", "streaming reads would fix memory blowups", "--anchor", "io.py::load")["id"]
     first = run_json(repo, "sync")
     assert first["added"] == 1 or first["rebuilt"]
-    assert run_json(repo, "sync") | {"reason": ""} == {"added": 0, "updated": 0, "deleted": 0, "rebuilt": False,
-                                                      "reason": "", "invalid": 0}
+    assert run_json(repo, "sync") | {"reason": ""} == {"schema_version": SCHEMA_VERSION, "added": 0, "updated": 0,
+                                                      "deleted": 0, "rebuilt": False, "reason": "", "invalid": 0}
     for p in (layout.of(repo).index_dir).rglob("*"):
         if p.is_file() and p.suffix in (".lance", ".manifest"):
             p.write_bytes(b"garbage")

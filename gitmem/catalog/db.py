@@ -79,6 +79,17 @@ def db_path(root: Path) -> Path:
     return layout.of(root).catalog_file
 
 
+def drop_catalog(root: Path) -> None:
+    """Delete the catalog of the work tree at ``root`` (with its WAL files); rebuilt on next use.
+
+    Raises:
+        OSError: a file exists but cannot be deleted.
+    """
+    path = db_path(root)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
 def folder_signature(root: Path) -> str:
     """Modification times of the memory folders (ns): changes when a memory file is added, removed or
     replaced (gitmem and git both write by rename), not when one is edited in place."""

@@ -1,8 +1,8 @@
 """The MCP server (``gitmem mcp``): gitmem's memories as tools for any MCP client, over stdio.
 
 Five tools, each a thin shell over the library, returning compact text for the
-model and the same data as structured content (the ``--json`` shapes of
-``gitmem.shapes``):
+model and the same data as structured content (the shapes of ``gitmem.shapes``, each
+document carrying ``schema_version``):
 
 * ``search(query, limit)``  → ``search.recall`` plus each hit's status: one index line per hit.
 * ``get(ids)``              → ``Store.get`` + ``analyzer.evaluate``: full text (like ``gitmem show``).
@@ -15,7 +15,8 @@ working directory, or ``--repo``), so the server starts anywhere and a
 repository initialised after start-up works without a restart. Nothing ends
 the server: a ``GitmemError`` becomes a tool error whose text is the library's
 ``error: <message>`` and ``hint: <hint>`` lines (structured:
-``{"error", "hint"}``, plus ``candidates`` for an anchor error); a bug becomes
+``shapes.error_json``: ``{"schema_version", "error", "hint"}``, plus ``candidates`` for an
+anchor error); a bug becomes
 a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
 Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
@@ -32,13 +33,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__, infra, layout
+from .. import __version__, infra, layout, shapes
 from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
-from ..model import MEMORY_TYPES, MemoryStatus, Status
+from ..model import MEMORY_TYPES, Memory, MemoryStatus, Status
 from ..rank.score import age
-from ..shapes import memory_json, memory_status_json, scored_json
 from ..store import Store
 
 #: Largest ``limit`` a search accepts.
@@ -67,7 +67,7 @@ class ToolFailure(Exception):
 class GitmemTools:
     """The tools' behaviour, without MCP: each method returns ``(text, data)`` or raises.
 
-    ``text`` is what the model reads; ``data`` is a JSON object (structured
+    ``text`` is what the model reads; ``data`` is a JSON object with ``schema_version`` (structured
     content). The repository is opened from ``path`` on every call.
 
     Raises (every method):
@@ -101,9 +101,7 @@ class GitmemTools:
         warnings: list[str] = []
         hits = recall(store, query, limit, warn=warnings.append)
         statuses = {s.memory.id: s for s in evaluate(store, WORKTREE, [h.memory for h in hits])}
-        rows = [{"id": h.memory.id, "type": h.memory.type, "title": h.memory.title,
-                 "anchors": [a.key for a in h.memory.anchors], "age": age(h.memory),
-                 "status": statuses[h.memory.id].status.value, "score": round(h.score, 6)} for h in hits]
+        rows = [shapes.search_hit_json(h, statuses[h.memory.id].status.value) for h in hits]
         if rows:
             lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {query!r}, best first "
                      "(full text: get with their ids):"]
@@ -112,7 +110,7 @@ class GitmemTools:
         else:
             lines = [f"no memories match {query!r}"]
         lines += [f"warning: {w}" for w in warnings]
-        return "\n".join(lines), {"query": query, "hits": rows, "warnings": warnings}
+        return "\n".join(lines), shapes.versioned(shapes.search_result_json(query, rows, warnings))
 
     def get(self, ids: list[str]) -> Payload:
         """Full memories by id or unique id prefix, each with the status of its anchors.
@@ -129,22 +127,21 @@ class GitmemTools:
         if not ids:
             raise GitmemError("no ids given", "pass the ids (or id prefixes) that search or context listed")
         store = self.store()
-        found, missing = [], []
+        found: list[Memory] = []
+        missing: list[dict[str, Any]] = []
         for mem_id in ids:
             try:
                 m = store.get(mem_id.strip())
             except GitmemError as e:  # unknown, ambiguous, or an invalid file
                 hint = e.hint.replace("`gitmem list`", "the search tool") if e.hint else e.hint  # speak MCP here
-                missing.append({"id": mem_id, "error": e.message, "hint": hint})
+                missing.append(shapes.not_found_json(mem_id, e.message, hint))
                 continue
             if all(f.id != m.id for f in found):
                 found.append(m)
         statuses = evaluate(store, WORKTREE, found)
         by_id = {s.memory.id: s for s in statuses}
-        mems = [memory_json(m) | {"status": by_id[m.id].status.value,
-                                  "anchor_statuses": memory_status_json(by_id[m.id])["anchors"],
-                                  "path": store.display(store.path_for(m))} for m in found]
-        data = {"memories": mems, "not_found": missing}
+        mems = [shapes.memory_detail_json(by_id[m.id], store.display(store.path_for(m))) for m in found]
+        data = shapes.versioned(shapes.mcp_get_json(mems, missing))
         if not found:
             raise ToolFailure("\n".join(f"error: {x['error']}" + (f"\nhint: {x['hint']}" if x["hint"] else "")
                                         for x in missing), data)
@@ -183,7 +180,7 @@ class GitmemTools:
                  f"file: {path} (team scope: commit it to share it)",
                  "anchors: " + (", ".join(a.key for a in m.anchors) or "none")]
         lines += [f"warning: {w}" for w in warnings]
-        return "\n".join(lines), memory_json(m) | {"path": path, "warnings": warnings}
+        return "\n".join(lines), shapes.versioned(shapes.mcp_remembered_json(m, path, warnings))
 
     def stale(self) -> Payload:
         """Memories whose anchors are not fresh at the working tree, with reasons (``gitmem stale``).
@@ -208,7 +205,7 @@ class GitmemTools:
             loaded = store.load_all()
             rows = [s for s in evaluate(store, WORKTREE, loaded.memories.values()) if s.status != Status.FRESH]
             total = len(loaded.memories)
-        invalid = [{"error": e.message, "hint": e.hint} for e in file_errors(store)]
+        invalid = [shapes.invalid_file_json(e.message, e.hint) for e in file_errors(store)]
         if rows:
             lines = [f"{len(rows)} of {total} memories are not fresh:"]
             for s in rows:
@@ -217,15 +214,15 @@ class GitmemTools:
         else:
             lines = [f"all {total} memories are fresh"]
         lines += [f"warning: invalid memory file: {x['error']}" for x in invalid]
-        return "\n".join(lines), {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+        return "\n".join(lines), shapes.versioned(shapes.mcp_stale_json(rows, invalid))
 
     def context(self, file: str, prompt: str = "", budget: int | None = None) -> Payload:
         """The memories closest to ``file`` (and ``prompt``), packed into ``budget`` tokens.
 
         Returns:
             text: the packed context (Markdown), or why it is empty.
-            data: ``{"budget", "tokens", "text", "detailed", "indexed", "left_out",
-            "memories": [scored_json]}``.
+            data: ``shapes.context_json``: ``{"budget", "tokens", "text", "detailed", "indexed",
+            "left_out", "focus", "memories": [scored_json]}``.
 
         Raises:
             AnchorError: ``file`` lies outside the repository.
@@ -234,10 +231,7 @@ class GitmemTools:
 
         store = self.store()
         res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path)
-        shown = set(res.packed.detailed) | set(res.packed.indexed)
-        data = {"budget": res.budget, "tokens": res.packed.tokens, "text": res.packed.text,
-                "detailed": res.packed.detailed, "indexed": res.packed.indexed, "left_out": res.packed.left_out,
-                "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+        data = shapes.versioned(shapes.context_json(res))
         if res.packed.text:
             text = res.packed.text.rstrip("\n")
         elif not res.total:
@@ -304,19 +298,19 @@ class _Runner:
             return _error(e.text, e.data)
         except AnchorError as e:
             return _error(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""),
-                          {"error": e.message, "hint": e.hint, "candidates": e.candidates})
+                          shapes.versioned(shapes.error_json(e.message, e.hint, e.candidates)))
         except GitmemError as e:
             return _error(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""),
-                          {"error": e.message, "hint": e.hint})
+                          shapes.versioned(shapes.error_json(e.message, e.hint)))
         except OSError as e:  # a file gitmem must read or write is not accessible
             msg = f"{e.strerror or type(e).__name__}" + (f": {e.filename}" if e.filename else "")
             hint = "check the permissions and free space of .gitmem/ (gitmem doctor)"
-            return _error(f"error: {msg}\nhint: {hint}", {"error": msg, "hint": hint})
+            return _error(f"error: {msg}\nhint: {hint}", shapes.versioned(shapes.error_json(msg, hint)))
         except Exception as e:  # noqa: BLE001 - a bug: report it, keep serving
             log = _bug_report(self.tools.path, e)
             msg = f"gitmem: unexpected error: {type(e).__name__}: {e}"
             hint = f"a report was written to {log}; please attach it to a bug report" if log else ""
-            return _error(msg + (f"\nhint: {hint}" if hint else ""), {"error": msg, "hint": hint})
+            return _error(msg + (f"\nhint: {hint}" if hint else ""), shapes.versioned(shapes.error_json(msg, hint)))
 
 
 def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
@@ -364,9 +358,10 @@ def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
                  anchors: Annotated[list[str], Field(
                      description="What the memory is about: `path/to/file.py::Class.method` (a symbol), "
                                  "`path/to/file` (a whole file) or `commit:REV`; paths relative to the "
-                                 "repository root.")] = [],
-                 tags: Annotated[list[str], Field(description="Concepts, for search.")] = [],
-                 facts: Annotated[list[str], Field(description="Short standalone facts.")] = [],
+                                 "repository root.")] = [],  # noqa: B006 - see below
+                 tags: Annotated[list[str], Field(description="Concepts, for search.")] = [],  # noqa: B006
+                 # the SDK builds a pydantic model of these parameters, which copies a mutable default
+                 facts: Annotated[list[str], Field(description="Short standalone facts.")] = [],  # noqa: B006
                  ) -> CallToolResult:
         """Record a memory for this repository, shared with the team (written under .gitmem/memories/).
 

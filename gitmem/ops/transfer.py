@@ -1,8 +1,8 @@
 """Moving memories between tools and repositories: JSON Lines export and import.
 
-Format: one JSON object per line, ``serialize.memory_json`` (every field,
-anchors with their path, symbol, kind, commit, span and fingerprint), plus
-``"format": "gitmem/1"``.
+Format: one JSON object per line, ``shapes.export_line_json``: ``shapes.memory_json`` (every
+field, anchors with their path, symbol, kind, commit, span and fingerprint), plus
+``"format": "gitmem/1"`` and ``"schema_version"``.
 
 Import writes one memory file per line:
 
@@ -29,10 +29,10 @@ from ..infra import utc_now
 from ..memfile import check_anchor_path, dumps, valid_id
 from ..memories import write
 from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
-from ..shapes import memory_json
+from ..shapes import EXPORT_FORMAT, dumps_line, export_line_json
 from ..store import Store, new_id
 
-FORMAT = "gitmem/1"
+FORMAT = EXPORT_FORMAT
 
 
 def export_lines(store: Store, *, include_local: bool = False, include_retired: bool = False) -> Iterator[str]:
@@ -42,7 +42,7 @@ def export_lines(store: Store, *, include_local: bool = False, include_retired: 
     for m in sorted(mems, key=lambda m: m.id):
         if m.scope == "local" and not include_local:
             continue
-        yield json.dumps({"format": FORMAT, **memory_json(m)}, ensure_ascii=False, sort_keys=False)
+        yield dumps_line(export_line_json(m))
 
 
 @dataclass

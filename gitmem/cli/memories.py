@@ -1,0 +1,240 @@
+"""One memory at a time: ``remember``, ``forget``, ``show``, ``list``, ``supersede``, ``retire``, ``reanchor``,
+``share``, ``log``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .. import shapes
+from ..model import MEMORY_TYPES
+from .base import _out, _store, _warn, _warn_invalid, cli, json_option
+from .text import where_now
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--title", help="Title (default: the first line of TEXT).")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), default="discovery", show_default=True)
+@click.option("--anchor", "anchors", multiple=True, metavar="PATH[::SYMBOL]",
+              help="What the memory is about: a file, a symbol, or commit:REV. Repeatable.")
+@click.option("--rev", help="Anchor against this revision instead of the working tree.")
+@click.option("--tag", "tags", multiple=True, help="A tag (concept). Repeatable.")
+@click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
+@click.option("--local", is_flag=True, help="Local scope: this clone only, never committed.")
+@click.option("--invariant", is_flag=True,
+              help="The anchors must change together (a commit changing only some is flagged).")
+@json_option
+def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...], rev: str | None,
+             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
+    """Record a memory, anchored to files, symbols or commits; prints its id.
+
+    \b
+    Example usage:
+      gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
+        --type decision --anchor src/client.py::Client.fetch --tag retries
+      gitmem remember "Parser chokes on BOM" --anchor lib/parse.js --rev v1.2.0
+    """
+    from ..memories import RememberRequest
+    from ..memories import remember as do_remember
+
+    m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
+                                              tags=tags, facts=facts, rev=rev,
+                                              scope="local" if local else "team", cwd=os.getcwd(),
+                                              invariant=invariant),
+                     warn=_warn)
+    _out(shapes.memory_json(m), m.id)
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@json_option
+def forget(mem_id: str) -> None:
+    """Delete a memory (its file; commit the deletion to share it).
+
+    \b
+    Example usage:
+      gitmem forget 01JD3V6Q
+    """
+    from ..memories import forget as do_forget
+
+    m = do_forget(_store(), mem_id)
+    _out(shapes.forgotten_json(m), f"forgot {m.id} {m.title}")
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.option("--rev", help="Evaluate anchor status at this revision (default: working tree).")
+@json_option
+def show(mem_id: str, rev: str | None) -> None:
+    """Show one memory in full, with the status of each anchor.
+
+    \b
+    Example usage:
+      gitmem show 01JD3V6Q
+    """
+    from ..ops.show import show as do_show
+
+    shown = do_show(_store(), mem_id, rev=rev)
+    ms = shown.status
+    m = ms.memory
+
+    def text() -> str:
+        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
+                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
+        for a in ms.anchors:
+            line = f"  {a.status.value:8} {a.anchor.key}{where_now(a)}"
+            if a.reason:
+                line += f"  — {a.reason}"
+            lines.append(line)
+        if m.retired:
+            lines.append(f"retired: {m.retired}" + (f"   superseded by: {', '.join(m.superseded_by)}"
+                                                     if m.superseded_by else ""))
+        if m.supersedes:
+            lines.append("supersedes: " + ", ".join(m.supersedes))
+        if m.tags:
+            lines.append("tags: " + ", ".join(m.tags))
+        if m.body:
+            lines += ["", m.body]
+        if m.facts:
+            lines += [""] + [f"- {f}" for f in m.facts]
+        return "\n".join(lines)
+
+    _out(shapes.memory_detail_json(ms, shown.path), text)
+
+
+@cli.command("list")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), help="Only this type.")
+@click.option("--anchor", metavar="PATH[::SYMBOL]", help="Only memories anchored there (or nested inside).")
+@json_option
+def list_cmd(mtype: str | None, anchor: str | None) -> None:
+    """List memories, newest first (invalid files are reported on stderr).
+
+    \b
+    Example usage:
+      gitmem list --type decision
+      gitmem list --anchor src/auth/
+    """
+    from ..memories import list_memories
+
+    store = _store()
+    mems = list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd())
+    _warn_invalid(store)
+    _out([shapes.memory_json(m) for m in mems],
+         lambda: "\n".join(f"{m.id}  {m.type:10} {m.title}  ({', '.join(a.key for a in m.anchors) or '-'})"
+                           for m in mems) or "no memories")
+
+
+@cli.command()
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@click.option("--drop-deleted", is_flag=True, help="Drop anchors whose code is gone (else: an error).")
+@json_option
+def reanchor(mem_ids: tuple[str, ...], drop_deleted: bool) -> None:
+    """Mark memories as still true: record their anchors again against the code as it is now.
+
+    Moved anchors follow their code; stale ones are re-made over the changed
+    code; commit anchors stay. Commit the memory files to share the decision.
+
+    \b
+    Example usage:
+      gitmem stale
+      gitmem reanchor 01KB0Y1R9W3Q
+    """
+    from ..ops.reanchor import reanchor as do_reanchor
+
+    store = _store()
+    done = [do_reanchor(store, mid, drop_deleted=drop_deleted) for mid in mem_ids]
+    _out([shapes.reanchored_json(r) for r in done],
+         lambda: "\n".join(f"re-anchored {r.memory.id} {r.memory.title}"
+                           + "".join(f"\n  {c}" for c in r.changes)
+                           + "".join(f"\n  dropped {d}" for d in r.dropped) for r in done))
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.option("--reason", default="", help="Why it is no longer true (kept as a fact).")
+@json_option
+def retire(mem_id: str, reason: str) -> None:
+    """Retire a memory that is no longer true (its file stays, for history; commit it).
+
+    \b
+    Example usage:
+      gitmem retire 01KB0Y1R9W3Q --reason "the cache was removed in v3"
+    """
+    from ..ops.lifecycle import retire as do_retire
+
+    m = do_retire(_store(), mem_id, reason)
+    _out(shapes.retired_json(m), f"retired {m.id} {m.title}")
+
+
+@cli.command()
+@click.argument("mem_id", metavar="ID")
+@click.argument("text")
+@click.option("--title", help="Title (default: the first line of TEXT).")
+@click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), help="Type (default: the old memory's).")
+@click.option("--anchor", "anchors", multiple=True, metavar="PATH[::SYMBOL]",
+              help="Anchor (default: the old memory's anchors, where their code is now). Repeatable.")
+@click.option("--tag", "tags", multiple=True, help="A tag. Repeatable.")
+@click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
+@json_option
+def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anchors: tuple[str, ...],
+              tags: tuple[str, ...], facts: tuple[str, ...]) -> None:
+    """Replace a memory with a new one (linked both ways); the old one is retired.
+
+    \b
+    Example usage:
+      gitmem supersede 01KB0Y1R9W3Q "Retries are capped at 5 since the gateway allows bursts"
+    """
+    from ..memories import RememberRequest
+    from ..ops.lifecycle import supersede as do_supersede
+
+    res = do_supersede(_store(), mem_id, RememberRequest(text=text, title=title, type=mtype or "",
+                                                         anchors=anchors, tags=tags, facts=facts,
+                                                         source="user", cwd=os.getcwd()))
+    _out(shapes.superseded_json(res), f"{res.new.id} supersedes {res.old.id} (retired)")
+
+
+@cli.command("log")
+@click.argument("mem_id", metavar="ID")
+@json_option
+def log_cmd(mem_id: str) -> None:
+    """A memory's history (its file in git) with the commits that changed its code, newest first.
+
+    \b
+    Example usage:
+      gitmem log 01KB0Y1R9W3Q
+    """
+    import datetime as _dt
+
+    from ..ops.history import memory_log
+
+    entries = memory_log(_store(), mem_id)
+
+    def day(t: int) -> str:
+        return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")
+
+    _out([shapes.log_entry_json(e) for e in entries],
+         lambda: "\n".join(f"{e.commit[:12]} {day(e.time)} {e.kind:6} {e.what} — {e.subject} ({e.author})"
+                           for e in entries) or "no history yet (the memory file is not committed)")
+
+
+@cli.command("share")
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@json_option
+def share_cmd(mem_ids: tuple[str, ...]) -> None:
+    """Make local memories team memories (their files move to .gitmem/memories/; commit them).
+
+    With `[share] policy = "with-code"` (the default) this happens by itself when a
+    commit changes the code a local memory is anchored to.
+
+    \b
+    Example usage:
+      gitmem share 01KB0Y1R9W3Q
+    """
+    from ..ops.share import share
+
+    store = _store()
+    done = [share(store, mid) for mid in mem_ids]
+    _out([shapes.shared_json(m, store.display(store.path_for(m))) for m in done],
+         lambda: "\n".join(f"shared {m.id} {m.title} → {store.display(store.path_for(m))}" for m in done))

@@ -1,0 +1,143 @@
+"""Finding and checking memories: ``recall``, ``context``, ``stale``, ``check``, ``scan``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import shapes
+from ..model import Status
+from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
+from .text import render_statuses
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@json_option
+def recall(query: str, limit: int) -> None:
+    """Search memories: full-text (BM25) and semantic, fused by reciprocal rank fusion.
+
+    \b
+    Example usage:
+      gitmem recall "why are retries capped"
+    """
+    from ..search.recall import recall as do_recall
+
+    hits = do_recall(_store(), query, limit, warn=_warn)
+    _out([shapes.recall_hit_json(h) for h in hits],
+         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  [{h.memory.type}] {h.memory.title}"
+                           for h in hits) or "no matches")
+
+
+@cli.command()
+@click.option("--file", "files", multiple=True, metavar="PATH", help="A file in focus. Repeatable.")
+@click.option("--prompt", default="", help="What you are about to do (paths and symbols in it count).")
+@click.option("--budget", type=click.IntRange(1, 1_000_000), help="Token budget (default: config, 1500).")
+@json_option
+def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
+    """The memories closest to the code you are working on, packed into a token budget.
+
+    Focus: dirty files and their changed symbols, files the branch changed
+    since it left the default branch, --file, and paths/symbols named in
+    --prompt; fused with text relevance to the prompt. Not-fresh memories are
+    marked with their reason (or left out: [context] stale = "omit").
+
+    \b
+    Example usage:
+      gitmem context
+      gitmem context --file src/config.py --prompt "make env override yaml" --budget 800
+    """
+    from ..ops.context import build_context
+
+    res = build_context(_store(), files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
+    if not res.total:
+        empty = "gitmem: no memories yet (gitmem remember …)"
+    elif not res.ranked:
+        empty = f"gitmem: none of the {res.total} memories is about this focus (try gitmem recall)"
+    else:
+        empty = f"gitmem: {len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens"
+    _out(shapes.context_json(res), res.packed.text or empty)
+
+
+@cli.command()
+@click.option("--rev", help="Evaluate at this revision, without a checkout (default: the working tree).")
+@click.option("--all", "show_all", is_flag=True, help="Show every memory, fresh ones too.")
+@click.option("--list", "as_list", is_flag=True, help="Only list them (the default when not on a terminal).")
+@json_option
+def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
+    """Memories whose anchors are not fresh: stale, moved or deleted, with the reason.
+
+    On a terminal, walks them one by one with the diff of their code: keep
+    (re-anchor), edit, retire, supersede or skip. Elsewhere (or with --list,
+    --json, --rev) prints the list.
+
+    \b
+    Example usage:
+      gitmem stale
+      gitmem stale --rev v2.0.0 --json
+    """
+    from ..ops.stale import stale as do_stale
+
+    store = _store()
+    rows = do_stale(store, rev=rev, show_all=show_all)
+    _warn_invalid(store)
+    interactive = (not as_list and not State.json and rev is None and not show_all
+                   and sys.stdin.isatty() and sys.stdout.isatty())
+    if interactive and rows:
+        from ..ops.review import review
+
+        res = review(store, rows, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        click.echo(f"\nkept {len(res.kept)}, edited {len(res.edited)}, retired {len(res.retired)}, "
+                   f"superseded {len(res.superseded)}, skipped {len(res.skipped)}"
+                   + ("  (commit .gitmem/ to share)" if len(res.skipped) < len(rows) else ""))
+        return
+    _out([shapes.memory_status_json(s) for s in rows], lambda: render_statuses(rows, show_all))
+
+
+@cli.command()
+@click.option("--base", help="Check the change BASE..HEAD (default: the merge base with the default branch).")
+@json_option
+def check(base: str | None) -> None:
+    """Fail (exit 1) when a change leaves team memories stale, invalid or holding a secret.
+
+    One line per problem. For CI on pull requests; a memory made stale is
+    resolved in the same change with `gitmem reanchor`, `retire` or `supersede`.
+
+    \b
+    Example usage:
+      gitmem check --base origin/main
+    """
+    from ..ops.check import check as do_check
+
+    used, problems = do_check(_store(), base)
+    _out(shapes.check_json(used, problems),
+         lambda: "\n".join(f"{p.kind}: {p.message}" for p in problems)
+         or f"gitmem check: ok ({'change ' + used[:12] + '..HEAD' if used else 'no base: memory files only'})")
+    if problems:
+        sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.argument("rev_range", required=False, metavar="[REV_RANGE]")
+@json_option
+def scan(rev_range: str | None) -> None:
+    """Re-run the analyzer over a range of commits (catch up after bypassed hooks or a clone).
+
+    REV_RANGE `A..B` analyses each commit of the range in order, then evaluates
+    every memory at B. A single revision (default HEAD) only evaluates there.
+
+    \b
+    Example usage:
+      gitmem scan                # evaluate every memory at HEAD
+      gitmem scan origin/main..HEAD
+    """
+    from ..ops.scan import scan as do_scan
+
+    res = do_scan(_store(), rev_range)
+    not_fresh = sum(1 for s in res.statuses if s.status != Status.FRESH)
+    _out(shapes.scan_json(res),
+         lambda: f"gitmem: scanned {res.commits} commit(s); {not_fresh} of {len(res.statuses)} "
+                 "memories not fresh" + (" (gitmem stale)" if not_fresh else ""))
