@@ -132,14 +132,16 @@ def spawn_detached(module: str, *args: str, cwd: Path, log: Path | None = None) 
                          close_fds=True, env=env, cwd=os.fspath(cwd))
 
 
-def file_lock(path: Path) -> AbstractContextManager[None]:
-    """An exclusive advisory lock on ``path`` (created, folder too) held for a ``with`` block (blocks until free).
+def file_lock(path: Path, *, timeout_s: float | None = None) -> AbstractContextManager[None]:
+    """An exclusive advisory lock on ``path`` (created, folder too) held for a ``with`` block.
 
-    ``fcntl.flock`` where it exists; elsewhere no lock. For the hot paths, which cannot
-    import the ``filelock`` package the slow paths use.
+    ``fcntl.flock`` where it exists; elsewhere no lock. For the hot paths, which cannot import
+    the ``filelock`` package the slow paths use. ``timeout_s``: give up after that many seconds
+    (polled every 50 ms); None waits as long as it takes.
 
     Raises:
         OSError: the lock file cannot be created.
+        TimeoutError: another process held the lock for ``timeout_s``.
     """
     from contextlib import contextmanager
 
@@ -153,7 +155,18 @@ def file_lock(path: Path) -> AbstractContextManager[None]:
             except ImportError:  # pragma: no cover - Windows
                 yield
                 return
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            if timeout_s is None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            else:
+                deadline = time.monotonic() + timeout_s
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            raise TimeoutError(f"{path} is locked by another process") from None
+                        time.sleep(0.05)
             try:
                 yield
             finally:

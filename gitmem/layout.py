@@ -72,16 +72,17 @@ def git_dirs(root: Path) -> tuple[Path, Path]:
     if dot_git.is_dir():
         git_dir = dot_git
     else:
-        text = dot_git.read_text("utf-8", errors="surrogateescape")
-        line = text.splitlines()[0] if text else ""
-        if not line.startswith("gitdir:"):
-            raise OSError(f"{dot_git}: no 'gitdir:' line")
-        target = Path(line[len("gitdir:"):].strip())
+        # as git reads it (setup.c, read_gitfile_gently): the whole file, trailing CR/LF stripped,
+        # "gitdir: " then the path, which may hold any character (spaces, newlines)
+        text = dot_git.read_text("utf-8", errors="surrogateescape").rstrip("\r\n")
+        if not text.startswith("gitdir: "):
+            raise OSError(f"{dot_git}: no 'gitdir: ' line")
+        target = Path(text[len("gitdir: "):])
         git_dir = target if target.is_absolute() else root / target
     git_dir = Path(os.path.normpath(git_dir))
     common = git_dir
     try:
-        rel = (git_dir / "commondir").read_text("utf-8", errors="surrogateescape").strip()
+        rel = (git_dir / "commondir").read_text("utf-8", errors="surrogateescape").rstrip("\r\n")
     except OSError:
         rel = ""
     if rel:
@@ -235,79 +236,157 @@ def of(root: Path | str) -> Layout:
 
 # -- moving state out of the work tree (gitmem before 0.2 kept it in .gitmem/local and .gitmem/index) ----
 
-#: Where each entry of the old ``.gitmem/local/`` goes, relative to the clone folder.
+#: Where each entry of the old ``.gitmem/local/`` goes, relative to the clone folder. Anything else
+#: there was not gitmem's: it is left where it is (and ``gitmem doctor`` names the folder).
 _OLD_LOCAL = {"memories": "local/memories", "spool": "spool", "sessions": "sessions", "logs": "logs",
               "cache": "cache"}
 #: Derived files of the old layout that are rebuilt, not moved (the old hook index and its helpers).
 _DERIVED = ("hooks.sqlite", "hooks.sqlite-wal", "hooks.sqlite-shm", "hook-config.json", "hooks-sync.requested",
             "index.lock")
+#: Seconds a process waits for another one's migration before going on without it (a git or agent
+#: hook must never hang on it; the state is moved by whichever process gets the lock).
+MIGRATE_LOCK_TIMEOUT_S = 2.0
+#: Suffixes of the files a migration keeps beside a memory instead of dropping them (``gitmem doctor``
+#: reports them): an old copy that differs from the one already in the clone folder, and a broken
+#: (half-written) file that a complete old copy replaced.
+KEPT_ASIDE = (".from-worktree", ".broken")
+
+
+def old_state(root: Path) -> list[Path]:
+    """An older gitmem's per-clone folders still in the work tree at ``root`` (``.gitmem/local``, ``/index``)."""
+    return [p for p in (root / GITMEM_DIR / "local", root / GITMEM_DIR / "index") if os.path.lexists(p)]
+
+
+def worktree_roots(lay: Layout) -> list[Path]:
+    """The work trees of ``lay``'s clone that git knows, ``lay.root`` first (stdlib: git's files only).
+
+    The main work tree when the common dir is its ``.git`` folder, and every linked work tree
+    listed in ``<common-dir>/worktrees/*/gitdir`` that still exists.
+    """
+    out = [lay.root]
+    main = lay.common_dir.parent
+    if lay.common_dir.name == ".git" and os.path.isdir(main / ".git"):
+        out.append(main)
+    try:
+        names = sorted(os.listdir(lay.common_dir / "worktrees"))
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            dot_git = (lay.common_dir / "worktrees" / name / "gitdir").read_text("utf-8", "surrogateescape")
+        except OSError:
+            continue
+        root = Path(dot_git.rstrip("\r\n")).parent
+        if os.path.lexists(root / ".git"):
+            out.append(root)
+    seen: set[str] = set()
+    unique = []
+    for r in out:
+        key = os.path.realpath(r)
+        if key not in seen:
+            seen.add(key)
+            unique.append(r)
+    return unique
 
 
 def migrate(lay: Layout) -> str | None:
-    """Move ``.gitmem/local/`` and ``.gitmem/index/`` of an older gitmem into the git directory.
+    """Move ``.gitmem/local/`` and ``.gitmem/index/`` of an older gitmem into git's folder, for every work tree.
 
-    Local memories go to the clone's folder (where every worktree sees them), the spool,
-    sessions, logs and caches likewise, the LanceDB index to this worktree's folder. A file
-    whose destination already exists with other content is kept beside it as
-    ``<name>.from-worktree`` (never dropped); derived files (the old hook index) are deleted
-    and rebuilt. Runs under a lock, so concurrent processes move everything once.
+    Every work tree of the clone is looked at (a linked one's old local memories must not go with
+    ``git worktree remove`` just because gitmem never ran there). Local memories go to the clone's
+    folder (where every worktree sees them), the spool, sessions, logs and caches likewise, a
+    LanceDB index to its worktree's folder. Each file is moved atomically (a rename, or across file
+    systems a copy to a temporary name then a rename), so a kill leaves no half-written memory.
+    A file whose destination already holds other content is kept beside it as
+    ``<name>.from-worktree`` (or, when the destination is a half-written memory file and the old
+    one is whole, the broken one is kept as ``<name>.broken``): never dropped, and ``gitmem
+    doctor`` names both. Derived files (the old hook index) are deleted and rebuilt. An old folder
+    that is a symlink (shared with other clones) is copied from, never emptied, then unlinked.
+    Runs under a lock; a process that cannot get it within ``MIGRATE_LOCK_TIMEOUT_S`` goes on
+    without migrating (the one holding it does the work).
 
     Returns:
         The one line said on stderr (and written to the hooks log), or None when there was
-        nothing to move or the move failed (then it is tried again next time, and logged).
+        nothing to move, or another process is moving it. A failure is said on stderr in one
+        line and logged; it is tried again by the next gitmem process.
     """
-    old_local, old_index = lay.gitmem_dir / "local", lay.gitmem_dir / "index"
-    if not (os.path.isdir(old_local) or os.path.isdir(old_index)):
+    roots = worktree_roots(lay)
+    pending = [r for r in roots if old_state(r)]
+    if not pending:
         return None
     from . import infra
 
+    counts = {"memories": 0, "other": 0, "kept": 0}
     try:
         lay.clone_dir.mkdir(parents=True, exist_ok=True)
-        with infra.file_lock(lay.clone_dir / "migrate.lock"):
-            moved = {"memories": 0, "other": 0, "kept": 0}
-            if old_local.is_dir():
-                for entry in sorted(os.listdir(old_local)):
-                    src = old_local / entry
-                    if entry in _DERIVED:
-                        _remove(src)
-                        continue
-                    dest = lay.clone_dir / _OLD_LOCAL.get(entry, entry)
-                    counts = _merge_move(src, dest, derived=_DERIVED)
-                    moved["memories" if entry == "memories" else "other"] += counts[0]
-                    moved["kept"] += counts[1]
-                _rmdir_tree(old_local)
-            if old_index.is_dir():
-                if lay.index_dir.exists():
-                    _remove(old_index)  # derived: this worktree already has its own
-                else:
-                    lay.index_dir.parent.mkdir(parents=True, exist_ok=True)
-                    _move(old_index, lay.index_dir)
-                moved["other"] += 1
+        with infra.file_lock(lay.clone_dir / "migrate.lock", timeout_s=MIGRATE_LOCK_TIMEOUT_S):
+            for root in pending:
+                _migrate_worktree(lay if root == lay.root else Layout(root), lay.clone_dir, counts)
+    except TimeoutError:
+        return None
     except OSError as e:
-        infra.append_log(lay.log_file("hooks.log"), f"{infra.utc_now()} migrate ERROR {type(e).__name__}: {e}\n")
+        olds = ", ".join(lay.display(p) for r in pending for p in old_state(r))
+        line = (f"gitmem: could not move an older gitmem's state out of {olds}: {e.strerror or e}; "
+                "its local memories are not seen until it is (gitmem doctor)")
+        _say(lay, line)
         return None
-    if not any(moved.values()):
+    if not any(counts.values()):
         return None
-    kept = f"; {moved['kept']} kept beside a copy already there (*.from-worktree)" if moved["kept"] else ""
-    line = (f"gitmem: moved per-clone state out of the work tree ({moved['memories']} local memories, "
-            f"{moved['other']} other entries) into {lay.display(lay.clone_dir)} and "
-            f"{lay.display(lay.worktree_dir)}{kept}")
+    kept = f"; {counts['kept']} kept beside a different copy (gitmem doctor lists them)" if counts["kept"] else ""
+    where = lay.display(lay.clone_dir)
+    if lay.worktree_dir.parent != lay.clone_dir.parent:
+        where += f" and {lay.display(lay.worktree_dir)}"
+    line = (f"gitmem: moved per-clone state out of the work tree ({counts['memories']} local memories, "
+            f"{counts['other']} other files) into {where}{kept}")
+    _say(lay, line)
+    return line
+
+
+def _say(lay: Layout, line: str) -> None:
+    """One line on stderr and in the hooks log; never raises."""
+    from . import infra
+
     try:
         sys.stderr.write(line + "\n")
     except (OSError, ValueError):
         pass
     infra.append_log(lay.log_file("hooks.log"), f"{infra.utc_now()} migrate {line}\n")
-    return line
 
 
-def _move(src: Path, dest: Path) -> None:
-    """``os.replace``, or copy and delete across file systems."""
-    try:
-        os.replace(src, dest)
-    except OSError:
-        import shutil
-
-        shutil.move(os.fspath(src), os.fspath(dest))
+def _migrate_worktree(wt: Layout, clone_dir: Path, counts: dict[str, int]) -> None:
+    """Move one work tree's old state (see ``migrate``). Raises OSError."""
+    old_local, old_index = wt.gitmem_dir / "local", wt.gitmem_dir / "index"
+    if old_local.is_symlink():
+        # shared with other clones: copy what is gitmem's, never empty the folder it leads to
+        if old_local.is_dir():
+            for entry in sorted(os.listdir(old_local)):
+                if entry in _OLD_LOCAL and entry not in _DERIVED:
+                    m, k = _merge(old_local / entry, clone_dir / _OLD_LOCAL[entry], copy=True)
+                    counts["memories" if entry == "memories" else "other"] += m
+                    counts["kept"] += k
+        old_local.unlink()
+    elif old_local.is_dir():
+        for entry in sorted(os.listdir(old_local)):
+            src = old_local / entry
+            if entry in _DERIVED:
+                _remove(src)
+            elif entry in _OLD_LOCAL:
+                m, k = _merge(src, clone_dir / _OLD_LOCAL[entry], copy=False)
+                counts["memories" if entry == "memories" else "other"] += m
+                counts["kept"] += k
+        _rmdir_tree(old_local)
+    if old_index.is_symlink():
+        old_index.unlink()
+    elif old_index.is_dir():
+        if wt.index_dir.exists():
+            _remove(old_index)  # derived: this worktree already has its own
+        else:
+            wt.index_dir.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.replace(old_index, wt.index_dir)
+            except OSError:  # another file system: derived data, rebuilt rather than copied
+                _remove(old_index)
+        counts["other"] += 1
 
 
 def _remove(path: Path) -> None:
@@ -329,37 +408,80 @@ def _same_bytes(a: Path, b: Path) -> bool:
         return False
 
 
-def _merge_move(src: Path, dest: Path, *, derived: tuple[str, ...]) -> tuple[int, int]:
-    """Move ``src`` (file or folder) to ``dest``, merging folders; returns (files moved, files kept aside)."""
-    if src.is_symlink() or not src.is_dir():
-        if src.name in derived:
-            _remove(src)
-            return 0, 0
-        if not os.path.lexists(dest):
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _move(src, dest)
-            return 1, 0
-        if dest.is_file() and _same_bytes(src, dest):
+def _whole_memory_file(path: Path) -> bool:
+    """Whether ``path`` looks like a complete memory file: front matter opened and closed (a cheap check)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return data.startswith(b"---") and b"\n---" in data[3:]
+
+
+def _aside(dest: Path, suffix: str) -> Path:
+    """A free name ``<dest><suffix>``, ``<dest><suffix>2``, …"""
+    aside = dest.with_name(dest.name + suffix)
+    n = 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = dest.with_name(f"{dest.name}{suffix}{n}")
+    return aside
+
+
+def _place(src: Path, dest: Path, *, copy: bool) -> None:
+    """Put file ``src`` at ``dest`` atomically: a rename, else a copy to a temporary name in ``dest``'s folder
+    and a rename (a kill leaves no half-written ``dest``); ``src`` is removed unless ``copy``."""
+    import shutil
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not copy:
+        try:
+            os.replace(src, dest)
+            return
+        except OSError:
+            pass  # another file system
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.migrate.tmp")
+    shutil.copy2(src, tmp)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, dest)
+    if not copy:
+        src.unlink()
+
+
+def _merge(src: Path, dest: Path, *, copy: bool) -> tuple[int, int]:
+    """Move (or ``copy``) file or folder ``src`` to ``dest``, merging folders file by file; returns
+    (files moved, files kept aside). Derived files are deleted, never carried."""
+    if src.is_dir() and not src.is_symlink():
+        moved = kept = 0
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in sorted(os.listdir(src)):
+            if name in _DERIVED:
+                if not copy:
+                    _remove(src / name)
+                continue
+            m, k = _merge(src / name, dest / name, copy=copy)
+            moved += m
+            kept += k
+        if not copy:
+            _rmdir_tree(src)
+        return moved, kept
+    if src.is_symlink():  # a link inside the old folder: never followed out of it
+        if not copy:
             src.unlink()
-            return 0, 0
-        aside = dest.with_name(dest.name + ".from-worktree")
-        n = 1
-        while os.path.lexists(aside):
-            n += 1
-            aside = dest.with_name(f"{dest.name}.from-worktree{n}")
-        _move(src, aside)
-        return 0, 1
+        return 0, 0
     if not os.path.lexists(dest):
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _move(src, dest)
-        return sum(len(files) for _, _, files in os.walk(dest)), 0
-    moved = kept = 0
-    for name in sorted(os.listdir(src)):
-        m, k = _merge_move(src / name, dest / name, derived=derived)
-        moved += m
-        kept += k
-    _rmdir_tree(src)
-    return moved, kept
+        _place(src, dest, copy=copy)
+        return 1, 0
+    if dest.is_file() and _same_bytes(src, dest):
+        if not copy:
+            src.unlink()
+        return 0, 0
+    if dest.suffix == MEMORY_SUFFIX and not _whole_memory_file(dest) and _whole_memory_file(src):
+        os.replace(dest, _aside(dest, ".broken"))  # a half-written copy of an earlier run: the whole one wins
+        _place(src, dest, copy=copy)
+        return 1, 1
+    _place(src, _aside(dest, ".from-worktree"), copy=copy)
+    return 0, 1
 
 
 def _rmdir_tree(path: Path) -> None:
@@ -369,5 +491,3 @@ def _rmdir_tree(path: Path) -> None:
             os.rmdir(folder)
         except OSError:
             pass
-
-

@@ -47,6 +47,8 @@ def write(store: Store, written: Sequence[Memory] = (), *, removed: Sequence[str
     Raises:
         OSError: a file cannot be written or deleted. What was written before stays written, and
             the catalog learns it all the same.
+        MemoryFileError: a memory's folder leads outside where it may be (a symlink out of the work
+            tree or git's folder): nothing is written there, as nothing would be read from it.
     """
     from .catalog.sync import record_written
 
@@ -55,6 +57,9 @@ def write(store: Store, written: Sequence[Memory] = (), *, removed: Sequence[str
     try:
         for m in written:
             path = store.path_for(m)
+            outside = store.outside_repo(path)
+            if outside is not None:
+                raise outside
             memfile.write(path, m)
             paths.append(path)
             other = (store.memories_dir if m.scope == "local" else store.local_memories_dir) / path.name

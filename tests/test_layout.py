@@ -181,17 +181,18 @@ def test_migration_never_drops_a_memory_already_in_the_clone_folder(repo: Path, 
 
 
 def test_old_state_of_a_linked_worktree_joins_the_clone(repo: Path, tmp_path: Path) -> None:
+    """gitmem running in any worktree moves every worktree's old state: a linked worktree's old local memories
+    must not wait for gitmem to run there (``git worktree remove`` would take them)."""
     wt = tmp_path / "linked"
     git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
     mid = ok(wt, "remember", "stop() must run last", "--anchor", "app.py::stop", "--local").strip()
     lay = layout.of(wt)
     (wt / ".gitmem" / "local" / "memories").mkdir(parents=True)
     os.replace(lay.local_memories_dir / f"{mid}.md", wt / ".gitmem" / "local" / "memories" / f"{mid}.md")
-    p = gitmem(repo, "list", "--json")  # the main worktree does not see the linked one's old folder yet
-    assert mid not in {m["id"] for m in json.loads(p.stdout)}
-    q = gitmem(wt, "list")
-    assert "moved" in q.stderr
-    assert mid in listed(repo) and mid in listed(wt)
+    p = gitmem(repo, "list", "--json")  # in the main worktree
+    assert "moved" in p.stderr and mid in {m["id"] for m in json.loads(p.stdout)}
+    assert not (wt / ".gitmem" / "local").exists()
+    assert mid in listed(wt)
 
 
 def test_hooks_migrate_too_and_never_fail(repo: Path) -> None:

@@ -105,8 +105,11 @@ def folder_signature(root: Path) -> str:
 def connect(root: Path, *, create: bool = False) -> sqlite3.Connection | None:
     """Open the hook index; None when it does not exist (and ``create`` is false) or cannot be opened."""
     try:
-        path = db_path(root)
+        lay = layout.of(root)
     except OSError:  # no readable .git: no catalog
+        return None
+    path = lay.catalog_file
+    if not lay.git_dir.is_dir():  # a removed worktree: never recreate its entry in git's folder
         return None
     if not create and not path.exists():
         return None

@@ -128,8 +128,11 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     done = []
     for ms in moved:
         now = {a.path_now for a in ms.anchors if a.path_now} | anchored_paths(ms.memory)
-        mem_file = repo.relpath(str(store.path_for(ms.memory)))
-        if now & dirty or store.path_for(ms.memory).exists() and repo.run("status", "--porcelain", "--", mem_file):
+        if now & dirty:
+            continue
+        path = store.path_for(ms.memory)  # a local memory lives in git's folder: never "modified" in git
+        if ms.memory.scope == "team" and path.exists() and repo.run("status", "--porcelain", "--",
+                                                                    repo.relpath(str(path))):
             continue
         try:
             reanchor(store, ms.memory.id, rev=head)

@@ -1,7 +1,9 @@
 """``gitmem doctor``: is everything where git and gitmem will actually use it?
 
 Checks, each an ``ok`` / ``warn`` / ``error`` line with a hint:
-the ``.gitmem/`` layout and config (``[llm]`` too), every memory file, each git
+the ``.gitmem/`` layout and config (``[llm]`` too), the per-clone and per-worktree folders in git's
+folder (usable, an older gitmem's state moved out of every work tree, copies a migration kept aside),
+every memory file, each git
 hook (installed where git will run it, chained legacy hooks), the index
 (present, same memories and content hashes as the files), the Claude Code
 hooks of the project, sessions waiting for consolidation, and the logs' recent errors.
@@ -10,8 +12,11 @@ Re-derives; changes nothing.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from .. import layout
 from ..errors import ConfigError, GitmemError
 from ..integrations import git_hooks
 from ..layout import CONFIG_FILE
@@ -59,6 +64,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("llm", "ok", "consolidation uses the [llm] endpoint")
     except GitmemError as e:
         r.add("llm", "error", e.message, e.hint)
+    _state_checks(store, r)
     loaded = store.load_all()
     for err in loaded.errors:
         r.add("memory", "error", err.message, err.hint)
@@ -106,6 +112,51 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("hooks-log", "warn", f"{len(errors)} recent hook error(s) in {store.display(log)}",
                   "read the log; hooks never block git, but their work was skipped")
     return r
+
+
+def _usable_folder(path: Path) -> str | None:
+    """Why gitmem cannot keep its files in folder ``path`` (to be created if missing), or None."""
+    probe = path
+    while not os.path.lexists(probe):
+        if probe.parent == probe:
+            return "no existing parent folder"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.R_OK | os.W_OK | os.X_OK):
+        return f"{probe} is not readable and writable"
+    return None
+
+
+def _state_checks(store: Store, r: Report) -> None:
+    """The folders in git's folder, an older gitmem's state, and what a migration kept aside."""
+    lay = store.layout
+    problems = []
+    for what, folder in (("per-clone", lay.clone_dir), ("per-worktree", lay.worktree_dir),
+                         ("local memory", lay.local_memories_dir)):
+        why = _usable_folder(folder)
+        if why:
+            problems.append(why)
+            r.add("state", "error", f"the {what} folder {store.display(folder)} cannot be used: {why}",
+                  "make it a writable folder (move a file in its way aside); gitmem recreates what is missing")
+    if not problems:
+        r.add("state", "ok", f"per-clone state in {store.display(lay.clone_dir)}, this worktree's in "
+              f"{store.display(lay.worktree_dir)}")
+    for root in layout.worktree_roots(lay):
+        for old in layout.old_state(root):
+            r.add("state", "error", f"an older gitmem's state is still in {old}: its local memories are not seen",
+                  f"check that {lay.clone_dir} is writable and read {lay.log_file('hooks.log')}; any gitmem "
+                  "command moves it")
+    try:
+        aside = sorted(p.name for p in lay.local_memories_dir.iterdir()
+                       if any(s in p.name for s in layout.KEPT_ASIDE))
+    except OSError:
+        aside = []
+    for name in aside:
+        base = name.split(".md", 1)[0] + ".md"
+        r.add("state", "error", f"{name}: a copy of local memory {base} that a migration kept beside a "
+              f"different one in {store.display(lay.local_memories_dir)}",
+              f"compare the two, keep the right text in {base}, delete {name}")
 
 
 def _claude_checks(store: Store, r: Report) -> None:

@@ -58,7 +58,7 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     """
     m = store.get(mem_id)
     path = store.find_path(m.id)
-    rel = store.repo.relpath(str(path))
+    rel = store.repo.relpath(str(path)) if m.scope == "team" else ""  # a local file is not in git's history
     entries: list[LogEntry] = []
     if rel and m.scope == "team":
         for sha, t, author, subject, _ in _log(store, "--follow", "--", rel):
