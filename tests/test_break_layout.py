@@ -13,24 +13,10 @@ from pathlib import Path
 import pytest
 
 from gitmem import layout
+from testing.gitmem_cli import gitmem, listed, ok
 from testing.repos import commit, git, make_repo
 
 APP = "def run():\n    return 1\n\n\ndef stop():\n    x = 1\n    y = 2\n    return x + y\n"
-
-
-def gitmem(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitmem", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
-
-
-def ok(cwd: Path, *args: str) -> str:
-    p = gitmem(cwd, *args)
-    assert p.returncode == 0, f"gitmem {' '.join(args)} exited {p.returncode}: {p.stderr}"
-    return p.stdout
-
-
-def listed(cwd: Path) -> set[str]:
-    return {m["id"] for m in json.loads(ok(cwd, "list", "--json"))}
 
 
 @pytest.fixture

@@ -16,14 +16,9 @@ from gitmem.catalog import db as catalog_db
 from gitmem.catalog import files as catalog_files
 from gitmem.git import Repo
 from gitmem.memories import write as write_memories
-from gitmem.model import Memory
 from gitmem.store import Store, init_layout
+from testing.gitmem_cli import memory
 from testing.repos import commit, git, make_repo
-
-
-def _memory(mid: str, title: str, scope: str = "team", body: str = "") -> Memory:
-    return Memory(id=mid, type="decision", title=title, body=body, scope=scope,
-                  created="2026-11-30T10:00:00Z", updated="2026-11-30T10:00:00Z")
 
 
 @pytest.fixture
@@ -43,7 +38,7 @@ def _ids(store: Store) -> list[str]:
 
 
 def test_the_catalog_lives_in_git_s_folder_and_is_rebuilt_from_files(store: Store) -> None:
-    write_memories(store, [_memory("01MA", "alpha"), _memory("01MB", "beta", scope="local")])
+    write_memories(store, [memory("01MA", "alpha"), memory("01MB", "beta", scope="local")])
     path = layout.of(store.repo.root).catalog_file
     assert path.is_file() and path.is_relative_to(store.repo.root / ".git")
     assert _ids(store) == ["01MA", "01MB"]
@@ -53,7 +48,7 @@ def test_the_catalog_lives_in_git_s_folder_and_is_rebuilt_from_files(store: Stor
 
 
 def test_a_corrupt_or_foreign_schema_catalog_is_started_over(store: Store) -> None:
-    write_memories(store, [_memory("01MA", "alpha")])
+    write_memories(store, [memory("01MA", "alpha")])
     path = layout.of(store.repo.root).catalog_file
     for suffix in ("-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -68,12 +63,12 @@ def test_a_corrupt_or_foreign_schema_catalog_is_started_over(store: Store) -> No
 
 
 def test_rows_follow_files_written_edited_and_deleted_by_hand(store: Store) -> None:
-    write_memories(store, [_memory("01MA", "alpha")])
+    write_memories(store, [memory("01MA", "alpha")])
     assert _ids(store) == ["01MA"]
     other = store.memories_dir / "01MC.md"
-    other.write_text(memfile.dumps(_memory("01MC", "gamma")))  # by hand: git pull, an editor
+    other.write_text(memfile.dumps(memory("01MC", "gamma")))  # by hand: git pull, an editor
     edited = store.memories_dir / "01MA.md"
-    edited.write_text(memfile.dumps(_memory("01MA", "alpha edited")))
+    edited.write_text(memfile.dumps(memory("01MA", "alpha edited")))
     os.utime(edited, ns=(1, 1))  # a stat key that moved backwards is a change too
     assert _ids(store) == ["01MA", "01MC"]
     con = catalog_files.open_current(store, full=True)
@@ -85,10 +80,10 @@ def test_rows_follow_files_written_edited_and_deleted_by_hand(store: Store) -> N
 
 
 def test_invalid_and_duplicate_files_are_errors_and_the_team_copy_wins(store: Store) -> None:
-    write_memories(store, [_memory("01MA", "team copy")])
+    write_memories(store, [memory("01MA", "team copy")])
     local = store.local_memories_dir / "01MA.md"
     local.parent.mkdir(parents=True, exist_ok=True)
-    local.write_text(memfile.dumps(_memory("01MA", "local copy", scope="local")))
+    local.write_text(memfile.dumps(memory("01MA", "local copy", scope="local")))
     (store.memories_dir / "01MB.md").write_text("---\nid: 01MB\ntype: nope\ntitle: t\n---\n")
     loaded = store.load_all()
     assert loaded.memories["01MA"].title == "team copy"
@@ -104,10 +99,10 @@ def test_sharing_a_local_memory_keeps_its_row_whatever_another_refresh_did(store
     """Regression: a memory moved from the local to the team folder lost its catalog row (and so every
     search and context) when a concurrent refresh had recorded both files as ok: removing the local file's
     row deleted the memory although the team file still held it. Seen as lost memories under load."""
-    m = _memory("01MA", "shared later", scope="local")
+    m = memory("01MA", "shared later", scope="local")
     write_memories(store, [m])
     team = store.memories_dir / "01MA.md"
-    team.write_text(memfile.dumps(_memory("01MA", "shared later")))
+    team.write_text(memfile.dumps(memory("01MA", "shared later")))
     con = catalog_db.connect(store.repo.root, create=True)
     assert con is not None
     try:
@@ -128,13 +123,13 @@ def test_sharing_a_local_memory_keeps_its_row_whatever_another_refresh_did(store
 
 
 def test_change_log_gives_exactly_the_changes_since_a_mark(store: Store) -> None:
-    write_memories(store, [_memory("01MA", "alpha"), _memory("01MB", "beta")])
+    write_memories(store, [memory("01MA", "alpha"), memory("01MB", "beta")])
     con = catalog_files.open_current(store)
     assert con is not None
     try:
         mark = catalog_files.mark(con)
         assert catalog_files.changes_since(con, mark) == (mark, [], [])
-        write_memories(store, [_memory("01MA", "alpha two")], removed=["01MB"])
+        write_memories(store, [memory("01MA", "alpha two")], removed=["01MB"])
         now, rows, removed = catalog_files.changes_since(con, mark) or ("", [], [])
         assert now != mark and [r["id"] for r in rows] == ["01MA"] and removed == ["01MB"]
         assert catalog_files.changes_since(con, "another-generation:3") is None  # compare everything
@@ -144,9 +139,9 @@ def test_change_log_gives_exactly_the_changes_since_a_mark(store: Store) -> None
 
 def test_quick_refresh_sees_files_git_changes_under_the_same_name(store: Store) -> None:
     root = store.repo.root
-    write_memories(store, [_memory("01MA", "version one")])
+    write_memories(store, [memory("01MA", "version one")])
     commit(root, "v1")
-    write_memories(store, [_memory("01MA", "version two")])
+    write_memories(store, [memory("01MA", "version two")])
     commit(root, "v2")
     git(root, "checkout", "-q", "HEAD~1")  # git rewrites the file in place under the same name
     con = catalog_files.open_current(store)  # quick refresh: git's tree of the team folder moved
@@ -162,9 +157,9 @@ def test_search_and_path_queries_of_the_hot_path(store: Store) -> None:
     from gitmem.anchors import Resolver
     from gitmem.git import WORKTREE
 
-    m = _memory("01MA", "retries are capped", body="the upstream rate-limits fetchRetries")
+    m = memory("01MA", "retries are capped", body="the upstream rate-limits fetchRetries")
     m.anchors = [Resolver(store.repo).make("a.py", "f", WORKTREE)]
-    write_memories(store, [m, _memory("01MB", "unrelated note")])
+    write_memories(store, [m, memory("01MB", "unrelated note")])
     con = catalog_db.connect(root)
     assert con is not None
     try:

@@ -9,28 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gitmem import layout
+from testing.gitmem_cli import gitmem, listed, ok
 from testing.repos import commit, git, make_repo
-
-
-def gitmem(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gitmem", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
-
-
-def ok(cwd: Path, *args: str) -> str:
-    p = gitmem(cwd, *args)
-    assert p.returncode == 0, f"gitmem {' '.join(args)} exited {p.returncode}: {p.stderr}"
-    return p.stdout
-
-
-def listed(cwd: Path) -> set[str]:
-    return {m["id"] for m in json.loads(ok(cwd, "list", "--json"))}
 
 
 @pytest.fixture

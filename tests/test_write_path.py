@@ -15,14 +15,9 @@ from gitmem import memories
 from gitmem.catalog import db as catalog_db
 from gitmem.errors import MemoryNotFound
 from gitmem.git import Repo
-from gitmem.model import Memory
 from gitmem.store import Store, init_layout
+from testing.gitmem_cli import memory
 from testing.repos import make_repo
-
-
-def _memory(mid: str, title: str, scope: str = "team") -> Memory:
-    return Memory(id=mid, type="decision", title=title, scope=scope,
-                  created="2026-11-30T10:00:00Z", updated="2026-11-30T10:00:00Z")
 
 
 @pytest.fixture
@@ -43,15 +38,15 @@ def _catalog(store: Store) -> dict[str, tuple[str, str]]:
 
 
 def test_write_puts_each_file_in_its_scope_s_folder_and_the_catalog_knows_at_once(store: Store) -> None:
-    paths = memories.write(store, [_memory("01MA", "team one"), _memory("01MB", "local one", scope="local")])
+    paths = memories.write(store, [memory("01MA", "team one"), memory("01MB", "local one", scope="local")])
     assert paths == [store.memories_dir / "01MA.md", store.local_memories_dir / "01MB.md"]
     assert all(p.is_file() for p in paths)
     assert _catalog(store) == {"01MA": ("team one", "team"), "01MB": ("local one", "local")}
 
 
 def test_a_scope_change_moves_the_file_and_the_row(store: Store) -> None:
-    memories.write(store, [_memory("01MA", "captured", scope="local")])
-    memories.write(store, [_memory("01MA", "captured", scope="team")])  # shared
+    memories.write(store, [memory("01MA", "captured", scope="local")])
+    memories.write(store, [memory("01MA", "captured", scope="team")])  # shared
     assert not (store.local_memories_dir / "01MA.md").exists()
     assert (store.memories_dir / "01MA.md").is_file()
     assert _catalog(store) == {"01MA": ("captured", "team")}
@@ -59,7 +54,7 @@ def test_a_scope_change_moves_the_file_and_the_row(store: Store) -> None:
 
 
 def test_removed_ids_lose_their_files_in_the_scope_asked(store: Store) -> None:
-    memories.write(store, [_memory("01MA", "team"), _memory("01MB", "local", scope="local")])
+    memories.write(store, [memory("01MA", "team"), memory("01MB", "local", scope="local")])
     memories.write(store, removed=["01MA", "01MB"], removed_scope="local")
     assert (store.memories_dir / "01MA.md").is_file() and not (store.local_memories_dir / "01MB.md").exists()
     assert _catalog(store) == {"01MA": ("team", "team")}
@@ -68,7 +63,7 @@ def test_removed_ids_lose_their_files_in_the_scope_asked(store: Store) -> None:
 
 
 def test_a_retired_memory_keeps_its_file_and_leaves_the_catalog_rows(store: Store) -> None:
-    m = _memory("01MA", "no longer true")
+    m = memory("01MA", "no longer true")
     memories.write(store, [m])
     m.retired = "2026-12-01T00:00:00Z"
     memories.write(store, [m])
@@ -78,7 +73,7 @@ def test_a_retired_memory_keeps_its_file_and_leaves_the_catalog_rows(store: Stor
 
 
 def test_delete_returns_what_the_file_held_and_accepts_a_prefix(store: Store) -> None:
-    memories.write(store, [_memory("01MAXYZ", "to forget", scope="local")])
+    memories.write(store, [memory("01MAXYZ", "to forget", scope="local")])
     gone = memories.delete(store, "01max")
     assert (gone.id, gone.title) == ("01MAXYZ", "to forget")
     assert _catalog(store) == {}
@@ -92,7 +87,7 @@ def test_a_failed_write_leaves_what_was_written_in_the_catalog(store: Store) -> 
     store.local_memories_dir.chmod(0o500)
     try:
         with pytest.raises(OSError):
-            memories.write(store, [_memory("01MA", "written first"), _memory("01MB", "cannot", scope="local")])
+            memories.write(store, [memory("01MA", "written first"), memory("01MB", "cannot", scope="local")])
     finally:
         store.local_memories_dir.chmod(0o700)
     assert _catalog(store) == {"01MA": ("written first", "team")}
@@ -103,5 +98,5 @@ def test_a_failed_write_as_root_leaves_what_was_written_in_the_catalog(store: St
     store.local_memories_dir.parent.mkdir(parents=True, exist_ok=True)
     store.local_memories_dir.write_text("not a folder")
     with pytest.raises(OSError):
-        memories.write(store, [_memory("01MA", "written first"), _memory("01MB", "cannot", scope="local")])
+        memories.write(store, [memory("01MA", "written first"), memory("01MB", "cannot", scope="local")])
     assert _catalog(store) == {"01MA": ("written first", "team")}
