@@ -47,6 +47,17 @@ class FileChange:
     new_path: str | None
 
 
+def _git_error(args: tuple[str, ...], e: GitCommandError) -> GitError:
+    """A ``GitError`` from GitPython's error: git's own stderr (GitPython wraps it as ``stderr: '…'``)."""
+    raw = str(e.stderr or "")
+    text = raw.strip().removeprefix("stderr: ").strip()
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        text = text[1:-1].strip()
+    last = text.splitlines()[-1] if text else f"exit {e.status}"
+    return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args),
+                    code=e.status if isinstance(e.status, int) else None, stderr=text + "\n" if text else "")
+
+
 def _scrubbed_env() -> dict[str, str]:
     """The environment without the GIT_* variables a hook inherits.
 
@@ -75,6 +86,9 @@ class Repo:
     """
 
     def __init__(self, path: str | os.PathLike[str] = ".") -> None:
+        # GitPython lays os.environ under every command (and honours GIT_DIR / GIT_WORK_TREE itself):
+        # variables a git hook exported for another repository or index must go first
+        scrub_git_env()
         try:
             self._repo = gitpython.Repo(path, search_parent_directories=True)
         except (InvalidGitRepositoryError, NoSuchPathError) as e:
@@ -103,11 +117,7 @@ class Repo:
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 strip_newline_in_stdout=True)
         except GitCommandError as e:
-            stderr = (e.stderr or "").strip().splitlines()
-            last = stderr[-1] if stderr else f"exit {e.status}"
-            raise GitError(f"git {' '.join(args[:3])} failed: {last.removeprefix('stderr: ')}",
-                           argv=list(args), code=e.status if isinstance(e.status, int) else None,
-                           stderr=e.stderr or "") from e
+            raise _git_error(args, e) from e
 
     @property
     def gitpython(self) -> gitpython.Repo:
@@ -185,7 +195,10 @@ class Repo:
         return self._repo.head.commit.hexsha if self.has_commits() else None
 
     def commit_exists(self, sha: str) -> bool:
-        """True when the object database holds commit ``sha`` (false in shallow gaps); cached per process."""
+        """True when the object database holds commit ``sha`` (false in shallow gaps, and for the null SHA
+        git hooks pass to mean "no commit"); cached per process."""
+        if not sha.strip("0"):
+            return False
         key = ("exists", sha)
         if key not in self._blob_cache:
             try:
@@ -233,10 +246,15 @@ class Repo:
         if rev is WORKTREE:
             data = self.read(WORKTREE, path)
             return None if data is None else git_blob_sha(data)
-        key = ("sha", f"{rev}\0{path}")
-        if key not in self._blob_cache:  # a commit's blobs never change: cached for the process
+        try:
+            sha = self._commit_sha(rev or "HEAD")
+        except KeyError:
+            return None
+        key = ("sha", f"{sha}\0{path}")
+        if key not in self._blob_cache:  # a commit's blobs never change: cached for the process (by SHA)
             try:
-                self._blob_cache[key] = str(self._entry(rev, path).hexsha).encode()
+                entry = self._entry(sha, path)
+                self._blob_cache[key] = str(entry.hexsha).encode() if entry.type == "blob" else None
             except KeyError:
                 self._blob_cache[key] = None
         got = self._blob_cache[key]
@@ -260,16 +278,29 @@ class Repo:
                 return None
             # a sparse checkout leaves files out of the work tree unchanged: git reads them from the index
             return self.read_staged(path) if path in self.skip_worktree else None
-        key = (rev, path)
+        try:
+            sha = self._commit_sha(rev or "HEAD")
+        except KeyError:
+            return None
+        key = (sha, path)  # by SHA: a name (HEAD, a branch) moves
         if key in self._blob_cache:
             return self._blob_cache[key]
         try:
-            blob = self._entry(rev, path)
+            blob = self._entry(sha, path)
             data: bytes | None = blob.data_stream.read() if blob.type == "blob" else None
         except KeyError:
             data = None
         self._blob_cache[key] = data
         return data
+
+    def _commit_sha(self, rev: str) -> str:
+        """The commit SHA ``rev`` names now (a full SHA as it is). Raises KeyError when it names none."""
+        if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev):
+            return rev
+        try:
+            return str(self._repo.commit(rev).hexsha)
+        except (BadName, ValueError, GitCommandError) as e:
+            raise KeyError(rev) from e
 
     def _entry(self, rev: str, path: str) -> Any:
         """The tree entry (blob or tree object) at ``path`` in ``rev``. Raises KeyError when absent.
@@ -337,7 +368,8 @@ class Repo:
                    if p != GITMEM_TOP]
             if not top:
                 return []
-            return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", *top))
+            return _zsplit(self.run_bytes("--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree",
+                                          rev, "--", *top))
         return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
 
     # -- changes ----------------------------------------------------------------------------
@@ -353,11 +385,7 @@ class Repo:
                 ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
                 stdout_as_string=False, strip_newline_in_stdout=False)
         except GitCommandError as e:
-            stderr = e.stderr if isinstance(e.stderr, str) else str(e.stderr)
-            last = (stderr.strip().splitlines() or [f"exit {e.status}"])[-1]
-            raise GitError(f"git {' '.join(args[:3])} failed: {last.removeprefix('stderr: ')}",
-                           argv=list(args), code=e.status if isinstance(e.status, int) else None,
-                           stderr=stderr) from e
+            raise _git_error(args, e) from e
 
     def changed_files(self, old: str | None, new: str | None, *, skip_gitmem: bool = False) -> list[FileChange]:
         """Files changed from ``old`` to ``new`` with git's rename detection (``-M``, 50%).
@@ -416,7 +444,7 @@ class Repo:
         """The bytes of ``path`` in the index (``index_file``, else the repository's); None if not staged."""
         env = {"GIT_INDEX_FILE": index_file} if index_file else None
         try:
-            return self.run_bytes("cat-file", "blob", f":{path}", env=env)
+            return self.run_bytes("cat-file", "blob", f":0:{path}", env=env)  # ":0:": a name like "1:x" is a path
         except GitError:
             return None
 
@@ -427,7 +455,8 @@ class Repo:
             GitError: git refused.
         """
         if paths:
-            self.run("add", "--", *paths, env={"GIT_INDEX_FILE": index_file} if index_file else None)
+            self.run("--literal-pathspecs", "add", "--", *paths,
+                     env={"GIT_INDEX_FILE": index_file} if index_file else None)
 
     def dirty_files(self, *, skip_gitmem: bool = False) -> list[str]:
         """Paths that differ between HEAD and the working tree (staged, unstaged, untracked).

@@ -505,7 +505,7 @@ def test_staged_changes_read_staged_and_stage(repo: Path, tmp_path: Path) -> Non
     r.stage([])  # nothing to do: no git call, no error
     with pytest.raises(GitError) as e:
         r.stage(["never-existed.txt"])
-    assert e.value.argv == ["add", "--", "never-existed.txt"] and e.value.code == 128
+    assert e.value.argv == ["--literal-pathspecs", "add", "--", "never-existed.txt"] and e.value.code == 128
 
 
 def test_an_alternate_index_file_is_used_and_the_real_one_left_alone(repo: Path, tmp_path: Path) -> None:
@@ -673,10 +673,7 @@ def test_git_dir_inherited_from_a_hook_does_not_redirect_run(repo: Path, tmp_pat
 # -- known bugs (strict xfail) ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Repo.run/run_bytes pass the 'scrubbed' env to GitPython, which "
-                   "merges it over os.environ, so an inherited GIT_INDEX_FILE still reaches git "
-                   "(only scrub_git_env() protects; _scrubbed_env() drops nothing)")
-def test_bug_inherited_git_index_file_leaks_into_another_repo(repo: Path, tmp_path: Path,
+def test_inherited_git_index_file_does_not_reach_another_repo(repo: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     other = make_repo(tmp_path / "other", {"o.txt": "o\n"})
     monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))  # as a hook of `other` would
@@ -685,9 +682,7 @@ def test_bug_inherited_git_index_file_leaks_into_another_repo(repo: Path, tmp_pa
     assert r.read_staged("a.txt") == b"one\n"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an inherited GIT_WORK_TREE is neither dropped by Repo() (GitPython "
-                   "honours it) nor by run(): git answers about the other work tree")
-def test_bug_inherited_git_work_tree_leaks_into_another_repo(repo: Path, tmp_path: Path,
+def test_inherited_git_work_tree_does_not_reach_another_repo(repo: Path, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     other = make_repo(tmp_path / "other", {"o.txt": "o\n"})
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
@@ -696,9 +691,7 @@ def test_bug_inherited_git_work_tree_leaks_into_another_repo(repo: Path, tmp_pat
     assert r.dirty_files() == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: read()/blob_sha() cache by the revision *name*; after a new "
-                   "commit, 'HEAD' still answers the old content (_entry resolves names, the caches do not)")
-def test_bug_read_at_head_is_stale_after_a_new_commit(repo: Path) -> None:
+def test_read_at_head_follows_a_new_commit(repo: Path) -> None:
     r = Repo(repo)
     assert r.read("HEAD", "a.txt") == b"one\n"
     assert r.blob_sha("HEAD", "a.txt") == _rev(repo, "HEAD:a.txt")
@@ -707,48 +700,35 @@ def test_bug_read_at_head_is_stale_after_a_new_commit(repo: Path) -> None:
     assert r.read("HEAD", "a.txt") == b"two\n"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: blob_sha(rev, <directory>) returns the tree's SHA instead of "
-                   "None (read() says None, blob_sha(WORKTREE, dir) says None)")
-def test_bug_blob_sha_of_a_directory_is_none(repo: Path) -> None:
+def test_blob_sha_of_a_directory_is_none(repo: Path) -> None:
     r = Repo(repo)
     assert r.read("HEAD", "src") is None
     assert r.blob_sha("HEAD", "src") is None
 
 
-@pytest.mark.xfail(strict=True, reason="bug: GitError.stderr is GitPython's decorated text "
-                   "(\"\\n  stderr: 'fatal: ...'\") and the message keeps the quotes, not git's stderr")
-def test_bug_git_error_carries_gits_own_stderr(repo: Path) -> None:
+def test_git_error_carries_gits_own_stderr(repo: Path) -> None:
     with pytest.raises(GitError) as e:
         Repo(repo).run("rev-parse", "--verify", "no-such-ref")
     assert e.value.stderr.strip() == "fatal: Needed a single revision"
     assert e.value.message == "git rev-parse --verify no-such-ref failed: fatal: Needed a single revision"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: files_at(rev, skip_gitmem=True) passes top-level names to "
-                   "ls-tree as pathspecs; a name starting with ':' is pathspec magic and git fails "
-                   "(needs --literal-pathspecs, as commits_touching does)")
-def test_bug_files_at_skip_gitmem_with_a_magic_looking_top_level_name(tmp_path: Path) -> None:
+def test_files_at_skip_gitmem_with_a_magic_looking_top_level_name(tmp_path: Path) -> None:
     p = make_repo(tmp_path / "magic", {":!odd": "x\n", "a.txt": "a\n", ".gitmem/team/m.md": "m\n"})
     assert Repo(p).files_at("HEAD", skip_gitmem=True) == [":!odd", "a.txt"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: read_staged builds ':<path>'; a file named '1:x' is read as "
-                   "stage 1 of 'x' (needs ':0:<path>')")
-def test_bug_read_staged_of_a_name_that_looks_like_a_stage(tmp_path: Path) -> None:
+def test_read_staged_of_a_name_that_looks_like_a_stage(tmp_path: Path) -> None:
     p = make_repo(tmp_path / "stage", {"1:x": "one colon x\n", "x": "x\n"})
     assert Repo(p).read_staged("1:x") == b"one colon x\n"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: stage() passes paths to `git add` as pathspecs: '*.txt' also "
-                   "stages every other .txt file (needs --literal-pathspecs)")
-def test_bug_stage_treats_paths_literally(repo: Path) -> None:
+def test_stage_treats_paths_literally(repo: Path) -> None:
     write(repo, {"*.txt": "star\n", "a.txt": "modified, must stay unstaged\n"})
     Repo(repo).stage(["*.txt"])
     assert git(repo, "diff", "--cached", "--name-only").splitlines() == ["*.txt"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: commit_exists('0'*40) is True: GitPython builds a Commit for the "
-                   "null SHA without reading it; git hooks pass that SHA to mean 'no commit'")
-def test_bug_commit_exists_of_the_null_sha(repo: Path) -> None:
+def test_commit_exists_is_false_for_the_null_sha(repo: Path) -> None:
     assert git(repo, "cat-file", "-e", "0" * 40, check=False) == ""  # git: no such object
     assert Repo(repo).commit_exists("0" * 40) is False
