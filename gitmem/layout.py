@@ -334,10 +334,15 @@ def migrate(lay: Layout) -> str | None:
         return None
     kept = f"; {counts['kept']} kept beside a different copy (gitmem doctor lists them)" if counts["kept"] else ""
     where = lay.display(lay.clone_dir)
-    if lay.worktree_dir.parent != lay.clone_dir.parent:
+    if lay.worktree_dir != lay.clone_dir:
         where += f" and {lay.display(lay.worktree_dir)}"
-    line = (f"gitmem: moved per-clone state out of the work tree ({counts['memories']} local memories, "
-            f"{counts['other']} other files) into {where}{kept}")
+
+    def n(count: int, one: str, many: str) -> str:
+        return f"{count} {one if count == 1 else many}"
+
+    memories = n(counts["memories"], "local memory", "local memories")
+    line = (f"gitmem: moved per-clone state out of the work tree ({memories}, "
+            f"{n(counts['other'], 'other file', 'other files')}) into {where}{kept}")
     _say(lay, line)
     return line
 

@@ -238,7 +238,7 @@ def list_memories(store: Store, *, type: str | None = None, anchor: str | None =
             sha = store.repo.resolve(commit_rev)
             mems = [m for m in mems if any(a.kind == KIND_COMMIT and a.commit == sha for a in m.anchors)]
         else:
-            rel = store.repo.relpath(path or "", cwd=cwd) if path and (path.startswith("/") or cwd) else (path or "")
+            rel = _user_path(store, path, cwd) if path else ""  # like remember: cwd-relative, else root-relative
             rel = rel.rstrip("/")
             mems = [m for m in mems if any(_anchor_matches(a, rel, symbol) for a in m.anchors)]
     return sorted(mems, key=lambda m: (m.updated, m.id), reverse=True)

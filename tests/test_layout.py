@@ -139,7 +139,7 @@ def test_old_local_state_is_moved_on_first_use_with_one_line(repo: Path) -> None
     assert first.returncode == 0, first.stderr
     assert mid in {m["id"] for m in json.loads(first.stdout)}
     moved = [ln for ln in first.stderr.splitlines() if "moved" in ln]
-    assert len(moved) == 1 and "1 local memories" in moved[0], first.stderr
+    assert len(moved) == 1 and "1 local memory," in moved[0] and moved[0].count(".git/gitmem") == 1, first.stderr
     lay = layout.of(repo)
     assert Path(dest).is_file()
     assert (lay.spool_dir / "sess.jsonl").read_text() == '{"v":1,"event":"Stop"}\n'
