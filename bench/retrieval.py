@@ -132,7 +132,9 @@ def _git(cwd: str | Path, *args: str, input: bytes | None = None) -> str:
 def read_history(repo: Repo) -> list[Commit]:
     """Every commit reachable from HEAD, oldest first (topological), with message and time."""
     sep, end = "\x1f", "\x1e"
-    out = repo.run("log", "--topo-order", "--reverse", f"--format=%H{sep}%P{sep}%ct{sep}%an{sep}%B{end}", "HEAD")
+    out = subprocess.run(["git", "-C", str(repo.root), "log", "--topo-order", "--reverse",
+                          f"--format=%H{sep}%P{sep}%ct{sep}%an{sep}%B{end}", "HEAD"],
+                         check=True, capture_output=True, text=True).stdout
     commits = []
     for rec in out.split(end):
         rec = rec.strip("\n")

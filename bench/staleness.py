@@ -94,6 +94,7 @@ import difflib
 import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -370,7 +371,8 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
     head = repo.head()
     if head is None:
         raise SystemExit(f"{repo_path}: no commits")
-    history = [c for c in repo.run("rev-list", "--first-parent", "--reverse", head).split() if c]
+    history = [c for c in subprocess.run(["git", "-C", str(repo.root), "rev-list", "--first-parent", "--reverse", head],
+                                         check=True, capture_output=True, text=True).stdout.split() if c]
     rng = random.Random(seed)
     run = Run(repo=str(repo.root), head=head, commits=len(history), samples=samples, pairs_wanted=k, seed=seed)
     if len(history) < 10:

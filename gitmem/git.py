@@ -103,7 +103,7 @@ class Repo:
 
     # -- low level --------------------------------------------------------------------------
 
-    def run(self, *args: str, env: dict[str, str] | None = None) -> str:
+    def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
         """Run ``git <args>`` in the work tree and return stdout (text, stripped).
 
         ``env``: variables added to the scrubbed environment (e.g. the
@@ -164,9 +164,69 @@ class Repo:
 
     def hooks_dir(self) -> Path:
         """The directory git will run hooks from (follows core.hooksPath, worktrees)."""
-        out = self.run("rev-parse", "--git-path", "hooks")
+        out = self._run("rev-parse", "--git-path", "hooks")
         p = Path(out)
         return (p if p.is_absolute() else self.root / p).resolve()
+
+    # -- named queries for the few callers outside this module --------------------------------
+
+    def tree_sha(self, rev: str, path: str) -> str | None:
+        """The SHA of the tree at ``path`` (a folder) in ``rev``, or None when there is none."""
+        try:
+            return self._run("rev-parse", "--verify", "--quiet", f"{rev}:{path}") or None
+        except GitError:
+            return None
+
+    def has_path(self, rev: str, path: str) -> bool:
+        """Whether ``rev``'s tree has ``path`` (file or folder) at its top level or below."""
+        try:
+            return bool(self._run("--literal-pathspecs", "ls-tree", "--name-only", rev, "--", path))
+        except GitError:
+            return False
+
+    def topo_order(self, rev: str = "HEAD") -> list[str]:
+        """The commits reachable from ``rev``, newest first in topological order (``git rev-list --topo-order``).
+
+        Raises:
+            GitError: ``rev`` names no commit.
+        """
+        return self._run("rev-list", "--topo-order", rev).split()
+
+    def path_log(self, path: str, *, revs: str = "HEAD", limit: int | None = None,
+                 follow: bool = True) -> list[tuple[str, int, str, str, str]]:
+        """(sha, commit time in seconds since the epoch, author name, subject, the path as named in that commit)
+        per commit of ``revs`` (a revision or ``A..B``) that changed ``path``, newest first, at most ``limit``
+        (``git log``; ``follow``: across renames).
+
+        Raises:
+            GitError: git failed.
+        """
+        # -z: file names as they are (not C-quoted: a tab, newline or quote in a name survives)
+        out = self._run("--literal-pathspecs", "log", "-z", "--format=%x01%H%x00%ct%x00%an%x00%s", "--name-only",
+                        *(["--follow"] if follow else []), *([f"-n{limit}"] if limit else []), revs, "--", path)
+        rows = []
+        for chunk in out.split("\x01")[1:]:
+            sha, t, author, subject, *rest = chunk.split("\x00") + ["", "", "", ""]
+            names = [rest[0].removeprefix("\n"), *rest[1:]] if rest else []
+            name = next((n for n in names if n), "")
+            rows.append((sha, int(t or 0), author, subject, name))
+        return rows
+
+    def modified(self, path: str) -> bool:
+        """Whether ``path`` differs from HEAD in the index or the work tree, or is untracked."""
+        return bool(self._run("--literal-pathspecs", "status", "--porcelain", "--", path))
+
+    def local_config(self, key: str) -> str:
+        """The value of ``key`` in the repository's own config (``.git/config``), "" when unset."""
+        return self._run("config", "--local", "--default", "", "--get", key)
+
+    def set_local_config(self, key: str, value: str) -> None:
+        """Set ``key`` in the repository's own config.
+
+        Raises:
+            GitError: git refused (an invalid key, an unwritable config).
+        """
+        self._run("config", "--local", key, value)
 
     # -- revisions --------------------------------------------------------------------------
 
@@ -347,7 +407,7 @@ class Repo:
     def skip_worktree(self) -> frozenset[str]:
         """Index entries with the skip-worktree bit (left out of a sparse checkout): git sees them as unchanged."""
         try:
-            out = self.run_bytes("ls-files", "-z", "-t")
+            out = self._run_bytes("ls-files", "-z", "-t")
         except GitError:
             return frozenset()
         return frozenset(p[2:] for p in _zsplit(out) if p.startswith("S "))
@@ -361,20 +421,20 @@ class Repo:
         """
         if rev is WORKTREE:
             extra = ("--exclude=/.gitmem/", "--", ".", ":(exclude).gitmem") if skip_gitmem else ()
-            out = self.run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard", *extra)
+            out = self._run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard", *extra)
             return sorted({p for p in _zsplit(out) if (self.root / p).is_file() or p in self.skip_worktree})
         if skip_gitmem:
-            top = [p for p in _zsplit(self.run_bytes("ls-tree", "-z", "--name-only", "--full-tree", rev))
+            top = [p for p in _zsplit(self._run_bytes("ls-tree", "-z", "--name-only", "--full-tree", rev))
                    if p != GITMEM_TOP]
             if not top:
                 return []
-            return _zsplit(self.run_bytes("--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree",
+            return _zsplit(self._run_bytes("--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree",
                                           rev, "--", *top))
-        return _zsplit(self.run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
+        return _zsplit(self._run_bytes("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev))
 
     # -- changes ----------------------------------------------------------------------------
 
-    def run_bytes(self, *args: str, env: dict[str, str] | None = None) -> bytes:
+    def _run_bytes(self, *args: str, env: dict[str, str] | None = None) -> bytes:
         """Run ``git <args>`` and return raw stdout (for ``-z`` output with arbitrary path bytes).
 
         Raises:
@@ -406,14 +466,14 @@ class Repo:
 
             def others() -> None:
                 try:
-                    got["others"] = self.run_bytes("ls-files", "-z", "--others", "--exclude-standard", *skip, *spec)
+                    got["others"] = self._run_bytes("ls-files", "-z", "--others", "--exclude-standard", *skip, *spec)
                 except BaseException as e:  # noqa: BLE001 - re-raised below, in the caller's thread
                     got["others"] = e
 
             thread = threading.Thread(target=others, daemon=True)
             thread.start()
             try:
-                changes = _name_status(self.run_bytes("diff", "-z", "-M", "--name-status", "--no-ext-diff", base,
+                changes = _name_status(self._run_bytes("diff", "-z", "-M", "--name-status", "--no-ext-diff", base,
                                                       *spec))
             finally:
                 thread.join()
@@ -423,20 +483,20 @@ class Repo:
             seen = {c.new_path for c in changes}
             changes += [FileChange("A", None, p) for p in _zsplit(untracked) if p not in seen]
         else:
-            changes = _name_status(self.run_bytes("diff-tree", "-r", "-z", "-M", "--name-status",
+            changes = _name_status(self._run_bytes("diff-tree", "-r", "-z", "-M", "--name-status",
                                                   "--no-ext-diff", base, new, *spec))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
 
     def changed_paths(self, old: str | None, new: str) -> list[str]:
         """Paths that differ between two trees or commits (``old`` None: the empty tree), no rename
         detection: cheap when few files changed among many."""
-        return _zsplit(self.run_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old or EMPTY_TREE, new))
+        return _zsplit(self._run_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old or EMPTY_TREE, new))
 
     def staged_changes(self, index_file: str | None = None) -> list[FileChange]:
         """Files the index (``index_file``, else the repository's) changes from HEAD, with rename detection."""
         env = {"GIT_INDEX_FILE": index_file} if index_file else None
         base = self.head() or EMPTY_TREE
-        changes = _name_status(self.run_bytes("diff", "--cached", "-z", "-M", "--name-status", "--no-ext-diff",
+        changes = _name_status(self._run_bytes("diff", "--cached", "-z", "-M", "--name-status", "--no-ext-diff",
                                               base, env=env))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
 
@@ -444,7 +504,7 @@ class Repo:
         """The bytes of ``path`` in the index (``index_file``, else the repository's); None if not staged."""
         env = {"GIT_INDEX_FILE": index_file} if index_file else None
         try:
-            return self.run_bytes("cat-file", "blob", f":0:{path}", env=env)  # ":0:": a name like "1:x" is a path
+            return self._run_bytes("cat-file", "blob", f":0:{path}", env=env)  # ":0:": a name like "1:x" is a path
         except GitError:
             return None
 
@@ -455,7 +515,7 @@ class Repo:
             GitError: git refused.
         """
         if paths:
-            self.run("--literal-pathspecs", "add", "--", *paths,
+            self._run("--literal-pathspecs", "add", "--", *paths,
                      env={"GIT_INDEX_FILE": index_file} if index_file else None)
 
     def dirty_files(self, *, skip_gitmem: bool = False) -> list[str]:
@@ -474,13 +534,13 @@ class Repo:
         Paths are literal (no pathspec magic: ``*`` or ``:`` in a file name is itself).
         """
         rng = f"{old}..{new}" if old else new
-        out = self.run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
+        out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
         return [s for s in out.split() if s]
 
     def commits_between(self, old: str | None, new: str) -> list[str]:
         """Commits in ``old..new``, oldest first."""
         rng = f"{old}..{new}" if old else new
-        out = self.run("rev-list", "--reverse", "--topo-order", rng)
+        out = self._run("rev-list", "--reverse", "--topo-order", rng)
         return [s for s in out.split() if s]
 
 
@@ -568,7 +628,7 @@ def hooks_path_setting(repo: Repo) -> HooksPathSetting | None:
         GitError: git could not read its configuration.
     """
     try:
-        out = repo.run("config", "--show-scope", "--get", "core.hooksPath")
+        out = repo._run("config", "--show-scope", "--get", "core.hooksPath")
     except GitError as e:
         if e.code == 1:  # git config: key not set
             return None

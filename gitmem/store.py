@@ -69,7 +69,7 @@ class Store:
         self.dir = self.layout.gitmem_dir
         # a checkout of a commit from before gitmem was committed has no .gitmem/, but the clone's memories remain
         if require and not self.dir.is_dir() and not self.layout.clone_dir.is_dir():
-            sparse = repo.has_commits() and repo.run("ls-tree", "--name-only", "HEAD", GITMEM_DIR)
+            sparse = repo.has_commits() and repo.has_path("HEAD", GITMEM_DIR)
             raise NotInitialized(f"no {GITMEM_DIR}/ in {repo.root}",
                                  f"the sparse checkout leaves it out: git sparse-checkout add {GITMEM_DIR}"
                                  if sparse else "run `gitmem init` in this repository")

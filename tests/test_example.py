@@ -24,7 +24,7 @@ def test_example_memories_are_valid_and_deterministic() -> None:
 
 def test_example_anchors_resolve_in_gitmem_history() -> None:
     repo = Repo(EXAMPLE.parent)
-    if repo.run("rev-parse", "--is-shallow-repository") == "true":
+    if (EXAMPLE.parent / ".git" / "shallow").exists():
         pytest.skip("shallow clone: the anchor commits may be missing")
     resolver = Resolver(repo)
     for p in sorted((EXAMPLE / "memories").glob("*.md")):

@@ -598,25 +598,25 @@ def test_default_branch_base_prefers_origin_and_falls_back_to_master(tmp_path: P
 def test_a_failing_git_command_raises_git_error_with_argv_code_and_stderr(repo: Path) -> None:
     r = Repo(repo)
     with pytest.raises(GitError) as e:
-        r.run("rev-parse", "--verify", "no-such-ref")
+        r._run("rev-parse", "--verify", "no-such-ref")
     assert isinstance(e.value, GitmemError)
     assert e.value.argv == ["rev-parse", "--verify", "no-such-ref"]  # gitmem's args, without the -c prefix
     assert e.value.code == 128
     assert "fatal: Needed a single revision" in e.value.stderr
     assert e.value.message.startswith("git rev-parse --verify no-such-ref failed: ")
     with pytest.raises(GitError) as e2:
-        r.run_bytes("cat-file", "blob", "HEAD:missing")
+        r._run_bytes("cat-file", "blob", "HEAD:missing")
     assert e2.value.argv == ["cat-file", "blob", "HEAD:missing"] and e2.value.code == 128
     assert "fatal: path 'missing' does not exist in 'HEAD'" in e2.value.stderr
 
 
 def test_run_returns_stripped_text_and_run_bytes_raw_bytes(repo: Path) -> None:
     r = Repo(repo)
-    assert r.run("rev-parse", "HEAD") == _rev(repo, "HEAD")
-    assert r.run_bytes("rev-parse", "HEAD") == (_rev(repo, "HEAD") + "\n").encode()
+    assert r._run("rev-parse", "HEAD") == _rev(repo, "HEAD")
+    assert r._run_bytes("rev-parse", "HEAD") == (_rev(repo, "HEAD") + "\n").encode()
     git(repo, "config", "core.quotepath", "true")  # the user's setting: gitmem's -c overrides it
     write(repo, {"café.txt": "c\n"})
-    assert r.run("ls-files", "--others") == "café.txt"
+    assert r._run("ls-files", "--others") == "café.txt"
 
 
 def test_the_users_color_and_diff_settings_do_not_change_answers(repo: Path) -> None:
@@ -665,7 +665,7 @@ def test_git_dir_inherited_from_a_hook_does_not_redirect_run(repo: Path, tmp_pat
     other = make_repo(tmp_path / "other", {"o.txt": "o\n"})
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))  # not scrubbed
     r = Repo(repo)
-    assert r.run("rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD", env={"GIT_DIR": str(repo / ".git")}).strip()
+    assert r._run("rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD", env={"GIT_DIR": str(repo / ".git")}).strip()
     assert r.read("HEAD", "a.txt") == b"one\n"
     assert r.files_at("HEAD") == ["a.txt", "src/b.py"]
 
@@ -687,7 +687,7 @@ def test_inherited_git_work_tree_does_not_reach_another_repo(repo: Path, tmp_pat
     other = make_repo(tmp_path / "other", {"o.txt": "o\n"})
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
     r = Repo(repo)
-    assert r.run("rev-parse", "--show-toplevel") == str(repo.resolve())
+    assert r._run("rev-parse", "--show-toplevel") == str(repo.resolve())
     assert r.dirty_files() == []
 
 
@@ -708,7 +708,7 @@ def test_blob_sha_of_a_directory_is_none(repo: Path) -> None:
 
 def test_git_error_carries_gits_own_stderr(repo: Path) -> None:
     with pytest.raises(GitError) as e:
-        Repo(repo).run("rev-parse", "--verify", "no-such-ref")
+        Repo(repo)._run("rev-parse", "--verify", "no-such-ref")
     assert e.value.stderr.strip() == "fatal: Needed a single revision"
     assert e.value.message == "git rev-parse --verify no-such-ref failed: fatal: Needed a single revision"
 

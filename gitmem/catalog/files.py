@@ -103,7 +103,8 @@ def team_tree(store: Any) -> str | None:
     if repo.head() is None:
         return None
     try:
-        return repo.run("rev-parse", "--verify", "--quiet", f"HEAD:{TEAM_DIR}") or None
+        sha: str | None = repo.tree_sha("HEAD", TEAM_DIR)
+        return sha
     except GitError:
         return None
 

@@ -115,7 +115,7 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
     if not moved:
         return []  # the usual case: no git call at all (listing dirty files reads git's whole index)
     repo = store.repo
-    git_dir = Path(repo.run("rev-parse", "--absolute-git-dir"))
+    git_dir = repo.git_dir
     if any((git_dir / n).exists() for n in ("rebase-merge", "rebase-apply", "sequencer", "CHERRY_PICK_HEAD",
                                             "REVERT_HEAD", "MERGE_HEAD")):
         return []
@@ -131,8 +131,7 @@ def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
         if now & dirty:
             continue
         path = store.path_for(ms.memory)  # a local memory lives in git's folder: never "modified" in git
-        if ms.memory.scope == "team" and path.exists() and repo.run("status", "--porcelain", "--",
-                                                                    repo.relpath(str(path))):
+        if ms.memory.scope == "team" and path.exists() and repo.modified(repo.relpath(str(path))):
             continue
         try:
             reanchor(store, ms.memory.id, rev=head)

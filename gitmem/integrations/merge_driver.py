@@ -124,9 +124,8 @@ def install(repo_root: Path, python: str = sys.executable) -> list[str]:
         changed.append(ATTRIBUTES_FILE)
     repo = Repo(repo_root)
     driver = f'"{python}" -m gitmem merge-file %O %A %B %P'
-    current = repo.run("config", "--local", "--default", "", "--get", f"merge.{DRIVER_NAME}.driver")
-    if current != driver:
-        repo.run("config", "--local", f"merge.{DRIVER_NAME}.name", "gitmem memory files (field by field)")
-        repo.run("config", "--local", f"merge.{DRIVER_NAME}.driver", driver)
+    if repo.local_config(f"merge.{DRIVER_NAME}.driver") != driver:
+        repo.set_local_config(f"merge.{DRIVER_NAME}.name", "gitmem memory files (field by field)")
+        repo.set_local_config(f"merge.{DRIVER_NAME}.driver", driver)
         changed.append(f"git config merge.{DRIVER_NAME}.driver")
     return changed

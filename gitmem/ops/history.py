@@ -36,20 +36,6 @@ class LogEntry:
     what: str
 
 
-def _log(store: Store, *args: str) -> list[tuple[str, int, str, str, str]]:
-    """(sha, time, author, subject, path) per commit of ``git log`` with the given path arguments."""
-    # -z: file names as they are (not C-quoted: a tab, newline or quote in a name survives)
-    out = store.repo.run("--literal-pathspecs", "log", "-z", "--format=%x01%H%x00%ct%x00%an%x00%s", "--name-only",
-                         *args)
-    rows = []
-    for chunk in out.split("\x01")[1:]:
-        sha, t, author, subject, *rest = chunk.split("\x00") + ["", "", "", ""]
-        names = [rest[0].removeprefix("\n"), *rest[1:]] if rest else []
-        name = next((n for n in names if n), "")
-        rows.append((sha, int(t or 0), author, subject, name))
-    return rows
-
-
 def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     """The log of memory ``mem_id`` (or a unique prefix), newest first.
 
@@ -61,7 +47,7 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
     rel = store.repo.relpath(str(path)) if m.scope == "team" else ""  # a local file is not in git's history
     entries: list[LogEntry] = []
     if rel and m.scope == "team":
-        for sha, t, author, subject, _ in _log(store, "--follow", "--", rel):
+        for sha, t, author, subject, _ in store.repo.path_log(rel):
             entries.append(LogEntry("memory", sha, t, author, subject, "memory file changed"))
         if entries:
             entries[-1].what = "memory written"
@@ -77,9 +63,8 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
             continue
         log_path = now.get(a.key) or a.path  # --follow walks back from where the file is now
         start = first_commit or a.commit  # since the memory was written (re-anchoring moves a.commit)
-        rng = [f"{start}..HEAD"] if start else ["HEAD"]
-        for sha, t, author, subject, name in _log(store, "--follow", f"-n{MAX_CODE_COMMITS}", *rng, "--",
-                                                  log_path):
+        revs = f"{start}..HEAD" if start else "HEAD"
+        for sha, t, author, subject, name in store.repo.path_log(log_path, revs=revs, limit=MAX_CODE_COMMITS):
             if (sha, a.key) in seen:
                 continue
             seen.add((sha, a.key))
@@ -96,6 +81,6 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
             else:
                 what = f"{a.key}: file changed" + (f" (now {where})" if where != a.path else "")
             entries.append(LogEntry("code", sha, t, author, subject, what))
-    order = {sha: i for i, sha in enumerate(store.repo.run("rev-list", "--topo-order", "HEAD").split())}
+    order = {sha: i for i, sha in enumerate(store.repo.topo_order())}
     entries.sort(key=lambda e: (order.get(e.commit, len(order)), e.kind != "memory"))
     return entries

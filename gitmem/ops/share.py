@@ -127,7 +127,7 @@ def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
         store.repo.stage(written, index_file)
         # `git commit PATH` commits from a temporary index and then writes the real one from
         # <git dir>/index.lock: stage there too, or the shared file would look deleted after the commit
-        real = Path(store.repo.run("rev-parse", "--absolute-git-dir")) / "index.lock"
+        real = store.repo.git_dir / "index.lock"
         if index_file and real.exists() and Path(index_file).resolve() != real.resolve():
             store.repo.stage(written, str(real))
     return shared
