@@ -330,8 +330,11 @@ def export_line_json(m: Memory) -> JSONObject:
 
 
 def dumps_line(obj: JSONObject) -> str:
-    """One JSON Lines line (compact, non-ASCII kept, no newline)."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=False)
+    """One JSON Lines line (compact, non-ASCII kept, surrogates made safe, no newline): export lines, and the
+    warning / error objects on stderr (one line each, so a stream of them parses line by line)."""
+    from .memfile import without_surrogates
+
+    return without_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=False))
 
 
 def import_json(r: ImportReport) -> JSONObject:

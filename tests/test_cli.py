@@ -31,6 +31,7 @@ def test_exit_codes_and_json_errors(tmp_path: Path, run_cli) -> None:
     code, out, err = run_cli(repo, "list", "--json")
     assert code == 1 and out == ""
     assert json.loads(err)["error"].startswith("no .gitmem/") and "gitmem init" in json.loads(err)["hint"]
+    assert err.count("\n") == 1  # one line per error object: a stream of them parses line by line
     run_cli(repo, "init", "--no-hooks")
     code, out, err = run_cli(repo, "show", "NOPE")
     assert code == 1 and "no memory with id NOPE" in err

@@ -168,3 +168,17 @@ def test_log_follows_a_renamed_file(tmp_path: Path, run_cli) -> None:
            {"csvlite.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     rows = json.loads(run_cli(repo, "log", mid, "--json")[1])
     assert any(r["subject"] == "parse strips" and r["kind"] == "code" for r in rows)
+
+
+def test_supersede_keeps_the_old_memory_s_tags_unless_given(tmp_path: Path, run_cli) -> None:
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    code, out, _ = run_cli(repo, "remember", "parse splits on commas", "--anchor", "csvish.py::parse",
+                           "--tag", "csv", "--tag", "separator", "--json")
+    mid = json.loads(out)["id"]
+    new = json.loads(run_cli(repo, "supersede", mid, "parse splits on semicolons", "--json")[1])["id"]
+    assert json.loads(run_cli(repo, "show", new, "--json")[1])["tags"] == ["csv", "separator"]
+    newer = json.loads(run_cli(repo, "supersede", new, "parse takes any separator", "--tag", "config",
+                                "--json")[1])["id"]
+    assert json.loads(run_cli(repo, "show", newer, "--json")[1])["tags"] == ["config"]

@@ -31,7 +31,7 @@ import click
 
 from .. import __version__, infra, layout
 from ..errors import GitmemError
-from ..shapes import dumps, error_json, versioned
+from ..shapes import dumps_line, error_json, versioned
 from . import maintenance, memories, retrieve, setup, transfer  # noqa: F401 - registers the commands
 from .base import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPT, EXIT_OK, EXIT_USAGE, State, cli
 
@@ -46,7 +46,7 @@ def _bug_log(exc: BaseException) -> Path | None:
 def _error(message: str, hint: str) -> None:
     """An expected error on stderr: a JSON object in JSON mode, else ``error:`` and ``hint:`` lines."""
     if State.json:
-        click.echo(dumps(versioned(error_json(message, hint))), err=True)
+        click.echo(dumps_line(versioned(error_json(message, hint))), err=True)
     else:
         click.echo(f"error: {message}", err=True)
         if hint:

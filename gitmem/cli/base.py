@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import __version__
-from ..shapes import JSONObject, dumps, dumps_document, versioned, warning_json
+from ..shapes import JSONObject, dumps_document, dumps_line, versioned, warning_json
 
 if TYPE_CHECKING:
     from ..errors import MemoryFileError
@@ -66,7 +66,7 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _warn(message: str) -> None:
     """A warning on stderr (a JSON object in JSON mode)."""
-    click.echo(dumps(versioned(warning_json(message))) if State.json else f"warning: {message}", err=True)
+    click.echo(dumps_line(versioned(warning_json(message))) if State.json else f"warning: {message}", err=True)
 
 
 def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> None:
@@ -77,7 +77,7 @@ def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> 
         errors = file_errors(store)
     for e in errors:
         if State.json:
-            click.echo(dumps(versioned(warning_json(e.message, e.hint))), err=True)
+            click.echo(dumps_line(versioned(warning_json(e.message, e.hint))), err=True)
         else:
             click.echo(f"warning: {e.message}" + (f" ({e.hint})" if e.hint else ""), err=True)
 

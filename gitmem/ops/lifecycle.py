@@ -58,7 +58,7 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
 
     ``req.anchors`` empty: the old memory's anchors where their code is now
     (commit anchors kept, deleted code dropped). ``req.type`` None-like (""):
-    the old memory's type. Scope follows the old memory.
+    the old memory's type. ``req.tags`` empty: the old memory's tags. Scope follows the old memory.
 
     Raises:
         MemoryNotFound: no such memory.
@@ -81,6 +81,7 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
         req.anchors = tuple(specs)
         req.cwd = None
     req.type = req.type or old.type
+    req.tags = req.tags or tuple(old.tags)  # the concepts it is about did not change with its text
     req.scope = old.scope
     req.invariant = req.invariant or old.invariant  # "these places change together" still holds for the new text
     new = remember(store, req)
