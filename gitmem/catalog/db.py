@@ -177,6 +177,32 @@ def is_current(con: sqlite3.Connection, root: Path) -> bool:
 # -- writing (called by catalog.sync and catalog.files) --------------------------------------------------------
 
 
+def changed_since_check(con: sqlite3.Connection, root: Path, rel: str) -> bool:
+    """Whether file ``rel`` may have changed since the statuses were last checked against the work tree.
+
+    The check (``catalog.sync``) records the size and modification time (ns) of every file that was
+    dirty then (meta ``status_dirty``) and when it started (``status_checked_ns``). A file that was
+    dirty: changed when its size or time differ; a file that was clean: changed when it was modified
+    after the check started; a file that is gone: changed. A catalog that never checked: False (its
+    rows say "status not checked yet" themselves). One ``stat``, no git: the agent hooks call it.
+    """
+    checked = get_meta(con, "status_checked_ns")
+    if not checked or not checked.isdigit():
+        return False
+    try:
+        dirty = json.loads(get_meta(con, "status_dirty") or "{}")
+    except ValueError:
+        dirty = {}
+    was = dirty.get(rel) if isinstance(dirty, dict) else None
+    try:
+        st = os.stat(root / rel)
+    except OSError:
+        return was != "gone"
+    if was is not None:
+        return bool(was != f"{st.st_size}:{st.st_mtime_ns}")
+    return st.st_mtime_ns > int(checked)
+
+
 def fts_text(row: dict[str, Any]) -> str:
     """The full-text column of a row: title, body, facts, tags, anchor keys, identifiers split."""
     anchors = [a.get("key", "") for a in row.get("anchors", [])]

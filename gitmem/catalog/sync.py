@@ -145,6 +145,7 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
         # 2. statuses: re-checked for the memories on files that changed since the last check
         #    (HEAD moved, or a dirty file changed), new rows, and rows never checked
         repo = store.repo
+        checked_ns = time.time_ns()  # before anything is read: an edit during the check counts as after it
         head = repo.head()
         dirty = dirty_state(repo)
         old_head = catalog_db.get_meta(con, "status_head")
@@ -183,6 +184,7 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
             catalog_db.set_meta(con, "status_head", head or "-")
             catalog_db.set_meta(con, "status_dirty", json.dumps(dirty, sort_keys=True))
             catalog_db.set_meta(con, "tree_state", tree_state(repo, list(dirty)))
+            catalog_db.set_meta(con, "status_checked_ns", str(checked_ns))
         con.commit()
     finally:
         con.close()
