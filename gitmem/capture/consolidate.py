@@ -22,6 +22,11 @@ instead of adding another; one that rewrites it (overlap ≥ ``SUPERSEDE_JACCARD
 same type) becomes a new memory that ``supersedes`` it (a local one it
 replaces outright). Captured memories are ``local`` scope.
 
+Nothing lost, nothing twice: once a session has ended, its spool is first reconciled with the
+agent's transcript (``reconcile_with_transcript``), and every record a batch consumes is remembered
+(``spool.add_seen``), so a tool call or final message arriving again (a late hook, a re-run) is
+dropped (``spool.fresh``).
+
 Crash safety: the memories of a batch are first written to a plan file next to
 it, then to their files, then the batch and the plan are deleted. A run that
 finds a plan applies it again (idempotent: same ids, same content), so a kill at
@@ -495,6 +500,32 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
     return plan, "rules"
 
 
+def reconcile_with_transcript(store: Store, key: str, seen: set[str], notes: list[str]) -> None:
+    """If session ``key`` has ended (a SessionEnd record is pending) and its agent left a transcript, append
+    to its live spool what the transcript holds and the spool does not: tool calls whose asynchronous hook
+    was cut short, the final message of a cancelled Stop hook (``integrations.agents.reconcile``).
+
+    The caller holds the session's lock and claims the live spool afterwards, so the added records are
+    consolidated in this run; ``seen`` (already consolidated) and the pending records keep each event once.
+    Never raises: a failure leaves the spool as the hooks wrote it (a note says why).
+    """
+    root = store.repo.root
+    pending: list[dict[str, Any]] = []
+    for path in [*spool.batches(root, key), spool.live_path(root, key)]:
+        pending += spool.read_records(path)[0]
+    if not any(r.get("event") == "SessionEnd" for r in pending):
+        return
+    try:
+        from ..integrations.agents import reconcile
+
+        added = reconcile.reconcile(root, key, pending, seen)
+    except Exception as e:  # noqa: BLE001 - the spool alone still makes the memories
+        notes.append(f"transcript not reconciled: {type(e).__name__}: {e}")
+        return
+    if added:
+        notes.append(f"reconciled with the transcript: {added} event{'' if added == 1 else 's'} added")
+
+
 def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
                         progress: Callable[[str], None] | None = None, wait: float = 0) -> Outcome | None:
     """Consolidate session ``key``: pending plans, then every batch (the live spool claimed first).
@@ -515,6 +546,8 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
         return None
     try:
         out = Outcome(session=key)
+        seen = spool.read_seen(root, key)
+        reconcile_with_transcript(store, key, seen, out.notes)
         spool.claim(root, key)
         for batch in spool.batches(root, key):
             plan_path = batch.with_name(batch.name.removesuffix(spool.BATCH_SUFFIX) + spool.PLAN_SUFFIX)
@@ -527,10 +560,11 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
                 if plan is not None:
                     apply_plan(store, plan)
                     out.written += [m.id for m in plan.write]
+                    spool.add_seen(root, key, spool.fresh(spool.read_records(batch)[0], seen)[1])
                     batch.unlink(missing_ok=True)
                     plan_path.unlink(missing_ok=True)
                     continue
-            records, _bad = spool.read_records(batch)
+            records, keys = spool.fresh(spool.read_records(batch)[0], seen)
             out.batches += 1
             out.events += len(records)
             if progress:
@@ -546,6 +580,7 @@ def consolidate_session(store: Store, key: str, *, use_llm: bool = True,
             out.path = how if out.path in ("rules", "skipped") else out.path
             out.written += [m.id for m in plan.write]
             out.removed += plan.delete
+            spool.add_seen(root, key, keys)  # before the batch goes: a crash leaves them to be read again
             batch.unlink(missing_ok=True)
             plan_path.unlink(missing_ok=True)
         out.written = list(dict.fromkeys(out.written))

@@ -5,6 +5,10 @@ Layout under ``<common-dir>/gitmem/spool/`` (``layout.spool_dir``; per clone, ne
     <session>.jsonl                    live: hooks append one JSON object per line
     <session>.<ns>-<pid>.batch         claimed by a consolidation (renamed from the live file)
     <session>.<ns>-<pid>.plan.json     the memories a consolidation is about to write
+    <session>.seen                     keys of the records already consolidated (``record_key``): a
+                                       tool call (by its id) or a final message arriving again — a
+                                       late asynchronous hook, a re-run of the reconciliation with
+                                       the agent's transcript — is dropped, so each counts once
 
 Concurrency (POSIX ``flock``): a writer opens the live file, takes an exclusive
 lock, checks that the path still names the inode it opened (a consolidation may
@@ -37,6 +41,7 @@ except ImportError:  # pragma: no cover - Windows: appends of one small write ar
     fcntl = None  # type: ignore[assignment]
 
 LIVE_SUFFIX = ".jsonl"
+SEEN_SUFFIX = ".seen"
 BATCH_SUFFIX = ".batch"
 PLAN_SUFFIX = ".plan.json"
 #: Spool record format version (the ``v`` field of each line).
@@ -169,3 +174,59 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
         else:
             bad += 1
     return out, bad
+
+
+def record_key(record: dict[str, Any]) -> str | None:
+    """What makes a record the same event again: ``tool:<id>`` for a tool call, ``stop:<hash>`` for a
+    final message; None for the others (prompts, session start and end), which are never dropped."""
+    kind = record.get("event")
+    if kind in ("PostToolUse", "PostToolUseFailure") and isinstance(record.get("id"), str) and record["id"]:
+        return "tool:" + str(record["id"])
+    if kind == "Stop" and isinstance(record.get("last_message"), str) and record["last_message"].strip():
+        import hashlib
+
+        return "stop:" + hashlib.sha256(record["last_message"].encode("utf-8", "replace")).hexdigest()[:32]
+    return None
+
+
+def seen_path(root: Path, key: str) -> Path:
+    return spool_dir(root) / f"{key}{SEEN_SUFFIX}"
+
+
+def read_seen(root: Path, key: str) -> set[str]:
+    """The keys (``record_key``) of session ``key``'s records already consolidated."""
+    try:
+        return {ln for ln in seen_path(root, key).read_text("ascii", errors="replace").splitlines() if ln}
+    except FileNotFoundError:
+        return set()
+
+
+def add_seen(root: Path, key: str, keys: list[str]) -> None:
+    """Record ``keys`` as consolidated (one append). The caller holds the session's consolidation lock.
+
+    Raises:
+        OSError: the spool folder cannot be written.
+    """
+    if not keys:
+        return
+    fd = os.open(seen_path(root, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, ("\n".join(keys) + "\n").encode("ascii", "replace"))
+    finally:
+        os.close(fd)
+
+
+def fresh(records: list[dict[str, Any]], seen: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """``records`` without those whose key is in ``seen`` or repeats an earlier record's, and the keys of the
+    kept ones (``seen`` is extended with them)."""
+    out: list[dict[str, Any]] = []
+    keys: list[str] = []
+    for r in records:
+        k = record_key(r)
+        if k is not None:
+            if k in seen:
+                continue
+            seen.add(k)
+            keys.append(k)
+        out.append(r)
+    return out, keys

@@ -44,7 +44,8 @@ LEFTOVER_TTL_S = 3_600
 
 def prune_sessions(root: Path) -> None:
     """Delete what nothing will use again: state of sessions idle for SESSION_STATE_TTL_S, temp files
-    of writes a kill interrupted (``.<name>.*.tmp``), lock files of sessions with nothing pending."""
+    of writes a kill interrupted (``.<name>.*.tmp``), lock files of sessions with nothing pending, and the
+    consolidated-records ledgers of sessions idle for SESSION_STATE_TTL_S."""
     now = time.time()
     lay = layout.of(root)
     pending = set()
@@ -60,6 +61,9 @@ def prune_sessions(root: Path) -> None:
         (spool_dir, lambda p: ((p.name.startswith(".") and p.name.endswith(".tmp")) or
                                (p.name.endswith(".lock") and p.name[:-5] not in pending))
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
+        # what a session consolidated (``spool.seen_path``): kept while a late hook may still arrive
+        (spool_dir, lambda p: p.name.endswith(".seen") and p.name[:-5] not in pending
+         and now - p.stat().st_mtime > SESSION_STATE_TTL_S),
     )
     for folder, test in tests:
         try:

@@ -108,7 +108,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
     name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
                               "cwd": _str(raw.get("cwd")), "raw": raw, "paths": touched_paths(raw),
-                              "project_dir": os.environ.get("CLAUDE_PROJECT_DIR") or ""}
+                              "project_dir": os.environ.get("CLAUDE_PROJECT_DIR") or "",
+                              "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "UserPromptSubmit":

@@ -13,7 +13,9 @@ BeforeFile                memories anchored to the file — first those on the s
 BeforeShell               nothing yet                                                   3 s
 AfterTool(Failure)        appends the redacted call to the session's spool              3 s
 Stop                      spools the agent's last message                              3 s
-SessionEnd                hands consolidation to a detached process                     1.2 s
+SessionEnd                spools the end (with the transcript's path) and hands         1.2 s
+                          consolidation to a detached process, which reconciles the
+                          spool with the agent's transcript first (``reconcile``)
 BeforeCompact             nothing                                                       3 s
 AfterCompact              forgets what the session was given                            3 s
 ========================  ===========================================================  ==========
@@ -212,6 +214,14 @@ def edited_lines(root: Path, rel: str, old_text: str | None) -> tuple[int, int] 
 # -- handlers ------------------------------------------------------------------------------------
 
 
+def transcript_of(event: Event) -> dict[str, str]:
+    """The spool fields naming the agent's transcript (``agent``, ``transcript``): the consolidation
+    reconciles the spool with it (``reconcile``); empty when the agent gave none."""
+    if not event.transcript:
+        return {}
+    return {"agent": capture.clean(event.agent, 40), "transcript": capture.clean(event.transcript, 4_000)}
+
+
 def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: str) -> str | None:
     """The session's opening context; records the start commit; consolidates orphaned spools."""
     from .session_start import session_start_context
@@ -220,7 +230,8 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
     text, shown, head = session_start_context(root, cwd=event.cwd or None,
                                               budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
-    capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40)})
+    capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
+                                                     **transcript_of(event)})
     mark_given(lay, key, shown)
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
         infra.spawn_detached("gitmem.capture.worker", str(root), cwd=root)
@@ -354,12 +365,13 @@ def on_stop(event: Stop, root: Path, lay: layout.Layout, key: str) -> None:
     """Spool the agent's last message."""
     if event.last_message.strip():
         capture.spool_record(root, key, "Stop",
-                             {"last_message": capture.clean(event.last_message, capture.MAX_MESSAGE_CHARS)})
+                             {"last_message": capture.clean(event.last_message, capture.MAX_MESSAGE_CHARS),
+                              **transcript_of(event)})
 
 
 def on_session_end(event: SessionEnd, root: Path, lay: layout.Layout, key: str) -> None:
     """Spool the end and hand the session's spool to a detached consolidation."""
-    capture.spool_record(root, key, "SessionEnd", {"reason": capture.clean(event.reason, 40)})
+    capture.spool_record(root, key, "SessionEnd", {"reason": capture.clean(event.reason, 40), **transcript_of(event)})
     infra.spawn_detached("gitmem.capture.worker", str(root), key, cwd=root)
 
 

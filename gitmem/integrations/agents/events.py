@@ -38,13 +38,16 @@ class Event:
         paths: files the event names (absolute or relative to ``cwd``), to find the repository
             when ``cwd`` is outside it.
         project_dir: a folder the agent says the project is in (``$CLAUDE_PROJECT_DIR``), or "".
+        transcript: the agent's own record of the session (Claude Code's ``transcript_path``), or "";
+            the consolidation reconciles the spool with it (``reconcile``).
         raw: the event as the agent sent it (decoded JSON).
     """
 
-    __slots__ = ("agent", "name", "session_id", "cwd", "paths", "project_dir", "raw")
+    __slots__ = ("agent", "name", "session_id", "cwd", "paths", "project_dir", "transcript", "raw")
 
     def __init__(self, *, agent: str, name: str, session_id: str, cwd: str, raw: dict[str, Any],
-                 paths: tuple[str, ...] = (), project_dir: str = "") -> None:
+                 paths: tuple[str, ...] = (), project_dir: str = "", transcript: str = "") -> None:
+        self.transcript = transcript
         self.agent = agent
         self.name = name
         self.session_id = session_id
