@@ -222,6 +222,31 @@ def test_stale_memory_comes_with_its_reason(repo: Path, run_cli) -> None:
     assert mid in text and "⚠ stale" in text and "src/auth.py::check_token" in text
 
 
+def test_an_uncommitted_edit_is_never_shown_as_fresh(repo: Path, run_cli) -> None:
+    """The agent edits an anchored function (not committed): the next read of that file must not say "fresh"
+    from a status checked before the edit; it says it may be stale, re-checks, and the next read is exact."""
+    mid = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
+    hook(fixture("SessionStart", repo, session_id="un-0"), repo)
+    wait_for(lambda: _status_known(repo, mid))
+    event = fixture("PreToolUse.Read", repo, session_id="un-1")
+    event["tool_input"] = {"file_path": str(repo / "src" / "auth.py")}
+    assert "· fresh" in context_of(hook(event, repo)[1], "PreToolUse")
+    time.sleep(0.01)
+    write(repo, {"src/auth.py": AUTH_PY.replace('raise ValueError("empty token")', "return False")})  # the edit
+    event["session_id"] = "un-2"
+    text = context_of(hook(event, repo)[1], "PreToolUse")
+    assert mid in text and "⚠ may be stale: src/auth.py changed since gitmem last checked it" in text
+    assert "· fresh" not in text
+
+    def rechecked() -> bool:  # the background re-check the hook started
+        event["session_id"] = f"un-{time.monotonic_ns()}"
+        return "⚠ stale" in context_of(hook(event, repo)[1], "PreToolUse")
+
+    assert wait_for(rechecked, 30)
+    event["session_id"] = "un-2"  # the same session: the unsure answer was not counted as given
+    assert "⚠ stale" in context_of(hook(event, repo)[1], "PreToolUse")
+
+
 def _status_known(repo: Path, mid: str) -> bool:
     import sqlite3
 

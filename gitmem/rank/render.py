@@ -178,7 +178,7 @@ def row_status(row: dict[str, Any]) -> str:
         return "status not checked yet"
     if st == "fresh":
         return "fresh"
-    mark = "⚠ " if st in ("stale", "deleted") else ""
+    mark = "⚠ " if st in ("stale", "deleted", "may be stale") else ""
     return f"{mark}{st}: {row.get('reason') or ''}".strip()
 
 

@@ -88,6 +88,9 @@ ORPHAN_AFTER_S = 3600.0
 #: Touched (in ``run_dir``) when a hook starts a hook-index refresh; another is started only
 #: SYNC_RETRY_S seconds later.
 SYNC_MARKER = "catalog-sync.requested"
+#: The status shown for a memory on a file that changed after its status was checked (``rank.render``
+#: marks it with ⚠ like stale and deleted).
+MAY_BE_STALE = "may be stale"
 SYNC_RETRY_S = 10.0
 #: Spool records of tool calls (``capture``'s vocabulary).
 TOOL_RECORD = "PostToolUse"
@@ -188,12 +191,21 @@ def hook_index(root: Path, lay: layout.Layout) -> sqlite3.Connection | None:
 
     con = catalog_db.connect(root)
     if con is None or not catalog_db.is_current(con, root):
-        marker = lay.run_dir / SYNC_MARKER
-        age = infra.age_s(marker)
-        if age is None or age >= SYNC_RETRY_S:  # one refresh at a time, not one per tool call
-            infra.touch(marker)
-            infra.spawn_detached("gitmem.catalog.sync", str(root), cwd=root)
+        request_sync(root, lay)
     return con
+
+
+def request_sync(root: Path, lay: layout.Layout) -> None:
+    """Start ``python -m gitmem.catalog.sync ROOT`` in the background, at most one per ``SYNC_RETRY_S`` seconds.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    marker = lay.run_dir / SYNC_MARKER
+    age = infra.age_s(marker)
+    if age is None or age >= SYNC_RETRY_S:  # one refresh at a time, not one per tool call
+        infra.touch(marker)
+        infra.spawn_detached("gitmem.catalog.sync", str(root), cwd=root)
 
 
 def edited_lines(root: Path, rel: str, old_text: str | None) -> tuple[int, int] | None:
@@ -332,8 +344,17 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
         found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2])))
         found = found[:MAX_FILE_MEMORIES]
         by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
+        changed = catalog_db.changed_since_check(con, root, rel)
     finally:
         con.close()
+    unsure: list[str] = []
+    if changed:  # the statuses predate this file's content (the agent's own edits): never claim "fresh"
+        request_sync(root, lay)
+        for mid, row in by_id.items():
+            if row.get("status") in (None, "fresh"):
+                by_id[mid] = {**row, "status": MAY_BE_STALE,
+                              "reason": f"{rel} changed since gitmem last checked it (re-checking now)"}
+                unsure.append(mid)
     found = [f for f in found if f[0] in by_id]
     if edit is not None:
         first = [f for f in found if on_edit(f[2]) or file_level(f[2]) or not_fresh(f[1])]
@@ -346,7 +367,8 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "file_budget"),
                          header=f"# gitmem: memories about {where}\n", detail=n_full, detail_among=n_full,
                          style=render.HOOK)
-    mark_given(lay, key, packed.detailed)
+    # a memory shown with an unsure status is shown again (with its checked status) at the next read or edit
+    mark_given(lay, key, [i for i in packed.detailed if i not in unsure])
     return packed.text
 
 
