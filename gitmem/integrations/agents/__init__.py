@@ -11,7 +11,7 @@ Modules:
   files left out);
 * ``session_start``: the session's opening context (imports the library; the one slow path);
 * ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
-* ``codex``: the Codex CLI adapter.
+* ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
