@@ -32,13 +32,14 @@ SessionEnd            ``SessionEnd`` (``reason``)
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, UserPromptSubmit and PreToolUse; Codex adds that text to the conversation as a
-``developer`` message. The field names are those of Codex's own hook tests (openai/codex PR
-#20692, ``codex-rs/core/tests/suite/hooks.rs``: PreToolUse ``additionalContext``); that
-SessionStart and UserPromptSubmit take the same shape, and the 10,000-character cap (Claude
-Code's), are ASSUMPTIONS still to verify with the real CLI. Several files' memories of one
-tool call are joined into one text. Bad input (not JSON, not an object, an unknown event, a
-``cwd`` outside any repository, a repository without ``.gitmem/``) prints nothing. Errors go to
-``<logs>/codex-hooks.log`` (redacted).
+``developer`` message (checked with the real codex-cli 0.169.0: the model's requests carry it
+after the instructions, after the prompt, and after the tool call). The input shapes above are
+those it sends (``tests/fixtures/codex/``: ``Bash`` with ``{"command": str}`` also when the model
+called ``exec_command``; ``apply_patch`` with ``{"command": patch}``; ``tool_response`` a
+string). The 10,000-character cap is an ASSUMPTION (Claude Code's; Codex documents none).
+Several files' memories of one tool call are joined into one text. Bad input (not JSON, not an
+object, an unknown event, a ``cwd`` outside any repository, a repository without ``.gitmem/``)
+prints nothing. Errors go to ``<logs>/codex-hooks.log`` (redacted).
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (through ``core``): it runs on every prompt and tool call.
