@@ -34,6 +34,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
 * ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
 * ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
+* ``codex_install_json``, ``codex_uninstall_json``: ``install codex``, ``uninstall codex``.
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
     from .capture.consolidate import Outcome
     from .integrations.agents.claude_install import ClaudeInstall
+    from .integrations.agents.codex_install import CodexInstall
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Problem
     from .ops.context import ContextResult
@@ -288,6 +290,17 @@ def claude_install_json(res: ClaudeInstall) -> JSONObject:
 def claude_uninstall_json(res: ClaudeInstall) -> JSONObject:
     """``{"changed": [file]}``."""
     return {"changed": res.changed}
+
+
+def codex_install_json(res: CodexInstall) -> JSONObject:
+    """``{"changed": [file], "notes", "command", "hooks", "config", "mcp"}`` (``mcp``: registered in ``config``)."""
+    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
+            "config": str(res.config), "mcp": res.mcp}
+
+
+def codex_uninstall_json(res: CodexInstall) -> JSONObject:
+    """``{"changed": [file], "notes"}``."""
+    return {"changed": res.changed, "notes": res.notes}
 
 
 # -- checks and maintenance -----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The per-tool-call hooks import only the standard library and gitmem's stdlib-only modules.
 
 Each per-tool-call event (prompt, before a read, before an edit, after a tool, after a
-failure, stop) runs through the Claude Code adapter's entry point in its own process, on a
+failure, stop) runs through the Claude Code adapter's entry point (and the Codex adapter's:
+its shell reads and patches) in its own process, on a
 real repository with memories and a built hook index; a wrapper then writes the names in
 ``sys.modules`` to a file. Anything beyond what a bare ``python -c pass`` loads (the
 interpreter's start-up, ``.pth`` import hooks), the standard library
@@ -44,6 +45,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.core",
     "gitmem.integrations.agents.capture",
     "gitmem.integrations.agents.claude",
+    "gitmem.integrations.agents.codex",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -64,9 +66,11 @@ finally:
 """
 
 
-def modules_after(argv: list[str], event: dict[str, Any] | None, cwd: Path, out: Path) -> tuple[set[str], str]:
-    """(modules loaded when the process ended, its stdout)."""
-    proc = subprocess.run([sys.executable, "-c", WRAPPER, str(out), *argv], cwd=cwd, capture_output=True,
+def modules_after(argv: list[str], event: dict[str, Any] | None, cwd: Path, out: Path,
+                  adapter: str = "claude") -> tuple[set[str], str]:
+    """(modules loaded when the process ended, its stdout); ``adapter``: the module under ``agents``."""
+    wrapper = WRAPPER.replace("agents.claude import", f"agents.{adapter} import")
+    proc = subprocess.run([sys.executable, "-c", wrapper, str(out), *argv], cwd=cwd, capture_output=True,
                           input=json.dumps(event).encode() if event is not None else b"", timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     return set(json.loads(out.read_text())), proc.stdout.decode()
@@ -150,3 +154,49 @@ def test_the_check_catches_a_heavy_import(repo: Path, baseline: set[str], tmp_pa
     assert proc.returncode == 0, proc.stderr.decode()
     mods = set(json.loads(out.read_text()))
     assert "gitmem.store" in not_allowed(mods, baseline) and "yaml" in not_allowed(mods, baseline)
+
+
+def _codex_events(repo: Path) -> dict[str, dict[str, Any]]:
+    """Codex's per-tool-call events, as documented (``tests/test_codex_hooks.py`` builds the same)."""
+    from tests.test_codex_hooks import codex_event, patch_for
+
+    patch = patch_for("src/client.py", "    resp = session.get(url, timeout=10)\n",
+                      "    resp = session.get(url, timeout=12)\n")
+    return {
+        "prompt": codex_event("UserPromptSubmit", repo, "hot-prompt",
+                              prompt="Why must `fetch` keep its timeout for the gateway?"),
+        "before read": codex_event("PreToolUse", repo, "hot-read", tool_name="Bash",
+                                   tool_input={"command": "cat src/client.py"}),
+        "before edit": codex_event("PreToolUse", repo, "hot-edit", tool_name="apply_patch",
+                                   tool_input={"command": patch}),
+        "before shell": codex_event("PreToolUse", repo, "hot-shell", tool_name="Bash",
+                                    tool_input={"command": "python -m pytest -q"}),
+        "after shell": codex_event("PostToolUse", repo, "hot-after", tool_name="Bash",
+                                   tool_input={"command": "python -m pytest -q"}, tool_response="1 passed"),
+        "after patch": codex_event("PostToolUse", repo, "hot-after-patch", tool_name="apply_patch",
+                                   tool_input={"command": patch}, tool_response="Success."),
+    }
+
+
+def test_codex_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                    baseline: set[str], tmp_path: Path) -> None:
+    """The same check for the Codex adapter (Stop is left out: it starts a detached consolidation)."""
+    from tests.test_codex_hooks import codex_event
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after([], codex_event("SessionStart", repo, "hot-start", source="startup"), repo, out,
+                            "codex")
+    assert "gitmem.integrations.agents.session_start" in mods
+    evs = _codex_events(repo)
+    assert wait_for(lambda: mid in modules_after([], evs["prompt"], repo, out, "codex")[1], timeout=30)
+    evs = {k: {**e, "session_id": e["session_id"] + "-2"} for k, e in evs.items()}
+    for name, event in evs.items():
+        mods, stdout = modules_after([], event, repo, out, "codex")
+        if name in INJECTING:
+            assert mid in context_of(stdout, INJECTING[name]), name
+        else:
+            assert stdout == "", name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name

@@ -108,6 +108,11 @@ class SessionDigest:
         return bool(self.prompts or self.last_message or self.commands or self.read_files or self.worth_recording)
 
 
+#: Claude Code's file-changing tools; another agent's are recognised by the record's ``kind``
+#: (``edit`` / ``write``, with ``file_path`` and ``new_string`` / ``content`` in its input).
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
 def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
     """Summarise spooled ``records`` (see ``integrations.agents.capture.tool_record`` for their shape)."""
     d = SessionDigest(key=key, events=len(records))
@@ -127,10 +132,10 @@ def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
             path = inp.get("file_path") or inp.get("notebook_path")
             if kind == "PostToolUseFailure":
                 d.failures.append(f"{tool} failed: {str(r.get('error') or '')[:300]}")
-            elif tool in ("Edit", "Write", "MultiEdit", "NotebookEdit") and isinstance(path, str):
+            elif (tool in EDIT_TOOLS or r.get("kind") in ("edit", "write")) and isinstance(path, str):
                 if path not in d.edited_files:
                     d.edited_files.append(path)
-                new = inp.get("new_string") if tool != "Write" else inp.get("content")
+                new = inp.get("content") if tool == "Write" or r.get("kind") == "write" else inp.get("new_string")
                 d.edits.append((path, new if isinstance(new, str) else ""))
             elif tool == "Read" and isinstance(path, str) and path not in d.read_files:
                 d.read_files.append(path)
@@ -378,10 +383,10 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
             if not isinstance(inp, dict):
                 inp = {}
             tool = r.get("tool")
-            if tool == "Edit":
+            if tool == "Edit" or (r.get("kind") == "edit" and "old_string" in inp):
                 line = (f"EDIT {inp.get('file_path')}:\n- {str(inp.get('old_string', ''))[:800]}\n"
                         f"+ {str(inp.get('new_string', ''))[:800]}")
-            elif tool == "Write":
+            elif tool == "Write" or r.get("kind") == "write":
                 line = f"WRITE {inp.get('file_path')}"
             elif tool == "Read":
                 line = f"READ {inp.get('file_path')}"

@@ -14,6 +14,7 @@ from .base import EXIT_ERROR, _out, _store, cli, json_option
 
 if TYPE_CHECKING:
     from ..integrations.agents.claude_install import ClaudeInstall
+    from ..integrations.agents.codex_install import CodexInstall
 
 
 @cli.command()
@@ -174,3 +175,43 @@ def uninstall_claude(scope: str) -> None:
     user = scope == "user"
     res = uninstall(_claude_target(user), user=user)
     _out(shapes.claude_uninstall_json(res), lambda: _render_claude(res, "updated"))
+
+
+def _render_codex(res: CodexInstall) -> str:
+    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
+    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+
+
+@install_group.command("codex")
+@click.option("--project", "scope", flag_value="project", default=True,
+              help="The project's .codex/hooks.json (default).")
+@click.option("--user", "scope", flag_value="user", help="$CODEX_HOME/hooks.json (~/.codex/hooks.json).")
+@json_option
+def install_codex(scope: str) -> None:
+    """Register gitmem's Codex CLI hooks (merged with what is there; idempotent).
+
+    \b
+    Hooks: SessionStart, UserPromptSubmit and PreToolUse (Bash reads, apply_patch)
+    inject memories; PostToolUse, Stop and SessionEnd capture the session for
+    consolidation. Codex runs them only once you trust them in /hooks. The MCP
+    server is not written (no TOML writer): the output says what to add to config.toml.
+    Undo with `gitmem uninstall codex`.
+    """
+    from ..integrations.agents.codex_install import install
+
+    user = scope == "user"
+    res = install(_claude_target(user), user=user)
+    _out(shapes.codex_install_json(res), lambda: _render_codex(res))
+
+
+@uninstall_group.command("codex")
+@click.option("--project", "scope", flag_value="project", default=True, help="The project's hooks (default).")
+@click.option("--user", "scope", flag_value="user", help="The user's hooks.")
+@json_option
+def uninstall_codex(scope: str) -> None:
+    """Remove gitmem's Codex CLI hooks; everything else stays as it is."""
+    from ..integrations.agents.codex_install import uninstall
+
+    user = scope == "user"
+    res = uninstall(_claude_target(user), user=user)
+    _out(shapes.codex_uninstall_json(res), lambda: _render_codex(res))

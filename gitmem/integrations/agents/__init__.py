@@ -11,10 +11,12 @@ Modules:
   files left out);
 * ``session_start``: the session's opening context (imports the library; the one slow path);
 * ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
+* ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
-1. maps its agent's hook input to an ``events`` object (``to_event(raw) -> Event | None``):
+1. maps its agent's hook input to an ``events`` object (``to_event(raw) -> Event | None``, or a
+   list when one tool call stands for several files, e.g. a patch: ``core.run`` handles each):
    its event names, its field names, its tool names to a ``BeforeFile.kind`` /
    ``AfterTool.kind``, the part of a tool's response worth keeping (``AfterTool.response``),
    which input keys hold paths; None for what gitmem does not handle;

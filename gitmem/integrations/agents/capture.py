@@ -115,7 +115,7 @@ def clean(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
 
 
 def tool_record(event: AfterTool, root: Path) -> dict[str, Any]:
-    """What the spool keeps of a tool call: ``{"tool", "input", "response"[, "error"]}``, cleaned.
+    """What the spool keeps of a tool call: ``{"tool", "kind", "input", "response"[, "error"]}``, cleaned.
 
     Input paths (``event.path_keys``) become repo-relative; a written file's content
     (``event.content_key``) is cut to ``MAX_CONTENT_CHARS``; dotenv-style lines of a shell's
@@ -134,7 +134,7 @@ def tool_record(event: AfterTool, root: Path) -> dict[str, Any]:
         for k in ("stdout", "stderr"):
             if isinstance(resp.get(k), str):
                 resp[k] = _compiled(_ENV_LINE).sub(r"\1[REDACTED:env-value]", prepare(resp[k]))
-    rec: dict[str, Any] = {"tool": clean(event.tool, 200), "input": clean(inp),
+    rec: dict[str, Any] = {"tool": clean(event.tool, 200), "kind": event.kind, "input": clean(inp),
                            "response": clean(resp, MAX_RESPONSE_CHARS)}
     if isinstance(event, AfterToolFailure):
         rec["error"] = clean(event.error, MAX_RESPONSE_CHARS)

@@ -28,6 +28,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,8 +188,10 @@ def _write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> N
     infra.atomic_write(target, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
-def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
-    """``hooks`` with gitmem's handlers removed, and the groups and events left empty by that."""
+def without_ours(hooks: dict[str, Any], is_ours: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+    """``hooks`` with gitmem's handlers (``is_ours``, by default Claude Code's) removed, and the groups and
+    events left empty by that (the same hooks layout serves Codex's ``hooks.json``)."""
+    ours = is_ours or _is_ours
     out: dict[str, Any] = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):
@@ -197,10 +200,10 @@ def without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
         kept = []
         for g in groups:
             if isinstance(g, dict) and isinstance(g.get("hooks"), list):
-                handlers = [h for h in g["hooks"] if not _is_ours(h)]
+                handlers = [h for h in g["hooks"] if not ours(h)]
                 if handlers:
                     kept.append({**g, "hooks": handlers})
-                elif not any(_is_ours(h) for h in g["hooks"]):
+                elif not any(ours(h) for h in g["hooks"]):
                     kept.append(g)
             else:
                 kept.append(g)

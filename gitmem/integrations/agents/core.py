@@ -12,7 +12,8 @@ BeforeFile                memories anchored to the file — first those on the s
                           the edit's old text falls in — not yet given
 BeforeShell               nothing yet                                                   3 s
 AfterTool(Failure)        appends the redacted call to the session's spool              3 s
-Stop                      spools the agent's last message                              3 s
+Stop                      spools the agent's last message; with ``consolidate``,       3 s
+                          hands the spool to a detached consolidation
 SessionEnd                spools the end (with the transcript's path) and hands         1.2 s
                           consolidation to a detached process, which reconciles the
                           spool with the agent's transcript first (``reconcile``)
@@ -384,11 +385,15 @@ def on_after_tool(event: AfterTool, root: Path, lay: layout.Layout, key: str) ->
 
 
 def on_stop(event: Stop, root: Path, lay: layout.Layout, key: str) -> None:
-    """Spool the agent's last message."""
+    """Spool the agent's last message; with ``event.consolidate``, hand what the session spooled so far to a
+    detached consolidation (safe mid-session: it claims the spool, later events start a new one, and a later
+    batch updates the session's memory)."""
     if event.last_message.strip():
         capture.spool_record(root, key, "Stop",
                              {"last_message": capture.clean(event.last_message, capture.MAX_MESSAGE_CHARS),
                               **transcript_of(event)})
+    if event.consolidate:
+        infra.spawn_detached("gitmem.capture.worker", str(root), key, cwd=root)
 
 
 def on_session_end(event: SessionEnd, root: Path, lay: layout.Layout, key: str) -> None:
@@ -454,19 +459,23 @@ def log_error(event: Event, exc: BaseException) -> None:
         pass
 
 
-def run(read: Callable[[], Event | None], write: Callable[[Event, str | None], None]) -> int:
+def run(read: Callable[[], Event | list[Event] | None], write: Callable[[Event, str | None], None]) -> int:
     """The never-fail wrapper of an adapter's entry point; returns 0, always.
 
-    ``read()`` gives the normalised event (None: nothing to do); its handler runs under the
-    event's time limit (``SIGALRM`` where there is one; past it nothing is injected);
-    ``write(event, text)`` prints the adapter's answer. Any exception — the handler's, the
-    time limit, ``write``'s — is logged (``log_error``) and swallowed.
+    ``read()`` gives the normalised event, or the events one agent event stands for (a patch
+    touching several files: one ``BeforeFile`` each), or None (nothing to do); their handlers run
+    in order under the first event's time limit (``SIGALRM`` where there is one; past it
+    nothing is injected); ``write(first event, texts joined by a blank line)`` prints the
+    adapter's answer. Any exception — a handler's, the time limit, ``write``'s — is logged
+    (``log_error``) and swallowed.
     """
     event: Event | None = None
     try:
-        event = read()
-        if event is None:
+        got = read()
+        batch = got if isinstance(got, list) else [got] if got is not None else []
+        if not batch:
             return 0
+        event = batch[0]
 
         def time_up(signum: int, frame: object) -> None:
             raise _TimeUp()
@@ -483,7 +492,8 @@ def run(read: Callable[[], Event | None], write: Callable[[Event, str | None], N
             _signal.signal(_signal.SIGALRM, time_up)
             _signal.setitimer(_signal.ITIMER_REAL, time_limit(event))
         try:
-            text = handle(event)
+            texts = [t.strip() for t in (handle(e) for e in batch) if t and t.strip()]
+            text = "\n\n".join(texts) if texts else None
         finally:
             if alarm:
                 _signal.setitimer(_signal.ITIMER_REAL, 0)

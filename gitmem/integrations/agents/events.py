@@ -149,13 +149,18 @@ class AfterToolFailure(AfterTool):
 
 
 class Stop(Event):
-    """The agent finished its turn; ``last_message`` is its final message ("" if none)."""
+    """The agent finished its turn; ``last_message`` is its final message ("" if none).
 
-    __slots__ = ("last_message",)
+    ``consolidate``: hand the session's spool to consolidation now (for an agent whose session end
+    may not arrive or is given too little time: Codex cuts SessionEnd hooks to 3 s).
+    """
 
-    def __init__(self, *, last_message: str, **common: Any) -> None:
+    __slots__ = ("last_message", "consolidate")
+
+    def __init__(self, *, last_message: str, consolidate: bool = False, **common: Any) -> None:
         super().__init__(**common)
         self.last_message = last_message
+        self.consolidate = consolidate
 
 
 class SessionEnd(Event):

@@ -1,0 +1,380 @@
+"""The Codex CLI adapter: its hook JSON in, normalised events to ``core``, its hook JSON out.
+
+Entry point ``gitmem-codex-hook [EVENT]`` (``main``; also ``python -m
+gitmem.integrations.agents.codex``): one hook event (JSON) on stdin, as Codex runs a command
+hook from ``<repo>/.codex/hooks.json`` (codex-cli 0.169.0; install and uninstall:
+``codex_install``). Codex runs no project hook until the user trusts it in ``/hooks``.
+
+In: ``hook_event_name`` (else the ``EVENT`` argument); common fields ``session_id``, ``cwd``,
+``transcript_path``, ``model`` → ``events``:
+
+====================  =================================================================
+SessionStart          ``SessionStart`` (``source``: startup, resume, clear)
+UserPromptSubmit      ``Prompt`` (``prompt``)
+PreToolUse            ``Bash`` whose command line reads files (``cat``, ``head``,
+                      ``tail``, ``less``, ``more``, ``nl``, ``sed -n``, ``rg`` / ``grep``
+                      with file arguments; parsed with ``shlex``, only arguments that are
+                      files) → one ``BeforeFile`` read per file; any other ``Bash`` →
+                      ``BeforeShell``; ``apply_patch`` (the patch in
+                      ``tool_input.command``) → one ``BeforeFile`` edit per file the patch
+                      updates, moves or deletes (its first hunk's old text as
+                      ``old_text``), ``write`` per file it adds; any other tool: nothing
+PostToolUse           ``AfterTool``: ``Bash`` → shell; ``apply_patch`` → one edit (or
+                      write) per file, ``{file_path, old_string, new_string}`` (or
+                      ``content``) of its first hunk, so consolidation sees every file
+Stop                  ``Stop`` (``last_assistant_message``) with ``consolidate``: Codex
+                      cuts SessionEnd hooks to 3 s and ``codex exec`` may end right after
+                      the turn, so each turn's spool is consolidated from Stop (a later
+                      batch of the same session updates its memory)
+SessionEnd            ``SessionEnd`` (``reason``)
+====================  =================================================================
+
+Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
+{"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
+SessionStart, UserPromptSubmit and PreToolUse; Codex adds that text to the conversation as a
+``developer`` message (checked with the real codex-cli 0.169.0: the model's requests carry it
+after the instructions, after the prompt, and after the tool call). The input shapes above are
+those it sends (``tests/fixtures/codex/``: ``Bash`` with ``{"command": str}`` also when the model
+called ``exec_command``; ``apply_patch`` with ``{"command": patch}``; ``tool_response`` a
+string). The 10,000-character cap is an ASSUMPTION (Claude Code's; Codex documents none).
+Several files' memories of one tool call are joined into one text. Bad input (not JSON, not an
+object, an unknown event, a ``cwd`` outside any repository, a repository without ``.gitmem/``)
+prints nothing. Errors go to ``<logs>/codex-hooks.log`` (redacted).
+
+Must not import: anything outside the standard library and gitmem's stdlib-only modules
+(through ``core``): it runs on every prompt and tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+
+from . import core
+from .events import AfterTool, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from typing import Any
+
+AGENT = "codex"
+#: Longest additionalContext gitmem prints (assumed like Claude Code's 10,000-character cap, with room).
+CONTEXT_CHAR_LIMIT = 9_500
+CUT_NOTE = "\n… (cut to stay under 10,000 characters)\n"
+#: Events whose answer Codex reads (all others print nothing, whatever happens).
+PRINTING = ("SessionStart", "UserPromptSubmit", "PreToolUse")
+SHELL_TOOL = "Bash"
+PATCH_TOOL = "apply_patch"
+#: Commands whose file arguments are read; (options that take a value, whether the first operand
+#: is not a file: a pattern or a sed script, unless given with -e / -f).
+READERS: dict[str, tuple[frozenset[str], bool]] = {
+    "cat": (frozenset(), False),
+    "less": (frozenset(), False),
+    "more": (frozenset(), False),
+    "nl": (frozenset(), False),
+    "head": (frozenset({"-n", "-c"}), False),
+    "tail": (frozenset({"-n", "-c"}), False),
+    "sed": (frozenset({"-e", "-f", "-l"}), True),
+    "grep": (frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--include", "--exclude"}), True),
+    "rg": (frozenset({"-e", "-f", "-g", "-m", "-A", "-B", "-C", "-t", "-T", "--glob", "--type"}), True),
+}
+#: Separators between the simple commands of a command line.
+SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
+
+USAGE = """usage: gitmem-codex-hook [EVENT] < event.json
+
+Codex CLI hook handler of gitmem: reads one hook event (JSON) on stdin and prints the
+hookSpecificOutput JSON for SessionStart, UserPromptSubmit and PreToolUse, nothing otherwise.
+Always exits 0. Registered by `gitmem install codex`.
+"""
+
+
+# -- in: command lines and patches ---------------------------------------------------------------
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def command_line(ti: dict[str, Any]) -> str:
+    """The shell command of a ``Bash`` call's ``tool_input``: a string, or an argv whose last item is the
+    script of ``bash -lc SCRIPT`` (else the argv joined)."""
+    cmd = ti.get("command")
+    if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+        if len(cmd) >= 3 and cmd[-2] in ("-c", "-lc"):
+            return str(cmd[-1])
+        return shlex.join(cmd)
+    return _str(cmd)
+
+
+def _simple_commands(line: str) -> list[list[str]]:
+    """The words of each simple command of ``line`` (split at pipes, ``&&``, ``;`` …); [] if it cannot be parsed."""
+    try:
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        words = list(lex)
+    except ValueError:
+        return []
+    out: list[list[str]] = [[]]
+    redirect = ""
+    for w in words:
+        if redirect:  # `< FILE` is read (an operand); `> FILE` is not
+            if redirect == "<":
+                out[-1].append(w)
+            redirect = ""
+        elif w in SEPARATORS:
+            out.append([])
+        elif w.strip("<>&") == "":
+            redirect = w
+        else:
+            out[-1].append(w)
+    return [c for c in out if c]
+
+
+def _operands(name: str, args: list[str]) -> list[str]:
+    """The file operands of reader ``name`` given ``args``."""
+    takes_value, first_is_pattern = READERS[name]
+    operands: list[str] = []
+    pattern_given = False
+    skip = False
+    only_operands = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if only_operands or not a.startswith("-") or a == "-":
+            operands.append(a)
+        elif a == "--":
+            only_operands = True
+        elif a in takes_value:
+            skip = True
+            pattern_given = pattern_given or a in ("-e", "-f")
+        elif a.startswith(("-e", "-f")) and len(a) > 2 and name != "head" and name != "tail":
+            pattern_given = True
+        elif a.startswith("--") and "=" in a:
+            continue
+        elif a[1:].isdigit():  # head -20
+            continue
+    if first_is_pattern and not pattern_given and operands:
+        operands = operands[1:]
+    return operands
+
+
+def read_files(line: str, cwd: str) -> list[str]:
+    """Files the command line ``line`` reads, relative to ``cwd`` or absolute, that exist (in command order,
+    once each); redirections and separators are never taken for files."""
+    out: list[str] = []
+    for words in _simple_commands(line):
+        while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value cmd
+            words = words[1:]
+        if not words:
+            continue
+        name = os.path.basename(words[0])
+        if name not in READERS:
+            continue
+        if name == "sed" and "-n" not in words[1:] and not any(w.startswith("-n") for w in words[1:]):
+            continue  # sed without -n rewrites rather than shows; `sed -i` is an edit
+        if name == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+            continue
+        for f in _operands(name, words[1:]):
+            if f.startswith((">", "<")) or f in out:
+                continue
+            p = f if os.path.isabs(f) else os.path.join(cwd or os.getcwd(), f)
+            if os.path.isfile(p):
+                out.append(f)
+    return out
+
+
+class PatchFile:
+    """One file of an ``apply_patch`` patch: ``path``, ``action`` (``update``, ``add``, ``delete``),
+    ``move_to`` (or ""), and its first hunk's ``old`` and ``new`` text (an added file's whole text)."""
+
+    __slots__ = ("path", "action", "move_to", "old", "new", "_done")
+
+    def __init__(self, path: str, action: str) -> None:
+        self.path = path
+        self.action = action
+        self.move_to = ""
+        self.old: list[str] = []
+        self.new: list[str] = []
+        self._done = False
+
+
+def parse_patch(text: str) -> list[PatchFile]:
+    """The files of a Codex patch (``*** Update File:``, ``*** Add File:``, ``*** Delete File:``,
+    ``*** Move to:``), in patch order; [] for text that is not one."""
+    files: list[PatchFile] = []
+    cur: PatchFile | None = None
+    heads = (("*** Update File: ", "update"), ("*** Add File: ", "add"), ("*** Delete File: ", "delete"))
+    for line in text.splitlines():
+        head = next(((line[len(h):].strip(), a) for h, a in heads if line.startswith(h)), None)
+        if head is not None:
+            cur = PatchFile(*head) if head[0] else None
+            if cur is not None:
+                files.append(cur)
+            continue
+        if cur is None:
+            continue
+        if line.startswith("*** Move to: "):
+            cur.move_to = line[len("*** Move to: "):].strip()
+        elif line.startswith("***"):  # *** End of File, *** End Patch
+            continue
+        elif line.startswith("@@"):
+            if cur.old or cur.new:
+                cur._done = True  # only the first hunk
+        elif cur._done:
+            continue
+        elif cur.action == "add":
+            if line.startswith("+"):
+                cur.new.append(line[1:])
+        elif line[:1] in (" ", "-", "+") or line == "":
+            body = line[1:]
+            if line[:1] != "+":
+                cur.old.append(body)
+            if line[:1] != "-":
+                cur.new.append(body)
+    return files
+
+
+def _text(lines: list[str]) -> str:
+    return "".join(ln + "\n" for ln in lines)
+
+
+def patch_text(ti: dict[str, Any]) -> str:
+    """The patch of an ``apply_patch`` call (``tool_input.command``; ``input`` / ``patch`` accepted too)."""
+    for k in ("command", "input", "patch"):
+        v = ti.get(k)
+        if isinstance(v, str) and v.strip():
+            return v
+        if isinstance(v, list) and v and isinstance(v[-1], str) and "*** Begin Patch" in v[-1]:
+            return v[-1]
+    return ""
+
+
+def response_summary(tool: str, tr: Any) -> Any:
+    """What capture keeps of Codex's ``tool_response`` for ``tool`` (unredacted; JSON-like)."""
+    if isinstance(tr, str):
+        return {"stdout": tr} if tool == SHELL_TOOL else {"output": tr[:300]}
+    if isinstance(tr, dict):
+        keys = ("stdout", "stderr", "output", "exit_code", "exitCode", "success")
+        return {k: tr.get(k) for k in keys if tr.get(k) not in (None, "")}
+    return tr
+
+
+# -- in: events ----------------------------------------------------------------------------------
+
+
+def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | None:
+    """The normalised event(s) of Codex hook input ``raw`` (decoded JSON): a list when one tool call stands for
+    several (a patch of several files, a command reading several); None when gitmem has nothing to do with it."""
+    if not isinstance(raw, dict):
+        return None
+    name = raw.get("hook_event_name")
+    name = name if isinstance(name, str) else argv_event
+    cwd = _str(raw.get("cwd"))
+    common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
+                              "cwd": cwd, "raw": raw}
+    if name == "SessionStart":
+        return SessionStart(source=str(raw.get("source") or ""), **common)
+    if name == "UserPromptSubmit":
+        return Prompt(prompt=_str(raw.get("prompt")), **common)
+    if name == "Stop":
+        return Stop(last_message=_str(raw.get("last_assistant_message")), consolidate=True, **common)
+    if name == "SessionEnd":
+        return SessionEnd(reason=str(raw.get("reason") or ""), **common)
+    if name not in ("PreToolUse", "PostToolUse"):
+        return None
+    tool = str(raw.get("tool_name") or "")
+    ti = raw.get("tool_input")
+    ti = ti if isinstance(ti, dict) else {}
+    if name == "PreToolUse":
+        if tool == SHELL_TOOL:
+            line = command_line(ti)
+            files = read_files(line, cwd)
+            if not files:
+                return BeforeShell(command=line, **{**common, "paths": ()})
+            return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+        if tool == PATCH_TOOL:
+            out: list[Event] = []
+            for pf in parse_patch(patch_text(ti)):
+                kind = "write" if pf.action == "add" else "edit"
+                old = _text(pf.old) if pf.action == "update" and pf.old else None
+                out.append(BeforeFile(kind=kind, path=pf.path, old_text=old, **{**common, "paths": (pf.path,)}))
+            return out or None
+        return None
+    tool_use_id = str(raw["tool_use_id"]) if raw.get("tool_use_id") else ""
+    response = response_summary(tool, raw.get("tool_response"))
+    if tool == PATCH_TOOL:
+        events: list[Event] = []
+        for i, pf in enumerate(parse_patch(patch_text(ti))):
+            path = pf.move_to or pf.path
+            if pf.action == "add":
+                inp: dict[str, Any] = {"file_path": path, "content": _text(pf.new)}
+            else:
+                inp = {"file_path": path, "old_string": _text(pf.old), "new_string": _text(pf.new)}
+                if pf.move_to:
+                    inp["moved_from"] = pf.path
+                if pf.action == "delete":
+                    inp["deleted"] = True
+            events.append(AfterTool(tool=tool, kind="write" if pf.action == "add" else "edit", input=inp,
+                                    tool_use_id=f"{tool_use_id}:{i}" if tool_use_id else "", response=response,
+                                    path_keys=("file_path", "moved_from"),
+                                    content_key="content" if pf.action == "add" else "",
+                                    **{**common, "paths": (path,)}))
+        return events or None
+    kind = "shell" if tool == SHELL_TOOL else "other"
+    inp = {"command": command_line(ti)} if tool == SHELL_TOOL else ti
+    return AfterTool(tool=tool, kind=kind, input=inp, tool_use_id=tool_use_id, response=response, **common)
+
+
+# -- out -----------------------------------------------------------------------------------------
+
+
+def context_output(event_name: str, text: str | None) -> dict[str, Any] | None:
+    """The JSON Codex reads, or None for no text; ``text`` is cut under ``CONTEXT_CHAR_LIMIT``."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if len(text) > CONTEXT_CHAR_LIMIT:
+        from ...rank.render import EXPAND_LINE
+
+        cut = text[:CONTEXT_CHAR_LIMIT].rsplit("\n", 1)[0]
+        text = cut + CUT_NOTE + EXPAND_LINE
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+def output(event: Event, text: str | None) -> dict[str, Any] | None:
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    if event.name not in PRINTING:
+        return None
+    return context_output(event.name, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gitmem-codex-hook [EVENT]``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
+    args = sys.argv[1:] if argv is None else argv
+
+    def read() -> Event | list[Event] | None:
+        if args[:1] in (["-h"], ["--help"]):
+            sys.stdout.write(USAGE)
+            return None
+        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+        try:
+            raw = json.loads(data) if data.strip() else None
+        except ValueError:
+            return None
+        return to_event(raw, args[0] if args else None)
+
+    def write(event: Event, text: str | None) -> None:
+        out = output(event, text)
+        if out is not None:
+            sys.stdout.write(json.dumps(out, ensure_ascii=True))
+            sys.stdout.flush()
+
+    return core.run(read, write)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""``gitmem install codex`` / ``uninstall codex``: the user's hooks untouched, idempotent, symmetric."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmem.integrations.agents.claude_install import ClaudeSettingsError
+from gitmem.integrations.agents.codex_install import EVENTS, MARKER, TRUST_NOTE, install, status, uninstall
+from testing.repos import commit, make_repo
+
+USER_HOOKS = {
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 guard.py",
+                                                      "statusMessage": "Checking"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 30}]}],
+        "PreCompact": [{"matcher": "*", "hooks": [{"type": "command", "command": "sh pre.sh"}]}],
+    },
+}
+
+
+def ours(data: dict, event: str) -> list[dict]:  # type: ignore[type-arg]
+    return [h for g in data["hooks"].get(event, []) for h in g["hooks"] if h["command"].startswith(MARKER)]
+
+
+def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> None:
+    path = tmp_path / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(USER_HOOKS, indent=4))
+    res = install(tmp_path)
+    assert res.changed == [str(path)]
+    assert TRUST_NOTE in res.notes and any("[mcp_servers.gitmem]" in n for n in res.notes)
+    data = json.loads(path.read_text())
+    for event, matcher, _ in EVENTS:
+        (h,) = ours(data, event)
+        assert f"gitmem-codex-hook {event};" in h["command"], event
+        group = next(g for g in data["hooks"][event] if h in g["hooks"])
+        assert group.get("matcher") == matcher
+    # the user's handlers are all still there, first, unchanged
+    assert data["hooks"]["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]
+    assert data["hooks"]["Stop"][0] == USER_HOOKS["hooks"]["Stop"][0]
+    assert data["hooks"]["PreCompact"] == USER_HOOKS["hooks"]["PreCompact"]
+    assert all(status(tmp_path)["events"].values())
+    # a second install changes nothing
+    before = path.read_bytes()
+    assert install(tmp_path).changed == []
+    assert path.read_bytes() == before
+    # uninstall gives back exactly what the user had; a second one changes nothing
+    assert uninstall(tmp_path).changed == [str(path)]
+    assert json.loads(path.read_text()) == USER_HOOKS
+    assert uninstall(tmp_path).changed == []
+    assert not any(status(tmp_path)["events"].values())
+
+
+def test_install_into_nothing_and_uninstall_leaves_no_trace(tmp_path: Path) -> None:
+    install(tmp_path)
+    assert (tmp_path / ".codex" / "hooks.json").is_file()
+    uninstall(tmp_path)
+    assert not (tmp_path / ".codex").exists()
+
+
+def test_uninstall_keeps_a_codex_folder_with_other_files(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('model = "gpt-5.5"\n')
+    install(tmp_path)
+    uninstall(tmp_path)
+    assert not (tmp_path / ".codex" / "hooks.json").exists()
+    assert (tmp_path / ".codex" / "config.toml").read_text() == 'model = "gpt-5.5"\n'
+
+
+def test_registered_mcp_server_is_recognised_not_rewritten(tmp_path: Path) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    text = '[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]\n'
+    config.write_text(text)
+    res = install(tmp_path)
+    assert res.mcp and not any("[mcp_servers.gitmem]" in n for n in res.notes)
+    assert config.read_text() == text
+
+
+def test_invalid_hooks_file_is_never_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text("{not json")
+    with pytest.raises(ClaudeSettingsError):
+        install(tmp_path)
+    with pytest.raises(ClaudeSettingsError):
+        uninstall(tmp_path)
+    assert path.read_text() == "{not json"
+
+
+def test_user_scope_uses_codex_home(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    res = install(None, user=True, home=home)
+    assert res.hooks == home / "hooks.json" and res.hooks.is_file()
+    uninstall(None, user=True, home=home)
+    assert not res.hooks.exists()
+
+
+def test_cli_install_and_uninstall_codex(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    code, out, err = run_cli(repo, "install", "codex")
+    assert code == 0, err
+    assert f"updated {repo / '.codex' / 'hooks.json'}" in out and "/hooks" in out
+    code, out, err = run_cli(repo, "install", "codex", "--json")
+    assert code == 0 and json.loads(out)["changed"] == []
+    code, out, err = run_cli(repo, "uninstall", "codex")
+    assert code == 0 and f"removed {repo / '.codex' / 'hooks.json'}" in out
+    assert not (repo / ".codex").exists()
+    # Claude Code's install is untouched by any of this
+    assert not (repo / ".claude").exists()
