@@ -46,6 +46,8 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.capture",
     "gitmem.integrations.agents.claude",
     "gitmem.integrations.agents.codex",
+    "gitmem.integrations.agents.gemini",
+    "gitmem.integrations.agents.shell_reads",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -198,5 +200,29 @@ def test_codex_per_tool_call_hooks_import_only_the_standard_library(repo: Path, 
             assert mid in context_of(stdout, INJECTING[name]), name
         else:
             assert stdout == "", name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_gemini_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                     baseline: set[str], tmp_path: Path) -> None:
+    """The same check for the Gemini CLI adapter: its recorded prompt and tool events (AfterTool brings a read
+    file's memories; AfterAgent is left out: it starts a detached consolidation)."""
+    from tests.test_gemini_hooks import real_event
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after([], real_event("SessionStart", repo, "hot-start"), repo, out, "gemini")
+    assert "gitmem.integrations.agents.session_start" in mods
+    warm = real_event("AfterTool.read_file", repo, "hot-warm")
+    assert wait_for(lambda: mid in modules_after([], warm, repo, out, "gemini")[1], timeout=30)
+    events = {name: real_event(name, repo, f"hot-{name}") for name in
+              ("BeforeAgent", "AfterTool.read_file", "AfterTool.run_shell_command", "AfterTool.replace",
+               "PreCompress")}
+    for name, event in events.items():
+        mods, stdout = modules_after([], event, repo, out, "gemini")
+        if name in ("AfterTool.read_file", "AfterTool.run_shell_command"):
+            assert mid in context_of(stdout, "AfterTool"), name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name

@@ -15,6 +15,7 @@ from .base import EXIT_ERROR, _out, _store, cli, json_option
 if TYPE_CHECKING:
     from ..integrations.agents.claude_install import ClaudeInstall
     from ..integrations.agents.codex_install import CodexInstall
+    from ..integrations.agents.gemini_install import GeminiInstall
 
 
 @cli.command()
@@ -215,3 +216,42 @@ def uninstall_codex(scope: str) -> None:
     user = scope == "user"
     res = uninstall(_claude_target(user), user=user)
     _out(shapes.codex_uninstall_json(res), lambda: _render_codex(res))
+
+
+def _render_gemini(res: GeminiInstall) -> str:
+    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
+    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+
+
+@install_group.command("gemini")
+@click.option("--project", "scope", flag_value="project", default=True,
+              help="The project's .gemini/settings.json (default).")
+@click.option("--user", "scope", flag_value="user", help="~/.gemini/settings.json.")
+@json_option
+def install_gemini(scope: str) -> None:
+    """Register gitmem's Gemini CLI hooks and MCP server (merged with what is there; idempotent).
+
+    \b
+    Hooks: SessionStart and BeforeAgent inject memories; AfterTool appends a file's
+    memories to read_file, replace, write_file and shell reads (cat, head, sed -n, rg)
+    and captures the call; AfterAgent and SessionEnd hand the session to consolidation.
+    The MCP server goes in mcpServers.gitmem. Undo with `gitmem uninstall gemini`.
+    """
+    from ..integrations.agents.gemini_install import install
+
+    user = scope == "user"
+    res = install(_claude_target(user), user=user)
+    _out(shapes.gemini_install_json(res), lambda: _render_gemini(res))
+
+
+@uninstall_group.command("gemini")
+@click.option("--project", "scope", flag_value="project", default=True, help="The project's settings (default).")
+@click.option("--user", "scope", flag_value="user", help="The user's settings.")
+@json_option
+def uninstall_gemini(scope: str) -> None:
+    """Remove gitmem's Gemini CLI hooks and MCP server; everything else stays as it is."""
+    from ..integrations.agents.gemini_install import uninstall
+
+    user = scope == "user"
+    res = uninstall(_claude_target(user), user=user)
+    _out(shapes.gemini_uninstall_json(res), lambda: _render_gemini(res))
