@@ -12,6 +12,8 @@ Modules:
 * ``session_start``: the session's opening context (imports the library; the one slow path);
 * ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
 * ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
+* ``gemini`` + ``gemini_install``: the Gemini CLI adapter and its installer.
+* ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's ``run_shell_command``).
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
