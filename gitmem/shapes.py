@@ -35,6 +35,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
 * ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
 * ``codex_install_json``, ``codex_uninstall_json``: ``install codex``, ``uninstall codex``.
+* ``copilot_install_json``, ``copilot_uninstall_json``: ``install copilot``, ``uninstall copilot``.
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from .capture.consolidate import Outcome
     from .integrations.agents.claude_install import ClaudeInstall
     from .integrations.agents.codex_install import CodexInstall
+    from .integrations.agents.copilot_install import CopilotInstall
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Problem
     from .ops.context import ContextResult
@@ -299,6 +301,17 @@ def codex_install_json(res: CodexInstall) -> JSONObject:
 
 
 def codex_uninstall_json(res: CodexInstall) -> JSONObject:
+    """``{"changed": [file], "notes"}``."""
+    return {"changed": res.changed, "notes": res.notes}
+
+
+def copilot_install_json(res: CopilotInstall) -> JSONObject:
+    """``{"changed": [file], "notes", "command", "hooks", "mcp_file", "mcp"}`` (``mcp``: registered there)."""
+    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
+            "mcp_file": str(res.mcp_file), "mcp": res.mcp}
+
+
+def copilot_uninstall_json(res: CopilotInstall) -> JSONObject:
     """``{"changed": [file], "notes"}``."""
     return {"changed": res.changed, "notes": res.notes}
 
