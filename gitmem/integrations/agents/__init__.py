@@ -12,6 +12,7 @@ Modules:
 * ``session_start``: the session's opening context (imports the library; the one slow path);
 * ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
 * ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
+* ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
