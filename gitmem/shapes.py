@@ -36,6 +36,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
 * ``codex_install_json``, ``codex_uninstall_json``: ``install codex``, ``uninstall codex``.
 * ``gemini_install_json``, ``gemini_uninstall_json``: ``install gemini``, ``uninstall gemini``.
+* ``copilot_install_json``, ``copilot_uninstall_json``: ``install copilot``, ``uninstall copilot``.
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from .capture.consolidate import Outcome
     from .integrations.agents.claude_install import ClaudeInstall
     from .integrations.agents.codex_install import CodexInstall
+    from .integrations.agents.copilot_install import CopilotInstall
     from .integrations.agents.gemini_install import GeminiInstall
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Problem
@@ -303,6 +305,20 @@ def codex_install_json(res: CodexInstall) -> JSONObject:
 def codex_uninstall_json(res: CodexInstall) -> JSONObject:
     """``{"changed": [file], "notes"}``."""
     return {"changed": res.changed, "notes": res.notes}
+
+
+def copilot_install_json(res: CopilotInstall) -> JSONObject:
+    """``{"changed": [file], "notes", "command", "hooks", "mcp_file", "mcp"}`` (``mcp``: registered there)."""
+    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
+            "mcp_file": str(res.mcp_file), "mcp": res.mcp}
+
+
+def copilot_uninstall_json(res: CopilotInstall) -> JSONObject:
+    """``{"changed": [file], "notes"}``."""
+    return {"changed": res.changed, "notes": res.notes}
+
+
+# -- checks and maintenance -----------------------------------------------------------------------
 
 
 def gemini_install_json(res: GeminiInstall) -> JSONObject:

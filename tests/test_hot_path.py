@@ -48,6 +48,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.codex",
     "gitmem.integrations.agents.gemini",
     "gitmem.integrations.agents.shell_reads",
+    "gitmem.integrations.agents.copilot",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -224,5 +225,41 @@ def test_gemini_per_tool_call_hooks_import_only_the_standard_library(repo: Path,
         mods, stdout = modules_after([], event, repo, out, "gemini")
         if name in ("AfterTool.read_file", "AfterTool.run_shell_command"):
             assert mid in context_of(stdout, "AfterTool"), name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_copilot_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                      baseline: set[str], tmp_path: Path) -> None:
+    """The same check for the GitHub Copilot CLI adapter, with its recorded events (agentStop left out)."""
+    from tests.test_copilot_hooks import REAL_ROOT
+
+    def ev(name: str, session: str, **fields: Any) -> dict[str, Any]:
+        path = Path(__file__).resolve().parent / "fixtures" / "copilot" / f"{name}.json"
+        event = json.loads(path.read_text().replace(REAL_ROOT, str(repo)))
+        return {**event, "sessionId": session, **fields}
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after(["sessionStart"], ev("sessionStart", "hot-start"), repo, out, "copilot")
+    assert "gitmem.integrations.agents.session_start" in mods
+    prompt = ev("userPromptSubmitted", "hot-prompt", prompt="Why must `fetch` keep its timeout for the gateway?")
+    assert wait_for(lambda: mid in modules_after(["userPromptSubmitted"], prompt, repo, out, "copilot")[1],
+                    timeout=30)
+    edit = ev("preToolUse.edit", "hot-edit")
+    edit["toolArgs"]["old_str"] = "    resp = session.get(url, timeout=10)\n"
+    evs = {"prompt": ("userPromptSubmitted", {**prompt, "sessionId": "hot-prompt-2"}),
+           "before read": ("preToolUse", ev("preToolUse.view", "hot-read")),
+           "before cat": ("preToolUse", ev("preToolUse.bash", "hot-cat")),
+           "before edit": ("preToolUse", edit),
+           "after view": ("postToolUse", ev("postToolUse.view", "hot-after")),
+           "after bash": ("postToolUse", ev("postToolUse.bash", "hot-after-bash"))}
+    for name, (event_name, event) in evs.items():
+        mods, stdout = modules_after([event_name], event, repo, out, "copilot")
+        if event_name in ("userPromptSubmitted", "preToolUse"):
+            assert mid in json.loads(stdout)["additionalContext"], name
+        else:
+            assert stdout == "", name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name

@@ -15,6 +15,7 @@ from .base import EXIT_ERROR, _out, _store, cli, json_option
 if TYPE_CHECKING:
     from ..integrations.agents.claude_install import ClaudeInstall
     from ..integrations.agents.codex_install import CodexInstall
+    from ..integrations.agents.copilot_install import CopilotInstall
     from ..integrations.agents.gemini_install import GeminiInstall
 
 
@@ -255,3 +256,37 @@ def uninstall_gemini(scope: str) -> None:
     user = scope == "user"
     res = uninstall(_claude_target(user), user=user)
     _out(shapes.gemini_uninstall_json(res), lambda: _render_gemini(res))
+
+
+def _render_copilot(res: CopilotInstall) -> str:
+    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
+    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+
+
+@install_group.command("copilot")
+@json_option
+def install_copilot() -> None:
+    """Register gitmem's GitHub Copilot CLI hooks and MCP server in this repository (idempotent).
+
+    \b
+    Hooks: .github/hooks/gitmem.json, gitmem's own file. sessionStart,
+    userPromptSubmitted and preToolUse (view, edit, create, bash reads) inject
+    memories; postToolUse, agentStop and sessionEnd capture the session for
+    consolidation. MCP server: `gitmem` in .github/mcp.json. With `gitmem install
+    claude` too, Copilot (which also runs .claude/settings.json's hooks) gets
+    gitmem once. Undo with `gitmem uninstall copilot`.
+    """
+    from ..integrations.agents.copilot_install import install
+
+    res = install(_store(require=False).repo.root)
+    _out(shapes.copilot_install_json(res), lambda: _render_copilot(res))
+
+
+@uninstall_group.command("copilot")
+@json_option
+def uninstall_copilot() -> None:
+    """Remove gitmem's GitHub Copilot CLI hooks file and MCP entry; everything else stays as it is."""
+    from ..integrations.agents.copilot_install import uninstall
+
+    res = uninstall(_store(require=False).repo.root)
+    _out(shapes.copilot_uninstall_json(res), lambda: _render_copilot(res))

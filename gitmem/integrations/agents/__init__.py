@@ -13,7 +13,9 @@ Modules:
 * ``claude`` + ``claude_install``: the Claude Code adapter and its installer.
 * ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
 * ``gemini`` + ``gemini_install``: the Gemini CLI adapter and its installer.
-* ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's ``run_shell_command``).
+* ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
+  ``run_shell_command``, Copilot's ``bash``).
+* ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 

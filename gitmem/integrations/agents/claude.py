@@ -18,6 +18,9 @@ Stop                  ``Stop`` (``last_assistant_message``)
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
+Under GitHub Copilot CLI (which runs these hooks too, ``COPILOT_CLI`` set) in a project with
+gitmem's Copilot hooks installed, every event is ignored: the Copilot hooks act instead.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, and only
 for SessionStart, UserPromptSubmit and PreToolUse. Bad input (not JSON, not an object, an
@@ -54,6 +57,8 @@ FILE_TOOLS = {"Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit
 TOOL_KINDS = {**FILE_TOOLS, "Bash": "shell", "Grep": "search", "Glob": "search"}
 #: Keys of ``tool_input`` that hold a file path.
 PATH_KEYS = ("file_path", "notebook_path", "path")
+#: gitmem's GitHub Copilot CLI hooks file, relative to the project (``copilot_install``).
+COPILOT_HOOKS_FILE = os.path.join(".github", "hooks", "gitmem.json")
 
 USAGE = """usage: gitmem-hook [EVENT] < event.json
 
@@ -64,6 +69,17 @@ Always exits 0. Registered by `gitmem install claude`; see README, "With Claude 
 
 
 # -- in ------------------------------------------------------------------------------------------
+
+
+def copilot_hooks_installed(cwd: str, env: dict[str, str] | None = None) -> bool:
+    """Whether this process is a hook GitHub Copilot CLI runs (it sets ``COPILOT_CLI``; it also runs
+    ``.claude/settings.json``'s hooks) in a project with gitmem's Copilot hooks (``COPILOT_PROJECT_DIR``,
+    else ``cwd``): then those act, and the Claude Code hooks step aside, so gitmem acts once per event."""
+    e = os.environ if env is None else env
+    if not e.get("COPILOT_CLI"):
+        return False
+    base = e.get("COPILOT_PROJECT_DIR") or cwd or os.getcwd()
+    return os.path.isfile(os.path.join(base, COPILOT_HOOKS_FILE))
 
 
 def _str(value: object) -> str:
@@ -104,6 +120,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
     with it (not an object, an event or tool gitmem does not handle)."""
     if not isinstance(raw, dict):
         return None
+    if copilot_hooks_installed(_str(raw.get("cwd"))):
+        return None  # Copilot CLI runs gitmem's own Copilot hooks too (``copilot``)
     name = raw.get("hook_event_name")
     name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),

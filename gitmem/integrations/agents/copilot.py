@@ -1,0 +1,200 @@
+"""The GitHub Copilot CLI adapter: its hook JSON in, normalised events to ``core``, its hook JSON out.
+
+Entry point ``gitmem-copilot-hook [EVENT]`` (``main``; also ``python -m
+gitmem.integrations.agents.copilot``): one hook event (JSON) on stdin, as Copilot CLI runs a
+command hook from ``<repo>/.github/hooks/*.json`` (Copilot CLI 1.0.102; install and uninstall:
+``copilot_install``). Copilot's own (camelCase) events; the event name is the ``EVENT`` argument
+(the input does not carry it). Common fields ``sessionId``, ``cwd``, ``timestamp`` → ``events``
+(as recorded from the real CLI, ``tests/fixtures/copilot/``):
+
+=====================  =================================================================
+sessionStart           ``SessionStart`` (``source``: ``new`` → startup, ``resume``)
+userPromptSubmitted    ``Prompt`` (``prompt``)
+preToolUse             ``toolName`` / ``toolArgs`` (an object): ``view`` → ``BeforeFile``
+                       read (``path``); ``edit`` → edit (``old_str``); ``create`` → write;
+                       ``bash`` whose command reads files (``cat``, ``head``, ``sed -n``,
+                       ``rg`` …: ``shell_reads.read_files``) → one read per file, else
+                       ``BeforeShell``; any other tool: nothing
+postToolUse            ``AfterTool`` (``toolResult``: ``resultType``, ``textResultForLlm``);
+                       ``view`` / ``edit`` / ``create`` get Claude-style input keys
+                       (``file_path``, ``old_string``, ``new_string``, ``content``)
+agentStop              ``Stop`` with ``consolidate`` (``copilot -p`` exits right after)
+sessionEnd             ``SessionEnd`` (``reason``)
+=====================  =================================================================
+
+Out: the process always exits 0; stdout is empty or one JSON object ``{"additionalContext":
+<text under 10,000 characters>}`` (top level: Copilot ignores ``hookSpecificOutput`` in this
+file format), only for sessionStart, userPromptSubmitted and preToolUse. Copilot puts
+sessionStart's text in the first user message, userPromptSubmitted's in a
+``<system_reminder>`` after the prompt, and preToolUse's in a user message right after the
+tool's result (checked with the real CLI). The 10,000-character cap is an ASSUMPTION (Claude
+Code's). Errors go to ``<logs>/copilot-hooks.log`` (redacted).
+
+Copilot CLI also runs the hooks of ``.claude/settings.json`` (with ``COPILOT_CLI=1`` in their
+environment and Claude tool names); ``claude.to_event`` steps aside there when gitmem's Copilot
+hooks are installed (``copilot_hooks_installed``), so gitmem acts once per event.
+
+Must not import: anything outside the standard library and gitmem's stdlib-only modules
+(through ``core``): it runs on every prompt and tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from . import core
+from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
+from .shell_reads import read_files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from typing import Any
+
+AGENT = "copilot"
+CONTEXT_CHAR_LIMIT = 9_500
+CUT_NOTE = "\n… (cut to stay under 10,000 characters)\n"
+#: Events whose answer Copilot reads (all others print nothing, whatever happens).
+PRINTING = ("sessionStart", "userPromptSubmitted", "preToolUse")
+#: Copilot's tool → ``BeforeFile.kind`` / ``AfterTool.kind``.
+FILE_TOOLS = {"view": "read", "edit": "edit", "create": "write"}
+TOOL_KINDS = {**FILE_TOOLS, "bash": "shell", "grep": "search", "glob": "search"}
+SHELL_TOOL = "bash"
+
+USAGE = """usage: gitmem-copilot-hook EVENT < event.json
+
+GitHub Copilot CLI hook handler of gitmem: reads one hook event (JSON) on stdin and prints
+{"additionalContext": ...} for sessionStart, userPromptSubmitted and preToolUse, nothing
+otherwise. Always exits 0. Registered by `gitmem install copilot`.
+"""
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def claude_input(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A file tool's ``toolArgs`` with Claude-style keys added (what capture and consolidation read)."""
+    inp = dict(args)
+    if isinstance(args.get("path"), str):
+        inp["file_path"] = args["path"]
+    if tool == "edit":
+        inp["old_string"] = _str(args.get("old_str"))
+        inp["new_string"] = _str(args.get("new_str"))
+    if tool == "create":
+        inp["content"] = _str(args.get("file_text"))
+    return inp
+
+
+def response_summary(tool: str, tr: Any) -> Any:
+    """What capture keeps of Copilot's ``toolResult`` for ``tool`` (unredacted; JSON-like)."""
+    if not isinstance(tr, dict):
+        return None
+    text = _str(tr.get("textResultForLlm"))
+    out: dict[str, Any] = {"resultType": tr.get("resultType")}
+    if tool == SHELL_TOOL:
+        out["stdout"] = text
+    elif tool not in FILE_TOOLS:
+        out["output"] = text[:300]
+    return out
+
+
+def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
+    """The normalised event(s) of Copilot hook input ``raw`` (decoded JSON) for event ``name`` (the hook's
+    argument); None when gitmem has nothing to do with it."""
+    if not isinstance(raw, dict) or not name:
+        return None
+    cwd = _str(raw.get("cwd"))
+    common: dict[str, Any] = {"agent": AGENT, "name": name, "session_id": _str(raw.get("sessionId")),
+                              "cwd": cwd, "raw": raw}
+    if name == "sessionStart":
+        source = _str(raw.get("source"))
+        return SessionStart(source="startup" if source == "new" else source, **common)
+    if name == "userPromptSubmitted":
+        return Prompt(prompt=_str(raw.get("prompt")), **common)
+    if name == "agentStop":
+        return Stop(last_message="", consolidate=True, **common)
+    if name == "sessionEnd":
+        return SessionEnd(reason=_str(raw.get("reason")), **common)
+    if name not in ("preToolUse", "postToolUse"):
+        return None
+    tool = _str(raw.get("toolName"))
+    args = raw.get("toolArgs")
+    if isinstance(args, str):  # older releases sent a JSON string
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = {}
+    args = args if isinstance(args, dict) else {}
+    path = _str(args.get("path"))
+    paths = (path,) if path and tool in FILE_TOOLS else ()
+    if name == "preToolUse":
+        if tool in FILE_TOOLS and path:
+            old = args.get("old_str") if tool == "edit" else None
+            return BeforeFile(kind=FILE_TOOLS[tool], path=path, old_text=old if isinstance(old, str) else None,
+                              **{**common, "paths": paths})
+        if tool == SHELL_TOOL:
+            line = _str(args.get("command"))
+            files = read_files(line, cwd)
+            if not files:
+                return BeforeShell(command=line, **common)
+            return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+        return None
+    tr = raw.get("toolResult")
+    inp = claude_input(tool, args) if tool in FILE_TOOLS else ({"command": _str(args.get("command"))}
+                                                                if tool == SHELL_TOOL else args)
+    fields: dict[str, Any] = {
+        "tool": tool, "kind": TOOL_KINDS.get(tool, "other"), "input": inp, "tool_use_id": "",
+        "response": response_summary(tool, tr), "path_keys": ("file_path",),
+        "content_key": "content" if tool == "create" else "", **{**common, "paths": paths}}
+    if isinstance(tr, dict) and tr.get("resultType") not in (None, "success"):
+        return AfterToolFailure(error=_str(tr.get("textResultForLlm"))[:500], **fields)
+    return AfterTool(**fields)
+
+
+def context_output(text: str | None) -> dict[str, Any] | None:
+    """The JSON Copilot reads, or None for no text; ``text`` is cut under ``CONTEXT_CHAR_LIMIT``."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if len(text) > CONTEXT_CHAR_LIMIT:
+        from ...rank.render import EXPAND_LINE
+
+        cut = text[:CONTEXT_CHAR_LIMIT].rsplit("\n", 1)[0]
+        text = cut + CUT_NOTE + EXPAND_LINE
+    return {"additionalContext": text}
+
+
+def output(event: Event, text: str | None) -> dict[str, Any] | None:
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    if event.name not in PRINTING:
+        return None
+    return context_output(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``gitmem-copilot-hook EVENT``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
+    args = sys.argv[1:] if argv is None else argv
+
+    def read() -> Event | list[Event] | None:
+        if args[:1] in (["-h"], ["--help"]) or not args:
+            sys.stdout.write(USAGE)
+            return None
+        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+        try:
+            raw = json.loads(data) if data.strip() else None
+        except ValueError:
+            return None
+        return to_event(raw, args[0])
+
+    def write(event: Event, text: str | None) -> None:
+        out = output(event, text)
+        if out is not None:
+            sys.stdout.write(json.dumps(out, ensure_ascii=True))
+            sys.stdout.flush()
+
+    return core.run(read, write)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
