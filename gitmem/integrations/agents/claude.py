@@ -33,7 +33,6 @@ Must not import: anything outside the standard library and gitmem's stdlib-only 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -164,14 +163,9 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
 
 def context_output(event_name: str, text: str | None) -> dict[str, Any] | None:
     """The JSON Claude Code reads, or None for no text; ``text`` is cut under the 10,000-character cap."""
-    text = (text or "").strip()
-    if not text:
+    text = core.bounded(text, CONTEXT_CHAR_LIMIT, CUT_NOTE)
+    if text is None:
         return None
-    if len(text) > CONTEXT_CHAR_LIMIT:
-        from ...rank.render import EXPAND_LINE
-
-        cut = text[:CONTEXT_CHAR_LIMIT].rsplit("\n", 1)[0]
-        text = cut + CUT_NOTE + EXPAND_LINE
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
 
 
@@ -196,26 +190,7 @@ def handle(raw: Any, argv_event: str | None = None) -> dict[str, Any] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """``gitmem-hook [EVENT]``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
-    args = sys.argv[1:] if argv is None else argv
-
-    def read() -> Event | None:
-        if args[:1] in (["-h"], ["--help"]):
-            sys.stdout.write(USAGE)
-            return None
-        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-        try:
-            raw = json.loads(data) if data.strip() else None
-        except ValueError:
-            return None
-        return to_event(raw, args[0] if args else None)
-
-    def write(event: Event, text: str | None) -> None:
-        out = output(event, text)
-        if out is not None:
-            sys.stdout.write(json.dumps(out, ensure_ascii=True))
-            sys.stdout.flush()
-
-    return core.run(read, write)
+    return core.main(argv, usage=USAGE, to_event=to_event, output=output)
 
 
 if __name__ == "__main__":

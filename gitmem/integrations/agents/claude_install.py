@@ -96,21 +96,38 @@ def installed_script(name: str) -> Path | None:
     return p if p.exists() else None
 
 
-def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event``.
+def shim_command(hook_command: str, event: str, script: Path | None = None) -> str:
+    """The one-line shell command of a gitmem agent-hook handler, for every agent's installer.
 
-    It runs this installation's ``gitmem-hook`` by absolute path when that file
-    exists (so it works whatever PATH Claude Code was started with), else the
-    ``gitmem-hook`` on PATH (a teammate who shares a committed settings file),
-    else nothing and exits 0 (a machine without gitmem: no error notice).
+    It starts with the marker ``: <hook_command>;`` (how an installer knows its own handlers), then
+    runs this installation's ``hook_command`` console script by absolute path when that file exists
+    (so it works whatever PATH the agent was started with), else the ``hook_command`` on PATH (a
+    teammate who shares a committed settings file), else nothing and exits 0 (a machine without
+    gitmem: no error notice).
     """
-    script = script if script is not None else installed_script(HOOK_COMMAND)
-    parts = [MARKER]
+    script = script if script is not None else installed_script(hook_command)
+    parts = [f": {hook_command};"]
     if script is not None:
         q = shlex.quote(str(script))
         parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
-    parts.append(f"if command -v {HOOK_COMMAND} >/dev/null 2>&1; then exec {HOOK_COMMAND} {event}; fi; exit 0")
+    parts.append(f"if command -v {hook_command} >/dev/null 2>&1; then exec {hook_command} {event}; fi; exit 0")
     return " ".join(parts)
+
+
+def install_notes(hook_command: str, script: Path | None, root: Path | None) -> list[str]:
+    """The notes every installer gives: the hook script is only on PATH; the repository has no ``.gitmem/``."""
+    notes = []
+    if script is None:
+        notes.append(f"{hook_command} is not installed next to {sys.executable}: the hooks will run the "
+                     f"{hook_command} on PATH")
+    if root is not None and not (root / layout.GITMEM_DIR).is_dir():
+        notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
+    return notes
+
+
+def handler_command(event: str, script: Path | None = None) -> str:
+    """The shell command of gitmem's Claude Code handler for ``event`` (``shim_command``)."""
+    return shim_command(HOOK_COMMAND, event, script)
 
 
 _OUR_EVENTS = {e for e, _, _ in EVENTS}
@@ -251,11 +268,7 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     _check_shape(settings_path, settings)
     script = installed_script(HOOK_COMMAND)
     res = ClaudeInstall(settings_path, mcp_path, command=str(script or HOOK_COMMAND))
-    if script is None:
-        res.notes.append(f"{HOOK_COMMAND} is not installed next to {sys.executable}: the hooks will run the "
-                         f"{HOOK_COMMAND} on PATH")
-    if root is not None and not (root / layout.GITMEM_DIR).is_dir():
-        res.notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
+    res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new_settings = dict(settings)
     new_settings["hooks"] = with_ours(settings.get("hooks") or {}, script)
     if not user:

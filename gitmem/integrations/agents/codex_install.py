@@ -25,15 +25,20 @@ otherwise: ``install`` always notes it.
 from __future__ import annotations
 
 import os
-import shlex
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import layout
-from .claude_install import ClaudeSettingsError, _write_json, installed_script, read_json, without_ours
+from .claude_install import (
+    ClaudeSettingsError,
+    _write_json,
+    install_notes,
+    installed_script,
+    read_json,
+    shim_command,
+    without_ours,
+)
 
 HOOK_COMMAND = "gitmem-codex-hook"
 MCP_NAME = "gitmem"
@@ -84,15 +89,8 @@ def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[
 
 
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (as ``claude_install.handler_command``: this
-    installation's script by absolute path, else the one on PATH, else nothing and exit 0)."""
-    script = script if script is not None else installed_script(HOOK_COMMAND)
-    parts = [MARKER]
-    if script is not None:
-        q = shlex.quote(str(script))
-        parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
-    parts.append(f"if command -v {HOOK_COMMAND} >/dev/null 2>&1; then exec {HOOK_COMMAND} {event}; fi; exit 0")
-    return " ".join(parts)
+    """The shell command of gitmem's handler for ``event`` (``claude_install.shim_command``)."""
+    return shim_command(HOOK_COMMAND, event, script)
 
 
 def _is_ours(handler: Any) -> bool:
@@ -156,11 +154,7 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     _check_shape(hooks_path, data)
     script = installed_script(HOOK_COMMAND)
     res = CodexInstall(hooks_path, config_path, command=str(script or HOOK_COMMAND))
-    if script is None:
-        res.notes.append(f"{HOOK_COMMAND} is not installed next to {sys.executable}: the hooks will run the "
-                         f"{HOOK_COMMAND} on PATH")
-    if root is not None and not (root / layout.GITMEM_DIR).is_dir():
-        res.notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
+    res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, script)
     if new != data:

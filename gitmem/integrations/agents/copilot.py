@@ -154,14 +154,9 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
 
 def context_output(text: str | None) -> dict[str, Any] | None:
     """The JSON Copilot reads, or None for no text; ``text`` is cut under ``CONTEXT_CHAR_LIMIT``."""
-    text = (text or "").strip()
-    if not text:
+    text = core.bounded(text, CONTEXT_CHAR_LIMIT, CUT_NOTE)
+    if text is None:
         return None
-    if len(text) > CONTEXT_CHAR_LIMIT:
-        from ...rank.render import EXPAND_LINE
-
-        cut = text[:CONTEXT_CHAR_LIMIT].rsplit("\n", 1)[0]
-        text = cut + CUT_NOTE + EXPAND_LINE
     return {"additionalContext": text}
 
 
@@ -174,26 +169,7 @@ def output(event: Event, text: str | None) -> dict[str, Any] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """``gitmem-copilot-hook EVENT``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
-    args = sys.argv[1:] if argv is None else argv
-
-    def read() -> Event | list[Event] | None:
-        if args[:1] in (["-h"], ["--help"]) or not args:
-            sys.stdout.write(USAGE)
-            return None
-        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-        try:
-            raw = json.loads(data) if data.strip() else None
-        except ValueError:
-            return None
-        return to_event(raw, args[0])
-
-    def write(event: Event, text: str | None) -> None:
-        out = output(event, text)
-        if out is not None:
-            sys.stdout.write(json.dumps(out, ensure_ascii=True))
-            sys.stdout.flush()
-
-    return core.run(read, write)
+    return core.main(argv, usage=USAGE, to_event=to_event, output=output, need_event_arg=True)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,21 @@ the Claude Code hooks step aside under Copilot (``claude.copilot_hooks_installed
 
 from __future__ import annotations
 
-import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import layout
 from .claude import COPILOT_HOOKS_FILE
-from .claude_install import ClaudeSettingsError, _is_our_server, _write_json, installed_script, mcp_entry, read_json
+from .claude_install import (
+    ClaudeSettingsError,
+    _is_our_server,
+    _write_json,
+    install_notes,
+    installed_script,
+    mcp_entry,
+    read_json,
+    shim_command,
+)
 
 HOOK_COMMAND = "gitmem-copilot-hook"
 MCP_NAME = "gitmem"
@@ -61,14 +67,8 @@ def locations(root: Path) -> tuple[Path, Path]:
 
 
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event``."""
-    script = script if script is not None else installed_script(HOOK_COMMAND)
-    parts = [MARKER]
-    if script is not None:
-        q = shlex.quote(str(script))
-        parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
-    parts.append(f"if command -v {HOOK_COMMAND} >/dev/null 2>&1; then exec {HOOK_COMMAND} {event}; fi; exit 0")
-    return " ".join(parts)
+    """The shell command of gitmem's handler for ``event`` (``claude_install.shim_command``)."""
+    return shim_command(HOOK_COMMAND, event, script)
 
 
 def hooks_document(script: Path | None) -> dict[str, Any]:
@@ -95,11 +95,7 @@ def install(root: Path) -> CopilotInstall:
     servers = _servers(mcp_path, mcp)
     script = installed_script(HOOK_COMMAND)
     res = CopilotInstall(hooks_path, mcp_path, command=str(script or HOOK_COMMAND))
-    if script is None:
-        res.notes.append(f"{HOOK_COMMAND} is not installed next to {sys.executable}: the hooks will run the "
-                         f"{HOOK_COMMAND} on PATH")
-    if not (root / layout.GITMEM_DIR).is_dir():
-        res.notes.append("this repository has no .gitmem/ yet: the hooks do nothing until `gitmem init`")
+    res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     doc = hooks_document(script)
     try:
         current: Any = read_json(hooks_path)

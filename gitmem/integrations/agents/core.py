@@ -459,6 +459,49 @@ def log_error(event: Event, exc: BaseException) -> None:
         pass
 
 
+def bounded(text: str | None, limit: int, cut_note: str) -> str | None:
+    """``text`` stripped and cut at a line end under ``limit`` characters (then ``cut_note`` and how to expand
+    an id follow); None when there is no text. For an adapter's output: agents cap injected context."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if len(text) > limit:
+        from ...rank.render import EXPAND_LINE
+
+        text = text[:limit].rsplit("\n", 1)[0] + cut_note + EXPAND_LINE
+    return text
+
+
+def main(argv: list[str] | None, *, usage: str, to_event: Callable[[Any, str | None], Event | list[Event] | None],
+         output: Callable[[Event, str | None], dict[str, Any] | None], need_event_arg: bool = False) -> int:
+    """An adapter's entry point: one hook input (JSON) on stdin → ``to_event(raw, EVENT argument)`` → ``run``
+    → ``output`` printed as one JSON object, or nothing. ``-h``/``--help`` (or no EVENT argument when
+    ``need_event_arg``) prints ``usage``. Returns 0, always."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+
+    def read() -> Event | list[Event] | None:
+        if args[:1] in (["-h"], ["--help"]) or (need_event_arg and not args):
+            sys.stdout.write(usage)
+            return None
+        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+        try:
+            raw = json.loads(data) if data.strip() else None
+        except ValueError:
+            return None
+        return to_event(raw, args[0] if args else None)
+
+    def write(event: Event, text: str | None) -> None:
+        out = output(event, text)
+        if out is not None:
+            sys.stdout.write(json.dumps(out, ensure_ascii=True))
+            sys.stdout.flush()
+
+    return run(read, write)
+
+
 def run(read: Callable[[], Event | list[Event] | None], write: Callable[[Event, str | None], None]) -> int:
     """The never-fail wrapper of an adapter's entry point; returns 0, always.
 

@@ -195,26 +195,7 @@ def output(event: Event, text: str | None) -> dict[str, Any] | None:
 
 def main(argv: list[str] | None = None) -> int:
     """``gitmem-gemini-hook [EVENT]``: handle the hook input on stdin; print its JSON or nothing. Returns 0, always."""
-    args = sys.argv[1:] if argv is None else argv
-
-    def read() -> Event | list[Event] | None:
-        if args[:1] in (["-h"], ["--help"]):
-            sys.stdout.write(USAGE)
-            return None
-        data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-        try:
-            raw = json.loads(data) if data.strip() else None
-        except ValueError:
-            return None
-        return to_event(raw, args[0] if args else None)
-
-    def write(event: Event, text: str | None) -> None:
-        out = output(event, text)
-        if out is not None:
-            sys.stdout.write(json.dumps(out, ensure_ascii=True))
-            sys.stdout.flush()
-
-    return core.run(read, write)
+    return core.main(argv, usage=USAGE, to_event=to_event, output=output)
 
 
 if __name__ == "__main__":
