@@ -106,12 +106,23 @@ def shim_command(hook_command: str, event: str, script: Path | None = None) -> s
     gitmem: no error notice).
     """
     script = script if script is not None else installed_script(hook_command)
-    parts = [f": {hook_command};"]
+    parts = [marker(hook_command)]
     if script is not None:
         q = shlex.quote(str(script))
         parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
     parts.append(f"if command -v {hook_command} >/dev/null 2>&1; then exec {hook_command} {event}; fi; exit 0")
     return " ".join(parts)
+
+
+def marker(hook_command: str) -> str:
+    """The first words of every handler command ``shim_command`` writes: how an installer knows its own."""
+    return f": {hook_command};"
+
+
+def is_marked(handler: Any, hook_command: str) -> bool:
+    """Whether ``handler`` (a hook entry of an agent's settings) is a command ``shim_command`` wrote."""
+    return (isinstance(handler, dict) and handler.get("type", "command") == "command"
+            and isinstance(handler.get("command"), str) and handler["command"].startswith(marker(hook_command)))
 
 
 def install_notes(hook_command: str, script: Path | None, root: Path | None) -> list[str]:

@@ -35,6 +35,8 @@ from .claude_install import (
     _write_json,
     install_notes,
     installed_script,
+    is_marked,
+    marker,
     read_json,
     shim_command,
     without_ours,
@@ -43,7 +45,7 @@ from .claude_install import (
 HOOK_COMMAND = "gitmem-codex-hook"
 MCP_NAME = "gitmem"
 #: First word of gitmem's handler: a no-op that marks it as gitmem's.
-MARKER = ": gitmem-codex-hook;"
+MARKER = marker(HOOK_COMMAND)
 
 #: (event, matcher or None: every tool / source, extra handler fields). Timeouts in seconds, far above the
 #: handler's own limit (agents.core.TIME_LIMITS); Codex cuts SessionEnd's to 3 s whatever is set.
@@ -94,8 +96,7 @@ def handler_command(event: str, script: Path | None = None) -> str:
 
 
 def _is_ours(handler: Any) -> bool:
-    return (isinstance(handler, dict) and handler.get("type", "command") == "command"
-            and isinstance(handler.get("command"), str) and handler["command"].startswith(MARKER))
+    return is_marked(handler, HOOK_COMMAND)
 
 
 def _check_shape(path: Path, data: dict[str, Any]) -> None:

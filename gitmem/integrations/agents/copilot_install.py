@@ -30,6 +30,7 @@ from .claude_install import (
     _write_json,
     install_notes,
     installed_script,
+    marker,
     mcp_entry,
     read_json,
     shim_command,
@@ -37,7 +38,7 @@ from .claude_install import (
 
 HOOK_COMMAND = "gitmem-copilot-hook"
 MCP_NAME = "gitmem"
-MARKER = ": gitmem-copilot-hook;"
+MARKER = marker(HOOK_COMMAND)
 #: (Copilot event, timeout in seconds: far above the handler's own limit, agents.core.TIME_LIMITS).
 EVENTS: tuple[tuple[str, int], ...] = (
     ("sessionStart", 15),

@@ -35,6 +35,8 @@ from .claude_install import (
     _write_json,
     install_notes,
     installed_script,
+    is_marked,
+    marker,
     mcp_entry,
     read_json,
     shim_command,
@@ -44,7 +46,7 @@ from .claude_install import without_ours as _without
 HOOK_COMMAND = "gitmem-gemini-hook"
 MCP_NAME = "gitmem"
 #: First word of gitmem's handler: a no-op that marks it as gitmem's.
-MARKER = ": gitmem-gemini-hook;"
+MARKER = marker(HOOK_COMMAND)
 
 #: (event, matcher or None: every tool / source, timeout in ms). Far above the handler's own limit
 #: (agents.core.TIME_LIMITS); SessionEnd is not awaited by Gemini CLI whatever is set.
@@ -86,8 +88,7 @@ def handler_command(event: str, script: Path | None = None) -> str:
 
 
 def _is_ours(handler: Any) -> bool:
-    return (isinstance(handler, dict) and handler.get("type", "command") == "command"
-            and isinstance(handler.get("command"), str) and handler["command"].startswith(MARKER))
+    return is_marked(handler, HOOK_COMMAND)
 
 
 def _check_shape(path: Path, data: dict[str, Any]) -> None:
