@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from .integrations.agents.copilot_install import CopilotInstall
     from .integrations.agents.gemini_install import GeminiInstall
     from .integrations.git_hooks import HookState, InstallReport
-    from .ops.check import Problem
+    from .ops.check import Checked, Problem
     from .ops.context import ContextResult
     from .ops.doctor import Check, Report
     from .ops.history import LogEntry
@@ -340,9 +340,11 @@ def problem_json(p: Problem) -> JSONObject:
     return {"kind": p.kind, "subject": p.subject, "message": p.message}
 
 
-def check_json(base: str | None, problems: list[Problem]) -> JSONObject:
-    """``{"base" (the commit compared with, or null), "ok", "problems": [problem_json]}``."""
-    return {"base": base, "ok": not problems, "problems": [problem_json(p) for p in problems]}
+def check_json(res: Checked) -> JSONObject:
+    """``{"base" (the merge base compared with), "base_ref" (as named), "tip" (its commit), "head", "ok",
+    "problems": [problem_json]}``."""
+    return {"base": res.base, "base_ref": res.base_ref, "tip": res.tip, "head": res.head,
+            "ok": not res.problems, "problems": [problem_json(p) for p in res.problems]}
 
 
 def scan_json(res: ScanResult) -> JSONObject:

@@ -112,10 +112,14 @@ def check(base: str | None) -> None:
     """
     from ..ops.check import check as do_check
 
-    used, problems = do_check(_store(), base)
-    _out(shapes.check_json(used, problems),
-         lambda: "\n".join(f"{p.kind}: {p.message}" for p in problems)
-         or f"gitmem check: ok ({'change ' + used[:12] + '..HEAD' if used else 'no base: memory files only'})")
+    res = do_check(_store(), base)
+    problems = res.problems
+    where = (f"HEAD is in {res.base_ref}: no change to check; memory files checked" if res.base == res.head
+             else f"change {res.base[:12]}..{res.head[:12]}, base {res.base_ref}")
+    _out(shapes.check_json(res),
+         lambda: "\n".join([f"{p.kind}: {p.message}" for p in problems]
+                           + [f"gitmem check: {len(problems)} problem(s) ({where})"]) if problems
+         else f"gitmem check: ok ({where})")
     if problems:
         sys.exit(EXIT_ERROR)
 
