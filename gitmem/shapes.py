@@ -15,7 +15,8 @@ The contract. Shapes are a stable interface, versioned by ``SCHEMA_VERSION``:
 The shapes (``→`` names the commands and MCP tools that print them):
 
 * ``anchor_json``: an anchor (nested in ``memory_json``).
-* ``memory_json``: every field of a memory → ``remember``, ``list``, MCP ``remember``.
+* ``memory_json``: every field of a memory → ``remember``, MCP ``remember``.
+* ``listed_memory_json``: ``memory_json`` and its status → ``list``.
 * ``anchor_status_json``: an anchor's status at a revision (nested).
 * ``memory_status_json``: a memory's status with its anchors' → ``stale``, ``scan`` (nested), MCP ``stale``.
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
@@ -198,10 +199,16 @@ def log_entry_json(e: LogEntry) -> JSONObject:
 # -- search and context ---------------------------------------------------------------------------
 
 
-def recall_hit_json(h: RecallHit) -> JSONObject:
-    """``memory_json`` + ``{"score", "fts_rank", "vector_rank"}`` (ranks 1-based, null when absent)."""
-    return memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
-                                    "vector_rank": h.vector_rank}
+def listed_memory_json(ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status"}`` (at the working tree): an element of ``list``."""
+    return memory_json(ms.memory) | {"status": ms.status.value}
+
+
+def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status" (at the working tree), "score", "fts_rank", "vector_rank"}`` (ranks
+    1-based, null when absent)."""
+    return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
+                                    "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
 
 
 def search_hit_json(h: RecallHit, status: str) -> JSONObject:

@@ -24,12 +24,15 @@ def recall(query: str, limit: int) -> None:
     Example usage:
       gitmem recall "why are retries capped"
     """
+    from ..ops.show import with_status
     from ..search.recall import recall as do_recall
 
-    hits = do_recall(_store(), query, limit, warn=_warn)
-    _out([shapes.recall_hit_json(h) for h in hits],
-         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  [{h.memory.type}] {h.memory.title}"
-                           for h in hits) or "no matches")
+    store = _store()
+    hits = do_recall(store, query, limit, warn=_warn)
+    statuses = with_status(store, [h.memory for h in hits])
+    _out([shapes.recall_hit_json(h, s) for h, s in zip(hits, statuses, strict=True)],
+         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.status.label:9} [{h.memory.type}] {h.memory.title}"
+                           for h, s in zip(hits, statuses, strict=True)) or "no matches")
 
 
 @cli.command()
