@@ -252,7 +252,7 @@ def context_json(res: ContextResult) -> JSONObject:
 
 
 def age(m: Memory) -> str:
-    """A memory's compact age (``5m``, ``3h``, ``2d``; ``?`` when unknown), as ``rank.score.age``."""
+    """A memory's compact age (``5 min``, ``3 h``, ``2 d``; ``?`` when unknown), as ``rank.score.age``."""
     return render.age(m.updated or m.created, None)
 
 
