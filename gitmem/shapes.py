@@ -407,9 +407,10 @@ def not_found_json(mem_id: str, error: str, hint: str) -> JSONObject:
     return {"id": mem_id, "error": error, "hint": hint}
 
 
-def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject]) -> JSONObject:
-    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json]}``."""
-    return {"memories": memories, "not_found": not_found}
+def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject], more: list[str]) -> JSONObject:
+    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json], "more": [ids found but
+    not shown, to keep the reply under the agents' size limit]}``."""
+    return {"memories": memories, "not_found": not_found, "more": more}
 
 
 def invalid_file_json(error: str, hint: str) -> JSONObject:
@@ -417,9 +418,10 @@ def invalid_file_json(error: str, hint: str) -> JSONObject:
     return {"error": error, "hint": hint}
 
 
-def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject]) -> JSONObject:
-    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json]}``."""
-    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject], more: int = 0) -> JSONObject:
+    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json], "more" (not-fresh
+    memories not shown, to keep the reply under the agents' size limit)}``."""
+    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid, "more": more}
 
 
 def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject:
