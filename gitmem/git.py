@@ -177,6 +177,15 @@ class Repo:
         except GitError:
             return None
 
+    def is_ignored(self, path: str) -> bool:
+        """Whether git's ignore rules (``.gitignore`` files, ``info/exclude``, ``core.excludesFile``) ignore
+        ``path`` (repo-relative) as an untracked file (``git check-ignore --no-index``)."""
+        try:
+            self._run("check-ignore", "-q", "--no-index", "--", path)
+            return True
+        except GitError:
+            return False
+
     def has_path(self, rev: str, path: str) -> bool:
         """Whether ``rev``'s tree has ``path`` (file or folder) at its top level or below."""
         try:

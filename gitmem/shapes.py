@@ -265,9 +265,10 @@ def hooks_report_json(r: InstallReport) -> JSONObject:
             "skipped": r.skipped, "notes": r.notes}
 
 
-def init_json(root: Path, created: list[str], hooks: InstallReport | None) -> JSONObject:
-    """``{"root", "created": [path], "hooks": hooks_report_json or null}``."""
-    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks)}
+def init_json(root: Path, created: list[str], hooks: InstallReport | None, warnings: list[str]) -> JSONObject:
+    """``{"root", "created": [path], "hooks": hooks_report_json or null, "warnings": [line]}``."""
+    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks),
+            "warnings": warnings}
 
 
 def hooks_removed_json(removed: list[str]) -> JSONObject:
