@@ -189,7 +189,8 @@ def test_claude_hooks_step_aside_under_cursor_with_its_hooks_installed(repo: Pat
     assert cursor.cursor_hooks_installed(cwd, env)
     assert not cursor.cursor_hooks_installed(cwd, {"HOME": env["HOME"]})  # not a hook Cursor runs
     payload = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": cwd, "source": "startup"}
-    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude"], input=json.dumps(payload).encode(),
-                          cwd=repo, capture_output=True, env={**os.environ, **env}, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude"],
+                          input=json.dumps(payload).encode(), cwd=repo, capture_output=True,
+                          env={**os.environ, **env}, timeout=60)
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert claude.to_event(payload) is not None  # Claude Code itself (no CURSOR_VERSION) is not affected

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from gitmem.integrations.agents import cursor, cursor_install as ci
+from gitmem.integrations.agents import cursor
+from gitmem.integrations.agents import cursor_install as ci
 from gitmem.integrations.agents.claude_install import ClaudeSettingsError
 from testing.repos import commit, make_repo
 from tests.test_claude_hooks import remember, wait_for

@@ -180,7 +180,8 @@ def _post_tool(raw: dict[str, Any], common: dict[str, Any], failed: bool) -> Eve
                                     **{**fields, "paths": (path,)})
         # captured from afterFileEdit (its documented edits); here only the file's memories, after the tool
         new = _str(ti.get("new_string")) or None
-        return BeforeFile(kind=kind, path=path, old_text=new if kind == "edit" else None, **{**common, "paths": (path,)})
+        return BeforeFile(kind=kind, path=path, old_text=new if kind == "edit" else None,
+                          **{**common, "paths": (path,)})
     if tool == READ_TOOL and path:
         inp: dict[str, Any] = {"file_path": path, **{k: ti[k] for k in ("offset", "limit") if k in ti}}
         fields.update(kind="read", input=inp, path_keys=("file_path",), paths=(path,))
