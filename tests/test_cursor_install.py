@@ -12,7 +12,7 @@ import pytest
 
 from gitmem.integrations.agents import cursor
 from gitmem.integrations.agents import cursor_install as ci
-from gitmem.integrations.agents.claude_install import ClaudeSettingsError
+from gitmem.integrations.agents.installing import SettingsError
 from testing.repos import commit, make_repo
 from tests.test_claude_hooks import remember, wait_for
 from tests.test_codex_hooks import REAL_CLIENT_PY
@@ -91,7 +91,7 @@ def test_invalid_files_are_refused_and_never_rewritten(tmp_path: Path, name: str
     (tmp_path / ".cursor").mkdir()
     (tmp_path / ".cursor" / name).write_text(text)
     for op in (ci.install, ci.uninstall):
-        with pytest.raises(ClaudeSettingsError):
+        with pytest.raises(SettingsError):
             op(tmp_path)
     assert (tmp_path / ".cursor" / name).read_text() == text
     assert sorted(p.name for p in (tmp_path / ".cursor").iterdir()) == [name]  # nothing else written
@@ -99,13 +99,18 @@ def test_invalid_files_are_refused_and_never_rewritten(tmp_path: Path, name: str
 
 
 def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
     home = tmp_path / "home"
     assert ci.detect(tmp_path, home) is None
+    (bin_dir / "cursor-agent").write_text("#!/bin/sh\n")
+    (bin_dir / "cursor-agent").chmod(0o755)
+    assert (ci.detect(tmp_path, home) or "").startswith("cursor-agent on PATH")
     (home / ".cursor").mkdir(parents=True)
-    assert ci.detect(tmp_path, home) == "~/.cursor/ exists"
+    assert ci.detect(tmp_path, home) == "~/.cursor on this machine"
     (tmp_path / ".cursor").mkdir()
-    assert ci.detect(tmp_path, home) == "this project has a .cursor/ folder"
+    assert ci.detect(tmp_path, home) == ".cursor in this repository"
 
 
 def test_the_installed_command_runs_the_hook_and_answers(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]

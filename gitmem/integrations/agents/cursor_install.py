@@ -6,66 +6,66 @@ project's ``<repo>/.cursor/`` (the default) or the user's ``~/.cursor/`` (``--us
 
 * ``hooks.json`` (``{"version": 1, "hooks": {<event>: [{"command": ...}]}}``, Cursor 2.4+; flat
   handler entries, no matcher groups): one handler per event of ``EVENTS``, a short shell command
-  (``claude_install.shim_command``) that runs this installation's ``gitmem-cursor-hook EVENT`` by
+  (``installing.shim_command``) that runs this installation's ``gitmem-cursor-hook EVENT`` by
   absolute path, else the one on PATH, else nothing. No ``timeout`` (Cursor's default, 60 s, is far
   above the handler's own limit, ``agents.core.TIME_LIMITS``) and no ``failClosed`` (off: a hook
   that fails never blocks). No ``beforeReadFile`` or ``preToolUse`` hook: they only allow or deny
   (see ``cursor``);
-* ``mcp.json``: ``mcpServers.gitmem``, ``gitmem mcp`` (``claude_install.mcp_entry``).
+* ``mcp.json``: ``mcpServers.gitmem``, ``gitmem mcp`` (``installing.mcp_entry``).
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-cursor-hook;`` (a shell
-no-op); its MCP server by ``claude_install``'s rules. ``uninstall`` removes exactly those (and the
-events they leave empty); a file left with nothing but ``version`` (hooks) or as ``{}`` (MCP) is
-deleted, and the project's ``.cursor/`` folder when that is then empty. A file that is not valid
-JSON, or whose ``hooks`` / ``mcpServers`` is not an object, is never rewritten
-(``ClaudeSettingsError``).
+no-op, ``installing.marker``); its MCP server by ``installing.is_our_server``. ``uninstall`` removes
+exactly those (and the events they leave empty); a file left with nothing but ``version`` (hooks) or
+as ``{}`` (MCP) is deleted, and the project's ``.cursor/`` folder when that is then empty. A file that
+is not valid JSON, or whose ``hooks`` / ``mcpServers`` is not an object, is never rewritten
+(``installing.SettingsError``).
 
-Written against ``claude_install``'s helpers; ``CursorInstall`` has the fields of the shared
-installer result.
+Cursor also runs ``.claude/settings.json``'s hooks: with ``gitmem install claude`` done too, the
+Claude Code hooks step aside under Cursor (``cursor.cursor_hooks_installed``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .claude_install import (
-    ClaudeSettingsError,
-    _is_our_server,
-    _write_json,
+from .cursor import HOOK_COMMAND
+from .installing import (
+    FIX_HINT,
+    InstallResult,
+    SettingsError,
+    add_mcp_server,
+    detect_by,
     install_notes,
     installed_script,
     is_marked,
-    mcp_entry,
+    mcp_servers,
     read_json,
+    remove_mcp_server,
+    server_registered,
     shim_command,
+    write_or_remove,
 )
-from .cursor import HOOK_COMMAND
 
 NAME = "cursor"
 USER_SCOPE = True
-MCP_NAME = "gitmem"
+#: The ``gitmem install cursor`` help text.
+HELP = """Register gitmem's Cursor hooks and MCP server in this repository's .cursor/ (--user: ~/.cursor/).
+
+\b
+Hooks: .cursor/hooks.json, merged with yours. sessionStart and postToolUse
+inject memories (a read, edited or shell-read file's after the tool's output;
+the prompt's with the turn's first tool call: Cursor takes no context before a
+read or at a prompt); afterFileEdit, afterAgentResponse, stop and sessionEnd
+capture the session for consolidation. MCP server: `gitmem` in .cursor/mcp.json.
+With `gitmem install claude` too, Cursor (which also runs .claude/settings.json's
+hooks) gets gitmem once."""
 HOOKS_VERSION = 1
 #: Cursor's events gitmem handles (``cursor``'s table), in the order they are written.
 EVENTS: tuple[str, ...] = ("sessionStart", "beforeSubmitPrompt", "postToolUse", "postToolUseFailure",
                            "afterFileEdit", "afterAgentResponse", "stop", "sessionEnd", "preCompact")
 RELOAD_NOTE = "Cursor reads hooks.json when it starts: restart Cursor (or open a new agent session)"
-
-
-@dataclass
-class CursorInstall:
-    """What an install or uninstall did: the files, those written or removed, notes for the user, the hook
-    command, whether the MCP server is registered."""
-
-    agent: str
-    files: list[str]
-    changed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    command: str = HOOK_COMMAND
-    mcp: bool = False
 
 
 def locations(root: Path | None, user: bool = False, home: Path | None = None) -> tuple[Path, Path]:
@@ -87,12 +87,12 @@ def _is_ours(handler: Any) -> bool:
     return is_marked(handler, HOOK_COMMAND)
 
 
-def _refuse(path: Path, what: str) -> ClaudeSettingsError:
-    return ClaudeSettingsError(f"{path}: {what}", "fix the file, then run again")
+def _refuse(path: Path, what: str) -> SettingsError:
+    return SettingsError(f"{path}: {what}", FIX_HINT)
 
 
 def _read(hooks_path: Path, mcp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Both files, checked; raises ``ClaudeSettingsError`` before anything is written."""
+    """Both files, checked; raises ``SettingsError`` before anything is written."""
     hooks_doc, mcp_doc = read_json(hooks_path), read_json(mcp_path)
     hooks = hooks_doc.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
@@ -100,8 +100,7 @@ def _read(hooks_path: Path, mcp_path: Path) -> tuple[dict[str, Any], dict[str, A
     for event, handlers in (hooks or {}).items():
         if not isinstance(handlers, list):
             raise _refuse(hooks_path, f"hooks.{event} is not a list")
-    if mcp_doc.get("mcpServers") is not None and not isinstance(mcp_doc["mcpServers"], dict):
-        raise _refuse(mcp_path, "\"mcpServers\" is not an object")
+    mcp_servers(mcp_path, mcp_doc)
     return hooks_doc, mcp_doc
 
 
@@ -123,78 +122,52 @@ def with_ours(hooks: dict[str, list[Any]], script: Path | None) -> dict[str, lis
     return out
 
 
-def _remove_if_empty(path: Path, data: dict[str, Any], empty: dict[str, Any]) -> bool:
-    """Delete ``path`` when ``data`` holds nothing but ``empty``; whether it did."""
-    if data != empty and data:
-        return False
-    path.unlink(missing_ok=True)
-    return True
+def _result(hooks_path: Path, mcp_path: Path) -> InstallResult:
+    return InstallResult(NAME, {"hooks": str(hooks_path), "mcp_file": str(mcp_path)}, command=HOOK_COMMAND)
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> CursorInstall:
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Register gitmem's Cursor hooks and MCP server; see the module docstring.
 
     Raises:
-        ClaudeSettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape
-            (nothing is written).
+        SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape (nothing
+            is written).
     """
     hooks_path, mcp_path = locations(root, user, home)
     hooks_doc, mcp_doc = _read(hooks_path, mcp_path)
     script = installed_script(HOOK_COMMAND)
-    res = CursorInstall(NAME, [str(hooks_path), str(mcp_path)], command=str(script or HOOK_COMMAND))
+    res = _result(hooks_path, mcp_path)
+    res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
     new = {"version": HOOKS_VERSION, **hooks_doc, "hooks": with_ours(hooks_doc.get("hooks") or {}, script)}
-    if new != hooks_doc:
-        _write_json(hooks_path, new)
-        res.changed.append(str(hooks_path))
-    servers = dict(mcp_doc.get("mcpServers") or {})
-    if MCP_NAME in servers and not _is_our_server(servers[MCP_NAME]):
-        res.notes.append(f"{mcp_path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
-                         "left as it is")
-    else:
-        res.mcp = True
-        new_mcp = {**mcp_doc, "mcpServers": {**servers, MCP_NAME: mcp_entry()}}
-        if new_mcp != mcp_doc:
-            _write_json(mcp_path, new_mcp)
-            res.changed.append(str(mcp_path))
+    write_or_remove(hooks_path, new, hooks_doc, res)
+    add_mcp_server(mcp_path, mcp_doc, res)
     if res.changed:
         res.notes.append(RELOAD_NOTE)
     return res
 
 
-def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> CursorInstall:
+def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Remove gitmem's Cursor hooks and MCP server, leaving everything else as it is (a file left empty is
     deleted, and the project's ``.cursor/`` folder when then empty).
 
     Raises:
-        ClaudeSettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape
-            (nothing is written).
+        SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape (nothing
+            is written).
     """
     hooks_path, mcp_path = locations(root, user, home)
     hooks_doc, mcp_doc = _read(hooks_path, mcp_path)
-    res = CursorInstall(NAME, [str(hooks_path), str(mcp_path)])
+    res = _result(hooks_path, mcp_path)
+    prune = 0 if user else 1  # the project's .cursor/ goes when emptied; ~/.cursor/ is Cursor's own
+    new = dict(hooks_doc)
     if isinstance(hooks_doc.get("hooks"), dict):
-        new = dict(hooks_doc)
         new["hooks"] = without_ours(hooks_doc["hooks"])
         if not new["hooks"]:
             del new["hooks"]
-        if new != hooks_doc:
-            if not _remove_if_empty(hooks_path, new, {"version": HOOKS_VERSION}):
-                _write_json(hooks_path, new)
-            res.changed.append(str(hooks_path))
-    servers = mcp_doc.get("mcpServers")
-    if isinstance(servers, dict) and _is_our_server(servers.get(MCP_NAME)):
-        new_mcp = {**mcp_doc, "mcpServers": {k: v for k, v in servers.items() if k != MCP_NAME}}
-        if not new_mcp["mcpServers"]:
-            del new_mcp["mcpServers"]
-        if not _remove_if_empty(mcp_path, new_mcp, {}):
-            _write_json(mcp_path, new_mcp)
-        res.changed.append(str(mcp_path))
-    if res.changed and not user:
-        try:
-            hooks_path.parent.rmdir()  # the project's .cursor/ only when empty: gitmem made it for these files
-        except OSError:
-            pass
+        if new == {"version": HOOKS_VERSION}:
+            new = {}  # nothing but gitmem's was in it
+    write_or_remove(hooks_path, new, hooks_doc, res, prune=prune)
+    remove_mcp_server(mcp_path, mcp_doc, res, prune=prune)
     return res
 
 
@@ -205,23 +178,14 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     out: dict[str, Any] = {"hooks": str(hooks_path), "mcp_file": str(mcp_path), "events": {}, "mcp": False}
     try:
         hooks_doc, mcp_doc = _read(hooks_path, mcp_path)
-    except ClaudeSettingsError as e:
+    except SettingsError as e:
         return {**out, "error": e.message}
     hooks = hooks_doc.get("hooks") or {}
     out["events"] = {event: any(_is_ours(h) for h in hooks.get(event) or []) for event in EVENTS}
-    servers = mcp_doc.get("mcpServers") or {}
-    out["mcp"] = _is_our_server(servers.get(MCP_NAME))
+    out["mcp"] = server_registered(mcp_doc)
     return out
 
 
-def detect(root: Path | None, home: Path | None = None) -> str | None:
-    """Why Cursor looks used here (a project or user ``.cursor/`` folder, ``cursor-agent`` or ``cursor`` on
-    PATH), or None."""
-    for base, what in ((root, "this project has a .cursor/ folder"),
-                       (home or Path(os.path.expanduser("~")), "~/.cursor/ exists")):
-        if base is not None and (base / ".cursor").is_dir():
-            return what
-    for exe in ("cursor-agent", "cursor"):
-        if shutil.which(exe):
-            return f"{exe} is on PATH"
-    return None
+def detect(root: Path | None, home: Path) -> str | None:
+    """Why Cursor looks used here: ``.cursor`` in ``root``, else ``~/.cursor``, else ``cursor-agent`` on PATH."""
+    return detect_by(root, home, project=(".cursor",), user=(home / ".cursor",), binary="cursor-agent")
