@@ -34,10 +34,9 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``export_line_json``: each line of ``export`` (also carries ``"format": EXPORT_FORMAT``).
 * ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
 * ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
-* ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
-* ``codex_install_json``, ``codex_uninstall_json``: ``install codex``, ``uninstall codex``.
-* ``gemini_install_json``, ``gemini_uninstall_json``: ``install gemini``, ``uninstall gemini``.
-* ``copilot_install_json``, ``copilot_uninstall_json``: ``install copilot``, ``uninstall copilot``.
+* ``install_json``, ``uninstall_json``: ``install AGENT``, ``uninstall AGENT`` (every agent alike).
+* ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
+  ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -61,10 +60,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .capture.consolidate import Outcome
-    from .integrations.agents.claude_install import ClaudeInstall
-    from .integrations.agents.codex_install import CodexInstall
-    from .integrations.agents.copilot_install import CopilotInstall
-    from .integrations.agents.gemini_install import GeminiInstall
+    from .integrations.agents.installers import AgentPlan
+    from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Checked, Problem
     from .ops.context import ContextResult
@@ -293,51 +290,32 @@ def doctor_json(report: Report) -> JSONObject:
     return {"ok": report.ok, "checks": [doctor_check_json(c) for c in report.checks]}
 
 
-def claude_install_json(res: ClaudeInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "settings", "mcp"}``."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command,
-            "settings": str(res.settings), "mcp": str(res.mcp)}
+def install_json(res: InstallResult) -> JSONObject:
+    """``{"agent", "changed": [file], "notes", "command", "mcp" (registered), "files": {role: path}}``, and each
+    role of ``files`` at the top level too (the keys of earlier versions: ``settings``, ``hooks``, ``config``,
+    ``mcp_file``)."""
+    d: JSONObject = {"agent": res.agent, "changed": res.changed, "notes": res.notes, "command": res.command,
+                     "mcp": res.mcp, "files": dict(res.files)}
+    for role, path in res.files.items():
+        d.setdefault(role, path)
+    return d
 
 
-def claude_uninstall_json(res: ClaudeInstall) -> JSONObject:
-    """``{"changed": [file]}``."""
-    return {"changed": res.changed}
+def uninstall_json(res: InstallResult) -> JSONObject:
+    """``{"agent", "changed": [file], "notes", "files": {role: path}}``."""
+    return {"agent": res.agent, "changed": res.changed, "notes": res.notes, "files": dict(res.files)}
 
 
-def codex_install_json(res: CodexInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "hooks", "config", "mcp"}`` (``mcp``: registered in ``config``)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
-            "config": str(res.config), "mcp": res.mcp}
-
-
-def codex_uninstall_json(res: CodexInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
-
-
-def copilot_install_json(res: CopilotInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "hooks", "mcp_file", "mcp"}`` (``mcp``: registered there)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
-            "mcp_file": str(res.mcp_file), "mcp": res.mcp}
-
-
-def copilot_uninstall_json(res: CopilotInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
-
-
-# -- checks and maintenance -----------------------------------------------------------------------
-
-
-def gemini_install_json(res: GeminiInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "settings", "mcp"}`` (``mcp``: registered in ``settings``)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "settings": str(res.settings),
-            "mcp": res.mcp}
-
-
-def gemini_uninstall_json(res: GeminiInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
+def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
+    """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
+    (before), **install_json or uninstall_json (absent in a dry run)}]}``."""
+    agents = []
+    for p in plans:
+        d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
+        if p.result is not None:
+            d |= install_json(p.result) if install else uninstall_json(p.result)
+        agents.append(d)
+    return {"dry_run": dry_run, "agents": agents}
 
 
 # -- checks and maintenance -----------------------------------------------------------------------
