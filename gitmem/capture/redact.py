@@ -316,6 +316,7 @@ _RULES: tuple[_Rule, ...] = (
      r"(?:dapi[a-f0-9]{32}(?:-\d)?|EZAK[A-Za-z0-9]{54}|AKCp[A-Za-z0-9]{69}|ATATT3[A-Za-z0-9_=-]{150,}"
      r"|ABSK[A-Za-z0-9+/]{100,}={0,2})(?![A-Za-z0-9])", 0, 0, "word"),
     ("api-token", ("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", 0, 0, "word"),
+    ("maxmind-license-key", ("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])", 0, 0, "word"),
     ("azure-client-secret", ("Q~",), r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
      0, 0, "word"),
     ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", 0, 0, "word"),
@@ -974,8 +975,9 @@ def _redact_key_values(text: str, low: str) -> str:
                     re_ = len(text) if nl < 0 else nl
                     while re_ > ve and text[re_ - 1] in " \t\r":
                         re_ -= 1
-        if kind == "key" and not _token_value(text[rs:re_]):
-            continue                        # cache_key = "user:42": only a token-shaped value
+        if kind == "key" and (not _token_value(text[rs:re_])
+                              or low[max(0, ks - 8):ks].rstrip(" \t-_").endswith(("public", "pub"))):
+            continue                        # cache_key = "user:42", "public key: age1…": not secrets
         out.append(text[done:rs])
         out.append(_marker(kind))
         done = skip_until = re_
@@ -1055,10 +1057,10 @@ def _token_shaped(value: str, min_len: int = 20, hex_ok: bool = True) -> bool:
 # (Found from the separator, whose character class lets the regex engine skip ahead; the prefix
 # is then read backwards. A digit or capital among the first 20 characters: ``test_some_function``
 # is no token.)
-_PREFIXED_TAIL = (r"[_.~-](?=[A-Za-z0-9_~+/=-]{0,19}[0-9A-Z])"
-                  r"(?P<v>[A-Za-z0-9][A-Za-z0-9_~+/=-]{15,}(?:\.[A-Za-z0-9_~+/=-]+)*)")
+_PREFIXED_TAIL = (r"[_.~-](?=[A-Za-z0-9_~+/-]{0,19}[0-9A-Z])"
+                  r"(?P<v>[A-Za-z0-9][A-Za-z0-9_~+/-]{15,}(?:\.[A-Za-z0-9_~+/-]+)*={0,3})")
 _PREFIX_HEAD = r"(?:[a-z][a-z0-9]{0,11}|[A-Z][A-Z0-9]{0,11})(?:[_.~-][a-z0-9]{1,8}){0,2}[_.~-]\Z"
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/=-")
+_GLUED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _HASH_PREFIXES = frozenset("""sha sha1 sha224 sha256 sha384 sha512 md5 blake2b blake2s blake3 crc32
     h1 git commit rev ref v""".split())
 
@@ -1067,13 +1069,23 @@ def _redact_prefixed_tokens(text: str) -> str:
     out: list[str] = []
     done = 0
     head_rx = _rx(_PREFIX_HEAD)
-    for m in _rx(_PREFIXED_TAIL).finditer(text):
+    tail_rx = _rx(_PREFIXED_TAIL)
+    for m in tail_rx.finditer(text):
         sep = m.start()
         lo = max(done, sep - 40)
+        flag = text[sep] == "-" and (sep == 0 or text[sep - 1] in " \t\n")
+        if flag:
+            inner = tail_rx.search(text, sep + 2, m.end())    # -p<prefix>_<token>: a short flag
+            if inner is None:
+                continue
+            m, lo, sep = inner, sep + 2, inner.start()
         head = head_rx.search(text, lo, sep + 1)
-        if head is None or (head.start() > 0 and text[head.start() - 1] in _TOKEN_CHARS):
+        if head is None or (head.start() > 0 and text[head.start() - 1] in _GLUED
+                            and not (flag and head.start() == lo)):
             continue                      # no prefix, or glued to a longer word
-        p, v = head.group(), m.group("v").rstrip("._~-")
+        p, v = head.group(), m.group("v").rstrip(".")
+        if "/" in v and not (v.endswith("=") or "+" in v):
+            v = v[:v.index("/")]          # a path, not base64: only its first part
         if not p.endswith("~") and not _HASH_PREFIXES.isdisjoint(_rx(r"[_.-]").split(p.lower())):
             continue                      # sha512-…, gss-gex-sha1-…: a hash, not a token
         if _rx(_UUID).fullmatch(v) or not _token_shaped(v, 20):
