@@ -7,7 +7,8 @@ import; a pattern is compiled on first use, and only when a cheap substring test
 it could match, so a hook pays only for the rules its text needs.
 
 Measured on the dev box (CPython 3.11, a loaded 2-core VM; see the last tests in
-``tests/test_redact.py``): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
+``tests/test_redact.py``, and ``bench/redaction.py`` for the classes added in issue 12, which cost
+≈ 1.4× CPU time on source code): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
 recompiled, e.g. under PYTHONDONTWRITEBYTECODE); the first ``redact()`` of a typical Bash event
 ≈ 3-5 ms including its regex compiles, later ones ≈ 0.3 ms; ``redact_text`` on 100 KB ≈ 2.5-3 ms
 for source code, ≈ 3-5 ms for Markdown prose (non-ASCII), ≈ 20-45 ms for a worst case holding
@@ -19,9 +20,26 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
 
 * ``<private>…</private>`` spans (case-insensitive, multi-line, nested, and an unclosed
   ``<private>`` to the end of the text) become ``[PRIVATE]`` — :func:`strip_private`.
-* PEM private key blocks (RSA, EC, DSA, OPENSSH, PGP, ENCRYPTED, plain ``PRIVATE KEY``), with real
-  or JSON-escaped (``\\n``) line breaks; a BEGIN without END is redacted to the end of the text.
-  Certificates and public keys are kept.
+* PEM private key blocks (RSA, EC, DSA, OPENSSH, PGP, ENCRYPTED, SIGSTORE…, plain ``PRIVATE KEY``,
+  and the four-dash SSH2 framing), with real or JSON-escaped (``\\n``) line breaks or split over
+  concatenated string literals; a BEGIN without END is redacted to the end of its key lines, and a
+  header with no key material after it (a string naming the format) is kept. Certificates and
+  public keys are kept.
+* The key lines of other private-key formats: age identities (``AGE-SECRET-KEY-1…``,
+  ``AGE-PLUGIN-…-1…``), minisign and signify secret keys (the line under ``untrusted comment: …
+  secret key``, or their base64 prefixes), the ``Private-Lines`` of a PuTTY ``.ppk``, Nostr
+  ``nsec1…``, BIP-32 ``xprv…``, the private members (``d p q dp dq qi k``) of a JWK (within 2 KB
+  of ``"kty"``); WireGuard ``PrivateKey =`` goes through the secret-named-key rule.
+* Prefixed tokens of any provider: a short all-lower- or all-upper-case prefix with separators
+  (``hf_``, ``dop_v1_``, ``pscale_tkn_``, ``NRAK-``, ``glsa_``, ``sha256~``, ``tskey-auth-``) followed
+  by a token-shaped value (:func:`_token_shaped`: machine-generated, not word-like) of 20+
+  characters; the prefix is kept. Hash names (``sha512-…`` integrity strings) and UUIDs are not
+  tokens. A few provider shapes without a separator (Databricks ``dapi``, ``EZAK``, ``AKCp``,
+  ``ATATT3``, ``ABSK``, Terraform ``.atlasv1.``, Azure AD ``…Q~…`` client secrets, MaxMind ``_mmk``).
+* URL credentials: a token-shaped user-info without a password (a Sentry DSN key, a token used as
+  the clone user) and token-shaped path segments — ``bot<id>:<token>``, a segment after ``key``,
+  ``token``, ``hooks``, ``webhook``…, or any 24+ character token-shaped segment that is not
+  hexadecimal (commit SHAs), a UUID or a file name — become ``[REDACTED:url-credential]``.
 * Provider tokens recognisable by their shape: AWS access key ids (AKIA/ASIA/…), AWS secret keys
   after an ``aws…secret…`` key, GitHub (``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``), GitLab
   (``glpat- gldt- glrt- glptt-``), Slack (``xox?-``, ``xapp-`` and ``hooks.slack.com`` webhook
@@ -43,8 +61,13 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
   ``os.environ.setdefault("KEY", "…")``). A key is
   secret-named when it contains, case-insensitively, PASSWORD/PASSWD/PASSPHRASE, API_KEY/APIKEY,
   ACCESS_KEY, PRIVATE_KEY, SECRET_KEY, CLIENT_SECRET, CREDENTIAL(S), AUTH_TOKEN/ACCESS_TOKEN/…, or
-  has a word SECRET(S), TOKEN, AUTH, AUTHORIZATION, PASS, PWD, PW, CREDS (words split on ``_ - .``
-  and camelCase). Keys whose last word says they hold metadata, not the secret
+  has as its head noun (its last word, ignoring ``_prod``/``_v2``-like suffixes) a word SECRET(S),
+  TOKEN, AUTH, AUTHORIZATION, PASS, PWD, PW, CREDS (words split on ``_ - .`` and camelCase):
+  ``GITHUB_TOKEN`` and ``x-auth-token`` are, ``authInfo``, ``TokenSource`` and ``auth_event`` are
+  not. A key whose head noun is KEY, SIG(NATURE), DSN or SESSION(ID) (``routing_key``,
+  ``Ocp-Apim-Subscription-Key``, ``sig=`` in a SAS URL, ``sessionid``; not ``public_key``,
+  ``cache_key``, ``sort_key``…) loses its value only when the value is token-shaped and not a UUID
+  (marker ``[REDACTED:key]``). Keys whose last word says they hold metadata, not the secret
   (``password_length``, ``token_count``, ``secret_name``, ``token_url``, ``api_key_header``,
   ``password_file``, ``auth_type``, …) are left alone. DSNs and database URLs lose their password
   through the URL rule.
@@ -71,11 +94,21 @@ The literal-value rule for secret-named keys (so that code is not mangled):
 * An unquoted value is redacted only when it is a word that is not an expression: it is kept if
   it is a call or subscript (see below), starts with ``$`` (``$VAR``, ``${VAR}``,
   ``$(cmd)``), is a template (``{{x}}``, ``{x}``, ``<your-token>``, ``%VAR%``), a keyword, literal
-  or type name (``None null true false await new str …``), a number of at most 6 digits, a mask
-  (``****``, ``xxx``), a digit-free variable name that itself names a secret (``password=password``,
-  ``token = auth_token``, ``self.password``, ``API_KEY``; but ``MySecret`` or ``hunter2`` are
-  redacted), a dotted ``os.``/``process.``/``settings.``/``config.`` reference, a secret-named key
-  of its own (``password=token=…``: that key is handled instead), or follows ``==``/``!=``.
+  or type name (``None null true false await new str value data …``), a number of at most 6 digits
+  or a hex literal (``0x20``), a mask (``****``, ``xxx``), one or two characters or no letter or
+  digit at all (``auth=("user", "pass")``), a digit-free variable name that itself names a secret
+  (``password=password``, ``token = auth_token``, ``API_KEY``), a secret-named key of its own
+  (``password=token=…``: that key is handled instead), or follows ``==``/``!=``. An identifier
+  that is not token-shaped is a reference too when it is an attribute chain (``self.password``,
+  ``tk.AccessToken``, ``_t.AuthType``, ``!!_config.withCredentials``), a digit-free PascalCase type
+  or class (``auth: AuthType``, ``CancelToken: CancelTokenStatic``), a digit-free name after an
+  everyday key outside a shell assignment (``auth=tinfo``), or any name where the text is code: a
+  keyword argument (``f(a, password=phrase)``), an assignment to an attribute
+  (``sessions.get_netrc_auth = mock_fn``), or a value followed by ``,`` ``;`` ``)`` ``}`` or an
+  operator (``withCredentials: defaultToConfig2,``, ``auth = username + ':'``). A quoted value
+  that is an UPPER_SNAKE name of a secret (``awsSessionToken = "AWS_SESSION_TOKEN"``), a quote that
+  closes a string the key sits in (``assert "Confirm Password: " in out``) and an interpolated
+  string whose literal words hold no digits (``f"Repeat {index}"``) are kept.
 * A whitespace separator (``--password hunter2``) counts only for command-line flags (keys
   starting with ``-``) and after ``setx`` (any case, where a command starts) or ``ENV``/``ARG``
   (upper case, at a line start or where a command starts), so prose such as "the password is"
@@ -107,8 +140,12 @@ The literal-value rule for secret-named keys (so that code is not mangled):
   and is kept; ``path::symbol`` anchors never count as ``key: value``.
 
 Deliberately not caught (too ambiguous, or would destroy ordinary text): bare high-entropy
-strings with no prefix and no secret-named key (a 40-hex git SHA and a UUID in prose must
-survive; memories cite commits), ``-p value`` / ``-pSECRET`` short flags, ``password is
+strings with no prefix, no URL and no secret- or key-like name (``Client('<40 chars>')``),
+a digit-free literal that looks like an identifier (``password: CorrectHorse``, a PascalCase word;
+``auth: hunter``), a literal with digits where the text is code (``f(password=hunter2)``,
+``password: hunter2,``), a JWK private member more than 2 KB from ``"kty"``, and other bare
+strings (a 40-hex git SHA and a UUID in prose must survive; memories cite commits), ``-p value`` /
+``-pSECRET`` short flags (unless the secret is a prefixed token), ``password is
 hunter2`` in prose, a value that is a bare everyday variable-like word naming a secret
 (``PASSWORD=secret``), secrets inside triple-quoted multi-line strings, tokens glued to letters
 on either side (``xAKIA…``: not the token format), DSN/key names on their own (``SENTRY_DSN`` holds
@@ -280,7 +317,8 @@ _RULES: tuple[_Rule, ...] = (
     ("private-key", ("untrusted comment",),   # the key line under a "... secret key" comment
      r"untrusted comment:[^\n]{0,200}?secret key[^\n]{0,100}\r?\n(?P<v>[A-Za-z0-9+/]{40,}={0,2})", 0, "v", None),
     ("private-key", ("private-lines",),       # PuTTY .ppk: the Private-Lines block
-     r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n(?P<v>[A-Za-z0-9+/=]{4,}(?:\r?\n[A-Za-z0-9+/=]{4,}){0,199})",
+     r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n"
+     r"(?P<v>[A-Za-z0-9+/=]{4,}(?=\r?\n|\Z)(?:\r?\n[A-Za-z0-9+/=]{4,}(?=\r?\n|\Z)){0,199})",
      0, "v", None),
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
      r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])", 0, 0, "word"),
@@ -346,7 +384,8 @@ def _fold(text: str) -> str:
     return text.encode("ascii", "replace").decode("ascii").lower()
 
 
-_REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*(?:![rsa])?(?::[^{}]{0,20})?\}$|<[^<>]*>$|\*{3,}$|•+$|[xX]{3,}$|\.\.\.$|"
+_REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*(?:![rsa])?(?::[^{}]{0,20})?\}$|"
+              r"<[^<>]*>$|\*{3,}$|•+$|[xX]{3,}$|\.\.\.$|"
               + _MARKER + "$")
 _PLACEHOLDER = r"\$\{[^{}]*\}|\{[^{}]*\}|\$\w+"
 _MORE_ON_LINE = r"[ \t\r]*[^\s]"
@@ -401,7 +440,8 @@ def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: L
             call = _rx(_CALL_HEAD).match(v)
             if call:
                 ref = call.group()       # authorization = typing.cast(…), Authorization: f(x)
-            if (not ref[:1].isalnum() and ref[:1] not in "+/") or ref.lower() in _NON_SECRET_WORDS:
+            if (not ref or (not ref[0].isalnum() and ref[0] not in "+/")
+                    or ref.lower() in _NON_SECRET_WORDS):
                 return m.group(0)        # "Authorization": []string{…}, "Authorization: *"
             if (_rx(r"\w+=").fullmatch(ref)
                     or (_rx(_IDENT_REF).fullmatch(ref) and len(ref) <= 64 and not _token_shaped(ref, 16)
@@ -1045,7 +1085,13 @@ def _token_shaped(value: str, min_len: int = 20, hex_ok: bool = True) -> bool:
     digit_runs = len(_rx(r"[0-9]+").findall(t))
     if lower and upper:
         wordy = sum(len(w) for w in _rx(_WORDISH).findall(t))
-        return wordy * 100 <= n * (60 if digit_runs else 55)
+        if wordy * 100 <= n * (60 if digit_runs else 55):
+            return True
+        # Random mixed-case letters (hf_…): capitals often follow capitals, which identifiers only
+        # do in acronyms (``HTTPBasicAuth`` is all word-like chunks).
+        caps = len(_rx(r"(?=[A-Z]{2})").findall(t))
+        humps = len(_rx(r"(?=[a-z][A-Z])").findall(t))
+        return caps * 10 >= n and humps * 10 >= n and wordy * 100 <= n * 80
     return digit_runs >= 3 and n - digits >= 4
 
 
@@ -1199,7 +1245,9 @@ def _redact_urls(text: str) -> str:
 # end of that body, and a header with no key material after it (a string that only names the
 # format, "-----BEGIN RSA PRIVATE KEY-----" in a check) is kept.
 _PEM_BEGIN = r"-{4,5} ?BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-_PEM_BODY = r"(?:[A-Za-z0-9+/=:,.\- \t\r\n]|\\[rn]|\\\\[rn]|\\/)*+"
+_PEM_BREAK = r"(?:\r?\n|\\r?\\n|\\\\r?\\\\n)"
+_PEM_BODY = (r"(?:" + _PEM_BREAK + r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z-]{1,30}:[^\r\n\\]*)?[ \t]*"
+             r"(?=" + _PEM_BREAK + r"|\Z|[\"'`]))*+")
 # A key split over concatenated string literals ("…\n" + "…\n") also holds quotes and ``+``; it
 # counts only when its END line is found inside it.
 _PEM_BODY_SPLIT = r"(?:[A-Za-z0-9+/=:,.\- \t\r\n\"'`]|\\[rn]|\\\\[rn]|\\/)*+"
@@ -1247,7 +1295,8 @@ def _redact_pem_blocks(text: str) -> str:
 def redact_text(text: str) -> str:
     """Return ``text`` with private spans and secrets replaced by markers.
 
-    Runs :func:`strip_private` first, then the shape rules (PEM blocks, provider tokens), then the
+    Runs :func:`strip_private` first, then PEM blocks and JWK private members, the shape rules
+    (key lines, provider tokens), prefixed tokens, URL user-info and path credentials, then the
     secret-named-key rule, then URL passwords and HTTP auth credentials. Everything that is not a
     secret — surrounding words, keys, quotes, URL scheme/user/host, the auth scheme word — is kept
     byte for byte. Idempotent: redacting already-redacted text changes nothing. Never raises on a
