@@ -706,6 +706,11 @@ def test_100kb_of_ordinary_text_is_fast():
     "\nENV API_TOKEN x" * 60_000,
     "a ENV API_TOKEN $X " * 60_000,
     'setenv("API_TOKEN", ' * 45_000,
+    '-----BEGIN PRIVATE KEY-----"' * 37_000,
+    "hf_Ab1" * 160_000,
+    "a_" * 500_000,
+    "https://a/" * 100_000,
+    "https://" + "Xk29fLqP7mZt0RbW4nYc8JhD3sGv/" * 34_000,
 ], ids=lambda t: repr(t[:18]))
 def test_pathological_megabyte_inputs_finish_quickly(text):
     dt = _timed(text)

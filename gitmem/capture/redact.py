@@ -1258,6 +1258,9 @@ def _redact_pem_blocks(text: str) -> str:
     out: list[str] = []
     done = 0
     pos = 0
+    split_start = split_end = -1          # memoised _PEM_BODY_SPLIT run (linear on repeated headers)
+    end_lo, end_hi = 0, -1                # ... and the END line searched for in it
+    end_found: re.Match[str] | None = None
     begin_rx = _rx(_PEM_BEGIN)
     while True:
         m = begin_rx.search(text, pos)
@@ -1266,10 +1269,16 @@ def _redact_pem_blocks(text: str) -> str:
         body = _rx(_PEM_BODY).match(text, m.end())
         be = body.end() if body else m.end()
         end = _rx(_PEM_END).search(text, m.end(), be + 80)
-        if end is None:
-            split = _rx(_PEM_BODY_SPLIT).match(text, m.end())
-            if split and split.end() > be:
-                end = _rx(_PEM_END).search(text, m.end(), split.end() + 80)
+        if end is None and text[be:be + 1] in ("\"", "'", "`", "\\"):
+            if not split_start <= m.end() < split_end:
+                run = _rx(_PEM_BODY_SPLIT).match(text, m.end())
+                split_start, split_end = m.end(), run.end() if run else m.end()
+            if split_end > be:
+                if not (end_lo <= m.end() and split_end + 80 <= end_hi
+                        and (end_found is None or end_found.start() >= m.end())):
+                    end_lo, end_hi = m.end(), split_end + 80
+                    end_found = _rx(_PEM_END).search(text, end_lo, end_hi)
+                end = end_found
         if end is not None:
             stop = end.end()
         else:
