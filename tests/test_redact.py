@@ -779,6 +779,7 @@ def test_url_credentials_in_user_info_and_path_segments():
     "https://fonts.gstatic.com/s/roboto/v30/KFOmCnqEu92Fr1Mu4mxKKTU1Kg.woff2",
     "https://api.example.com/v1/users/123e4567-e89b-12d3-a456-426614174000/profile",
     "https://{user}@host/{token}/x and https://example.com/RequestHeaderFieldsTooLarge/docs",
+    "https://docs.python.org/3/library/subprocess.html#popen-constructor and https://x.org/?q=1#a",
 ])
 def test_urls_without_credentials_are_kept(text):
     assert redact_text(text) == text

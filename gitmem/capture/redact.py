@@ -1209,9 +1209,9 @@ def _redact_urls(text: str) -> str:
         rest_start, rest = m.start(), m.group()
         cut = len(rest)
         for ch in "?#":
-            i = rest.find(ch)
-            if 0 <= i < cut:
-                cut = i
+            q = rest.find(ch)
+            if 0 <= q < cut:
+                cut = q
         slash = rest.find("/", 0, cut)
         auth_end = slash if slash >= 0 else cut
         spans: list[tuple[int, int, str]] = []
