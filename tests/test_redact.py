@@ -898,6 +898,10 @@ CODE_NAMING_SECRETS = [
     "    private readonly token: string | undefined;",
     "    password?: string",
     "    auth?: AxiosBasicCredentials;",
+    "        :param str password: the password given by the client",
+    "     * @param {string} token The token to verify",
+    "    options.headers['Proxy-Authorization'] = 'Basic ' + base64;",
+    '        "gss-gex-sha1-toWM5Slw5Ew8Mqkay+al2g==",',
 ]
 
 

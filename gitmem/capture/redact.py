@@ -916,6 +916,8 @@ def _redact_key_values(text: str, low: str) -> str:
             kind, weak = _key_info(key) if key else (None, False)
         if kind is None:
             continue
+        if _rx(_DOC_FIELD).search(text, max(0, ks - 40), ks):
+            continue                        # ":param str password: the password to use" (docs)
         flag = text[ks] == "-" or space_kw
         sep = tail.group("sep")
         op = sep.strip()
@@ -937,6 +939,8 @@ def _redact_key_values(text: str, low: str) -> str:
             inner = val[a:b]
             if not inner or _is_reference(inner) or _only_markers(inner) or _is_template(inner):
                 continue
+            if inner.strip().lower() in _SCHEMES:
+                continue                    # 'Basic ' + base64: the credential is elsewhere
             if not op and not flag:
                 continue
             if len(inner) <= 3 and not any(c.isalnum() for c in inner):
@@ -1028,6 +1032,8 @@ def _redact_key_values(text: str, low: str) -> str:
 
 
 _ENV_NAME = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+# A documentation field naming a parameter (Sphinx ``:param str password:``, JSDoc ``@param``).
+_DOC_FIELD = r"[:@](?:param|parameter|arg|argument|key|keyword|type|ivar|cvar|var|property)\b[^\n:]{0,30}\Z"
 
 
 def _inside_string(text: str, ks: int, quote: str) -> bool:
@@ -1132,7 +1138,7 @@ def _redact_prefixed_tokens(text: str) -> str:
         p, v = head.group(), m.group("v").rstrip(".")
         if "/" in v and not (v.endswith("=") or "+" in v):
             v = v[:v.index("/")]          # a path, not base64: only its first part
-        if not p.endswith("~") and not _HASH_PREFIXES.isdisjoint(_rx(r"[_.-]").split(p.lower())):
+        if not p.endswith("~") and not _HASH_PREFIXES.isdisjoint(_rx(r"[_.-]").split((p + v).lower())[:4]):
             continue                      # sha512-…, gss-gex-sha1-…: a hash, not a token
         if _rx(_UUID).fullmatch(v) or not _token_shaped(v, 20):
             continue
@@ -1202,8 +1208,10 @@ def _redact_urls(text: str) -> str:
     rest_rx = _rx(_URL_REST)
     i = text.find("://")
     while i >= 0:
-        m = rest_rx.match(text, i + 3)
-        i = text.find("://", i + 3)
+        nxt = text.find("://", i + 3)
+        # (a URL ends where the next one starts: each character is looked at once)
+        m = rest_rx.match(text, i + 3, nxt if nxt >= 0 else len(text))
+        i = nxt
         if m is None or m.start() < done:
             continue
         rest_start, rest = m.start(), m.group()
