@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from gitmem import layout
-from gitmem.integrations.agents import claude_install
+from gitmem.integrations.agents import claude_install, installing
 from testing.messages_server import MessagesServer, blocks, messages_server
 from testing.repos import commit, git, make_repo
 from tests.test_claude_hooks import local_memories, remember, spool_empty, wait_for
@@ -187,7 +187,7 @@ def delay_capture(repo: Path, seconds: int) -> None:
     settings = json.loads(path.read_text())
     for group in settings["hooks"]["PostToolUse"]:
         for handler in group["hooks"]:
-            if claude_install.is_marked(handler, claude_install.HOOK_COMMAND):
+            if installing.is_marked(handler, claude_install.HOOK_COMMAND):
                 handler["command"] = f"sleep {seconds}; {handler['command']}"
                 handler["timeout"] = seconds + 10
     path.write_text(json.dumps(settings, indent=2))
