@@ -25,12 +25,14 @@ function run(event, payload) {
       resolve(text);
     };
     const timer = setTimeout(() => {
-      try { child && child.kill("SIGKILL"); } catch {}
+      // the hook's whole process group (a shell's children too), and its pipes, so nothing waits on them
+      try { process.kill(-child.pid, "SIGKILL"); } catch {}
+      try { child.stdout.destroy(); child.stdin.destroy(); } catch {}
       finish("");
     }, CONFIG.timeouts[event] || 5000);
     try {
       const cmd = CONFIG.script && existsSync(CONFIG.script) ? CONFIG.script : CONFIG.command;
-      child = spawn(cmd, [event], { stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(cmd, [event], { stdio: ["pipe", "pipe", "ignore"], detached: true });
       child.on("error", () => finish(""));
       child.stdout.setEncoding("utf8");
       child.stdout.on("data", (d) => { out += d; });

@@ -3,7 +3,8 @@
 Entry point ``gitmem-opencode-hook EVENT`` (``main``; also ``python -m
 gitmem.integrations.agents.opencode``): one JSON object on stdin, as gitmem's OpenCode plugin
 (``gitmem/resources/opencode-plugin.js``, written to ``.opencode/plugins/gitmem.js`` by
-``opencode_install``) spawns it from OpenCode's plugin hooks (OpenCode 1.18.33, ``@opencode-ai/plugin`` 1.18.33's ``Hooks``).
+``opencode_install``) spawns it from OpenCode's plugin hooks (OpenCode 1.18.33; the hooks'
+inputs and outputs are ``Hooks`` of ``@opencode-ai/plugin`` 1.18.33).
 The input is ``{"cwd": <the plugin's directory>, "input": <the hook's input>, "output": <the
 hook's output, trimmed>}``, OpenCode's own objects (as recorded from the real CLI,
 ``tests/fixtures/opencode/``):

@@ -90,10 +90,16 @@ def locations(root: Path | None, user: bool = False, home: Path | None = None) -
     return folder / "plugins" / PLUGIN_NAME, config
 
 
-def plugin_source(script: Path | None) -> str:
-    """The whole of gitmem's plugin file: the template with this installation's settings filled in."""
+def plugin_source(script: Path | None, *, command: str = HOOK_COMMAND,
+                  timeouts_ms: dict[str, int] | None = None) -> str:
+    """The whole of gitmem's plugin file: the template with this installation's settings filled in.
+
+    ``script``: the hook script run when it exists, else ``command`` on PATH; ``timeouts_ms``: each event's
+    time limit (default ``TIMEOUTS_MS``).
+    """
     template = (resources.files("gitmem") / "resources" / "opencode-plugin.js").read_text(encoding="utf-8")
-    settings = {"script": str(script) if script else "", "command": HOOK_COMMAND, "timeouts": TIMEOUTS_MS,
+    settings = {"script": str(script) if script else "", "command": command,
+                "timeouts": timeouts_ms or TIMEOUTS_MS,
                 "beforeTools": list(opencode.BEFORE_TOOLS), "maxOutput": MAX_OUTPUT_CHARS}
     return template.replace(CONFIG_PLACEHOLDER, json.dumps(settings, indent=2))
 
