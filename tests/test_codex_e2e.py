@@ -93,3 +93,24 @@ def test_two_codex_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> No
     assert per_file and per_file[0][0] > call and m["id"] in per_file[0][1], json.dumps(developer_texts(last))[:2000]
     assert wait_for(lambda: spool_empty(repo), timeout=60)
     assert len(local_memories(repo)) == 2  # session 2's own edit, once
+
+
+def test_codex_lists_the_mcp_server_of_a_trusted_project_only(tmp_path: Path) -> None:
+    """``gitmem install codex`` writes ``[mcp_servers.gitmem]`` where codex 0.169.0 reads it: the project's
+    ``.codex/config.toml``, once the project is trusted (``codex mcp list``, offline)."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    install(repo)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+
+    def listed() -> str:
+        proc = subprocess.run([CODEX, "mcp", "list"], cwd=repo, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60, env={**os.environ, "CODEX_HOME": str(home)})
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        return proc.stdout.decode()
+
+    assert "gitmem" not in listed()  # an untrusted project's config is not read
+    (home / "config.toml").write_text(f'[projects."{repo}"]\ntrust_level = "trusted"\n')
+    out = listed()
+    assert "gitmem" in out and ": gitmem-mcp;" in out

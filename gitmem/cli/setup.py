@@ -139,14 +139,15 @@ def _render(res: InstallResult, verb: str = "updated") -> str:
 
 
 def _no_agent_error(detected: bool) -> GitmemError:
+    """The one-line error of ``install`` / ``uninstall`` with no agent when there is none to act on."""
     from ..integrations.agents import installers
 
     choices = ", ".join(installers.names())
     if detected:
-        return GitmemError("no agent detected in this repository or on this machine",
-                           f"name one: gitmem install AGENT ({choices})")
-    return GitmemError("gitmem is installed for no agent in this repository",
-                       f"name one: gitmem uninstall AGENT ({choices})")
+        return GitmemError(f"no agent detected in this repository or on this machine: name one with "
+                           f"`gitmem install AGENT` (AGENT: {choices})")
+    return GitmemError(f"gitmem is installed for no agent in this repository (`gitmem uninstall AGENT` "
+                       f"for the user-level settings; AGENT: {choices})")
 
 
 def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:

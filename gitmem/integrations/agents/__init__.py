@@ -17,6 +17,9 @@ Modules:
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
 * ``cursor`` + ``cursor_install``: the Cursor adapter and its installer.
+* ``opencode`` + ``opencode_install``: the OpenCode adapter and its installer, which writes gitmem's
+  OpenCode plugin (``gitmem/resources/opencode-plugin.js``: OpenCode has no command hooks; the plugin
+  spawns ``gitmem-opencode-hook`` from its JavaScript hooks).
 * ``installing``: what every installer shares (``InstallResult``, ``SettingsError``, JSON settings files,
   the handler shim, the Claude-style hooks layout, ``mcpServers``, detection);
 * ``installers``: the registry (agent name → installer module) and the protocol every installer follows,

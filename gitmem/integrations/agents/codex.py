@@ -158,6 +158,40 @@ def patch_text(ti: dict[str, Any]) -> str:
     return ""
 
 
+def patch_before(patch: str, common: dict[str, Any]) -> list[Event]:
+    """One ``BeforeFile`` per file of ``patch`` (an added file: ``write``; else ``edit`` with its first hunk's
+    old text); ``common``: the events' shared fields. Also used by the OpenCode adapter (``apply_patch``)."""
+    out: list[Event] = []
+    for pf in parse_patch(patch):
+        kind = "write" if pf.action == "add" else "edit"
+        old = _text(pf.old) if pf.action == "update" and pf.old else None
+        out.append(BeforeFile(kind=kind, path=pf.path, old_text=old, **{**common, "paths": (pf.path,)}))
+    return out
+
+
+def patch_after(tool: str, patch: str, tool_use_id: str, response: Any, common: dict[str, Any]) -> list[Event]:
+    """One ``AfterTool`` per file of ``patch`` with Claude-style input keys (``file_path``, ``old_string``,
+    ``new_string`` or ``content``; ``moved_from``, ``deleted``), ids ``<tool_use_id>:<n>``. Also used by the
+    OpenCode adapter."""
+    events: list[Event] = []
+    for i, pf in enumerate(parse_patch(patch)):
+        path = pf.move_to or pf.path
+        if pf.action == "add":
+            inp: dict[str, Any] = {"file_path": path, "content": _text(pf.new)}
+        else:
+            inp = {"file_path": path, "old_string": _text(pf.old), "new_string": _text(pf.new)}
+            if pf.move_to:
+                inp["moved_from"] = pf.path
+            if pf.action == "delete":
+                inp["deleted"] = True
+        events.append(AfterTool(tool=tool, kind="write" if pf.action == "add" else "edit", input=inp,
+                                tool_use_id=f"{tool_use_id}:{i}" if tool_use_id else "", response=response,
+                                path_keys=("file_path", "moved_from"),
+                                content_key="content" if pf.action == "add" else "",
+                                **{**common, "paths": (path,)}))
+    return events
+
+
 def response_summary(tool: str, tr: Any) -> Any:
     """What capture keeps of Codex's ``tool_response`` for ``tool`` (unredacted; JSON-like)."""
     if isinstance(tr, str):
@@ -202,33 +236,12 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
                 return BeforeShell(command=line, **{**common, "paths": ()})
             return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
         if tool == PATCH_TOOL:
-            out: list[Event] = []
-            for pf in parse_patch(patch_text(ti)):
-                kind = "write" if pf.action == "add" else "edit"
-                old = _text(pf.old) if pf.action == "update" and pf.old else None
-                out.append(BeforeFile(kind=kind, path=pf.path, old_text=old, **{**common, "paths": (pf.path,)}))
-            return out or None
+            return patch_before(patch_text(ti), common) or None
         return None
     tool_use_id = str(raw["tool_use_id"]) if raw.get("tool_use_id") else ""
     response = response_summary(tool, raw.get("tool_response"))
     if tool == PATCH_TOOL:
-        events: list[Event] = []
-        for i, pf in enumerate(parse_patch(patch_text(ti))):
-            path = pf.move_to or pf.path
-            if pf.action == "add":
-                inp: dict[str, Any] = {"file_path": path, "content": _text(pf.new)}
-            else:
-                inp = {"file_path": path, "old_string": _text(pf.old), "new_string": _text(pf.new)}
-                if pf.move_to:
-                    inp["moved_from"] = pf.path
-                if pf.action == "delete":
-                    inp["deleted"] = True
-            events.append(AfterTool(tool=tool, kind="write" if pf.action == "add" else "edit", input=inp,
-                                    tool_use_id=f"{tool_use_id}:{i}" if tool_use_id else "", response=response,
-                                    path_keys=("file_path", "moved_from"),
-                                    content_key="content" if pf.action == "add" else "",
-                                    **{**common, "paths": (path,)}))
-        return events or None
+        return patch_after(tool, patch_text(ti), tool_use_id, response, common) or None
     kind = "shell" if tool == SHELL_TOOL else "other"
     inp = {"command": command_line(ti)} if tool == SHELL_TOOL else ti
     return AfterTool(tool=tool, kind=kind, input=inp, tool_use_id=tool_use_id, response=response, **common)

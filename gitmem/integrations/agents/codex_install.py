@@ -13,10 +13,16 @@ empty); a hooks file left as ``{}`` is deleted, and its ``.codex/`` folder when 
 empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
 same error as for Claude Code's files).
 
-The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml`` (the project's
-``.codex/config.toml`` when the project is trusted, else ``$CODEX_HOME/config.toml``).
-gitmem reads that file (``tomllib``) and says whether ``gitmem`` is registered; it does not
-write TOML (the standard library has no TOML writer): the note gives the lines to add.
+The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the project's
+``.codex/config.toml`` (only in a project the user trusts: ``[projects."<path>"] trust_level =
+"trusted"`` in ``$CODEX_HOME/config.toml``, which Codex's first-start prompt writes) and
+``$CODEX_HOME/config.toml``. ``install`` writes ``[mcp_servers.gitmem]`` (``command = "sh"``, ``args``:
+``installing.mcp_entry``'s shell command) into the first for ``--project``, the second for ``--user``,
+with ``tomlkit`` so the user's comments, order and formatting stay as they are; a ``gitmem`` server that
+is not ``gitmem mcp`` is left alone (with a note). ``uninstall`` removes only that table (and
+``[mcp_servers]`` when it held nothing else), and the file when nothing is left in it. A config file that
+is not valid TOML is never rewritten (``SettingsError``). Verified with codex-cli 0.169.0
+(``codex mcp list`` lists a trusted project's server; tests/test_codex_install.py).
 
 Codex runs no project hook until the user trusts it in ``/hooks``, and says nothing about it
 otherwise: ``install`` always notes it.
@@ -29,7 +35,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ... import infra
 from .installing import (
+    FIX_HINT,
     MCP_NAME,
     InstallResult,
     SettingsError,
@@ -39,8 +47,11 @@ from .installing import (
     install_notes,
     installed_script,
     is_marked,
+    is_our_server,
     marker,
+    mcp_entry,
     read_json,
+    remove_file,
     shim_command,
     with_ours,
     without_ours,
@@ -75,7 +86,8 @@ EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
 
 TRUST_NOTE = ("Codex runs no project hook until you trust it: start `codex` in this repository, open /hooks and "
               "trust gitmem's hooks (nothing tells you otherwise)")
-MCP_LINES = '[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]'
+MCP_TRUST_NOTE = ("Codex reads the MCP server in .codex/config.toml only in a trusted project: answer yes when "
+                  "`codex` asks whether to trust this folder")
 
 
 def codex_home(env: dict[str, str] | None = None) -> Path:
@@ -107,8 +119,65 @@ def _result(hooks_path: Path, config_path: Path) -> InstallResult:
     return InstallResult(NAME, {"hooks": str(hooks_path), "config": str(config_path)}, command=HOOK_COMMAND)
 
 
+HEADER = f"[mcp_servers.{MCP_NAME}]"
+
+
+def _read_toml(path: Path) -> tuple[str, Any]:
+    """``path``'s text and its ``tomlkit`` document (``""`` and an empty one when missing).
+
+    Raises:
+        SettingsError: unreadable, or not valid TOML.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingsError(f"cannot read {path}: {e}", "fix or move the file, then run again") from None
+    try:
+        return text, tomlkit.parse(text)
+    except TOMLKitError as e:
+        raise SettingsError(f"{path} is not valid TOML ({e})", FIX_HINT) from None
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` atomically to ``path`` (or the file it links to), keeping that file's mode."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode: int | None = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    infra.atomic_write(target, text.encode("utf-8"), mode=mode)
+
+
+def _servers_of(path: Path, doc: Any) -> Any:
+    """``doc["mcp_servers"]`` (None when absent).
+
+    Raises:
+        SettingsError: ``mcp_servers`` is not a table.
+    """
+    servers = doc.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise SettingsError(f"{path}: mcp_servers is not a table", FIX_HINT)
+    return servers
+
+
+def _ours_in(servers: Any) -> bool:
+    """Whether ``servers`` (``mcp_servers``, or None) holds gitmem's server."""
+    return servers is not None and MCP_NAME in servers and is_our_server(servers[MCP_NAME].unwrap())
+
+
+def _server_entry() -> dict[str, Any]:
+    """``[mcp_servers.gitmem]``: ``installing.mcp_entry``'s command and args (Codex has no ``type`` field)."""
+    return mcp_entry(with_type=False)
+
+
 def mcp_registered(config: Path) -> bool | None:
-    """Whether ``config`` (Codex's config.toml) has ``[mcp_servers.gitmem]``; None when it cannot be read as TOML."""
+    """Whether ``config`` (Codex's config.toml) has gitmem's ``[mcp_servers.gitmem]``; None when it cannot be
+    read as TOML."""
     try:
         data = tomllib.loads(config.read_text("utf-8"))
     except FileNotFoundError:
@@ -116,29 +185,87 @@ def mcp_registered(config: Path) -> bool | None:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     servers = data.get("mcp_servers")
-    return isinstance(servers, dict) and MCP_NAME in servers
+    return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
-def _mcp_note(res: InstallResult, user: bool) -> None:
-    config = res.path("config")
-    found = mcp_registered(config)
-    res.mcp = bool(found)
-    if found:
+def add_mcp_server(path: Path, res: InstallResult) -> None:
+    """Write ``[mcp_servers.gitmem]`` into Codex's ``config.toml`` at ``path`` (see the module docstring).
+
+    Without an ``mcp_servers`` table the new table is appended after one blank line, as text (so that
+    ``remove_mcp_server`` gives back the same bytes); else ``tomlkit`` puts it beside the user's servers.
+
+    Raises:
+        SettingsError: the file is not valid TOML, or its ``mcp_servers`` is not a table (nothing is written).
+    """
+    import tomlkit
+
+    text, doc = _read_toml(path)
+    servers = _servers_of(path, doc)
+    if servers is not None and MCP_NAME in servers and not _ours_in(servers):
+        res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
+                         "left as it is")
         return
-    where = config if user or config.exists() else f"{config} (or $CODEX_HOME/config.toml)"
-    why = "cannot be read as TOML; " if found is None else ""
-    res.notes.append(f"{why}gitmem does not write TOML: for the MCP server, add to {where}:\n{MCP_LINES}")
+    res.mcp = True
+    entry = _server_entry()
+    if servers is not None and MCP_NAME in servers and servers[MCP_NAME].unwrap() == entry:
+        return
+    if servers is None:
+        sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        new = text + sep + tomlkit.dumps({"mcp_servers": {MCP_NAME: entry}})
+    else:
+        table = tomlkit.table()
+        for key, value in entry.items():
+            table[key] = value
+        table.add(tomlkit.nl())  # a blank line before whatever table comes next
+        servers[MCP_NAME] = table
+        new = doc.as_string()
+    _write_text(path, new)
+    res.changed.append(str(path))
+
+
+def remove_mcp_server(path: Path, res: InstallResult, *, prune: int = 1) -> None:
+    """Remove gitmem's ``[mcp_servers.gitmem]`` from Codex's ``config.toml`` at ``path`` (and ``[mcp_servers]``
+    when it holds nothing else; the file, and up to ``prune`` empty folders, when nothing is left).
+
+    The file's last table goes as text, with the blank line ``add_mcp_server`` put before it; one amid others
+    through ``tomlkit``.
+
+    Raises:
+        SettingsError: the file is not valid TOML, or its ``mcp_servers`` is not a table (nothing is written).
+    """
+    text, doc = _read_toml(path)
+    servers = _servers_of(path, doc)
+    if not _ours_in(servers):
+        return
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == HEADER]
+    rest = lines[starts[-1] + 1:] if len(starts) == 1 else ["["]
+    if not any(line.lstrip().startswith("[") for line in rest):
+        new = "".join(lines[:starts[0]])  # the last table of the file, as add_mcp_server appended it
+        if new.endswith("\n\n"):
+            new = new[:-1]
+    else:
+        del servers[MCP_NAME]
+        if not servers:
+            del doc["mcp_servers"]
+        new = doc.as_string()
+    if new.strip():
+        _write_text(path, new)
+    else:
+        remove_file(path, prune)
+    res.changed.append(str(path))
 
 
 def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Register gitmem's Codex hooks; see the module docstring.
+    """Register gitmem's Codex hooks and MCP server; see the module docstring.
 
     Raises:
-        SettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML (nothing is written).
     """
     hooks_path, config_path = locations(root, user, home)
     data = read_json(hooks_path)
     check_hooks_shape(hooks_path, data)
+    _servers_of(config_path, _read_toml(config_path)[1])  # refused before anything is written
     script = installed_script(HOOK_COMMAND)
     res = _result(hooks_path, config_path)
     res.command = str(script or HOOK_COMMAND)
@@ -146,37 +273,40 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
     write_or_remove(hooks_path, new, data, res)
-    _mcp_note(res, user)
+    add_mcp_server(config_path, res)
     res.notes.append(TRUST_NOTE)
+    if res.mcp and not user:
+        res.notes.append(MCP_TRUST_NOTE)
     return res
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's Codex hooks, leaving everything else as it is (a hooks file left empty is deleted).
+    """Remove gitmem's Codex hooks and MCP server, leaving everything else as it is (a file left empty is
+    deleted, and the project's ``.codex/`` when that is then empty).
 
     Raises:
-        SettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML (nothing is written).
     """
     hooks_path, config_path = locations(root, user, home)
     data = read_json(hooks_path)
     check_hooks_shape(hooks_path, data)
+    _servers_of(config_path, _read_toml(config_path)[1])
     res = _result(hooks_path, config_path)
+    prune = 0 if user else 1
+    remove_mcp_server(config_path, res, prune=prune)
     if not data.get("hooks"):
         return res
     new = dict(data)
     new["hooks"] = without_ours(data["hooks"], is_ours)
     if not new["hooks"]:
         del new["hooks"]
-    if new == data:
-        return res
-    if mcp_registered(config_path):
-        res.notes.append(f"the MCP server stays in {config_path}: remove [mcp_servers.gitmem] there if you added it")
-    write_or_remove(hooks_path, new, data, res)  # an emptied file goes, and .codex/ when gitmem made it
+    write_or_remove(hooks_path, new, data, res, prune=prune)
     return res
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
-    """Which events have gitmem's handler, and whether the MCP server is registered."""
+    """``{"hooks", "events": {event: bool}, "mcp"}``: which events have gitmem's handler, and whether gitmem's
+    MCP server is in the config file (plus ``"error"`` when the hooks file cannot be read)."""
     hooks_path, config_path = locations(root, user, home)
     try:
         data = read_json(hooks_path)

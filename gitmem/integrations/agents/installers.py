@@ -30,6 +30,7 @@ AGENTS: dict[str, str] = {
     "gemini": ".gemini_install",
     "copilot": ".copilot_install",
     "cursor": ".cursor_install",
+    "opencode": ".opencode_install",
 }
 
 
