@@ -1,4 +1,5 @@
-"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall <agent>``, ``doctor``."""
+"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall [AGENT]`` (one command
+per agent of ``integrations.agents.installers``; with no agent, every agent detected or installed), ``doctor``."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def init(no_hooks: bool) -> None:
                 lines.append(f"  hooks already installed in {report.hooks_dir}")
             lines += [f"  note: {n}" for n in report.notes]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
-        lines.append("With Claude Code: gitmem install claude   (memories at session start, per prompt, per file)")
+        lines.append("With your agents: gitmem install   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
     _out(shapes.init_json(res.root, res.created, report), text)
