@@ -15,7 +15,8 @@ The contract. Shapes are a stable interface, versioned by ``SCHEMA_VERSION``:
 The shapes (``→`` names the commands and MCP tools that print them):
 
 * ``anchor_json``: an anchor (nested in ``memory_json``).
-* ``memory_json``: every field of a memory → ``remember``, ``list``, MCP ``remember``.
+* ``memory_json``: every field of a memory → ``remember``, MCP ``remember``.
+* ``listed_memory_json``: ``memory_json`` and its status → ``list``.
 * ``anchor_status_json``: an anchor's status at a revision (nested).
 * ``memory_status_json``: a memory's status with its anchors' → ``stale``, ``scan`` (nested), MCP ``stale``.
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from .integrations.agents.installers import AgentPlan
     from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
-    from .ops.check import Problem
+    from .ops.check import Checked, Problem
     from .ops.context import ContextResult
     from .ops.doctor import Check, Report
     from .ops.history import LogEntry
@@ -195,10 +196,16 @@ def log_entry_json(e: LogEntry) -> JSONObject:
 # -- search and context ---------------------------------------------------------------------------
 
 
-def recall_hit_json(h: RecallHit) -> JSONObject:
-    """``memory_json`` + ``{"score", "fts_rank", "vector_rank"}`` (ranks 1-based, null when absent)."""
-    return memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
-                                    "vector_rank": h.vector_rank}
+def listed_memory_json(ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status"}`` (at the working tree): an element of ``list``."""
+    return memory_json(ms.memory) | {"status": ms.status.value}
+
+
+def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status" (at the working tree), "score", "fts_rank", "vector_rank"}`` (ranks
+    1-based, null when absent)."""
+    return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
+                                    "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
 
 
 def search_hit_json(h: RecallHit, status: str) -> JSONObject:
@@ -242,7 +249,7 @@ def context_json(res: ContextResult) -> JSONObject:
 
 
 def age(m: Memory) -> str:
-    """A memory's compact age (``5m``, ``3h``, ``2d``; ``?`` when unknown), as ``rank.score.age``."""
+    """A memory's compact age (``5 min``, ``3 h``, ``2 d``; ``?`` when unknown), as ``rank.score.age``."""
     return render.age(m.updated or m.created, None)
 
 
@@ -255,9 +262,10 @@ def hooks_report_json(r: InstallReport) -> JSONObject:
             "skipped": r.skipped, "notes": r.notes}
 
 
-def init_json(root: Path, created: list[str], hooks: InstallReport | None) -> JSONObject:
-    """``{"root", "created": [path], "hooks": hooks_report_json or null}``."""
-    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks)}
+def init_json(root: Path, created: list[str], hooks: InstallReport | None, warnings: list[str]) -> JSONObject:
+    """``{"root", "created": [path], "hooks": hooks_report_json or null, "warnings": [line]}``."""
+    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks),
+            "warnings": warnings}
 
 
 def hooks_removed_json(removed: list[str]) -> JSONObject:
@@ -318,9 +326,11 @@ def problem_json(p: Problem) -> JSONObject:
     return {"kind": p.kind, "subject": p.subject, "message": p.message}
 
 
-def check_json(base: str | None, problems: list[Problem]) -> JSONObject:
-    """``{"base" (the commit compared with, or null), "ok", "problems": [problem_json]}``."""
-    return {"base": base, "ok": not problems, "problems": [problem_json(p) for p in problems]}
+def check_json(res: Checked) -> JSONObject:
+    """``{"base" (the merge base compared with), "base_ref" (as named), "tip" (its commit), "head", "ok",
+    "problems": [problem_json]}``."""
+    return {"base": res.base, "base_ref": res.base_ref, "tip": res.tip, "head": res.head,
+            "ok": not res.problems, "problems": [problem_json(p) for p in res.problems]}
 
 
 def scan_json(res: ScanResult) -> JSONObject:
@@ -376,9 +386,10 @@ def not_found_json(mem_id: str, error: str, hint: str) -> JSONObject:
     return {"id": mem_id, "error": error, "hint": hint}
 
 
-def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject]) -> JSONObject:
-    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json]}``."""
-    return {"memories": memories, "not_found": not_found}
+def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject], more: list[str]) -> JSONObject:
+    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json], "more": [ids found but
+    not shown, to keep the reply under the agents' size limit]}``."""
+    return {"memories": memories, "not_found": not_found, "more": more}
 
 
 def invalid_file_json(error: str, hint: str) -> JSONObject:
@@ -386,9 +397,10 @@ def invalid_file_json(error: str, hint: str) -> JSONObject:
     return {"error": error, "hint": hint}
 
 
-def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject]) -> JSONObject:
-    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json]}``."""
-    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject], more: int = 0) -> JSONObject:
+    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json], "more" (not-fresh
+    memories not shown, to keep the reply under the agents' size limit)}``."""
+    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid, "more": more}
 
 
 def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject:

@@ -49,11 +49,12 @@ def init(no_hooks: bool) -> None:
             if report.already and not report.installed:
                 lines.append(f"  hooks already installed in {report.hooks_dir}")
             lines += [f"  note: {n}" for n in report.notes]
+        lines += [f"warning: {w}" for w in res.warnings]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
         lines.append("With your agents: gitmem install   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
-    _out(shapes.init_json(res.root, res.created, report), text)
+    _out(shapes.init_json(res.root, res.created, report, res.warnings), text)
 
 
 @cli.group()

@@ -16,6 +16,7 @@ Modules:
 * ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
+* ``cursor`` + ``cursor_install``: the Cursor adapter and its installer.
 * ``installing``: what every installer shares (``InstallResult``, ``SettingsError``, JSON settings files,
   the handler shim, the Claude-style hooks layout, ``mcpServers``, detection);
 * ``installers``: the registry (agent name → installer module) and the protocol every installer follows,

@@ -29,6 +29,7 @@ AGENTS: dict[str, str] = {
     "codex": ".codex_install",
     "gemini": ".gemini_install",
     "copilot": ".copilot_install",
+    "cursor": ".cursor_install",
 }
 
 
