@@ -69,3 +69,26 @@ def test_a_foreign_gitmem_server_and_bad_json_are_left_alone(repo: Path) -> None
     with pytest.raises(SettingsError):
         copilot_install.install(repo)
     assert mcp.read_text() == "{not json"
+
+
+def test_user_scope_writes_copilot_home_and_leaves_no_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             run_cli) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    (home / "mcp-config.json").write_text(json.dumps({"mcpServers": {"other": {"command": "o"}}}, indent=2) + "\n")
+    before = (home / "mcp-config.json").read_bytes()
+    monkeypatch.setenv("COPILOT_HOME", str(home))
+    code, out, err = run_cli(tmp_path, "install", "copilot", "--user", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["mcp"] and data["files"] == {"hooks": str(home / "hooks" / "gitmem.json"),
+                                             "mcp_file": str(home / "mcp-config.json")}
+    doc = json.loads((home / "hooks" / "gitmem.json").read_text())
+    for handlers in doc["hooks"].values():
+        (h,) = handlers
+        assert h["env"] == {"GITMEM_COPILOT_SCOPE": "user"} and h["bash"].startswith(copilot_install.MARKER)
+    assert "gitmem" in json.loads((home / "mcp-config.json").read_text())["mcpServers"]
+    assert copilot_install.status(None, user=True)["installed"]
+    code, out, err = run_cli(tmp_path, "uninstall", "copilot", "--user")
+    assert code == 0, err
+    assert not (home / "hooks").exists() and (home / "mcp-config.json").read_bytes() == before and home.is_dir()

@@ -1,4 +1,5 @@
-"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall <agent>``, ``doctor``."""
+"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall [AGENT]`` (one command
+per agent of ``integrations.agents.installers``; with no agent, every agent detected or installed), ``doctor``."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def init(no_hooks: bool) -> None:
             lines += [f"  note: {n}" for n in report.notes]
         lines += [f"warning: {w}" for w in res.warnings]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
-        lines.append("With Claude Code: gitmem install claude   (memories at session start, per prompt, per file)")
+        lines.append("With your agents: gitmem install   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
     _out(shapes.init_json(res.root, res.created, report, res.warnings), text)
@@ -171,10 +172,10 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     """Register gitmem with an agent, or with no AGENT every agent used here.
 
     With no AGENT: detect the agents configured in this repository (.claude/,
-    .codex/, .gemini/, .github/hooks/, CLAUDE.md, AGENTS.md, GEMINI.md ...) or on
-    this machine (~/.claude, ~/.codex, ~/.gemini, ~/.copilot, the agent on PATH)
-    and install for each in this repository, saying why each was chosen. Exits 1
-    when no agent is detected.
+    .codex/, .gemini/, .github/hooks/, .cursor/, CLAUDE.md, AGENTS.md, GEMINI.md
+    ...) or on this machine (~/.claude, ~/.codex, ~/.gemini, ~/.copilot, ~/.cursor,
+    the agent on PATH) and install for each in this repository, saying why each
+    was chosen. Exits 1 when no agent is detected.
 
     \b
     Example usage:

@@ -60,6 +60,11 @@ TOOL_KINDS = {**FILE_TOOLS, "Bash": "shell", "Grep": "search", "Glob": "search"}
 PATH_KEYS = ("file_path", "notebook_path", "path")
 #: gitmem's GitHub Copilot CLI hooks file, relative to the project (``copilot_install``).
 COPILOT_HOOKS_FILE = os.path.join(".github", "hooks", "gitmem.json")
+#: gitmem's user-level Copilot CLI hooks file, relative to ``$COPILOT_HOME`` (``~/.copilot``): Copilot CLI
+#: 1.0.102 runs every ``$COPILOT_HOME/hooks/*.json`` (``copilot_install --user``).
+COPILOT_USER_HOOKS_FILE = os.path.join("hooks", "gitmem.json")
+#: Set (to ``user``) in the environment of gitmem's user-level Copilot handlers (the hooks file's ``env``).
+COPILOT_SCOPE_VAR = "GITMEM_COPILOT_SCOPE"
 
 USAGE = """usage: gitmem-hook [EVENT] < event.json
 
@@ -74,12 +79,19 @@ Always exits 0. Registered by `gitmem install claude`; see README, "With Claude 
 
 def copilot_hooks_installed(cwd: str, env: dict[str, str] | None = None) -> bool:
     """Whether this process is a hook GitHub Copilot CLI runs (it sets ``COPILOT_CLI``; it also runs
-    ``.claude/settings.json``'s hooks) in a project with gitmem's Copilot hooks (``COPILOT_PROJECT_DIR``,
-    else ``cwd``): then those act, and the Claude Code hooks step aside, so gitmem acts once per event."""
+    ``.claude/settings.json``'s hooks) with gitmem's Copilot hooks installed, in the project
+    (``COPILOT_PROJECT_DIR``, else ``cwd``) or for the user (``$COPILOT_HOME``, else ``~/.copilot``): then
+    those act, and the Claude Code hooks step aside, so gitmem acts once per event."""
     e = os.environ if env is None else env
     if not e.get("COPILOT_CLI"):
         return False
-    base = e.get("COPILOT_PROJECT_DIR") or cwd or os.getcwd()
+    return copilot_project_hooks(cwd, e) or os.path.isfile(
+        os.path.join(e.get("COPILOT_HOME") or os.path.expanduser("~/.copilot"), COPILOT_USER_HOOKS_FILE))
+
+
+def copilot_project_hooks(cwd: str, env: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether the project Copilot CLI runs in (``COPILOT_PROJECT_DIR``, else ``cwd``) has gitmem's hooks file."""
+    base = env.get("COPILOT_PROJECT_DIR") or cwd or os.getcwd()
     return os.path.isfile(os.path.join(base, COPILOT_HOOKS_FILE))
 
 

@@ -41,9 +41,10 @@ Must not import: anything outside the standard library and gitmem's stdlib-only 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-from . import core
+from . import claude, core
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
 from .shell_reads import read_files
 
@@ -105,6 +106,8 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
     if not isinstance(raw, dict) or not name:
         return None
     cwd = _str(raw.get("cwd"))
+    if os.environ.get(claude.COPILOT_SCOPE_VAR) == "user" and claude.copilot_project_hooks(cwd, os.environ):
+        return None  # the project's own gitmem hooks act; the user-level ones step aside (once per event)
     common: dict[str, Any] = {"agent": AGENT, "name": name, "session_id": _str(raw.get("sessionId")),
                               "cwd": cwd, "raw": raw}
     if name == "sessionStart":

@@ -13,16 +13,24 @@ longer ``.vscode/mcp.json``) besides ``$COPILOT_HOME/mcp-config.json``. gitmem r
 name that is not ``gitmem mcp`` is left alone, with a note); ``uninstall`` removes only that
 entry (the file when it was left empty).
 
+``--user``: the same hooks file in ``$COPILOT_HOME/hooks/gitmem.json`` (``~/.copilot``; Copilot CLI
+1.0.102 runs every ``$COPILOT_HOME/hooks/*.json``, checked with the real CLI; not ``config.json``,
+whose ``hooks`` the CLI drops) and the server in ``$COPILOT_HOME/mcp-config.json`` (listed by
+``copilot mcp list`` as a user server). Its handlers carry ``env: {"GITMEM_COPILOT_SCOPE": "user"}``
+and step aside in a project that has gitmem's own Copilot hooks, so gitmem acts once per event.
+
 Copilot CLI also runs ``.claude/settings.json``'s hooks: with ``gitmem install claude`` done too,
-the Claude Code hooks step aside under Copilot (``claude.copilot_hooks_installed``).
+the Claude Code hooks step aside under Copilot when gitmem's Copilot hooks are installed, in the
+project or for the user (``claude.copilot_hooks_installed``).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from .claude import COPILOT_HOOKS_FILE
+from .claude import COPILOT_HOOKS_FILE, COPILOT_SCOPE_VAR, COPILOT_USER_HOOKS_FILE
 from .installing import (
     InstallResult,
     SettingsError,
@@ -41,7 +49,7 @@ from .installing import (
 )
 
 NAME = "copilot"
-USER_SCOPE = False
+USER_SCOPE = True
 #: The ``gitmem install copilot`` help text.
 HELP = """Register gitmem's GitHub Copilot CLI hooks and MCP server in this repository (idempotent).
 
@@ -51,7 +59,8 @@ userPromptSubmitted and preToolUse (view, edit, create, bash reads) inject
 memories; postToolUse, agentStop and sessionEnd capture the session for
 consolidation. MCP server: `gitmem` in .github/mcp.json. With `gitmem install
 claude` too, Copilot (which also runs .claude/settings.json's hooks) gets
-gitmem once."""
+gitmem once. --user: $COPILOT_HOME/hooks/gitmem.json and $COPILOT_HOME/mcp-config.json
+(~/.copilot), for every repository (a project's own gitmem hooks take precedence)."""
 HOOK_COMMAND = "gitmem-copilot-hook"
 MARKER = marker(HOOK_COMMAND)
 #: (Copilot event, timeout in seconds: far above the handler's own limit, agents.core.TIME_LIMITS).
@@ -65,8 +74,18 @@ EVENTS: tuple[tuple[str, int], ...] = (
 )
 
 
-def locations(root: Path) -> tuple[Path, Path]:
-    """(gitmem's hooks file, the MCP file) of project ``root``."""
+def copilot_home() -> Path:
+    """``$COPILOT_HOME``, else ``~/.copilot`` (Copilot CLI's user-level folder)."""
+    return Path(os.environ.get("COPILOT_HOME") or os.path.expanduser("~/.copilot"))
+
+
+def locations(root: Path | None, user: bool = False, home: Path | None = None) -> tuple[Path, Path]:
+    """(gitmem's hooks file, the MCP file) of project ``root``, or of the user (``home``: Copilot CLI's
+    user-level folder, ``copilot_home()`` by default)."""
+    if user:
+        base = home or copilot_home()
+        return base / COPILOT_USER_HOOKS_FILE, base / "mcp-config.json"
+    assert root is not None
     return root / COPILOT_HOOKS_FILE, root / ".github" / "mcp.json"
 
 
@@ -75,10 +94,12 @@ def handler_command(event: str, script: Path | None = None) -> str:
     return shim_command(HOOK_COMMAND, event, script)
 
 
-def hooks_document(script: Path | None) -> dict[str, Any]:
-    """The whole of ``.github/hooks/gitmem.json``."""
+def hooks_document(script: Path | None, user: bool = False) -> dict[str, Any]:
+    """The whole of gitmem's hooks file; the user-level one's handlers run with ``GITMEM_COPILOT_SCOPE=user``
+    (so they step aside in a project that has gitmem's own hooks: ``copilot.to_event``)."""
+    extra: dict[str, Any] = {"env": {COPILOT_SCOPE_VAR: "user"}} if user else {}
     return {"version": 1, "hooks": {event: [{"type": "command", "bash": handler_command(event, script),
-                                             "timeoutSec": timeout}] for event, timeout in EVENTS}}
+                                             "timeoutSec": timeout, **extra}] for event, timeout in EVENTS}}
 
 
 def _result(hooks_path: Path, mcp_path: Path) -> InstallResult:
@@ -91,15 +112,14 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     Raises:
         SettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
     """
-    assert root is not None
-    hooks_path, mcp_path = locations(root)
+    hooks_path, mcp_path = locations(root, user, home)
     mcp = read_json(mcp_path)
     mcp_servers(mcp_path, mcp)  # refused before anything is written
     script = installed_script(HOOK_COMMAND)
     res = _result(hooks_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
-    doc = hooks_document(script)
+    doc = hooks_document(script, user)
     try:
         current: Any = read_json(hooks_path)
     except SettingsError:
@@ -118,23 +138,21 @@ def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None
     Raises:
         SettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
     """
-    assert root is not None
-    hooks_path, mcp_path = locations(root)
+    hooks_path, mcp_path = locations(root, user, home)
     mcp = read_json(mcp_path)
     mcp_servers(mcp_path, mcp)
     res = _result(hooks_path, mcp_path)
     if hooks_path.is_file():
-        remove_file(hooks_path, prune=2)  # .github/hooks/, then .github/, only when empty
+        remove_file(hooks_path, prune=1 if user else 2)  # hooks/ (and .github/), only when empty
         res.changed.append(str(hooks_path))
-    remove_mcp_server(mcp_path, mcp, res)
+    remove_mcp_server(mcp_path, mcp, res, prune=0 if user else 1)
     return res
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
     """``{"hooks", "installed", "mcp"}``: whether gitmem's hooks file is there, and whether the MCP server is
     registered (plus ``"error"`` when ``.github/mcp.json`` cannot be read)."""
-    assert root is not None
-    hooks_path, mcp_path = locations(root)
+    hooks_path, mcp_path = locations(root, user, home)
     try:
         mcp = read_json(mcp_path)
     except SettingsError as e:
@@ -145,8 +163,6 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
 def detect(root: Path | None, home: Path) -> str | None:
     """Why GitHub Copilot CLI is used here: ``.github/hooks/``, ``.github/copilot-instructions.md`` or
     ``.github/mcp.json`` in ``root``, else ``$COPILOT_HOME`` (``~/.copilot``) or ``copilot`` on PATH."""
-    import os
-
     base = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") else home / ".copilot"
     return detect_by(root, home, project=(".github/hooks", ".github/copilot-instructions.md", ".github/mcp.json"),
                      user=(base,), binary="copilot")
