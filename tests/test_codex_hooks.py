@@ -90,7 +90,13 @@ def spooled(repo: Path, session: str) -> list[dict[str, Any]]:
     ("rg -n fetch src/client.py src/auth.py", ["src/client.py", "src/auth.py"]),
     ("grep -e timeout src/client.py", ["src/client.py"]),
     ("grep -rn timeout src", []),  # a folder: not a file read
-    ("cd src && cat client.py missing.py", ["client.py"]),  # relative to cwd, not to the cd: missing here
+    ("cd src && cat client.py missing.py", ["src/client.py"]),  # relative to the cd's folder
+    ("cd src; head -5 ../src/auth.py && cd .. && cat src/client.py", ["src/auth.py", "src/client.py"]),
+    ("(cd src && cat client.py) && cat src/auth.py", ["src/client.py", "src/auth.py"]),  # the cd ends with `)`
+    ("cd $DIR && cat client.py", []),  # a folder it cannot know: no file taken
+    ("cd && cat src/client.py", []),  # cd alone goes home
+    ("pushd src >/dev/null && nl client.py", ["src/client.py"]),
+    ("cd {repo}/src && cat client.py", ["{repo}/src/client.py"]),  # an absolute folder: an absolute file
     ("cat src/client.py | nl > src/auth.py", ["src/client.py"]),  # a redirection's target is not read
     ("sed -i 's/a/b/' src/client.py", []),  # an edit, not a read
     ("python -m pytest -q", []),
@@ -98,7 +104,8 @@ def spooled(repo: Path, session: str) -> list[dict[str, Any]]:
 ])
 def test_read_files_of_a_command_line(repo: Path, line: str, files: list[str]) -> None:
     cwd = str(repo)
-    got = codex.read_files(line, cwd)
+    got = codex.read_files(line.replace("{repo}", cwd), cwd)
+    files = [f.replace("{repo}", cwd) for f in files]
     assert got == [f for f in files if (repo / f).is_file()]
 
 
