@@ -16,6 +16,9 @@ Modules:
 * ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
+* ``vscode``: VS Code's agent-mode input, which reaches ``claude``'s and ``copilot``'s entry points
+  (VS Code runs both agents' hook files); no installer: ``gitmem install claude``.
+* ``patches``: the ``apply_patch`` patch format (Codex, VS Code).
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
