@@ -56,7 +56,6 @@ import os
 
 from . import core
 from .events import AfterTool, BeforeFile, BeforeShell, Event, Prompt, SessionStart, Stop
-from .shell_reads import read_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
@@ -233,6 +232,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
             return [BeforeFile(kind=op.kind, path=op.path, old_text=op.old, **{**common, "paths": (op.path,)})
                     for op in ops]
         if tool in SHELL:
+            from .shell_reads import read_files  # shlex: only for a terminal command
+
             line = _str(ti.get("command"))
             files = read_files(line, cwd)
             if not files:
