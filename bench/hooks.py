@@ -258,8 +258,9 @@ def main() -> int:
 
     def call(label: str, a: Adapter, exe: str, kind: str, values: dict[str, str]) -> tuple[float, bool]:
         arg, template = a.events[kind]
-        # a new session id per row, so none finds the memories "already given"
-        ev = fill(template, {**values, "$session": f"{values['$session']}-{label}"})
+        # a new session id per row and event, so none finds the memories "already given" (Gemini's AfterTool
+        # replace gives the file's memories as its read_file does)
+        ev = fill(template, {**values, "$session": f"{values['$session']}-{label}-{kind}"})
         return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root)
 
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
