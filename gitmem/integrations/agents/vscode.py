@@ -100,7 +100,8 @@ def _str(value: object) -> str:
 
 def is_vscode(raw: Any) -> bool:
     """Whether hook input ``raw`` is VS Code's: ``hookEventName`` (VS Code only), or an event name with an ISO
-    ``timestamp`` (Claude Code sends none; Copilot CLI a number), or one of VS Code's tool names."""
+    ``timestamp`` (Claude Code sends none; Copilot CLI a number; Gemini CLI's input has one too, but reaches only
+    its own entry point), or one of VS Code's tool names."""
     if not isinstance(raw, dict):
         return False
     if "hookEventName" in raw:
