@@ -137,9 +137,9 @@ def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
                     d.edited_files.append(path)
                 new = inp.get("content") if tool == "Write" or r.get("kind") == "write" else inp.get("new_string")
                 d.edits.append((path, new if isinstance(new, str) else ""))
-            elif tool == "Read" and isinstance(path, str) and path not in d.read_files:
+            elif (tool == "Read" or r.get("kind") == "read") and isinstance(path, str) and path not in d.read_files:
                 d.read_files.append(path)
-            elif tool == "Bash" and isinstance(inp.get("command"), str):
+            elif (tool == "Bash" or r.get("kind") == "shell") and isinstance(inp.get("command"), str):
                 d.commands.append(inp["command"])
     return d
 
@@ -390,9 +390,9 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
                         f"+ {str(inp.get('new_string', ''))[:800]}")
             elif tool == "Write" or r.get("kind") == "write":
                 line = f"WRITE {inp.get('file_path')}"
-            elif tool == "Read":
+            elif tool == "Read" or r.get("kind") == "read":
                 line = f"READ {inp.get('file_path')}"
-            elif tool == "Bash":
+            elif tool == "Bash" or r.get("kind") == "shell":
                 resp = r.get("response")
                 if not isinstance(resp, dict):
                     resp = {}

@@ -24,6 +24,9 @@ Modules:
   the handler shim, the Claude-style hooks layout, ``mcpServers``, detection);
 * ``installers``: the registry (agent name → installer module) and the protocol every installer follows,
   from which the CLI builds ``gitmem install [AGENT]`` / ``gitmem uninstall [AGENT]``.
+* ``vscode``: VS Code's agent-mode input, which reaches ``claude``'s and ``copilot``'s entry points
+  (VS Code runs both agents' hook files); no installer: ``gitmem install claude``.
+* ``patches``: the ``apply_patch`` patch format and its events (Codex, OpenCode, VS Code).
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 

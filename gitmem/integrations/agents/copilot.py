@@ -34,6 +34,11 @@ Copilot CLI also runs the hooks of ``.claude/settings.json`` (with ``COPILOT_CLI
 environment and Claude tool names); ``claude.to_event`` steps aside there when gitmem's Copilot
 hooks are installed (``copilot_hooks_installed``), so gitmem acts once per event.
 
+VS Code's agent mode runs these hooks too (it loads ``.github/hooks/*.json`` and maps the camelCase
+events to its own), with its own input (``vscode.is_vscode``): they step aside when gitmem's
+Claude Code hooks are installed where VS Code reads them (``vscode.claude_hooks_installed``: those
+act), else ``vscode`` maps the input and answers in VS Code's form.
+
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (through ``core``): it runs on every prompt and tool call.
 """
@@ -44,7 +49,7 @@ import json
 import os
 import sys
 
-from . import claude, core
+from . import claude, core, vscode
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
 from .shell_reads import read_files
 
@@ -105,6 +110,8 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
     argument); None when gitmem has nothing to do with it."""
     if not isinstance(raw, dict) or not name:
         return None
+    if vscode.is_vscode(raw):  # VS Code runs .github/hooks/ too
+        return None if vscode.claude_hooks_installed(_str(raw.get("cwd"))) else vscode.to_event(raw, None)
     cwd = _str(raw.get("cwd"))
     if os.environ.get(claude.COPILOT_SCOPE_VAR) == "user" and claude.copilot_project_hooks(cwd, os.environ):
         return None  # the project's own gitmem hooks act; the user-level ones step aside (once per event)
@@ -164,7 +171,10 @@ def context_output(text: str | None) -> dict[str, Any] | None:
 
 
 def output(event: Event, text: str | None) -> dict[str, Any] | None:
-    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing (VS Code's
+    events: ``vscode.output``)."""
+    if event.agent == vscode.AGENT:
+        return vscode.output(event, text)
     if event.name not in PRINTING:
         return None
     return context_output(text)

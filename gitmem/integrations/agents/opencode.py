@@ -49,8 +49,8 @@ import os
 import sys
 
 from . import core
-from .codex import patch_after, patch_before
 from .events import AfterTool, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
+from .patches import patch_after, patch_before
 from .shell_reads import read_files
 
 TYPE_CHECKING = False
