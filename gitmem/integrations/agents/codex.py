@@ -180,7 +180,7 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     name = name if isinstance(name, str) else argv_event
     cwd = _str(raw.get("cwd"))
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "UserPromptSubmit":

@@ -106,7 +106,7 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
         return None
     cwd = _str(raw.get("cwd"))
     common: dict[str, Any] = {"agent": AGENT, "name": name, "session_id": _str(raw.get("sessionId")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcriptPath"))}
     if name == "sessionStart":
         source = _str(raw.get("source"))
         return SessionStart(source="startup" if source == "new" else source, **common)

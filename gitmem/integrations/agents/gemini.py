@@ -170,7 +170,7 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     name = raw.get("hook_event_name")
     name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
-                              "cwd": _str(raw.get("cwd")), "raw": raw}
+                              "cwd": _str(raw.get("cwd")), "raw": raw, "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "BeforeAgent":
