@@ -93,3 +93,27 @@ def test_two_codex_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> No
     assert per_file and per_file[0][0] > call and m["id"] in per_file[0][1], json.dumps(developer_texts(last))[:2000]
     assert wait_for(lambda: spool_empty(repo), timeout=60)
     assert len(local_memories(repo)) == 2  # session 2's own edit, once
+
+
+def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The apply_patch's PostToolUse hook never runs (as when ``codex exec`` exits first); the memory of the
+    edit still appears: the consolidation reconciles the spool with Codex's rollout (``transcript_path``)."""
+    from tests.test_transcripts import lose_post_tool_hook
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    lose_post_tool_hook(repo / ".codex" / "hooks.json", "PostToolUse", '"tool_name":"apply_patch"')
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    with responses_server(SCRIPT) as server:
+        codex_exec(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
+    assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
+    (m,) = local_memories(repo)
+    assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+    assert m["body"].startswith("Added `_get_with_retry`")
+    from gitmem import layout
+
+    assert "reconciled with the transcript: 1 event added" in (layout.of(repo).logs_dir / "consolidate.log").read_text()

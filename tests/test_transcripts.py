@@ -257,3 +257,26 @@ def test_a_bad_transcript_leaves_the_spool_alone(agent: str, kind: str, repo: Pa
     out = consolidate(repo, s.session)
     assert not any("reconciled" in n for n in out.notes), out.notes
     assert out.events == len(records) + 1 and spool_empty(repo)  # the hooks' records and the end, nothing else
+
+
+# -- for the real-CLI tests: a post-tool hook that is lost ------------------------------------------
+
+
+def lose_post_tool_hook(settings: Path, event: str, match: str) -> None:
+    """Make gitmem's ``event`` handlers in the agent's hook file ``settings`` drop, unrun, every input containing
+    ``match`` (a fixed string): the capture of that tool call is lost, as when a headless run ends first."""
+    import shlex
+
+    def wrap(obj: Any) -> None:
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+        for k, v in list(items):
+            if isinstance(v, str) and v.startswith(": gitmem") and f" {event};" in v:
+                obj[k] = (f'f=$(mktemp); cat > "$f"; if grep -qF {shlex.quote(match)} "$f"; then rm -f "$f"; exit 0; '
+                          f'fi; sh -c {shlex.quote(v)} < "$f"; rc=$?; rm -f "$f"; exit $rc')
+            else:
+                wrap(v)
+
+    data = json.loads(settings.read_text())
+    wrap(data)
+    assert event in json.dumps(data) and "grep -qF" in json.dumps(data)
+    settings.write_text(json.dumps(data, indent=2))
