@@ -146,7 +146,8 @@ def test_a_lost_edit_capture_is_recovered_from_the_chat(tmp_path: Path, run_cli)
     install(repo)
     lose_post_tool_hook(repo / ".gemini" / "settings.json", "AfterTool", '"tool_name":"replace"')
     with gemini_server(script(repo, {"call": "read_file", "args": {"file_path": "src/client.py"}})) as server:
-        gemini_p(repo, tmp_path / "home", server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+        gemini_p(repo, tmp_path / "home", server.base_url,
+                 "Add retry with exponential backoff to fetch() in src/client.py")
     assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
     assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
     (m,) = local_memories(repo)
