@@ -16,6 +16,9 @@ Modules:
 * ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
+* ``reconcile``: the session's spool against the agent's own transcript (in the consolidation), with one
+  reader per transcript format: ``claude_transcript``, ``codex_transcript``, ``gemini_transcript``,
+  ``copilot_transcript``.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
@@ -28,7 +31,12 @@ Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
    context goes, the agent's size cap, which events must print nothing, the exit code;
 3. has an entry point that reads stdin and calls ``core.run(read, write)`` (always exit 0);
 4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
-   never dropping the user's own entries), wired into ``gitmem install <agent>``.
+   never dropping the user's own entries), wired into ``gitmem install <agent>``;
+5. if the agent keeps a transcript, passes its path (``Event.transcript``) on its Stop and SessionEnd
+   events, and has a reader ``<agent>_transcript.py`` (``events``: the transcript's tool calls as the
+   adapter's own ``AfterTool`` events, built from the hook input the agent would have sent, and the final
+   message; ``folders``: where the agent keeps transcripts, the only place one is read), registered in
+   ``reconcile.READERS``.
 
 An adapter holds no behaviour of its own: no rendering, ranking, capture, config reading,
 logging, spawning or session state (all in ``core``, ``capture``, ``rank.render``,

@@ -29,6 +29,9 @@ Stop                  ``Stop`` (``last_assistant_message``) with ``consolidate``
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
+``transcript_path`` (the session's rollout, ``codex_transcript``) goes with every event: the
+consolidation reconciles the spool with it, by ``tool_use_id``.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, UserPromptSubmit and PreToolUse; Codex adds that text to the conversation as a

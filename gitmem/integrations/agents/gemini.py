@@ -28,6 +28,11 @@ SessionEnd            ``SessionEnd`` (``reason``)
 PreCompress           ``BeforeCompact`` (``trigger``)
 ====================  =================================================================
 
+``transcript_path`` (the session's chat, ``gemini_transcript``) goes with every event: the
+consolidation reconciles the spool with it. Gemini CLI gives its hooks no tool-call id: a call is
+spooled as ``c:<digest>.<n>``, the ``n``-th call of that tool and input (``capture.content_id``), as
+the reconciliation numbers the transcript's calls.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, BeforeAgent and AfterTool. Checked with the real Gemini CLI 0.61.0 under ``gemini
