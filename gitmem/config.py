@@ -48,6 +48,11 @@ provider = "wordllama"
 # api_key_env = "OPENAI_API_KEY"
 # timeout = 10
 
+[memory]
+# Most characters of one memory (title, body, facts and tags together): memories are short notes; a longer text
+# is refused (remember, MCP remember, import) or cut (consolidation, claude-mem import).
+max_chars = 4000
+
 [claude]
 # Token budgets of what the Claude Code hooks inject: at session start, per prompt, before a file is read or edited.
 session_budget = 1500
@@ -79,7 +84,7 @@ private_files = []
 """
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -92,7 +97,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share] and [capture].
+    [claude], [review], [share], [capture] and [memory].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -125,6 +130,11 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key capture.{key}", "known keys: private_files")
         if not (isinstance(value, list) and all(isinstance(g, str) for g in value)):
             raise ConfigError(f"{where}: capture.private_files must be a list of globs", hint)
+    for key, value in cfg.get("memory", {}).items():
+        if key != "max_chars":
+            raise ConfigError(f"{where}: unknown key memory.{key}", "known keys: max_chars")
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= MIN_MAX_CHARS):
+            raise ConfigError(f"{where}: memory.max_chars must be an integer >= {MIN_MAX_CHARS}, got {value!r}", hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -132,6 +142,18 @@ def validate(cfg: dict[str, Any], where: str) -> None:
         if not ok(value):
             raise ConfigError(f"{where}: context.{key} must be {what}, got {value!r}", hint)
 
+
+
+#: ``[memory] max_chars``: its default, and the least it may be set to (characters).
+DEFAULT_MAX_CHARS = 4000
+MIN_MAX_CHARS = 200
+
+
+def max_chars(cfg: dict[str, Any]) -> int:
+    """``[memory] max_chars`` of ``cfg`` (validated by ``validate``): the most characters of one memory."""
+    section = cfg.get("memory")
+    v = section.get("max_chars", DEFAULT_MAX_CHARS) if isinstance(section, dict) else DEFAULT_MAX_CHARS
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= MIN_MAX_CHARS else DEFAULT_MAX_CHARS
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:

@@ -177,6 +177,15 @@ class Repo:
         except GitError:
             return None
 
+    def is_ignored(self, path: str) -> bool:
+        """Whether git's ignore rules (``.gitignore`` files, ``info/exclude``, ``core.excludesFile``) ignore
+        ``path`` (repo-relative) as an untracked file (``git check-ignore --no-index``)."""
+        try:
+            self._run("check-ignore", "-q", "--no-index", "--", path)
+            return True
+        except GitError:
+            return False
+
     def has_path(self, rev: str, path: str) -> bool:
         """Whether ``rev``'s tree has ``path`` (file or folder) at its top level or below."""
         try:
@@ -279,25 +288,42 @@ class Repo:
         except Exception:  # noqa: BLE001 - config parse problems mean "unknown author"
             return ""
 
-    def default_branch_base(self) -> str | None:
-        """The merge base of HEAD with the default branch (origin/HEAD, main, master), or None.
+    #: Where the default branch is looked for, in order (``default_branch``).
+    DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
-        None when there is no such branch or HEAD is on it (the merge base is HEAD).
-        """
-        head = self.head()
-        if head is None:
-            return None
-        for ref in ("origin/HEAD", "origin/main", "origin/master", "main", "master"):
+    def default_branch(self) -> tuple[str, str] | None:
+        """(name, commit SHA) of the first of ``DEFAULT_BRANCHES`` that exists here, or None."""
+        for ref in self.DEFAULT_BRANCHES:
             try:
-                other = self._repo.commit(ref).hexsha
+                return ref, self._repo.commit(ref).hexsha
             except (BadName, ValueError, GitCommandError):
                 continue
-            bases = self._repo.merge_base(head, other)
-            if bases and bases[0].hexsha != head:
-                return str(bases[0].hexsha)
-            if bases:
-                return None
         return None
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of commits ``a`` and ``b`` (``git merge-base``), None when they have
+        none here (unrelated histories, or a shallow clone cut above it: ``is_shallow``)."""
+        try:
+            bases = self._repo.merge_base(a, b)
+        except GitCommandError:
+            return None
+        return str(bases[0].hexsha) if bases else None
+
+    def is_shallow(self) -> bool:
+        """Whether this is a shallow clone (``git rev-parse --is-shallow-repository``)."""
+        return self._run("rev-parse", "--is-shallow-repository").strip() == "true"
+
+    def default_branch_base(self) -> str | None:
+        """The merge base of HEAD with the default branch (``default_branch``), or None.
+
+        None when there is no such branch, no merge base, or HEAD is on it (the merge base is HEAD).
+        """
+        head = self.head()
+        found = self.default_branch() if head else None
+        if head is None or found is None:
+            return None
+        base = self.merge_base(head, found[1])
+        return None if base == head else base
 
     # -- content ----------------------------------------------------------------------------
 

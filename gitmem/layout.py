@@ -144,6 +144,12 @@ class Layout:
     def logs_dir(self) -> Path:
         return self.clone_dir / "logs"
 
+    @property
+    def problems_dir(self) -> Path:
+        """Jobs of gitmem's hooks that failed to do what they exist for, one file each until the job
+        next succeeds (``gitmem.problems``; ``doctor`` reports them)."""
+        return self.clone_dir / "problems"
+
     def log_file(self, name: str) -> Path:
         """``<logs>/<name>`` (``hooks.log``, ``agent-hooks.log``, ``consolidate.log``, ``mcp.log`` …)."""
         return self.logs_dir / name

@@ -13,7 +13,7 @@ Must not import: lancedb.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +27,54 @@ from .store import Store, new_id
 
 #: Titles longer than this are cut at a word boundary (characters).
 MAX_TITLE_CHARS = 120
+#: What a refused over-long memory's error suggests instead.
+TOO_LONG_HINT = ("memories are short notes: put the log or document in a file and anchor the memory to it "
+                 "(the limit is [memory] max_chars in .gitmem/config.toml)")
+#: The end of a memory ``fit`` cut.
+CUT_MARK = "\n\n… (cut: over [memory] max_chars)"
+
+
+class MemoryTooLong(GitmemError):
+    """A memory's text is over ``[memory] max_chars``."""
+
+
+def text_chars(m: Memory) -> int:
+    """Characters of a memory's text as the size limit counts them: title, body, facts and tags."""
+    return len(m.title) + len(m.body) + sum(len(f) for f in m.facts) + sum(len(t) for t in m.tags)
+
+
+def max_chars(store: Store) -> int:
+    """The repository's ``[memory] max_chars`` (``config.max_chars``)."""
+    from .config import max_chars as configured
+
+    return configured(store.config)
+
+
+def check_size(m: Memory, limit: int) -> None:
+    """Refuse a memory whose text (``text_chars``) is over ``limit`` characters.
+
+    Raises:
+        MemoryTooLong: with the size, the limit and ``TOO_LONG_HINT``.
+    """
+    n = text_chars(m)
+    if n > limit:
+        raise MemoryTooLong(f"the memory is {n:,} characters long, over the limit of {limit:,}", TOO_LONG_HINT)
+
+
+def fit(m: Memory, limit: int) -> Memory:
+    """``m`` cut to at most ``limit`` characters (``text_chars``): the body first (ending in
+    ``CUT_MARK``), then the facts from the last; ``m`` itself when it fits. For text gitmem writes
+    on its own (consolidation, imports of other tools' stores) where refusing would lose it all."""
+    if text_chars(m) <= limit:
+        return m
+    facts = list(m.facts)
+    tags = [t[:100] for t in m.tags]
+    fixed = len(m.title) + sum(len(t) for t in tags)
+    while facts and fixed + sum(len(f) for f in facts) > limit // 2:
+        facts.pop()
+    room = limit - fixed - sum(len(f) for f in facts) - len(CUT_MARK)
+    body = m.body if len(m.body) <= room else m.body[:max(0, room)].rstrip() + CUT_MARK
+    return replace(m, body=body, facts=facts, tags=tags)
 
 
 def write(store: Store, written: Sequence[Memory] = (), *, removed: Sequence[str] = (),
@@ -184,6 +232,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
 
     Raises:
         GitmemError: empty text, unknown type.
+        MemoryTooLong: the text is over ``[memory] max_chars`` (``check_size``).
         AnchorError: see ``make_anchors``.
     """
     from .capture.redact import redact_text
@@ -218,6 +267,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")
+    check_size(m, max_chars(store))
     write(store, [m])
     return m
 

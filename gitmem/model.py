@@ -43,6 +43,11 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
     def severity(self) -> int:
         return _SEVERITY[self]
 
+    @property
+    def label(self) -> str:
+        """The status as listed for a person: ``fresh``, else ``⚠ `` and the status (``⚠ stale``)."""
+        return self.value if self is Status.FRESH else f"⚠ {self.value}"
+
     @staticmethod
     def worst(statuses: list[Status]) -> Status:
         """The most severe of ``statuses``; ``FRESH`` for an empty list."""
@@ -50,6 +55,9 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
 
 
 _SEVERITY = {Status.FRESH: 0, Status.MOVED: 1, Status.STALE: 2, Status.DELETED: 3}
+
+#: A status filter (``gitmem list --status``): a status, or ``not-fresh`` for any other than fresh.
+STATUS_FILTERS = ("fresh", "moved", "stale", "deleted", "not-fresh")
 
 
 class Change(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and format() of a member

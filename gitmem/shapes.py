@@ -15,7 +15,8 @@ The contract. Shapes are a stable interface, versioned by ``SCHEMA_VERSION``:
 The shapes (``→`` names the commands and MCP tools that print them):
 
 * ``anchor_json``: an anchor (nested in ``memory_json``).
-* ``memory_json``: every field of a memory → ``remember``, ``list``, MCP ``remember``.
+* ``memory_json``: every field of a memory → ``remember``, MCP ``remember``.
+* ``listed_memory_json``: ``memory_json`` and its status → ``list``.
 * ``anchor_status_json``: an anchor's status at a revision (nested).
 * ``memory_status_json``: a memory's status with its anchors' → ``stale``, ``scan`` (nested), MCP ``stale``.
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
@@ -33,10 +34,9 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``export_line_json``: each line of ``export`` (also carries ``"format": EXPORT_FORMAT``).
 * ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
 * ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
-* ``claude_install_json``, ``claude_uninstall_json``: ``install claude``, ``uninstall claude``.
-* ``codex_install_json``, ``codex_uninstall_json``: ``install codex``, ``uninstall codex``.
-* ``gemini_install_json``, ``gemini_uninstall_json``: ``install gemini``, ``uninstall gemini``.
-* ``copilot_install_json``, ``copilot_uninstall_json``: ``install copilot``, ``uninstall copilot``.
+* ``install_json``, ``uninstall_json``: ``install AGENT``, ``uninstall AGENT`` (every agent alike).
+* ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
+  ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -60,12 +60,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .capture.consolidate import Outcome
-    from .integrations.agents.claude_install import ClaudeInstall
-    from .integrations.agents.codex_install import CodexInstall
-    from .integrations.agents.copilot_install import CopilotInstall
-    from .integrations.agents.gemini_install import GeminiInstall
+    from .integrations.agents.installers import AgentPlan
+    from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
-    from .ops.check import Problem
+    from .ops.check import Checked, Problem
     from .ops.context import ContextResult
     from .ops.doctor import Check, Report
     from .ops.history import LogEntry
@@ -198,10 +196,16 @@ def log_entry_json(e: LogEntry) -> JSONObject:
 # -- search and context ---------------------------------------------------------------------------
 
 
-def recall_hit_json(h: RecallHit) -> JSONObject:
-    """``memory_json`` + ``{"score", "fts_rank", "vector_rank"}`` (ranks 1-based, null when absent)."""
-    return memory_json(h.memory) | {"score": round(h.score, 6), "fts_rank": h.fts_rank,
-                                    "vector_rank": h.vector_rank}
+def listed_memory_json(ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status"}`` (at the working tree): an element of ``list``."""
+    return memory_json(ms.memory) | {"status": ms.status.value}
+
+
+def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+    """``memory_json`` + ``{"status" (at the working tree), "score", "fts_rank", "vector_rank"}`` (ranks
+    1-based, null when absent)."""
+    return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
+                                    "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
 
 
 def search_hit_json(h: RecallHit, status: str) -> JSONObject:
@@ -245,7 +249,7 @@ def context_json(res: ContextResult) -> JSONObject:
 
 
 def age(m: Memory) -> str:
-    """A memory's compact age (``5m``, ``3h``, ``2d``; ``?`` when unknown), as ``rank.score.age``."""
+    """A memory's compact age (``5 min``, ``3 h``, ``2 d``; ``?`` when unknown), as ``rank.score.age``."""
     return render.age(m.updated or m.created, None)
 
 
@@ -258,9 +262,10 @@ def hooks_report_json(r: InstallReport) -> JSONObject:
             "skipped": r.skipped, "notes": r.notes}
 
 
-def init_json(root: Path, created: list[str], hooks: InstallReport | None) -> JSONObject:
-    """``{"root", "created": [path], "hooks": hooks_report_json or null}``."""
-    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks)}
+def init_json(root: Path, created: list[str], hooks: InstallReport | None, warnings: list[str]) -> JSONObject:
+    """``{"root", "created": [path], "hooks": hooks_report_json or null, "warnings": [line]}``."""
+    return {"root": str(root), "created": created, "hooks": None if hooks is None else hooks_report_json(hooks),
+            "warnings": warnings}
 
 
 def hooks_removed_json(removed: list[str]) -> JSONObject:
@@ -285,51 +290,32 @@ def doctor_json(report: Report) -> JSONObject:
     return {"ok": report.ok, "checks": [doctor_check_json(c) for c in report.checks]}
 
 
-def claude_install_json(res: ClaudeInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "settings", "mcp"}``."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command,
-            "settings": str(res.settings), "mcp": str(res.mcp)}
+def install_json(res: InstallResult) -> JSONObject:
+    """``{"agent", "changed": [file], "notes", "command", "mcp" (registered), "files": {role: path}}``, and each
+    role of ``files`` at the top level too (the keys of earlier versions: ``settings``, ``hooks``, ``config``,
+    ``mcp_file``)."""
+    d: JSONObject = {"agent": res.agent, "changed": res.changed, "notes": res.notes, "command": res.command,
+                     "mcp": res.mcp, "files": dict(res.files)}
+    for role, path in res.files.items():
+        d.setdefault(role, path)
+    return d
 
 
-def claude_uninstall_json(res: ClaudeInstall) -> JSONObject:
-    """``{"changed": [file]}``."""
-    return {"changed": res.changed}
+def uninstall_json(res: InstallResult) -> JSONObject:
+    """``{"agent", "changed": [file], "notes", "files": {role: path}}``."""
+    return {"agent": res.agent, "changed": res.changed, "notes": res.notes, "files": dict(res.files)}
 
 
-def codex_install_json(res: CodexInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "hooks", "config", "mcp"}`` (``mcp``: registered in ``config``)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
-            "config": str(res.config), "mcp": res.mcp}
-
-
-def codex_uninstall_json(res: CodexInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
-
-
-def copilot_install_json(res: CopilotInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "hooks", "mcp_file", "mcp"}`` (``mcp``: registered there)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "hooks": str(res.hooks),
-            "mcp_file": str(res.mcp_file), "mcp": res.mcp}
-
-
-def copilot_uninstall_json(res: CopilotInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
-
-
-# -- checks and maintenance -----------------------------------------------------------------------
-
-
-def gemini_install_json(res: GeminiInstall) -> JSONObject:
-    """``{"changed": [file], "notes", "command", "settings", "mcp"}`` (``mcp``: registered in ``settings``)."""
-    return {"changed": res.changed, "notes": res.notes, "command": res.command, "settings": str(res.settings),
-            "mcp": res.mcp}
-
-
-def gemini_uninstall_json(res: GeminiInstall) -> JSONObject:
-    """``{"changed": [file], "notes"}``."""
-    return {"changed": res.changed, "notes": res.notes}
+def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
+    """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
+    (before), **install_json or uninstall_json (absent in a dry run)}]}``."""
+    agents = []
+    for p in plans:
+        d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
+        if p.result is not None:
+            d |= install_json(p.result) if install else uninstall_json(p.result)
+        agents.append(d)
+    return {"dry_run": dry_run, "agents": agents}
 
 
 # -- checks and maintenance -----------------------------------------------------------------------
@@ -340,9 +326,11 @@ def problem_json(p: Problem) -> JSONObject:
     return {"kind": p.kind, "subject": p.subject, "message": p.message}
 
 
-def check_json(base: str | None, problems: list[Problem]) -> JSONObject:
-    """``{"base" (the commit compared with, or null), "ok", "problems": [problem_json]}``."""
-    return {"base": base, "ok": not problems, "problems": [problem_json(p) for p in problems]}
+def check_json(res: Checked) -> JSONObject:
+    """``{"base" (the merge base compared with), "base_ref" (as named), "tip" (its commit), "head", "ok",
+    "problems": [problem_json]}``."""
+    return {"base": res.base, "base_ref": res.base_ref, "tip": res.tip, "head": res.head,
+            "ok": not res.problems, "problems": [problem_json(p) for p in res.problems]}
 
 
 def scan_json(res: ScanResult) -> JSONObject:
@@ -398,9 +386,10 @@ def not_found_json(mem_id: str, error: str, hint: str) -> JSONObject:
     return {"id": mem_id, "error": error, "hint": hint}
 
 
-def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject]) -> JSONObject:
-    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json]}``."""
-    return {"memories": memories, "not_found": not_found}
+def mcp_get_json(memories: list[JSONObject], not_found: list[JSONObject], more: list[str]) -> JSONObject:
+    """MCP ``get``: ``{"memories": [memory_detail_json], "not_found": [not_found_json], "more": [ids found but
+    not shown, to keep the reply under the agents' size limit]}``."""
+    return {"memories": memories, "not_found": not_found, "more": more}
 
 
 def invalid_file_json(error: str, hint: str) -> JSONObject:
@@ -408,9 +397,10 @@ def invalid_file_json(error: str, hint: str) -> JSONObject:
     return {"error": error, "hint": hint}
 
 
-def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject]) -> JSONObject:
-    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json]}``."""
-    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid}
+def mcp_stale_json(rows: list[MemoryStatus], invalid: list[JSONObject], more: int = 0) -> JSONObject:
+    """MCP ``stale``: ``{"memories": [memory_status_json], "invalid": [invalid_file_json], "more" (not-fresh
+    memories not shown, to keep the reply under the agents' size limit)}``."""
+    return {"memories": [memory_status_json(s) for s in rows], "invalid": invalid, "more": more}
 
 
 def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject:

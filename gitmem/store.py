@@ -258,8 +258,15 @@ class Store:
             return hits[0]
         if not hits:
             raise MemoryNotFound(f"no memory with id {mem_id}", "list ids with `gitmem list`")
-        raise MemoryNotFound(f"id prefix {mem_id} is ambiguous ({len(hits)} memories)",
+        names = sorted(h.stem for h in hits)
+        shown = ", ".join(names[:MAX_CANDIDATES]) + (f" and {len(names) - MAX_CANDIDATES} more"
+                                                     if len(names) > MAX_CANDIDATES else "")
+        raise MemoryNotFound(f"id prefix {mem_id} is ambiguous: {len(hits)} memories ({shown})",
                              "give more characters of the id")
+
+
+#: Ids an ambiguous prefix's error names (``Store.find_path``); the rest are counted.
+MAX_CANDIDATES = 5
 
 
 def init_layout(repo: Repo) -> list[str]:

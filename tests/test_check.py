@@ -29,7 +29,8 @@ def test_rewrite_without_the_memory_fails_then_reanchor_passes(tmp_path: Path, r
                  {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
     code, out, _ = run_cli(repo, "check", "--base", "main")
     assert code == 1
-    (line,) = out.strip().splitlines()
+    line, summary = out.strip().splitlines()
+    assert summary.startswith("gitmem check: 1 problem(s)") and "base main" in summary
     assert line.startswith(f"stale: {mid}") and "csvish.py::parse" in line and sha[:12] in line
     assert run_cli(repo, "reanchor", mid)[0] == 0
     commit(repo, "memory re-anchored")
@@ -96,3 +97,60 @@ def test_a_superseded_invariant_stays_an_invariant(tmp_path: Path, run_cli) -> N
     code, out, err = run_cli(repo, "supersede", json.loads(out)["id"], "the separator lives in two places", "--json")
     assert code == 0, err
     assert json.loads(run_cli(repo, "show", json.loads(out)["id"], "--json")[1])["invariant"] is True
+
+
+def test_changes_on_the_base_after_the_branch_point_are_not_the_branchs(tmp_path: Path, run_cli) -> None:
+    """The change is merge-base..HEAD: a rewrite on main after the branch started is not in it."""
+    repo, mid = _repo(tmp_path, run_cli)
+    commit(repo, "docs on the branch", {"README.md": "y\n"})
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "parse strips on main", {"csvish.py": CODE.replace("split(',')", "split(', ')")})
+    git(repo, "checkout", "-q", "feature")
+    code, out, err = run_cli(repo, "check", "--base", "main", "--json")
+    got = json.loads(out)
+    assert code == 0 and got["ok"] is True, (out, err)
+    assert got["base_ref"] == "main" and got["base"] != got["tip"]
+
+
+def _published(tmp_path: Path, run_cli) -> tuple[Path, str]:
+    """A repository with a memory on main and a feature branch 3 commits ahead, as a remote would have it."""
+    origin, mid = _repo(tmp_path, run_cli)
+    for i in range(3):
+        commit(origin, f"feature {i}", {"README.md": f"v{i}\n"})
+    commit(origin, "parse strips",
+           {"csvish.py": CODE.replace("text.split(',')", "[t.strip() for t in text.split(',')]")})
+    git(origin, "checkout", "-q", "main")  # the remote's HEAD is its default branch
+    return origin, mid
+
+
+def test_a_shallow_ci_clone_fails_with_the_fix_not_ok(tmp_path: Path, run_cli) -> None:
+    """The default CI checkout (depth 1, the PR branch only): no base or no merge base → exit 1 with the fix."""
+    origin, _ = _published(tmp_path, run_cli)
+    clone = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(clone))
+    code, out, err = run_cli(clone, "check")  # only origin/feature here: no default branch
+    assert code != 0 and "ok" not in out, (out, err)
+    assert "no base to compare with" in err and "--base" in err
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    code, out, err = run_cli(clone, "check", "--base", "origin/main")
+    assert code != 0 and "ok" not in out, (out, err)
+    assert "origin/main" in err and "shallow clone" in err and "git fetch --unshallow" in err
+    assert "fetch-depth: 0" in err
+    code, out, err = run_cli(clone, "check", "--base", "origin/nope")
+    assert code != 0 and "origin/nope" in err and "git fetch origin nope" in err
+
+
+def test_a_deepened_clone_checks_the_change(tmp_path: Path, run_cli) -> None:
+    origin, mid = _published(tmp_path, run_cli)
+    clone = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--branch", "feature", f"file://{origin}", str(clone))
+    git(clone, "fetch", "-q", "--unshallow", "origin", "+refs/heads/*:refs/remotes/origin/*")
+    code, out, err = run_cli(clone, "check", "--base", "origin/main")
+    assert code == 1 and f"stale: {mid}" in out and "base origin/main" in out, (out, err)
+
+
+def test_on_the_base_itself_there_is_no_change_and_it_says_so(tmp_path: Path, run_cli) -> None:
+    repo, _ = _repo(tmp_path, run_cli)
+    git(repo, "checkout", "-q", "main")
+    code, out, _ = run_cli(repo, "check")
+    assert code == 0 and "HEAD is in main: no change to check" in out

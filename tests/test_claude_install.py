@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.integrations.agents.claude_install import EVENTS, install, status, uninstall
+from gitmem.integrations.agents.installing import SettingsError
 from testing.repos import commit, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def test_install_into_nothing_and_uninstall_leaves_no_trace(tmp_path: Path) -> N
     install(tmp_path)
     assert (tmp_path / ".claude" / "settings.json").is_file() and (tmp_path / ".mcp.json").is_file()
     uninstall(tmp_path)
-    assert json.loads((tmp_path / ".claude" / "settings.json").read_text()) == {}
+    assert not (tmp_path / ".claude").exists()  # gitmem made it; an uninstall leaves no trace
     assert not (tmp_path / ".mcp.json").exists()
 
 
@@ -72,10 +73,10 @@ def test_user_scope_writes_home_files(tmp_path: Path) -> None:
     (home).mkdir()
     (home / ".claude.json").write_text(json.dumps({"numStartups": 7, "projects": {"/x": {}}}))
     res = install(None, user=True, home=home)
-    assert Path(res.settings) == home / ".claude" / "settings.json"
+    assert res.path("settings") == home / ".claude" / "settings.json"
     data = json.loads((home / ".claude.json").read_text())
     assert data["numStartups"] == 7 and data["projects"] == {"/x": {}} and "gitmem" in data["mcpServers"]
-    assert "enabledMcpjsonServers" not in json.loads(res.settings.read_text())
+    assert "enabledMcpjsonServers" not in json.loads(res.path("settings").read_text())
     uninstall(None, user=True, home=home)
     assert json.loads((home / ".claude.json").read_text()) == {"numStartups": 7, "projects": {"/x": {}}}
 
@@ -103,7 +104,8 @@ def test_cli_install_and_uninstall(tmp_path: Path, run_cli) -> None:
     code, out, _ = run_cli(repo, "install", "claude")
     assert code == 0 and "nothing to change" in out
     code, out, _ = run_cli(repo, "uninstall", "claude")
-    assert code == 0 and "updated" in out
+    assert code == 0 and f"removed {repo / '.claude' / 'settings.json'}" in out  # gitmem created it
+    assert not (repo / ".claude").exists() and not (repo / ".mcp.json").exists()
 
 
 def test_handlers_from_other_tools_with_similar_names_are_kept(tmp_path: Path) -> None:
@@ -191,14 +193,12 @@ def test_lookalike_handlers_odd_shapes_and_foreign_server_are_respected(tmp_path
 @pytest.mark.parametrize("settings_obj", [{"hooks": [1, 2]}, {"hooks": {"Stop": {"x": 1}}},
                                           {"enabledMcpjsonServers": "other"}])
 def test_unexpected_shapes_are_refused_not_rewritten(tmp_path: Path, settings_obj: dict) -> None:
-    from gitmem.integrations.agents.claude_install import ClaudeSettingsError
-
     settings = tmp_path / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(settings_obj))
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         install(tmp_path)
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         uninstall(tmp_path)
     assert json.loads(settings.read_text()) == settings_obj
 

@@ -98,7 +98,7 @@ def test_two_codex_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> No
 def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     """The apply_patch's PostToolUse hook never runs (as when ``codex exec`` exits first); the memory of the
     edit still appears: the consolidation reconciles the spool with Codex's rollout (``transcript_path``)."""
-    from tests.test_transcripts import lose_post_tool_hook
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
 
     repo = make_repo(tmp_path / "project")
     commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
@@ -110,10 +110,9 @@ def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_
     with responses_server(SCRIPT) as server:
         codex_exec(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
     assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
-    assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
     (m,) = local_memories(repo)
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"].startswith("Added `_get_with_retry`")
-    from gitmem import layout
-
-    assert "reconciled with the transcript: 1 event added" in (layout.of(repo).logs_dir / "consolidate.log").read_text()
+    assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)

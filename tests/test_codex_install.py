@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.integrations.agents.claude_install import ClaudeSettingsError
 from gitmem.integrations.agents.codex_install import EVENTS, MARKER, TRUST_NOTE, install, status, uninstall
+from gitmem.integrations.agents.installing import SettingsError
 from testing.repos import commit, make_repo
 
 USER_HOOKS = {
@@ -84,9 +84,9 @@ def test_invalid_hooks_file_is_never_rewritten(tmp_path: Path) -> None:
     path = tmp_path / ".codex" / "hooks.json"
     path.parent.mkdir()
     path.write_text("{not json")
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         install(tmp_path)
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         uninstall(tmp_path)
     assert path.read_text() == "{not json"
 
@@ -94,9 +94,9 @@ def test_invalid_hooks_file_is_never_rewritten(tmp_path: Path) -> None:
 def test_user_scope_uses_codex_home(tmp_path: Path) -> None:
     home = tmp_path / "codex-home"
     res = install(None, user=True, home=home)
-    assert res.hooks == home / "hooks.json" and res.hooks.is_file()
+    assert res.path("hooks") == home / "hooks.json" and res.path("hooks").is_file()
     uninstall(None, user=True, home=home)
-    assert not res.hooks.exists()
+    assert not res.path("hooks").exists()
 
 
 def test_cli_install_and_uninstall_codex(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]

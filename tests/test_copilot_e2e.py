@@ -95,8 +95,7 @@ def test_a_lost_edit_capture_and_the_final_message_come_from_the_transcript(tmp_
     """The edit's postToolUse hook never runs (as when ``copilot -p`` exits first), and agentStop carries no
     final message; the memory of the edit still appears, its body Copilot's final message: the consolidation
     reconciles the spool with Copilot's events.jsonl (agentStop's ``transcriptPath``)."""
-    from gitmem import layout
-    from tests.test_transcripts import lose_post_tool_hook
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
 
     repo = make_repo(tmp_path / "project")
     commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
@@ -113,9 +112,9 @@ def test_a_lost_edit_capture_and_the_final_message_come_from_the_transcript(tmp_
     with chat_completions_server(script) as server:
         copilot_p(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
     assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
-    assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
     (m,) = local_memories(repo)
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"] == "Added `_get_with_retry`; fetch() uses it."
-    log = (layout.of(repo).logs_dir / "consolidate.log").read_text()
-    assert "reconciled with the transcript: 2 events added" in log  # the edit and the final message
+    assert "reconciled with the transcript: 2 events added" in consolidate_log(repo)  # the edit and the final message

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.integrations.agents import copilot_install
-from gitmem.integrations.agents.claude_install import ClaudeSettingsError
+from gitmem.integrations.agents.installing import SettingsError
 from testing.repos import commit, make_repo
 
 
@@ -66,6 +66,6 @@ def test_a_foreign_gitmem_server_and_bad_json_are_left_alone(repo: Path) -> None
     copilot_install.uninstall(repo)
     assert json.loads(mcp.read_text()) == {"mcpServers": {"gitmem": {"command": "something-else"}}}
     mcp.write_text("{not json")
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         copilot_install.install(repo)
     assert mcp.read_text() == "{not json"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.integrations.agents import gemini_install as gi
-from gitmem.integrations.agents.claude_install import ClaudeSettingsError
+from gitmem.integrations.agents.installing import SettingsError
 
 USER = {"general": {"vimMode": True},
         "hooks": {"AfterTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "lint.sh",
@@ -70,7 +70,7 @@ def test_user_scope_keeps_an_emptied_file(tmp_path: Path) -> None:
 def test_invalid_json_is_never_rewritten(tmp_path: Path) -> None:
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini" / "settings.json").write_text("{not json")
-    with pytest.raises(ClaudeSettingsError):
+    with pytest.raises(SettingsError):
         gi.install(tmp_path)
     assert (tmp_path / ".gemini" / "settings.json").read_text() == "{not json"
 

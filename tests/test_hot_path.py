@@ -49,6 +49,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.gemini",
     "gitmem.integrations.agents.shell_reads",
     "gitmem.integrations.agents.copilot",
+    "gitmem.integrations.agents.cursor",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -261,5 +262,28 @@ def test_copilot_per_tool_call_hooks_import_only_the_standard_library(repo: Path
             assert mid in json.loads(stdout)["additionalContext"], name
         else:
             assert stdout == "", name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_cursor_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                     baseline: set[str], tmp_path: Path) -> None:
+    """The same check for the Cursor adapter, with its documented events (postToolUse brings a read file's
+    memories; stop is left out: it starts a detached consolidation)."""
+    from tests.test_cursor_hooks import doc_event
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after([], doc_event("sessionStart", repo, "hot-start"), repo, out, "cursor")
+    assert "gitmem.integrations.agents.session_start" in mods
+    warm = doc_event("postToolUse.Read", repo, "hot-warm")
+    assert wait_for(lambda: mid in modules_after([], warm, repo, out, "cursor")[1], timeout=30)
+    names = ("beforeSubmitPrompt", "postToolUse.Read", "postToolUse.Shell", "postToolUse.Write", "afterFileEdit",
+             "postToolUseFailure.Shell", "afterAgentResponse", "preCompact")
+    for name in names:
+        mods, stdout = modules_after([], doc_event(name, repo, f"hot-{name}"), repo, out, "cursor")
+        if name in ("postToolUse.Read", "postToolUse.Shell"):
+            assert mid in json.loads(stdout)["additional_context"], name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name

@@ -135,3 +135,16 @@ def test_detail_lists_a_few_anchors_the_near_one_first() -> None:
     assert R.token_estimate(text) < 100
     small = V.render_detail(R.item(R.Scored(_m("SMALL", "a.py::x", "b.py"))))
     assert "anchors: a.py::x, b.py ·" in small and "more" not in small
+
+
+def test_ages_read_unambiguously() -> None:
+    """``m`` could be minutes or months: the units are ``min``, ``h``, ``d``, ``wk``, ``mo``, ``y``."""
+    from gitmem.rank.render import age, epoch
+
+    stamp = "2026-01-01T00:00:00Z"
+    t0 = epoch(stamp)
+    assert t0 is not None
+    cases = {30: "now", 5 * 60: "5 min", 3 * 3600: "3 h", 2 * 86400: "2 d", 21 * 86400: "3 wk",
+             125 * 86400: "4 mo", 400 * 86400: "1 y"}
+    assert {secs: age(stamp, t0 + secs) for secs in cases} == cases
+    assert age(None) == "?" and age("yesterday") == "?"

@@ -30,7 +30,7 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
     child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
                           timeout=60, dimensions=(50, 200))
-    answers = {ids["parse"]: ["k"], ids["render"]: ["r", "we quote with repr now"],
+    answers = {ids["parse"]: ["k"], ids["render"]: ["r", "we quote with repr now", "y"],
                ids["quote"]: ["s", "quote uses repr(), which escapes quotes"]}
     seen = []
     for _ in range(3):
@@ -41,7 +41,7 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
         first, *rest = answers[mid]
         child.sendline(first)
         for text in rest:
-            child.expect(r"reason|replacement")
+            child.expect(r"reason|replacement|retire \S+ .*\?")
             child.sendline(text)
     child.expect(r"kept 1, edited 0, retired 1, superseded 1, skipped 0")
     child.expect(pexpect.EOF)
@@ -70,3 +70,49 @@ def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> 
     child.sendline("q")
     child.expect(r"skipped 1")
     child.expect(pexpect.EOF)
+
+
+def test_q_or_an_empty_answer_cancels_supersede_retire_and_edit(tmp_path: Path, run_cli) -> None:
+    """At each follow-up prompt, backing out leaves the memory as it was (``q`` never becomes a memory)."""
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    ids = []
+    for name in ("parse", "render", "quote"):
+        code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
+        ids.append(json.loads(out)["id"])
+    commit(repo, "memories")
+    commit(repo, "semicolons everywhere",
+           {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
+    files = {p.name: p.read_bytes() for p in (repo / ".gitmem" / "memories").glob("*.md")}
+    assert len(files) == 3
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "EDITOR": "true", "VISUAL": "true"}
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
+                          timeout=60, dimensions=(50, 200))
+    # 1: supersede, then q; 2: retire, a reason, then no at the confirmation; 3: retire, q at the reason.
+    # Then a second walk: 1: supersede with an empty answer; 2: edit with an editor that changes nothing.
+    plans = [["s", "q"], ["r", "old", "n"], ["r", "q"]]
+    for plan in plans:
+        child.expect(r"── (\d)/3 ─+\r\n(\S+)")
+        child.expect(r"\[k\]eep")
+        child.sendline(plan[0])
+        for text in plan[1:]:
+            child.expect(r"reason|replacement|retire \S+ .*\?")
+            child.sendline(text)
+        child.expect("cancelled: ")
+    child.expect(r"kept 0, edited 0, retired 0, superseded 0, skipped 3")
+    child.expect(pexpect.EOF)
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
+                          timeout=60, dimensions=(50, 200))
+    for plan in (["s", ""], ["e"], ["q"]):
+        child.expect(r"\[k\]eep")
+        child.sendline(plan[0])
+        for text in plan[1:]:
+            child.expect(r"replacement")
+            child.sendline(text)
+        if plan[0] != "q":
+            child.expect("cancelled: ")
+    child.expect(pexpect.EOF)
+    after = {p.name: p.read_bytes() for p in (repo / ".gitmem" / "memories").glob("*.md")}
+    assert after == files  # no new memory titled "q", nothing retired, superseded or re-anchored
+    assert len(json.loads(run_cli(repo, "stale", "--json")[1])) == 3

@@ -99,3 +99,38 @@ def test_a_memory_shared_with_the_commit_that_makes_it_stale_fails_check(tmp_pat
     assert f".gitmem/memories/{mid}.md" in _files_of(repo)
     code, out, _ = run_cli(repo, "check", "--base", "HEAD~1")
     assert code == 1 and out.startswith(f"stale: {mid}")
+
+
+def test_an_ignored_memory_folder_is_said_everywhere_and_nothing_is_marked_shared(tmp_path: Path, run_cli) -> None:
+    """A .gitignore that ignores .gitmem/: init warns, the commit says the memory was not shared (it stays local,
+    out of the commit), doctor exits 1; once un-ignored, the next commit shares it and doctor is clean of it."""
+    import subprocess
+
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, ".gitignore": "*.pyc\n.gitmem/\n"})
+    code, out, err = run_cli(repo, "init")
+    assert code == 0 and "warning: team memories will not be committed: git ignores .gitmem/memories/" in out
+    assert "!/.gitmem/" in out
+    git(repo, "add", "-f", ".gitmem/config.toml")
+    git(repo, "commit", "-qm", "gitmem config")
+    code, out, _ = run_cli(repo, "remember", "parse splits on commas only", "--local", "--anchor",
+                           "csvish.py::parse", "--json")
+    mid = json.loads(out)["id"]
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    proc = subprocess.run(["git", "commit", "-qam", "parse semicolons"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert _files_of(repo) == ["csvish.py"]
+    assert "gitmem: NOT shared 1 memory with this commit (they stay local): git ignores .gitmem/memories/" \
+        in proc.stderr
+    assert (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
+    assert not (repo / ".gitmem" / "memories" / f"{mid}.md").exists()
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    errors = [c for c in json.loads(out)["checks"] if c["level"] == "error"]
+    assert code == 1 and {c["name"] for c in errors} >= {"sharing", "hook-share"}
+    (repo / ".gitignore").write_text("*.pyc\n.gitmem/\n!/.gitmem/\n")
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split('|')"))
+    proc = subprocess.run(["git", "commit", "-qam", "parse pipes"], cwd=repo, capture_output=True, text=True)
+    assert f"gitmem: shared 1 memory with this commit: {mid[:12]}" in proc.stderr, proc.stderr
+    assert f".gitmem/memories/{mid}.md" in _files_of(repo)
+    checks = json.loads(run_cli(repo, "doctor", "--json")[1])["checks"]
+    assert not [c for c in checks if c["name"] in ("sharing", "hook-share")]

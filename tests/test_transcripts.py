@@ -119,6 +119,14 @@ def consolidate(repo: Path, key: str) -> Any:
     return consolidate_session(Store(Repo(repo)), key, use_llm=False)
 
 
+def consolidate_log(repo: Path) -> str:
+    """The detached consolidations' log ("" before the first writes it, after its memories)."""
+    try:
+        return (layout.of(repo).logs_dir / "consolidate.log").read_text()
+    except FileNotFoundError:
+        return ""
+
+
 def spooled(repo: Path) -> list[dict[str, Any]]:
     folder = layout.of(repo).spool_dir
     return [json.loads(ln) for p in sorted(folder.glob("*.jsonl")) for ln in p.read_text().splitlines()]
@@ -156,12 +164,11 @@ def test_lost_edit_hook_still_yields_the_memory_of_the_edit(agent: str, repo: Pa
     the memory's body comes from the transcript."""
     s = session(agent, repo, tmp_path, monkeypatch)
     s.replay(edit=False)
-    assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
     (m,) = local_memories(repo)
     assert m["title"] == PROMPT and m["body"] == FINAL
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
-    log = (layout.of(repo).logs_dir / "consolidate.log").read_text()
-    assert "reconciled with the transcript" in log
 
 
 # (b) no stop record -----------------------------------------------------------------------------

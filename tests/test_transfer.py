@@ -45,7 +45,7 @@ def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, r
     (tmp_path / "m.jsonl").write_text(out + "not json\n" + json.dumps({"id": "x", "title": ""}) + "\n")
     code, out, err = run_cli(b, "import", str(tmp_path / "m.jsonl"), "--json")
     r = json.loads(out)
-    assert code == 0 and len(r["written"]) == 1 and len(r["rejected"]) == 2
+    assert code == 1 and len(r["written"]) == 1 and len(r["rejected"]) == 2  # the good line is in all the same
     assert r["dropped_anchors"] == ["csvish.py::render"]
     code, out, _ = run_cli(b, "show", r["written"][0], "--json")
     m = json.loads(out)

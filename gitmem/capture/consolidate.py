@@ -302,10 +302,12 @@ class Plan:
 
 
 def apply_plan(store: Store, plan: Plan) -> None:
-    """Write the plan's memories and delete its local ids; the hook index learns exactly those files."""
-    from ..memories import write
+    """Write the plan's memories (each cut to ``[memory] max_chars``: ``memories.fit``) and delete its local
+    ids; the hook index learns exactly those files."""
+    from ..memories import fit, max_chars, write
 
-    write(store, plan.write, removed=plan.delete, removed_scope="local")
+    limit = max_chars(store)
+    write(store, [fit(m, limit) for m in plan.write], removed=plan.delete, removed_scope="local")
 
 
 def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:

@@ -8,7 +8,7 @@ import os
 import click
 
 from .. import shapes
-from ..model import MEMORY_TYPES
+from ..model import MEMORY_TYPES, STATUS_FILTERS
 from .base import _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
 
@@ -107,23 +107,30 @@ def show(mem_id: str, rev: str | None) -> None:
 @cli.command("list")
 @click.option("--type", "mtype", type=click.Choice(MEMORY_TYPES), help="Only this type.")
 @click.option("--anchor", metavar="PATH[::SYMBOL]", help="Only memories anchored there (or nested inside).")
+@click.option("--status", type=click.Choice(STATUS_FILTERS),
+              help="Only memories with this status at the working tree (not-fresh: moved, stale or deleted).")
+@click.option("--scope", type=click.Choice(["team", "local"]), help="Only team (committed) or local memories.")
 @json_option
-def list_cmd(mtype: str | None, anchor: str | None) -> None:
-    """List memories, newest first (invalid files are reported on stderr).
+def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: str | None) -> None:
+    """List memories, newest first, each with its status (invalid files are reported on stderr).
 
     \b
     Example usage:
       gitmem list --type decision
       gitmem list --anchor src/auth/
+      gitmem list --status not-fresh --scope team
     """
     from ..memories import list_memories
+    from ..ops.show import listed
 
     store = _store()
-    mems = list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd())
+    rows = listed(store, list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd()), status=status,
+                  scope=scope)
     _warn_invalid(store)
-    _out([shapes.memory_json(m) for m in mems],
-         lambda: "\n".join(f"{m.id}  {m.type:10} {m.title}  ({', '.join(a.key for a in m.anchors) or '-'})"
-                           for m in mems) or "no memories")
+    _out([shapes.listed_memory_json(r) for r in rows],
+         lambda: "\n".join(f"{r.memory.id}  {r.status.label:9} {r.memory.type:10} {r.memory.title}  "
+                           f"({', '.join(a.key for a in r.memory.anchors) or '-'})" for r in rows)
+         or "no memories")
 
 
 @cli.command()

@@ -24,12 +24,15 @@ def recall(query: str, limit: int) -> None:
     Example usage:
       gitmem recall "why are retries capped"
     """
+    from ..ops.show import with_status
     from ..search.recall import recall as do_recall
 
-    hits = do_recall(_store(), query, limit, warn=_warn)
-    _out([shapes.recall_hit_json(h) for h in hits],
-         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  [{h.memory.type}] {h.memory.title}"
-                           for h in hits) or "no matches")
+    store = _store()
+    hits = do_recall(store, query, limit, warn=_warn)
+    statuses = with_status(store, [h.memory for h in hits])
+    _out([shapes.recall_hit_json(h, s) for h, s in zip(hits, statuses, strict=True)],
+         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.status.label:9} [{h.memory.type}] {h.memory.title}"
+                           for h, s in zip(hits, statuses, strict=True)) or "no matches")
 
 
 @cli.command()
@@ -112,10 +115,14 @@ def check(base: str | None) -> None:
     """
     from ..ops.check import check as do_check
 
-    used, problems = do_check(_store(), base)
-    _out(shapes.check_json(used, problems),
-         lambda: "\n".join(f"{p.kind}: {p.message}" for p in problems)
-         or f"gitmem check: ok ({'change ' + used[:12] + '..HEAD' if used else 'no base: memory files only'})")
+    res = do_check(_store(), base)
+    problems = res.problems
+    where = (f"HEAD is in {res.base_ref}: no change to check; memory files checked" if res.base == res.head
+             else f"change {res.base[:12]}..{res.head[:12]}, base {res.base_ref}")
+    _out(shapes.check_json(res),
+         lambda: "\n".join([f"{p.kind}: {p.message}" for p in problems]
+                           + [f"gitmem check: {len(problems)} problem(s) ({where})"]) if problems
+         else f"gitmem check: ok ({where})")
     if problems:
         sys.exit(EXIT_ERROR)
 

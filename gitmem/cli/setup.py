@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from .. import shapes
+from ..errors import GitmemError
 from .base import EXIT_ERROR, _out, _store, cli, json_option
 
 if TYPE_CHECKING:
-    from ..integrations.agents.claude_install import ClaudeInstall
-    from ..integrations.agents.codex_install import CodexInstall
-    from ..integrations.agents.copilot_install import CopilotInstall
-    from ..integrations.agents.gemini_install import GeminiInstall
+    from ..integrations.agents.installers import AgentPlan
+    from ..integrations.agents.installing import InstallResult
 
 
 @cli.command()
@@ -48,11 +48,12 @@ def init(no_hooks: bool) -> None:
             if report.already and not report.installed:
                 lines.append(f"  hooks already installed in {report.hooks_dir}")
             lines += [f"  note: {n}" for n in report.notes]
+        lines += [f"warning: {w}" for w in res.warnings]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
         lines.append("With Claude Code: gitmem install claude   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
-    _out(shapes.init_json(res.root, res.created, report), text)
+    _out(shapes.init_json(res.root, res.created, report, res.warnings), text)
 
 
 @cli.group()
@@ -127,166 +128,151 @@ def doctor() -> None:
         sys.exit(EXIT_ERROR)
 
 
-@cli.group("install")
-def install_group() -> None:
-    """Register gitmem with an agent."""
-
-
-@cli.group("uninstall")
-def uninstall_group() -> None:
-    """Remove what `gitmem install` registered."""
-
-
-def _claude_target(user: bool) -> Path | None:
+def _install_root(user: bool) -> Path | None:
+    """The repository's top folder for a project-scope install (None for ``--user``)."""
     return None if user else _store(require=False).repo.root
 
 
-def _render_claude(res: ClaudeInstall, verb: str) -> str:
+def _render(res: InstallResult, verb: str = "updated") -> str:
     lines = [f"{verb if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
     return "\n".join(lines + [f"note: {n}" for n in res.notes])
 
 
-@install_group.command("claude")
-@click.option("--project", "scope", flag_value="project", default=True,
-              help="The project's .claude/settings.json and .mcp.json (default).")
-@click.option("--user", "scope", flag_value="user", help="~/.claude/settings.json and ~/.claude.json.")
+def _no_agent_error(detected: bool) -> GitmemError:
+    from ..integrations.agents import installers
+
+    choices = ", ".join(installers.names())
+    if detected:
+        return GitmemError("no agent detected in this repository or on this machine",
+                           f"name one: gitmem install AGENT ({choices})")
+    return GitmemError("gitmem is installed for no agent in this repository",
+                       f"name one: gitmem uninstall AGENT ({choices})")
+
+
+def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
+    lines = []
+    for p in plans:
+        if p.result is None:
+            verb = ("would install" if not p.installed else "already installed, would refresh") if install \
+                else "would uninstall"
+            lines.append(f"{p.agent}: {verb} ({p.reason})")
+            continue
+        lines.append(f"{p.agent}: {'installed' if install else 'uninstalled'} ({p.reason})")
+        lines += ["  " + line for line in _render(p.result).splitlines()]
+    return "\n".join(lines)
+
+
+@cli.group("install", invoke_without_command=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be installed, write nothing.")
 @json_option
-def install_claude(scope: str) -> None:
-    """Register gitmem's Claude Code hooks and MCP server (merged with what is there; idempotent).
+@click.pass_context
+def install_group(ctx: click.Context, dry_run: bool) -> None:
+    """Register gitmem with an agent, or with no AGENT every agent used here.
+
+    With no AGENT: detect the agents configured in this repository (.claude/,
+    .codex/, .gemini/, .github/hooks/, CLAUDE.md, AGENTS.md, GEMINI.md ...) or on
+    this machine (~/.claude, ~/.codex, ~/.gemini, ~/.copilot, the agent on PATH)
+    and install for each in this repository, saying why each was chosen. Exits 1
+    when no agent is detected.
 
     \b
-    Hooks: SessionStart, UserPromptSubmit and PreToolUse (Read|Edit|Write) inject
-    memories; PostToolUse, Stop and SessionEnd capture the session for consolidation.
-    Undo with `gitmem uninstall claude`.
+    Example usage:
+      gitmem install
+      gitmem install --dry-run
+      gitmem install claude
     """
-    from ..integrations.agents.claude_install import install
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..integrations.agents import installers
 
-    user = scope == "user"
-    res = install(_claude_target(user), user=user)
-    _out(shapes.claude_install_json(res), lambda: _render_claude(res, "updated"))
+    root = _store(require=False).repo.root
+    home = Path(os.path.expanduser("~"))
+    found = installers.detect_all(root, home)
+    if not found:
+        raise _no_agent_error(True)
+    plans = []
+    for name, reason in found:
+        mod = installers.get(name)
+        plan = installers.AgentPlan(name, reason, installers.is_installed(mod.status(root)))
+        if not dry_run:
+            plan.result = mod.install(root)
+        plans.append(plan)
+    _out(shapes.install_all_json(plans, install=True, dry_run=dry_run), lambda: _render_plans(plans, True, dry_run))
 
 
-@uninstall_group.command("claude")
-@click.option("--project", "scope", flag_value="project", default=True, help="The project's settings (default).")
-@click.option("--user", "scope", flag_value="user", help="The user's settings.")
+@cli.group("uninstall", invoke_without_command=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed, write nothing.")
 @json_option
-def uninstall_claude(scope: str) -> None:
-    """Remove gitmem's Claude Code hooks and MCP server; everything else stays as it is."""
-    from ..integrations.agents.claude_install import uninstall
-
-    user = scope == "user"
-    res = uninstall(_claude_target(user), user=user)
-    _out(shapes.claude_uninstall_json(res), lambda: _render_claude(res, "updated"))
-
-
-def _render_codex(res: CodexInstall) -> str:
-    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
-    return "\n".join(lines + [f"note: {n}" for n in res.notes])
-
-
-@install_group.command("codex")
-@click.option("--project", "scope", flag_value="project", default=True,
-              help="The project's .codex/hooks.json (default).")
-@click.option("--user", "scope", flag_value="user", help="$CODEX_HOME/hooks.json (~/.codex/hooks.json).")
-@json_option
-def install_codex(scope: str) -> None:
-    """Register gitmem's Codex CLI hooks (merged with what is there; idempotent).
+@click.pass_context
+def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
+    """Remove what `gitmem install` registered; with no AGENT, from every agent it is installed for here.
 
     \b
-    Hooks: SessionStart, UserPromptSubmit and PreToolUse (Bash reads, apply_patch)
-    inject memories; PostToolUse, Stop and SessionEnd capture the session for
-    consolidation. Codex runs them only once you trust them in /hooks. The MCP
-    server is not written (no TOML writer): the output says what to add to config.toml.
-    Undo with `gitmem uninstall codex`.
+    Example usage:
+      gitmem uninstall
+      gitmem uninstall codex
     """
-    from ..integrations.agents.codex_install import install
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..integrations.agents import installers
 
-    user = scope == "user"
-    res = install(_claude_target(user), user=user)
-    _out(shapes.codex_install_json(res), lambda: _render_codex(res))
-
-
-@uninstall_group.command("codex")
-@click.option("--project", "scope", flag_value="project", default=True, help="The project's hooks (default).")
-@click.option("--user", "scope", flag_value="user", help="The user's hooks.")
-@json_option
-def uninstall_codex(scope: str) -> None:
-    """Remove gitmem's Codex CLI hooks; everything else stays as it is."""
-    from ..integrations.agents.codex_install import uninstall
-
-    user = scope == "user"
-    res = uninstall(_claude_target(user), user=user)
-    _out(shapes.codex_uninstall_json(res), lambda: _render_codex(res))
+    root = _store(require=False).repo.root
+    names = installers.installed(root)
+    if not names:
+        raise _no_agent_error(False)
+    plans = []
+    for name in names:
+        plan = installers.AgentPlan(name, "gitmem is installed for it here", True)
+        if not dry_run:
+            plan.result = installers.get(name).uninstall(root)
+        plans.append(plan)
+    _out(shapes.install_all_json(plans, install=False, dry_run=dry_run), lambda: _render_plans(plans, False, dry_run))
 
 
-def _render_gemini(res: GeminiInstall) -> str:
-    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
-    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+def _scope(name: str, user: bool) -> Path | None:
+    """The root to install into for ``--project`` / ``--user``; a usage error for ``--user`` without a user scope."""
+    from ..integrations.agents import installers
+
+    if user and not installers.get(name).USER_SCOPE:
+        raise click.UsageError(installers.no_user_scope(name))
+    return _install_root(user)
 
 
-@install_group.command("gemini")
-@click.option("--project", "scope", flag_value="project", default=True,
-              help="The project's .gemini/settings.json (default).")
-@click.option("--user", "scope", flag_value="user", help="~/.gemini/settings.json.")
-@json_option
-def install_gemini(scope: str) -> None:
-    """Register gitmem's Gemini CLI hooks and MCP server (merged with what is there; idempotent).
+def _agent_commands(name: str) -> tuple[click.Command, click.Command]:
+    """``gitmem install <name>`` and ``gitmem uninstall <name>``, from the registry's installer ``name``."""
+    from ..integrations.agents import installers
 
-    \b
-    Hooks: SessionStart and BeforeAgent inject memories; AfterTool appends a file's
-    memories to read_file, replace, write_file and shell reads (cat, head, sed -n, rg)
-    and captures the call; AfterAgent and SessionEnd hand the session to consolidation.
-    The MCP server goes in mcpServers.gitmem. Undo with `gitmem uninstall gemini`.
-    """
-    from ..integrations.agents.gemini_install import install
+    def scope_options(f: Callable[..., None]) -> Callable[..., None]:
+        f = click.option("--user", "scope", flag_value="user", help="The user-level settings.")(f)
+        return click.option("--project", "scope", flag_value="project", default=True,
+                            help="This repository's settings (default).")(f)
 
-    user = scope == "user"
-    res = install(_claude_target(user), user=user)
-    _out(shapes.gemini_install_json(res), lambda: _render_gemini(res))
+    @click.command(name, help=installers.help_text(name) + f"\n\nUndo with `gitmem uninstall {name}`.")
+    @scope_options
+    @json_option
+    def install_cmd(scope: str) -> None:
+        user = scope == "user"
+        res = installers.get(name).install(_scope(name, user), user=user)
+        _out(shapes.install_json(res), lambda: _render(res))
 
+    @click.command(name, help=f"Remove what `gitmem install {name}` registered; everything else stays as it is.")
+    @scope_options
+    @json_option
+    def uninstall_cmd(scope: str) -> None:
+        user = scope == "user"
+        res = installers.get(name).uninstall(_scope(name, user), user=user)
+        _out(shapes.uninstall_json(res), lambda: _render(res))
 
-@uninstall_group.command("gemini")
-@click.option("--project", "scope", flag_value="project", default=True, help="The project's settings (default).")
-@click.option("--user", "scope", flag_value="user", help="The user's settings.")
-@json_option
-def uninstall_gemini(scope: str) -> None:
-    """Remove gitmem's Gemini CLI hooks and MCP server; everything else stays as it is."""
-    from ..integrations.agents.gemini_install import uninstall
-
-    user = scope == "user"
-    res = uninstall(_claude_target(user), user=user)
-    _out(shapes.gemini_uninstall_json(res), lambda: _render_gemini(res))
+    return install_cmd, uninstall_cmd
 
 
-def _render_copilot(res: CopilotInstall) -> str:
-    lines = [f"{'updated' if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
-    return "\n".join(lines + [f"note: {n}" for n in res.notes])
+def _register_agents() -> None:
+    from ..integrations.agents import installers
+
+    for name in installers.names():
+        inst, uninst = _agent_commands(name)
+        install_group.add_command(inst)
+        uninstall_group.add_command(uninst)
 
 
-@install_group.command("copilot")
-@json_option
-def install_copilot() -> None:
-    """Register gitmem's GitHub Copilot CLI hooks and MCP server in this repository (idempotent).
-
-    \b
-    Hooks: .github/hooks/gitmem.json, gitmem's own file. sessionStart,
-    userPromptSubmitted and preToolUse (view, edit, create, bash reads) inject
-    memories; postToolUse, agentStop and sessionEnd capture the session for
-    consolidation. MCP server: `gitmem` in .github/mcp.json. With `gitmem install
-    claude` too, Copilot (which also runs .claude/settings.json's hooks) gets
-    gitmem once. Undo with `gitmem uninstall copilot`.
-    """
-    from ..integrations.agents.copilot_install import install
-
-    res = install(_store(require=False).repo.root)
-    _out(shapes.copilot_install_json(res), lambda: _render_copilot(res))
-
-
-@uninstall_group.command("copilot")
-@json_option
-def uninstall_copilot() -> None:
-    """Remove gitmem's GitHub Copilot CLI hooks file and MCP entry; everything else stays as it is."""
-    from ..integrations.agents.copilot_install import uninstall
-
-    res = uninstall(_store(require=False).repo.root)
-    _out(shapes.copilot_uninstall_json(res), lambda: _render_copilot(res))
+_register_agents()

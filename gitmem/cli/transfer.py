@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .. import shapes
-from .base import _out, _store, cli, json_option
+from .base import EXIT_ERROR, _out, _store, cli, json_option
 
 
 @cli.command("export")
@@ -42,7 +44,8 @@ def import_cmd(source: str, db: str | None) -> None:
 
     Anchors are kept when their commit exists here, else re-made against the
     working tree where their file and symbol exist, else dropped. Ids that exist
-    are skipped. Text is redacted.
+    are skipped. Text is redacted. Exits 1 when a line was rejected (the
+    others are imported all the same).
 
     \b
     Example usage:
@@ -66,4 +69,8 @@ def import_cmd(source: str, db: str | None) -> None:
          lambda: "\n".join([f"imported {len(report.written)} memories, skipped {len(report.skipped)} "
                             f"(ids that exist), rejected {len(report.rejected)} lines, dropped "
                             f"{len(report.dropped_anchors)} anchors (not in this repository)"]
-                           + [f"  rejected {r}" for r in report.rejected[:20]]))
+                           + [f"  rejected {r}" for r in report.rejected[:20]]
+                           + ([f"  … and {len(report.rejected) - 20} more rejected"] if len(report.rejected) > 20
+                              else [])))
+    if report.rejected:
+        sys.exit(EXIT_ERROR)

@@ -1,7 +1,8 @@
 """What each git hook does (called by ``gitmem.hook_entry`` inside its never-fail wrapper).
 
 * ``pre-commit``: share the local memories the ``[share] policy`` says travel with
-  this commit (``gitmem.ops.share``), staged into the commit's index; one line says which.
+  this commit (``gitmem.ops.share``), staged into the commit's index; one line says which,
+  or which could not be shared and why (also a problem for ``doctor``: ``gitmem.problems``).
 * ``post-commit``: analyse the new commit; one line on stderr only when it made
   memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
@@ -78,12 +79,22 @@ def post_commit(store: Store) -> str | None:
 
     # the Claude Code hooks read statuses from the hook index: this commit's news reaches them now
     record_statuses(store, {ms.memory.id: ms for ms in result.affected}, rev=head)
+    from .. import problems
+
+    failed = ""
     try:
         followed = follow_moves(store, result.went_out_of_date)
-    except Exception:  # noqa: BLE001 - following is a convenience: never lose the report for it
+        problems.clear(store.repo.root, problems.FOLLOW_MOVES)
+    except Exception as e:  # noqa: BLE001 - following is a convenience: never lose the report for it
         followed = []
+        failed = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        problems.record(store.repo.root, problems.FOLLOW_MOVES, f"moved code could not be followed: {failed}",
+                        "run `gitmem stale` to review the moved memories (keep re-anchors them)")
     went = [ms for ms in result.went_out_of_date if ms.memory.id not in followed]
     line = summary_line(went)
+    if failed:
+        line = (f"{line}\n" if line else "") + f"gitmem: could not re-anchor memories to moved code ({failed}): " \
+                                                "gitmem stale"
     if followed:
         noun = "memory" if len(followed) == 1 else "memories"
         their = "its" if len(followed) == 1 else "their"

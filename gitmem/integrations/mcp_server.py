@@ -43,6 +43,30 @@ from ..store import Store
 
 #: Largest ``limit`` a search accepts.
 MAX_SEARCH_LIMIT = 100
+#: Most characters of a tool's text reply (about 10,000 tokens at 4 characters a token): Claude Code
+#: refuses an MCP tool result over 25,000 tokens by default (``MAX_MCP_OUTPUT_TOKENS``), and the
+#: structured content travels beside the text. Longer replies end with a ``more: …`` line.
+MAX_REPLY_CHARS = 40_000
+#: Most characters of a query echoed back (the model sent it; a huge one is not repeated).
+QUERY_ECHO_CHARS = 200
+#: Largest ``context`` budget a tool call may ask for (tokens; keeps the reply under MAX_REPLY_CHARS).
+MAX_CONTEXT_BUDGET = 8_000
+
+
+def _echo(query: str) -> str:
+    """``query`` as echoed in a reply: at most QUERY_ECHO_CHARS characters, on one line."""
+    one = " ".join(query.split())
+    return one if len(one) <= QUERY_ECHO_CHARS else one[:QUERY_ECHO_CHARS - 1] + "…"
+
+
+def _cut(text: str, limit: int = MAX_REPLY_CHARS) -> str:
+    """``text`` within ``limit`` characters: cut at a line end, with a ``more: …`` line saying how much
+    was left out (the last guard of every reply; the tools bound their lists first)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 200]
+    head = head[:head.rfind("\n")] if "\n" in head else head
+    return f"{head}\nmore: {len(text) - len(head):,} characters not shown (ask for less: fewer ids, a smaller limit)"
 
 INSTRUCTIONS = """\
 gitmem holds this repository's long-term memories (decisions, gotchas, constraints, …), each anchored to the
@@ -103,14 +127,14 @@ class GitmemTools:
         statuses = {s.memory.id: s for s in evaluate(store, WORKTREE, [h.memory for h in hits])}
         rows = [shapes.search_hit_json(h, statuses[h.memory.id].status.value) for h in hits]
         if rows:
-            lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {query!r}, best first "
+            lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {_echo(query)!r}, best first "
                      "(full text: get with their ids):"]
             lines += [f"- {r['id']} [{r['type']}] {r['title']} — {', '.join(r['anchors']) or '-'} · "
                       f"{r['age']} · {r['status']}" for r in rows]
         else:
-            lines = [f"no memories match {query!r}"]
+            lines = [f"no memories match {_echo(query)!r}"]
         lines += [f"warning: {w}" for w in warnings]
-        return "\n".join(lines), shapes.versioned(shapes.search_result_json(query, rows, warnings))
+        return "\n".join(lines), shapes.versioned(shapes.search_result_json(_echo(query), rows, warnings))
 
     def get(self, ids: list[str]) -> Payload:
         """Full memories by id or unique id prefix, each with the status of its anchors.
@@ -140,12 +164,25 @@ class GitmemTools:
                 found.append(m)
         statuses = evaluate(store, WORKTREE, found)
         by_id = {s.memory.id: s for s in statuses}
-        mems = [shapes.memory_detail_json(by_id[m.id], store.display(store.path_for(m))) for m in found]
-        data = shapes.versioned(shapes.mcp_get_json(mems, missing))
+        shown: list[Memory] = []
+        texts: list[str] = []
+        used = 0
+        for m in found:  # whole memories while the reply stays under MAX_REPLY_CHARS; the rest are named
+            t = _render_memory(by_id[m.id])
+            if shown and used + len(t) > MAX_REPLY_CHARS - 2_000:
+                break
+            shown.append(m)
+            texts.append(t)
+            used += len(t) + 7
+        more = [m.id for m in found[len(shown):]]
+        mems = [shapes.memory_detail_json(by_id[m.id], store.display(store.path_for(m))) for m in shown]
+        data = shapes.versioned(shapes.mcp_get_json(mems, missing, more))
         if not found:
             raise ToolFailure("\n".join(f"error: {x['error']}" + (f"\nhint: {x['hint']}" if x["hint"] else "")
                                         for x in missing), data)
-        text = "\n\n---\n\n".join(_render_memory(by_id[m.id]) for m in found)
+        text = "\n\n---\n\n".join(texts)
+        if more:
+            text += f"\n\nmore: {len(more)} memories not shown to keep this reply short: " + ", ".join(more)
         if missing:
             text += "\n\n" + "\n".join(f"not found: {x['error']}" + (f" ({x['hint']})" if x["hint"] else "")
                                          for x in missing)
@@ -206,15 +243,28 @@ class GitmemTools:
             rows = [s for s in evaluate(store, WORKTREE, loaded.memories.values()) if s.status != Status.FRESH]
             total = len(loaded.memories)
         invalid = [shapes.invalid_file_json(e.message, e.hint) for e in file_errors(store)]
+        shown: list[MemoryStatus] = []
         if rows:
             lines = [f"{len(rows)} of {total} memories are not fresh:"]
+            used = len(lines[0])
             for s in rows:
-                lines.append(f"{s.status.value:8} {s.memory.id}  [{s.memory.type}] {s.memory.title}")
-                lines += [f"    {_anchor_line(a)}" for a in s.anchors]
+                block = [f"{s.status.value:8} {s.memory.id}  [{s.memory.type}] {s.memory.title}"]
+                block += [f"    {_anchor_line(a)}" for a in s.anchors]
+                size = sum(len(b) + 1 for b in block)
+                if shown and used + size > MAX_REPLY_CHARS - 2_000:
+                    break
+                shown.append(s)
+                lines += block
+                used += size
+            if len(shown) < len(rows):
+                lines.append(f"more: {len(rows) - len(shown)} more not-fresh memories not shown "
+                             "(`gitmem stale` lists them all)")
         else:
             lines = [f"all {total} memories are fresh"]
-        lines += [f"warning: invalid memory file: {x['error']}" for x in invalid]
-        return "\n".join(lines), shapes.versioned(shapes.mcp_stale_json(rows, invalid))
+        lines += [f"warning: invalid memory file: {x['error']}" for x in invalid[:20]]
+        if len(invalid) > 20:
+            lines.append(f"more: {len(invalid) - 20} more invalid memory files (`gitmem doctor`)")
+        return "\n".join(lines), shapes.versioned(shapes.mcp_stale_json(shown, invalid[:20], len(rows) - len(shown)))
 
     def context(self, file: str, prompt: str = "", budget: int | None = None) -> Payload:
         """The memories closest to ``file`` (and ``prompt``), packed into ``budget`` tokens.
@@ -271,11 +321,12 @@ def _render_memory(ms: MemoryStatus) -> str:
 
 def _ok(payload: Payload) -> CallToolResult:
     text, data = payload
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(content=[TextContent(type="text", text=_cut(text))], structured_content=data)
 
 
 def _error(text: str, data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=_cut(text))], structured_content=data,
+                          is_error=True)
 
 
 def _bug_report(path: str, exc: BaseException) -> Path | None:
@@ -380,7 +431,7 @@ def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
     def context(file: Annotated[str, Field(description="The file you are working on (repository-relative).")],
                 prompt: Annotated[str, Field(description="What you are about to do; paths and symbols named "
                                                          "in it count too.")] = "",
-                budget: Annotated[int | None, Field(ge=1, le=1_000_000, description="Token budget "
+                budget: Annotated[int | None, Field(ge=1, le=MAX_CONTEXT_BUDGET, description="Token budget "
                                                     "(default: the repository's, 1500).")] = None
                 ) -> CallToolResult:
         """The memories most relevant to a file (and a task), packed into a token budget: the closest in

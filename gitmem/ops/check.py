@@ -1,7 +1,7 @@
 """``gitmem check``: the pull-request gate — does this change leave team memories true, valid and clean?
 
-For the change ``base..HEAD`` (default base: the merge base with the default
-branch), one ``Problem`` per:
+For the change from the merge base of ``base`` (default: the default branch,
+``Repo.default_branch``) and HEAD to HEAD, one ``Problem`` per:
 
 * ``stale`` — a team memory that a commit of the change made not fresh (its
   anchor's code changed, moved away or was deleted) while its memory file was
@@ -11,6 +11,10 @@ branch), one ``Problem`` per:
   change together (``gitmem.invariants``);
 * ``secret`` — a memory file holding something the redactor removes (a token, a
   key, a password), which must not be committed.
+
+No all-clear that is not backed: when there is no base to compare with, or no merge base (a
+shallow clone, the default checkout of most CI systems, or unrelated histories), ``check``
+raises ``GitmemError`` naming the base it tried and the fix, rather than checking nothing.
 
 Work is proportional to the change: only memories anchored to files the change
 touched are evaluated. Local-scope memories are never checked (never committed).
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 
 from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
-from ..errors import GitmemError
+from ..errors import GitError, GitmemError
+from ..git import Repo
 from ..layout import TEAM_MEMORIES
 from ..model import Status
 from ..store import Store
@@ -40,17 +45,67 @@ class Problem:
     message: str
 
 
-def check(store: Store, base: str | None = None) -> tuple[str | None, list[Problem]]:
-    """Check the change ``base..HEAD``; returns (the base used, problems).
+@dataclass
+class Checked:
+    """What ``check`` compared: ``base_ref`` as named (``origin/main``), its commit ``tip``, the merge
+    base with HEAD ``base`` (equal to ``head`` when HEAD is already in the base: nothing to check),
+    and the ``problems`` found."""
+
+    base_ref: str
+    tip: str
+    base: str
+    head: str
+    problems: list[Problem]
+
+
+_SHALLOW_HINT = ("fetch the history: git fetch --unshallow (GitHub Actions: actions/checkout with "
+                 "fetch-depth: 0; GitLab CI: GIT_DEPTH: 0)")
+
+
+def resolve_base(repo: Repo, base: str | None) -> tuple[str, str, str, str]:
+    """(base as named, its commit, the merge base with HEAD, HEAD) for ``check``.
 
     Raises:
-        GitmemError: ``base`` is not a revision, or the repository has no commits.
+        GitmemError: no commits; ``base`` names no commit; no ``base`` given and no default branch
+            here; HEAD and the base have no merge base here (the hint says ``git fetch --unshallow``
+            in a shallow clone). Each message names the base it tried.
     """
-    repo = store.repo
     head = repo.head()
     if head is None:
         raise GitmemError("the repository has no commits yet", "commit first")
-    base_sha = repo.resolve(base) if base else repo.default_branch_base()
+    shallow = repo.is_shallow()
+    if base:
+        try:
+            name, tip = base, repo.resolve(base)
+        except GitError:
+            raise GitmemError(f"cannot check: the base {base!r} is not a commit in this clone",
+                              f"fetch it first (git fetch origin {base.removeprefix('origin/')})"
+                              + ("; this is a shallow clone: " + _SHALLOW_HINT if shallow else "")) from None
+    else:
+        found = repo.default_branch()
+        if found is None:
+            raise GitmemError("cannot check: no base to compare with (none of "
+                              f"{', '.join(repo.DEFAULT_BRANCHES)} exists in this clone)",
+                              "pass --base REV, or fetch the target branch (git fetch origin main)")
+        name, tip = found
+    merge_base = repo.merge_base(tip, head)
+    if merge_base is None:
+        if shallow:
+            raise GitmemError(f"cannot check: HEAD and the base {name} ({tip[:12]}) have no merge base in this "
+                              "shallow clone", _SHALLOW_HINT)
+        raise GitmemError(f"cannot check: HEAD and the base {name} ({tip[:12]}) share no history",
+                          "pass --base with a commit this branch grew from")
+    return name, tip, merge_base, head
+
+
+def check(store: Store, base: str | None = None) -> Checked:
+    """Check the change from the merge base of ``base`` (default: the default branch) and HEAD to HEAD.
+
+    Raises:
+        GitmemError: see ``resolve_base``; nothing is reported as fine when the change cannot be found.
+    """
+    repo = store.repo
+    base_ref, tip, base_sha, head = resolve_base(repo, base)
     loaded = store.load_all()
     problems: list[Problem] = []
     for e in loaded.errors:
@@ -66,8 +121,9 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
                                                    "remove it before committing"))
-    if base_sha is None or base_sha == head:
-        return base_sha, problems
+    result = Checked(base_ref, tip, base_sha, head, problems)
+    if base_sha == head:
+        return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
     touched = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
     in_change = set(repo.commits_between(base_sha, head))
@@ -94,4 +150,4 @@ def check(store: Store, base: str | None = None) -> tuple[str | None, list[Probl
                 where = f" (now {a.path_now}" + (f"::{a.symbol_now})" if a.symbol_now else ")")
             problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
-    return base_sha, problems
+    return result

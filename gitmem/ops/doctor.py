@@ -103,6 +103,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
             r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
                   "run `gitmem sync --rebuild`")
+    _sharing_checks(store, r)
     _claude_checks(store, r)
     log = store.log_dir / "hooks.log"
     if log.is_file():
@@ -112,6 +113,18 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("hooks-log", "warn", f"{len(errors)} recent hook error(s) in {store.display(log)}",
                   "read the log; hooks never block git, but their work was skipped")
     return r
+
+
+def _sharing_checks(store: Store, r: Report) -> None:
+    """Can team memories be committed (git does not ignore them), and did a hook fail at its job?"""
+    from .. import problems
+    from .share import UNIGNORE_HINT, ignored_reason
+
+    why = ignored_reason(store)
+    if why is not None:
+        r.add("sharing", "error", f"team memories cannot be committed: {why}", UNIGNORE_HINT)
+    for p in problems.current(store.repo.root):
+        r.add(f"hook-{p.job}", "error", f"{p.message} (at {p.at})", p.hint)
 
 
 def _usable_folder(path: Path) -> str | None:

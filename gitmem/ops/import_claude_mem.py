@@ -40,7 +40,7 @@ from ..capture.redact import redact_text
 from ..errors import GitmemError
 from ..git import WORKTREE
 from ..memfile import dumps
-from ..memories import write
+from ..memories import fit, max_chars, write
 from ..model import MEMORY_TYPES, Anchor, Memory
 from ..store import Store
 
@@ -124,6 +124,7 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
     existing = set(loaded.memories) | set(loaded.retired)
     report = ClaudeMemImport()
     written: list[Memory] = []
+    limit = max_chars(store)
 
     def rel(p: str) -> str | None:
         q = Path(p)
@@ -182,6 +183,7 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
                    anchors=anchors[:MAX_ANCHORS], source="llm", model="claude-mem",
                    session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
                    created=stamp, updated=stamp, scope="local")
+        m = fit(m, limit)  # claude-mem's observations can be long: cut, not lost
         dumps(m)  # raises what the writer would refuse, before anything is written
         written.append(m)
         existing.add(mid)

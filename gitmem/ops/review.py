@@ -6,10 +6,15 @@ Pygments when the terminal shows colour), with the commit that changed it. Then
 one key:
 
 * ``k`` keep — the memory is still true: re-anchor it to today's code (``reanchor``);
-* ``e`` edit — open the memory file in ``$EDITOR``, then re-anchor it;
-* ``r`` retire — no longer true (``lifecycle.retire``), with an optional reason;
-* ``s`` supersede — type the replacement text (``lifecycle.supersede``);
+* ``e`` edit — open the memory file in ``$EDITOR``, then re-anchor it (a file left unchanged
+  cancels: nothing is re-anchored);
+* ``r`` retire — no longer true (``lifecycle.retire``), with an optional reason, then a
+  confirmation (``q`` at the reason, or anything but ``y`` at the confirmation, cancels);
+* ``s`` supersede — type the replacement text (``lifecycle.supersede``; an empty answer or
+  ``q`` cancels);
 * ``n`` skip, ``q`` quit.
+
+A cancelled action leaves the memory as it was and counts it as skipped.
 
 Every action only writes memory files; commit them to share the decisions.
 """
@@ -113,6 +118,9 @@ def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
         except _Quit:
             res.skipped += [x.memory.id for x in todo[i - 1:]]
             break
+        except _Cancel as c:
+            echo(f"cancelled: {m.id} left as it was ({c})")
+            res.skipped.append(m.id)
         except (GitmemError, click.ClickException) as e:
             msg = e.message if isinstance(e, GitmemError) else e.format_message()
             echo(f"error: {msg} — {m.id} left as it was")
@@ -122,6 +130,14 @@ def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
 
 class _Quit(Exception):
     pass
+
+
+class _Cancel(Exception):
+    """The user backed out of an action (its message says how)."""
+
+
+#: Answers to a free-text prompt that back out of the action rather than becoming its text.
+_CANCEL_WORDS = {"", "q", "quit", "n", "no"}
 
 
 def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable[[str], None]) -> None:
@@ -136,17 +152,27 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         echo(f"kept {m.id}: re-anchored to the code as it is now")
     elif choice == "e":
         path = store.find_path(m.id)
+        before = path.read_bytes()
         click.edit(filename=str(path))
+        if path.read_bytes() == before:
+            raise _Cancel("the file was not changed")
         reanchor(store, m.id, drop_deleted=True)
         res.edited.append(m.id)
         echo(f"edited {m.id} and re-anchored it")
     elif choice == "r":
-        reason = click.prompt("reason (optional)", default="", show_default=False)
+        reason = click.prompt("reason (optional; q cancels)", default="", show_default=False).strip()
+        if reason.lower() in ("q", "quit"):
+            raise _Cancel("q at the reason")
+        if not click.confirm(f"retire {m.id} \"{m.title}\"?", default=False):
+            raise _Cancel("not confirmed")
         retire(store, m.id, reason)
         res.retired.append(m.id)
         echo(f"retired {m.id}")
     elif choice == "s":
-        text = click.prompt("the replacement memory (first line = title)")
+        text = click.prompt("the replacement memory (first line = title; empty or q cancels)", default="",
+                            show_default=False).strip()
+        if text.lower() in _CANCEL_WORDS:
+            raise _Cancel("no replacement text")
         sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
         res.superseded.append(m.id)
         echo(f"{sup.new.id} supersedes {m.id}")

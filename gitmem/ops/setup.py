@@ -7,7 +7,7 @@ the merge driver when the repository is initialised. Both are idempotent.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..git import Repo
@@ -23,6 +23,7 @@ class InitResult:
     root: Path
     created: list[str]
     hooks: git_hooks.InstallReport | None
+    warnings: list[str] = field(default_factory=list)
 
 
 def init(cwd: str | Path, *, hooks: bool = True) -> InitResult:
@@ -31,10 +32,17 @@ def init(cwd: str | Path, *, hooks: bool = True) -> InitResult:
     Raises:
         NotARepository: ``cwd`` is not inside a git work tree.
     """
+    from ..store import Store
+    from .share import UNIGNORE_HINT, ignored_reason
+
     repo = Repo(cwd)
     created = init_layout(repo)
     created += [c for c in install_driver(repo.root) if c.startswith(".gitmem/")]
-    return InitResult(root=repo.root, created=created, hooks=git_hooks.install(repo) if hooks else None)
+    res = InitResult(root=repo.root, created=created, hooks=git_hooks.install(repo) if hooks else None)
+    why = ignored_reason(Store(repo, require=False))
+    if why is not None:
+        res.warnings.append(f"team memories will not be committed: {why}; {UNIGNORE_HINT}")
+    return res
 
 
 def install_hooks(cwd: str | Path) -> git_hooks.InstallReport:

@@ -12,20 +12,26 @@ committed). The policy says when one becomes ``team`` (``.gitmem/memories/``):
 * ``manual``: only ``gitmem share ID``.
 
 The pre-commit hook follows the rules of gitmem's other hooks: it never blocks a
-commit on gitmem's own failure, and it prints one line saying what it staged.
+commit on gitmem's own failure, and it prints one line saying what it staged. It never
+marks a memory shared that is not in the commit: when git ignores the team memory folder
+(a ``.gitignore`` rule) or staging fails, the memories stay local, the commit prints one line
+saying they were not shared and why, and ``gitmem doctor`` reports it (``gitmem.problems``)
+until a later commit shares them.
 It works on the index the commit is made from (``GIT_INDEX_FILE``: ``git commit
 -a`` and ``git commit PATH`` use a temporary one).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import problems
 from ..anchors import Resolver
 from ..code.symbols import symbol_table
-from ..errors import ConfigError
+from ..errors import ConfigError, GitError
 from ..git import git_blob_sha
-from ..layout import GITMEM_DIR
+from ..layout import GITMEM_DIR, TEAM_MEMORIES
 from ..model import KIND_COMMIT, Memory
 from ..store import Store
 
@@ -100,43 +106,95 @@ def _touches(m: Memory, paths: set[str], symbols: set[tuple[str, str]]) -> bool:
     return False
 
 
-def share_with_commit(store: Store, index_file: str | None) -> list[Memory]:
+@dataclass
+class Shared:
+    """What the pre-commit step did: memories ``shared`` (staged into the commit), memories it should have
+    shared but left local (``not_shared``), and why (``reason``, ``hint``: one line each)."""
+
+    shared: list[Memory] = field(default_factory=list)
+    not_shared: list[Memory] = field(default_factory=list)
+    reason: str = ""
+    hint: str = ""
+
+
+#: How to un-ignore gitmem's folder (the last matching rule wins in .gitignore).
+UNIGNORE_HINT = ("un-ignore it: add `!/.gitmem/` after the rule that ignores it in .gitignore "
+                 "(`git check-ignore -v .gitmem/memories/x.md` names the rule)")
+
+
+def ignored_reason(store: Store) -> str | None:
+    """Why new team memory files would not be committed (git ignores them), or None."""
+    if store.repo.is_ignored(f"{TEAM_MEMORIES}/{'0' * 26}.md"):
+        return f"git ignores {TEAM_MEMORIES}/ (a .gitignore rule)"
+    return None
+
+
+def share_with_commit(store: Store, index_file: str | None) -> Shared:
     """The pre-commit hook's work: promote and stage the local memories the policy shares now.
+
+    Never leaves a memory marked shared that the commit does not hold: when git ignores the team
+    folder or staging fails, the memories stay local (``Shared.not_shared``, ``reason``) and the
+    failure is recorded for ``doctor`` (``problems.SHARE``); a commit that shares cleans the record.
 
     Raises:
         ConfigError, GitError, OSError: the hook wrapper logs them; the commit goes on.
     """
+    root = store.repo.root
     mode = policy(store)
     if mode == "manual":
-        return []
+        return Shared()
     local = [m for m in store.load_all().memories.values() if m.scope == "local"]
     if not local:
-        return []
+        return Shared()
     if mode == "with-code":
         paths, symbols = touched_by_index(store, index_file)
         local = [m for m in local if _touches(m, paths, symbols)]
-    shared = []
+    if not local:
+        return Shared()
+    why = ignored_reason(store)
+    if why is not None:
+        out = Shared(not_shared=local, reason=why, hint=UNIGNORE_HINT)
+        problems.record(root, problems.SHARE, f"{len(local)} memories were not shared with a commit: {why}",
+                        UNIGNORE_HINT)
+        return out
+    from ..memories import write
+
     for m in local:
         m.scope = "team"
-        shared.append(m)
-    if shared:
-        from ..memories import write
-
-        write(store, shared)
-        written = [store.repo.relpath(str(store.path_for(m))) or "" for m in shared]
+    write(store, local)
+    written = [store.repo.relpath(str(store.path_for(m))) or "" for m in local]
+    try:
         store.repo.stage(written, index_file)
         # `git commit PATH` commits from a temporary index and then writes the real one from
         # <git dir>/index.lock: stage there too, or the shared file would look deleted after the commit
         real = store.repo.git_dir / "index.lock"
         if index_file and real.exists() and Path(index_file).resolve() != real.resolve():
             store.repo.stage(written, str(real))
-    return shared
+    except GitError as e:
+        for m in local:  # not in the commit: back to local, as before
+            m.scope = "local"
+        write(store, local)
+        hint = "run `gitmem share ID` after fixing it, or commit again"
+        problems.record(root, problems.SHARE, f"{len(local)} memories were not shared with a commit: "
+                        f"staging failed: {e.message}", hint)
+        return Shared(not_shared=local, reason=f"staging failed: {e.message}", hint=hint)
+    problems.clear(root, problems.SHARE)
+    return Shared(shared=local)
 
 
-def summary(shared: list[Memory]) -> str | None:
-    """The hook's line: ``gitmem: shared 2 memories with this commit: ID title; ID title``."""
-    if not shared:
-        return None
-    items = "; ".join(f"{m.id[:12]} {m.title[:60]}" for m in shared[:5]) + (" …" if len(shared) > 5 else "")
-    noun = "memory" if len(shared) == 1 else "memories"
-    return f"gitmem: shared {len(shared)} {noun} with this commit: {items}"
+def summary(res: Shared) -> str | None:
+    """The hook's line: ``gitmem: shared 2 memories with this commit: ID title; ID title``, or
+    ``gitmem: NOT shared 2 memories (they stay local): <reason>; <hint>``."""
+    def items(mems: list[Memory]) -> str:
+        return "; ".join(f"{m.id[:12]} {m.title[:60]}" for m in mems[:5]) + (" …" if len(mems) > 5 else "")
+
+    def noun(mems: list[Memory]) -> str:
+        return "memory" if len(mems) == 1 else "memories"
+
+    lines = []
+    if res.shared:
+        lines.append(f"gitmem: shared {len(res.shared)} {noun(res.shared)} with this commit: {items(res.shared)}")
+    if res.not_shared:
+        lines.append(f"gitmem: NOT shared {len(res.not_shared)} {noun(res.not_shared)} with this commit (they stay "
+                     f"local): {res.reason}; {res.hint}")
+    return "\n".join(lines) or None

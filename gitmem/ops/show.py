@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..analyzer import evaluate
 from ..git import WORKTREE
-from ..model import MemoryStatus
+from ..model import Memory, MemoryStatus, Status
 from ..store import Store
 
 
@@ -28,3 +28,27 @@ def show(store: Store, mem_id: str, *, rev: str | None = None) -> Shown:
     m = store.get(mem_id)
     ms = evaluate(store, store.repo.resolve(rev) if rev else WORKTREE, [m])[0]
     return Shown(status=ms, path=store.display(store.path_for(m)))
+
+
+def with_status(store: Store, memories: list[Memory]) -> list[MemoryStatus]:
+    """``memories`` (order kept) each with its status at the working tree (``analyzer.evaluate``);
+    the statuses are recorded in the catalog, which would otherwise compute them again."""
+    from ..catalog.sync import record_statuses
+
+    by_id = {s.memory.id: s for s in evaluate(store, WORKTREE, memories)}
+    record_statuses(store, by_id)
+    return [by_id[m.id] for m in memories]
+
+
+def listed(store: Store, memories: list[Memory], *, status: str | None = None,
+           scope: str | None = None) -> list[MemoryStatus]:
+    """``memories`` with their status, keeping those of ``scope`` (team, local) and ``status``
+    (one of ``model.STATUS_FILTERS``; None: all)."""
+    if scope:
+        memories = [m for m in memories if m.scope == scope]
+    rows = with_status(store, memories)
+    if status == "not-fresh":
+        return [r for r in rows if r.status != Status.FRESH]
+    if status:
+        return [r for r in rows if r.status.value == status]
+    return rows

@@ -27,7 +27,7 @@ from ..errors import GitmemError
 from ..git import WORKTREE
 from ..infra import utc_now
 from ..memfile import check_anchor_path, dumps, valid_id
-from ..memories import write
+from ..memories import MemoryTooLong, check_size, max_chars, write
 from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 from ..shapes import EXPORT_FORMAT, dumps_line, export_line_json
 from ..store import Store, new_id
@@ -105,6 +105,7 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
     loaded = store.load_all()
     existing = set(loaded.memories) | set(loaded.retired)
     written: list[Memory] = []
+    limit = max_chars(store)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -139,8 +140,12 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        retired=_stamp(raw.get("retired"), now) if raw.get("retired") else None,
                        scope=_one_of(raw.get("scope"), SCOPES, "team"))
             dumps(m)  # what the writer would refuse is rejected here, line by line
+            check_size(m, limit)
         except (ValueError, TypeError, KeyError, OSError) as e:
             report.rejected.append(f"line {n}: {e}")
+            continue
+        except MemoryTooLong as e:
+            report.rejected.append(f"line {n}: {e.message}")
             continue
         existing.add(m.id)
         written.append(m)

@@ -155,18 +155,24 @@ def epoch(stamp: str) -> float | None:
         return None
 
 
-def age(stamp: str | None, now: float | None = None) -> str:
-    """Compact age of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp: ``now``, ``5m``, ``3h``, ``2d``, ``7w``, ``1y``; "?" if none.
+#: (unit, seconds), largest first: ``age``.
+AGE_UNITS = (("y", 31_536_000), ("mo", 2_592_000), ("wk", 604_800), ("d", 86_400), ("h", 3_600), ("min", 60))
 
-    ``now``: seconds since the epoch (default: the clock). Whole units, rounded down.
+
+def age(stamp: str | None, now: float | None = None) -> str:
+    """Compact age of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp: ``now``, ``5 min``, ``3 h``, ``2 d``, ``3 wk``,
+    ``4 mo``, ``1 y``; "?" if none. Units a reader cannot mistake (``m`` read as minutes or months).
+
+    ``now``: seconds since the epoch (default: the clock). Whole units, rounded down; a month is
+    30 days, a year 365.
     """
     t = epoch(stamp) if stamp else None
     if t is None:
         return "?"
     secs = max(0, int((dt.datetime.now(dt.UTC).timestamp() if now is None else now) - t))
-    for unit, size in (("y", 31_536_000), ("w", 604_800), ("d", 86_400), ("h", 3_600), ("m", 60)):
+    for unit, size in AGE_UNITS:
         if secs >= size:
-            return f"{secs // size}{unit}"
+            return f"{secs // size} {unit}"
     return "now"
 
 

@@ -216,7 +216,8 @@ def _neg_time(m: Memory) -> float:
 
 
 def age(m: Memory, now: dt.datetime | None = None) -> str:
-    """Compact age of a memory: ``5m``, ``3h``, ``2d``, ``7w``, ``1y`` ("?" when unknown); ``render.age``."""
+    """Compact age of a memory: ``5 min``, ``3 h``, ``2 d``, ``3 wk``, ``4 mo``, ``1 y`` ("?" when unknown):
+    ``render.age``."""
     return render.age(m.updated or m.created, None if now is None else now.timestamp())
 
 

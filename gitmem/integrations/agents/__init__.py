@@ -16,6 +16,11 @@ Modules:
 * ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
+* ``cursor`` + ``cursor_install``: the Cursor adapter and its installer.
+* ``installing``: what every installer shares (``InstallResult``, ``SettingsError``, JSON settings files,
+  the handler shim, the Claude-style hooks layout, ``mcpServers``, detection);
+* ``installers``: the registry (agent name → installer module) and the protocol every installer follows,
+  from which the CLI builds ``gitmem install [AGENT]`` / ``gitmem uninstall [AGENT]``.
 * ``reconcile``: the session's spool against the agent's own transcript (in the consolidation), with one
   reader per transcript format: ``claude_transcript``, ``codex_transcript``, ``gemini_transcript``,
   ``copilot_transcript``.
@@ -31,7 +36,9 @@ Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
    context goes, the agent's size cap, which events must print nothing, the exit code;
 3. has an entry point that reads stdin and calls ``core.run(read, write)`` (always exit 0);
 4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
-   never dropping the user's own entries), wired into ``gitmem install <agent>``;
+   never dropping the user's own entries; ``installers.Installer``: ``NAME``, ``USER_SCOPE``,
+   ``install``, ``uninstall``, ``status``, ``detect``), built on ``installing`` and wired into
+   ``gitmem install <agent>`` by one line in ``installers.AGENTS``;
 5. if the agent keeps a transcript, passes its path (``Event.transcript``) on its Stop and SessionEnd
    events, and has a reader ``<agent>_transcript.py`` (``events``: the transcript's tool calls as the
    adapter's own ``AfterTool`` events, built from the hook input the agent would have sent, and the final

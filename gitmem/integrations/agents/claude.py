@@ -19,7 +19,8 @@ SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
 Under GitHub Copilot CLI (which runs these hooks too, ``COPILOT_CLI`` set) in a project with
-gitmem's Copilot hooks installed, every event is ignored: the Copilot hooks act instead.
+gitmem's Copilot hooks installed, every event is ignored: the Copilot hooks act instead; likewise
+under Cursor (``CURSOR_VERSION`` set) with gitmem's Cursor hooks installed (``cursor``).
 
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, and only
@@ -37,6 +38,7 @@ import os
 import sys
 
 from . import core
+from .cursor import cursor_hooks_installed
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
 
 TYPE_CHECKING = False
@@ -121,6 +123,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
         return None
     if copilot_hooks_installed(_str(raw.get("cwd"))):
         return None  # Copilot CLI runs gitmem's own Copilot hooks too (``copilot``)
+    if cursor_hooks_installed(_str(raw.get("cwd"))):
+        return None  # Cursor runs gitmem's own Cursor hooks too (``cursor``)
     name = raw.get("hook_event_name")
     name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),

@@ -10,7 +10,7 @@ per event, a short shell command (``handler_command``) that runs this installati
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves
 empty); a hooks file left as ``{}`` is deleted, and its ``.codex/`` folder when that is then
-empty. A hooks file that is not valid JSON is never rewritten (``ClaudeSettingsError``, the
+empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
 same error as for Claude Code's files).
 
 The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml`` (the project's
@@ -26,24 +26,39 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .claude_install import (
-    ClaudeSettingsError,
-    _write_json,
+from .installing import (
+    MCP_NAME,
+    InstallResult,
+    SettingsError,
+    check_hooks_shape,
+    detect_by,
+    hook_events_on,
     install_notes,
     installed_script,
     is_marked,
     marker,
     read_json,
     shim_command,
+    with_ours,
     without_ours,
+    write_or_remove,
 )
 
+NAME = "codex"
+USER_SCOPE = True
+#: The ``gitmem install codex`` help text.
+HELP = """Register gitmem's Codex CLI hooks and MCP server (merged with what is there; idempotent).
+
+\b
+Hooks: SessionStart, UserPromptSubmit and PreToolUse (Bash reads, apply_patch)
+inject memories; PostToolUse, Stop and SessionEnd capture the session for
+consolidation. Codex runs them only once you trust them in /hooks.
+--project (default): .codex/hooks.json and .codex/config.toml; --user:
+$CODEX_HOME/hooks.json and config.toml (~/.codex)."""
 HOOK_COMMAND = "gitmem-codex-hook"
-MCP_NAME = "gitmem"
 #: First word of gitmem's handler: a no-op that marks it as gitmem's.
 MARKER = marker(HOOK_COMMAND)
 
@@ -63,18 +78,6 @@ TRUST_NOTE = ("Codex runs no project hook until you trust it: start `codex` in t
 MCP_LINES = '[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]'
 
 
-@dataclass
-class CodexInstall:
-    """What an install or uninstall did: files written or removed, and notes for the user."""
-
-    hooks: Path
-    config: Path
-    changed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    command: str = HOOK_COMMAND
-    mcp: bool = False
-
-
 def codex_home(env: dict[str, str] | None = None) -> Path:
     """``$CODEX_HOME``, else ``~/.codex``."""
     env = dict(os.environ) if env is None else env
@@ -91,35 +94,17 @@ def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[
 
 
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``claude_install.shim_command``)."""
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``)."""
     return shim_command(HOOK_COMMAND, event, script)
 
 
-def _is_ours(handler: Any) -> bool:
+def is_ours(handler: Any) -> bool:
+    """Whether ``handler`` is gitmem's (its command starts with ``MARKER``)."""
     return is_marked(handler, HOOK_COMMAND)
 
 
-def _check_shape(path: Path, data: dict[str, Any]) -> None:
-    hooks = data.get("hooks")
-    if hooks is not None and not isinstance(hooks, dict):
-        raise ClaudeSettingsError(f"{path}: \"hooks\" is not an object", "fix the file, then run again")
-    for event, groups in (hooks or {}).items():
-        if not isinstance(groups, list):
-            raise ClaudeSettingsError(f"{path}: hooks.{event} is not a list", "fix the file, then run again")
-
-
-def with_ours(hooks: dict[str, Any], script: Path | None) -> dict[str, Any]:
-    """``hooks`` with gitmem's handlers (replacing any earlier ones) appended after the user's."""
-    out = without_ours(hooks, _is_ours)
-    for event, matcher, extra in EVENTS:
-        group: dict[str, Any] = {}
-        if matcher:
-            group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": handler_command(event, script), **extra}]
-        if not isinstance(out.get(event), list):
-            out[event] = []
-        out[event].append(group)
-    return out
+def _result(hooks_path: Path, config_path: Path) -> InstallResult:
+    return InstallResult(NAME, {"hooks": str(hooks_path), "config": str(config_path)}, command=HOOK_COMMAND)
 
 
 def mcp_registered(config: Path) -> bool | None:
@@ -134,67 +119,59 @@ def mcp_registered(config: Path) -> bool | None:
     return isinstance(servers, dict) and MCP_NAME in servers
 
 
-def _mcp_note(res: CodexInstall, user: bool) -> None:
-    found = mcp_registered(res.config)
+def _mcp_note(res: InstallResult, user: bool) -> None:
+    config = res.path("config")
+    found = mcp_registered(config)
     res.mcp = bool(found)
     if found:
         return
-    where = res.config if user or res.config.exists() else f"{res.config} (or $CODEX_HOME/config.toml)"
+    where = config if user or config.exists() else f"{config} (or $CODEX_HOME/config.toml)"
     why = "cannot be read as TOML; " if found is None else ""
     res.notes.append(f"{why}gitmem does not write TOML: for the MCP server, add to {where}:\n{MCP_LINES}")
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> CodexInstall:
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Register gitmem's Codex hooks; see the module docstring.
 
     Raises:
-        ClaudeSettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: the hooks file is not valid JSON (nothing is written).
     """
     hooks_path, config_path = locations(root, user, home)
     data = read_json(hooks_path)
-    _check_shape(hooks_path, data)
+    check_hooks_shape(hooks_path, data)
     script = installed_script(HOOK_COMMAND)
-    res = CodexInstall(hooks_path, config_path, command=str(script or HOOK_COMMAND))
+    res = _result(hooks_path, config_path)
+    res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
-    new["hooks"] = with_ours(data.get("hooks") or {}, script)
-    if new != data:
-        _write_json(hooks_path, new)
-        res.changed.append(str(hooks_path))
+    new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
+    write_or_remove(hooks_path, new, data, res)
     _mcp_note(res, user)
     res.notes.append(TRUST_NOTE)
     return res
 
 
-def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> CodexInstall:
+def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Remove gitmem's Codex hooks, leaving everything else as it is (a hooks file left empty is deleted).
 
     Raises:
-        ClaudeSettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: the hooks file is not valid JSON (nothing is written).
     """
     hooks_path, config_path = locations(root, user, home)
     data = read_json(hooks_path)
-    _check_shape(hooks_path, data)
-    res = CodexInstall(hooks_path, config_path)
+    check_hooks_shape(hooks_path, data)
+    res = _result(hooks_path, config_path)
     if not data.get("hooks"):
         return res
     new = dict(data)
-    new["hooks"] = without_ours(data["hooks"], _is_ours)
+    new["hooks"] = without_ours(data["hooks"], is_ours)
     if not new["hooks"]:
         del new["hooks"]
     if new == data:
         return res
-    res.changed.append(str(hooks_path))
     if mcp_registered(config_path):
         res.notes.append(f"the MCP server stays in {config_path}: remove [mcp_servers.gitmem] there if you added it")
-    if new:
-        _write_json(hooks_path, new)
-        return res
-    hooks_path.unlink()
-    try:
-        hooks_path.parent.rmdir()  # only when empty: gitmem made it for the hooks file
-    except OSError:
-        pass
+    write_or_remove(hooks_path, new, data, res)  # an emptied file goes, and .codex/ when gitmem made it
     return res
 
 
@@ -203,11 +180,14 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     hooks_path, config_path = locations(root, user, home)
     try:
         data = read_json(hooks_path)
-    except ClaudeSettingsError as e:
+    except SettingsError as e:
         return {"hooks": str(hooks_path), "error": e.message, "events": {}, "mcp": False}
-    hooks = data.get("hooks")
-    hooks = hooks if isinstance(hooks, dict) else {}
-    events = {event: any(_is_ours(h) for g in (hooks.get(event) or []) if isinstance(g, dict)
-                         and isinstance(g.get("hooks"), list) for h in g["hooks"])
-              for event, _, _ in EVENTS}
+    events = hook_events_on(data.get("hooks"), (e for e, _, _ in EVENTS), is_ours)
     return {"hooks": str(hooks_path), "events": events, "mcp": bool(mcp_registered(config_path))}
+
+
+def detect(root: Path | None, home: Path) -> str | None:
+    """Why Codex is used here: ``.codex/`` or ``AGENTS.md`` in ``root``, else ``$CODEX_HOME`` (``~/.codex``)
+    or ``codex`` on PATH (None when neither)."""
+    codex_dir = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
+    return detect_by(root, home, project=(".codex", "AGENTS.md"), user=(codex_dir,), binary="codex")

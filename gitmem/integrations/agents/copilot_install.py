@@ -19,25 +19,40 @@ the Claude Code hooks step aside under Copilot (``claude.copilot_hooks_installed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .claude import COPILOT_HOOKS_FILE
-from .claude_install import (
-    ClaudeSettingsError,
-    _is_our_server,
-    _write_json,
+from .installing import (
+    InstallResult,
+    SettingsError,
+    add_mcp_server,
+    detect_by,
     install_notes,
     installed_script,
     marker,
-    mcp_entry,
+    mcp_servers,
     read_json,
+    remove_file,
+    remove_mcp_server,
+    server_registered,
     shim_command,
+    write_json,
 )
 
+NAME = "copilot"
+USER_SCOPE = False
+#: The ``gitmem install copilot`` help text.
+HELP = """Register gitmem's GitHub Copilot CLI hooks and MCP server in this repository (idempotent).
+
+\b
+Hooks: .github/hooks/gitmem.json, gitmem's own file. sessionStart,
+userPromptSubmitted and preToolUse (view, edit, create, bash reads) inject
+memories; postToolUse, agentStop and sessionEnd capture the session for
+consolidation. MCP server: `gitmem` in .github/mcp.json. With `gitmem install
+claude` too, Copilot (which also runs .claude/settings.json's hooks) gets
+gitmem once."""
 HOOK_COMMAND = "gitmem-copilot-hook"
-MCP_NAME = "gitmem"
 MARKER = marker(HOOK_COMMAND)
 #: (Copilot event, timeout in seconds: far above the handler's own limit, agents.core.TIME_LIMITS).
 EVENTS: tuple[tuple[str, int], ...] = (
@@ -50,25 +65,13 @@ EVENTS: tuple[tuple[str, int], ...] = (
 )
 
 
-@dataclass
-class CopilotInstall:
-    """What an install or uninstall did: files written or removed, and notes for the user."""
-
-    hooks: Path
-    mcp_file: Path
-    changed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    command: str = HOOK_COMMAND
-    mcp: bool = False
-
-
 def locations(root: Path) -> tuple[Path, Path]:
     """(gitmem's hooks file, the MCP file) of project ``root``."""
     return root / COPILOT_HOOKS_FILE, root / ".github" / "mcp.json"
 
 
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``claude_install.shim_command``)."""
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``)."""
     return shim_command(HOOK_COMMAND, event, script)
 
 
@@ -78,89 +81,72 @@ def hooks_document(script: Path | None) -> dict[str, Any]:
                                              "timeoutSec": timeout}] for event, timeout in EVENTS}}
 
 
-def _servers(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    servers = data.get("mcpServers")
-    if servers is not None and not isinstance(servers, dict):
-        raise ClaudeSettingsError(f"{path}: \"mcpServers\" is not an object", "fix the file, then run again")
-    return dict(servers or {})
+def _result(hooks_path: Path, mcp_path: Path) -> InstallResult:
+    return InstallResult(NAME, {"hooks": str(hooks_path), "mcp_file": str(mcp_path)}, command=HOOK_COMMAND)
 
 
-def install(root: Path) -> CopilotInstall:
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Write gitmem's Copilot hooks file and register the MCP server; see the module docstring.
 
     Raises:
-        ClaudeSettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
+        SettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
     """
+    assert root is not None
     hooks_path, mcp_path = locations(root)
     mcp = read_json(mcp_path)
-    servers = _servers(mcp_path, mcp)
+    mcp_servers(mcp_path, mcp)  # refused before anything is written
     script = installed_script(HOOK_COMMAND)
-    res = CopilotInstall(hooks_path, mcp_path, command=str(script or HOOK_COMMAND))
+    res = _result(hooks_path, mcp_path)
+    res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     doc = hooks_document(script)
     try:
         current: Any = read_json(hooks_path)
-    except ClaudeSettingsError:
+    except SettingsError:
         current = None
     if current != doc:
-        _write_json(hooks_path, doc)
+        write_json(hooks_path, doc)
         res.changed.append(str(hooks_path))
-    if MCP_NAME in servers and not _is_our_server(servers[MCP_NAME]):
-        res.notes.append(f"{mcp_path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
-                         "left as it is")
-        return res
-    res.mcp = True
-    new = {**mcp, "mcpServers": {**servers, MCP_NAME: mcp_entry()}}
-    if new != mcp:
-        _write_json(mcp_path, new)
-        res.changed.append(str(mcp_path))
+    add_mcp_server(mcp_path, mcp, res)
     return res
 
 
-def uninstall(root: Path) -> CopilotInstall:
-    """Remove gitmem's Copilot hooks file and its MCP entry, leaving everything else as it is.
+def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Remove gitmem's Copilot hooks file and its MCP entry, leaving everything else as it is (``.github/hooks/``
+    and ``.github/`` go too when gitmem left them empty).
 
     Raises:
-        ClaudeSettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
+        SettingsError: ``.github/mcp.json`` is not valid JSON (nothing is written).
     """
+    assert root is not None
     hooks_path, mcp_path = locations(root)
     mcp = read_json(mcp_path)
-    servers = _servers(mcp_path, mcp)
-    res = CopilotInstall(hooks_path, mcp_path)
+    mcp_servers(mcp_path, mcp)
+    res = _result(hooks_path, mcp_path)
     if hooks_path.is_file():
-        hooks_path.unlink()
+        remove_file(hooks_path, prune=2)  # .github/hooks/, then .github/, only when empty
         res.changed.append(str(hooks_path))
-        try:
-            hooks_path.parent.rmdir()  # only when empty
-        except OSError:
-            pass
-    if MCP_NAME in servers and _is_our_server(servers[MCP_NAME]):
-        del servers[MCP_NAME]
-        new = dict(mcp)
-        if servers:
-            new["mcpServers"] = servers
-            _write_json(mcp_path, new)
-        else:
-            new.pop("mcpServers", None)
-            if new:
-                _write_json(mcp_path, new)
-            else:
-                mcp_path.unlink()
-        res.changed.append(str(mcp_path))
-    for d in (mcp_path.parent,):
-        try:
-            d.rmdir()  # .github/ only when gitmem left it empty
-        except OSError:
-            pass
+    remove_mcp_server(mcp_path, mcp, res)
     return res
 
 
-def status(root: Path) -> dict[str, Any]:
-    """Whether gitmem's hooks file is there, and whether the MCP server is registered."""
+def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
+    """``{"hooks", "installed", "mcp"}``: whether gitmem's hooks file is there, and whether the MCP server is
+    registered (plus ``"error"`` when ``.github/mcp.json`` cannot be read)."""
+    assert root is not None
     hooks_path, mcp_path = locations(root)
     try:
-        servers = _servers(mcp_path, read_json(mcp_path))
-    except ClaudeSettingsError as e:
+        mcp = read_json(mcp_path)
+    except SettingsError as e:
         return {"hooks": str(hooks_path), "installed": hooks_path.is_file(), "mcp": False, "error": e.message}
-    return {"hooks": str(hooks_path), "installed": hooks_path.is_file(),
-            "mcp": MCP_NAME in servers and _is_our_server(servers[MCP_NAME])}
+    return {"hooks": str(hooks_path), "installed": hooks_path.is_file(), "mcp": server_registered(mcp)}
+
+
+def detect(root: Path | None, home: Path) -> str | None:
+    """Why GitHub Copilot CLI is used here: ``.github/hooks/``, ``.github/copilot-instructions.md`` or
+    ``.github/mcp.json`` in ``root``, else ``$COPILOT_HOME`` (``~/.copilot``) or ``copilot`` on PATH."""
+    import os
+
+    base = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") else home / ".copilot"
+    return detect_by(root, home, project=(".github/hooks", ".github/copilot-instructions.md", ".github/mcp.json"),
+                     user=(base,), binary="copilot")

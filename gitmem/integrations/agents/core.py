@@ -22,7 +22,8 @@ BeforeCompact             nothing                                               
 AfterCompact              forgets what the session was given                            3 s
 ========================  ===========================================================  ==========
 
-Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``),
+Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``), context
+held for an agent's next event that can take it (``hold``, ``take_held``: ``<sessions>/<key>.held``),
 the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
 ``SYNC_RETRY_S``), the consolidation of orphaned spools, the time limits and the never-fail
 wrapper (``run``: always returns 0; errors go redacted to ``<logs>/<agent>-hooks.log``).
@@ -172,6 +173,50 @@ def forget_given(lay: layout.Layout, key: str) -> None:
         _given_path(lay, key).unlink()
     except OSError:
         pass
+
+
+def _held_path(lay: layout.Layout, key: str) -> Path:
+    return lay.sessions_dir / f"{key}.held"
+
+
+def hold(event: Event, text: str | None) -> None:
+    """Keep ``text`` for ``event``'s session until ``take_held``: for an agent that cannot take context at
+    the event that produced it (Cursor's beforeSubmitPrompt), its next event that can carries it. Appends
+    (several held texts are joined); nothing without a repository or text.
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    text = (text or "").strip()
+    root = resolve_root(event) if text else None
+    if root is None:
+        return
+    p = _held_path(state(root), spool.session_key(event.session_id))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (text + "\n\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def take_held(event: Event) -> str | None:
+    """The text held for ``event``'s session (``hold``), removed as it is taken; None when there is none.
+    Never raises."""
+    try:
+        root = resolve_root(event)
+        if root is None:
+            return None
+        p = _held_path(state(root), spool.session_key(event.session_id))
+        taken = p.with_name(p.name + f".{os.getpid()}")
+        os.replace(p, taken)  # atomic: two parallel hooks never both take it
+        try:
+            text = taken.read_text("utf-8", errors="replace").strip()
+        finally:
+            taken.unlink()
+    except OSError:
+        return None
+    return text or None
 
 
 def _private_globs(cfg: dict[str, object]) -> tuple[str, ...]:

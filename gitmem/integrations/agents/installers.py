@@ -1,0 +1,123 @@
+"""The registry of agent installers: which agents ``gitmem install`` knows, and the protocol each installer follows.
+
+Adding an agent is one line in ``AGENTS`` (its name → its ``<agent>_install`` module); the CLI builds
+``gitmem install <agent>`` / ``gitmem uninstall <agent>`` from it, and ``gitmem install`` with no agent
+detects and installs for every agent of the registry (``detect_all``).
+
+Each installer module follows ``Installer``: ``NAME``, ``USER_SCOPE``, ``install``, ``uninstall``, ``status``,
+``detect``, and optionally ``HELP`` (the ``gitmem install <agent>`` help text; default: the first paragraph of
+the module docstring) and ``NO_USER_SCOPE`` (the one-line reason ``--user`` is refused when ``USER_SCOPE`` is
+false).
+
+Standard library only; the installer modules are imported when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    from .installing import InstallResult
+
+#: Agent name → installer module (relative to this package). The order is the order of ``gitmem install``'s
+#: output and of its detection.
+AGENTS: dict[str, str] = {
+    "claude": ".claude_install",
+    "codex": ".codex_install",
+    "gemini": ".gemini_install",
+    "copilot": ".copilot_install",
+    "cursor": ".cursor_install",
+}
+
+
+class Installer(Protocol):
+    """What every ``<agent>_install`` module exposes.
+
+    ``root``: the repository's top folder (None for ``user``-scope calls); ``user``: the user-level files
+    instead of the project's; ``home``: where the user-level files are looked for instead of the default
+    (the home folder; for Codex, ``$CODEX_HOME``). ``install`` and ``uninstall`` are idempotent, never drop
+    the user's own entries, and raise ``installing.SettingsError`` (writing nothing) for a file they cannot
+    read; ``uninstall`` deletes the files (and folders) the install created when nothing else is left in
+    them.
+    """
+
+    NAME: str
+    #: Whether the agent has user-level settings gitmem can install into (``--user``).
+    USER_SCOPE: bool
+
+    def install(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+        """Register gitmem's hooks and MCP server for the agent."""
+
+    def uninstall(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+        """Remove what ``install`` registered, leaving everything else as it is."""
+
+    def status(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
+        """What is installed: a JSON object whose ``"mcp"`` says whether the MCP server is registered."""
+
+    def detect(self, root: Path | None, home: Path) -> str | None:
+        """A one-line reason why the agent is used in ``root`` or on this machine (``home``), else None."""
+
+
+@dataclass
+class AgentPlan:
+    """One agent of ``gitmem install`` / ``uninstall`` with no agent: why it was chosen (``reason``), whether
+    gitmem was installed for it before (``installed``), and what was done (``result``; None in a dry run)."""
+
+    agent: str
+    reason: str
+    installed: bool
+    result: InstallResult | None = None
+
+
+def names() -> list[str]:
+    """The agents' names, in registry order."""
+    return list(AGENTS)
+
+
+def get(name: str) -> Installer:
+    """The installer module of agent ``name``.
+
+    Raises:
+        KeyError: no such agent.
+    """
+    return cast("Installer", importlib.import_module(AGENTS[name], __package__))
+
+
+def help_text(name: str) -> str:
+    """The ``gitmem install <name>`` help: the module's ``HELP``, else its docstring's first paragraph."""
+    mod = get(name)
+    text = getattr(mod, "HELP", None) or (getattr(mod, "__doc__", None) or "").split("\n\n", 1)[0]
+    return str(text).strip()
+
+
+def no_user_scope(name: str) -> str:
+    """Why ``gitmem install <name> --user`` is refused (agents whose ``USER_SCOPE`` is false)."""
+    return str(getattr(get(name), "NO_USER_SCOPE", "") or f"{name} has no user-level settings gitmem installs into")
+
+
+def detect_all(root: Path | None, home: Path) -> list[tuple[str, str]]:
+    """(agent, reason) for each agent of the registry detected in ``root`` or on this machine, in registry order."""
+    found = []
+    for name in AGENTS:
+        reason = get(name).detect(root, home)
+        if reason:
+            found.append((name, reason))
+    return found
+
+
+def installed(root: Path) -> list[str]:
+    """The agents gitmem is installed for in project ``root`` (anything of gitmem's in their project files)."""
+    out = []
+    for name in AGENTS:
+        if is_installed(get(name).status(root)):
+            out.append(name)
+    return out
+
+
+def is_installed(status: dict[str, Any]) -> bool:
+    """Whether an installer's ``status`` shows anything of gitmem's (a hook handler, a hooks file, the MCP server)."""
+    events = status.get("events")
+    return bool(status.get("mcp") or status.get("installed") or (isinstance(events, dict) and any(events.values())))
