@@ -114,3 +114,26 @@ def test_codex_lists_the_mcp_server_of_a_trusted_project_only(tmp_path: Path) ->
     (home / "config.toml").write_text(f'[projects."{repo}"]\ntrust_level = "trusted"\n')
     out = listed()
     assert "gitmem" in out and ": gitmem-mcp;" in out
+
+
+def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The apply_patch's PostToolUse hook never runs (as when ``codex exec`` exits first); the memory of the
+    edit still appears: the consolidation reconciles the spool with Codex's rollout (``transcript_path``)."""
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    lose_post_tool_hook(repo / ".codex" / "hooks.json", "PostToolUse", '"tool_name":"apply_patch"')
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    with responses_server(SCRIPT) as server:
+        codex_exec(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
+    (m,) = local_memories(repo)
+    assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+    assert m["body"].startswith("Added `_get_with_retry`")
+    assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)

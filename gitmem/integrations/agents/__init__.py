@@ -27,6 +27,9 @@ Modules:
 * ``vscode``: VS Code's agent-mode input, which reaches ``claude``'s and ``copilot``'s entry points
   (VS Code runs both agents' hook files); no installer: ``gitmem install claude``.
 * ``patches``: the ``apply_patch`` patch format and its events (Codex, OpenCode, VS Code).
+* ``reconcile``: the session's spool against the agent's own transcript (in the consolidation), with one
+  reader per transcript format: ``claude_transcript``, ``codex_transcript``, ``gemini_transcript``,
+  ``copilot_transcript``.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
@@ -41,7 +44,12 @@ Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
    never dropping the user's own entries; ``installers.Installer``: ``NAME``, ``USER_SCOPE``,
    ``install``, ``uninstall``, ``status``, ``detect``), built on ``installing`` and wired into
-   ``gitmem install <agent>`` by one line in ``installers.AGENTS``.
+   ``gitmem install <agent>`` by one line in ``installers.AGENTS``;
+5. if the agent keeps a transcript, passes its path (``Event.transcript``) on its Stop and SessionEnd
+   events, and has a reader ``<agent>_transcript.py`` (``events``: the transcript's tool calls as the
+   adapter's own ``AfterTool`` events, built from the hook input the agent would have sent, and the final
+   message; ``folders``: where the agent keeps transcripts, the only place one is read), registered in
+   ``reconcile.READERS``.
 
 An adapter holds no behaviour of its own: no rendering, ranking, capture, config reading,
 logging, spawning or session state (all in ``core``, ``capture``, ``rank.render``,

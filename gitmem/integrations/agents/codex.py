@@ -29,6 +29,9 @@ Stop                  ``Stop`` (``last_assistant_message``) with ``consolidate``
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
+``transcript_path`` (the session's rollout, ``codex_transcript``) goes with every event: the
+consolidation reconciles the spool with it, by ``tool_use_id``.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, UserPromptSubmit and PreToolUse; Codex adds that text to the conversation as a
@@ -115,7 +118,7 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     name = name if isinstance(name, str) else argv_event
     cwd = _str(raw.get("cwd"))
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "UserPromptSubmit":

@@ -18,9 +18,15 @@ preToolUse             ``toolName`` / ``toolArgs`` (an object): ``view`` → ``B
 postToolUse            ``AfterTool`` (``toolResult``: ``resultType``, ``textResultForLlm``);
                        ``view`` / ``edit`` / ``create`` get Claude-style input keys
                        (``file_path``, ``old_string``, ``new_string``, ``content``)
-agentStop              ``Stop`` with ``consolidate`` (``copilot -p`` exits right after)
+agentStop              ``Stop`` with ``consolidate`` (``copilot -p`` exits right after); it
+                       carries no final message, only ``transcriptPath``: the consolidation
+                       takes the message (and any call whose hook was lost) from that
+                       transcript (``copilot_transcript``)
 sessionEnd             ``SessionEnd`` (``reason``)
 =====================  =================================================================
+
+Copilot gives its hooks no tool-call id: a call is spooled as ``c:<digest>.<n>``, the ``n``-th call of
+that tool and input (``capture.content_id``), as the reconciliation numbers the transcript's calls.
 
 Out: the process always exits 0; stdout is empty or one JSON object ``{"additionalContext":
 <text under 10,000 characters>}`` (top level: Copilot ignores ``hookSpecificOutput`` in this
@@ -116,7 +122,7 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
     if os.environ.get(claude.COPILOT_SCOPE_VAR) == "user" and claude.copilot_project_hooks(cwd, os.environ):
         return None  # the project's own gitmem hooks act; the user-level ones step aside (once per event)
     common: dict[str, Any] = {"agent": AGENT, "name": name, "session_id": _str(raw.get("sessionId")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcriptPath"))}
     if name == "sessionStart":
         source = _str(raw.get("source"))
         return SessionStart(source="startup" if source == "new" else source, **common)
