@@ -392,7 +392,7 @@ def _names(recs: list[tuple[int, Def]], same_name: str) -> list[str]:
                 continue
             keys = [recs[i][1].key for i in members]
             if same_name == "key" and len(set(keys)) == len(keys):
-                for i, key in zip(members, keys):
+                for i, key in zip(members, keys, strict=True):
                     names[i] = base + key
             else:
                 for n, i in enumerate(members[1:], start=2):
