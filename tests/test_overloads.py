@@ -91,7 +91,8 @@ def test_python_stub_change_is_a_signature_change(tmp_path: Path) -> None:
 
 def test_python_stubs_reordered_is_fresh(tmp_path: Path) -> None:
     stub1 = "    @overload\n    def iter_content(self, chunk_size: int, decode_unicode: bool = ...) -> bytes: ...\n"
-    stub2 = "    @overload\n    def iter_content(self, chunk_size: None = ..., decode_unicode: bool = ...) -> str: ...\n"
+    stub2 = ("    @overload\n"
+             "    def iter_content(self, chunk_size: None = ..., decode_unicode: bool = ...) -> str: ...\n")
     assert stub1 in PY and stub2 in PY
     root, repo = _repo(tmp_path, {"models.py": PY})
     a = Resolver(repo).make("models.py", "Response.iter_content")
@@ -104,9 +105,10 @@ def test_python_conditional_definitions_count_every_branch(tmp_path: Path) -> No
            'if TYPE_CHECKING:\n    def load(path: str) -> bytes: ...\n'
            'elif sys.version_info >= (3, 11):\n    def load(path):\n        return open(path, "rb").read()\n'
            'else:\n    def load(path):\n        with open(path, "rb") as f:\n            return f.read()\n\n'
-           'try:\n    from _speedups import dump\nexcept ImportError:\n    def dump(data):\n        return bytes(data)\n')
+           'try:\n    from _speedups import dump\n'
+           'except ImportError:\n    def dump(data):\n        return bytes(data)\n')
     tab = extract_symbols(src.encode(), "python")
-    assert [n for n in tab] == ["load", "dump"] and tab["load"].aliases == ("load#2", "load#3")
+    assert list(tab) == ["load", "dump"] and tab["load"].aliases == ("load#2", "load#3")
     root, repo = _repo(tmp_path, {"io.py": src})
     a = Resolver(repo).make("io.py", "load")
     for old, new in [('open(path, "rb").read()', 'open(path, "rb").read(-1)'),  # the 3.11 branch

@@ -11,14 +11,18 @@ caches.
 Must not import tree-sitter at module level (``language_for_path`` is used on
 light paths); nodes are only duck-typed ``tree_sitter.Node`` objects.
 
-Symbols and kinds per language (names nest with ``.``; a repeated qualified
-name gets ``#2``, ``#3`` ... in source order; anonymous code that is not listed,
-such as callbacks passed as arguments, object literals and anonymous classes,
-is not a symbol):
+Symbols and kinds per language (names nest with ``.``; several definitions of
+one qualified name are named by ``LanguageSpec.same_name``, see
+``symbols.name_groups``: Python merges them into one symbol, Java and Rust name
+separate implementations by their ``Def.key``, the others number repeats ``#2``,
+``#3`` ... in source order; anonymous code that is not listed, such as callbacks
+passed as arguments, object literals and anonymous classes, is not a symbol):
 
 * python: ``function``, ``method`` (a function directly in a class body, also
   under ``if`` / ``try`` there), ``class``. Decorators are part of the span.
   Definitions under ``if`` / ``try`` / ``with`` / loops keep the enclosing name.
+  ``@overload`` stubs (``Def.stub``) and definitions under ``if TYPE_CHECKING:``
+  (``Def.typing_only``) are marked: they count as signatures of the name.
 * javascript, typescript, tsx: ``function`` (declarations, generators,
   ``const f = () => ...`` / function / class expressions as ``f``,
   ``exports.f`` / ``module.exports.f`` / ``module.exports = {f() {}}`` members
@@ -35,10 +39,16 @@ is not a symbol):
 * rust: ``function``, ``method`` (in ``impl T`` / ``impl Trait for T`` as
   ``T.m``, in a trait as ``Trait.m``), ``struct``, ``enum``, ``union``,
   ``trait``, ``type``, ``module`` (``m.f``), ``macro`` (``macro_rules!``).
-  Outer attributes (``#[...]``) are part of the span.
+  Outer attributes (``#[...]``) are part of the span. Items of one name told
+  apart by their ``cfg`` attributes are ``open[cfg(unix)]``, ``open[cfg(windows)]``.
 * java: ``class``, ``interface``, ``enum``, ``record``, ``annotation``,
   ``method``, ``constructor`` (``Class.Class``). Annotations are part of the
-  span. Local classes in methods are ``Class.method.Local``.
+  span. Local classes in methods are ``Class.method.Local``. Overloads are
+  named by their parameter types, without packages or spaces:
+  ``Parser.parse(String)``, ``Parser.parse(List<String>,int...)``,
+  ``Sample.Sample()``; a method without same-named siblings keeps the plain name.
+* Go names cannot repeat in a file; build-tag variants live in separate files
+  and are separate anchors already.
 
 Handler contract: ``handler(node, src, parent_kind) -> list[Def] | None`` where
 ``src`` is the (CRLF-normalised) source bytes and ``parent_kind`` the kind of

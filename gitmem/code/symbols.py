@@ -35,6 +35,17 @@ signatures, TS overload-only declarations, Rust ``mod m;``) have ``body_fp ==
 the alias's right-hand side, the interface body), so ``signature_fp`` is the
 ``type X`` / ``interface I<T> extends J`` part.
 
+**Several definitions of one name** (``name_groups``): a symbol holding
+several definitions (Python overloads and alternatives, a TypeScript function
+with overload signatures) hashes the overload signatures as a *set* (sorted
+digests: reordering them changes nothing) and its other definitions in source
+order; ``fingerprint`` covers all of them, ``body_fp`` / ``decorators_fp`` the
+bodies / decorators of the non-stub definitions, ``signature_fp`` the rest
+(so an edited stub is a signature change). A symbol of one plain definition
+hashes exactly as before. ``Symbol.parts`` keeps each definition's own
+fingerprint and ``Symbol.aliases`` the names extractor ``ts1.2`` gave them
+(``f#3``, ``Parser.parse#2``), so anchors recorded before resolve (``lookup``).
+
 **Renames:** ``body_fp`` never contains the symbol's own name (unless the body
 uses it, e.g. recursion), so a symbol whose only change is its name keeps its
 ``body_fp`` and ``decorators_fp``; callers detect renames by a unique symbol
