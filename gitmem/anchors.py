@@ -31,6 +31,7 @@ from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
+from .textsplit import name_base
 
 #: How many commits that touched a file are examined to name the commit that
 #: changed an anchored symbol. Past this, the newest such commit is named.
@@ -94,12 +95,15 @@ class Resolver:
         """Record an anchor to ``spec_path`` (repo-relative) and optional ``symbol`` at ``rev``.
 
         ``rev`` WORKTREE anchors to the code on disk, recorded against HEAD.
-        Returns the Anchor with commit, kind, span and fingerprint filled in.
+        Returns the Anchor with commit, kind, span and fingerprint filled in. A
+        name an earlier gitmem gave (``f#3``, ``Parser.parse#2``) is recorded
+        under today's name (``f``, ``Parser.parse(int)``).
 
         Raises:
             AnchorError: the path is outside the repository, the file does not
                 exist at ``rev``, or the symbol is not in the file (with the
-                closest names as ``candidates``).
+                closest names as ``candidates``), or it names several separate
+                implementations (the overloads as ``candidates``).
         """
         why = check_anchor_path(spec_path)
         if why:
@@ -128,6 +132,10 @@ class Resolver:
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself: --anchor {spec_path}")
+        same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]
+        if symbol not in table and len(same) > 1:  # Java overloads, Rust cfg variants: separate implementations
+            raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",
+                              "name one: " + ", ".join(same), candidates=same)
         found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
         sym = table.get(found) if found else None
         if sym is None or found is None:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from gitmem.anchors import Resolver
 from gitmem.code.symbols import extract_symbols, lookup
+from gitmem.errors import AnchorError
 from gitmem.git import Repo
 from gitmem.model import Anchor, Change, Status
 from testing.repos import commit, make_repo
@@ -254,3 +257,11 @@ def test_lookup_prefers_the_same_code_over_the_position() -> None:
     assert lookup(tab, "Parser.parse", like=old["Parser.parse(String)"]) == "Parser.parse(String)"
     assert lookup(tab, "Parser.parse") == "Parser.parse()"  # no code to go by: the old position
     assert lookup(tab, "Parser.nothing") is None
+
+
+def test_a_plain_name_of_several_overloads_asks_which(tmp_path: Path) -> None:
+    _, repo = _repo(tmp_path, {"Parser.java": JAVA})
+    with pytest.raises(AnchorError) as e:
+        Resolver(repo).make("Parser.java", "Parser.parse")
+    assert "defines Parser.parse 2 times" in e.value.message
+    assert e.value.candidates == ["Parser.parse(String)", "Parser.parse(int)"]

@@ -583,7 +583,9 @@ def extract_symbols(source: bytes, language: str) -> dict[str, Symbol]:
 
     Uncached. Returns qualified name -> Symbol, ordered by start line (an
     enclosing symbol before the ones it contains); {} for an empty file.
-    Names of the same qualified name get ``#2``, ``#3`` ... in source order.
+    Several definitions of one qualified name are named by the language's rule
+    (``name_groups``: one Python symbol, Java ``Parser.parse(String)``, else
+    ``#2``, ``#3`` ... in source order).
     Syntax errors do not raise: whatever parses is returned.
 
     Raises:
@@ -791,7 +793,7 @@ def lookup(table: dict[str, Symbol], name: str, *, like: Symbol | None = None,
     if name in table:
         return name
     base = name_base(name)
-    cands = [n for n in table if name_base(n) == base]
+    cands = [n for n in table if n.startswith(base) and name_base(n) == base]
     if cands:
         tests: list[tuple[str, str]] = [("fingerprint", fingerprint or "")]
         if like is not None:
