@@ -40,6 +40,11 @@ MAX_BLAME_COMMITS = 200
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
 
+#: How many commits after an anchor's commit are searched for the code it recorded, when that code
+#: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
+#: which records against HEAD): the commit that committed it is the first one touching the file.
+MAX_RECORDED_LOOKUP = 8
+
 
 @dataclass
 class _Located:
@@ -254,7 +259,6 @@ class Resolver:
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
         name = a.symbol or ""
-        old_sym = (self.table(base, a.path or "") or {}).get(name) if base else None
         table_now = self.table(rev, path_now) if path_now else None
         sym = (table_now or {}).get(name) if table_now is not None else None
         moved_file = path_now is not None and path_now != a.path
@@ -268,7 +272,7 @@ class Resolver:
                                         reason=_reason(f"file renamed to {path_now}", move_commit))
                 return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=name,
                                     old_span=a.span, new_span=span)
-            changes = _what_changed(old_sym, sym) + ([Change.MOVE] if moved_file else [])
+            changes = _what_changed(self._recorded(a, base, rev), sym) + ([Change.MOVE] if moved_file else [])
             pn, old_path = path_now, a.path or path_now
 
             def fp_at(c: str | None) -> str | None:  # before a rename, the code was at the old path
@@ -284,7 +288,7 @@ class Resolver:
                                 changes=changes, old_span=a.span, new_span=span,
                                 reason=self._why(what, commit, rev))
         # The name is gone from its file: look for the same code elsewhere.
-        found = self._find_elsewhere(a, old_sym, base, rev, path_now)
+        found = self._find_elsewhere(a, self._recorded(a, base, rev), base, rev, path_now)
         if found is not None:
             changes = []
             if found.name != name:
@@ -312,6 +316,70 @@ class Resolver:
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
+
+    def _recorded(self, a: Anchor, base: str | None, rev: str | None) -> Symbol | None:
+        """The anchored symbol as its anchor recorded it: at ``base`` (the anchor's commit) when it has the
+        recorded fingerprint there; else at the first of the next ``MAX_RECORDED_LOOKUP`` commits touching
+        its file where it has (the anchor was made on code not committed at ``base``: on the work tree, or
+        in the pre-commit hook, which records against HEAD); else at ``base`` as it is (None if absent).
+
+        Its signature, body and shape say what changed later, and its shape finds it again under a new name.
+        """
+        name, path = a.symbol or "", a.path or ""
+        at_base = (self.table(base, path) or {}).get(name) if base else None
+        if base is None or not a.fingerprint or (at_base is not None and at_base.fingerprint == a.fingerprint):
+            return at_base
+        for c in self._commits(base, rev, path)[:MAX_RECORDED_LOOKUP]:
+            sym = (self.table(c, path) or {}).get(name)
+            if sym is not None and sym.fingerprint == a.fingerprint:
+                return sym
+        return at_base
+
+    def origin(self, path: str, symbol: str | None, commit: str) -> tuple[str, str | None] | None:
+        """Where ``path[::symbol]`` of ``commit`` was in the commit's first parent, when this commit moved it
+        there: ``(old path, old symbol)``; None when it was not moved in (it was there already, it is new
+        code, or no single place in the parent has its code).
+
+        Moved in means: the file was renamed (git's rename detection), or the symbol's name is new here and
+        exactly one symbol of the parent, gone from where it was, has the same code (an equal fingerprint:
+        moved to another file) or the same code under another name (an equal ``shape_fp`` and kind: renamed).
+        The mirror of the move detection of ``status``, for ``gitmem log``. Cost: one diff, and the symbol
+        tables of the files the commit changed.
+        """
+        parents = self.repo.parents(commit)
+        if not parents:
+            return None
+        parent = parents[0]
+        changes = self.changes(parent, commit)
+        renamed_from = next((ch.old_path for ch in changes
+                             if ch.status == "R" and ch.new_path == path and ch.old_path), None)
+        if symbol is None:
+            return (renamed_from, None) if renamed_from else None
+        now = (self.table(commit, path) or {}).get(symbol)
+        if now is None:
+            return None
+        before_path = path if self.source(parent, path) is not None else renamed_from
+        if before_path and symbol in (self.table(parent, before_path) or {}):
+            return None if before_path == path else (before_path, symbol)
+        places = ([before_path] if before_path else []) + sorted(
+            {ch.old_path for ch in changes if ch.old_path and ch.old_path != before_path
+             and language_for_path(ch.old_path)})
+        exact: list[tuple[str, str]] = []
+        shaped: list[tuple[str, str]] = []
+        for p in places:
+            after = self.table(commit, path if p == before_path else p) or {}
+            for n, s in (self.table(parent, p) or {}).items():
+                if n in after:
+                    continue  # still where it was: not what moved here
+                if s.fingerprint == now.fingerprint:
+                    exact.append((p, n))
+                elif now.shape_fp and s.shape_fp == now.shape_fp and s.kind == now.kind:
+                    shaped.append((p, n))
+        if len(exact) == 1:
+            return exact[0][0], exact[0][1]
+        if not exact and len(shaped) == 1:
+            return shaped[0][0], shaped[0][1]
+        return None
 
     def _find_elsewhere(self, a: Anchor, old_sym: Symbol | None, base: str | None, rev: str | None,
                         path_now: str | None) -> _Located | None:
@@ -356,8 +424,8 @@ class Resolver:
         for c in self._commits(base, rev, gone_path):
             if name in (self.table(c, gone_path) or {}):
                 continue
-            old_sym = (self.table(base, a.path or "") or {}).get(name)
-            found = self._find_elsewhere(a, old_sym, base, c, gone_path if self.source(c, gone_path) else None)
+            found = self._find_elsewhere(a, self._recorded(a, base, rev), base, c,
+                                         gone_path if self.source(c, gone_path) else None)
             if found is None:
                 return None
             step = Anchor(path=found.path, symbol=found.name, commit=c, kind=found.symbol.kind,

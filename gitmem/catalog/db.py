@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from typing import Any
 
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
-#: in git's folder (``layout``).
-SCHEMA_VERSION = "9"
+#: in git's folder (``layout``). 10: an anchor's ``was`` (its key before its code moved) in the rows.
+SCHEMA_VERSION = "10"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -213,7 +213,8 @@ def fts_text(row: dict[str, Any]) -> str:
 def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
     """Insert or replace ``rows`` (dicts with the keys of ``_COLUMNS``; lists as lists). Returns the count.
 
-    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"}.
+    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"} (and "was" when the
+    anchor followed moved code).
     The caller commits.
     """
     n = 0
