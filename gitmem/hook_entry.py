@@ -174,8 +174,8 @@ def _has_local_memories(root: Path) -> bool:
 def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
     """Whether the staged change touches a file some memory is anchored to: only then can pre-commit have
     moved code to follow. Standard library only (one ``git diff --cached --name-only``, one catalog query),
-    so a commit that touches no anchored file imports nothing more; True when it cannot tell (no catalog, a
-    catalog behind the memory folders, git failed): the library then decides.
+    so a commit that touches no anchored file imports nothing more; True when it cannot tell (no catalog,
+    rows behind the memory folders, git failed): the library then decides.
     """
     import subprocess
 
@@ -185,7 +185,9 @@ def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
     if con is None:
         return True
     try:
-        if not catalog_db.is_current(con, root):
+        # the rows were built from the memory folders as they are (``catalog.files.rows_current`` without
+        # git's tree: git and gitmem replace memory files, which moves the folders' times)
+        if catalog_db.get_meta(con, "rows_signature") != catalog_db.folder_signature(root):
             return True
         env = dict(os.environ)  # scrubbed of the hook's GIT_DIR and the like (``git.scrub_git_env``)
         if index_file:

@@ -25,6 +25,7 @@ import copy
 from dataclasses import dataclass, field
 
 from ..analyzer import analyze_commit, anchored_paths
+from ..anchors import Resolver
 from ..errors import GitmemError
 from ..model import Memory, MemoryStatus, Status
 from ..store import Store
@@ -82,44 +83,47 @@ def follow_staged(store: Store, index_file: str | None) -> Followed:
     staged = repo.staged_commit(index_file)
     if staged is None:
         return out
-    moved = only_moved(analyze_commit(store, staged).went_out_of_date)
+    resolver = Resolver(repo)  # one for the analysis and the re-anchors: the tables and git walks are shared
+    moved = only_moved(analyze_commit(store, staged, resolver=resolver).went_out_of_date)
     if not moved:
         return out
     from .reanchor import reanchor
 
     before: list[Memory] = []
     to_stage: list[str] = []
-    for ms in moved:
-        m = ms.memory
-        rel = ""
-        if m.scope == "team":
-            path = store.path_for(m)
-            rel = repo.relpath(str(path))
-            try:
-                on_disk: bytes | None = path.read_bytes()
-            except OSError:
-                on_disk = None
-            if on_disk is None or repo.read_staged(rel, index_file) != on_disk:
-                out.skipped[m.id] = "its memory file has changes that are not staged"
-                continue
-        original = copy.deepcopy(m)
-        try:
-            r = reanchor(store, m.id, rev=staged, record_at=head)
-        except GitmemError as e:
-            out.skipped[m.id] = e.message
-            continue
-        before.append(original)
-        out.followed.append(r.memory)
-        out.changes[m.id] = r.changes
-        if rel:
-            to_stage.append(rel)
     try:
-        repo.stage_with_commit(to_stage, index_file)
-    except Exception:
-        from ..memories import write
+        for ms in moved:
+            m = ms.memory
+            rel = ""
+            if m.scope == "team":
+                path = store.path_for(m)
+                rel = repo.relpath(str(path))
+                try:
+                    on_disk: bytes | None = path.read_bytes()
+                except OSError:
+                    on_disk = None
+                if on_disk is None or repo.read_staged(rel, index_file) != on_disk:
+                    out.skipped[m.id] = "its memory file has changes that are not staged"
+                    continue
+            original = copy.deepcopy(m)
+            try:
+                r = reanchor(store, m.id, rev=staged, record_at=head, resolver=resolver)
+            except GitmemError as e:
+                out.skipped[m.id] = e.message
+                continue
+            before.append(original)
+            out.followed.append(r.memory)
+            out.changes[m.id] = r.changes
+            if rel:
+                to_stage.append(rel)
+    finally:  # stopped midway too (the hook's time limit): what was re-anchored goes into the commit
+        try:
+            repo.stage_with_commit(to_stage, index_file)
+        except Exception:
+            from ..memories import write
 
-        write(store, before)  # not in the commit: the files go back to what they were
-        raise
+            write(store, before)  # not in the commit: the files go back to what they were
+            raise
     return out
 
 

@@ -44,12 +44,13 @@ class Reanchored:
 
 
 def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str | None = WORKTREE,
-             record_at: str | None = None) -> Reanchored:
+             record_at: str | None = None, resolver: Resolver | None = None) -> Reanchored:
     """Re-anchor memory ``mem_id`` (or a unique id prefix) to the working tree (or commit ``rev``) and write it.
 
     ``record_at``: the commit the new anchors are recorded against instead of ``rev`` (the
     pre-commit hook resolves at a stand-in commit of the staged tree and records against HEAD,
-    as an anchor made on uncommitted code is: ``gitmem.ops.follow``).
+    as an anchor made on uncommitted code is: ``gitmem.ops.follow``). ``resolver``: one to share caches
+    with (default: a new one).
 
     Raises:
         MemoryNotFound: no such memory.
@@ -59,7 +60,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
     m = store.get(mem_id)
     if m.retired:
         raise ReanchorError(f"{m.id} was retired on {m.retired}", "re-anchor the memory that superseded it")
-    resolver = Resolver(store.repo)
+    resolver = resolver or Resolver(store.repo)
     ms = memory_status(resolver, m, rev)
     out = Reanchored(m)
     anchors: list[Anchor] = []
