@@ -120,20 +120,21 @@ def memories_on_symbols(store: Store, changed: dict[str, set[str] | None]) -> li
         con.close()
 
 
-def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None) -> CommitAnalysis:
+def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None,
+                   resolver: Resolver | None = None) -> CommitAnalysis:
     """Analyse one commit against its first parent (root commit: against the empty tree).
 
     Returns the statuses at ``commit`` of the memories anchored to what the
     commit changed — symbols whose fingerprint it changed, files it added,
     deleted or renamed, file anchors on files it modified (with ``memories``
     given: every memory on a changed file) — and which of them this commit
-    made not fresh.
+    made not fresh. ``resolver``: one to share caches with (default: a new one).
     """
     repo = store.repo
     sha = repo.resolve(commit)
     parents = repo.parents(sha)
     parent = parents[0] if parents else None
-    resolver = Resolver(repo)
+    resolver = resolver or Resolver(repo)
     changes = resolver.changes(parent, sha)
     changed: set[str] = set()
     for ch in changes:

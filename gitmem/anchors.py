@@ -41,6 +41,11 @@ MAX_BLAME_COMMITS = 200
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
 
+#: How many commits after an anchor's commit are searched for the code it recorded, when that code
+#: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
+#: which records against HEAD): the commit that committed it is the first one touching the file.
+MAX_RECORDED_LOOKUP = 8
+
 
 @dataclass
 class _Located:
@@ -264,7 +269,7 @@ class Resolver:
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
         table_base = (self.table(base, a.path or "") or {}) if base else {}
         name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
-        old_sym = table_base.get(name_then) if name_then else None
+        old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
         fp = _recorded(a.fingerprint, old_sym)
         want = name_then or a.symbol or ""  # the anchor's symbol as named today, at the anchor's commit
         table_now = self.table(rev, path_now) if path_now else None
@@ -329,6 +334,77 @@ class Resolver:
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
 
+    def _recorded_symbol(self, a: Anchor, at_base: Symbol | None, base: str | None,
+                         rev: str | None) -> Symbol | None:
+        """The anchored symbol as its anchor recorded it: ``at_base`` (the symbol at the anchor's commit)
+        when it holds the recorded fingerprint (as the whole, or as one of its definitions); else the symbol
+        in the first of the next ``MAX_RECORDED_LOOKUP`` commits touching its file that holds it (the anchor
+        was made on code not committed at ``base``: on the work tree, or in the pre-commit hook, which
+        records against HEAD); else ``at_base`` (None if absent).
+
+        Its signature, body and shape say what changed later, and its shape finds it again under a new name.
+        """
+        fp, path = a.fingerprint, a.path or ""
+
+        def holds(s: Symbol | None) -> bool:
+            return s is not None and bool(fp) and (s.fingerprint == fp or fp in s.parts)
+
+        if base is None or not fp or at_base is None and not a.symbol or holds(at_base):
+            return at_base
+        for c in self._commits(base, rev, path)[:MAX_RECORDED_LOOKUP]:
+            t = self.table(c, path) or {}
+            n = lookup(t, a.symbol or "", fingerprint=fp)
+            sym = t.get(n) if n else None
+            if holds(sym):
+                return sym
+        return at_base
+
+    def origin(self, path: str, symbol: str | None, commit: str) -> tuple[str, str | None] | None:
+        """Where ``path[::symbol]`` of ``commit`` was in the commit's first parent, when this commit moved it
+        there: ``(old path, old symbol)``; None when it was not moved in (it was there already, it is new
+        code, or no single place in the parent has its code).
+
+        Moved in means: the file was renamed (git's rename detection), or the symbol's name is new here and
+        exactly one symbol of the parent, gone from where it was, has the same code (an equal fingerprint:
+        moved to another file) or the same code under another name (an equal ``shape_fp`` and kind: renamed).
+        The mirror of the move detection of ``status``, for ``gitmem log``. Cost: one diff, and the symbol
+        tables of the files the commit changed.
+        """
+        parents = self.repo.parents(commit)
+        if not parents:
+            return None
+        parent = parents[0]
+        changes = self.changes(parent, commit)
+        renamed_from = next((ch.old_path for ch in changes
+                             if ch.status == "R" and ch.new_path == path and ch.old_path), None)
+        if symbol is None:
+            return (renamed_from, None) if renamed_from else None
+        now = (self.table(commit, path) or {}).get(symbol)
+        if now is None:
+            return None
+        before_path = path if self.source(parent, path) is not None else renamed_from
+        if before_path and symbol in (self.table(parent, before_path) or {}):
+            return None if before_path == path else (before_path, symbol)
+        places = ([before_path] if before_path else []) + sorted(
+            {ch.old_path for ch in changes if ch.old_path and ch.old_path != before_path
+             and language_for_path(ch.old_path)})
+        exact: list[tuple[str, str]] = []
+        shaped: list[tuple[str, str]] = []
+        for p in places:
+            after = self.table(commit, path if p == before_path else p) or {}
+            for n, s in (self.table(parent, p) or {}).items():
+                if n in after:
+                    continue  # still where it was: not what moved here
+                if s.fingerprint == now.fingerprint:
+                    exact.append((p, n))
+                elif now.shape_fp and s.shape_fp == now.shape_fp and s.kind == now.kind:
+                    shaped.append((p, n))
+        if len(exact) == 1:
+            return exact[0][0], exact[0][1]
+        if not exact and len(shaped) == 1:
+            return shaped[0][0], shaped[0][1]
+        return None
+
     def _find_elsewhere(self, fp: str | None, old_sym: Symbol | None, base: str | None, rev: str | None,
                         path_now: str | None) -> _Located | None:
         """The same code under another name or in another file, if exactly one place has it.
@@ -368,7 +444,7 @@ class Resolver:
         """
         if depth >= MAX_TRACE_DEPTH or base is None or not a.symbol:
             return None
-        old_sym = (self.table(base, a.path or "") or {}).get(name)
+        old_sym = self._recorded_symbol(a, (self.table(base, a.path or "") or {}).get(name), base, rev)
         for c in self._commits(base, rev, gone_path):
             if lookup(self.table(c, gone_path) or {}, name, like=old_sym, fingerprint=fp) is not None:
                 continue

@@ -129,6 +129,10 @@ class Anchor:
         kind: symbol kind, ``file`` or ``commit``.
         span: (start_line, end_line) at ``commit``, 1-based inclusive; None for commits.
         fingerprint: fingerprint at ``commit`` (symbol or file); None for commits.
+        was: the anchor's key (``path::Qualified.Name`` or ``path``) before its code was moved or
+            renamed and the anchor followed it (re-anchoring, the commit hooks); the first such key
+            is kept across later moves, so it is the name the memory was written about. None when
+            the anchor never changed place.
     """
 
     path: str | None
@@ -137,6 +141,7 @@ class Anchor:
     kind: str = KIND_FILE
     span: tuple[int, int] | None = None
     fingerprint: str | None = None
+    was: str | None = None
 
     @property
     def key(self) -> str:

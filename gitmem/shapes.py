@@ -117,9 +117,10 @@ def dumps_document(obj: JSONObject | Sequence[JSONObject]) -> str:
 
 
 def anchor_json(a: Anchor) -> JSONObject:
-    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint"}``."""
+    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was"}`` (``was``: the anchor
+    before its code moved or was renamed, or None)."""
     return {"anchor": a.key, "path": a.path, "symbol": a.symbol, "kind": a.kind, "commit": a.commit,
-            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint}
+            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was}
 
 
 def memory_json(m: Memory) -> JSONObject:

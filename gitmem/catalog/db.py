@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
 #: in git's folder (``layout``). 10: symbol names of several definitions (``Parser.parse(String)``) and
-#: their last parts recomputed (extractor ``ts1.3``).
+#: their last parts recomputed (extractor ``ts1.3``); an anchor's ``was`` (its key before its code moved).
 SCHEMA_VERSION = "10"
 
 _SCHEMA = """
@@ -214,7 +214,8 @@ def fts_text(row: dict[str, Any]) -> str:
 def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
     """Insert or replace ``rows`` (dicts with the keys of ``_COLUMNS``; lists as lists). Returns the count.
 
-    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"}.
+    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"} (and "was" when the
+    anchor followed moved code).
     The caller commits.
     """
     n = 0

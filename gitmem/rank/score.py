@@ -235,7 +235,8 @@ def item(s: Scored) -> render.Item:
     """``s`` as the renderer's ``Item`` (anchors in the memory's order; the one that made it near in ``near``)."""
     m = s.memory
     return render.Item(m.id, m.type, m.title, body=m.body, facts=m.facts, anchors=[a.key for a in m.anchors],
-                       near=s.near, updated=m.updated or m.created, status=status_note(s))
+                       near=s.near, updated=m.updated or m.created, status=status_note(s),
+                       was={a.key: a.was for a in m.anchors if a.was})
 
 
 def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
