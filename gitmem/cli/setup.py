@@ -172,10 +172,11 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     """Register gitmem with an agent, or with no AGENT every agent used here.
 
     With no AGENT: detect the agents configured in this repository (.claude/,
-    .codex/, .gemini/, .github/hooks/, .cursor/, CLAUDE.md, AGENTS.md, GEMINI.md
-    ...) or on this machine (~/.claude, ~/.codex, ~/.gemini, ~/.copilot, ~/.cursor,
-    the agent on PATH) and install for each in this repository, saying why each
-    was chosen. Exits 1 when no agent is detected.
+    .codex/, .gemini/, .github/hooks/, .cursor/, .opencode/, opencode.json,
+    CLAUDE.md, AGENTS.md, GEMINI.md ...) or on this machine (~/.claude, ~/.codex,
+    ~/.gemini, ~/.copilot, ~/.cursor, ~/.config/opencode, the agent on PATH) and
+    install for each in this repository, saying why each was chosen. Exits 1
+    when no agent is detected.
 
     \b
     Example usage:
