@@ -4,10 +4,10 @@ For the change from the merge base of ``base`` (default: the default branch,
 ``Repo.default_branch``) and HEAD to HEAD, one ``Problem`` per:
 
 * ``stale`` — a team memory that a commit of the change made not fresh (its
-  anchor's code changed, moved away or was deleted) and whose memory file no
-  commit of the change wrote at or after that commit (updated, re-anchored,
-  retired or superseded by the author; a re-anchor by gitmem's own follow of
-  moved code that came before the change of the code does not count);
+  anchor's code changed, moved away or was deleted) unless what it says was
+  changed since (updated, retired or superseded by a person; re-anchored
+  memories are fresh). gitmem's own writes (sharing a local memory with the
+  commit, following moved code) change no text, so they never count as a review;
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
@@ -154,11 +154,32 @@ def check(store: Store, base: str | None = None) -> Checked:
                 continue
             if a.commit is not None and a.commit not in order:
                 continue  # made not fresh before this change: not this change's problem
-            if (order[a.commit] if a.commit is not None else -1) <= last and last >= 0:
-                continue  # the memory was written at or after the commit that made it not fresh: reviewed
+            if last >= 0 and _reviewed(repo, m, commits[order[a.commit]] if a.commit is not None else None,
+                                       base_sha):
+                continue  # its author changed what it says at or after the commit that made it not fresh
             where = ""
             if a.status == Status.MOVED and a.path_now:
                 where = f" (now {a.path_now}" + (f"::{a.symbol_now})" if a.symbol_now else ")")
             problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result
+
+
+def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
+    """Whether a person changed what memory ``m`` says (its title, body, facts, type, or retired it) between
+    the commit before ``made_stale`` (the commit that made it not fresh; None: unknown, then the base) and
+    now. gitmem's own writes (sharing a local memory, re-anchoring it to moved code) leave the text as it was,
+    so they never count as a review; a memory that did not exist then was not reviewed either."""
+    from ..memfile import loads
+
+    parents = repo.parents(made_stale) if made_stale else []
+    then_rev = parents[0] if parents else base
+    data = repo.read(then_rev, f"{TEAM_MEMORIES}/{m.id}.md")
+    if data is None:
+        return False
+    try:
+        then = loads(data.decode("utf-8", "replace"))
+    except GitmemError:
+        return False
+    return (then.title, then.body, then.facts, then.type, then.retired) != (m.title, m.body, m.facts, m.type,
+                                                                          m.retired)

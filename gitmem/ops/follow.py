@@ -88,13 +88,18 @@ def follow_staged(store: Store, index_file: str | None) -> Followed:
     if not moved:
         return out
     from .reanchor import reanchor
+    from .share import ignored_reason
 
+    ignored = ignored_reason(store)  # team memory files that git ignores cannot go into the commit
     before: list[Memory] = []
     to_stage: list[str] = []
     try:
         for ms in moved:
             m = ms.memory
             rel = ""
+            if m.scope == "team" and ignored is not None:
+                out.skipped[m.id] = ignored
+                continue
             if m.scope == "team":
                 path = store.path_for(m)
                 rel = repo.relpath(str(path))
@@ -123,20 +128,31 @@ def follow_staged(store: Store, index_file: str | None) -> Followed:
             from ..memories import write
 
             write(store, before)  # not in the commit: the files go back to what they were
+            try:  # and the commit's index too (staging into it may have worked before the second index failed)
+                repo.stage(to_stage, index_file)
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
             raise
     return out
 
 
 def summary(res: Followed) -> str | None:
-    """The hook's line: ``gitmem: 1 memory followed its moved code in this commit: ID a.py::f → b.py::g``,
-    or None when nothing moved."""
-    if not res.followed:
-        return None
-    n = len(res.followed)
-    items = "; ".join(f"{m.id[:12]} {', '.join(c.split(' (')[0] for c in res.changes.get(m.id, []))}"
-                      for m in res.followed[:3]) + (" …" if n > 3 else "")
-    return (f"gitmem: {n} {'memory' if n == 1 else 'memories'} followed {'its' if n == 1 else 'their'} "
-            f"moved code in this commit: {items}")
+    """The hook's lines: ``gitmem: 1 memory followed its moved code in this commit: ID a.py::f → b.py::g``, and
+    for moved memories it left for review, ``gitmem: 1 memory not re-anchored in this commit (gitmem stale):
+    ID why``; None when nothing moved."""
+    lines = []
+    if res.followed:
+        n = len(res.followed)
+        items = "; ".join(f"{m.id[:12]} {', '.join(c.split(' (')[0] for c in res.changes.get(m.id, []))}"
+                          for m in res.followed[:3]) + (" …" if n > 3 else "")
+        lines.append(f"gitmem: {n} {'memory' if n == 1 else 'memories'} followed {'its' if n == 1 else 'their'} "
+                     f"moved code in this commit: {items}")
+    if res.skipped:
+        n = len(res.skipped)
+        items = "; ".join(f"{mid[:12]} {why}" for mid, why in list(res.skipped.items())[:3]) + (" …" if n > 3 else "")
+        lines.append(f"gitmem: {n} {'memory' if n == 1 else 'memories'} whose code moved not re-anchored in this "
+                     f"commit (gitmem stale): {items}")
+    return "\n".join(lines) or None
 
 
 def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
