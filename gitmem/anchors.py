@@ -127,8 +127,17 @@ class Resolver:
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
         if data is None:
+            import difflib
+
+            try:
+                known = self.repo.files_at(rev, skip_gitmem=True)
+            except GitError:
+                known = []
+            near = difflib.get_close_matches(spec_path, known, n=3, cutoff=0.6)
             raise AnchorError(f"no file {spec_path} {where}",
-                              "give a path relative to the repository root")
+                              (f"closest: {', '.join(near)}" if near else
+                               "paths are relative to the current folder or the repository root "
+                               "(`git ls-files` lists the files)"), candidates=near)
         if symbol is None:
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),

@@ -243,6 +243,9 @@ def share_cmd(mem_ids: tuple[str, ...]) -> None:
     from ..ops.share import share
 
     store = _store()
+    was_team = {mid: store.get(mid).scope == "team" for mid in mem_ids}
     done = [share(store, mid) for mid in mem_ids]
     _out([shapes.shared_json(m, store.display(store.path_for(m))) for m in done],
-         lambda: "\n".join(f"shared {m.id} {m.title} → {store.display(store.path_for(m))}" for m in done))
+         lambda: "\n".join((f"already a team memory: {m.id} {m.title} ({store.display(store.path_for(m))})"
+                            if was_team[mid] else f"shared {m.id} {m.title} → {store.display(store.path_for(m))}")
+                           for mid, m in zip(mem_ids, done, strict=True)))
