@@ -9,8 +9,8 @@ same machine load. Each call uses a new session id (so nothing is skipped as
 "already given") and a real file of the repository.
 
 Adapters (``ADAPTERS``: one entry each): Claude Code, Codex CLI, Gemini CLI,
-GitHub Copilot CLI, and VS Code's agent mode (its input through the Claude Code
-entry point). Each has four events, in the agent's own names and shapes: a
+GitHub Copilot CLI, Cursor, OpenCode, and VS Code's agent mode (its input through
+the Claude Code entry point). Each has four events, in the agent's own names and shapes: a
 tool call captured (``capture``), a file's memories (``file``: before an edit,
 or for Gemini with a read's result), a prompt's (``prompt``), and the session
 start (``start``).
@@ -121,6 +121,9 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
 _COMMON = {"session_id": "$session", "transcript_path": "", "cwd": "$cwd"}
 _VSCODE = {"timestamp": "$now", "session_id": "$session", "transcript_path": "", "cwd": "$cwd"}
 _COPILOT = {"sessionId": "$session", "timestamp": 1796164934505, "cwd": "$cwd"}
+_CURSOR = {"conversation_id": "$session", "generation_id": "$session", "model": "claude-4.5-sonnet",
+           "cursor_version": "2.4.21", "workspace_roots": ["$cwd"], "user_email": "dev@example.com",
+           "transcript_path": None}
 
 
 class Adapter:
@@ -175,7 +178,30 @@ ADAPTERS = (
                                                                   "newString": "$old"}}),
         "prompt": (None, {**_VSCODE, "hook_event_name": "UserPromptSubmit", "prompt": "$prompt"}),
         "start": (None, {**_VSCODE, "hook_event_name": "SessionStart", "source": "new"})}),
-    # Cursor and OpenCode: one entry each, e.g. Adapter("cursor", "gitmem-cursor-hook", {...their four events...}).
+    # Cursor takes context only at sessionStart and postToolUse: a file's memories come after its Read; a
+    # prompt's are held for the turn's first tool result (beforeSubmitPrompt prints nothing).
+    Adapter("cursor", "gitmem-cursor-hook", {
+        "capture": (None, {**_CURSOR, "hook_event_name": "afterFileEdit", "file_path": "$path",
+                           "edits": [{"old_string": "$old", "new_string": "$new"}]}),
+        "file": (None, {**_CURSOR, "hook_event_name": "postToolUse", "tool_name": "Read", "tool_use_id": "$session",
+                        "tool_input": {"file_path": "$path"}, "tool_output": "$text", "duration": 3}),
+        "prompt": (None, {**_CURSOR, "hook_event_name": "beforeSubmitPrompt", "prompt": "$prompt", "attachments": []}),
+        "start": (None, {**_CURSOR, "hook_event_name": "sessionStart", "session_id": "$session",
+                         "is_background_agent": False, "composer_mode": "agent"})}),
+    # OpenCode: what its plugin (resources/opencode-plugin.js) sends for each of its hooks.
+    Adapter("opencode", "gitmem-opencode-hook", {
+        "capture": ("tool.execute.after", {"cwd": "$cwd", "input": {
+            "tool": "edit", "sessionID": "$session", "callID": "$session",
+            "args": {"filePath": "$path", "oldString": "$old", "newString": "$new"}},
+            "output": {"title": "$rel", "output": "Edit applied successfully.", "metadata": {}}}),
+        "file": ("tool.execute.before", {"cwd": "$cwd", "input": {"tool": "edit", "sessionID": "$session",
+                                                                  "callID": "$session"},
+                                         "output": {"args": {"filePath": "$path", "oldString": "$old",
+                                                             "newString": "$old"}}}),
+        "prompt": ("chat.message", {"cwd": "$cwd", "input": {"sessionID": "$session"},
+                                    "output": {"parts": [{"type": "text", "text": "$prompt"}]}}),
+        "start": ("session.start", {"cwd": "$cwd", "input": {"sessionID": "$session", "source": "startup"},
+                                    "output": {}})}),
 )
 
 
