@@ -113,7 +113,7 @@ def test_mcp_server_round_trip_keeps_the_users_config_byte_for_byte(tmp_path: Pa
     assert status(tmp_path)["mcp"]
     uninstall(tmp_path)
     assert (config.read_text() if config.exists() else "") == text
-    assert config.exists() == bool(text)  # a file gitmem created goes
+    assert config.exists() and config.read_text() == text  # the user's file stays, even a blank one
 
 
 def test_a_foreign_gitmem_server_and_bad_toml_are_left_alone(tmp_path: Path) -> None:
@@ -139,7 +139,8 @@ def test_an_earlier_hand_written_server_is_recognised_and_updated(tmp_path: Path
     res = install(tmp_path)
     assert res.mcp and tomllib.loads(config.read_text())["mcp_servers"]["gitmem"]["command"] == "sh"
     uninstall(tmp_path)
-    assert not (tmp_path / ".codex").exists()
+    assert config.read_text() == "" and not (tmp_path / ".codex" / "hooks.json").exists()  # the config was not
+    # gitmem's creation: emptied, kept; the hooks file gitmem created goes
 
 
 def test_invalid_hooks_file_is_never_rewritten(tmp_path: Path) -> None:
