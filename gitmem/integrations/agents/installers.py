@@ -6,8 +6,8 @@ detects and installs for every agent of the registry (``detect_all``).
 
 Each installer module follows ``Installer``: ``NAME``, ``USER_SCOPE``, ``plan_install``, ``plan_uninstall``,
 ``install``, ``uninstall``, ``status``, ``detect``, and optionally ``HELP`` (the ``gitmem install <agent>``
-help text; default: the first paragraph of the module docstring) and ``NO_USER_SCOPE`` (the one-line reason ``--user`` is refused when ``USER_SCOPE`` is
-false).
+help text; default: the first paragraph of the module docstring) and ``NO_USER_SCOPE`` (the one-line reason
+``--user`` is refused when ``USER_SCOPE`` is false).
 
 Standard library only; the installer modules are imported when asked for.
 """
