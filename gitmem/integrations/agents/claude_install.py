@@ -50,6 +50,7 @@ from .installing import (
     read_json,
     read_json_file,
     record_file,
+    same_content,
     server_registered,
     shim_command,
     with_ours,
@@ -159,7 +160,8 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
         enabled = list(settings.get("enabledMcpjsonServers") or [])
         if MCP_NAME not in enabled:
             new_settings["enabledMcpjsonServers"] = enabled + [MCP_NAME]
-    changes = [json_change(settings_path, text, settings, new_settings, had_ours=_cleaned(settings) != settings),
+    had_ours = not same_content(settings, _cleaned(settings))
+    changes = [json_change(settings_path, text, settings, new_settings, had_ours=had_ours),
                mcp_file_change(mcp_path, res, uninstall=False, private=user)]
     return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
 

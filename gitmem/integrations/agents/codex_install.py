@@ -58,6 +58,7 @@ from .installing import (
     read_json_file,
     read_text,
     record_file,
+    same_content,
     shim_command,
     with_ours,
     without_ours,
@@ -235,7 +236,7 @@ def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: in
                 f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry())}")
         raise SettingsError(f"{path}: gitmem cannot {verb} mcp_servers as it is laid out ({why})", hint)
     return Change(path, text, new, had_ours=ours, empty=not new.strip(), prune=prune,
-                  same=lambda original: _toml_data(original) == expected)
+                  same=lambda original: same_content(_toml_data(original), expected))
 
 
 def _with_server(text: str, doc: Any, servers: Any) -> str:
@@ -301,7 +302,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
-    changes = [json_change(hooks_path, text, data, new, had_ours=_hooks_cleaned(data) != data),
+    changes = [json_change(hooks_path, text, data, new, had_ours=not same_content(data, _hooks_cleaned(data))),
                _config_change(config_path, res, uninstall=False)]
     res.notes.append(TRUST_NOTE)
     if res.mcp and not user:

@@ -49,6 +49,7 @@ from .installing import (
     read_json,
     read_text,
     record_file,
+    same_content,
     server_registered,
     shim_command,
 )
@@ -155,7 +156,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
     new = {"version": HOOKS_VERSION, **hooks_doc, "hooks": with_ours(hooks_doc.get("hooks") or {}, script)}
-    had_ours = _cleaned(hooks_doc) != hooks_doc
+    had_ours = not same_content(hooks_doc, _cleaned(hooks_doc))
     changes = [c for c in (json_change(hooks_path, hooks_text, hooks_doc, new, had_ours=had_ours),
                            mcp_file_change(mcp_path, res, uninstall=False)) if c]
     if changes:

@@ -47,6 +47,7 @@ from .installing import (
     read_json,
     read_json_file,
     record_file,
+    same_content,
     server_registered,
     shim_command,
     with_mcp_server,
@@ -158,7 +159,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     new = with_mcp_server(path, new, res, entry=server_entry())
     if not user:
         res.notes.append(TRUST_NOTE)
-    change = json_change(path, text, data, new, had_ours=_cleaned(path, data) != data)
+    change = json_change(path, text, data, new, had_ours=not same_content(data, _cleaned(path, data)))
     return Plan(res, [change] if change else [], False, record_file(None if user else root))
 
 

@@ -401,9 +401,26 @@ def json_change(path: Path, before: str | None, old: dict[str, Any], new: dict[s
 
 def _parses_to(text: str, path: Path, data: dict[str, Any]) -> bool:
     try:
-        return parse_json(text, path) == data
+        return same_content(parse_json(text, path), data)
     except SettingsError:
         return False
+
+
+def without_empties(value: Any) -> Any:
+    """``value`` with every object member whose value is (or becomes) an empty object or array left out."""
+    if isinstance(value, dict):
+        out = {k: without_empties(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if not (isinstance(v, (dict, list)) and not v)}
+    if isinstance(value, list):
+        return [without_empties(v) for v in value]
+    return value
+
+
+def same_content(original: Any, cleaned: Any) -> bool:
+    """Whether an uninstall's ``cleaned`` content is what the install found (``original``): equal but for
+    empty objects and arrays, which the removal of gitmem's entries cannot tell from ones it made (the
+    user's ``"hooks": {}`` that gitmem's handlers went into, then left empty)."""
+    return bool(without_empties(original) == without_empties(cleaned))
 
 
 # -- the handler shim -----------------------------------------------------------------------------

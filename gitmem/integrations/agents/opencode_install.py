@@ -44,6 +44,7 @@ from .installing import (
     read_json,
     read_text,
     record_file,
+    same_content,
 )
 
 NAME = "opencode"
@@ -200,7 +201,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     else:
         res.mcp = True
         new = {**data, "mcp": {**servers, MCP_NAME: server_entry()}}
-        change = json_change(config, text, data, new, had_ours=_config_cleaned(data) != data)
+        change = json_change(config, text, data, new, had_ours=not same_content(data, _config_cleaned(data)))
         changes += [change] if change else []
     return Plan(res, changes, False, record_file(None if user else root))
 
