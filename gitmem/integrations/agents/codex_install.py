@@ -195,7 +195,8 @@ def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: in
     that removing it gives back the same bytes); into an inline ``mcp_servers = {...}`` as an inline table;
     else ``tomlkit`` puts it beside the user's servers. Removed: the file's last table as text, with the
     blank line the install put before it; one amid others through ``tomlkit``. Every new text is read back
-    with ``tomllib`` and must hold exactly the user's content plus (or minus) gitmem's server.
+    with ``tomllib`` and must hold exactly the user's content plus (or minus) gitmem's server (but for
+    empty tables: ``installing.same_content``).
 
     Raises:
         SettingsError: the file is not valid TOML, its ``mcp_servers`` is not a table, or gitmem's server
@@ -230,7 +231,7 @@ def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: in
         new, why = None, f"{type(e).__name__}: {e}"
     else:
         why = "the result would read differently"
-    if new is None or _toml_data(new) != expected:
+    if new is None or not same_content(_toml_data(new), expected):
         verb = "remove gitmem's server from" if uninstall else "add gitmem's server to"
         hint = (f"remove the [mcp_servers.{MCP_NAME}] table yourself" if uninstall else
                 f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry())}")

@@ -187,7 +187,8 @@ def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None =
     prune = 0 if user else 1  # the project's .cursor/ goes when emptied; ~/.cursor/ is Cursor's own
     new = _cleaned(hooks_doc)
     empty = not new or new == {"version": HOOKS_VERSION}  # nothing but what the install put there
-    changes = [json_change(hooks_path, hooks_text, hooks_doc, new, empty=empty, prune=prune),
+    changes = [json_change(hooks_path, hooks_text, hooks_doc, new, empty=empty, prune=prune,
+                           scaffold={"version": HOOKS_VERSION}),
                mcp_file_change(mcp_path, res, uninstall=True, prune=prune)]
     return Plan(res, [c for c in changes if c], True, record_file(None if user else root))
 

@@ -386,9 +386,12 @@ def _undo(c: Change, entry: dict[str, Any] | None) -> None:
 
 
 def json_change(path: Path, before: str | None, old: dict[str, Any], new: dict[str, Any], *,
-                had_ours: bool = False, empty: bool = False, private: bool = False, prune: int = 0) -> Change | None:
+                had_ours: bool = False, empty: bool = False, private: bool = False, prune: int = 0,
+                scaffold: dict[str, Any] | None = None) -> Change | None:
     """The change of the JSON file ``path`` from ``old`` (read from text ``before``) to ``new`` in its style,
-    None when the content stays the same (``Change`` for the flags; ``same`` compares parsed content).
+    None when the content stays the same (``Change`` for the flags; ``same`` compares parsed content,
+    ``same_content``, an original without the members of ``scaffold`` as if it had them: what an install
+    adds beside gitmem's entries, such as Cursor's ``"version": 1``).
 
     Raises:
         SettingsError: ``new`` holds a value JSON cannot write.
@@ -396,12 +399,12 @@ def json_change(path: Path, before: str | None, old: dict[str, Any], new: dict[s
     if new == old:
         return None
     return Change(path, before, dump_json(new, before, path), had_ours=had_ours, empty=empty, private=private,
-                  prune=prune, same=lambda original: _parses_to(original, path, new))
+                  prune=prune, same=lambda original: _parses_to(original, path, new, scaffold or {}))
 
 
-def _parses_to(text: str, path: Path, data: dict[str, Any]) -> bool:
+def _parses_to(text: str, path: Path, data: dict[str, Any], scaffold: dict[str, Any]) -> bool:
     try:
-        return same_content(parse_json(text, path), data)
+        return same_content({**scaffold, **parse_json(text, path)}, data)
     except SettingsError:
         return False
 
