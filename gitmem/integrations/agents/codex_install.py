@@ -9,8 +9,8 @@ per event, a short shell command (``handler_command``) that runs this installati
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves
-empty); a hooks file left as ``{}`` is deleted, and its ``.codex/`` folder when that is then
-empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
+empty); a hooks file gitmem created and left as ``{}`` is deleted, and its ``.codex/`` folder when
+that is then empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
 same error as for Claude Code's files).
 
 The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the project's
@@ -20,7 +20,9 @@ The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the p
 ``installing.mcp_entry``'s shell command) into the first for ``--project``, the second for ``--user``,
 with ``tomlkit`` so the user's comments, order and formatting stay as they are; a ``gitmem`` server that
 is not ``gitmem mcp`` is left alone (with a note). ``uninstall`` removes only that table (and
-``[mcp_servers]`` when it held nothing else), and the file when nothing is left in it. A config file that
+``[mcp_servers]`` when it held nothing else), and the file when gitmem created it and nothing is left in it
+(``installing.apply``). An inline ``mcp_servers = {...}`` gets the server inline; a layout ``tomlkit``
+cannot edit without changing anything else is refused (``SettingsError``, nothing written). A config file that
 is not valid TOML is never rewritten (``SettingsError``). Verified with codex-cli 0.169.0
 (``codex mcp list`` lists a trusted project's server; tests/test_codex_install.py).
 

@@ -3,17 +3,23 @@
 Each ``<agent>_install.py`` module writes its agent's files with these (one owner per job):
 
 * ``InstallResult``: what an install or uninstall did, the same for every agent (``shapes.install_json``);
-* ``read_json`` / ``write_json``: a settings file read as a JSON object (never rewritten when it is not one:
-  ``SettingsError``), written atomically through a symlink, keeping its mode and its indentation;
-  ``write_or_remove``: the same, but a file gitmem's removal left as ``{}`` is deleted (and its folder when
-  that is then empty) so an uninstall leaves no trace of what the install created;
+* ``parse_json`` / ``read_json`` / ``dump_json``: a settings file read as a JSON object, only what can be
+  written back unchanged (``SettingsError`` for anything else: not JSON, not an object, ``NaN``, ``1e400``,
+  a key twice), and written in its own style (indentation or one line, spaces, final newline);
+* ``Change`` / ``Plan`` / ``apply``: an installer first reads and checks every file it touches and computes
+  their new text (``plan_install`` / ``plan_uninstall``: a refused file means nothing is written), then
+  ``apply`` writes them atomically through symlinks and keeps the install record (``record_file``: the
+  clone's ``installed-files.json``): which files gitmem created and the text the others had. An uninstall
+  gives a file that text back when nothing else changed in it (``same_content``), deletes a file only
+  when gitmem created it (or it is gitmem's own by content) and nothing else is left, never a symlink;
 * ``shim_command`` / ``marker`` / ``is_marked``: the one-line shell command of a hook handler, which runs
   this installation's hook script by absolute path, else the one on PATH, else nothing (exit 0), and starts
   with a no-op marker (``: gitmem-hook;``) by which gitmem knows its own handlers;
 * ``with_ours`` / ``without_ours`` / ``check_hooks_shape``: gitmem's handlers merged into, or removed from,
   the Claude-style hooks layout (``{event: [{"matcher"?, "hooks": [handler]}]}``) that Claude Code, Codex
   and Gemini CLI share;
-* ``mcp_entry`` / ``is_our_server`` / ``add_mcp_server`` / ``remove_mcp_server``: the ``gitmem mcp`` server
+* ``mcp_entry`` / ``is_our_server`` / ``with_mcp_server`` / ``without_mcp_server`` / ``mcp_file_change``:
+  the ``gitmem mcp`` server
   in a JSON ``mcpServers`` object (Claude Code's ``.mcp.json`` and ``~/.claude.json``, Gemini CLI's
   settings, Copilot CLI's ``.github/mcp.json`` and ``mcp-config.json``): merged, a foreign server of the
   same name left alone with a note, removed only when it is gitmem's;
@@ -216,20 +222,6 @@ def write_text(path: Path, text: str, *, private: bool = False) -> None:
     except FileNotFoundError:
         mode = 0o600 if private else None
     infra.atomic_write(target, text.encode("utf-8"), mode=mode)
-
-
-def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
-    """Write ``data`` to ``path`` (through a symlink) in the style of the text there (``dump_json``).
-
-    Raises:
-        SettingsError: ``data`` holds a value JSON cannot write.
-        OSError: the folder is not writable, the disk is full.
-    """
-    try:
-        like: str | None = Path(os.path.realpath(path)).read_text("utf-8", "replace")
-    except OSError:
-        like = None
-    write_text(path, dump_json(data, like, path), private=private)
 
 
 def remove_file(path: Path, prune: int = 1) -> None:
