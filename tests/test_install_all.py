@@ -244,6 +244,7 @@ STYLED = [
     ("cursor", ".cursor/hooks.json", '{"version": 1, "hooks": {"stop": [{"command": "echo hi"}]}}\n'),
     ("cursor", ".cursor/mcp.json", '{\n\t"mcpServers": {\n\t\t"gh": {"command": "gh-mcp"}\n\t}\n}'),
     ("opencode", "opencode.json", '{"$schema":"https://opencode.ai/config.json","theme":"x"}\n'),
+    ("copilot", ".github/mcp.json", '{\r\n  "mcpServers": {\r\n    "gh": {"command": "gh-mcp"}\r\n  }\r\n}\r\n'),
 ]
 
 
@@ -253,19 +254,22 @@ def test_install_then_uninstall_gives_back_the_exact_bytes_and_keeps_the_style_o
     commit(repo, "mine", {rel: text})
     mod = installers.get(agent)
     mod.install(repo)
-    installed = (repo / rel).read_text()
+    installed = (repo / rel).read_bytes().decode()
     assert ("\n" in text.strip()) == ("\n" in installed.strip())  # one line stays one line while installed
+    assert ("\r\n" in text) == ("\r\n" in installed)
     mod.uninstall(repo)
-    assert (repo / rel).read_text() == text and _status(repo) == ""
+    assert (repo / rel).read_bytes().decode() == text and _status(repo) == ""
     mod.install(repo)  # the user changes something else while gitmem is installed
     data = json.loads((repo / rel).read_text())
     data["mine"] = True
-    (repo / rel).write_text(json.dumps(data, separators=(",", ":")) if "\n" not in text.strip() else
-                            json.dumps(data, indent="\t" if "\t" in text else 2))
+    edited = (json.dumps(data, separators=(",", ":")) if "\n" not in text.strip() else
+              json.dumps(data, indent="\t" if "\t" in text else 2))
+    (repo / rel).write_bytes((edited.replace("\n", "\r\n") if "\r\n" in text else edited).encode())
     mod.uninstall(repo)
-    after = (repo / rel).read_text()
+    after = (repo / rel).read_bytes().decode()
     assert json.loads(after) == {**json.loads(text), "mine": True}
     assert ("\n" in after.strip()) == ("\n" in text.strip())  # compact stays compact, pretty stays pretty
+    assert ("\r\n" in after) == ("\r\n" in text)
 
 
 @pytest.mark.parametrize("bad", ['{"big": 1e400}', '{"x": NaN}', '{"x": -Infinity}', '{"x": 0.1000000000000000000001}',

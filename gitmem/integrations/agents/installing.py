@@ -134,13 +134,13 @@ def parse_json(text: str, path: Path) -> dict[str, Any]:
 
 
 def read_text(path: Path) -> str | None:
-    """The text of ``path`` (through a symlink), None when it does not exist.
+    """The text of ``path`` (through a symlink), line ends as they are, None when it does not exist.
 
     Raises:
         SettingsError: unreadable, or not UTF-8.
     """
     try:
-        return path.read_text("utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as e:
@@ -179,7 +179,7 @@ def dump_json(data: dict[str, Any], like: str | None, path: Path) -> str:
     """``data`` as JSON text in the style of ``like`` (the file's text; None or blank: a new file).
 
     Kept from ``like``: pretty-printed (its indentation) or on one line, with or without a space after
-    ``:`` and ``,``, ``\\uXXXX`` escapes for non-ASCII, the final newline. A new file: indentation 2,
+    ``:`` and ``,``, ``\\uXXXX`` escapes for non-ASCII, the final newline, CRLF line ends. A new file: indentation 2,
     non-ASCII as is, a final newline.
 
     Raises:
@@ -198,14 +198,17 @@ def dump_json(data: dict[str, Any], like: str | None, path: Path) -> str:
             indent, seps = _indent_of(body), (",", space)
         else:
             comma = re.search(r',(\s?)\s*["{\[\d\-tfn]', body)
-            indent, seps = None, ("," if comma is not None and comma.group(1) == "" else ", ", space)
+            tight = comma.group(1) == "" if comma is not None else space == ":"  # one member: as its colon
+            indent, seps = None, ("," if tight else ", ", space)
         ascii_only = like.isascii() and "\\u" in like
         newline = like.endswith("\n")
     try:
         text = json.dumps(data, indent=indent, separators=seps, ensure_ascii=ascii_only, allow_nan=False)
     except ValueError as e:
         raise SettingsError(f"{path}: {e}", FIX_HINT) from None
-    return text + "\n" if newline else text
+    text = text + "\n" if newline else text
+    crlf = like is not None and "\r\n" in like
+    return text.replace("\n", "\r\n") if crlf else text  # a JSON string holds no raw newline
 
 
 def write_text(path: Path, text: str, *, private: bool = False) -> None:
