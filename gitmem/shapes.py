@@ -309,12 +309,17 @@ def uninstall_json(res: InstallResult) -> JSONObject:
 
 def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
     """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
-    (before), **install_json or uninstall_json (absent in a dry run)}]}``."""
+    (before), **install_json or uninstall_json (when something was done), "would_change": [file] (a dry run),
+    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}]}``."""
     agents = []
     for p in plans:
         d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
         if p.result is not None:
             d |= install_json(p.result) if install else uninstall_json(p.result)
+        elif dry_run and p.plan is not None:
+            d["would_change"] = p.plan.paths
+        if p.error:
+            d |= {"error": p.error, "hint": p.hint}
         agents.append(d)
     return {"dry_run": dry_run, "agents": agents}
 

@@ -113,7 +113,7 @@ def test_mcp_server_round_trip_keeps_the_users_config_byte_for_byte(tmp_path: Pa
     assert status(tmp_path)["mcp"]
     uninstall(tmp_path)
     assert (config.read_text() if config.exists() else "") == text
-    assert config.exists() == bool(text)  # a file gitmem created goes
+    assert config.exists() and config.read_text() == text  # the user's file stays, even a blank one
 
 
 def test_a_foreign_gitmem_server_and_bad_toml_are_left_alone(tmp_path: Path) -> None:
@@ -139,7 +139,8 @@ def test_an_earlier_hand_written_server_is_recognised_and_updated(tmp_path: Path
     res = install(tmp_path)
     assert res.mcp and tomllib.loads(config.read_text())["mcp_servers"]["gitmem"]["command"] == "sh"
     uninstall(tmp_path)
-    assert not (tmp_path / ".codex").exists()
+    assert config.read_text() == "" and not (tmp_path / ".codex" / "hooks.json").exists()  # the config was not
+    # gitmem's creation: emptied, kept; the hooks file gitmem created goes
 
 
 def test_invalid_hooks_file_is_never_rewritten(tmp_path: Path) -> None:
@@ -180,3 +181,40 @@ def test_cli_install_and_uninstall_codex(tmp_path: Path, run_cli) -> None:  # ty
     assert not (repo / ".codex").exists()
     # Claude Code's install is untouched by any of this
     assert not (repo / ".claude").exists()
+
+
+@pytest.mark.parametrize("text", [
+    'mcp_servers = { other = { command = "x" } }\n',
+    'model = "gpt-5.5"\nmcp_servers.other.command = "x"\n',
+    '[mcp_servers]\nother = { command = "x" }\n',
+    '[mcp_servers]\n',
+])
+def test_every_layout_of_mcp_servers_takes_and_gives_back_gitmems_server(tmp_path: Path, text: str) -> None:
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(text)
+    res = install(tmp_path)
+    data = tomllib.loads(config.read_text())
+    assert res.mcp and data["mcp_servers"]["gitmem"]["command"] == "sh"
+    assert {k: v for k, v in data["mcp_servers"].items() if k != "gitmem"} == tomllib.loads(text)["mcp_servers"]
+    assert install(tmp_path).changed == []
+    uninstall(tmp_path)
+    assert config.read_text() == text and not (tmp_path / ".codex" / "hooks.json").exists()
+
+
+def test_a_config_gitmem_cannot_change_is_refused_before_the_hooks_file_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.integrations.agents import codex_install
+
+    config = tmp_path / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('mcp_servers = { other = { command = "x" } }\n')
+
+    def refuse(*_: object) -> str:  # tomlkit failing on a layout it cannot edit, as 0.13 did on inline tables
+        raise ValueError("Inline tables cannot contain a table")
+
+    monkeypatch.setattr(codex_install, "_with_server", refuse)
+    with pytest.raises(SettingsError) as e:
+        install(tmp_path)
+    assert "cannot add gitmem's server" in e.value.message and "[mcp_servers.gitmem]" in e.value.hint
+    assert not (tmp_path / ".codex" / "hooks.json").exists() and config.read_text().startswith("mcp_servers = {")

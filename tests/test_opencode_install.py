@@ -119,3 +119,18 @@ def test_the_registry_knows_opencode(tmp_path: Path, repo: Path) -> None:
     assert opencode_install.detect(repo, home) is None or "opencode on PATH" in str(opencode_install.detect(repo, home))
     (repo / ".opencode").mkdir()
     assert opencode_install.detect(repo, home) == ".opencode in this repository"
+
+
+def test_a_users_own_plugin_of_gitmems_name_is_never_replaced_nor_removed(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    ours = repo / ".opencode" / "plugins" / "gitmem.js"
+    ours.parent.mkdir(parents=True)
+    ours.write_text(THEIRS_JS)
+    with pytest.raises(SettingsError) as e:
+        opencode_install.install(repo)
+    assert "not gitmem's" in e.value.message and "rename it" in e.value.hint
+    assert ours.read_text() == THEIRS_JS and not (repo / "opencode.json").exists()  # nothing written
+    code, out, err = run_cli(repo, "install", "opencode")
+    assert code == 1 and "not gitmem's" in err and ours.read_text() == THEIRS_JS
+    assert not installers.is_installed(opencode_install.status(repo))
+    code, out, err = run_cli(repo, "uninstall", "opencode")
+    assert code == 0 and ours.read_text() == THEIRS_JS and "not gitmem's" in out

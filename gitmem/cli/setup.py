@@ -153,15 +153,44 @@ def _no_agent_error(detected: bool) -> GitmemError:
 
 def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
     lines = []
+    refused = any(p.plan is None for p in plans)
     for p in plans:
+        if p.error:
+            lines.append(f"{p.agent}: {'refused' if p.plan is None else 'failed'}: {p.error}")
+            lines += [f"  hint: {p.hint}"] if p.hint else []
+            if p.result is not None and p.result.changed:
+                lines += ["  " + line for line in _render(p.result, "wrote").splitlines()]
+            continue
         if p.result is None:
-            verb = ("would install" if not p.installed else "already installed, would refresh") if install \
-                else "would uninstall"
+            assert p.plan is not None
+            if dry_run:
+                verb = ("would install" if not p.installed else "already installed, would refresh") if install \
+                    else "would uninstall"
+            else:
+                verb = f"not {'installed' if install else 'uninstalled'}: another agent's file was refused"
             lines.append(f"{p.agent}: {verb} ({p.reason})")
+            lines += [f"  would write {path}" for path in p.plan.paths] if dry_run else []
             continue
         lines.append(f"{p.agent}: {'installed' if install else 'uninstalled'} ({p.reason})")
         lines += ["  " + line for line in _render(p.result).splitlines()]
+    if refused and not dry_run:
+        verb = "install" if install else "uninstall"
+        lines.append(f"nothing was written: fix the refused files and run again, or `gitmem {verb} AGENT` "
+                     "for one agent")
     return "\n".join(lines)
+
+
+def _run_all(plans: list[AgentPlan], install: bool, dry_run: bool) -> None:
+    """Write ``plans`` (none of them when an agent was refused, or in a dry run), print the report, and exit 1
+    when an agent was refused or failed to write."""
+    from ..integrations.agents import installers
+
+    if not dry_run and all(p.plan is not None for p in plans):
+        installers.apply_all(plans)
+    _out(shapes.install_all_json(plans, install=install, dry_run=dry_run),
+         lambda: _render_plans(plans, install, dry_run))
+    if any(p.error for p in plans):
+        sys.exit(EXIT_ERROR)
 
 
 @cli.group("install", invoke_without_command=True)
@@ -175,8 +204,10 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     .codex/, .gemini/, .github/hooks/, .cursor/, .opencode/, opencode.json,
     CLAUDE.md, AGENTS.md, GEMINI.md ...) or on this machine (~/.claude, ~/.codex,
     ~/.gemini, ~/.copilot, ~/.cursor, ~/.config/opencode, the agent on PATH) and
-    install for each in this repository, saying why each was chosen. Exits 1
-    when no agent is detected.
+    install for each in this repository, saying why each was chosen. Every
+    agent's files are read and checked first: when one is refused (not valid
+    JSON, not gitmem's ...), nothing is written, and the command says which and
+    why and exits 1 (so does --dry-run). Exits 1 when no agent is detected.
 
     \b
     Example usage:
@@ -189,18 +220,10 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     from ..integrations.agents import installers
 
     root = _store(require=False).repo.root
-    home = Path(os.path.expanduser("~"))
-    found = installers.detect_all(root, home)
+    found = installers.detect_all(root, Path(os.path.expanduser("~")))
     if not found:
         raise _no_agent_error(True)
-    plans = []
-    for name, reason in found:
-        mod = installers.get(name)
-        plan = installers.AgentPlan(name, reason, installers.is_installed(mod.status(root)))
-        if not dry_run:
-            plan.result = mod.install(root)
-        plans.append(plan)
-    _out(shapes.install_all_json(plans, install=True, dry_run=dry_run), lambda: _render_plans(plans, True, dry_run))
+    _run_all(installers.plan_all(found, root), True, dry_run)
 
 
 @cli.group("uninstall", invoke_without_command=True)
@@ -209,6 +232,9 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
 @click.pass_context
 def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
     """Remove what `gitmem install` registered; with no AGENT, from every agent it is installed for here.
+
+    Every agent's files are read and checked first: when one is refused,
+    nothing is written (exit 1).
 
     \b
     Example usage:
@@ -223,13 +249,8 @@ def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
     names = installers.installed(root)
     if not names:
         raise _no_agent_error(False)
-    plans = []
-    for name in names:
-        plan = installers.AgentPlan(name, "gitmem is installed for it here", True)
-        if not dry_run:
-            plan.result = installers.get(name).uninstall(root)
-        plans.append(plan)
-    _out(shapes.install_all_json(plans, install=False, dry_run=dry_run), lambda: _render_plans(plans, False, dry_run))
+    _run_all(installers.plan_all([(n, "gitmem is installed for it here") for n in names], root, uninstall=True),
+             False, dry_run)
 
 
 def _scope(name: str, user: bool) -> Path | None:

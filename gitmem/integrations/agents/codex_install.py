@@ -9,8 +9,8 @@ per event, a short shell command (``handler_command``) that runs this installati
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves
-empty); a hooks file left as ``{}`` is deleted, and its ``.codex/`` folder when that is then
-empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
+empty); a hooks file gitmem created and left as ``{}`` is deleted, and its ``.codex/`` folder when
+that is then empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
 same error as for Claude Code's files).
 
 The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the project's
@@ -20,7 +20,9 @@ The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the p
 ``installing.mcp_entry``'s shell command) into the first for ``--project``, the second for ``--user``,
 with ``tomlkit`` so the user's comments, order and formatting stay as they are; a ``gitmem`` server that
 is not ``gitmem mcp`` is left alone (with a note). ``uninstall`` removes only that table (and
-``[mcp_servers]`` when it held nothing else), and the file when nothing is left in it. A config file that
+``[mcp_servers]`` when it held nothing else), and the file when gitmem created it and nothing is left in it
+(``installing.apply``). An inline ``mcp_servers = {...}`` gets the server inline; a layout ``tomlkit``
+cannot edit without changing anything else is refused (``SettingsError``, nothing written). A config file that
 is not valid TOML is never rewritten (``SettingsError``). Verified with codex-cli 0.169.0
 (``codex mcp list`` lists a trusted project's server; tests/test_codex_install.py).
 
@@ -30,17 +32,20 @@ otherwise: ``install`` always notes it.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from ... import infra
 from .installing import (
     FIX_HINT,
     MCP_NAME,
+    Change,
     InstallResult,
+    Plan,
     SettingsError,
+    apply,
     check_hooks_shape,
     detect_by,
     hook_events_on,
@@ -48,14 +53,17 @@ from .installing import (
     installed_script,
     is_marked,
     is_our_server,
+    json_change,
     marker,
     mcp_entry,
     read_json,
-    remove_file,
+    read_json_file,
+    read_text,
+    record_file,
+    same_content,
     shim_command,
     with_ours,
     without_ours,
-    write_or_remove,
 )
 
 NAME = "codex"
@@ -122,8 +130,8 @@ def _result(hooks_path: Path, config_path: Path) -> InstallResult:
 HEADER = f"[mcp_servers.{MCP_NAME}]"
 
 
-def _read_toml(path: Path) -> tuple[str, Any]:
-    """``path``'s text and its ``tomlkit`` document (``""`` and an empty one when missing).
+def _read_toml(path: Path) -> tuple[str | None, Any]:
+    """``path``'s text (None when missing) and its ``tomlkit`` document (an empty one when missing).
 
     Raises:
         SettingsError: unreadable, or not valid TOML.
@@ -131,26 +139,19 @@ def _read_toml(path: Path) -> tuple[str, Any]:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
+    text = read_text(path)
     try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as e:
-        raise SettingsError(f"cannot read {path}: {e}", "fix or move the file, then run again") from None
-    try:
-        return text, tomlkit.parse(text)
-    except TOMLKitError as e:
+        return text, tomlkit.parse(text or "")
+    except (TOMLKitError, ValueError) as e:
         raise SettingsError(f"{path} is not valid TOML ({e})", FIX_HINT) from None
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write ``text`` atomically to ``path`` (or the file it links to), keeping that file's mode."""
-    target = Path(os.path.realpath(path))
+def _toml_data(text: str) -> dict[str, Any] | None:
+    """``text`` parsed by the standard library's TOML reader (None when it is not valid TOML)."""
     try:
-        mode: int | None = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    infra.atomic_write(target, text.encode("utf-8"), mode=mode)
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
 
 
 def _servers_of(path: Path, doc: Any) -> Any:
@@ -188,120 +189,166 @@ def mcp_registered(config: Path) -> bool | None:
     return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
-def add_mcp_server(path: Path, res: InstallResult) -> None:
-    """Write ``[mcp_servers.gitmem]`` into Codex's ``config.toml`` at ``path`` (see the module docstring).
+def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: int = 0) -> Change | None:
+    """The change of Codex's ``config.toml`` at ``path``: ``[mcp_servers.gitmem]`` added or removed (see the
+    module docstring), None when nothing changes.
 
-    Without an ``mcp_servers`` table the new table is appended after one blank line, as text (so that
-    ``remove_mcp_server`` gives back the same bytes); else ``tomlkit`` puts it beside the user's servers.
+    Added: without an ``mcp_servers`` table the new table is appended after one blank line, as text (so
+    that removing it gives back the same bytes); into an inline ``mcp_servers = {...}`` as an inline table;
+    else ``tomlkit`` puts it beside the user's servers. Removed: the file's last table as text, with the
+    blank line the install put before it; one amid others through ``tomlkit``. Every new text is read back
+    with ``tomllib`` and must hold exactly the user's content plus (or minus) gitmem's server (but for
+    empty tables: ``installing.same_content``).
 
     Raises:
-        SettingsError: the file is not valid TOML, or its ``mcp_servers`` is not a table (nothing is written).
+        SettingsError: the file is not valid TOML, its ``mcp_servers`` is not a table, or gitmem's server
+            cannot be added or removed without changing anything else.
     """
-    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
     text, doc = _read_toml(path)
+    old = _toml_data(text or "") or {}
     servers = _servers_of(path, doc)
-    if servers is not None and MCP_NAME in servers and not _ours_in(servers):
-        res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
-                         "left as it is")
-        return
-    res.mcp = True
+    ours = _ours_in(servers)
+    if uninstall:
+        if not ours:
+            return None
+        expected = {k: v for k, v in old.items() if k != "mcp_servers"}
+        rest = {k: v for k, v in old["mcp_servers"].items() if k != MCP_NAME}
+        if rest:
+            expected["mcp_servers"] = rest
+    else:
+        if servers is not None and MCP_NAME in servers and not ours:
+            res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
+                             "left as it is")
+            return None
+        res.mcp = True
+        entry = _server_entry()
+        if ours and servers[MCP_NAME].unwrap() == entry:
+            return None
+        expected = {**old, "mcp_servers": {**old.get("mcp_servers", {}), MCP_NAME: entry}}
+    try:
+        new = _without_server(text or "", doc, servers) if uninstall else _with_server(text or "", doc, servers)
+    except (TOMLKitError, ValueError, TypeError, KeyError) as e:  # tomlkit refuses some layouts: say so
+        new, why = None, f"{type(e).__name__}: {e}"
+    else:
+        why = "the result would read differently"
+    if new is None or not same_content(_toml_data(new), expected):
+        verb = "remove gitmem's server from" if uninstall else "add gitmem's server to"
+        hint = (f"remove the [mcp_servers.{MCP_NAME}] table yourself" if uninstall else
+                f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry())}")
+        raise SettingsError(f"{path}: gitmem cannot {verb} mcp_servers as it is laid out ({why})", hint)
+    return Change(path, text, new, had_ours=ours, empty=not new.strip(), prune=prune,
+                  same=lambda original: same_content(_toml_data(original), expected))
+
+
+def _with_server(text: str, doc: Any, servers: Any) -> str:
+    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) with gitmem's server."""
+    import tomlkit
+    from tomlkit.items import InlineTable
+
     entry = _server_entry()
-    if servers is not None and MCP_NAME in servers and servers[MCP_NAME].unwrap() == entry:
-        return
     if servers is None:
         sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-        new = text + sep + tomlkit.dumps({"mcp_servers": {MCP_NAME: entry}})
-    else:
-        table = tomlkit.table()
-        for key, value in entry.items():
-            table[key] = value
-        table.add(tomlkit.nl())  # a blank line before whatever table comes next
-        servers[MCP_NAME] = table
-        new = doc.as_string()
-    _write_text(path, new)
-    res.changed.append(str(path))
+        return text + sep + tomlkit.dumps({"mcp_servers": {MCP_NAME: entry}})
+    if isinstance(servers, InlineTable):
+        inline = tomlkit.inline_table()
+        inline.update(entry)
+        servers[MCP_NAME] = inline
+        return str(doc.as_string())
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = value
+    table.add(tomlkit.nl())  # a blank line before whatever table comes next
+    servers[MCP_NAME] = table
+    return str(doc.as_string())
 
 
-def remove_mcp_server(path: Path, res: InstallResult, *, prune: int = 1) -> None:
-    """Remove gitmem's ``[mcp_servers.gitmem]`` from Codex's ``config.toml`` at ``path`` (and ``[mcp_servers]``
-    when it holds nothing else; the file, and up to ``prune`` empty folders, when nothing is left).
-
-    The file's last table goes as text, with the blank line ``add_mcp_server`` put before it; one amid others
-    through ``tomlkit``.
-
-    Raises:
-        SettingsError: the file is not valid TOML, or its ``mcp_servers`` is not a table (nothing is written).
-    """
-    text, doc = _read_toml(path)
-    servers = _servers_of(path, doc)
-    if not _ours_in(servers):
-        return
+def _without_server(text: str, doc: Any, servers: Any) -> str:
+    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) without gitmem's server (and without
+    ``mcp_servers`` when it held nothing else)."""
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if line.strip() == HEADER]
     rest = lines[starts[-1] + 1:] if len(starts) == 1 else ["["]
     if not any(line.lstrip().startswith("[") for line in rest):
-        new = "".join(lines[:starts[0]])  # the last table of the file, as add_mcp_server appended it
-        if new.endswith("\n\n"):
-            new = new[:-1]
-    else:
-        del servers[MCP_NAME]
-        if not servers:
-            del doc["mcp_servers"]
-        new = doc.as_string()
-    if new.strip():
-        _write_text(path, new)
-    else:
-        remove_file(path, prune)
-    res.changed.append(str(path))
+        new = "".join(lines[:starts[0]])  # the last table of the file, as _with_server appended it
+        return new[:-1] if new.endswith("\n\n") else new
+    del servers[MCP_NAME]
+    if not servers:
+        del doc["mcp_servers"]
+    return str(doc.as_string())
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Register gitmem's Codex hooks and MCP server; see the module docstring.
+def _hooks_cleaned(data: dict[str, Any]) -> dict[str, Any]:
+    """The hooks file's object without gitmem's handlers (and what they leave empty)."""
+    if not isinstance(data.get("hooks"), dict) or not data["hooks"]:
+        return dict(data)
+    new = {**data, "hooks": without_ours(data["hooks"], is_ours)}
+    if not new["hooks"]:
+        del new["hooks"]
+    return new
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, both files read and checked first (``installing.apply`` writes it).
 
     Raises:
-        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML (nothing is written).
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML or laid out so that
+            gitmem cannot add its server.
     """
     hooks_path, config_path = locations(root, user, home)
-    data = read_json(hooks_path)
+    text, data = read_json_file(hooks_path)
     check_hooks_shape(hooks_path, data)
-    _servers_of(config_path, _read_toml(config_path)[1])  # refused before anything is written
     script = installed_script(HOOK_COMMAND)
     res = _result(hooks_path, config_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
-    write_or_remove(hooks_path, new, data, res)
-    add_mcp_server(config_path, res)
+    changes = [json_change(hooks_path, text, data, new, had_ours=not same_content(data, _hooks_cleaned(data))),
+               _config_change(config_path, res, uninstall=False)]
     res.notes.append(TRUST_NOTE)
     if res.mcp and not user:
         res.notes.append(MCP_TRUST_NOTE)
-    return res
+    return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
+
+
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Register gitmem's Codex hooks and MCP server; see the module docstring.
+
+    Raises:
+        SettingsError: see ``plan_install`` (nothing is written).
+    """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` writes or removes, both files read and checked first.
+
+    Raises:
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML or laid out so that
+            gitmem cannot remove its server.
+    """
+    hooks_path, config_path = locations(root, user, home)
+    text, data = read_json_file(hooks_path)
+    check_hooks_shape(hooks_path, data)
+    res = _result(hooks_path, config_path)
+    prune = 0 if user else 1
+    new = _hooks_cleaned(data)
+    changes = [_config_change(config_path, res, uninstall=True, prune=prune),
+               json_change(hooks_path, text, data, new, empty=not new, prune=prune)]
+    return Plan(res, [c for c in changes if c], True, record_file(None if user else root))
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's Codex hooks and MCP server, leaving everything else as it is (a file left empty is
-    deleted, and the project's ``.codex/`` when that is then empty).
+    """Remove gitmem's Codex hooks and MCP server, leaving everything else as it is (``installing.apply``: a
+    file gitmem changed gets back its bytes when nothing else changed in it; a file gitmem created is
+    deleted when nothing else is left in it, and the project's ``.codex/`` when that is then empty).
 
     Raises:
-        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML (nothing is written).
+        SettingsError: see ``plan_uninstall`` (nothing is written).
     """
-    hooks_path, config_path = locations(root, user, home)
-    data = read_json(hooks_path)
-    check_hooks_shape(hooks_path, data)
-    _servers_of(config_path, _read_toml(config_path)[1])
-    res = _result(hooks_path, config_path)
-    prune = 0 if user else 1
-    remove_mcp_server(config_path, res, prune=prune)
-    if not data.get("hooks"):
-        return res
-    new = dict(data)
-    new["hooks"] = without_ours(data["hooks"], is_ours)
-    if not new["hooks"]:
-        del new["hooks"]
-    write_or_remove(hooks_path, new, data, res, prune=prune)
-    return res
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:

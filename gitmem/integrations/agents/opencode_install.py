@@ -5,7 +5,8 @@ The plugin: ``<repo>/.opencode/plugins/gitmem.js`` (``--user``: ``~/.config/open
 config folder's ``plugin/`` or ``plugins/`` at startup. ``install`` writes it whole from
 ``gitmem/resources/opencode-plugin.js`` (the hook script's absolute path, the events' time limits and the
 tools whose calls may get context filled in; see ``opencode``) and ``uninstall`` removes it whole, only
-when it starts with gitmem's marker line (then ``plugins/`` and the config folder too when that leaves
+when it starts with gitmem's marker line (a plugin of that name that is not gitmem's is never replaced:
+``install`` refuses, writing nothing, nor removed) (then ``plugins/`` and the config folder too when that leaves
 them empty; OpenCode itself puts a ``package.json`` and ``node_modules/`` in ``.opencode/``, which stay).
 No other plugin is read or touched.
 
@@ -25,21 +26,25 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ... import infra
 from . import opencode
 from .installing import (
     FIX_HINT,
     MCP_NAME,
+    Change,
     InstallResult,
+    Plan,
     SettingsError,
+    apply,
     detect_by,
     install_notes,
     installed_script,
     is_our_server,
+    json_change,
     mcp_entry,
     read_json,
-    remove_file,
-    write_or_remove,
+    read_text,
+    record_file,
+    same_content,
 )
 
 NAME = "opencode"
@@ -154,13 +159,24 @@ def _result(plugin: Path, config: Path) -> InstallResult:
     return InstallResult(NAME, {"plugin": str(plugin), "config": str(config)}, command=HOOK_COMMAND)
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Write gitmem's OpenCode plugin and register the MCP server; see the module docstring.
+def _config_cleaned(data: dict[str, Any]) -> dict[str, Any]:
+    """The config without gitmem's ``mcp.gitmem`` (and without ``mcp`` when that leaves it empty)."""
+    servers = dict(data.get("mcp") or {})
+    if not is_our_entry(servers.get(MCP_NAME)):
+        return dict(data)
+    del servers[MCP_NAME]
+    return {**data, "mcp": servers} if servers else {k: v for k, v in data.items() if k != "mcp"}
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, every file read and checked first (``installing.apply`` writes it).
 
     Raises:
-        SettingsError: the config file is not plain JSON, or its ``mcp`` is not an object (nothing is written).
+        SettingsError: the config file is not plain JSON or its ``mcp`` is not an object; or a plugin file of
+            gitmem's name is there and is not gitmem's.
     """
     plugin, config = locations(root, user, home)
+    text = read_text(config)
     data = read_config(config)
     script = installed_script(HOOK_COMMAND)
     res = _result(plugin, config)
@@ -168,45 +184,66 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
     source = plugin_source(script)
     try:
-        current: str | None = plugin.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        current = None
+        current = read_text(plugin)
+    except SettingsError:
+        current = ""
+    if current is not None and not is_our_plugin(plugin):
+        raise SettingsError(f"{plugin} is not gitmem's (its first line is not {MARKER!r}): gitmem does not "
+                            "replace it", f"rename it (OpenCode loads every plugin in {plugin.parent}), "
+                            "then run again")
+    changes: list[Change] = []
     if current != source:
-        if current is not None and not is_our_plugin(plugin):
-            res.notes.append(f"{plugin} was not gitmem's: replaced")
-        plugin.parent.mkdir(parents=True, exist_ok=True)
-        infra.atomic_write(plugin, source.encode("utf-8"))
-        res.changed.append(str(plugin))
+        changes.append(Change(plugin, current, source, had_ours=current is not None))
     servers = dict(data.get("mcp") or {})
     if MCP_NAME in servers and not is_our_entry(servers[MCP_NAME]):
         res.notes.append(f"{config} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
                          "left as it is")
-        return res
-    res.mcp = True
-    write_or_remove(config, {**data, "mcp": {**servers, MCP_NAME: server_entry()}}, data, res)
-    return res
+    else:
+        res.mcp = True
+        new = {**data, "mcp": {**servers, MCP_NAME: server_entry()}}
+        change = json_change(config, text, data, new, had_ours=not same_content(data, _config_cleaned(data)))
+        changes += [change] if change else []
+    return Plan(res, changes, False, record_file(None if user else root))
+
+
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Write gitmem's OpenCode plugin and register the MCP server; see the module docstring.
+
+    Raises:
+        SettingsError: see ``plan_install`` (nothing is written).
+    """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` removes or writes, every file read and checked first.
+
+    Raises:
+        SettingsError: the config file is not plain JSON, or its ``mcp`` is not an object.
+    """
+    plugin, config = locations(root, user, home)
+    text = read_text(config)
+    data = read_config(config)
+    res = _result(plugin, config)
+    changes: list[Change] = []
+    if is_our_plugin(plugin) and plugin.is_symlink():
+        res.notes.append(f"{plugin} is a symlink: left as it is (remove it yourself)")
+    elif is_our_plugin(plugin):  # plugins/, then the config folder, only when empty
+        changes.append(Change(plugin, read_text(plugin), "", empty=True, owned=True, prune=2))
+    elif plugin.exists():
+        res.notes.append(f"{plugin} is not gitmem's: left as it is")
+    new = _config_cleaned(data)
+    change = json_change(config, text, data, new, empty=not new)
+    return Plan(res, changes + ([change] if change else []), True, record_file(None if user else root))
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's plugin file and its MCP entry, leaving everything else as it is.
+    """Remove gitmem's plugin file and its MCP entry, leaving everything else as it is (``installing.apply``).
 
     Raises:
         SettingsError: the config file is not plain JSON, or its ``mcp`` is not an object (nothing is written).
     """
-    plugin, config = locations(root, user, home)
-    data = read_config(config)
-    res = _result(plugin, config)
-    if is_our_plugin(plugin):
-        remove_file(plugin, prune=2)  # plugins/, then the config folder, only when empty
-        res.changed.append(str(plugin))
-    elif plugin.exists():
-        res.notes.append(f"{plugin} is not gitmem's: left as it is")
-    servers = dict(data.get("mcp") or {})
-    if is_our_entry(servers.get(MCP_NAME)):
-        del servers[MCP_NAME]
-        new = {**data, "mcp": servers} if servers else {k: v for k, v in data.items() if k != "mcp"}
-        write_or_remove(config, new, data, res, prune=0)
-    return res
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
