@@ -292,11 +292,11 @@ def doctor_json(report: Report) -> JSONObject:
 
 
 def install_json(res: InstallResult) -> JSONObject:
-    """``{"agent", "changed": [file], "notes", "command", "mcp" (registered), "files": {role: path}}``, and each
-    role of ``files`` at the top level too (the keys of earlier versions: ``settings``, ``hooks``, ``config``,
-    ``mcp_file``)."""
-    d: JSONObject = {"agent": res.agent, "changed": res.changed, "notes": res.notes, "command": res.command,
-                     "mcp": res.mcp, "files": dict(res.files)}
+    """``{"agent", "changed": [file], "created": [file of changed that did not exist], "notes", "command", "mcp"
+    (registered), "files": {role: path}}``, and each role of ``files`` at the top level too (the keys of
+    earlier versions: ``settings``, ``hooks``, ``config``, ``mcp_file``)."""
+    d: JSONObject = {"agent": res.agent, "changed": res.changed, "created": res.created, "notes": res.notes,
+                     "command": res.command, "mcp": res.mcp, "files": dict(res.files)}
     for role, path in res.files.items():
         d.setdefault(role, path)
     return d

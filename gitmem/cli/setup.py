@@ -135,7 +135,8 @@ def _install_root(user: bool) -> Path | None:
 
 
 def _render(res: InstallResult, verb: str = "updated") -> str:
-    lines = [f"{verb if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
+    lines = [f"{('created' if p in res.created else verb) if Path(p).exists() else 'removed'} {p}"
+             for p in res.changed] or ["nothing to change"]
     return "\n".join(lines + [f"note: {n}" for n in res.notes])
 
 

@@ -147,6 +147,10 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     res = _result(hooks_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
+    if not user:
+        res.notes.append("Copilot CLI reads a project's MCP servers (and runs its hooks) only in a folder you trust: "
+                         "start `copilot` here and trust the folder, or add it to \"trusted_folders\" in "
+                         "$COPILOT_HOME/config.json (~/.copilot)")
     doc = hooks_document(script, user)
     changes = [json_change(hooks_path, before, parse_json(before or "", hooks_path), doc, had_ours=ours),
                mcp_file_change(mcp_path, res, uninstall=False)]

@@ -63,12 +63,14 @@ class InstallResult:
     ``files``: role → path of each file the agent's installer owns or merges into (``"hooks"``,
     ``"settings"``, ``"mcp"``, ``"config"``…); ``changed``: the files written or removed; ``notes``: lines
     for the user; ``command``: the hook script the handlers run (absolute path, or the name on PATH);
-    ``mcp``: whether the ``gitmem`` MCP server is registered for the agent afterwards.
+    ``mcp``: whether the ``gitmem`` MCP server is registered for the agent afterwards; ``created``: the
+    files of ``changed`` that an install created (they did not exist before).
     """
 
     agent: str
     files: dict[str, str] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     command: str = ""
     mcp: bool = False
@@ -347,6 +349,8 @@ def apply(plan: Plan) -> InstallResult:
                 if plan.uninstall:
                     _undo(c, files.pop(key, None))
                 else:
+                    if c.before is None:
+                        res.created.append(str(c.path))
                     _do(c, files, key, res.agent)
                 res.changed.append(str(c.path))
         finally:
