@@ -173,7 +173,7 @@ def test_cli_install_and_uninstall_codex(tmp_path: Path, run_cli) -> None:  # ty
     assert run_cli(repo, "init", "--no-hooks")[0] == 0
     code, out, err = run_cli(repo, "install", "codex")
     assert code == 0, err
-    assert f"updated {repo / '.codex' / 'hooks.json'}" in out and "/hooks" in out
+    assert f"created {repo / '.codex' / 'hooks.json'}" in out and "/hooks" in out
     code, out, err = run_cli(repo, "install", "codex", "--json")
     assert code == 0 and json.loads(out)["changed"] == []
     code, out, err = run_cli(repo, "uninstall", "codex")
