@@ -7,7 +7,8 @@ import; a pattern is compiled on first use, and only when a cheap substring test
 it could match, so a hook pays only for the rules its text needs.
 
 Measured on the dev box (CPython 3.11, a loaded 2-core VM; see the last tests in
-``tests/test_redact.py``): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
+``tests/test_redact.py``, and ``bench/redaction.py`` for the classes added in issue 12, which cost
+≈ 1.4× CPU time on source code): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
 recompiled, e.g. under PYTHONDONTWRITEBYTECODE); the first ``redact()`` of a typical Bash event
 ≈ 3-5 ms including its regex compiles, later ones ≈ 0.3 ms; ``redact_text`` on 100 KB ≈ 2.5-3 ms
 for source code, ≈ 3-5 ms for Markdown prose (non-ASCII), ≈ 20-45 ms for a worst case holding
@@ -19,9 +20,26 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
 
 * ``<private>…</private>`` spans (case-insensitive, multi-line, nested, and an unclosed
   ``<private>`` to the end of the text) become ``[PRIVATE]`` — :func:`strip_private`.
-* PEM private key blocks (RSA, EC, DSA, OPENSSH, PGP, ENCRYPTED, plain ``PRIVATE KEY``), with real
-  or JSON-escaped (``\\n``) line breaks; a BEGIN without END is redacted to the end of the text.
-  Certificates and public keys are kept.
+* PEM private key blocks (RSA, EC, DSA, OPENSSH, PGP, ENCRYPTED, SIGSTORE…, plain ``PRIVATE KEY``,
+  and the four-dash SSH2 framing), with real or JSON-escaped (``\\n``) line breaks or split over
+  concatenated string literals; a BEGIN without END is redacted to the end of its key lines, and a
+  header with no key material after it (a string naming the format) is kept. Certificates and
+  public keys are kept.
+* The key lines of other private-key formats: age identities (``AGE-SECRET-KEY-1…``,
+  ``AGE-PLUGIN-…-1…``), minisign and signify secret keys (the line under ``untrusted comment: …
+  secret key``, or their base64 prefixes), the ``Private-Lines`` of a PuTTY ``.ppk``, Nostr
+  ``nsec1…``, BIP-32 ``xprv…``, the private members (``d p q dp dq qi k``) of a JWK (within 2 KB
+  of ``"kty"``); WireGuard ``PrivateKey =`` goes through the secret-named-key rule.
+* Prefixed tokens of any provider: a short all-lower- or all-upper-case prefix with separators
+  (``hf_``, ``dop_v1_``, ``pscale_tkn_``, ``NRAK-``, ``glsa_``, ``sha256~``, ``tskey-auth-``) followed
+  by a token-shaped value (:func:`_token_shaped`: machine-generated, not word-like) of 20+
+  characters; the prefix is kept. Hash names (``sha512-…`` integrity strings) and UUIDs are not
+  tokens. A few provider shapes without a separator (Databricks ``dapi``, ``EZAK``, ``AKCp``,
+  ``ATATT3``, ``ABSK``, Terraform ``.atlasv1.``, Azure AD ``…Q~…`` client secrets, MaxMind ``_mmk``).
+* URL credentials: a token-shaped user-info without a password (a Sentry DSN key, a token used as
+  the clone user) and token-shaped path segments — ``bot<id>:<token>``, a segment after ``key``,
+  ``token``, ``hooks``, ``webhook``…, or any 24+ character token-shaped segment that is not
+  hexadecimal (commit SHAs), a UUID or a file name — become ``[REDACTED:url-credential]``.
 * Provider tokens recognisable by their shape: AWS access key ids (AKIA/ASIA/…), AWS secret keys
   after an ``aws…secret…`` key, GitHub (``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``), GitLab
   (``glpat- gldt- glrt- glptt-``), Slack (``xox?-``, ``xapp-`` and ``hooks.slack.com`` webhook
@@ -43,8 +61,13 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
   ``os.environ.setdefault("KEY", "…")``). A key is
   secret-named when it contains, case-insensitively, PASSWORD/PASSWD/PASSPHRASE, API_KEY/APIKEY,
   ACCESS_KEY, PRIVATE_KEY, SECRET_KEY, CLIENT_SECRET, CREDENTIAL(S), AUTH_TOKEN/ACCESS_TOKEN/…, or
-  has a word SECRET(S), TOKEN, AUTH, AUTHORIZATION, PASS, PWD, PW, CREDS (words split on ``_ - .``
-  and camelCase). Keys whose last word says they hold metadata, not the secret
+  has as its head noun (its last word, ignoring ``_prod``/``_v2``-like suffixes) a word SECRET(S),
+  TOKEN, AUTH, AUTHORIZATION, PASS, PWD, PW, CREDS (words split on ``_ - .`` and camelCase):
+  ``GITHUB_TOKEN`` and ``x-auth-token`` are, ``authInfo``, ``TokenSource`` and ``auth_event`` are
+  not. A key whose head noun is KEY, SIG(NATURE), DSN or SESSION(ID) (``routing_key``,
+  ``Ocp-Apim-Subscription-Key``, ``sig=`` in a SAS URL, ``sessionid``; not ``public_key``,
+  ``cache_key``, ``sort_key``…) loses its value only when the value is token-shaped and not a UUID
+  (marker ``[REDACTED:key]``). Keys whose last word says they hold metadata, not the secret
   (``password_length``, ``token_count``, ``secret_name``, ``token_url``, ``api_key_header``,
   ``password_file``, ``auth_type``, …) are left alone. DSNs and database URLs lose their password
   through the URL rule.
@@ -71,11 +94,21 @@ The literal-value rule for secret-named keys (so that code is not mangled):
 * An unquoted value is redacted only when it is a word that is not an expression: it is kept if
   it is a call or subscript (see below), starts with ``$`` (``$VAR``, ``${VAR}``,
   ``$(cmd)``), is a template (``{{x}}``, ``{x}``, ``<your-token>``, ``%VAR%``), a keyword, literal
-  or type name (``None null true false await new str …``), a number of at most 6 digits, a mask
-  (``****``, ``xxx``), a digit-free variable name that itself names a secret (``password=password``,
-  ``token = auth_token``, ``self.password``, ``API_KEY``; but ``MySecret`` or ``hunter2`` are
-  redacted), a dotted ``os.``/``process.``/``settings.``/``config.`` reference, a secret-named key
-  of its own (``password=token=…``: that key is handled instead), or follows ``==``/``!=``.
+  or type name (``None null true false await new str value data …``), a number of at most 6 digits
+  or a hex literal (``0x20``), a mask (``****``, ``xxx``), one or two characters or no letter or
+  digit at all (``auth=("user", "pass")``), a digit-free variable name that itself names a secret
+  (``password=password``, ``token = auth_token``, ``API_KEY``), a secret-named key of its own
+  (``password=token=…``: that key is handled instead), or follows ``==``/``!=``. An identifier
+  that is not token-shaped is a reference too when it is an attribute chain (``self.password``,
+  ``tk.AccessToken``, ``_t.AuthType``, ``!!_config.withCredentials``), a digit-free PascalCase type
+  or class (``auth: AuthType``, ``CancelToken: CancelTokenStatic``), a digit-free name after an
+  everyday key outside a shell assignment (``auth=tinfo``), or any name where the text is code: a
+  keyword argument (``f(a, password=phrase)``), an assignment to an attribute
+  (``sessions.get_netrc_auth = mock_fn``), or a value followed by ``,`` ``;`` ``)`` ``}`` or an
+  operator (``withCredentials: defaultToConfig2,``, ``auth = username + ':'``). A quoted value
+  that is an UPPER_SNAKE name of a secret (``awsSessionToken = "AWS_SESSION_TOKEN"``), a quote that
+  closes a string the key sits in (``assert "Confirm Password: " in out``) and an interpolated
+  string whose literal words hold no digits (``f"Repeat {index}"``) are kept.
 * A whitespace separator (``--password hunter2``) counts only for command-line flags (keys
   starting with ``-``) and after ``setx`` (any case, where a command starts) or ``ENV``/``ARG``
   (upper case, at a line start or where a command starts), so prose such as "the password is"
@@ -107,8 +140,12 @@ The literal-value rule for secret-named keys (so that code is not mangled):
   and is kept; ``path::symbol`` anchors never count as ``key: value``.
 
 Deliberately not caught (too ambiguous, or would destroy ordinary text): bare high-entropy
-strings with no prefix and no secret-named key (a 40-hex git SHA and a UUID in prose must
-survive; memories cite commits), ``-p value`` / ``-pSECRET`` short flags, ``password is
+strings with no prefix, no URL and no secret- or key-like name (``Client('<40 chars>')``),
+a digit-free literal that looks like an identifier (``password: CorrectHorse``, a PascalCase word;
+``auth: hunter``), a literal with digits where the text is code (``f(password=hunter2)``,
+``password: hunter2,``), a JWK private member more than 2 KB from ``"kty"``, and other bare
+strings (a 40-hex git SHA and a UUID in prose must survive; memories cite commits), ``-p value`` /
+``-pSECRET`` short flags (unless the secret is a prefixed token), ``password is
 hunter2`` in prose, a value that is a bare everyday variable-like word naming a secret
 (``PASSWORD=secret``), secrets inside triple-quoted multi-line strings, tokens glued to letters
 on either side (``xAKIA…``: not the token format), DSN/key names on their own (``SENTRY_DSN`` holds
@@ -269,9 +306,20 @@ _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _KEYSEP = r"""[\w.-]{0,30}?["']?[ \t]*[:=]{1,2}[ \t]*["']?"""
 
 _RULES: tuple[_Rule, ...] = (
-    ("private-key", ("-----BEGIN",),
-     r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-     r".*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL, 0, None),
+    # Key lines of private-key formats that are not PEM blocks (PEM: _redact_pem_blocks).
+    ("private-key", ("age-",),          # age X25519 identities and plugin identities (bech32)
+     r"AGE-(?:SECRET-KEY-|PLUGIN-[A-Z0-9]{1,40}-)1[02-9AC-HJ-NP-Z]{40,}", 0, 0, "word"),
+    ("private-key", ("nsec1",), r"nsec1[02-9ac-hj-np-z]{58}(?![A-Za-z0-9])", 0, 0, "word"),   # Nostr (NIP-19)
+    ("private-key", ("prv",),           # BIP-32 extended private keys (xprv, tprv, yprv, zprv…)
+     r"[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![A-Za-z0-9])", 0, 0, "word"),
+    ("private-key", ("RWRTY0Iy", "RWQAAEIy", "RWRCSw"),   # minisign / signify secret keys (base64)
+     r"RW(?:RTY0Iy|QAAEIy|RCSw)[A-Za-z0-9+/]{60,}={0,2}", 0, 0, "word"),
+    ("private-key", ("untrusted comment",),   # the key line under a "... secret key" comment
+     r"untrusted comment:[^\n]{0,200}?secret key[^\n]{0,100}\r?\n(?P<v>[A-Za-z0-9+/]{40,}={0,2})", 0, "v", None),
+    ("private-key", ("private-lines",),       # PuTTY .ppk: the Private-Lines block
+     r"Private-Lines:[ \t]*\d{1,4}[ \t]*\r?\n"
+     r"(?P<v>[A-Za-z0-9+/=]{4,}(?=\r?\n|\Z)(?:\r?\n[A-Za-z0-9+/=]{4,}(?=\r?\n|\Z)){0,199})",
+     0, "v", None),
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
      r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])", 0, 0, "word"),
     ("aws-secret-key", ("aws",),
@@ -300,6 +348,15 @@ _RULES: tuple[_Rule, ...] = (
      r"(?:AccountKey|SharedAccess(?:Key|Signature))=(?P<v>[^;\s\"'<>]+)", 0, "v", "word"),
     ("heroku-api-key", ("heroku",), _ci("heroku") + _KEYSEP + f"(?P<v>{_UUID})(?![0-9a-fA-F-])",
      0, "v", "word"),
+    # Provider tokens whose prefix has no separator (the generic prefixed-token rule needs one):
+    # Databricks, EasyPost, Artifactory, Atlassian, Amazon Bedrock (gitleaks' rule definitions).
+    ("api-token", ("dapi", "EZAK", "AKCp", "ATATT3", "ABSK"),
+     r"(?:dapi[a-f0-9]{32}(?:-\d)?|EZAK[A-Za-z0-9]{54}|AKCp[A-Za-z0-9]{69}|ATATT3[A-Za-z0-9_=-]{150,}"
+     r"|ABSK[A-Za-z0-9+/]{100,}={0,2})(?![A-Za-z0-9])", 0, 0, "word"),
+    ("api-token", ("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", 0, 0, "word"),
+    ("maxmind-license-key", ("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])", 0, 0, "word"),
+    ("azure-client-secret", ("Q~",), r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+     0, 0, "word"),
     ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", 0, 0, "word"),
 )
 
@@ -327,7 +384,8 @@ def _fold(text: str) -> str:
     return text.encode("ascii", "replace").decode("ascii").lower()
 
 
-_REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*\}$|<[^<>]*>$|\*{3,}$|•+$|[xX]{3,}$|\.\.\.$|"
+_REFERENCE = (r"\$|%\w+%$|%\(\w+\)s$|%s$|\{\{|\{[\w.]*(?:![rsa])?(?::[^{}]{0,20})?\}$|"
+              r"<[^<>]*>$|\*{3,}$|•+$|[xX]{3,}$|\.\.\.$|"
               + _MARKER + "$")
 _PLACEHOLDER = r"\$\{[^{}]*\}|\{[^{}]*\}|\$\w+"
 _MORE_ON_LINE = r"[ \t\r]*[^\s]"
@@ -343,11 +401,17 @@ def _is_reference(value: str) -> bool:
 
 
 def _is_template(value: str) -> bool:
-    """``f"Bearer {token}"``, ``"Bearer ${TOKEN}"``: placeholders around at most a scheme word."""
+    """An interpolated value whose literal part holds nothing credential-like: ``f"Bearer {token}"``,
+    ``"Bearer ${TOKEN}"``, ``f"Repeat {index}"`` (words of letters and punctuation, at most 12
+    characters each, or a scheme word)."""
     if "{" not in value and "$" not in value:
         return False
     rest = _rx(_PLACEHOLDER).sub("", value)
-    return rest != value and rest.strip().lower() in _SCHEMES
+    if rest == value:
+        return False
+    if rest.strip().lower() in _SCHEMES:
+        return True
+    return all(len(w) <= 12 and not any(c.isdigit() for c in w) for w in rest.split())
 
 
 def _word_char(c: str) -> bool:
@@ -369,8 +433,20 @@ def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: L
         v = m.group(group)
         if _is_reference(v) or (kind == "basic-auth" and v.replace(":", "").isdigit()):
             return m.group(0)
-        if kind == "authorization" and not m.group("s") and v.isalpha() and len(v) < 20:
-            return m.group(0)            # prose: "Authorization: check roles first"
+        if kind == "authorization":
+            if not m.group("s") and v.isalpha() and len(v) < 20:
+                return m.group(0)        # prose: "Authorization: check roles first"
+            ref = v.rstrip(",;)]}")
+            call = _rx(_CALL_HEAD).match(v)
+            if call:
+                ref = call.group()       # authorization = typing.cast(…), Authorization: f(x)
+            if (not ref or (not ref[0].isalnum() and ref[0] not in "+/")
+                    or ref.lower() in _NON_SECRET_WORDS):
+                return m.group(0)        # "Authorization": []string{…}, "Authorization: *"
+            if (_rx(r"\w+=").fullmatch(ref)
+                    or (_rx(_IDENT_REF).fullmatch(ref) and len(ref) <= 64 and not _token_shaped(ref, 16)
+                        and ("." in ref or not any(c.isdigit() for c in ref)))):
+                return m.group(0)        # {"Authorization": auth_value}, Digest username="…"
         whole = m.group(0)
         return whole[:m.start(group) - s] + mark + whole[m.end(group) - s:]
 
@@ -382,7 +458,7 @@ def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: L
 
 # Candidate keys are found with substring searches for these hints in the case-folded text; the
 # whole key around a hit is then recovered and classified by _secret_key_kind.
-_HINTS = ("pass", "pw", "secret", "token", "auth", "cred", "key")
+_HINTS = ("pass", "pw", "secret", "token", "auth", "cred", "key", "sig", "dsn", "session")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _MAX_KEY = 80
 _KEY_REST = r"[\w.-]*"
@@ -443,6 +519,15 @@ _STRONG = ("password", "passwd", "passphrase", "apikey", "accesskey", "privateke
            "sessiontoken", "bearertoken", "signingkey", "encryptionkey")
 _WEAK = frozenset(("secret", "secrets", "token", "auth", "authorization", "pass", "pwd", "pw",
                    "creds", "cred", "passwd"))
+# Words after the head noun that do not change what a key holds (``API_TOKEN_PROD``, ``token_v2``).
+_SUFFIX_WORDS = frozenset("""prod production dev development staging stage live local old new ci
+    b64 base64 raw enc encoded hex default""".split())
+# Keys whose head noun is one of these hold a secret only when the value looks machine-generated
+# (``routing_key``, ``DD_APP_KEY``, ``Ocp-Apim-Subscription-Key``, ``sig=`` in a SAS URL,
+# ``SENTRY_DSN``, ``sessionid``): ``cache_key = "user:42"`` and ``key: value`` are ordinary.
+_KEYISH = frozenset(("key", "keys", "sig", "signature", "dsn", "sessionid", "session"))
+_NOT_KEYISH = frozenset(("public", "pub", "publishable", "primary", "foreign", "sort", "partition",
+                         "cache", "lookup", "dict", "map", "hash", "idempotency", "dedup", "row", "the"))
 _META = frozenset("""count counts type types kind len length limit limits size min max minlength
     maxlength url uri urls endpoint file filename files path paths dir directory name names env
     var variable vars field fields header headers prompt prompts policy mode method methods enabled
@@ -452,11 +537,16 @@ _META = frozenset("""count counts type types kind len length limit limits size m
     offset budget usage used cost rate version class cls factory manager service store cache
     validator validation check checker handler callback fn func hook hooks valid invalid exists
     set enable disable flow flows status state level backend backends plugin plugins module
-    py js ts tsx jsx go rs java rb md txt json yaml yml toml cfg ini sh""".split())
+    py js ts tsx jsx go rs java rb md txt json yaml yml toml cfg ini sh getter setter loader reader
+    writer input widget dialog form param params arg args option options opt opts flag flags
+    hasher hashing encoder decoder strategy event events info seconds secs ms millis minutes hours
+    days style source sources supplier suppliers""".split())
 _NON_SECRET_WORDS = frozenset("""none null nil undefined true false yes no on off enabled disabled
     required optional await new yield lambda function fn not typeof self this str string bytes
     int integer bool boolean float number any object dict list secretstr char text bearer
-    basic digest negotiate ntlm""".split())
+    basic digest negotiate ntlm value val values data result args kwargs params options opts obj
+    item arg default defaults input config cfg conf settings ctx context range async void func
+    function""".split())
 
 
 def _key_words(key: str) -> list[str]:
@@ -467,16 +557,29 @@ _key_cache: dict[str, tuple[str | None, bool]] = {}
 
 
 def _key_info(key: str) -> tuple[str | None, bool]:
-    """(marker kind or None, is a single everyday word such as ``auth``) for a key; cached."""
+    """(marker kind or None, is a single everyday word such as ``auth``) for a key; cached.
+
+    A key names a secret when it contains a strong word anywhere (``password``, ``api_key``,
+    ``client_secret``: ``DB_PASSWORD_FILE`` is the exception, its last word says it holds
+    metadata), or when its head noun — the last word, ignoring ``_prod``/``_v2``-like suffixes — is
+    a weak word (``token``, ``auth``, ``secret``): ``GITHUB_TOKEN`` and ``x-auth-token`` do,
+    ``authInfo``, ``TokenSource`` and ``Dummy-Auth-Test`` do not. Kind ``"key"`` (a head noun such
+    as ``key``, ``sig``, ``dsn``) is a secret only when its value is token-shaped (see
+    :func:`_token_shaped`); callers check that.
+    """
     info = _key_cache.get(key)
     if info is not None:
         return info
     words = _key_words(key)
     kind = None
+    head = len(words)
+    while head > 1 and (words[head - 1] in _SUFFIX_WORDS or words[head - 1].isdigit()
+                        or _rx(r"v\d+").fullmatch(words[head - 1])):
+        head -= 1
+    last = words[head - 1] if words else ""
     if words and words[-1] not in _META:
         flat = "".join(words)
-        if any(s in flat for s in _STRONG) or any(
-                w in _WEAK or w.endswith(("secret", "token", "password", "passwd")) for w in words):
+        if any(s in flat for s in _STRONG) or last in _WEAK or last.endswith(("secret", "token")):
             if "pass" in flat or "pw" in words or "pwd" in words:
                 kind = "password"
             elif "token" in flat:
@@ -489,6 +592,8 @@ def _key_info(key: str) -> tuple[str | None, bool]:
                 kind = "credential"
             else:
                 kind = "secret"
+        elif last in _KEYISH and not _NOT_KEYISH.intersection(words):
+            kind = "key"
     weak = len(words) == 1 and words[0] in _WEAK and not any(s in words[0] for s in _STRONG)
     info = (kind, weak)
     if len(_key_cache) < 4096 and len(key) <= _MAX_KEY:
@@ -497,8 +602,10 @@ def _key_info(key: str) -> tuple[str | None, bool]:
 
 
 def _secret_key_kind(key: str) -> str | None:
-    """The marker kind for a secret-named key (``password``, ``token``, ``api-key``…), else None."""
-    return _key_info(key)[0]
+    """The marker kind for a key that names a secret whatever its value (``password``, ``token``,
+    ``api-key``…), else None (also for kind ``"key"``, which depends on the value)."""
+    kind = _key_info(key)[0]
+    return None if kind == "key" else kind
 
 
 def _names_secret(value: str) -> bool:
@@ -519,25 +626,52 @@ def _names_secret(value: str) -> bool:
     return kind is not None or weak
 
 
-def _keep_unquoted(value: str | None, sep: str, after: str, flag: bool) -> bool:
+_IDENT_REF = r"!{0,2}[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*"
+_PASCAL = r"_*[A-Z][a-z]+(?:[A-Z]+[a-z]*)+"
+_NUMBER_LITERAL = r"0[xXoObB][0-9a-fA-F_]+[uUlL]*|\d{1,6}(?:\.\d+)?"
+# What may follow a value that is code, not a literal: closing punctuation of a call, object or
+# statement directly after it, or an operator of an expression (`` + ``, a ternary `` ? ``).
+_CODE_AFTER = r"[,;)}]|[ \t]+(?:\+|\?\??|if|or|and)[ \t]"
+
+
+def _keep_unquoted(value: str | None, sep: str, after: str, flag: bool, weak: bool = False,
+                   code: bool = False) -> bool:
     """True when an unquoted value of a secret-named key is code or a reference, not a literal.
 
-    ``value`` is None for a run longer than 256 characters (only the cheap checks apply then).
+    ``value`` is None for a run longer than 256 characters (only the cheap checks apply then);
+    ``after`` is the text that follows it (a few characters are looked at); ``weak`` says the key
+    is one everyday word (``auth``, ``token``); ``code`` says the key is a keyword argument
+    (``f(a, password=pw)``). An identifier — not token-shaped — is a reference and kept when it
+    is an attribute chain (``tk.AccessToken``, ``_t.AuthType``), a PascalCase type or class name
+    (``AuthType``, ``CancelTokenStatic``), a digit-free name after an everyday key
+    (``auth=tinfo``), or any name where the text is code (a keyword argument, or the value is
+    followed by ``,`` ``;`` ``)`` ``}`` or an operator: ``withCredentials: defaultToConfig2,``).
     """
     op = sep.strip()
     if not op and not flag:
         return True                      # "the password is", "for token in tokens"
-    if op in ("==", "!="):
+    if op in ("==", "!=", "===", "!=="):
         return True                      # comparison with a variable
-    if after in ("(", "["):
-        return True                      # call or subscript: getpass(), os.environ["X"]
+    if after[:1] in ("(", "[", "{"):
+        return True                      # call, subscript or literal: getpass(), os.environ["X"], T{}
     if value is None:
         return False
     if _is_reference(value) or value.lower() in _NON_SECRET_WORDS:
         return True
-    if value.isdigit() and len(value) <= 6:
+    if not any(c.isalnum() for c in value) or len(value) <= 2:
+        return True                      # auth=("user", "pass"): the value is elsewhere
+    if _rx(_NUMBER_LITERAL).fullmatch(value):
+        return True                      # TOKEN_QUERY = 0x8, timeout=30
+    if _names_secret(value):
+        return True                      # password=password, self.token, process.env.TOKEN
+    if not _rx(_IDENT_REF).fullmatch(value) or _token_shaped(value, 16):
+        return False
+    if "." in value or value.startswith("!") or _rx(_PASCAL).fullmatch(value):
         return True
-    return _names_secret(value)          # password=password, self.token, process.env.TOKEN
+    code = code or _rx(_CODE_AFTER).match(after) is not None
+    if any(c.isdigit() for c in value):
+        return code
+    return code or weak
 
 
 def _is_call(value: str) -> bool:
@@ -787,6 +921,11 @@ def _redact_key_values(text: str, low: str) -> str:
         op = sep.strip()
         if (op == ",") != comma:
             continue
+        # A keyword argument, f(a, password=pw): its unquoted value is a variable of the program.
+        # So is an assignment to an attribute, obj.auth = value (a .properties line has no blanks).
+        kwarg = (op == "=" and not flag and not text[ks:key_end].isupper()
+                 and (text[max(0, ks - 64):ks].rstrip(" \t").endswith(("(", ","))
+                      or ("." in text[ks:key_end].strip(".") and sep != "=")))
         val = tail.group("val")
         # A value that is kept is still scanned for keys of its own (skip_until stays key_end).
         if val:
@@ -808,10 +947,14 @@ def _redact_key_values(text: str, low: str) -> str:
                 continue                    # 'x: "api_key": "…"': the string is the next key
             if comma and inner.startswith("-"):
                 continue                    # ["--password", "--verbose"]: the next flag
+            if not tail.group("kq") and val[a - 1:a] in ("'", '"', "`") and _inside_string(text, ks, val[a - 1]):
+                continue                    # 'assert "Confirm Password: " in out': the key is text
+            if _rx(_ENV_NAME).fullmatch(inner) and _key_info(inner)[0]:
+                continue                    # awsSessionToken = "AWS_SESSION_TOKEN": a variable's name
             rs, re_ = vs + a, vs + b
         elif comma:
             continue                        # ["--token", token]: a variable
-        elif flag or (sep == "=" and not tail.group("kq") and not tail.group("ann")
+        elif flag or (sep == "=" and not tail.group("kq") and not tail.group("ann") and not kwarg
                       and (ks == 0 or text[ks - 1] in _ASSIGN_AFTER
                            # "(DB_PASSWORD=x;y)": an UPPER_CASE environment name in brackets is an
                            # assignment too; a lower-case one is a keyword argument, f(password=pw)
@@ -835,7 +978,7 @@ def _redact_key_values(text: str, low: str) -> str:
             e = _strip_closers(text, vs, ve)   # f(password=hunter2), "(DB_PASSWORD=x)."
             if e == vs:
                 continue
-            if _keep_unquoted(text[vs:e] if e - vs <= 256 else None, sep, "", True):
+            if _keep_unquoted(text[vs:e] if e - vs <= 256 else None, sep, "", True, False, kwarg):
                 continue
             if space_kw and weak and _rx(_MORE_ON_LINE).match(text, ve):
                 continue                    # prose: "ENV TOKEN is read from the vault"
@@ -855,7 +998,7 @@ def _redact_key_values(text: str, low: str) -> str:
                     continue
                 run_start, run_end = vs, ve = run.span()
             val = text[vs:ve] if ve - vs <= 256 else None
-            if _keep_unquoted(val, sep, text[ve:ve + 1], flag):
+            if _keep_unquoted(val, sep, text[ve:ve + 8], flag, weak, kwarg):
                 continue
             if weak and op == ":" and _rx(_MORE_ON_LINE).match(text, ve):
                 continue                    # prose: "auth: rotate the token cache"
@@ -863,7 +1006,7 @@ def _redact_key_values(text: str, low: str) -> str:
             if keylike and _key_info(keylike.group())[0]:
                 continue                    # "token=" in "password=token=…" is the next key
             rs, re_ = vs, ve
-            if op == ":" and not tail.group("kq"):
+            if op == ":" and not tail.group("kq") and kind != "key":
                 head = text[max(0, ks - 12):ks]
                 if ks > 12 and "\n" not in head:
                     head = "?"              # not at the start of a line
@@ -872,9 +1015,282 @@ def _redact_key_values(text: str, low: str) -> str:
                     re_ = len(text) if nl < 0 else nl
                     while re_ > ve and text[re_ - 1] in " \t\r":
                         re_ -= 1
+        if kind == "key" and (not _token_value(text[rs:re_])
+                              or low[max(0, ks - 8):ks].rstrip(" \t-_").endswith(("public", "pub"))):
+            continue                        # cache_key = "user:42", "public key: age1…": not secrets
         out.append(text[done:rs])
         out.append(_marker(kind))
         done = skip_until = re_
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+_ENV_NAME = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+
+
+def _inside_string(text: str, ks: int, quote: str) -> bool:
+    """True when the key at ``ks`` sits inside a ``quote``-delimited string that opened earlier on its
+    line (an odd number of unescaped ``quote`` characters before it; at most 512 are looked at)."""
+    line = text.rfind("\n", max(0, ks - 512), ks) + 1
+    if line == 0 and ks > 512:
+        return False
+    n = 0
+    i = text.find(quote, line, ks)
+    while i >= 0:
+        if text[i - 1:i] != "\\":
+            n += 1
+        i = text.find(quote, i + 1, ks)
+    return n % 2 == 1
+
+
+def _token_value(value: str) -> bool:
+    """A value after a ``key``-like name that is a credential: token-shaped, not a UUID."""
+    v = value.strip("\"'` \t")
+    return _token_shaped(v, 16) and not _rx(_UUID).fullmatch(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Token shape, generic prefixed tokens, URL credentials, PEM blocks
+
+# Chunks of a string that read as words: ``Request``, ``header``, ``HTTP``. Identifiers are made of
+# them (``RequestHeaderFieldsTooLarge``: 100 %), random tokens only by chance (base62: ~25 %).
+_WORDISH = r"[A-Z][a-z]{2,}|[a-z]{3,}|[A-Z]{4,}"
+_HEX = frozenset("0123456789abcdef")
+
+
+def _token_shaped(value: str, min_len: int = 20, hex_ok: bool = True) -> bool:
+    """True when ``value`` looks machine-generated (a key or token), not like a word or identifier.
+
+    Looks at the letters and digits of the first 512 characters, which must be at least
+    ``min_len`` and at least 3/4 of them: hexadecimal counts (when ``hex_ok``) from 32 digits
+    with both letters and digits making up at least 1/8 (a 40-hex git SHA is token-shaped: callers
+    that see SHAs pass ``hex_ok=False`` or require a secret context); mixed-case text counts when
+    at most 55 % of it (60 % if it holds digits) is in word-like chunks (``_WORDISH``); single-case
+    text counts with at least three separate runs of digits and four letters. Thresholds were set
+    on random base62/base64url/base36 strings (≥ 90 % of 26+ characters pass) against every
+    identifier of 20+ characters in the benchmark repositories (none pass; bench/redaction.py).
+    """
+    head = value[:512]
+    t = _rx(r"[^A-Za-z0-9]+").sub("", head)
+    n = len(t)
+    if n < min_len or n * 4 < len(head) * 3:
+        return False
+    digits = sum(c.isdigit() for c in t)
+    lower = sum(c.islower() for c in t)
+    upper = n - digits - lower
+    if not (lower and upper) and set(t.lower()) <= _HEX:
+        return hex_ok and n >= 32 and digits * 8 >= n and (n - digits) * 8 >= n
+    digit_runs = len(_rx(r"[0-9]+").findall(t))
+    if lower and upper:
+        wordy = sum(len(w) for w in _rx(_WORDISH).findall(t))
+        if wordy * 100 <= n * (60 if digit_runs else 55):
+            return True
+        # Random mixed-case letters (hf_…): capitals often follow capitals, which identifiers only
+        # do in acronyms (``HTTPBasicAuth`` is all word-like chunks).
+        caps = len(_rx(r"(?=[A-Z]{2})").findall(t))
+        humps = len(_rx(r"(?=[a-z][A-Z])").findall(t))
+        return caps * 10 >= n and humps * 10 >= n and wordy * 100 <= n * 80
+    return digit_runs >= 3 and n - digits >= 4
+
+
+# A token with a short lower- or upper-case prefix and separators (``hf_…``, ``dop_v1_…``,
+# ``pscale_tkn_…``, ``NRAK-…``, ``glsa_…``, ``sha256~…``, ``tskey-auth-…``): the prefixed form most
+# providers now use (gitleaks lists ~150 of them), recognised by its shape so new providers are
+# caught too. The part after the prefix must be token-shaped; hash names (``sha512-…`` integrity
+# strings) and UUIDs (``req-<uuid>``) are not tokens.
+# (Found from the separator, whose character class lets the regex engine skip ahead; the prefix
+# is then read backwards. A digit or capital among the first 20 characters: ``test_some_function``
+# is no token.)
+_PREFIXED_TAIL = (r"[_.~-](?=[A-Za-z0-9_~+/-]{0,19}[0-9A-Z])"
+                  r"(?P<v>[A-Za-z0-9][A-Za-z0-9_~+/-]{15,}(?:\.[A-Za-z0-9_~+/-]+)*={0,3})")
+_PREFIX_HEAD = r"(?:[a-z][a-z0-9]{0,11}|[A-Z][A-Z0-9]{0,11})(?:[_.~-][a-z0-9]{1,8}){0,2}[_.~-]\Z"
+_GLUED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
+_HASH_PREFIXES = frozenset("""sha sha1 sha224 sha256 sha384 sha512 md5 blake2b blake2s blake3 crc32
+    h1 git commit rev ref v""".split())
+
+
+def _redact_prefixed_tokens(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    head_rx = _rx(_PREFIX_HEAD)
+    tail_rx = _rx(_PREFIXED_TAIL)
+    for m in tail_rx.finditer(text):
+        sep = m.start()
+        lo = max(done, sep - 40)
+        flag = text[sep] == "-" and (sep == 0 or text[sep - 1] in " \t\n")
+        if flag:
+            inner = tail_rx.search(text, sep + 2, m.end())    # -p<prefix>_<token>: a short flag
+            if inner is None:
+                continue
+            m, lo, sep = inner, sep + 2, inner.start()
+        head = head_rx.search(text, lo, sep + 1)
+        if head is None or (head.start() > 0 and text[head.start() - 1] in _GLUED
+                            and not (flag and head.start() == lo)):
+            continue                      # no prefix, or glued to a longer word
+        p, v = head.group(), m.group("v").rstrip(".")
+        if "/" in v and not (v.endswith("=") or "+" in v):
+            v = v[:v.index("/")]          # a path, not base64: only its first part
+        if not p.endswith("~") and not _HASH_PREFIXES.isdisjoint(_rx(r"[_.-]").split(p.lower())):
+            continue                      # sha512-…, gss-gex-sha1-…: a hash, not a token
+        if _rx(_UUID).fullmatch(v) or not _token_shaped(v, 20):
+            continue
+        out.append(text[done:m.start("v")])
+        out.append(_marker("token"))
+        done = m.start("v") + len(v)
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+# JWK private members (RFC 7518 §6.2.2 EC ``d``, §6.3.2 RSA ``d p q dp dq qi``, §6.4.1 ``k``),
+# looked for within 2 KB of each ``"kty"`` (a JWK is small; the pattern has no literal prefix).
+_JWK_PRIVATE = r'\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"(?P<v>[A-Za-z0-9_-]{16,})\\?"'
+
+
+def _redact_jwk_private_members(text: str) -> str:
+    spans: list[tuple[int, int]] = []
+    rx = _rx(_JWK_PRIVATE)
+    i = text.find("kty")
+    while i >= 0:
+        lo = max(i - 2048, spans[-1][1] if spans else 0)
+        for m in rx.finditer(text, lo, i + 2048):
+            if not spans or m.start("v") >= spans[-1][1]:
+                spans.append(m.span("v"))
+        i = text.find("kty", i + 3)
+    if not spans:
+        return text
+    out, done = [], 0
+    for a, b in spans:
+        out += [text[done:a], _marker("private-key")]
+        done = b
+    out.append(text[done:])
+    return "".join(out)
+
+
+# URLs: credentials in the user-info without a password (``https://<key>@o1.ingest.sentry.io/2``,
+# ``https://<token>@git.example.com``) and in path segments (``/bot<id>:<token>/``,
+# ``/hooks/<token>``, ``/IncomingWebhook/<hex>/``, a 24+ character token-shaped segment).
+_URL_REST = r"[^\s'\"<>`\\()\[\]{}]{1,4096}"
+_PATH_SECRET_WORDS = frozenset(("key", "keys", "token", "tokens", "secret", "secrets", "hooks", "hook",
+                                "webhook", "webhooks", "incomingwebhook", "apikey", "api_key",
+                                "access_token"))
+_TELEGRAM = r"(bot)(\d{5,16}:[A-Za-z0-9_-]{30,})"
+
+
+def _url_secret_segment(seg: str, prev: str) -> tuple[int, int] | None:
+    """(start, end) of the credential inside one path segment, or None."""
+    if len(seg) < 16 or seg.startswith("["):
+        return None
+    m = _rx(_TELEGRAM).fullmatch(seg)
+    if m:
+        return m.span(2)
+    if prev.lower() in _PATH_SECRET_WORDS and _token_shaped(seg, 16):
+        return 0, len(seg)
+    if _rx(r"[^/]*\.[A-Za-z0-9]{1,5}").fullmatch(seg):
+        return None                       # a file name (content-hashed assets): not a credential
+    if _token_shaped(seg, 24, hex_ok=False) and not _rx(_UUID).fullmatch(seg):
+        return 0, len(seg)
+    return None
+
+
+def _redact_urls(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    rest_rx = _rx(_URL_REST)
+    i = text.find("://")
+    while i >= 0:
+        m = rest_rx.match(text, i + 3)
+        i = text.find("://", i + 3)
+        if m is None or m.start() < done:
+            continue
+        rest_start, rest = m.start(), m.group()
+        cut = len(rest)
+        for ch in "?#":
+            i = rest.find(ch)
+            if 0 <= i < cut:
+                cut = i
+        slash = rest.find("/", 0, cut)
+        auth_end = slash if slash >= 0 else cut
+        spans: list[tuple[int, int, str]] = []
+        at = rest.rfind("@", 0, auth_end)
+        if at > 0:
+            user = rest[:at]
+            if ":" not in user and "[" not in user and _token_value(user):
+                spans.append((0, at, "url-credential"))
+        if slash >= 0:
+            prev = ""
+            pos = slash + 1
+            for seg in rest[slash + 1:cut].split("/"):
+                found = _url_secret_segment(seg, prev)
+                if found:
+                    spans.append((pos + found[0], pos + found[1], "url-credential"))
+                prev = seg
+                pos += len(seg) + 1
+        for a, b, kind in spans:
+            out.append(text[done:rest_start + a])
+            out.append(_marker(kind))
+            done = rest_start + b
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
+# PEM private keys (RSA, EC, DSA, OPENSSH, PGP, ENCRYPTED, SIGSTORE…) and the four-dash SSH2 /
+# RFC 4716 framing. The body is what a key block can hold (base64, "Proc-Type:"-style headers,
+# blank lines, real or JSON-escaped line breaks); a block without its END line is redacted to the
+# end of that body, and a header with no key material after it (a string that only names the
+# format, "-----BEGIN RSA PRIVATE KEY-----" in a check) is kept.
+_PEM_BEGIN = r"-{4,5} ?BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+_PEM_BREAK = r"(?:\r?\n|\\r?\\n|\\\\r?\\\\n)"
+_PEM_BODY = (r"(?:" + _PEM_BREAK + r"[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z][A-Za-z-]{1,30}:[^\r\n\\]*)?[ \t]*"
+             r"(?=" + _PEM_BREAK + r"|\Z|[\"'`]))*+")
+# A key split over concatenated string literals ("…\n" + "…\n") also holds quotes and ``+``; it
+# counts only when its END line is found inside it.
+_PEM_BODY_SPLIT = r"(?:[A-Za-z0-9+/=:,.\- \t\r\n\"'`]|\\[rn]|\\\\[rn]|\\/)*+"
+_PEM_END = r"-{4,5} ?END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+
+
+def _redact_pem_blocks(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    pos = 0
+    split_start = split_end = -1          # memoised _PEM_BODY_SPLIT run (linear on repeated headers)
+    end_lo, end_hi = 0, -1                # ... and the END line searched for in it
+    end_found: re.Match[str] | None = None
+    begin_rx = _rx(_PEM_BEGIN)
+    while True:
+        m = begin_rx.search(text, pos)
+        if m is None:
+            break
+        body = _rx(_PEM_BODY).match(text, m.end())
+        be = body.end() if body else m.end()
+        end = _rx(_PEM_END).search(text, m.end(), be + 80)
+        if end is None and text[be:be + 1] in ("\"", "'", "`", "\\"):
+            if not split_start <= m.end() < split_end:
+                run = _rx(_PEM_BODY_SPLIT).match(text, m.end())
+                split_start, split_end = m.end(), run.end() if run else m.end()
+            if split_end > be:
+                if not (end_lo <= m.end() and split_end + 80 <= end_hi
+                        and (end_found is None or end_found.start() >= m.end())):
+                    end_lo, end_hi = m.end(), split_end + 80
+                    end_found = _rx(_PEM_END).search(text, end_lo, end_hi)
+                end = end_found
+        if end is not None:
+            stop = end.end()
+        else:
+            stop = be
+            while stop > m.end() and text[stop - 1] in " \t\r\n\"":
+                stop -= 1
+            if sum(c.isalnum() for c in text[m.end():stop]) < 16:
+                pos = m.end()
+                continue                  # a header alone: not a key
+        out.append(text[done:m.start()])
+        out.append(_marker("private-key"))
+        done = pos = stop
     if not out:
         return text
     out.append(text[done:])
@@ -888,7 +1304,8 @@ def _redact_key_values(text: str, low: str) -> str:
 def redact_text(text: str) -> str:
     """Return ``text`` with private spans and secrets replaced by markers.
 
-    Runs :func:`strip_private` first, then the shape rules (PEM blocks, provider tokens), then the
+    Runs :func:`strip_private` first, then PEM blocks and JWK private members, the shape rules
+    (key lines, provider tokens), prefixed tokens, URL user-info and path credentials, then the
     secret-named-key rule, then URL passwords and HTTP auth credentials. Everything that is not a
     secret — surrounding words, keys, quotes, URL scheme/user/host, the auth scheme word — is kept
     byte for byte. Idempotent: redacting already-redacted text changes nothing. Never raises on a
@@ -899,7 +1316,14 @@ def redact_text(text: str) -> str:
     text = strip_private(text)
     low = _fold(text)
     before = text
+    if "PRIVATE KEY" in text:
+        text = _redact_pem_blocks(text)
+    if "kty" in low:
+        text = _redact_jwk_private_members(text)
     text = _apply_rules(_RULES, text, low)
+    text = _redact_prefixed_tokens(text)
+    if "://" in text:
+        text = _redact_urls(text)
     text = _redact_key_values(text, low if text is before else _fold(text))
     return _apply_rules(_LATE_RULES, text, low)
 
