@@ -1,23 +1,34 @@
-"""Hook latency benchmark: whole-process time of each Claude Code hook, as Claude Code runs it.
+"""Hook latency benchmark: whole-process time of each agent adapter's hooks, as each agent runs them.
 
 Builds (once, cached under ``--work``) a copy of a real repository with N
 generated memories (default 10,000) anchored to its real symbols, then runs
-the ``gitmem-hook`` console script — a new process per call, the event JSON on
-stdin — for each event, interleaved round-robin with ``python -c pass`` so that
-both see the same machine load. Each call uses a new session id (so nothing is
-skipped as "already given") and a real file of the repository.
+each adapter's console script — a new process per call, the event JSON on
+stdin, the event name as argument where the agent passes one — for each of its
+events, interleaved round-robin with ``python -c pass`` so that all see the
+same machine load. Each call uses a new session id (so nothing is skipped as
+"already given") and a real file of the repository.
 
-Reports per event: median, p90 and max wall time (ms) over ``--runs`` runs
-(default 25), and the median's ratio to the median of ``python -c pass``
-measured in the same run. Targets (issue 3): PostToolUse ≤ 60 ms, PreToolUse
-≤ 150 ms, UserPromptSubmit ≤ 300 ms, SessionStart ≤ 1 s.
+Adapters (``ADAPTERS``: one entry each): Claude Code, Codex CLI, Gemini CLI,
+GitHub Copilot CLI, Cursor, OpenCode, and VS Code's agent mode (its input through
+the Claude Code entry point). Each has four events, in the agent's own names and shapes: a
+tool call captured (``capture``), a file's memories (``file``: before an edit,
+or for Gemini with a read's result), a prompt's (``prompt``), and the session
+start (``start``).
+
+Reports per adapter and event: median, p90 and max wall time (ms) over
+``--runs`` runs (default 25), the median's ratio to the median of ``python -c
+pass`` measured in the same run, and to Claude Code's median for the same kind
+of event (the issue's bar: no adapter slower than Claude Code's hooks), and in how many runs the hook
+printed context (so the rows compare hooks that did the same work).
+Targets (issue 3): capture ≤ 60 ms, file ≤ 150 ms, prompt ≤ 300 ms, start ≤ 1 s.
 
     python bench/hooks.py [--repo PATH] [--memories 10000] [--runs 25] [--work DIR] [--json]
-        [--also LABEL=EXECUTABLE ...]
+        [--adapters claude,codex,...] [--also LABEL=EXECUTABLE ...]
 
-``--also`` times another build's hook executable in the same rounds (side by side, e.g. the
+``--also`` times another build's ``gitmem-hook`` in the same rounds (side by side, e.g. the
 commit before a change: a script that puts that checkout first on ``sys.path`` and calls its
-entry point); its rows are labelled ``EVENT [LABEL]``.
+entry point) for the adapters served by ``gitmem-hook``; its rows are labelled ``ADAPTER [LABEL]``.
+An adapter whose script is not installed is left out (with a note).
 
 The repository (default: this one) is copied with ``git clone`` (its history
 is needed for anchors) and never modified.
@@ -38,7 +49,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-TARGETS_MS = {"PostToolUse": 60, "PreToolUse": 150, "UserPromptSubmit": 300, "SessionStart": 1000}
+#: Kinds of event timed for every adapter, with their targets (ms).
+TARGETS_MS = {"capture": 60, "file": 150, "prompt": 300, "start": 1000}
 WORDS = ("cache retry timeout parser config index token budget anchor session commit merge branch "
          "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
 
@@ -101,38 +113,135 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     return target
 
 
-def events(root: Path, rnd: random.Random) -> dict[str, dict]:
+# -- the adapters: each agent's events, as data ------------------------------------------------------------
+#
+# A template's string values that are exactly a placeholder (``$path``, ``$rel``, ``$old``, ``$new``,
+# ``$text``, ``$patch``, ``$session``, ``$prompt``, ``$cwd``, ``$now``) are replaced per call (``fill``).
+
+_COMMON = {"session_id": "$session", "transcript_path": "", "cwd": "$cwd"}
+_VSCODE = {"timestamp": "$now", "session_id": "$session", "transcript_path": "", "cwd": "$cwd"}
+_COPILOT = {"sessionId": "$session", "timestamp": 1796164934505, "cwd": "$cwd"}
+_CURSOR = {"conversation_id": "$session", "generation_id": "$session", "model": "claude-4.5-sonnet",
+           "cursor_version": "2.4.21", "workspace_roots": ["$cwd"], "user_email": "dev@example.com",
+           "transcript_path": None}
+
+
+class Adapter:
+    """One agent's hooks: its console ``script`` and, per kind (``TARGETS_MS``), (event argument or None, the
+    event JSON template). Its events are the shapes the adapter's tests replay (``tests/fixtures/<agent>/``)."""
+
+    def __init__(self, name: str, script: str, events: dict[str, tuple[str | None, dict]]) -> None:
+        assert set(events) == set(TARGETS_MS), name
+        self.name, self.script, self.events = name, script, events
+
+
+ADAPTERS = (
+    Adapter("claude", "gitmem-hook", {
+        "capture": (None, {**_COMMON, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "$session",
+                           "tool_input": {"file_path": "$path", "old_string": "$old", "new_string": "$new"},
+                           "tool_response": {"filePath": "$path", "originalFile": "$text", "structuredPatch": []}}),
+        "file": (None, {**_COMMON, "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "$session",
+                        "tool_input": {"file_path": "$path", "old_string": "$old", "new_string": "$old"}}),
+        "prompt": (None, {**_COMMON, "hook_event_name": "UserPromptSubmit", "prompt": "$prompt"}),
+        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "source": "startup"})}),
+    Adapter("codex", "gitmem-codex-hook", {
+        "capture": (None, {**_COMMON, "hook_event_name": "PostToolUse", "model": "gpt-5.5", "tool_name": "apply_patch",
+                           "tool_use_id": "$session", "tool_input": {"command": "$patch"},
+                           "tool_response": "Success."}),
+        "file": (None, {**_COMMON, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "tool_name": "apply_patch",
+                        "tool_use_id": "$session", "tool_input": {"command": "$patch"}}),
+        "prompt": (None, {**_COMMON, "hook_event_name": "UserPromptSubmit", "model": "gpt-5.5", "prompt": "$prompt"}),
+        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "model": "gpt-5.5", "source": "startup"})}),
+    Adapter("gemini", "gitmem-gemini-hook", {
+        "capture": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "AfterTool", "tool_name": "replace",
+                           "tool_input": {"file_path": "$rel", "old_string": "$old", "new_string": "$new"},
+                           "tool_response": {"llmContent": "Successfully modified file.", "returnDisplay": ""}}),
+        "file": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "AfterTool", "tool_name": "read_file",
+                        "tool_input": {"file_path": "$rel"},
+                        "tool_response": {"llmContent": "$text", "returnDisplay": ""}}),
+        "prompt": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "BeforeAgent", "prompt": "$prompt"}),
+        "start": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "SessionStart", "source": "startup"})}),
+    Adapter("copilot", "gitmem-copilot-hook", {
+        "capture": ("postToolUse", {**_COPILOT, "toolName": "edit",
+                                    "toolArgs": {"path": "$path", "old_str": "$old", "new_str": "$new"},
+                                    "toolResult": {"resultType": "success", "textResultForLlm": "File updated."}}),
+        "file": ("preToolUse", {**_COPILOT, "toolName": "edit",
+                                "toolArgs": {"path": "$path", "old_str": "$old", "new_str": "$old"}}),
+        "prompt": ("userPromptSubmitted", {**_COPILOT, "prompt": "$prompt"}),
+        "start": ("sessionStart", {**_COPILOT, "source": "new", "initialPrompt": "$prompt"})}),
+    Adapter("vscode", "gitmem-hook", {  # VS Code's agent mode runs the Claude Code hooks with its own input
+        "capture": (None, {**_VSCODE, "hook_event_name": "PostToolUse", "tool_name": "replace_string_in_file",
+                           "tool_use_id": "$session", "tool_response": "The following files were successfully edited",
+                           "tool_input": {"filePath": "$path", "oldString": "$old", "newString": "$new"}}),
+        "file": (None, {**_VSCODE, "hook_event_name": "PreToolUse", "tool_name": "replace_string_in_file",
+                        "tool_use_id": "$session", "tool_input": {"filePath": "$path", "oldString": "$old",
+                                                                  "newString": "$old"}}),
+        "prompt": (None, {**_VSCODE, "hook_event_name": "UserPromptSubmit", "prompt": "$prompt"}),
+        "start": (None, {**_VSCODE, "hook_event_name": "SessionStart", "source": "new"})}),
+    # Cursor takes context only at sessionStart and postToolUse: a file's memories come after its Read; a
+    # prompt's are held for the turn's first tool result (beforeSubmitPrompt prints nothing).
+    Adapter("cursor", "gitmem-cursor-hook", {
+        "capture": (None, {**_CURSOR, "hook_event_name": "afterFileEdit", "file_path": "$path",
+                           "edits": [{"old_string": "$old", "new_string": "$new"}]}),
+        "file": (None, {**_CURSOR, "hook_event_name": "postToolUse", "tool_name": "Read", "tool_use_id": "$session",
+                        "tool_input": {"file_path": "$path"}, "tool_output": "$text", "duration": 3}),
+        "prompt": (None, {**_CURSOR, "hook_event_name": "beforeSubmitPrompt", "prompt": "$prompt", "attachments": []}),
+        "start": (None, {**_CURSOR, "hook_event_name": "sessionStart", "session_id": "$session",
+                         "is_background_agent": False, "composer_mode": "agent"})}),
+    # OpenCode: what its plugin (resources/opencode-plugin.js) sends for each of its hooks.
+    Adapter("opencode", "gitmem-opencode-hook", {
+        "capture": ("tool.execute.after", {"cwd": "$cwd", "input": {
+            "tool": "edit", "sessionID": "$session", "callID": "$session",
+            "args": {"filePath": "$path", "oldString": "$old", "newString": "$new"}},
+            "output": {"title": "$rel", "output": "Edit applied successfully.", "metadata": {}}}),
+        "file": ("tool.execute.before", {"cwd": "$cwd", "input": {"tool": "edit", "sessionID": "$session",
+                                                                  "callID": "$session"},
+                                         "output": {"args": {"filePath": "$path", "oldString": "$old",
+                                                             "newString": "$old"}}}),
+        "prompt": ("chat.message", {"cwd": "$cwd", "input": {"sessionID": "$session"},
+                                    "output": {"parts": [{"type": "text", "text": "$prompt"}]}}),
+        "start": ("session.start", {"cwd": "$cwd", "input": {"sessionID": "$session", "source": "startup"},
+                                    "output": {}})}),
+)
+
+
+def fill(template: object, values: dict[str, str]) -> object:
+    """``template`` with every string value that is exactly a placeholder replaced by its value."""
+    if isinstance(template, dict):
+        return {k: fill(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, values) for v in template]
+    return values.get(template, template) if isinstance(template, str) else template
+
+
+def round_values(root: Path, rnd: random.Random) -> dict[str, str]:
+    """The placeholders of one round: a random anchored file of ``root``, a line of it, a new session id."""
     from gitmem.catalog import db as catalog_db
 
     con = catalog_db.connect(root)
     assert con is not None
     paths = sorted(p for p in catalog_db.anchored_paths(con) if (root / p).is_file())
     con.close()
-    path = str(root / rnd.choice(paths))
-    sid = f"bench-{rnd.getrandbits(64):x}"
-    base = {"session_id": sid, "transcript_path": "", "cwd": str(root)}
+    rel = rnd.choice(paths)
+    path = str(root / rel)
     text = Path(path).read_text(errors="replace")
-    old = next((ln for ln in text.splitlines() if len(ln.strip()) > 20), text[:40])
-    return {
-        "PostToolUse": {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": sid,
-                        "tool_input": {"file_path": path, "old_string": old, "new_string": old + "  # x"},
-                        "tool_response": {"filePath": path, "originalFile": text, "structuredPatch": []}},
-        "PreToolUse": {**base, "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": sid,
-                       "tool_input": {"file_path": path, "old_string": old, "new_string": old}},
-        "UserPromptSubmit": {**base, "hook_event_name": "UserPromptSubmit",
-                             "prompt": f"Why does the {rnd.choice(WORDS)} {rnd.choice(WORDS)} in "
-                                       f"{Path(path).name} fail after the last commit?"},
-        "SessionStart": {**base, "hook_event_name": "SessionStart", "source": "startup"},
-    }
+    old = next((ln for ln in text.splitlines() if len(ln.strip()) > 20), text[:40].splitlines()[0])
+    return {"$path": path, "$rel": rel, "$text": text, "$old": old, "$new": old + "  # x",
+            "$patch": f"*** Begin Patch\n*** Update File: {rel}\n@@\n-{old}\n+{old}  # x\n*** End Patch\n",
+            "$session": f"bench-{rnd.getrandbits(64):x}", "$cwd": str(root),
+            "$now": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            "$prompt": f"Why does the {rnd.choice(WORDS)} {rnd.choice(WORDS)} in {Path(path).name} fail after "
+                       f"the last commit?"}
 
 
-def timed(argv: list[str], stdin: bytes, cwd: Path) -> float:
+def timed(argv: list[str], stdin: bytes, cwd: Path) -> tuple[float, bool]:
+    """(wall time in ms, whether it printed anything) of running ``argv`` with ``stdin`` in ``cwd``."""
     t = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, cwd=cwd, capture_output=True)
     dt = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"{argv} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
-    return dt * 1000
+    return dt * 1000, bool(proc.stdout.strip())
 
 
 def main() -> int:
@@ -142,8 +251,10 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--work", type=Path, default=Path("/tmp/gitmem-bench-hooks"))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--adapters", default=",".join(a.name for a in ADAPTERS),
+                    help="comma-separated adapter names (default: all)")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
-                    help="time this hook executable too, in the same rounds")
+                    help="time this gitmem-hook too, in the same rounds")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     root = build(args.repo.resolve(), args.work, args.memories)
@@ -154,44 +265,82 @@ def main() -> int:
     import gitmem
 
     compileall.compile_dir(str(Path(gitmem.__file__).parent), quiet=1)
-    hook = shutil.which("gitmem-hook", path=str(Path(sys.executable).parent)) or shutil.which("gitmem-hook")
-    if not hook:
-        raise SystemExit("gitmem-hook not found: install gitmem (pip install -e .) in this Python's environment")
-    hooks = {"": hook, **{f" [{label}]": exe for label, _, exe in (a.partition("=") for a in args.also)}}
+    wanted = set(args.adapters.split(","))
+    # (row label, adapter, executable)
+    runs: list[tuple[str, Adapter, str]] = []
+    for a in ADAPTERS:
+        if a.name not in wanted:
+            continue
+        exe = shutil.which(a.script, path=str(Path(sys.executable).parent)) or shutil.which(a.script)
+        if not exe:
+            print(f"note: {a.script} is not installed: {a.name} left out", file=sys.stderr)
+            continue
+        runs.append((a.name, a, exe))
+        if a.script == "gitmem-hook":
+            runs += [(f"{a.name} [{label}]", a, other) for label, _, other in (x.partition("=") for x in args.also)]
+    if not runs:
+        raise SystemExit("no adapter to time: install gitmem (pip install -e .) in this Python's environment")
     rnd = random.Random(7)
-    times: dict[str, list[float]] = {"python -c pass": [],
-                                     **{k + label: [] for k in TARGETS_MS for label in hooks}}
+
+    def call(label: str, a: Adapter, exe: str, kind: str, values: dict[str, str]) -> tuple[float, bool]:
+        arg, template = a.events[kind]
+        # a new session id per row and event, so none finds the memories "already given" (Gemini's AfterTool
+        # replace gives the file's memories as its read_file does)
+        ev = fill(template, {**values, "$session": f"{values['$session']}-{label}-{kind}"})
+        return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root)
+
+    times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
+    printed: dict[tuple[str, str], int] = {}  # runs that printed context
+    for label, _, _ in runs:
+        for kind in TARGETS_MS:
+            times[(label, kind)] = []
+            printed[(label, kind)] = 0
     # one warm-up round (page cache, .pyc files), not counted
-    for ev in events(root, rnd).values():
-        for exe in hooks.values():
-            timed([exe], json.dumps(ev).encode(), root)
+    values = round_values(root, rnd)
+    for label, a, exe in runs:
+        for kind in TARGETS_MS:
+            call(label, a, exe, kind, values)
     for i in range(args.runs):
-        evs = events(root, rnd)
-        times["python -c pass"].append(timed([sys.executable, "-c", "pass"], b"", root))
-        for name in TARGETS_MS:
-            for label, exe in hooks.items():
-                # a new session id per executable, so neither finds the memories "already given"
-                ev = {**evs[name], "session_id": evs[name]["session_id"] + label.strip(" []")}
-                times[name + label].append(timed([exe], json.dumps(ev).encode(), root))
+        values = round_values(root, rnd)
+        times[("python -c pass", "")].append(timed([sys.executable, "-c", "pass"], b"", root)[0])
+        for kind in TARGETS_MS:
+            for label, a, exe in runs:
+                ms, out = call(label, a, exe, kind, values)
+                times[(label, kind)].append(ms)
+                printed[(label, kind)] += out
         print(f"\rround {i + 1}/{args.runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
-    base = statistics.median(times["python -c pass"])
+    base = statistics.median(times[("python -c pass", "")])
+    claude = {kind: statistics.median(times[("claude", kind)]) for kind in TARGETS_MS if ("claude", kind) in times}
     rows = []
-    for name, ts in times.items():
+    for (label, kind), ts in times.items():
         ts = sorted(ts)
         med = statistics.median(ts)
-        rows.append({"hook": name, "median_ms": round(med, 1), "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1),
-                     "max_ms": round(ts[-1], 1), "ratio_to_python": round(med / base, 2),
-                     "target_ms": TARGETS_MS.get(name.split(" ")[0]), "runs": len(ts)})
+        event = ""
+        for a in ADAPTERS:
+            if label.split(" ")[0] == a.name:
+                arg, template = a.events[kind]
+                event = arg or str(template.get("hook_event_name"))
+                tool = template.get("tool_name") or template.get("toolName")
+                event += f" {tool}" if tool else ""
+        rows.append({"adapter": label, "kind": kind, "event": event, "median_ms": round(med, 1),
+                     "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1), "max_ms": round(ts[-1], 1),
+                     "ratio_to_python": round(med / base, 2),
+                     "ratio_to_claude": round(med / claude[kind], 2) if kind in claude else None,
+                     "target_ms": TARGETS_MS.get(kind), "runs": len(ts),
+                     "printed_context": printed.get((label, kind))})
     if args.json:
         print(json.dumps({"memories": args.memories, "repo": str(args.repo), "rows": rows}, indent=2))
         return 0
     print(f"{args.memories} memories, {args.runs} runs each, repo {args.repo.resolve().name}")
-    print(f"{'hook':26} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} {'target':>8}")
+    print(f"{'adapter':16} {'kind':8} {'event':38} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} "
+          f"{'× claude':>9} {'target':>8} {'context':>8}")
     for r in rows:
         tgt = f"{r['target_ms']} ms" if r["target_ms"] else ""
-        print(f"{r['hook']:26} {r['median_ms']:>6.1f}ms {r['p90_ms']:>6.1f}ms {r['max_ms']:>6.1f}ms "
-              f"{r['ratio_to_python']:>8.2f}× {tgt:>8}")
+        rc = f"{r['ratio_to_claude']:.2f}×" if r["ratio_to_claude"] is not None else ""
+        print(f"{r['adapter']:16} {r['kind']:8} {r['event']:38} {r['median_ms']:>6.1f}ms {r['p90_ms']:>6.1f}ms "
+              f"{r['max_ms']:>6.1f}ms {r['ratio_to_python']:>8.2f}× {rc:>9} {tgt:>8} "
+              f"{'' if r['printed_context'] is None else str(r['printed_context']) + '/' + str(r['runs']):>8}")
     return 0
 
 

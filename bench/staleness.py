@@ -14,9 +14,9 @@ independent checks:
   / ``class`` gets a qualified name by the same rules gitmem uses: nesting
   joined with ``.`` (``Class.method``, ``outer.inner``); a def inside an
   ``if`` / ``try`` / ``with`` / ``for`` / ``while`` / ``match`` block keeps the
-  enclosing name; a name defined twice in the same scope is ``name#2``,
-  ``name#3`` ... in source order (the first one keeps the bare name, as in
-  gitmem). A symbol's verdict compares
+  enclosing name; every definition of one name in a scope is one symbol, as in
+  gitmem (``@overload`` stubs and defs under ``if TYPE_CHECKING:`` as a set,
+  the others in source order). A symbol's verdict compares
   ``ast.dump(node, annotate_fields=True, include_attributes=False)`` at O and L
   after removing docstrings (the first statement of a def/class body, when it
   is a string constant, in the symbol and every def/class nested in it) and
@@ -145,31 +145,43 @@ def choose_pairs(n: int, k: int, rng: random.Random) -> list[tuple[int, int]]:
 
 @dataclass
 class PyDef:
-    """One def/class of a parsed file (docstrings already removed); dumps are computed on demand."""
+    """The defs/classes of one qualified name in a parsed file (docstrings already removed), as gitmem
+    groups them: every definition of the name in its scope, ``@overload`` stubs and code under
+    ``if TYPE_CHECKING:`` as a set (their order does not count), the others in source order."""
 
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    nodes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]
+    stubs: list[bool]
     lines: tuple[int, int]
+
+    def _joined(self, dumps: list[str]) -> str:
+        stubs = sorted(d for d, stub in zip(dumps, self.stubs, strict=True) if stub)
+        real = [d for d, stub in zip(dumps, self.stubs, strict=True) if not stub]
+        return "\n".join(stubs) + "\n--\n" + "\n".join(real) if stubs else "\n".join(real)
 
     @cached_property
     def dump(self) -> str:
-        return _dump(self.node)
+        return self._joined([_dump(n) for n in self.nodes])
 
     @cached_property
     def anon_dump(self) -> str:
-        """The dump with the def's own name blanked (for moves and renames)."""
-        anon = copy.copy(self.node)
-        anon.name = ""
-        return _dump(anon)
+        """The dump with the defs' own name blanked (for moves and renames)."""
+        out = []
+        for n in self.nodes:
+            anon = copy.copy(n)
+            anon.name = ""
+            out.append(_dump(anon))
+        return self._joined(out)
 
     @cached_property
     def statements(self) -> int:
-        """Statements in the def, itself included."""
-        return sum(1 for n in ast.walk(self.node) if isinstance(n, ast.stmt))
+        """Statements in the defs, themselves included."""
+        return sum(1 for node in self.nodes for n in ast.walk(node) if isinstance(n, ast.stmt))
 
     @property
-    def shape(self) -> tuple[type, int, int]:
-        """A cheap key that equal anon dumps share: node type, body length, decorator count."""
-        return type(self.node), len(self.node.body), len(self.node.decorator_list)
+    def shape(self) -> tuple[type, int, int, int]:
+        """A cheap key that equal anon dumps share: node type, body length, decorator count, defs."""
+        last = self.nodes[-1]
+        return type(last), len(last.body), len(last.decorator_list), len(self.nodes)
 
 
 def _short(name: str) -> str:
@@ -193,30 +205,66 @@ def _dump(node: ast.AST) -> str:
     return ast.dump(node, annotate_fields=True, include_attributes=False)
 
 
+def _is_overload(node: ast.AST) -> bool:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if (isinstance(target, ast.Name) and target.id == "overload") or (
+                isinstance(target, ast.Attribute) and target.attr == "overload"):
+            return True
+    return False
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def python_defs(source: bytes) -> dict[str, PyDef] | None:
-    """Qualified name -> def of a Python file (gitmem's naming rules), None on a syntax error."""
+    """Qualified name -> defs of a Python file (gitmem's naming rules), None on a syntax error.
+
+    Nesting joins names with ``.``; a def inside an ``if`` / ``try`` / ``with`` /
+    loop keeps the enclosing name; every def of one qualified name is one entry
+    (an ``@overload`` stub or a def in the ``if`` branch of ``if TYPE_CHECKING:``
+    counts as a stub), and names nested in any of them nest under the plain name.
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     _strip(tree)
     out: dict[str, PyDef] = {}
-    seen: Counter[str] = Counter()
 
-    def visit(node: ast.AST, prefix: str) -> None:
+    def visit(node: ast.AST, prefix: str, typing_only: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit_one(child, prefix, True)
+            for child in node.orelse:
+                visit_one(child, prefix, typing_only)
+            return
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, _DEFS):
-                q = prefix + child.name
-                seen[q] += 1
-                if seen[q] > 1:
-                    q = f"{q}#{seen[q]}"
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                out[q] = PyDef(child, (start, child.end_lineno or start))
-                visit(child, q + ".")
-            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                visit(child, prefix)
+            visit_one(child, prefix, typing_only)
 
-    visit(tree, "")
+    def visit_one(child: ast.AST, prefix: str, typing_only: bool) -> None:
+        if isinstance(child, _DEFS):
+            q = prefix + child.name
+            start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+            end = child.end_lineno or start
+            d = out.get(q)
+            if d is None:
+                d = out[q] = PyDef([], [], (start, end))
+            d.nodes.append(child)
+            d.stubs.append(typing_only or _is_overload(child))
+            d.lines = (min(d.lines[0], start), max(d.lines[1], end))
+            visit(child, q + ".", False)
+        elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+            visit(child, prefix, typing_only)
+
+    visit(tree, "", False)
+    for d in out.values():
+        if all(d.stubs):  # only stubs (a .pyi): the last one stands for the name, as in gitmem
+            d.stubs[-1] = False
     return out
 
 
@@ -301,6 +349,8 @@ class Row:
     missed_move: str | None = None      # a "deleted" anchor's code found here (ast, or text for non-Python)
     text_same: bool | None = None       # whitespace-free span text identical at O and L
     error: str | None = None
+    definitions: int = 1                # definitions the anchored name holds at O (overloads, alternatives)
+    renamed: bool = False               # named otherwise by gitmem before ts1.3 (Parser.parse(String), f#2)
     make_ms: float = 0.0
     status_ms: float = 0.0
 
@@ -411,6 +461,10 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
         for path, name, kind in chosen:
             row = Row(i, o, l, path, name, language_for_path(path) or "?", kind)
             s = time.perf_counter()
+            sym = (maker.table(o, path) or {}).get(name)
+            if sym is not None:
+                row.definitions = max(1, len(getattr(sym, "parts", ())))
+                row.renamed = row.definitions == 1 and bool(getattr(sym, "aliases", ()))
             try:
                 made.append((row, maker.make(path, name, o)))
             except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop
@@ -573,6 +627,9 @@ def summarize(run: Run, repo: Repo) -> dict[str, Any]:
                    "code_files": p.files, "parsed_files": p.parsed_files, "pool": p.pool,
                    "anchors": p.anchors} for p in run.pairs],
         "anchors": len(rows), "errors": len(rows) - len(ok),
+        # anchors whose name now means several definitions (before: the first of them) or is named anew
+        "several_definitions": {s: sum(1 for r in ok if r.definitions > 1 and r.status == s) for s in STATUSES},
+        "named_differently": sum(1 for r in ok if r.renamed),
         "status": {s: overall.get(s, 0) for s in STATUSES},
         "by_language": {lang: {s: c.get(s, 0) for s in STATUSES} | {"total": sum(c.values())}
                         for lang, c in sorted(by_lang.items())},
@@ -637,6 +694,10 @@ def render(s: dict[str, Any]) -> str:
     w(f"pairs: {len(gaps)} (gap {min(gaps, default=0)}..{max(gaps, default=0)}, "
       f"median {statistics.median(gaps) if gaps else 0}), anchors: {s['anchors']}, errors: {s['errors']}")
     w("")
+    several = s.get("several_definitions", {})
+    w(f"anchors to a name of several definitions (before: its first definition): {sum(several.values())} "
+      f"({', '.join(f'{k} {v}' for k, v in several.items())}); named differently than before: "
+      f"{s.get('named_differently', 0)}")
     w(f"{'language':<12}" + "".join(f"{c:>9}" for c in [*STATUSES, "total"]))
     w(f"{'all':<12}" + "".join(f"{s['status'][c]:>9}" for c in STATUSES) + f"{sum(s['status'].values()):>9}")
     for lang, c in s["by_language"].items():

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .anchors import Resolver
+from .code.symbols import lookup
 from .git import WORKTREE
 from .layout import GITMEM_DIR
 from .model import KIND_COMMIT, Memory, MemoryStatus, Status
 from .store import Store
+from .textsplit import name_base
 
 
 @dataclass
@@ -65,7 +67,9 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
                     new: str) -> dict[str, set[str] | None]:
     """Per changed path, the qualified names whose fingerprint differs between ``old`` and ``new``.
 
-    A name present on one side only counts (added, deleted, renamed, moved).
+    A name present on one side only counts (added, deleted, renamed, moved), and so
+    do the other names anchors may know it by (``Symbol.aliases``, the name
+    without its ``#2`` / parameter-type suffix).
     None for a path whose symbols cannot be compared: added, deleted, renamed or
     copied files, and files that do not parse on one side.
     """
@@ -76,8 +80,16 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
             if before is None or after is None:
                 out[ch.new_path] = None
                 continue
-            out[ch.new_path] = {n for n in set(before) | set(after)
-                                if n not in before or n not in after or before[n].fingerprint != after[n].fingerprint}
+            names = {n for n in set(before) | set(after)
+                     if n not in before or n not in after or before[n].fingerprint != after[n].fingerprint}
+            # anchors may name these symbols as an earlier gitmem did (f#3), or by the plain name of a
+            # definition that now has same-named siblings (Parser.parse for Parser.parse(String))
+            for n in list(names):
+                for t in (before, after):
+                    if n in t:
+                        names.update(t[n].aliases)
+                names.add(name_base(n))
+            out[ch.new_path] = names
         else:
             for p in (ch.old_path, ch.new_path):
                 if p:
@@ -108,20 +120,21 @@ def memories_on_symbols(store: Store, changed: dict[str, set[str] | None]) -> li
         con.close()
 
 
-def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None) -> CommitAnalysis:
+def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None = None,
+                   resolver: Resolver | None = None) -> CommitAnalysis:
     """Analyse one commit against its first parent (root commit: against the empty tree).
 
     Returns the statuses at ``commit`` of the memories anchored to what the
     commit changed — symbols whose fingerprint it changed, files it added,
     deleted or renamed, file anchors on files it modified (with ``memories``
     given: every memory on a changed file) — and which of them this commit
-    made not fresh.
+    made not fresh. ``resolver``: one to share caches with (default: a new one).
     """
     repo = store.repo
     sha = repo.resolve(commit)
     parents = repo.parents(sha)
     parent = parents[0] if parents else None
-    resolver = Resolver(repo)
+    resolver = resolver or Resolver(repo)
     changes = resolver.changes(parent, sha)
     changed: set[str] = set()
     for ch in changes:
@@ -152,10 +165,12 @@ def _stale_before_and_after(resolver: Resolver, m: Memory, parent: str | None, s
     for a in anchors:
         if a.symbol is None or a.fingerprint is None or a.path is None:
             return False
-        before = (resolver.table(parent, a.path) or {}).get(a.symbol)
-        if before is None or before.fingerprint == a.fingerprint:
+        t_before = resolver.table(parent, a.path) or {}
+        name = lookup(t_before, a.symbol, fingerprint=a.fingerprint)
+        before = t_before.get(name) if name else None
+        if before is None or before.fingerprint == a.fingerprint or a.fingerprint in before.parts:
             return False
-        if a.symbol not in (resolver.table(sha, a.path) or {}):
+        if lookup(resolver.table(sha, a.path) or {}, name or a.symbol, like=before) is None:
             return False
     return True
 

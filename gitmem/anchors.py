@@ -26,11 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .code.languages import language_for_path
-from .code.symbols import closest_names, file_fingerprint, symbol_table
+from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
+from .textsplit import name_base
 
 #: How many commits that touched a file are examined to name the commit that
 #: changed an anchored symbol. Past this, the newest such commit is named.
@@ -39,6 +40,11 @@ MAX_BLAME_COMMITS = 200
 
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
+
+#: How many commits after an anchor's commit are searched for the code it recorded, when that code
+#: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
+#: which records against HEAD): the commit that committed it is the first one touching the file.
+MAX_RECORDED_LOOKUP = 8
 
 
 @dataclass
@@ -94,12 +100,15 @@ class Resolver:
         """Record an anchor to ``spec_path`` (repo-relative) and optional ``symbol`` at ``rev``.
 
         ``rev`` WORKTREE anchors to the code on disk, recorded against HEAD.
-        Returns the Anchor with commit, kind, span and fingerprint filled in.
+        Returns the Anchor with commit, kind, span and fingerprint filled in. A
+        name an earlier gitmem gave (``f#3``, ``Parser.parse#2``) is recorded
+        under today's name (``f``, ``Parser.parse(int)``).
 
         Raises:
             AnchorError: the path is outside the repository, the file does not
                 exist at ``rev``, or the symbol is not in the file (with the
-                closest names as ``candidates``).
+                closest names as ``candidates``), or it names several separate
+                implementations (the overloads as ``candidates``).
         """
         why = check_anchor_path(spec_path)
         if why:
@@ -118,8 +127,17 @@ class Resolver:
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
         if data is None:
+            import difflib
+
+            try:
+                known = self.repo.files_at(rev, skip_gitmem=True)
+            except GitError:
+                known = []
+            near = difflib.get_close_matches(spec_path, known, n=3, cutoff=0.6)
             raise AnchorError(f"no file {spec_path} {where}",
-                              "give a path relative to the repository root")
+                              (f"closest: {', '.join(near)}" if near else
+                               "paths are relative to the current folder or the repository root "
+                               "(`git ls-files` lists the files)"), candidates=near)
         if symbol is None:
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
@@ -128,8 +146,13 @@ class Resolver:
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself: --anchor {spec_path}")
-        sym = table.get(symbol)
-        if sym is None:
+        same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]
+        if symbol not in table and len(same) > 1:  # Java overloads, Rust cfg variants: separate implementations
+            raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",
+                              "name one: " + ", ".join(same), candidates=same)
+        found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
+        sym = table.get(found) if found else None
+        if sym is None or found is None:
             near = closest_names(table, symbol)
             if near:
                 hint = "closest: " + ", ".join(near)
@@ -138,7 +161,7 @@ class Resolver:
             else:
                 hint = f"gitmem finds no symbols in {spec_path}; anchor the file itself: --anchor {spec_path}"
             raise AnchorError(f"no symbol {symbol} in {spec_path} {where}", hint, candidates=near)
-        return Anchor(path=spec_path, symbol=symbol, commit=commit, kind=sym.kind,
+        return Anchor(path=spec_path, symbol=found, commit=commit, kind=sym.kind,
                       span=(sym.start_line, sym.end_line), fingerprint=sym.fingerprint)
 
     def _nested_repository(self, path: str) -> str | None:
@@ -181,7 +204,7 @@ class Resolver:
         note = "no fingerprint recorded: only existence is checked (gitmem can re-anchor it)"
         if path_now is None:
             return AnchorStatus(a, Status.DELETED, changes=[Change.DELETION], reason="file not found; " + note)
-        if a.symbol and a.symbol not in (self.table(rev, path_now) or {}):
+        if a.symbol and lookup(self.table(rev, path_now) or {}, a.symbol) is None:
             return AnchorStatus(a, Status.DELETED, path_now=path_now, changes=[Change.DELETION],
                                 reason="symbol not found; " + note)
         return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=a.symbol)
@@ -253,14 +276,20 @@ class Resolver:
 
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
-        name = a.symbol or ""
-        old_sym = (self.table(base, a.path or "") or {}).get(name) if base else None
+        table_base = (self.table(base, a.path or "") or {}) if base else {}
+        name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
+        old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
+        fp = _recorded(a.fingerprint, old_sym)
+        want = name_then or a.symbol or ""  # the anchor's symbol as named today, at the anchor's commit
         table_now = self.table(rev, path_now) if path_now else None
+        name = (lookup(table_now, want, like=old_sym, fingerprint=fp) if table_now else None) or want
         sym = (table_now or {}).get(name) if table_now is not None else None
+        if sym is not None and old_sym is None and self._history_missing:
+            fp = _recorded(fp, sym)  # no history: the definition the anchor recorded is unchanged
         moved_file = path_now is not None and path_now != a.path
         if sym is not None and path_now is not None:
             span = (sym.start_line, sym.end_line)
-            if sym.fingerprint == a.fingerprint:
+            if sym.fingerprint == fp:
                 if moved_file:
                     return AnchorStatus(a, Status.MOVED, path_now=path_now, symbol_now=name,
                                         commit=move_commit, changes=[Change.MOVE], old_span=a.span,
@@ -273,10 +302,11 @@ class Resolver:
 
             def fp_at(c: str | None) -> str | None:  # before a rename, the code was at the old path
                 t = self.table(c, pn)
-                s = (t if t is not None else self.table(c, old_path) or {}).get(name)
+                t = t if t is not None else self.table(c, old_path) or {}
+                s = t.get(name) or t.get(want)
                 return s.fingerprint if s else None
 
-            commit = self._blame(base, rev, path_now, a.fingerprint, fp_at, also=old_path)
+            commit = self._blame(base, rev, path_now, fp, fp_at, also=old_path)
             what = " and ".join(c.value for c in changes if c != Change.MOVE) + " changed"
             if moved_file:
                 what += f" (file now {path_now})"
@@ -284,7 +314,7 @@ class Resolver:
                                 changes=changes, old_span=a.span, new_span=span,
                                 reason=self._why(what, commit, rev))
         # The name is gone from its file: look for the same code elsewhere.
-        found = self._find_elsewhere(a, old_sym, base, rev, path_now)
+        found = self._find_elsewhere(fp, old_sym, base, rev, path_now)
         if found is not None:
             changes = []
             if found.name != name:
@@ -303,17 +333,88 @@ class Resolver:
                                 new_span=(found.symbol.start_line, found.symbol.end_line),
                                 reason=_reason(", ".join(parts), commit))
         gone_path = path_now or a.path or ""
-        traced = self._trace_rename(a, base, rev, gone_path, _depth)
+        traced = self._trace_rename(a, fp, want, base, rev, gone_path, _depth)
         if traced is not None:
             return traced
         commit = self._commit_changing(
-            base, rev, gone_path, lambda c: name not in (self.table(c, gone_path) or {}))
+            base, rev, gone_path, lambda c: lookup(self.table(c, gone_path) or {}, want, like=old_sym) is None)
         what = "symbol deleted" if path_now else "file not found" if self._history_missing else "file deleted"
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
 
-    def _find_elsewhere(self, a: Anchor, old_sym: Symbol | None, base: str | None, rev: str | None,
+    def _recorded_symbol(self, a: Anchor, at_base: Symbol | None, base: str | None,
+                         rev: str | None) -> Symbol | None:
+        """The anchored symbol as its anchor recorded it: ``at_base`` (the symbol at the anchor's commit)
+        when it holds the recorded fingerprint (as the whole, or as one of its definitions); else the symbol
+        in the first of the next ``MAX_RECORDED_LOOKUP`` commits touching its file that holds it (the anchor
+        was made on code not committed at ``base``: on the work tree, or in the pre-commit hook, which
+        records against HEAD); else ``at_base`` (None if absent).
+
+        Its signature, body and shape say what changed later, and its shape finds it again under a new name.
+        """
+        fp, path = a.fingerprint, a.path or ""
+
+        def holds(s: Symbol | None) -> bool:
+            return s is not None and bool(fp) and (s.fingerprint == fp or fp in s.parts)
+
+        if base is None or not fp or at_base is None and not a.symbol or holds(at_base):
+            return at_base
+        for c in self._commits(base, rev, path)[:MAX_RECORDED_LOOKUP]:
+            t = self.table(c, path) or {}
+            n = lookup(t, a.symbol or "", fingerprint=fp)
+            sym = t.get(n) if n else None
+            if holds(sym):
+                return sym
+        return at_base
+
+    def origin(self, path: str, symbol: str | None, commit: str) -> tuple[str, str | None] | None:
+        """Where ``path[::symbol]`` of ``commit`` was in the commit's first parent, when this commit moved it
+        there: ``(old path, old symbol)``; None when it was not moved in (it was there already, it is new
+        code, or no single place in the parent has its code).
+
+        Moved in means: the file was renamed (git's rename detection), or the symbol's name is new here and
+        exactly one symbol of the parent, gone from where it was, has the same code (an equal fingerprint:
+        moved to another file) or the same code under another name (an equal ``shape_fp`` and kind: renamed).
+        The mirror of the move detection of ``status``, for ``gitmem log``. Cost: one diff, and the symbol
+        tables of the files the commit changed.
+        """
+        parents = self.repo.parents(commit)
+        if not parents:
+            return None
+        parent = parents[0]
+        changes = self.changes(parent, commit)
+        renamed_from = next((ch.old_path for ch in changes
+                             if ch.status == "R" and ch.new_path == path and ch.old_path), None)
+        if symbol is None:
+            return (renamed_from, None) if renamed_from else None
+        now = (self.table(commit, path) or {}).get(symbol)
+        if now is None:
+            return None
+        before_path = path if self.source(parent, path) is not None else renamed_from
+        if before_path and symbol in (self.table(parent, before_path) or {}):
+            return None if before_path == path else (before_path, symbol)
+        places = ([before_path] if before_path else []) + sorted(
+            {ch.old_path for ch in changes if ch.old_path and ch.old_path != before_path
+             and language_for_path(ch.old_path)})
+        exact: list[tuple[str, str]] = []
+        shaped: list[tuple[str, str]] = []
+        for p in places:
+            after = self.table(commit, path if p == before_path else p) or {}
+            for n, s in (self.table(parent, p) or {}).items():
+                if n in after:
+                    continue  # still where it was: not what moved here
+                if s.fingerprint == now.fingerprint:
+                    exact.append((p, n))
+                elif now.shape_fp and s.shape_fp == now.shape_fp and s.kind == now.kind:
+                    shaped.append((p, n))
+        if len(exact) == 1:
+            return exact[0][0], exact[0][1]
+        if not exact and len(shaped) == 1:
+            return shaped[0][0], shaped[0][1]
+        return None
+
+    def _find_elsewhere(self, fp: str | None, old_sym: Symbol | None, base: str | None, rev: str | None,
                         path_now: str | None) -> _Located | None:
         """The same code under another name or in another file, if exactly one place has it.
 
@@ -332,7 +433,7 @@ class Resolver:
         shape = old_sym.shape_fp if old_sym is not None else ""
         for p in places:
             for n, s in (self.table(rev, p) or {}).items():
-                if s.fingerprint == a.fingerprint:
+                if s.fingerprint == fp:
                     exact.append(_Located(p, n, s))
                 elif shape and s.shape_fp == shape and old_sym is not None and s.kind == old_sym.kind:
                     by_shape.append(_Located(p, n, s))
@@ -342,8 +443,8 @@ class Resolver:
             return by_shape[0]
         return None
 
-    def _trace_rename(self, a: Anchor, base: str | None, rev: str | None, gone_path: str,
-                      depth: int) -> AnchorStatus | None:
+    def _trace_rename(self, a: Anchor, fp: str | None, name: str, base: str | None, rev: str | None,
+                      gone_path: str, depth: int) -> AnchorStatus | None:
         """Follow a symbol renamed or moved in some commit and changed afterwards.
 
         Finds the first commit after ``base`` where the name left ``gone_path``;
@@ -352,12 +453,11 @@ class Resolver:
         """
         if depth >= MAX_TRACE_DEPTH or base is None or not a.symbol:
             return None
-        name = a.symbol
+        old_sym = self._recorded_symbol(a, (self.table(base, a.path or "") or {}).get(name), base, rev)
         for c in self._commits(base, rev, gone_path):
-            if name in (self.table(c, gone_path) or {}):
+            if lookup(self.table(c, gone_path) or {}, name, like=old_sym, fingerprint=fp) is not None:
                 continue
-            old_sym = (self.table(base, a.path or "") or {}).get(name)
-            found = self._find_elsewhere(a, old_sym, base, c, gone_path if self.source(c, gone_path) else None)
+            found = self._find_elsewhere(fp, old_sym, base, c, gone_path if self.source(c, gone_path) else None)
             if found is None:
                 return None
             step = Anchor(path=found.path, symbol=found.name, commit=c, kind=found.symbol.kind,
@@ -455,6 +555,15 @@ def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:
     if old.body_fp != new.body_fp:
         out.append(Change.BODY)
     return out or [Change.BODY]
+
+
+def _recorded(fp: str | None, sym: Symbol | None) -> str | None:
+    """The fingerprint to compare an anchor with: ``sym``'s own when the anchor recorded one of the
+    definitions ``sym`` now holds (an earlier gitmem anchored an ``@overload`` stub, or the
+    implementation alone), else ``fp`` as recorded."""
+    if sym is not None and fp and fp != sym.fingerprint and fp in sym.parts:
+        return sym.fingerprint
+    return fp
 
 
 def _fp_or_none(data: bytes | None, path: str) -> str | None:

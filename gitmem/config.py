@@ -66,8 +66,8 @@ file_budget = 500
 policy = "with-code"
 
 [review]
-# A memory whose code only moved (renamed file, moved function, same code) follows it: the post-commit hook
-# re-anchors it (commit .gitmem/ afterwards). false: it is reported as moved, for review.
+# A memory whose code only moved (renamed file, moved function, same code) follows it: the pre-commit hook
+# re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
 
 [capture]

@@ -544,6 +544,45 @@ class Repo:
             self._run("--literal-pathspecs", "add", "--", *paths,
                      env={"GIT_INDEX_FILE": index_file} if index_file else None)
 
+    def staged_commit(self, index_file: str | None = None) -> str | None:
+        """A commit object holding the index's tree (``index_file``, else the repository's) with HEAD as its
+        parent, on no branch: a stand-in for the commit a pre-commit hook runs for, so that the code as
+        staged can be read and diffed like any commit. None when there is no HEAD.
+
+        Written with a fixed author, committer and date (the same tree and parent give the same SHA) and
+        unsigned; git prunes it with other unreachable objects (``git gc``). ``git write-tree`` writes the
+        tree objects the commit itself will use.
+
+        Raises:
+            GitError: git refused (e.g. an index with unmerged entries).
+        """
+        head = self.head()
+        if head is None:
+            return None
+        env = {"GIT_INDEX_FILE": index_file} if index_file else {}
+        tree = self._run("write-tree", env=env)
+        stamp = {"GIT_AUTHOR_NAME": "gitmem", "GIT_AUTHOR_EMAIL": "gitmem@localhost", "GIT_AUTHOR_DATE": "@0 +0000",
+                 "GIT_COMMITTER_NAME": "gitmem", "GIT_COMMITTER_EMAIL": "gitmem@localhost",
+                 "GIT_COMMITTER_DATE": "@0 +0000"}
+        return self._run("commit-tree", "--no-gpg-sign", tree, "-p", head, "-m", "gitmem: the staged change",
+                         env=stamp).strip()
+
+    def stage_with_commit(self, paths: list[str], index_file: str | None = None) -> None:
+        """From a pre-commit hook: stage ``paths`` into the index the commit is made from (``index_file``)
+        and, when that is a temporary one, into the index git writes after the commit too.
+
+        ``git commit PATH`` commits from a temporary index and then writes the real one from
+        ``<git dir>/index.lock``: a file staged only in the first would look deleted or modified
+        after the commit.
+
+        Raises:
+            GitError: git refused.
+        """
+        self.stage(paths, index_file)
+        real = self.git_dir / "index.lock"
+        if index_file and real.exists() and Path(index_file).resolve() != real.resolve():
+            self.stage(paths, str(real))
+
     def dirty_files(self, *, skip_gitmem: bool = False) -> list[str]:
         """Paths that differ between HEAD and the working tree (staged, unstaged, untracked).
 

@@ -171,6 +171,42 @@ def _has_local_memories(root: Path) -> bool:
         return False
 
 
+def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
+    """Whether the staged change touches a file some memory is anchored to: only then can pre-commit have
+    moved code to follow. Standard library only (one ``git diff --cached --name-only``, one catalog query),
+    so a commit that touches no anchored file imports nothing more; True when it cannot tell (no catalog,
+    rows behind the memory folders, git failed): the library then decides.
+    """
+    import subprocess
+
+    from .catalog import db as catalog_db
+
+    con = catalog_db.connect(root)
+    if con is None:
+        return True
+    try:
+        # the rows were built from the memory folders as they are (``catalog.files.rows_current`` without
+        # git's tree: git and gitmem replace memory files, which moves the folders' times)
+        if catalog_db.get_meta(con, "rows_signature") != catalog_db.folder_signature(root):
+            return True
+        env = dict(os.environ)  # scrubbed of the hook's GIT_DIR and the like (``git.scrub_git_env``)
+        if index_file:
+            env["GIT_INDEX_FILE"] = index_file
+        try:
+            proc = subprocess.run(["git", "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"],
+                                  cwd=root, env=env, capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return True
+        if proc.returncode != 0:
+            return True
+        paths = [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+        return bool(catalog_db.ids_on_paths(con, [p for p in paths if not p.startswith(layout.GITMEM_DIR + "/")]))
+    except Exception:  # noqa: BLE001 - a broken catalog: let the library decide
+        return True
+    finally:
+        con.close()
+
+
 def _run(run: _Run) -> None:
     """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
     from .git import scrub_git_env
@@ -182,8 +218,9 @@ def _run(run: _Run) -> None:
     scrub_git_env()
     stdin = _read_stdin()
     run.stdin_bytes = len(stdin)
-    if run.name == "pre-commit" and not _has_local_memories(run.root):
-        return  # nothing could be shared: no library import, the commit waits for nothing
+    if run.name == "pre-commit" and not _has_local_memories(run.root) \
+            and not _staged_touches_anchors(run.root, index_file):
+        return  # nothing to share, no anchored code staged: no library import, the commit waits for nothing
     try:
         from .integrations.git_hook_actions import run_hook
     except Exception as e:  # noqa: BLE001 - a missing or broken module must not break git

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .anchors import Resolver
+from .code.symbols import lookup
 from .git import Repo
 from .model import KIND_COMMIT, Memory
 
@@ -49,8 +50,12 @@ def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> lis
                 continue
             now_path = renames.get(a.path, a.path)
             if a.symbol:
-                before = (resolver.table(old, a.path) or {}).get(a.symbol) if old else None
-                after = (resolver.table(new, now_path) or {}).get(a.symbol)
+                t_old = (resolver.table(old, a.path) or {}) if old else {}
+                t_new = resolver.table(new, now_path) or {}
+                n_old = lookup(t_old, a.symbol, fingerprint=a.fingerprint)
+                before = t_old.get(n_old) if n_old else None
+                n_new = lookup(t_new, n_old or a.symbol, like=before, fingerprint=a.fingerprint)
+                after = t_new.get(n_new) if n_new else None
                 same = before is not None and after is not None and before.fingerprint == after.fingerprint
             else:
                 same = repo.blob_sha(old, a.path) == repo.blob_sha(new, now_path) if old else False

@@ -12,6 +12,7 @@ Format (a documented contract; see README "Memory files")::
       kind: function
       span: [10, 42]             # 1-based, inclusive, at that commit
       fingerprint: ts1:9c0e...
+      was: src/conf.py::load_config   # optional: the key before the code moved or was renamed
     tags: [config]
     facts:
     - env wins over yaml
@@ -125,6 +126,8 @@ def _anchor_dict(a: Anchor) -> dict[str, Any]:
             d["span"] = [int(a.span[0]), int(a.span[1])]
         if a.fingerprint:
             d["fingerprint"] = a.fingerprint
+        if a.was:
+            d["was"] = a.was
     return d
 
 
@@ -372,8 +375,13 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
     kind = raw.get("kind") or (KIND_FILE if not symbol else "symbol")
     if kind == KIND_COMMIT:
         raise MemoryFileError(path, f"anchor {spec}: kind commit needs the form 'commit:<sha>'")
+    was = raw.get("was")
+    if was is not None:
+        why = check_anchor_path(was.partition("::")[0]) if isinstance(was, str) else "not a string"
+        if why:
+            raise MemoryFileError(path, f"anchor {spec}: 'was' must be an earlier anchor (path[::Symbol]): {why}")
     return Anchor(path=file_path, symbol=symbol or None, commit=commit, kind=str(kind),
-                  span=span, fingerprint=str(fp) if fp else None)
+                  span=span, fingerprint=str(fp) if fp else None, was=was or None)
 
 
 def memory_to_dict(m: Memory) -> dict[str, Any]:
@@ -385,7 +393,7 @@ def memory_from_dict(d: dict[str, Any]) -> Memory:
     """Inverse of ``memory_to_dict``. Raises KeyError / TypeError on a malformed dict."""
     anchors = [Anchor(path=a["path"], symbol=a["symbol"], commit=a["commit"], kind=a["kind"],
                       span=tuple(a["span"]) if a["span"] else None,
-                      fingerprint=a["fingerprint"]) for a in d["anchors"]]
+                      fingerprint=a["fingerprint"], was=a.get("was")) for a in d["anchors"]]
     return Memory(**{**d, "anchors": anchors})
 
 

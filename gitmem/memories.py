@@ -39,8 +39,11 @@ class MemoryTooLong(GitmemError):
 
 
 def text_chars(m: Memory) -> int:
-    """Characters of a memory's text as the size limit counts them: title, body, facts and tags."""
-    return len(m.title) + len(m.body) + sum(len(f) for f in m.facts) + sum(len(t) for t in m.tags)
+    """Characters of a memory's text as the size limit counts them: title, body, facts and tags; a title that is
+    the start of the body (cut from its first line: ``derive_title``) is not counted twice."""
+    lead = m.title.removesuffix("…")
+    title = 0 if lead and m.body.lstrip("# ").startswith(lead) else len(m.title)
+    return title + len(m.body) + sum(len(f) for f in m.facts) + sum(len(t) for t in m.tags)
 
 
 def max_chars(store: Store) -> int:
@@ -199,6 +202,9 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
                 raise AnchorError(f"anchor {spec}: {e.message}", e.hint) from None
             continue
         assert path is not None
+        if symbol is None and spec.rstrip().endswith("::"):
+            raise AnchorError(f"anchor {spec}: no symbol after '::'",
+                              f"name the symbol ({path}::Class.method), or give {path} alone for the whole file")
         rel = _user_path(store, path, cwd)
         anchor = resolver.make(rel, symbol, sha)
         out.append(anchor)

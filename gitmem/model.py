@@ -90,6 +90,13 @@ class Symbol:
         shape_fp: hash of all the symbol's tokens except its own name: equal
             shapes under different names mean a rename. "" when the body is
             too small to identify code (see ``code.symbols.MIN_SHAPE_BODY_TOKENS``).
+        parts: when the symbol holds several definitions (overload stubs and
+            their implementation, conditional alternatives), the fingerprint
+            each definition had on its own as an earlier gitmem recorded it;
+            () for a symbol of one plain definition.
+        aliases: the other names an earlier gitmem gave this code (``f#2``,
+            ``Parser.parse`` before the overloads were named by their
+            parameters), so anchors recorded under them still resolve.
     """
 
     name: str
@@ -101,6 +108,8 @@ class Symbol:
     body_fp: str = ""
     decorators_fp: str = ""
     shape_fp: str = ""
+    parts: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass
@@ -120,6 +129,10 @@ class Anchor:
         kind: symbol kind, ``file`` or ``commit``.
         span: (start_line, end_line) at ``commit``, 1-based inclusive; None for commits.
         fingerprint: fingerprint at ``commit`` (symbol or file); None for commits.
+        was: the anchor's key (``path::Qualified.Name`` or ``path``) before its code was moved or
+            renamed and the anchor followed it (re-anchoring, the commit hooks); the first such key
+            is kept across later moves, so it is the name the memory was written about. None when
+            the anchor never changed place.
     """
 
     path: str | None
@@ -128,6 +141,7 @@ class Anchor:
     kind: str = KIND_FILE
     span: tuple[int, int] | None = None
     fingerprint: str | None = None
+    was: str | None = None
 
     @property
     def key(self) -> str:

@@ -117,9 +117,10 @@ def dumps_document(obj: JSONObject | Sequence[JSONObject]) -> str:
 
 
 def anchor_json(a: Anchor) -> JSONObject:
-    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint"}``."""
+    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was"}`` (``was``: the anchor
+    before its code moved or was renamed, or None)."""
     return {"anchor": a.key, "path": a.path, "symbol": a.symbol, "kind": a.kind, "commit": a.commit,
-            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint}
+            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was}
 
 
 def memory_json(m: Memory) -> JSONObject:
@@ -291,11 +292,11 @@ def doctor_json(report: Report) -> JSONObject:
 
 
 def install_json(res: InstallResult) -> JSONObject:
-    """``{"agent", "changed": [file], "notes", "command", "mcp" (registered), "files": {role: path}}``, and each
-    role of ``files`` at the top level too (the keys of earlier versions: ``settings``, ``hooks``, ``config``,
-    ``mcp_file``)."""
-    d: JSONObject = {"agent": res.agent, "changed": res.changed, "notes": res.notes, "command": res.command,
-                     "mcp": res.mcp, "files": dict(res.files)}
+    """``{"agent", "changed": [file], "created": [file of changed that did not exist], "notes", "command", "mcp"
+    (registered), "files": {role: path}}``, and each role of ``files`` at the top level too (the keys of
+    earlier versions: ``settings``, ``hooks``, ``config``, ``mcp_file``)."""
+    d: JSONObject = {"agent": res.agent, "changed": res.changed, "created": res.created, "notes": res.notes,
+                     "command": res.command, "mcp": res.mcp, "files": dict(res.files)}
     for role, path in res.files.items():
         d.setdefault(role, path)
     return d
@@ -308,12 +309,17 @@ def uninstall_json(res: InstallResult) -> JSONObject:
 
 def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
     """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
-    (before), **install_json or uninstall_json (absent in a dry run)}]}``."""
+    (before), **install_json or uninstall_json (when something was done), "would_change": [file] (a dry run),
+    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}]}``."""
     agents = []
     for p in plans:
         d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
         if p.result is not None:
             d |= install_json(p.result) if install else uninstall_json(p.result)
+        elif dry_run and p.plan is not None:
+            d["would_change"] = p.plan.paths
+        if p.error:
+            d |= {"error": p.error, "hint": p.hint}
         agents.append(d)
     return {"dry_run": dry_run, "agents": agents}
 

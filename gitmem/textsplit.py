@@ -95,3 +95,40 @@ def query_terms(query: str) -> list[str]:
             if len(out) >= MAX_QUERY_TERMS:
                 break
     return out
+
+
+# --------------------------------------------------------------------------- qualified symbol names
+
+_NAME_SUFFIX = re.compile(r"#\d+$")
+
+
+def name_parts(name: str) -> list[str]:
+    """A qualified symbol name split at its nesting dots, not at dots inside brackets:
+    ``Parser.parse(Object...).Local`` -> ``["Parser", "parse(Object...)", "Local"]``."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(name):
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>":
+            depth = max(0, depth - 1)
+        elif ch == "." and depth == 0:
+            parts.append(name[start:i])
+            start = i + 1
+    parts.append(name[start:])
+    return parts
+
+
+def name_base(name: str) -> str:
+    """``name`` without what tells same-named definitions apart in its last part: a ``#2`` number,
+    Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``)."""
+    parts = name_parts(name)
+    last = _NAME_SUFFIX.sub("", parts[-1])
+    cut = min((i for i in (last.find("("), last.find("[")) if i > 0), default=len(last))
+    parts[-1] = last[:cut]
+    return ".".join(parts)
+
+
+def name_leaf(name: str) -> str:
+    """The own name of a symbol: its last part without number or key (``Parser.parse(String)`` -> ``parse``)."""
+    return name_parts(name_base(name))[-1]

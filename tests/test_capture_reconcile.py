@@ -29,6 +29,13 @@ FINAL = "Added `_get_with_retry` (3 attempts, exponential backoff) and fetch() n
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
+@pytest.fixture(autouse=True)
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's folder (``CLAUDE_CONFIG_DIR``): only transcripts under its ``projects/`` are read."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    return tmp_path / "claude"
+
+
 @pytest.fixture
 def repo(tmp_path: Path, run_cli: Any) -> Path:
     r = make_repo(tmp_path / "project")
@@ -65,7 +72,7 @@ def transcript(tmp_path: Path, repo: Path, session: str, *,
     lines.append(_line("assistant", session, repo, {
         "id": "msg_final", "type": "message", "role": "assistant", "model": "claude-sonnet-5",
         "content": [{"type": "text", "text": final}], "stop_reason": "end_turn"}))
-    out = tmp_path / "claude-projects" / f"{session}.jsonl"
+    out = tmp_path / "claude" / "projects" / "-project" / f"{session}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(ln) + "\n" for ln in lines))
     return out
@@ -220,9 +227,11 @@ def test_transcript_secrets_are_redacted_and_private_files_not_captured(repo: Pa
 # (e) ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["missing", "relative", "directory", "fifo", "unreadable", "huge", "garbage"])
+@pytest.mark.parametrize("kind", ["missing", "relative", "directory", "fifo", "unreadable", "huge", "garbage",
+                                  "outside", "dotdot", "symlink"])
 def test_a_bad_transcript_leaves_the_spool_alone(repo: Path, tmp_path: Path, kind: str) -> None:
-    good = transcript(tmp_path, repo, "bad", final="a message only the transcript has")
+    good = transcript(tmp_path, repo, "bad", final="a message only the transcript has", extra_tools=[
+        ("t3", "Bash", {"command": "echo only-the-transcript-has-this"}, {"stdout": "x", "stderr": ""})])
     tpath: str = str(good)
     if kind == "missing":
         good.unlink()
@@ -241,6 +250,17 @@ def test_a_bad_transcript_leaves_the_spool_alone(repo: Path, tmp_path: Path, kin
 
         with good.open("r+b") as f:
             f.truncate(MAX_TRANSCRIPT_BYTES + 8 * 1024 * 1024)
+    elif kind == "outside":  # a real transcript, but not in Claude Code's folder: never read
+        tpath = str(tmp_path / "elsewhere.jsonl")
+        os.replace(good, tpath)
+    elif kind == "dotdot":  # names the folder, leaves it
+        moved = tmp_path / "elsewhere.jsonl"
+        os.replace(good, moved)
+        tpath = str(good.parent / ".." / ".." / ".." / moved.name)
+    elif kind == "symlink":  # a link in the folder to a file outside it
+        moved = tmp_path / "elsewhere.jsonl"
+        os.replace(good, moved)
+        good.symlink_to(moved)
     elif kind == "garbage":
         good.write_bytes(b"\x00\xff not json\n[1, 2]\n{\"type\": \"assistant\", \"message\": 3}\n" * 1000)
     headless_session(repo, "bad", tpath, edit_hook=True, stop_hook=True, end_hook=False)

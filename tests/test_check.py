@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from testing.repos import commit, git, make_repo
 
 CODE = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
@@ -154,3 +156,55 @@ def test_on_the_base_itself_there_is_no_change_and_it_says_so(tmp_path: Path, ru
     git(repo, "checkout", "-q", "main")
     code, out, _ = run_cli(repo, "check")
     assert code == 0 and "HEAD is in main: no change to check" in out
+
+
+@pytest.mark.parametrize("move", ["rename", "file"])
+def test_a_followed_move_then_a_body_change_is_still_a_problem(tmp_path: Path, run_cli, move: str) -> None:
+    """gitmem's pre-commit follows the moved code (writing the memory file in the change); a later commit that
+    changes the code's body still leaves the memory stale: check must say so, not count the follow as a review."""
+    code_py = ("def parse(text):\n    fields = [f.strip() for f in text.split(',')]\n"
+               "    return [f for f in fields if f and not f.startswith('#')]\n\n\n" + CODE.split("\n\n\n")[1])
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": code_py, "README.md": "x\n"})
+    assert run_cli(repo, "init")[0] == 0  # with the git hooks: pre-commit follows moves
+    code, out, _ = run_cli(repo, "remember", "parse splits on commas only", "--anchor", "csvish.py::parse", "--json")
+    mid = json.loads(out)["id"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    git(repo, "checkout", "-q", "-b", "feature")
+    if move == "rename":
+        (repo / "csvish.py").write_text(code_py.replace("def parse(", "def parse_line("))
+        git(repo, "commit", "-qam", "rename parse")
+        path, name = "csvish.py", "parse_line"
+    else:
+        git(repo, "mv", "csvish.py", "csv2.py")
+        git(repo, "commit", "-qm", "move the module")
+        path, name = "csv2.py", "parse"
+    assert git(repo, "status", "--porcelain") == ""  # the follow went into the commit
+    assert run_cli(repo, "check", "--base", "main")[0] == 0  # a pure move: the memory followed it
+    (repo / path).write_text((repo / path).read_text().replace("text.split(',')", "text.split(';')"))
+    git(repo, "commit", "-qam", f"{name} splits on semicolons")
+    code, out, err = run_cli(repo, "check", "--base", "main")
+    assert code == 1 and f"stale: {mid}" in out, (out, err)
+
+
+def test_a_memory_made_in_the_change_and_broken_later_in_it_is_a_problem(tmp_path: Path, run_cli) -> None:
+    """A memory (an invariant) written on the branch, then one of its sites changed by a later commit of the
+    same branch: stale and invariant problems, not ok because the memory is new to the change."""
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE, "docs.py": "def separator():\n    return ','\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "gitmem")
+    git(repo, "checkout", "-q", "-b", "feature")
+    code, out, _ = run_cli(repo, "remember", "The separator is defined in two places", "--invariant",
+                           "--anchor", "csvish.py::parse", "--anchor", "docs.py::separator", "--json")
+    mid = json.loads(out)["id"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    assert run_cli(repo, "check", "--base", "main")[0] == 0  # new, true: fine
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    git(repo, "commit", "-qam", "semicolons in parse only")
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    kinds = sorted(p["kind"] for p in json.loads(out)["problems"] if p["subject"] == mid)
+    assert code == 1 and kinds == ["invariant", "stale"], out

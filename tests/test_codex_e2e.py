@@ -93,3 +93,47 @@ def test_two_codex_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> No
     assert per_file and per_file[0][0] > call and m["id"] in per_file[0][1], json.dumps(developer_texts(last))[:2000]
     assert wait_for(lambda: spool_empty(repo), timeout=60)
     assert len(local_memories(repo)) == 2  # session 2's own edit, once
+
+
+def test_codex_lists_the_mcp_server_of_a_trusted_project_only(tmp_path: Path) -> None:
+    """``gitmem install codex`` writes ``[mcp_servers.gitmem]`` where codex 0.169.0 reads it: the project's
+    ``.codex/config.toml``, once the project is trusted (``codex mcp list``, offline)."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    install(repo)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+
+    def listed() -> str:
+        proc = subprocess.run([CODEX, "mcp", "list"], cwd=repo, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60, env={**os.environ, "CODEX_HOME": str(home)})
+        assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+        return proc.stdout.decode()
+
+    assert "gitmem" not in listed()  # an untrusted project's config is not read
+    (home / "config.toml").write_text(f'[projects."{repo}"]\ntrust_level = "trusted"\n')
+    out = listed()
+    assert "gitmem" in out and ": gitmem-mcp;" in out
+
+
+def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The apply_patch's PostToolUse hook never runs (as when ``codex exec`` exits first); the memory of the
+    edit still appears: the consolidation reconciles the spool with Codex's rollout (``transcript_path``)."""
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    lose_post_tool_hook(repo / ".codex" / "hooks.json", "PostToolUse", '"tool_name":"apply_patch"')
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    with responses_server(SCRIPT) as server:
+        codex_exec(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
+    (m,) = local_memories(repo)
+    assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+    assert m["body"].startswith("Added `_get_with_retry`")
+    assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)

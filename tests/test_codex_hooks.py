@@ -21,7 +21,7 @@ import pytest
 
 from gitmem import layout
 from gitmem.capture import spool
-from gitmem.integrations.agents import codex
+from gitmem.integrations.agents import codex, patches
 from testing.repos import commit, make_repo
 from tests.test_claude_hooks import AUTH_PY, CLIENT_PY, context_of, local_memories, remember, spool_empty, wait_for
 
@@ -90,7 +90,13 @@ def spooled(repo: Path, session: str) -> list[dict[str, Any]]:
     ("rg -n fetch src/client.py src/auth.py", ["src/client.py", "src/auth.py"]),
     ("grep -e timeout src/client.py", ["src/client.py"]),
     ("grep -rn timeout src", []),  # a folder: not a file read
-    ("cd src && cat client.py missing.py", ["client.py"]),  # relative to cwd, not to the cd: missing here
+    ("cd src && cat client.py missing.py", ["src/client.py"]),  # relative to the cd's folder
+    ("cd src; head -5 ../src/auth.py && cd .. && cat src/client.py", ["src/auth.py", "src/client.py"]),
+    ("(cd src && cat client.py) && cat src/auth.py", ["src/client.py", "src/auth.py"]),  # the cd ends with `)`
+    ("cd $DIR && cat client.py", []),  # a folder it cannot know: no file taken
+    ("cd && cat src/client.py", []),  # cd alone goes home
+    ("pushd src >/dev/null && nl client.py", ["src/client.py"]),
+    ("cd {repo}/src && cat client.py", ["{repo}/src/client.py"]),  # an absolute folder: an absolute file
     ("cat src/client.py | nl > src/auth.py", ["src/client.py"]),  # a redirection's target is not read
     ("sed -i 's/a/b/' src/client.py", []),  # an edit, not a read
     ("python -m pytest -q", []),
@@ -98,7 +104,8 @@ def spooled(repo: Path, session: str) -> list[dict[str, Any]]:
 ])
 def test_read_files_of_a_command_line(repo: Path, line: str, files: list[str]) -> None:
     cwd = str(repo)
-    got = codex.read_files(line, cwd)
+    got = codex.read_files(line.replace("{repo}", cwd), cwd)
+    files = [f.replace("{repo}", cwd) for f in files]
     assert got == [f for f in files if (repo / f).is_file()]
 
 
@@ -111,12 +118,12 @@ def test_parse_patch_finds_every_file_and_the_first_hunk() -> None:
     patch = ("*** Begin Patch\n*** Update File: pkg/mod.py\n@@ def f():\n     a = 1\n-    b = 2\n+    b = 3\n@@\n"
              "-x\n+y\n*** Add File: pkg/new.py\n+print(1)\n*** Delete File: old.py\n*** Update File: a.py\n"
              "*** Move to: b.py\n@@\n-q\n+r\n*** End of File\n*** End Patch\n")
-    files = codex.parse_patch(patch)
+    files = patches.parse_patch(patch)
     assert [(f.path, f.action, f.move_to) for f in files] == [
         ("pkg/mod.py", "update", ""), ("pkg/new.py", "add", ""), ("old.py", "delete", ""), ("a.py", "update", "b.py")]
     assert files[0].old == ["    a = 1", "    b = 2"] and files[0].new == ["    a = 1", "    b = 3"]
     assert files[1].new == ["print(1)"]
-    assert codex.parse_patch("not a patch") == []
+    assert patches.parse_patch("not a patch") == []
 
 
 # -- the events through the entry point ------------------------------------------------------------

@@ -89,3 +89,52 @@ def test_copilot_session_gets_and_makes_memories_once(tmp_path: Path, run_cli) -
     assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
     (m,) = local_memories(repo)
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+
+
+def test_user_level_install_reaches_a_session(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """``gitmem install copilot --user``: Copilot CLI 1.0.102 runs ``$COPILOT_HOME/hooks/gitmem.json`` (the
+    session-start context reaches the model) and lists ``$COPILOT_HOME/mcp-config.json``'s server."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch", mtype="discovery")
+    home = tmp_path / "copilot-home"
+    copilot_install.install(None, user=True, home=home)
+    with chat_completions_server([{"say": "Nothing to do."}]) as server:
+        copilot_p(repo, home, server.base_url, "Carry on.")
+    first = next(r for r in server.requests if r.get("tools"))
+    opening = [text_of(m) for m in first["messages"] if m.get("role") == "user"]
+    assert any("# gitmem" in t and mid in t for t in opening), json.dumps(opening)[:2000]
+    proc = subprocess.run([COPILOT, "mcp", "list"], cwd=repo, stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=60, env={**os.environ, "COPILOT_HOME": str(home)})
+    assert proc.returncode == 0 and "gitmem" in proc.stdout.decode(), proc.stdout.decode()[-1000:]
+
+
+def test_a_lost_edit_capture_and_the_final_message_come_from_the_transcript(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The edit's postToolUse hook never runs (as when ``copilot -p`` exits first), and agentStop carries no
+    final message; the memory of the edit still appears, its body Copilot's final message: the consolidation
+    reconciles the spool with Copilot's events.jsonl (agentStop's ``transcriptPath``)."""
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    copilot_install.install(repo)
+    lose_post_tool_hook(repo / ".github" / "hooks" / "gitmem.json", "postToolUse", '"toolName":"edit"')
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    client = str(repo / "src" / "client.py")
+    script = [{"call": "view", "arguments": {"path": client}},
+              {"call": "edit", "arguments": {"path": client, "old_str": "    resp = requests.get(url, timeout=10)\n",
+                                             "new_str": "    resp = _get_with_retry(url, timeout=10)\n"}},
+              {"say": "Added `_get_with_retry`; fetch() uses it."}]
+    with chat_completions_server(script) as server:
+        copilot_p(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
+    (m,) = local_memories(repo)
+    assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+    assert m["body"] == "Added `_get_with_retry`; fetch() uses it."
+    assert "reconciled with the transcript: 2 events added" in consolidate_log(repo)  # the edit and the final message

@@ -176,3 +176,20 @@ def test_the_claude_hooks_step_aside_under_copilot_when_its_hooks_are_installed(
     # Claude Code (no COPILOT_CLI) still acts
     assert mid in hook("PreToolUse", {**event, "session_id": "dup4"}, real_repo, module="claude",
                        env={"COPILOT_CLI": ""})[1]
+
+
+def test_user_level_hooks_step_aside_in_a_project_with_its_own(real_repo: Path, run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``gitmem install copilot --user`` and a project's own Copilot hooks: Copilot runs both; gitmem acts once
+    (the user-level handler, run with GITMEM_COPILOT_SCOPE=user, steps aside). The Claude Code hooks step aside
+    under Copilot when the user-level hooks are installed."""
+    mid = remember(run_cli, real_repo, MEMORY, "src/client.py::fetch")
+    home = tmp_path / "copilot-home"
+    copilot_install.install(None, user=True, home=home)
+    event = real_event("preToolUse.view", real_repo, "scope1")
+    user_env = {"COPILOT_HOME": str(home), "GITMEM_COPILOT_SCOPE": "user"}
+    assert wait_for(lambda: mid in hook("preToolUse", event, real_repo, env=user_env)[1], timeout=30)  # no project file
+    env = {"COPILOT_CLI": "1", "COPILOT_PROJECT_DIR": str(real_repo), "COPILOT_HOME": str(home)}
+    assert claude.copilot_hooks_installed(str(real_repo), env)
+    copilot_install.install(real_repo)
+    assert hook("preToolUse", {**event, "sessionId": "scope2"}, real_repo, env=user_env) == (0, "", "")
+    assert mid in hook("preToolUse", {**event, "sessionId": "scope3"}, real_repo, env={"COPILOT_HOME": str(home)})[1]

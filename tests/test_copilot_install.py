@@ -69,3 +69,57 @@ def test_a_foreign_gitmem_server_and_bad_json_are_left_alone(repo: Path) -> None
     with pytest.raises(SettingsError):
         copilot_install.install(repo)
     assert mcp.read_text() == "{not json"
+
+
+def test_user_scope_writes_copilot_home_and_leaves_no_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             run_cli) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    (home / "mcp-config.json").write_text(json.dumps({"mcpServers": {"other": {"command": "o"}}}, indent=2) + "\n")
+    before = (home / "mcp-config.json").read_bytes()
+    monkeypatch.setenv("COPILOT_HOME", str(home))
+    code, out, err = run_cli(tmp_path, "install", "copilot", "--user", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["mcp"] and data["files"] == {"hooks": str(home / "hooks" / "gitmem.json"),
+                                             "mcp_file": str(home / "mcp-config.json")}
+    doc = json.loads((home / "hooks" / "gitmem.json").read_text())
+    for handlers in doc["hooks"].values():
+        (h,) = handlers
+        assert h["env"] == {"GITMEM_COPILOT_SCOPE": "user"} and h["bash"].startswith(copilot_install.MARKER)
+    assert "gitmem" in json.loads((home / "mcp-config.json").read_text())["mcpServers"]
+    assert copilot_install.status(None, user=True)["installed"]
+    code, out, err = run_cli(tmp_path, "uninstall", "copilot", "--user")
+    assert code == 0, err
+    assert not (home / "hooks").exists() and (home / "mcp-config.json").read_bytes() == before and home.is_dir()
+
+
+@pytest.mark.parametrize("theirs", [
+    {"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "echo mine"}]}},
+    {"version": 1, "hooks": {}},  # no handler at all: not gitmem's either
+    None,  # not JSON
+])
+def test_a_users_own_gitmem_json_is_never_overwritten_removed_or_counted(
+        repo: Path, run_cli, theirs: dict | None) -> None:  # type: ignore[no-untyped-def]
+    from gitmem.integrations.agents import installers
+
+    path = repo / ".github" / "hooks" / "gitmem.json"
+    path.parent.mkdir(parents=True)
+    text = json.dumps(theirs) if theirs is not None else "{mine"
+    path.write_text(text)
+    assert not copilot_install.status(repo)["installed"] and installers.installed(repo) == []
+    code, out, err = run_cli(repo, "uninstall")  # gitmem was never installed: nothing to uninstall
+    assert code == 1 and "installed for no agent" in err
+    res = copilot_install.uninstall(repo)
+    assert path.read_text() == text and any("not gitmem's" in n for n in res.notes) and not res.changed
+    with pytest.raises(SettingsError) as e:
+        copilot_install.install(repo)
+    assert "not gitmem's" in e.value.message and "rename it" in e.value.hint
+    assert path.read_text() == text and not (repo / ".github" / "mcp.json").exists()  # nothing written
+    mixed = {"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "echo mine"},
+                                                      *copilot_install.hooks_document(None)["hooks"]["sessionStart"]]}}
+    path.write_text(json.dumps(mixed))  # gitmem's handler beside the user's: still the user's file
+    with pytest.raises(SettingsError):
+        copilot_install.install(repo)
+    copilot_install.uninstall(repo)
+    assert json.loads(path.read_text()) == mixed

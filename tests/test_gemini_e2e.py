@@ -132,3 +132,25 @@ def test_two_gemini_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> N
     assert "# gitmem: memories about src/client.py" in out and late[0] in out, out[:2000]
     assert wait_for(lambda: spool_empty(repo), timeout=60)
     assert len(local_memories(repo)) == 2  # session 2's own edit, once
+
+
+def test_a_lost_edit_capture_is_recovered_from_the_chat(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The replace's AfterTool hook never runs (as when ``gemini -p`` exits first); the memory of the edit
+    still appears: the consolidation reconciles the spool with Gemini CLI's chat file (``transcript_path``)."""
+    from tests.test_transcripts import consolidate_log, lose_post_tool_hook
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    lose_post_tool_hook(repo / ".gemini" / "settings.json", "AfterTool", '"tool_name":"replace"')
+    with gemini_server(script(repo, {"call": "read_file", "args": {"file_path": "src/client.py"}})) as server:
+        gemini_p(repo, tmp_path / "home", server.base_url,
+                 "Add retry with exponential backoff to fetch() in src/client.py")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
+    assert wait_for(lambda: "reconciled with the transcript" in consolidate_log(repo) and spool_empty(repo),
+                    timeout=60), consolidate_log(repo)
+    (m,) = local_memories(repo)
+    assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
+    assert m["body"].startswith("Added `_get_with_retry`")
+    assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)

@@ -59,12 +59,16 @@ def test_a_foreign_gitmem_server_is_left_alone(tmp_path: Path) -> None:
     assert settings(tmp_path) == mine
 
 
-def test_user_scope_keeps_an_emptied_file(tmp_path: Path) -> None:
+def test_user_scope_removes_only_a_file_gitmem_created(tmp_path: Path) -> None:
     gi.install(None, user=True, home=tmp_path)
     path = tmp_path / ".gemini" / "settings.json"
     assert path.exists()
     gi.uninstall(None, user=True, home=tmp_path)
-    assert json.loads(path.read_text()) == {}
+    assert not path.exists() and (tmp_path / ".gemini").is_dir()  # gitmem made the file; ~/.gemini is the CLI's
+    path.write_text("{}")  # the user's own, empty once gitmem's entries are removed: kept byte for byte
+    gi.install(None, user=True, home=tmp_path)
+    gi.uninstall(None, user=True, home=tmp_path)
+    assert path.read_text() == "{}"
 
 
 def test_invalid_json_is_never_rewritten(tmp_path: Path) -> None:

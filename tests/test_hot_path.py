@@ -50,6 +50,9 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.shell_reads",
     "gitmem.integrations.agents.copilot",
     "gitmem.integrations.agents.cursor",
+    "gitmem.integrations.agents.opencode",
+    "gitmem.integrations.agents.vscode",
+    "gitmem.integrations.agents.patches",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -285,5 +288,73 @@ def test_cursor_per_tool_call_hooks_import_only_the_standard_library(repo: Path,
         mods, stdout = modules_after([], doc_event(name, repo, f"hot-{name}"), repo, out, "cursor")
         if name in ("postToolUse.Read", "postToolUse.Shell"):
             assert mid in json.loads(stdout)["additional_context"], name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_opencode_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                       baseline: set[str], tmp_path: Path) -> None:
+    """The same check for the OpenCode adapter, with the plugin's recorded calls (session.idle left out)."""
+    from tests.test_opencode_hooks import REAL_ROOT
+
+    def ev(name: str, session: str) -> dict[str, Any]:
+        path = Path(__file__).resolve().parent / "fixtures" / "opencode" / f"{name}.json"
+        event = json.loads(path.read_text().replace(REAL_ROOT, str(repo)))
+        event["input"]["sessionID"] = session
+        return dict(event)
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after(["session.start"], ev("session.start", "hot-start"), repo, out, "opencode")
+    assert "gitmem.integrations.agents.session_start" in mods
+    prompt = ev("chat.message", "hot-prompt")
+    prompt["output"]["parts"] = [{"type": "text", "text": "Why must `fetch` keep its timeout for the gateway?"}]
+    assert wait_for(lambda: mid in modules_after(["chat.message"], prompt, repo, out, "opencode")[1], timeout=30)
+    edit = ev("tool.execute.before.edit", "hot-edit")
+    edit["output"]["args"]["oldString"] = "    resp = session.get(url, timeout=10)\n"
+    prompt2 = json.loads(json.dumps(prompt))
+    prompt2["input"]["sessionID"] = "hot-prompt-2"
+    evs = {"prompt": ("chat.message", prompt2),
+           "before read": ("tool.execute.before", ev("tool.execute.before.read", "hot-read")),
+           "before cat": ("tool.execute.before", ev("tool.execute.before.bash", "hot-cat")),
+           "before edit": ("tool.execute.before", edit),
+           "after read": ("tool.execute.after", ev("tool.execute.after.read", "hot-after")),
+           "after bash": ("tool.execute.after", ev("tool.execute.after.bash", "hot-after-bash"))}
+    for name, (event_name, event) in evs.items():
+        mods, stdout = modules_after([event_name], event, repo, out, "opencode")
+        if event_name in ("chat.message", "tool.execute.before"):
+            assert mid in json.loads(stdout)["context"], name
+        else:
+            assert stdout == "", name
+        assert not_allowed(mods, baseline) == [], name
+        assert not [m for m in HEAVY if m in mods], name
+
+
+def test_vscode_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                     baseline: set[str], tmp_path: Path) -> None:
+    """The same check for VS Code's input through the Claude Code entry point (Stop left out: it starts a
+    detached consolidation), a patch and a file URI among them."""
+    from tests.test_vscode_hooks import fixture
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    mods, _ = modules_after([], fixture("SessionStart", repo, session_id="hot-start"), repo, out)
+    assert "gitmem.integrations.agents.session_start" in mods
+    prompt = fixture("UserPromptSubmit", repo, session_id="hot-prompt")
+    assert wait_for(lambda: mid in modules_after([], prompt, repo, out)[1], timeout=30)
+    uri = fixture("PreToolUse.read_file", repo, session_id="hot-uri")
+    uri["tool_input"] = {"filePath": f"file://{repo}/src/client.py"}
+    evs = {"prompt": {**prompt, "session_id": "hot-prompt-2"}, "before read uri": uri}
+    for name in ("PreToolUse.read_file", "PreToolUse.replace_string_in_file", "PreToolUse.apply_patch",
+                 "PreToolUse.run_in_terminal", "PostToolUse.replace_string_in_file", "PostToolUse.run_in_terminal"):
+        evs[name] = fixture(name, repo, session_id=f"hot-{name}")
+    for name, event in evs.items():
+        mods, stdout = modules_after([], event, repo, out)
+        if name.startswith("PreToolUse") or name in ("prompt", "before read uri"):
+            assert mid in context_of(stdout, event["hook_event_name"]), name
+        else:
+            assert stdout == "", name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name

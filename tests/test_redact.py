@@ -917,3 +917,11 @@ def test_code_that_merely_names_a_secret_is_kept(code):
 ])
 def test_literals_next_to_the_same_names_are_still_redacted(text):
     assert "[REDACTED:" in redact_text(text)
+
+
+def test_agent_and_api_identifiers_are_not_tokens() -> None:
+    """Tool-call, message and session ids are token-shaped but never secrets (capture keys records by them)."""
+    for ident in ("call_Yv1dG5qN9kC3wT7bR0xH4mPs__vscode-1774861961007", "toolu_01AbCdEfGhIjKlMnOpQrStUv",
+                  "ses_dcbfcc3edffewnHD8pZS9psa63", "chatcmpl-AbCdEfGhIjKlMnOpQrStUv12", "fc_67ab12CdEf34GhIj56KlMn78"):
+        assert redact_text(f'"tool_use_id": "{ident}"') == f'"tool_use_id": "{ident}"', ident
+    assert "[REDACTED" in redact_text("HF_TOKEN hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345")

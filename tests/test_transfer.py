@@ -18,19 +18,22 @@ def test_round_trip_in_one_repository_is_byte_identical(tmp_path: Path, run_cli)
     run_cli(repo, "remember", "parse splits on commas", "--anchor", "csvish.py::parse", "--tag", "csv",
             "--fact", "no quoting", "--type", "constraint")
     run_cli(repo, "remember", "render joins", "--anchor", "csvish.py::render", "--anchor", "commit:HEAD")
+    run_cli(repo, "remember", "parse and render agree on the separator", "--invariant", "--anchor",
+            "csvish.py::parse", "--anchor", "csvish.py::render")  # every field survives, invariant included
     folder = repo / ".gitmem" / "memories"
     before = {p.name: p.read_bytes() for p in folder.glob("*.md")}
     code, out, _ = run_cli(repo, "export")
-    assert code == 0 and len(out.splitlines()) == 2
+    assert code == 0 and len(out.splitlines()) == 3
     (tmp_path / "m.jsonl").write_text(out)
     shutil.rmtree(folder)
     folder.mkdir()
     code, out, err = run_cli(repo, "import", str(tmp_path / "m.jsonl"), "--json")
     assert code == 0, err
-    assert len(json.loads(out)["written"]) == 2
+    assert len(json.loads(out)["written"]) == 3
     assert {p.name: p.read_bytes() for p in folder.glob("*.md")} == before
+    assert sum("invariant: true" in b.decode() for b in before.values()) == 1
     code, out, _ = run_cli(repo, "import", str(tmp_path / "m.jsonl"), "--json")
-    assert len(json.loads(out)["skipped"]) == 2 and json.loads(out)["written"] == []
+    assert len(json.loads(out)["skipped"]) == 3 and json.loads(out)["written"] == []
 
 
 def test_into_another_repository_anchors_are_remade_or_dropped(tmp_path: Path, run_cli) -> None:

@@ -22,7 +22,7 @@ instead of adding another; one that rewrites it (overlap ≥ ``SUPERSEDE_JACCARD
 same type) becomes a new memory that ``supersedes`` it (a local one it
 replaces outright). Captured memories are ``local`` scope.
 
-Nothing lost, nothing twice: once a session has ended, its spool is first reconciled with the
+Nothing lost, nothing twice: once a session has ended (or a turn, Stop), its spool is first reconciled with the
 agent's transcript (``reconcile_with_transcript``), and every record a batch consumes is remembered
 (``spool.add_seen``), so a tool call or final message arriving again (a late hook, a re-run) is
 dropped (``spool.fresh``).
@@ -137,9 +137,9 @@ def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
                     d.edited_files.append(path)
                 new = inp.get("content") if tool == "Write" or r.get("kind") == "write" else inp.get("new_string")
                 d.edits.append((path, new if isinstance(new, str) else ""))
-            elif tool == "Read" and isinstance(path, str) and path not in d.read_files:
+            elif (tool == "Read" or r.get("kind") == "read") and isinstance(path, str) and path not in d.read_files:
                 d.read_files.append(path)
-            elif tool == "Bash" and isinstance(inp.get("command"), str):
+            elif (tool == "Bash" or r.get("kind") == "shell") and isinstance(inp.get("command"), str):
                 d.commands.append(inp["command"])
     return d
 
@@ -378,8 +378,8 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
         kind = r.get("event")
         if kind == "UserPromptSubmit":
             lines.append(f"USER: {r.get('prompt', '')}")
-        elif kind == "Stop":
-            lines.append(f"AGENT: {r.get('last_message', '')}")
+        elif kind == "Stop" and r.get("last_message"):
+            lines.append(f"AGENT: {r['last_message']}")
         elif kind in ("PostToolUse", "PostToolUseFailure"):
             inp = r.get("input")
             if not isinstance(inp, dict):
@@ -390,9 +390,9 @@ def _transcript_lines(records: list[dict[str, Any]]) -> list[str]:
                         f"+ {str(inp.get('new_string', ''))[:800]}")
             elif tool == "Write" or r.get("kind") == "write":
                 line = f"WRITE {inp.get('file_path')}"
-            elif tool == "Read":
+            elif tool == "Read" or r.get("kind") == "read":
                 line = f"READ {inp.get('file_path')}"
-            elif tool == "Bash":
+            elif tool == "Bash" or r.get("kind") == "shell":
                 resp = r.get("response")
                 if not isinstance(resp, dict):
                     resp = {}
@@ -508,9 +508,11 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
 
 
 def reconcile_with_transcript(store: Store, key: str, seen: set[str], notes: list[str]) -> None:
-    """If session ``key`` has ended (a SessionEnd record is pending) and its agent left a transcript, append
-    to its live spool what the transcript holds and the spool does not: tool calls whose asynchronous hook
-    was cut short, the final message of a cancelled Stop hook (``integrations.agents.reconcile``).
+    """If session ``key`` has ended or finished a turn (a SessionEnd or Stop record is pending: headless
+    Codex, Gemini and Copilot runs are consolidated from their Stop hooks) and its agent left a transcript,
+    append to its live spool what the transcript holds and the spool does not: tool calls whose asynchronous
+    hook was cut short, the final message of a cancelled Stop hook or of one that carries none
+    (``integrations.agents.reconcile``).
 
     The caller holds the session's lock and claims the live spool afterwards, so the added records are
     consolidated in this run; ``seen`` (already consolidated) and the pending records keep each event once.
@@ -520,7 +522,7 @@ def reconcile_with_transcript(store: Store, key: str, seen: set[str], notes: lis
     pending: list[dict[str, Any]] = []
     for path in [*spool.batches(root, key), spool.live_path(root, key)]:
         pending += spool.read_records(path)[0]
-    if not any(r.get("event") == "SessionEnd" for r in pending):
+    if not any(r.get("event") in ("SessionEnd", "Stop") for r in pending):
         return
     try:
         from ..integrations.agents import reconcile

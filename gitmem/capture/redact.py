@@ -1115,6 +1115,12 @@ _PREFIX_HEAD = r"(?:[a-z][a-z0-9]{0,11}|[A-Z][A-Z0-9]{0,11})(?:[_.~-][a-z0-9]{1,
 _GLUED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _HASH_PREFIXES = frozenset("""sha sha1 sha224 sha256 sha384 sha512 md5 blake2b blake2s blake3 crc32
     h1 git commit rev ref v""".split())
+# Identifiers the agents and model APIs give tool calls, messages and sessions (Anthropic ``toolu_…``,
+# ``msg_…``; OpenAI ``call_…``, ``fc_…``, ``resp_…``, ``chatcmpl-…``, ``run_…``, ``asst_…``, ``thread_…``,
+# ``file-…``; OpenCode ``ses_…``, ``prt_…``; VS Code ``call_…__vscode-…``): token-shaped, never secrets,
+# and capture keys records by them (exactly once).
+_ID_PREFIXES = frozenset("""call toolu msg ses prt fc resp req run chatcmpl evt conv item thread asst file
+    batch ft step srvtoolu""".split())
 
 
 def _redact_prefixed_tokens(text: str) -> str:
@@ -1140,6 +1146,8 @@ def _redact_prefixed_tokens(text: str) -> str:
             v = v[:v.index("/")]          # a path, not base64: only its first part
         if not p.endswith("~") and not _HASH_PREFIXES.isdisjoint(_rx(r"[_.-]").split((p + v).lower())[:4]):
             continue                      # sha512-…, gss-gex-sha1-…: a hash, not a token
+        if _rx(r"[_.~-]").split(p.lower())[0] in _ID_PREFIXES:
+            continue                      # call_…, toolu_…, ses_…: an agent's or API's identifier
         if _rx(_UUID).fullmatch(v) or not _token_shaped(v, 20):
             continue
         out.append(text[done:m.start("v")])

@@ -9,6 +9,10 @@ Layout under ``<common-dir>/gitmem/spool/`` (``layout.spool_dir``; per clone, ne
                                        tool call (by its id) or a final message arriving again — a
                                        late asynchronous hook, a re-run of the reconciliation with
                                        the agent's transcript — is dropped, so each counts once
+    <session>.calls                    the content digests of the tool calls the hooks reported
+                                       without an id (``occurrence``), one a line: the n-th call
+                                       with the same tool and input gets the id ``c:<digest>.<n>``,
+                                       as the reconciliation numbers the transcript's calls
 
 Concurrency (POSIX ``flock``): a writer opens the live file, takes an exclusive
 lock, checks that the path still names the inode it opened (a consolidation may
@@ -42,6 +46,7 @@ except ImportError:  # pragma: no cover - Windows: appends of one small write ar
 
 LIVE_SUFFIX = ".jsonl"
 SEEN_SUFFIX = ".seen"
+CALLS_SUFFIX = ".calls"
 BATCH_SUFFIX = ".batch"
 PLAN_SUFFIX = ".plan.json"
 #: Spool record format version (the ``v`` field of each line).
@@ -212,6 +217,30 @@ def add_seen(root: Path, key: str, keys: list[str]) -> None:
     fd = os.open(seen_path(root, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, ("\n".join(keys) + "\n").encode("ascii", "replace"))
+    finally:
+        os.close(fd)
+
+
+def occurrence(root: Path, key: str, digest: str) -> int:
+    """How many tool calls with content ``digest`` session ``key``'s hooks reported before this one (0 for the
+    first); records this one. For agents whose hooks give no tool-call id (Gemini CLI, Copilot CLI).
+
+    Raises:
+        OSError: the spool folder cannot be written.
+    """
+    folder = spool_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / f"{key}{CALLS_SUFFIX}", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # two hooks of one session in parallel: each its own number
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        line = digest.encode("ascii", "replace")
+        n = b"".join(chunks).splitlines().count(line)
+        os.write(fd, line + b"\n")
+        return n
     finally:
         os.close(fd)
 

@@ -61,8 +61,9 @@ def prune_sessions(root: Path) -> None:
         (spool_dir, lambda p: ((p.name.startswith(".") and p.name.endswith(".tmp")) or
                                (p.name.endswith(".lock") and p.name[:-5] not in pending))
          and now - p.stat().st_mtime > LEFTOVER_TTL_S),
-        # what a session consolidated (``spool.seen_path``): kept while a late hook may still arrive
-        (spool_dir, lambda p: p.name.endswith(".seen") and p.name[:-5] not in pending
+        # what a session consolidated (``spool.seen_path``) and the content digests of its id-less tool calls
+        # (``spool.occurrence``): kept while a late hook may still arrive
+        (spool_dir, lambda p: p.name.endswith((".seen", ".calls")) and p.name.split(".", 1)[0] not in pending
          and now - p.stat().st_mtime > SESSION_STATE_TTL_S),
     )
     for folder, test in tests:

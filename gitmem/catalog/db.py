@@ -35,7 +35,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from .. import layout
-from ..textsplit import query_terms, split_identifiers
+from ..textsplit import name_leaf, query_terms, split_identifiers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
@@ -43,8 +43,9 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from typing import Any
 
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
-#: in git's folder (``layout``).
-SCHEMA_VERSION = "9"
+#: in git's folder (``layout``). 10: symbol names of several definitions (``Parser.parse(String)``) and
+#: their last parts recomputed (extractor ``ts1.3``); an anchor's ``was`` (its key before its code moved).
+SCHEMA_VERSION = "10"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -213,7 +214,8 @@ def fts_text(row: dict[str, Any]) -> str:
 def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
     """Insert or replace ``rows`` (dicts with the keys of ``_COLUMNS``; lists as lists). Returns the count.
 
-    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"}.
+    Each row's ``anchors`` is a list of {"key", "path", "symbol", "start", "end"} (and "was" when the
+    anchor followed moved code).
     The caller commits.
     """
     n = 0
@@ -340,7 +342,7 @@ def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[s
 
 def _leaf(symbol: str | None) -> str | None:
     """The last part of a qualified name (``Cache.get`` → ``get``), indexed for ``symbols_named``."""
-    return symbol.rsplit(".", 1)[-1] if symbol else None
+    return name_leaf(symbol) if symbol else None
 
 
 def symbols_named(con: sqlite3.Connection, names: Iterable[str], limit: int | None = None) -> dict[str, list[str]]:

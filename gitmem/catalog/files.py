@@ -86,7 +86,7 @@ def memory_row(m: Memory, digest: str) -> dict[str, Any]:
     for a in m.anchors:
         span = a.span or (None, None)
         anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT else None, "symbol": a.symbol,
-                        "start": span[0], "end": span[1]})
+                        "start": span[0], "end": span[1], **({"was": a.was} if a.was else {})})
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
             "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
             "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},

@@ -11,7 +11,8 @@ JSON, and errors go to stderr as a JSON object (``shapes.error_json``, versioned
 The commands, by noun group (importing a module registers its commands on ``base.cli``):
 
 * ``base``         the root group, ``--json``, output and warnings, the store (shared by the rest)
-* ``setup``        init, hooks install|uninstall|status, install|uninstall claude, doctor
+* ``setup``        init, hooks install|uninstall|status, install|uninstall [AGENT] (from the installers registry),
+                   doctor
 * ``memories``     remember, forget, show, list, reanchor, retire, supersede, log, share
 * ``retrieve``     recall, context, stale, check, scan
 * ``transfer``     export, import

@@ -9,6 +9,7 @@ import click
 
 from .. import shapes
 from ..model import MEMORY_TYPES, STATUS_FILTERS
+from ..rank.render import was_note
 from .base import _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
 
@@ -84,7 +85,7 @@ def show(mem_id: str, rev: str | None) -> None:
         lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
                  f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
         for a in ms.anchors:
-            line = f"  {a.status.value:8} {a.anchor.key}{where_now(a)}"
+            line = f"  {a.status.value:8} {a.anchor.key}{was_note(a.anchor.key, a.anchor.was)}{where_now(a)}"
             if a.reason:
                 line += f"  — {a.reason}"
             lines.append(line)
@@ -242,6 +243,9 @@ def share_cmd(mem_ids: tuple[str, ...]) -> None:
     from ..ops.share import share
 
     store = _store()
+    was_team = {mid: store.get(mid).scope == "team" for mid in mem_ids}
     done = [share(store, mid) for mid in mem_ids]
     _out([shapes.shared_json(m, store.display(store.path_for(m))) for m in done],
-         lambda: "\n".join(f"shared {m.id} {m.title} → {store.display(store.path_for(m))}" for m in done))
+         lambda: "\n".join((f"already a team memory: {m.id} {m.title} ({store.display(store.path_for(m))})"
+                            if was_team[mid] else f"shared {m.id} {m.title} → {store.display(store.path_for(m))}")
+                           for mid, m in zip(mem_ids, done, strict=True)))

@@ -1,4 +1,5 @@
-"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall <agent>``, ``doctor``."""
+"""Setting gitmem up: ``init``, ``hooks install|uninstall|status``, ``install|uninstall [AGENT]`` (one command
+per agent of ``integrations.agents.installers``; with no agent, every agent detected or installed), ``doctor``."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def init(no_hooks: bool) -> None:
             lines += [f"  note: {n}" for n in report.notes]
         lines += [f"warning: {w}" for w in res.warnings]
         lines.append("Next: gitmem remember \"what to remember\" --anchor path/to/file.py::Symbol")
-        lines.append("With Claude Code: gitmem install claude   (memories at session start, per prompt, per file)")
+        lines.append("With your agents: gitmem install   (memories at session start, per prompt, per file)")
         return "\n".join(lines)
 
     _out(shapes.init_json(res.root, res.created, report, res.warnings), text)
@@ -134,32 +135,63 @@ def _install_root(user: bool) -> Path | None:
 
 
 def _render(res: InstallResult, verb: str = "updated") -> str:
-    lines = [f"{verb if Path(p).exists() else 'removed'} {p}" for p in res.changed] or ["nothing to change"]
+    lines = [f"{('created' if p in res.created else verb) if Path(p).exists() else 'removed'} {p}"
+             for p in res.changed] or ["nothing to change"]
     return "\n".join(lines + [f"note: {n}" for n in res.notes])
 
 
 def _no_agent_error(detected: bool) -> GitmemError:
+    """The one-line error of ``install`` / ``uninstall`` with no agent when there is none to act on."""
     from ..integrations.agents import installers
 
     choices = ", ".join(installers.names())
     if detected:
-        return GitmemError("no agent detected in this repository or on this machine",
-                           f"name one: gitmem install AGENT ({choices})")
-    return GitmemError("gitmem is installed for no agent in this repository",
-                       f"name one: gitmem uninstall AGENT ({choices})")
+        return GitmemError(f"no agent detected in this repository or on this machine: name one with "
+                           f"`gitmem install AGENT` (AGENT: {choices})")
+    return GitmemError(f"gitmem is installed for no agent in this repository (`gitmem uninstall AGENT` "
+                       f"for the user-level settings; AGENT: {choices})")
 
 
 def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
     lines = []
+    refused = any(p.plan is None for p in plans)
     for p in plans:
+        if p.error:
+            lines.append(f"{p.agent}: {'refused' if p.plan is None else 'failed'}: {p.error}")
+            lines += [f"  hint: {p.hint}"] if p.hint else []
+            if p.result is not None and p.result.changed:
+                lines += ["  " + line for line in _render(p.result, "wrote").splitlines()]
+            continue
         if p.result is None:
-            verb = ("would install" if not p.installed else "already installed, would refresh") if install \
-                else "would uninstall"
+            assert p.plan is not None
+            if dry_run:
+                verb = ("would install" if not p.installed else "already installed, would refresh") if install \
+                    else "would uninstall"
+            else:
+                verb = f"not {'installed' if install else 'uninstalled'}: another agent's file was refused"
             lines.append(f"{p.agent}: {verb} ({p.reason})")
+            lines += [f"  would write {path}" for path in p.plan.paths] if dry_run else []
             continue
         lines.append(f"{p.agent}: {'installed' if install else 'uninstalled'} ({p.reason})")
         lines += ["  " + line for line in _render(p.result).splitlines()]
+    if refused and not dry_run:
+        verb = "install" if install else "uninstall"
+        lines.append(f"nothing was written: fix the refused files and run again, or `gitmem {verb} AGENT` "
+                     "for one agent")
     return "\n".join(lines)
+
+
+def _run_all(plans: list[AgentPlan], install: bool, dry_run: bool) -> None:
+    """Write ``plans`` (none of them when an agent was refused, or in a dry run), print the report, and exit 1
+    when an agent was refused or failed to write."""
+    from ..integrations.agents import installers
+
+    if not dry_run and all(p.plan is not None for p in plans):
+        installers.apply_all(plans)
+    _out(shapes.install_all_json(plans, install=install, dry_run=dry_run),
+         lambda: _render_plans(plans, install, dry_run))
+    if any(p.error for p in plans):
+        sys.exit(EXIT_ERROR)
 
 
 @cli.group("install", invoke_without_command=True)
@@ -170,10 +202,13 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     """Register gitmem with an agent, or with no AGENT every agent used here.
 
     With no AGENT: detect the agents configured in this repository (.claude/,
-    .codex/, .gemini/, .github/hooks/, CLAUDE.md, AGENTS.md, GEMINI.md ...) or on
-    this machine (~/.claude, ~/.codex, ~/.gemini, ~/.copilot, the agent on PATH)
-    and install for each in this repository, saying why each was chosen. Exits 1
-    when no agent is detected.
+    .codex/, .gemini/, .github/hooks/, .cursor/, .opencode/, opencode.json,
+    CLAUDE.md, AGENTS.md, GEMINI.md ...) or on this machine (~/.claude, ~/.codex,
+    ~/.gemini, ~/.copilot, ~/.cursor, ~/.config/opencode, the agent on PATH) and
+    install for each in this repository, saying why each was chosen. Every
+    agent's files are read and checked first: when one is refused (not valid
+    JSON, not gitmem's ...), nothing is written, and the command says which and
+    why and exits 1 (so does --dry-run). Exits 1 when no agent is detected.
 
     \b
     Example usage:
@@ -186,18 +221,10 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
     from ..integrations.agents import installers
 
     root = _store(require=False).repo.root
-    home = Path(os.path.expanduser("~"))
-    found = installers.detect_all(root, home)
+    found = installers.detect_all(root, Path(os.path.expanduser("~")))
     if not found:
         raise _no_agent_error(True)
-    plans = []
-    for name, reason in found:
-        mod = installers.get(name)
-        plan = installers.AgentPlan(name, reason, installers.is_installed(mod.status(root)))
-        if not dry_run:
-            plan.result = mod.install(root)
-        plans.append(plan)
-    _out(shapes.install_all_json(plans, install=True, dry_run=dry_run), lambda: _render_plans(plans, True, dry_run))
+    _run_all(installers.plan_all(found, root), True, dry_run)
 
 
 @cli.group("uninstall", invoke_without_command=True)
@@ -206,6 +233,9 @@ def install_group(ctx: click.Context, dry_run: bool) -> None:
 @click.pass_context
 def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
     """Remove what `gitmem install` registered; with no AGENT, from every agent it is installed for here.
+
+    Every agent's files are read and checked first: when one is refused,
+    nothing is written (exit 1).
 
     \b
     Example usage:
@@ -220,13 +250,8 @@ def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
     names = installers.installed(root)
     if not names:
         raise _no_agent_error(False)
-    plans = []
-    for name in names:
-        plan = installers.AgentPlan(name, "gitmem is installed for it here", True)
-        if not dry_run:
-            plan.result = installers.get(name).uninstall(root)
-        plans.append(plan)
-    _out(shapes.install_all_json(plans, install=False, dry_run=dry_run), lambda: _render_plans(plans, False, dry_run))
+    _run_all(installers.plan_all([(n, "gitmem is installed for it here") for n in names], root, uninstall=True),
+             False, dry_run)
 
 
 def _scope(name: str, user: bool) -> Path | None:

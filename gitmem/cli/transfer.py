@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 from .. import shapes
+from ..errors import GitmemError
 from .base import EXIT_ERROR, _out, _store, cli, json_option
 
 
@@ -15,7 +17,9 @@ from .base import EXIT_ERROR, _out, _store, cli, json_option
 @click.option("--retired", "include_retired", is_flag=True, help="Include retired memories.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-", show_default=True,
               help="File to write (- for stdout).")
-def export_cmd(include_local: bool, include_retired: bool, output: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Accepted like every command's --json: the output is JSON "
+                                                      "Lines already.")
+def export_cmd(include_local: bool, include_retired: bool, output: str, as_json: bool) -> None:
     """Write memories as JSON Lines (one memory per line, anchors included), for other tools or repositories.
 
     \b
@@ -63,6 +67,9 @@ def import_cmd(source: str, db: str | None) -> None:
              f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported before, "
              f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here")
         return
+    if source != "-" and not os.path.isfile(source):
+        raise GitmemError(f"no such file: {source}",
+                          "give a file written by `gitmem export` (or - to read standard input)")
     with click.open_file(source, "r", encoding="utf-8", errors="replace") as f:
         report = import_lines(store, f)
     _out(shapes.import_json(report),

@@ -11,14 +11,18 @@ caches.
 Must not import tree-sitter at module level (``language_for_path`` is used on
 light paths); nodes are only duck-typed ``tree_sitter.Node`` objects.
 
-Symbols and kinds per language (names nest with ``.``; a repeated qualified
-name gets ``#2``, ``#3`` ... in source order; anonymous code that is not listed,
-such as callbacks passed as arguments, object literals and anonymous classes,
-is not a symbol):
+Symbols and kinds per language (names nest with ``.``; several definitions of
+one qualified name are named by ``LanguageSpec.same_name``, see
+``symbols.name_groups``: Python merges them into one symbol, Java and Rust name
+separate implementations by their ``Def.key``, the others number repeats ``#2``,
+``#3`` ... in source order; anonymous code that is not listed, such as callbacks
+passed as arguments, object literals and anonymous classes, is not a symbol):
 
 * python: ``function``, ``method`` (a function directly in a class body, also
   under ``if`` / ``try`` there), ``class``. Decorators are part of the span.
   Definitions under ``if`` / ``try`` / ``with`` / loops keep the enclosing name.
+  ``@overload`` stubs (``Def.stub``) and definitions under ``if TYPE_CHECKING:``
+  (``Def.typing_only``) are marked: they count as signatures of the name.
 * javascript, typescript, tsx: ``function`` (declarations, generators,
   ``const f = () => ...`` / function / class expressions as ``f``,
   ``exports.f`` / ``module.exports.f`` / ``module.exports = {f() {}}`` members
@@ -35,10 +39,16 @@ is not a symbol):
 * rust: ``function``, ``method`` (in ``impl T`` / ``impl Trait for T`` as
   ``T.m``, in a trait as ``Trait.m``), ``struct``, ``enum``, ``union``,
   ``trait``, ``type``, ``module`` (``m.f``), ``macro`` (``macro_rules!``).
-  Outer attributes (``#[...]``) are part of the span.
+  Outer attributes (``#[...]``) are part of the span. Items of one name told
+  apart by their ``cfg`` attributes are ``open[cfg(unix)]``, ``open[cfg(windows)]``.
 * java: ``class``, ``interface``, ``enum``, ``record``, ``annotation``,
   ``method``, ``constructor`` (``Class.Class``). Annotations are part of the
-  span. Local classes in methods are ``Class.method.Local``.
+  span. Local classes in methods are ``Class.method.Local``. Overloads are
+  named by their parameter types, without packages or spaces:
+  ``Parser.parse(String)``, ``Parser.parse(List<String>,int...)``,
+  ``Sample.Sample()``; a method without same-named siblings keeps the plain name.
+* Go names cannot repeat in a file; build-tag variants live in separate files
+  and are separate anchors already.
 
 Handler contract: ``handler(node, src, parent_kind) -> list[Def] | None`` where
 ``src`` is the (CRLF-normalised) source bytes and ``parent_kind`` the kind of
@@ -108,6 +118,14 @@ class Def:
             (defaults to ``kind``).
         emit: False for a naming scope that is not itself a symbol (a Rust
             ``impl`` block contributes ``Type.`` to its methods' names).
+        key: what tells this definition apart from same-named siblings that
+            are separate implementations: Java parameter types ``(String,int)``,
+            Rust ``cfg`` attributes ``[cfg(unix)]``; "" when nothing does.
+        stub: a Python ``@overload`` signature: it belongs to the
+            implementation of the same name (see ``symbols``).
+        typing_only: defined under ``if TYPE_CHECKING:``: never runs.
+        stubs: byte ranges of TypeScript overload signatures folded into
+            this definition (they lie inside its span, before its own code).
     """
 
     name: str
@@ -121,6 +139,10 @@ class Def:
     scope: Node | None = None
     scope_kind: str | None = None
     emit: bool = True
+    key: str = ""
+    stub: bool = False
+    typing_only: bool = False
+    stubs: list[tuple[int, int]] = field(default_factory=list)
 
 
 Handler = Callable[["Node", bytes, "str | None"], "list[Def] | None"]
@@ -165,6 +187,11 @@ class LanguageSpec:
             formatting (Rust match arms: rustfmt drops ``{ ... },``'s comma).
         docstrings: drop Python-style docstrings (first string statement of a
             module, class or function body).
+        same_name: what several definitions of one qualified name are:
+            ``"merge"`` (Python: one name, one symbol holding them all),
+            ``"key"`` (separate implementations named by their ``Def.key``,
+            Java overloads, Rust ``cfg`` variants) or ``"number"`` (``#2``,
+            ``#3`` ... in source order).
     """
 
     name: str
@@ -185,6 +212,7 @@ class LanguageSpec:
     drop_empty: frozenset[tuple[str, str]] = frozenset()
     comma_after_block: frozenset[str] = frozenset()
     docstrings: bool = False
+    same_name: str = "number"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -254,7 +282,8 @@ def _leading(node: Node, types: frozenset[str], comments: frozenset[str]) -> lis
 
 def make_def(name: str, kind: str, first: Node, last: Node, *, body: Node | tuple[int, int] | None = None,
              decorators: list[Node] | None = None, scope: Node | None = None,
-             scope_kind: str | None = None, emit: bool = True) -> Def:
+             scope_kind: str | None = None, emit: bool = True, key: str = "",
+             stubs: list[Node] | None = None) -> Def:
     """Build a :class:`Def` spanning ``first`` .. ``last`` (nodes, source order)."""
     body_rng = body if isinstance(body, tuple) or body is None else _rng(body)
     return Def(
@@ -263,7 +292,8 @@ def make_def(name: str, kind: str, first: Node, last: Node, *, body: Node | tupl
         start_line=first.start_point[0] + 1, end_line=_content_end_line(last),
         body=body_rng,
         decorators=[(d.start_byte, d.end_byte) for d in decorators or []],
-        scope=scope, scope_kind=scope_kind, emit=emit,
+        scope=scope, scope_kind=scope_kind, emit=emit, key=key,
+        stubs=[(n.start_byte, n.end_byte) for n in stubs or []],
     )
 
 
@@ -303,7 +333,30 @@ def _py_def(node: Node, src: bytes, parent_kind: str | None, first: Node,
         kind = "class"
     else:
         kind = "method" if parent_kind == "class" else "function"
-    return [make_def(text(name, src), kind, first, node, body=body, decorators=decorators, scope=body)]
+    d = make_def(text(name, src), kind, first, node, body=body, decorators=decorators, scope=body)
+    d.stub = node.type == "function_definition" and any(_py_is_overload(dec, src) for dec in decorators)
+    d.typing_only = _py_under_type_checking(first)
+    return [d]
+
+
+def _py_is_overload(decorator: Node, src: bytes) -> bool:
+    """``@overload``, ``@typing.overload``, ``@t.overload``, ``@typing_extensions.overload``."""
+    expr = decorator.named_children[0] if decorator.named_child_count else None
+    return expr is not None and text(expr, src).rsplit(".", 1)[-1].strip() == "overload"
+
+
+def _py_under_type_checking(node: Node) -> bool:
+    """True when ``node`` sits in the ``if`` branch of ``if TYPE_CHECKING:`` (``typing.TYPE_CHECKING``,
+    ``t.TYPE_CHECKING``) within its own scope: code a type checker reads and Python never runs."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type not in ("module", "function_definition", "class_definition"):
+        if parent.type == "if_statement" and child == parent.child_by_field_name("consequence"):
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and cond.type in ("identifier", "attribute") and (
+                    cond.text or b"").rsplit(b".", 1)[-1] == b"TYPE_CHECKING":
+                return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _py_decorated(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -360,6 +413,7 @@ PYTHON = LanguageSpec(
                              "assert_statement", "raise_statement", "yield"}),
     drop_empty=frozenset({("class_definition", "argument_list")}),
     docstrings=True,
+    same_name="merge",
 )
 
 
@@ -444,7 +498,7 @@ def _js_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] |
     leading = _js_overloads(unit, text(name, src), _JS_FUNC_SIGS, src)
     first = leading[0] if leading else unit
     body = node.child_by_field_name("body")
-    return [make_def(text(name, src), "function", first, unit, body=body, scope=body)]
+    return [make_def(text(name, src), "function", first, unit, body=body, scope=body, stubs=leading)]
 
 
 def _js_function_signature(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -456,7 +510,7 @@ def _js_function_signature(node: Node, src: bytes, parent_kind: str | None) -> l
     if _js_is_overload(unit, text(name, src), impls, src):
         return []
     leading = _js_overloads(unit, text(name, src), _JS_FUNC_SIGS, src)
-    return [make_def(text(name, src), "function", leading[0] if leading else unit, unit)]
+    return [make_def(text(name, src), "function", leading[0] if leading else unit, unit, stubs=leading)]
 
 
 def _js_class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -491,7 +545,7 @@ def _js_method(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | N
     first = (overloads or leading or [node])[0]
     body = node.child_by_field_name("body")
     kind = "constructor" if name == "constructor" else "method"
-    return [make_def(name, kind, first, node, body=body, decorators=decorators, scope=body)]
+    return [make_def(name, kind, first, node, body=body, decorators=decorators, scope=body, stubs=overloads)]
 
 
 def _js_method_signature(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -507,7 +561,7 @@ def _js_method_signature(node: Node, src: bytes, parent_kind: str | None) -> lis
     decorators = leading + _js_decorators(node)
     overloads = _js_overloads(leading[0] if leading else node, name, _JS_METHOD_SIGS, src)
     first = (overloads or leading or [node])[0]
-    return [make_def(name, "method", first, node, decorators=decorators)]
+    return [make_def(name, "method", first, node, decorators=decorators, stubs=overloads)]
 
 
 def _js_field(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -815,8 +869,20 @@ def _rust_item(kind: str, body_field: str | None = "body", scope_kind: str | Non
             body = (rules[0].start_byte, rules[-1].end_byte) if rules else None
         scope = body if scope_kind is not None or kind in ("function", "module") else None
         return [make_def(text(name, src), item_kind, (attrs or [node])[0], node, body=body, decorators=attrs,
-                         scope=scope if not isinstance(scope, tuple) else None, scope_kind=scope_kind)]
+                         scope=scope if not isinstance(scope, tuple) else None, scope_kind=scope_kind,
+                         key=_rust_cfg_key(attrs, src))]
     return handler
+
+
+def _rust_cfg_key(attrs: list[Node], src: bytes) -> str:
+    """The ``cfg`` attributes of an item, without spaces: ``[cfg(unix)]``, ``[cfg(test)][cfg(feature="x")]``;
+    "" when it has none."""
+    out = []
+    for attr in attrs:
+        inner = "".join(text(attr, src).split())
+        if inner.startswith("#[cfg(") and inner.endswith("]"):
+            out.append(inner[1:])
+    return "".join(out)
 
 
 def _rust_impl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -845,6 +911,7 @@ RUST = LanguageSpec(
     comment_types=_RUST_COMMENTS,
     tuple_types=frozenset({"tuple_expression", "tuple_type", "tuple_pattern"}),
     comma_after_block=frozenset({"match_arm"}),
+    same_name="key",
 )
 
 
@@ -874,7 +941,30 @@ def _java_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | N
                          decorators=_java_annotations(node), scope=body, scope_kind="class")]
     kind = "method" if node.type == "method_declaration" else "constructor"
     return [make_def(text(name, src), kind, node, node, body=body, decorators=_java_annotations(node),
-                     scope=body)]
+                     scope=body, key=_java_param_key(node, src))]
+
+
+def _java_type(node: Node | None, src: bytes) -> str:
+    """A parameter type as a person reads it: no spaces, no package (``java.util.List<String>`` ->
+    ``List<String>``)."""
+    return re.sub(r"(?:\w+\.)+(?=\w)", "", "".join(text(node, src).split()))
+
+
+def _java_param_key(node: Node, src: bytes) -> str:
+    """``(String,int[],Object...)``: the parameter types of a method or constructor (``""`` for a
+    record's compact constructor, which has no parameter list)."""
+    params = node.child_by_field_name("parameters")
+    if params is None:
+        return ""
+    types = []
+    for p in params.named_children:
+        if p.type == "formal_parameter":
+            dims = p.child_by_field_name("dimensions")
+            types.append(_java_type(p.child_by_field_name("type"), src) + "".join(text(dims, src).split()))
+        elif p.type == "spread_parameter":
+            typ = next((c for c in p.named_children if c.type not in ("modifiers", "variable_declarator")), None)
+            types.append(_java_type(typ, src) + "...")
+    return "(" + ",".join(types) + ")"
 
 
 JAVA = LanguageSpec(
@@ -883,6 +973,7 @@ JAVA = LanguageSpec(
                                       "compact_constructor_declaration")},
     barriers=frozenset({"class_body", "string_literal", "import_declaration"}),
     comment_types=_JAVA_COMMENTS,
+    same_name="key",
 )
 
 

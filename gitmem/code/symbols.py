@@ -35,6 +35,17 @@ signatures, TS overload-only declarations, Rust ``mod m;``) have ``body_fp ==
 the alias's right-hand side, the interface body), so ``signature_fp`` is the
 ``type X`` / ``interface I<T> extends J`` part.
 
+**Several definitions of one name** (``name_groups``): a symbol holding
+several definitions (Python overloads and alternatives, a TypeScript function
+with overload signatures) hashes the overload signatures as a *set* (sorted
+digests: reordering them changes nothing) and its other definitions in source
+order; ``fingerprint`` covers all of them, ``body_fp`` / ``decorators_fp`` the
+bodies / decorators of the non-stub definitions, ``signature_fp`` the rest
+(so an edited stub is a signature change). A symbol of one plain definition
+hashes exactly as before. ``Symbol.parts`` keeps each definition's own
+fingerprint and ``Symbol.aliases`` the names extractor ``ts1.2`` gave them
+(``f#3``, ``Parser.parse#2``), so anchors recorded before resolve (``lookup``).
+
 **Renames:** ``body_fp`` never contains the symbol's own name (unless the body
 uses it, e.g. recursion), so a symbol whose only change is its name keeps its
 ``body_fp`` and ``decorators_fp``; callers detect renames by a unique symbol
@@ -50,6 +61,7 @@ keys the caches.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -61,6 +73,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import infra
 from ..model import Symbol
+from ..textsplit import name_base, name_leaf
 from .languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
 
 if TYPE_CHECKING:
@@ -70,7 +83,7 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.2"
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.3"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
@@ -318,29 +331,21 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
 # --------------------------------------------------------------------------- definitions
 
 
-def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[str, Def]]:
-    """All definitions in pre-order (source order), with qualified, de-duplicated names."""
+def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[int, Def]]:
+    """All definitions in pre-order (source order), each with the index of the definition
+    (or naming scope) it is nested in, -1 at top level."""
     handlers, descend, barriers = spec.handlers, spec.descend, spec.barriers
-    out: list[tuple[str, Def]] = []
-    seen: dict[str, int] = {}
-    # Stack entries: (tag, node-or-def, name prefix, parent kind); tag "s" = search
-    # inside a scope node, "n" = classify a node, "d" = emit a definition.
-    stack: list[tuple[str, Any, str, str | None]] = [("s", root, "", None)]
+    out: list[tuple[int, Def]] = []
+    # Stack entries: (tag, node-or-def, enclosing record, parent kind); tag "s" = search
+    # inside a scope node, "n" = classify a node, "d" = record a definition.
+    stack: list[tuple[str, Any, int, str | None]] = [("s", root, -1, None)]
     while stack:
-        tag, obj, prefix, parent_kind = stack.pop()
+        tag, obj, parent, parent_kind = stack.pop()
         if tag == "d":
             d: Def = obj
-            if d.emit:
-                qualified = prefix + d.name
-                count = seen.get(qualified, 0) + 1
-                seen[qualified] = count
-                if count > 1:
-                    qualified = f"{qualified}#{count}"
-                out.append((qualified, d))
-            else:
-                qualified = prefix + d.name
+            out.append((parent, d))
             if d.scope is not None:
-                stack.append(("s", d.scope, qualified + ".", d.scope_kind or d.kind))
+                stack.append(("s", d.scope, len(out) - 1, d.scope_kind or d.kind))
             continue
         node: Node = obj
         if tag == "n":
@@ -352,12 +357,104 @@ def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[str, 
                     defs = None
                 if defs is not None:
                     for d in reversed(defs):
-                        stack.append(("d", d, prefix, parent_kind))
+                        stack.append(("d", d, parent, parent_kind))
                     continue
             if node.type in barriers or not descend(node.type):
                 continue
         for child in reversed(node.named_children):
-            stack.append(("n", child, prefix, parent_kind))
+            stack.append(("n", child, parent, parent_kind))
+    return out
+
+
+def _legacy_names(recs: list[tuple[int, Def]]) -> list[str]:
+    """The names gitmem gave each definition before several definitions of a name were told apart
+    (extractor ``ts1.2``): nesting joined with ``.``, every repeat ``#2``, ``#3`` ... in source order."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for parent, d in recs:
+        qualified = (names[parent] + "." if parent >= 0 else "") + d.name
+        if d.emit:
+            count = seen[qualified] = seen.get(qualified, 0) + 1
+            if count > 1:
+                qualified = f"{qualified}#{count}"
+        names.append(qualified)
+    return names
+
+
+def _names(recs: list[tuple[int, Def]], same_name: str) -> list[str]:
+    """The qualified name of each definition (see ``name_groups``)."""
+    depth: list[int] = []
+    for parent, _ in recs:
+        depth.append(depth[parent] + 1 if parent >= 0 else 0)
+    names = [""] * len(recs)
+    levels: dict[int, list[int]] = {}
+    for i, k in enumerate(depth):
+        levels.setdefault(k, []).append(i)
+    for k in sorted(levels):  # a parent's name is final before its children are named
+        buckets: dict[str, list[int]] = {}
+        for i in levels[k]:
+            parent, d = recs[i]
+            base = (names[parent] + "." if parent >= 0 else "") + d.name
+            names[i] = base
+            if d.emit:
+                buckets.setdefault(base, []).append(i)
+        for base, members in buckets.items():
+            if len(members) == 1 or same_name == "merge":
+                continue
+            keys = [recs[i][1].key for i in members]
+            if same_name == "key" and len(set(keys)) == len(keys):
+                for i, key in zip(members, keys, strict=True):
+                    names[i] = base + key
+            else:
+                for n, i in enumerate(members[1:], start=2):
+                    names[i] = f"{base}#{n}"
+    return names
+
+
+def name_groups(recs: list[tuple[int, Def]], same_name: str) -> dict[str, tuple[list[Def], list[str]]]:
+    """Qualified name -> (its definitions in source order, the legacy names they had).
+
+    How several definitions of one qualified name are named depends on the
+    language (``LanguageSpec.same_name``):
+
+    * ``merge`` (Python): one symbol holds them all (``@overload`` stubs and
+      their implementation, ``if`` / ``else`` and ``try`` / ``except``
+      alternatives, property accessors, redefinitions): Python binds the name to
+      one of them at run time, and a reader of the name means all of them.
+      Names nested in any of them nest under the plain name.
+    * ``key`` (Java, Rust): separate implementations, each its own symbol named
+      by what tells it apart when that is unique: ``Parser.parse(String)``,
+      ``open[cfg(unix)]``; a definition without a key keeps the plain name.
+      Without unique keys: as ``number``.
+    * ``number`` (the others): the first keeps the plain name, the next are
+      ``#2``, ``#3`` ... in source order.
+    """
+    names = _names(recs, same_name)
+    legacy = _legacy_names(recs)
+    out: dict[str, tuple[list[Def], list[str]]] = {}
+    for i, (_, d) in enumerate(recs):
+        if d.emit:
+            defs, old = out.setdefault(names[i], ([], []))
+            defs.append(d)
+            old.append(legacy[i])
+    return out
+
+
+def _own_start(d: Def) -> int:
+    """Where a definition's own code starts: after the overload signatures folded into it."""
+    return max(b for _, b in d.stubs) if d.stubs else d.start_byte
+
+
+def _ranges_without(whole: tuple[int, int], cut: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Token ranges of ``whole`` minus the token ranges ``cut``."""
+    out: list[tuple[int, int]] = []
+    at, j = whole
+    for a, b in sorted(cut):
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if j > at:
+        out.append((at, j))
     return out
 
 
@@ -372,18 +469,68 @@ def _symbol(name: str, d: Def, toks: _Tokens) -> Symbol:
     dec_ranges = [toks.index(a, b) for a, b in d.decorators]
     decorators_fp = toks.digest(dec_ranges) if dec_ranges else ""
     cut.extend(dec_ranges)
-    signature: list[tuple[int, int]] = []
-    at = i
-    for a, b in sorted(cut):
-        if a > at:
-            signature.append((at, a))
-        at = max(at, b)
-    if j > at:
-        signature.append((at, j))
     return Symbol(
         name=name, kind=d.kind, start_line=d.start_line, end_line=d.end_line,
-        fingerprint=toks.digest([(i, j)]), signature_fp=toks.digest(signature),
+        fingerprint=toks.digest([(i, j)]), signature_fp=toks.digest(_ranges_without((i, j), cut)),
         body_fp=body_fp, decorators_fp=decorators_fp, shape_fp=_shape(name, d, toks, i, j),
+    )
+
+
+def _combine(label: bytes, stubs: list[str], members: list[str]) -> str:
+    """One ``ts1:`` fingerprint over overload signatures (a set: their order does not count) and the
+    definitions of a name (in source order)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"group:" + label)
+    for fp in sorted(stubs):
+        h.update(b"|s" + fp.encode())
+    for fp in members:
+        h.update(b"|d" + fp.encode())
+    return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
+
+
+def primary(defs: list[Def]) -> Def:
+    """The definition a name really is, of several (source order): the last that is neither an
+    ``@overload`` stub nor under ``if TYPE_CHECKING:``, else the last one. The last, because Python
+    binds a name to the definition run last (a redefinition, a property's setter, the
+    ``else`` / ``except ImportError`` fallback)."""
+    real = [d for d in defs if not d.stub and not d.typing_only]
+    return (real or defs)[-1]
+
+
+def _group_symbol(name: str, defs: list[Def], toks: _Tokens) -> Symbol:
+    """The symbol of several definitions of one name, or of one with folded overload signatures.
+
+    Overload signatures (Python ``@overload`` stubs, code under ``if TYPE_CHECKING:``,
+    TypeScript signatures without a body) count as a set: reordering them
+    changes nothing, editing one is a signature change. Every other definition
+    counts in source order: its body in ``body_fp``, its decorators in
+    ``decorators_fp``, the rest in ``signature_fp``. ``shape_fp`` and ``kind``
+    are those of ``primary(defs)``; the span covers them all.
+    """
+    main = primary(defs)
+    real = [d for d in defs if not d.stub and not d.typing_only] or [main]
+    stub_ranges = [r for d in defs for r in d.stubs]
+    stub_ranges += [(d.start_byte, d.end_byte) for d in defs if d not in real]
+    stub_fps = [toks.digest([toks.index(a, b)]) for a, b in stub_ranges]
+    whole_fps, sig_fps, bodies, decorators = [], [], [], []
+    for d in real:
+        own = toks.index(_own_start(d), d.end_byte)
+        whole_fps.append(toks.digest([own]))
+        cut = [toks.index(a, b) for a, b in d.decorators]
+        decorators.extend(cut)
+        if d.body is not None:
+            body = toks.index(*d.body)
+            bodies.append(body)
+            cut = cut + [body]
+        sig_fps.append(toks.digest(_ranges_without(own, cut)))
+    i, j = toks.index(_own_start(main), main.end_byte)
+    return Symbol(
+        name=name, kind=main.kind, start_line=min(d.start_line for d in defs),
+        end_line=max(d.end_line for d in defs),
+        fingerprint=_combine(b"fp", stub_fps, whole_fps), signature_fp=_combine(b"sig", stub_fps, sig_fps),
+        body_fp=toks.digest(bodies) if bodies else "", decorators_fp=toks.digest(decorators) if decorators else "",
+        shape_fp=_shape(name, main, toks, i, j),
+        parts=tuple(toks.digest([toks.index(d.start_byte, d.end_byte)]) for d in defs),
     )
 
 
@@ -400,7 +547,7 @@ def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> str:
     b0, b1 = toks.index(*d.body)
     if sum(1 for t in toks.enc[b0:b1] if t[:1].isdigit()) < MIN_SHAPE_BODY_TOKENS:
         return ""
-    own = name.rsplit(".", 1)[-1].split("#", 1)[0].encode("utf-8", "replace")
+    own = name_leaf(name).encode("utf-8", "replace")
     own_tok = b"%d:%s" % (len(own), own)
     h = hashlib.blake2b(digest_size=16)
     for k in range(i, j):
@@ -419,7 +566,14 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     file_fp = toks.digest([(0, len(toks.enc))])
     if not src.strip():
         return {}, file_fp
-    symbols = [(name, _symbol(name, d, toks)) for name, d in _definitions(root, spec, src)]
+    symbols: list[tuple[str, Symbol]] = []
+    for name, (defs, legacy) in name_groups(_definitions(root, spec, src), spec.same_name).items():
+        sym = _symbol(name, defs[0], toks) if len(defs) == 1 and not defs[0].stubs else _group_symbol(
+            name, defs, toks)
+        aliases = tuple(n for n in legacy if n != name)
+        if aliases:
+            sym = dataclasses.replace(sym, aliases=aliases)
+        symbols.append((name, sym))
     symbols.sort(key=lambda item: item[1].start_line)  # stable: parents stay before children
     return dict(symbols), file_fp
 
@@ -429,7 +583,9 @@ def extract_symbols(source: bytes, language: str) -> dict[str, Symbol]:
 
     Uncached. Returns qualified name -> Symbol, ordered by start line (an
     enclosing symbol before the ones it contains); {} for an empty file.
-    Names of the same qualified name get ``#2``, ``#3`` ... in source order.
+    Several definitions of one qualified name are named by the language's rule
+    (``name_groups``: one Python symbol, Java ``Parser.parse(String)``, else
+    ``#2``, ``#3`` ... in source order).
     Syntax errors do not raise: whatever parses is returned.
 
     Raises:
@@ -478,11 +634,11 @@ def _disk_read(key: str, language: str) -> tuple[dict[str, Symbol], str] | None:
             return None
         table: dict[str, Symbol] = {}
         for row in data["symbols"]:
-            name, kind, start, end, fp, sig, body, dec, shape = row
+            name, kind, start, end, fp, sig, body, dec, shape, parts, aliases = row
             if not (isinstance(start, int) and isinstance(end, int)
-                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec, shape))):
+                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec, shape, *parts, *aliases))):
                 return None
-            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec, shape)
+            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec, shape, tuple(parts), tuple(aliases))
         file_fp = data["file_fingerprint"]
         return (table, file_fp) if isinstance(file_fp, str) else None
     except Exception:  # noqa: BLE001 - any cache problem means "no cache"
@@ -498,7 +654,8 @@ def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str)
         data = {
             "version": EXTRACTOR_VERSION, "language": language, "file_fingerprint": file_fp,
             "symbols": [[s.name, s.kind, s.start_line, s.end_line, s.fingerprint, s.signature_fp,
-                         s.body_fp, s.decorators_fp, s.shape_fp] for s in table.values()],
+                         s.body_fp, s.decorators_fp, s.shape_fp, list(s.parts), list(s.aliases)]
+                        for s in table.values()],
         }
         infra.atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), fsync=False)
     except Exception:  # noqa: BLE001 - any cache problem means "no cache"
@@ -581,7 +738,7 @@ def file_fingerprint(source: bytes, path: str, *, blob_sha: str | None = None) -
 
 
 def _last_component(name: str) -> str:
-    return name.split("#", 1)[0].rsplit(".", 1)[-1]
+    return name_leaf(name)
 
 
 def closest_names(table: dict[str, Symbol], name: str, n: int = 5) -> list[str]:
@@ -619,3 +776,32 @@ def find_by_fingerprint(table: dict[str, Symbol], fingerprint: str, *, field: st
     if not fingerprint:
         return []
     return [name for name, sym in table.items() if getattr(sym, field) == fingerprint]
+
+
+def lookup(table: dict[str, Symbol], name: str, *, like: Symbol | None = None,
+           fingerprint: str | None = None) -> str | None:
+    """The name under which ``table`` holds the symbol that an anchor to ``name`` means, or None.
+
+    In order: ``name`` itself; else, among the same-named definitions now told
+    apart (``name_base`` equal: ``Parser.parse`` and ``Parser.parse(String)``,
+    ``C.x#2`` and ``C.x``), the only one with ``fingerprint`` or with
+    ``like``'s fingerprint, signature or body (a sibling was added, removed or
+    reordered: the code the anchor meant is followed, not its position); else
+    the only symbol that an earlier gitmem called ``name`` (``Symbol.aliases``:
+    ``f#3``, the implementation after two ``@overload`` stubs, is now ``f``).
+    """
+    if name in table:
+        return name
+    base = name_base(name)
+    cands = [n for n in table if n.startswith(base) and name_base(n) == base]
+    if cands:
+        tests: list[tuple[str, str]] = [("fingerprint", fingerprint or "")]
+        if like is not None:
+            tests += [("fingerprint", like.fingerprint), ("signature_fp", like.signature_fp),
+                      ("body_fp", like.body_fp)]
+        for field, value in tests:
+            hits = [n for n in cands if value and getattr(table[n], field) == value]
+            if len(hits) == 1:
+                return hits[0]
+    hits = [n for n, s in table.items() if name in s.aliases]
+    return hits[0] if len(hits) == 1 else None

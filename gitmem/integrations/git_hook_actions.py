@@ -3,8 +3,13 @@
 * ``pre-commit``: share the local memories the ``[share] policy`` says travel with
   this commit (``gitmem.ops.share``), staged into the commit's index; one line says which,
   or which could not be shared and why (also a problem for ``doctor``: ``gitmem.problems``).
+  Then re-anchor the memories whose code the staged change only moves or renames and stage
+  them into the same commit (``gitmem.ops.follow.follow_staged``); one line says which, or
+  that it failed (a problem for ``doctor``, job ``follow-moves``).
 * ``post-commit``: analyse the new commit; one line on stderr only when it made
-  memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``).
+  memories not fresh (``gitmem: 2 memories may be stale (gitmem stale)``). Memories whose
+  code it moved and that pre-commit did not follow (``--no-verify``) follow it now, in the
+  work tree (``follow_moves``).
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
   the files that changed; when memory files changed, sync the index in a
   detached process (the index import alone costs about a second; git must not
@@ -47,7 +52,9 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path, *,
     if name == "pre-commit":
         from ..ops.share import share_with_commit, summary
 
-        return summary(share_with_commit(store, index_file))
+        shared = summary(share_with_commit(store, index_file))
+        followed = pre_commit_follow(store, index_file)
+        return "\n".join(line for line in (shared, followed) if line) or None
     if name == "post-commit":
         return post_commit(store)
     if name == "post-merge":
@@ -109,47 +116,31 @@ def post_commit(store: Store) -> str | None:
     return "\n".join(([line] if line else []) + lines) or None
 
 
-def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
-    """Re-anchor the memories whose only change is code that moved (``[review] follow_moves``, default on).
+def pre_commit_follow(store: Store, index_file: str | None) -> str | None:
+    """Follow the code the staged change moves (``ops.follow.follow_staged``); the line for the user, or None.
 
-    The code itself did not change, so the memory is as true as before; its anchors
-    follow the code to its new file or name, recorded against HEAD (what was
-    committed, not the work tree). Skipped while a rebase, cherry-pick, revert, am
-    or merge is in progress (a written file would stop the next step), and for a
-    memory whose files have uncommitted changes. Returns the ids re-anchored;
-    a memory that cannot be re-anchored is left for review.
+    Never raises for a failure to follow: it is recorded (``problems.FOLLOW_MOVES``, reported by
+    ``doctor`` until a follow next succeeds) and said in one line; the post-commit hook then tries again.
     """
-    if not store.config.get("review", {}).get("follow_moves", True):
-        return []
-    moved = [ms for ms in went if ms.status == Status.MOVED
-             and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors)]
-    if not moved:
-        return []  # the usual case: no git call at all (listing dirty files reads git's whole index)
-    repo = store.repo
-    git_dir = repo.git_dir
-    if any((git_dir / n).exists() for n in ("rebase-merge", "rebase-apply", "sequencer", "CHERRY_PICK_HEAD",
-                                            "REVERT_HEAD", "MERGE_HEAD")):
-        return []
-    from ..analyzer import anchored_paths
-    from ..errors import GitmemError
-    from ..ops.reanchor import reanchor
+    from .. import problems
+    from ..ops.follow import follow_staged, summary
 
-    head = repo.head()
-    dirty = set(repo.dirty_files(skip_gitmem=True))
-    done = []
-    for ms in moved:
-        now = {a.path_now for a in ms.anchors if a.path_now} | anchored_paths(ms.memory)
-        if now & dirty:
-            continue
-        path = store.path_for(ms.memory)  # a local memory lives in git's folder: never "modified" in git
-        if ms.memory.scope == "team" and path.exists() and repo.modified(repo.relpath(str(path))):
-            continue
-        try:
-            reanchor(store, ms.memory.id, rev=head)
-        except GitmemError:
-            continue
-        done.append(ms.memory.id)
-    return done
+    try:
+        res = follow_staged(store, index_file)
+    except Exception as e:  # noqa: BLE001 - following is a convenience: never stop the commit for it
+        failed = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        problems.record(store.repo.root, problems.FOLLOW_MOVES, f"moved code could not be followed: {failed}",
+                        "run `gitmem stale` to review the moved memories (keep re-anchors them)")
+        return f"gitmem: could not re-anchor memories to moved code in this commit ({failed}): gitmem stale"
+    problems.clear(store.repo.root, problems.FOLLOW_MOVES)
+    return summary(res)
+
+
+def follow_moves(store: Store, went: list[MemoryStatus]) -> list[str]:
+    """The post-commit follow (``ops.follow.follow_moves``): the ids of the memories re-anchored."""
+    from ..ops.follow import follow_moves as follow
+
+    return follow(store, went)
 
 
 def _recheck_range(store: Store, old: str | None, new: str) -> str | None:

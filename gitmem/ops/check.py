@@ -4,11 +4,14 @@ For the change from the merge base of ``base`` (default: the default branch,
 ``Repo.default_branch``) and HEAD to HEAD, one ``Problem`` per:
 
 * ``stale`` — a team memory that a commit of the change made not fresh (its
-  anchor's code changed, moved away or was deleted) while its memory file was
-  not touched in the change (updated, re-anchored, retired or superseded);
+  anchor's code changed, moved away or was deleted) unless what it says was
+  changed since (updated, retired or superseded by a person; re-anchored
+  memories are fresh). gitmem's own writes (sharing a local memory with the
+  commit, following moved code) change no text, so they never count as a review;
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
-  change together (``gitmem.invariants``);
+  change together (``gitmem.invariants``), counted from the last commit of the change
+  that wrote the memory (its creation, for one made in the change), else from the base;
 * ``secret`` — a memory file holding something the redactor removes (a token, a
   key, a password), which must not be committed.
 
@@ -30,7 +33,7 @@ from ..anchors import Resolver
 from ..errors import GitError, GitmemError
 from ..git import Repo
 from ..layout import TEAM_MEMORIES
-from ..model import Status
+from ..model import Memory, Status
 from ..store import Store
 
 _MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
@@ -126,28 +129,57 @@ def check(store: Store, base: str | None = None) -> Checked:
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
     touched = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
-    in_change = set(repo.commits_between(base_sha, head))
+    commits = repo.commits_between(base_sha, head)  # the change, oldest first
+    order = {c: i for i, c in enumerate(commits)}
     resolver = Resolver(repo)
     team = [m for m in loaded.memories.values() if m.scope == "team"]
     from ..invariants import breaks
 
-    for b in breaks(repo, memories_touching(team, touched), base_sha, head):
-        if f"{TEAM_MEMORIES}/{b.memory.id}.md" not in touched:
+    concerned = memories_touching(team, touched)
+    # per memory, the last commit of the change that wrote its file (updated, re-anchored, retired, superseded,
+    # created, shared, or re-anchored by gitmem's pre-commit follow of moved code); -1: none did
+    written = {m.id: max((order[c] for c in repo.commits_touching(base_sha, head, f"{TEAM_MEMORIES}/{m.id}.md")
+                          if c in order), default=-1) for m in concerned}
+    since: dict[str, list[Memory]] = {}  # an invariant's sites must change together after it was last written
+    for m in concerned:
+        since.setdefault(commits[written[m.id]] if written[m.id] >= 0 else base_sha, []).append(m)
+    for start, mems in since.items():
+        for b in breaks(repo, mems, start, head):
             problems.append(Problem("invariant", b.memory.id, b.line()))
-    existed = set(repo.files_at(base_sha))
-    for m in memories_touching(team, touched):
-        mfile = f"{TEAM_MEMORIES}/{m.id}.md"
-        if mfile in touched and mfile in existed:
-            continue  # the change updated, re-anchored, retired or superseded it (a memory shared in it is new)
+    for m in concerned:
+        last = written[m.id]
         ms = memory_status(resolver, m, head)
         for a in ms.anchors:
-            if a.status == Status.FRESH or a.anchor.commit in in_change:
-                continue  # fresh, or anchored inside this change
-            if a.commit is not None and a.commit not in in_change:
+            if a.status == Status.FRESH:
+                continue
+            if a.commit is not None and a.commit not in order:
                 continue  # made not fresh before this change: not this change's problem
+            if last >= 0 and _reviewed(repo, m, commits[order[a.commit]] if a.commit is not None else None,
+                                       base_sha):
+                continue  # its author changed what it says at or after the commit that made it not fresh
             where = ""
             if a.status == Status.MOVED and a.path_now:
                 where = f" (now {a.path_now}" + (f"::{a.symbol_now})" if a.symbol_now else ")")
             problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result
+
+
+def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
+    """Whether a person changed what memory ``m`` says (its title, body, facts, type, or retired it) between
+    the commit before ``made_stale`` (the commit that made it not fresh; None: unknown, then the base) and
+    now. gitmem's own writes (sharing a local memory, re-anchoring it to moved code) leave the text as it was,
+    so they never count as a review; a memory that did not exist then was not reviewed either."""
+    from ..memfile import loads
+
+    parents = repo.parents(made_stale) if made_stale else []
+    then_rev = parents[0] if parents else base
+    data = repo.read(then_rev, f"{TEAM_MEMORIES}/{m.id}.md")
+    if data is None:
+        return False
+    try:
+        then = loads(data.decode("utf-8", "replace"))
+    except GitmemError:
+        return False
+    return (then.title, then.body, then.facts, then.type, then.retired) != (m.title, m.body, m.facts, m.type,
+                                                                          m.retired)

@@ -63,7 +63,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         if llm_config(store.config.get("llm")) is not None:
             r.add("llm", "ok", "consolidation uses the [llm] endpoint")
     except GitmemError as e:
-        r.add("llm", "error", e.message, e.hint)
+        if all(c.message != e.message for c in r.checks):  # a config.toml error is reported once
+            r.add("llm", "error", e.message, e.hint)
     _state_checks(store, r)
     loaded = store.load_all()
     for err in loaded.errors:

@@ -11,13 +11,15 @@ commit, span and fingerprint become today's and the memory is fresh again.
 * ``deleted``: the code is gone; the anchor is dropped with ``drop_deleted``,
   otherwise ``ReanchorError`` (the memory is left as it was).
 
-Commit anchors are kept as they are. The memory's ``updated`` time changes;
-nothing else does.
+An anchor that changes place keeps the key it had before in ``Anchor.was`` (the first one,
+across later moves; cleared when the code moves back), so readers are told the old name a
+title may still use. Commit anchors are kept as they are. The memory's ``updated`` time
+changes; nothing else does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..analyzer import memory_status
 from ..anchors import Resolver
@@ -41,8 +43,14 @@ class Reanchored:
     dropped: list[str] = field(default_factory=list)
 
 
-def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str | None = WORKTREE) -> Reanchored:
+def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str | None = WORKTREE,
+             record_at: str | None = None, resolver: Resolver | None = None) -> Reanchored:
     """Re-anchor memory ``mem_id`` (or a unique id prefix) to the working tree (or commit ``rev``) and write it.
+
+    ``record_at``: the commit the new anchors are recorded against instead of ``rev`` (the
+    pre-commit hook resolves at a stand-in commit of the staged tree and records against HEAD,
+    as an anchor made on uncommitted code is: ``gitmem.ops.follow``). ``resolver``: one to share caches
+    with (default: a new one).
 
     Raises:
         MemoryNotFound: no such memory.
@@ -52,7 +60,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
     m = store.get(mem_id)
     if m.retired:
         raise ReanchorError(f"{m.id} was retired on {m.retired}", "re-anchor the memory that superseded it")
-    resolver = Resolver(store.repo)
+    resolver = resolver or Resolver(store.repo)
     ms = memory_status(resolver, m, rev)
     out = Reanchored(m)
     anchors: list[Anchor] = []
@@ -70,6 +78,12 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
         path = st.path_now or a.path
         symbol = (st.symbol_now or a.symbol) if a.symbol else None
         new = resolver.make(path, symbol, rev)
+        if record_at is not None:
+            new = replace(new, commit=record_at)
+        if new.key != a.key:
+            new = replace(new, was=a.was if a.was and a.was != new.key else None if a.was else a.key)
+        else:
+            new = replace(new, was=a.was)
         anchors.append(new)
         if new.key != a.key:
             out.changes.append(f"{a.key} → {new.key} ({st.status.value})")

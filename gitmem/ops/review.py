@@ -111,7 +111,7 @@ def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
         echo(f"── {i}/{len(todo)} " + "─" * 40)
         echo(render(resolver, ms, color))
         echo("")
-        choice = click.prompt("[k]eep (re-anchor)  [e]dit  [r]etire  [s]upersede  [n] skip  [q]uit",
+        choice = click.prompt("[k]eep (re-anchor)  [e]dit  [r]etire  [s]upersede  [n]ext (skip)  [q]uit",
                               type=click.Choice(["k", "e", "r", "s", "n", "q"]), show_choices=False, default="n")
         try:
             _act(store, m, choice, res, echo)
@@ -163,7 +163,8 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         reason = click.prompt("reason (optional; q cancels)", default="", show_default=False).strip()
         if reason.lower() in ("q", "quit"):
             raise _Cancel("q at the reason")
-        if not click.confirm(f"retire {m.id} \"{m.title}\"?", default=False):
+        answer = click.prompt(f"retire {m.id} \"{m.title}\"? [y/N]", default="", show_default=False)
+        if answer.strip().lower() not in ("y", "yes"):
             raise _Cancel("not confirmed")
         retire(store, m.id, reason)
         res.retired.append(m.id)

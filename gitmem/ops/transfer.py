@@ -138,7 +138,9 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        supersedes=[str(x) for x in raw.get("supersedes") or []],
                        superseded_by=[str(x) for x in raw.get("superseded_by") or []],
                        retired=_stamp(raw.get("retired"), now) if raw.get("retired") else None,
-                       scope=_one_of(raw.get("scope"), SCOPES, "team"))
+                       scope=_one_of(raw.get("scope"), SCOPES, "team"),
+                       invariant=raw.get("invariant") is True
+                       and sum(1 for a in anchors if a.kind != KIND_COMMIT) >= 2)
             dumps(m)  # what the writer would refuse is rejected here, line by line
             check_size(m, limit)
         except (ValueError, TypeError, KeyError, OSError) as e:

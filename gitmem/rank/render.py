@@ -1,8 +1,9 @@
 """The one renderer and token-budget packer of memories: ``gitmem context``, MCP and every agent hook.
 
 Owns: how a memory is shown (in full: title line, anchors · age · status, body, facts; or as
-one index line), the Markdown layout of a packed context (header, details, index, footer),
-the greedy best-first fit into a token budget, the token estimate and the age format.
+one index line; an anchor whose code was renamed or moved names its old name, ``(was `old`)``,
+so a title written about the old name does not mislead), the Markdown layout of a packed context
+(header, details, index, footer), the greedy best-first fit into a token budget, the token estimate and the age format.
 
 Works on ``Item``, a small plain record that both a ranked memory (``rank.score.Scored``,
 ``score.item``) and a catalog row (``item_from_row``) are turned into, so every caller
@@ -56,13 +57,15 @@ class Item:
         near: the anchor key (or path) that made it near the focus, listed first in full; "" if none.
         updated: ``YYYY-MM-DDTHH:MM:SSZ`` (UTC) of its last change, or None.
         status: the status note shown after the age (``fresh``, ``⚠ stale: …``, ``moved: …``).
+        was: anchor key → its key before its code was renamed or moved (``Anchor.was``), for the
+            anchors that followed their code.
     """
 
-    __slots__ = ("id", "type", "title", "body", "facts", "anchors", "near", "updated", "status")
+    __slots__ = ("id", "type", "title", "body", "facts", "anchors", "near", "updated", "status", "was")
 
     def __init__(self, id: str, type: str, title: str, *, body: str = "", facts: list[str] | None = None,
                  anchors: list[str] | None = None, near: str = "", updated: str | None = None,
-                 status: str = "fresh") -> None:
+                 status: str = "fresh", was: dict[str, str] | None = None) -> None:
         self.id = id
         self.type = type
         self.title = title
@@ -72,6 +75,22 @@ class Item:
         self.near = near
         self.updated = updated
         self.status = status
+        self.was = was or {}
+
+
+def was_note(key: str, was: str | None) -> str:
+    """`` (was `old`)`` for an anchor ``key`` whose code had key ``was`` before it moved, else "".
+
+    Names the old symbol when the name changed (``(was `get_netrc_auth`)``), else the old path
+    (a file that moved with the same names inside).
+    """
+    if not was or was == key:
+        return ""
+    path, _, symbol = key.partition("::")
+    old_path, _, old_symbol = was.partition("::")
+    if old_symbol and old_symbol != symbol:
+        return f" (was `{old_symbol}`)"
+    return f" (was `{old_path}`)" if old_path != path else ""
 
 
 class Style:
@@ -189,12 +208,13 @@ def row_status(row: dict[str, Any]) -> str:
 
 
 def item_from_row(row: dict[str, Any]) -> Item:
-    """A catalog row (``catalog.db.rows``: id, type, title, body, facts, anchors [{"key"…}], updated,
+    """A catalog row (``catalog.db.rows``: id, type, title, body, facts, anchors [{"key", "was"…}], updated,
     status, reason) as an ``Item``."""
+    anchors = row.get("anchors") or []
     return Item(row["id"], str(row.get("type")), str(row.get("title")), body=row.get("body") or "",
-                facts=list(row.get("facts") or []),
-                anchors=[a.get("key", "") for a in row.get("anchors") or []],
-                updated=row.get("updated"), status=row_status(row))
+                facts=list(row.get("facts") or []), anchors=[a.get("key", "") for a in anchors],
+                updated=row.get("updated"), status=row_status(row),
+                was={a.get("key", ""): a["was"] for a in anchors if a.get("was")})
 
 
 def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now: float | None = None) -> str:
@@ -205,10 +225,11 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
     """
     near = item.near.rsplit(" ", 1)[-1] if item.near else ""
     keys = sorted(item.anchors, key=lambda k: k != near and k.partition("::")[0] != near) if near else item.anchors
+    shown = [k + was_note(k, item.was.get(k)) for k in keys]
     if max_anchors is None or len(keys) <= max_anchors:
-        anchors = ", ".join(keys) or "-"
+        anchors = ", ".join(shown) or "-"
     else:
-        anchors = ", ".join(keys[:max_anchors]) + f" (+{len(keys) - max_anchors} more: gitmem show {item.id})"
+        anchors = ", ".join(shown[:max_anchors]) + f" (+{len(keys) - max_anchors} more: gitmem show {item.id})"
     lines = [f"### {item.id} · {item.type} · {item.title}",
              f"anchors: {anchors} · {age(item.updated, now)} · {item.status}"]
     body = item.body.strip()
@@ -221,8 +242,9 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
 
 
 def render_index_line(item: Item, now: float | None = None) -> str:
-    """One memory as one line, ending in a newline: id, type, title, first anchor, age, status."""
-    main = item.anchors[0] if item.anchors else "-"
+    """One memory as one line, ending in a newline: id, type, title, first anchor (with its old name when
+    its code was renamed or moved), age, status."""
+    main = item.anchors[0] + was_note(item.anchors[0], item.was.get(item.anchors[0])) if item.anchors else "-"
     return f"- {item.id} [{item.type}] {item.title} — {main} · {age(item.updated, now)} · {item.status}\n"
 
 

@@ -31,6 +31,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
+from ..textsplit import name_leaf
 from . import render
 from .focus import Focus
 from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
@@ -128,7 +129,7 @@ def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, 
                 take(TIER_SAME_SYMBOL * w, f"{src} {path}::{name}")
             elif name.startswith(a.symbol + ".") or a.symbol.startswith(name + "."):
                 take(TIER_ENCLOSING * w, f"{src} {path}::{name}")
-        last = a.symbol.rsplit(".", 1)[-1]
+        last = name_leaf(a.symbol)
         for n, w in focus.names.items():
             if n == a.symbol or n == last or (len(n) > len(last) and n.endswith("." + a.symbol)):
                 take(TIER_SAME_SYMBOL * NAMED_CERTAINTY * w, f"named {n}")
@@ -234,7 +235,8 @@ def item(s: Scored) -> render.Item:
     """``s`` as the renderer's ``Item`` (anchors in the memory's order; the one that made it near in ``near``)."""
     m = s.memory
     return render.Item(m.id, m.type, m.title, body=m.body, facts=m.facts, anchors=[a.key for a in m.anchors],
-                       near=s.near, updated=m.updated or m.created, status=status_note(s))
+                       near=s.near, updated=m.updated or m.created, status=status_note(s),
+                       was={a.key: a.was for a in m.anchors if a.was})
 
 
 def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:

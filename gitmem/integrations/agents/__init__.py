@@ -17,10 +17,19 @@ Modules:
   ``run_shell_command``, Copilot's ``bash``).
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
 * ``cursor`` + ``cursor_install``: the Cursor adapter and its installer.
+* ``opencode`` + ``opencode_install``: the OpenCode adapter and its installer, which writes gitmem's
+  OpenCode plugin (``gitmem/resources/opencode-plugin.js``: OpenCode has no command hooks; the plugin
+  spawns ``gitmem-opencode-hook`` from its JavaScript hooks).
 * ``installing``: what every installer shares (``InstallResult``, ``SettingsError``, JSON settings files,
   the handler shim, the Claude-style hooks layout, ``mcpServers``, detection);
 * ``installers``: the registry (agent name → installer module) and the protocol every installer follows,
   from which the CLI builds ``gitmem install [AGENT]`` / ``gitmem uninstall [AGENT]``.
+* ``vscode``: VS Code's agent-mode input, which reaches ``claude``'s and ``copilot``'s entry points
+  (VS Code runs both agents' hook files); no installer: ``gitmem install claude``.
+* ``patches``: the ``apply_patch`` patch format and its events (Codex, OpenCode, VS Code).
+* ``reconcile``: the session's spool against the agent's own transcript (in the consolidation), with one
+  reader per transcript format: ``claude_transcript``, ``codex_transcript``, ``gemini_transcript``,
+  ``copilot_transcript``.
 
 Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 
@@ -35,7 +44,12 @@ Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
    never dropping the user's own entries; ``installers.Installer``: ``NAME``, ``USER_SCOPE``,
    ``install``, ``uninstall``, ``status``, ``detect``), built on ``installing`` and wired into
-   ``gitmem install <agent>`` by one line in ``installers.AGENTS``.
+   ``gitmem install <agent>`` by one line in ``installers.AGENTS``;
+5. if the agent keeps a transcript, passes its path (``Event.transcript``) on its Stop and SessionEnd
+   events, and has a reader ``<agent>_transcript.py`` (``events``: the transcript's tool calls as the
+   adapter's own ``AfterTool`` events, built from the hook input the agent would have sent, and the final
+   message; ``folders``: where the agent keeps transcripts, the only place one is read), registered in
+   ``reconcile.READERS``.
 
 An adapter holds no behaviour of its own: no rendering, ranking, capture, config reading,
 logging, spawning or session state (all in ``core``, ``capture``, ``rank.render``,

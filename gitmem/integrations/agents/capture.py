@@ -3,7 +3,8 @@
 Owns: the bounds on captured text (``MAX_*``), ``clean`` (bound, redact, cut), the privacy
 test of a tool event (``is_private_event``: a path matching the private globs, also through
 a symlink or a ``file://`` URI, or a diff of such a file in a command's output), the record
-kept of a tool call (``tool_record``) and the append of a record to the session's spool
+kept of a tool call (``tool_record``), the id of a call its agent gave none (``content_digest``,
+``content_id``) and the append of a record to the session's spool
 (``spool_record``). Records are named after Claude Code's events (``PostToolUse``,
 ``UserPromptSubmit`` …) whatever the agent: that is the spool's vocabulary, which
 ``capture.consolidate`` reads.
@@ -18,6 +19,7 @@ Must not import: anything outside the standard library and gitmem's stdlib-only 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from pathlib import Path
@@ -139,6 +141,22 @@ def tool_record(event: AfterTool, root: Path) -> dict[str, Any]:
     if isinstance(event, AfterToolFailure):
         rec["error"] = clean(event.error, MAX_RESPONSE_CHARS)
     return rec
+
+
+def content_digest(record: dict[str, Any]) -> str:
+    """What identifies a tool call whose agent gives it no id: 20 hex digits of the SHA-256 of its spool
+    record's ``tool`` and ``input`` (``tool_record``: cleaned, paths repo-relative) as canonical JSON. A hook
+    and the reconciliation, building the record from the same call, get the same digest."""
+    import hashlib
+
+    text = json.dumps([record.get("tool"), record.get("input")], sort_keys=True, ensure_ascii=True,
+                      separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
+
+
+def content_id(digest: str, n: int) -> str:
+    """The id of the ``n``-th (0-based) tool call of a session with content ``digest`` (``content_digest``)."""
+    return f"c:{digest}.{n}"
 
 
 def _strings(value: Any, depth: int = 0, out: list[str] | None = None) -> list[str]:

@@ -1,8 +1,8 @@
 """The Claude Code adapter: its hook JSON in, normalised events to ``core``, its hook JSON out.
 
 Entry point ``gitmem-hook [EVENT]`` (``main``): one hook event (JSON) on stdin, as Claude Code
-runs a command hook (``../shared/reference/claude-code-hooks.md``). Install and uninstall:
-``claude_install``.
+(and VS Code's agent mode, below) runs a command hook (``../shared/reference/claude-code-hooks.md``).
+Install and uninstall: ``claude_install``.
 
 In: ``hook_event_name`` (else the ``EVENT`` argument) → ``events``:
 
@@ -18,9 +18,12 @@ Stop                  ``Stop`` (``last_assistant_message``)
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
-Under GitHub Copilot CLI (which runs these hooks too, ``COPILOT_CLI`` set) in a project with
-gitmem's Copilot hooks installed, every event is ignored: the Copilot hooks act instead; likewise
-under Cursor (``CURSOR_VERSION`` set) with gitmem's Cursor hooks installed (``cursor``).
+VS Code's agent mode runs these hooks too, with its own input (``vscode.is_vscode``: its tool
+names, camelCase tool input, an ISO ``timestamp``): ``vscode`` maps it, and answers in the same
+form. Under GitHub Copilot CLI (which runs these hooks too, ``COPILOT_CLI`` set, Claude Code's
+input) in a project with gitmem's Copilot hooks installed, every event is ignored: the Copilot
+hooks act instead (never under VS Code's input, whatever the environment); likewise under Cursor
+(``CURSOR_VERSION`` set) with gitmem's Cursor hooks installed (``cursor``).
 
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, and only
@@ -37,7 +40,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import core
+from . import core, vscode
 from .cursor import cursor_hooks_installed
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
 
@@ -60,6 +63,11 @@ TOOL_KINDS = {**FILE_TOOLS, "Bash": "shell", "Grep": "search", "Glob": "search"}
 PATH_KEYS = ("file_path", "notebook_path", "path")
 #: gitmem's GitHub Copilot CLI hooks file, relative to the project (``copilot_install``).
 COPILOT_HOOKS_FILE = os.path.join(".github", "hooks", "gitmem.json")
+#: gitmem's user-level Copilot CLI hooks file, relative to ``$COPILOT_HOME`` (``~/.copilot``): Copilot CLI
+#: 1.0.102 runs every ``$COPILOT_HOME/hooks/*.json`` (``copilot_install --user``).
+COPILOT_USER_HOOKS_FILE = os.path.join("hooks", "gitmem.json")
+#: Set (to ``user``) in the environment of gitmem's user-level Copilot handlers (the hooks file's ``env``).
+COPILOT_SCOPE_VAR = "GITMEM_COPILOT_SCOPE"
 
 USAGE = """usage: gitmem-hook [EVENT] < event.json
 
@@ -74,12 +82,19 @@ Always exits 0. Registered by `gitmem install claude`; see README, "With Claude 
 
 def copilot_hooks_installed(cwd: str, env: dict[str, str] | None = None) -> bool:
     """Whether this process is a hook GitHub Copilot CLI runs (it sets ``COPILOT_CLI``; it also runs
-    ``.claude/settings.json``'s hooks) in a project with gitmem's Copilot hooks (``COPILOT_PROJECT_DIR``,
-    else ``cwd``): then those act, and the Claude Code hooks step aside, so gitmem acts once per event."""
+    ``.claude/settings.json``'s hooks) with gitmem's Copilot hooks installed, in the project
+    (``COPILOT_PROJECT_DIR``, else ``cwd``) or for the user (``$COPILOT_HOME``, else ``~/.copilot``): then
+    those act, and the Claude Code hooks step aside, so gitmem acts once per event."""
     e = os.environ if env is None else env
     if not e.get("COPILOT_CLI"):
         return False
-    base = e.get("COPILOT_PROJECT_DIR") or cwd or os.getcwd()
+    return copilot_project_hooks(cwd, e) or os.path.isfile(
+        os.path.join(e.get("COPILOT_HOME") or os.path.expanduser("~/.copilot"), COPILOT_USER_HOOKS_FILE))
+
+
+def copilot_project_hooks(cwd: str, env: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether the project Copilot CLI runs in (``COPILOT_PROJECT_DIR``, else ``cwd``) has gitmem's hooks file."""
+    base = env.get("COPILOT_PROJECT_DIR") or cwd or os.getcwd()
     return os.path.isfile(os.path.join(base, COPILOT_HOOKS_FILE))
 
 
@@ -116,11 +131,14 @@ def response_summary(tool: str, tr: Any) -> Any:
     return tr
 
 
-def to_event(raw: Any, argv_event: str | None = None) -> Event | None:
-    """The normalised event of Claude Code hook input ``raw`` (decoded JSON); None when gitmem has nothing to do
-    with it (not an object, an event or tool gitmem does not handle)."""
+def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | None:
+    """The normalised event of Claude Code hook input ``raw`` (decoded JSON), or VS Code's (``vscode.to_event``:
+    a list when one tool call touches several files); None when gitmem has nothing to do with it (not an
+    object, an event or tool gitmem does not handle)."""
     if not isinstance(raw, dict):
         return None
+    if vscode.is_vscode(raw):
+        return vscode.to_event(raw, argv_event)
     if copilot_hooks_installed(_str(raw.get("cwd"))):
         return None  # Copilot CLI runs gitmem's own Copilot hooks too (``copilot``)
     if cursor_hooks_installed(_str(raw.get("cwd"))):
@@ -174,7 +192,10 @@ def context_output(event_name: str, text: str | None) -> dict[str, Any] | None:
 
 
 def output(event: Event, text: str | None) -> dict[str, Any] | None:
-    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing (VS Code's
+    events: ``vscode.output``)."""
+    if event.agent == vscode.AGENT:
+        return vscode.output(event, text)
     if event.name not in PRINTING:
         return None
     return context_output(event.name, text)
@@ -188,8 +209,12 @@ def handle(raw: Any, argv_event: str | None = None) -> dict[str, Any] | None:
     Raises:
         whatever the core's handler raises.
     """
-    event = to_event(raw, argv_event)
-    return None if event is None else output(event, core.handle(event))
+    got = to_event(raw, argv_event)
+    batch = got if isinstance(got, list) else [got] if got is not None else []
+    if not batch:
+        return None
+    texts = [t.strip() for t in (core.handle(e) for e in batch) if t and t.strip()]
+    return output(batch[0], "\n\n".join(texts) if texts else None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,8 +16,10 @@ install changes nothing):
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and empty groups it
-leaves), and the ``gitmem`` MCP server; a project file left as ``{}`` is deleted
-(and ``.claude/`` when then empty). A settings file that is not valid JSON is
+leaves), and the ``gitmem`` MCP server; a file gitmem changed gets back the bytes
+it had when nothing else changed in it, and a file gitmem created is deleted when
+nothing else is left in it (and ``.claude/`` when then empty; ``installing.apply``
+and its install record). A settings file that is not valid JSON is
 never rewritten (``installing.SettingsError``). The shared parts (JSON files,
 the handler shim, the hooks layout, ``mcpServers``) are ``installing``'s.
 
@@ -34,22 +36,25 @@ from .installing import (
     FIX_HINT,
     MCP_NAME,
     InstallResult,
+    Plan,
     SettingsError,
-    add_mcp_server,
+    apply,
     check_hooks_shape,
     detect_by,
     hook_events_on,
     install_notes,
     installed_script,
+    json_change,
     marker,
-    mcp_servers,
+    mcp_file_change,
     read_json,
-    remove_mcp_server,
+    read_json_file,
+    record_file,
+    same_content,
     server_registered,
     shim_command,
     with_ours,
     without_ours,
-    write_or_remove,
 )
 
 NAME = "claude"
@@ -121,17 +126,29 @@ def _result(settings_path: Path, mcp_path: Path) -> InstallResult:
     return InstallResult(NAME, {"settings": str(settings_path), "mcp_file": str(mcp_path)}, command=HOOK_COMMAND)
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Register gitmem's hooks and MCP server; see the module docstring.
+def _cleaned(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` without gitmem's handlers and its entry of ``enabledMcpjsonServers`` (and what they leave empty)."""
+    new = dict(settings)
+    if isinstance(settings.get("hooks"), dict) and settings["hooks"]:
+        new["hooks"] = without_ours(settings["hooks"], is_ours)
+        if not new["hooks"]:
+            del new["hooks"]
+    if MCP_NAME in (settings.get("enabledMcpjsonServers") or []):
+        new["enabledMcpjsonServers"] = [s for s in settings["enabledMcpjsonServers"] if s != MCP_NAME]
+        if not new["enabledMcpjsonServers"]:
+            del new["enabledMcpjsonServers"]
+    return new
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, every file read and checked first (``installing.apply`` writes it).
 
     Raises:
-        SettingsError: a settings file is not valid JSON, or has an unexpected shape (nothing is written).
+        SettingsError: a settings file is not valid JSON, or has an unexpected shape.
     """
     settings_path, mcp_path = locations(root, user, home)
-    settings = read_json(settings_path)
-    mcp = read_json(mcp_path)
+    text, settings = read_json_file(settings_path)
     _check_shape(settings_path, settings)
-    mcp_servers(mcp_path, mcp)  # refused before anything is written
     script = installed_script(HOOK_COMMAND)
     res = _result(settings_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
@@ -143,36 +160,46 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
         enabled = list(settings.get("enabledMcpjsonServers") or [])
         if MCP_NAME not in enabled:
             new_settings["enabledMcpjsonServers"] = enabled + [MCP_NAME]
-    write_or_remove(settings_path, new_settings, settings, res)
-    add_mcp_server(mcp_path, mcp, res, private=user)
-    return res
+    had_ours = not same_content(settings, _cleaned(settings))
+    changes = [json_change(settings_path, text, settings, new_settings, had_ours=had_ours),
+               mcp_file_change(mcp_path, res, uninstall=False, private=user)]
+    return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
 
 
-def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's hooks and MCP server, leaving everything else as it is (a project file left as ``{}``
-    is deleted, and ``.claude/`` when that is then empty; the user's files are kept).
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Register gitmem's hooks and MCP server; see the module docstring.
 
     Raises:
         SettingsError: a settings file is not valid JSON, or has an unexpected shape (nothing is written).
     """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` writes or removes, every file read and checked first.
+
+    Raises:
+        SettingsError: a settings file is not valid JSON, or has an unexpected shape.
+    """
     settings_path, mcp_path = locations(root, user, home)
-    settings = read_json(settings_path)
-    mcp = read_json(mcp_path)
+    text, settings = read_json_file(settings_path)
     _check_shape(settings_path, settings)
-    mcp_servers(mcp_path, mcp)
     res = _result(settings_path, mcp_path)
-    new = dict(settings)
-    if settings.get("hooks"):
-        new["hooks"] = without_ours(settings["hooks"], is_ours)
-        if not new["hooks"]:
-            del new["hooks"]
-    if MCP_NAME in (settings.get("enabledMcpjsonServers") or []):
-        new["enabledMcpjsonServers"] = [s for s in settings["enabledMcpjsonServers"] if s != MCP_NAME]
-        if not new["enabledMcpjsonServers"]:
-            del new["enabledMcpjsonServers"]
-    write_or_remove(settings_path, new, settings, res, keep_empty=user)
-    remove_mcp_server(mcp_path, mcp, res, keep_empty=user, private=user, prune=0)
-    return res
+    new = _cleaned(settings)
+    changes = [json_change(settings_path, text, settings, new, empty=not new, prune=0 if user else 1),
+               mcp_file_change(mcp_path, res, uninstall=True, private=user)]
+    return Plan(res, [c for c in changes if c], True, record_file(None if user else root))
+
+
+def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Remove gitmem's hooks and MCP server, leaving everything else as it is: a file gitmem changed gets
+    back the bytes it had when nothing else changed in it; one gitmem created is deleted when nothing else
+    is left in it (and the project's ``.claude/`` when that is then empty).
+
+    Raises:
+        SettingsError: a settings file is not valid JSON, or has an unexpected shape (nothing is written).
+    """
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:

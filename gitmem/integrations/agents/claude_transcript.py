@@ -1,7 +1,7 @@
 """Claude Code's transcript (``transcript_path``: the session as JSON Lines) → the tool calls and final message.
 
-One JSON object per line; those gitmem reads (others — ``summary``, ``system``,
-``file-history-snapshot`` … — are skipped, as are lines that are not JSON)::
+Kept under ``~/.claude/projects/<project>/<session>.jsonl`` (``folders``). One JSON object per line;
+those gitmem reads (others — ``summary``, ``system``, ``file-history-snapshot`` … — are skipped)::
 
     {"type": "assistant", "cwd": …, "sessionId": …, "message": {"id": "msg_…", "role": "assistant",
      "model": …, "content": [{"type": "text", "text": …},
@@ -20,7 +20,8 @@ Runs in the detached consolidation (``reconcile``), never in a hook.
 
 from __future__ import annotations
 
-import json
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from . import claude
@@ -43,21 +44,22 @@ def _text(content: Any) -> str:
     return ""
 
 
-def events(lines: list[bytes], session_id: str) -> tuple[list[AfterTool], str]:
-    """The tool calls of the transcript ``lines`` (in order, those with a result) and its final assistant message."""
+def folders(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Where Claude Code keeps its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude``; Claude
+    Code docs, settings, "CLAUDE_CONFIG_DIR")."""
+    homes = {env.get("CLAUDE_CONFIG_DIR") or "", os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")}
+    return tuple(os.path.join(h, "projects") for h in sorted(homes) if h)
+
+
+def events(objects: list[dict[str, Any]], session_id: str, cwd: str) -> tuple[list[AfterTool], str]:
+    """The tool calls of the transcript's ``objects`` (its decoded lines; in order, those with a result) and its
+    final assistant message; ``cwd``: the session's folder, for lines that name none."""
     uses: dict[str, tuple[str, dict[str, Any], str]] = {}  # id → (tool, input, cwd)
     results: list[tuple[str, dict[str, Any]]] = []  # (id, hook input)
     final, final_id = "", None
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(obj, dict):
-            continue
-        cwd = str(obj["cwd"]) if isinstance(obj.get("cwd"), str) else ""
+    session_cwd = cwd
+    for obj in objects:
+        cwd = str(obj["cwd"]) if isinstance(obj.get("cwd"), str) else session_cwd
         message = obj.get("message")
         if obj.get("type") == "assistant" and isinstance(message, dict):
             if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":

@@ -29,6 +29,9 @@ Stop                  ``Stop`` (``last_assistant_message``) with ``consolidate``
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
 
+``transcript_path`` (the session's rollout, ``codex_transcript``) goes with every event: the
+consolidation reconciles the spool with it, by ``tool_use_id``.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, UserPromptSubmit and PreToolUse; Codex adds that text to the conversation as a
@@ -52,6 +55,7 @@ import sys
 
 from . import core
 from .events import AfterTool, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
+from .patches import patch_after, patch_before, patch_text
 from .shell_reads import read_files
 
 TYPE_CHECKING = False
@@ -74,7 +78,7 @@ Always exits 0. Registered by `gitmem install codex`.
 """
 
 
-# -- in: command lines and patches ---------------------------------------------------------------
+# -- in: command lines -------------------------------------------------------------------------------
 
 
 def _str(value: object) -> str:
@@ -90,72 +94,6 @@ def command_line(ti: dict[str, Any]) -> str:
             return str(cmd[-1])
         return shlex.join(cmd)
     return _str(cmd)
-
-
-class PatchFile:
-    """One file of an ``apply_patch`` patch: ``path``, ``action`` (``update``, ``add``, ``delete``),
-    ``move_to`` (or ""), and its first hunk's ``old`` and ``new`` text (an added file's whole text)."""
-
-    __slots__ = ("path", "action", "move_to", "old", "new", "_done")
-
-    def __init__(self, path: str, action: str) -> None:
-        self.path = path
-        self.action = action
-        self.move_to = ""
-        self.old: list[str] = []
-        self.new: list[str] = []
-        self._done = False
-
-
-def parse_patch(text: str) -> list[PatchFile]:
-    """The files of a Codex patch (``*** Update File:``, ``*** Add File:``, ``*** Delete File:``,
-    ``*** Move to:``), in patch order; [] for text that is not one."""
-    files: list[PatchFile] = []
-    cur: PatchFile | None = None
-    heads = (("*** Update File: ", "update"), ("*** Add File: ", "add"), ("*** Delete File: ", "delete"))
-    for line in text.splitlines():
-        head = next(((line[len(h):].strip(), a) for h, a in heads if line.startswith(h)), None)
-        if head is not None:
-            cur = PatchFile(*head) if head[0] else None
-            if cur is not None:
-                files.append(cur)
-            continue
-        if cur is None:
-            continue
-        if line.startswith("*** Move to: "):
-            cur.move_to = line[len("*** Move to: "):].strip()
-        elif line.startswith("***"):  # *** End of File, *** End Patch
-            continue
-        elif line.startswith("@@"):
-            if cur.old or cur.new:
-                cur._done = True  # only the first hunk
-        elif cur._done:
-            continue
-        elif cur.action == "add":
-            if line.startswith("+"):
-                cur.new.append(line[1:])
-        elif line[:1] in (" ", "-", "+") or line == "":
-            body = line[1:]
-            if line[:1] != "+":
-                cur.old.append(body)
-            if line[:1] != "-":
-                cur.new.append(body)
-    return files
-
-
-def _text(lines: list[str]) -> str:
-    return "".join(ln + "\n" for ln in lines)
-
-
-def patch_text(ti: dict[str, Any]) -> str:
-    """The patch of an ``apply_patch`` call (``tool_input.command``; ``input`` / ``patch`` accepted too)."""
-    for k in ("command", "input", "patch"):
-        v = ti.get(k)
-        if isinstance(v, str) and v.strip():
-            return v
-        if isinstance(v, list) and v and isinstance(v[-1], str) and "*** Begin Patch" in v[-1]:
-            return v[-1]
-    return ""
 
 
 def response_summary(tool: str, tr: Any) -> Any:
@@ -180,7 +118,7 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     name = name if isinstance(name, str) else argv_event
     cwd = _str(raw.get("cwd"))
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "UserPromptSubmit":
@@ -202,33 +140,12 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
                 return BeforeShell(command=line, **{**common, "paths": ()})
             return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
         if tool == PATCH_TOOL:
-            out: list[Event] = []
-            for pf in parse_patch(patch_text(ti)):
-                kind = "write" if pf.action == "add" else "edit"
-                old = _text(pf.old) if pf.action == "update" and pf.old else None
-                out.append(BeforeFile(kind=kind, path=pf.path, old_text=old, **{**common, "paths": (pf.path,)}))
-            return out or None
+            return patch_before(patch_text(ti), common) or None
         return None
     tool_use_id = str(raw["tool_use_id"]) if raw.get("tool_use_id") else ""
     response = response_summary(tool, raw.get("tool_response"))
     if tool == PATCH_TOOL:
-        events: list[Event] = []
-        for i, pf in enumerate(parse_patch(patch_text(ti))):
-            path = pf.move_to or pf.path
-            if pf.action == "add":
-                inp: dict[str, Any] = {"file_path": path, "content": _text(pf.new)}
-            else:
-                inp = {"file_path": path, "old_string": _text(pf.old), "new_string": _text(pf.new)}
-                if pf.move_to:
-                    inp["moved_from"] = pf.path
-                if pf.action == "delete":
-                    inp["deleted"] = True
-            events.append(AfterTool(tool=tool, kind="write" if pf.action == "add" else "edit", input=inp,
-                                    tool_use_id=f"{tool_use_id}:{i}" if tool_use_id else "", response=response,
-                                    path_keys=("file_path", "moved_from"),
-                                    content_key="content" if pf.action == "add" else "",
-                                    **{**common, "paths": (path,)}))
-        return events or None
+        return patch_after(tool, patch_text(ti), tool_use_id, response, common) or None
     kind = "shell" if tool == SHELL_TOOL else "other"
     inp = {"command": command_line(ti)} if tool == SHELL_TOOL else ti
     return AfterTool(tool=tool, kind=kind, input=inp, tool_use_id=tool_use_id, response=response, **common)

@@ -9,14 +9,22 @@ per event, a short shell command (``handler_command``) that runs this installati
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves
-empty); a hooks file left as ``{}`` is deleted, and its ``.codex/`` folder when that is then
-empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
+empty); a hooks file gitmem created and left as ``{}`` is deleted, and its ``.codex/`` folder when
+that is then empty. A hooks file that is not valid JSON is never rewritten (``SettingsError``, the
 same error as for Claude Code's files).
 
-The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml`` (the project's
-``.codex/config.toml`` when the project is trusted, else ``$CODEX_HOME/config.toml``).
-gitmem reads that file (``tomllib``) and says whether ``gitmem`` is registered; it does not
-write TOML (the standard library has no TOML writer): the note gives the lines to add.
+The MCP server: Codex reads ``[mcp_servers.<name>]`` from ``config.toml``: the project's
+``.codex/config.toml`` (only in a project the user trusts: ``[projects."<path>"] trust_level =
+"trusted"`` in ``$CODEX_HOME/config.toml``, which Codex's first-start prompt writes) and
+``$CODEX_HOME/config.toml``. ``install`` writes ``[mcp_servers.gitmem]`` (``command = "sh"``, ``args``:
+``installing.mcp_entry``'s shell command) into the first for ``--project``, the second for ``--user``,
+with ``tomlkit`` so the user's comments, order and formatting stay as they are; a ``gitmem`` server that
+is not ``gitmem mcp`` is left alone (with a note). ``uninstall`` removes only that table (and
+``[mcp_servers]`` when it held nothing else), and the file when gitmem created it and nothing is left in it
+(``installing.apply``). An inline ``mcp_servers = {...}`` gets the server inline; a layout ``tomlkit``
+cannot edit without changing anything else is refused (``SettingsError``, nothing written). A config file that
+is not valid TOML is never rewritten (``SettingsError``). Verified with codex-cli 0.169.0
+(``codex mcp list`` lists a trusted project's server; tests/test_codex_install.py).
 
 Codex runs no project hook until the user trusts it in ``/hooks``, and says nothing about it
 otherwise: ``install`` always notes it.
@@ -24,27 +32,38 @@ otherwise: ``install`` always notes it.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from .installing import (
+    FIX_HINT,
     MCP_NAME,
+    Change,
     InstallResult,
+    Plan,
     SettingsError,
+    apply,
     check_hooks_shape,
     detect_by,
     hook_events_on,
     install_notes,
     installed_script,
     is_marked,
+    is_our_server,
+    json_change,
     marker,
+    mcp_entry,
     read_json,
+    read_json_file,
+    read_text,
+    record_file,
+    same_content,
     shim_command,
     with_ours,
     without_ours,
-    write_or_remove,
 )
 
 NAME = "codex"
@@ -75,7 +94,8 @@ EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
 
 TRUST_NOTE = ("Codex runs no project hook until you trust it: start `codex` in this repository, open /hooks and "
               "trust gitmem's hooks (nothing tells you otherwise)")
-MCP_LINES = '[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]'
+MCP_TRUST_NOTE = ("Codex reads the MCP server in .codex/config.toml only in a trusted project: answer yes when "
+                  "`codex` asks whether to trust this folder")
 
 
 def codex_home(env: dict[str, str] | None = None) -> Path:
@@ -107,8 +127,58 @@ def _result(hooks_path: Path, config_path: Path) -> InstallResult:
     return InstallResult(NAME, {"hooks": str(hooks_path), "config": str(config_path)}, command=HOOK_COMMAND)
 
 
+HEADER = f"[mcp_servers.{MCP_NAME}]"
+
+
+def _read_toml(path: Path) -> tuple[str | None, Any]:
+    """``path``'s text (None when missing) and its ``tomlkit`` document (an empty one when missing).
+
+    Raises:
+        SettingsError: unreadable, or not valid TOML.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    text = read_text(path)
+    try:
+        return text, tomlkit.parse(text or "")
+    except (TOMLKitError, ValueError) as e:
+        raise SettingsError(f"{path} is not valid TOML ({e})", FIX_HINT) from None
+
+
+def _toml_data(text: str) -> dict[str, Any] | None:
+    """``text`` parsed by the standard library's TOML reader (None when it is not valid TOML)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _servers_of(path: Path, doc: Any) -> Any:
+    """``doc["mcp_servers"]`` (None when absent).
+
+    Raises:
+        SettingsError: ``mcp_servers`` is not a table.
+    """
+    servers = doc.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise SettingsError(f"{path}: mcp_servers is not a table", FIX_HINT)
+    return servers
+
+
+def _ours_in(servers: Any) -> bool:
+    """Whether ``servers`` (``mcp_servers``, or None) holds gitmem's server."""
+    return servers is not None and MCP_NAME in servers and is_our_server(servers[MCP_NAME].unwrap())
+
+
+def _server_entry() -> dict[str, Any]:
+    """``[mcp_servers.gitmem]``: ``installing.mcp_entry``'s command and args (Codex has no ``type`` field)."""
+    return mcp_entry(with_type=False)
+
+
 def mcp_registered(config: Path) -> bool | None:
-    """Whether ``config`` (Codex's config.toml) has ``[mcp_servers.gitmem]``; None when it cannot be read as TOML."""
+    """Whether ``config`` (Codex's config.toml) has gitmem's ``[mcp_servers.gitmem]``; None when it cannot be
+    read as TOML."""
     try:
         data = tomllib.loads(config.read_text("utf-8"))
     except FileNotFoundError:
@@ -116,28 +186,118 @@ def mcp_registered(config: Path) -> bool | None:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
     servers = data.get("mcp_servers")
-    return isinstance(servers, dict) and MCP_NAME in servers
+    return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
-def _mcp_note(res: InstallResult, user: bool) -> None:
-    config = res.path("config")
-    found = mcp_registered(config)
-    res.mcp = bool(found)
-    if found:
-        return
-    where = config if user or config.exists() else f"{config} (or $CODEX_HOME/config.toml)"
-    why = "cannot be read as TOML; " if found is None else ""
-    res.notes.append(f"{why}gitmem does not write TOML: for the MCP server, add to {where}:\n{MCP_LINES}")
+def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: int = 0) -> Change | None:
+    """The change of Codex's ``config.toml`` at ``path``: ``[mcp_servers.gitmem]`` added or removed (see the
+    module docstring), None when nothing changes.
 
-
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Register gitmem's Codex hooks; see the module docstring.
+    Added: without an ``mcp_servers`` table the new table is appended after one blank line, as text (so
+    that removing it gives back the same bytes); into an inline ``mcp_servers = {...}`` as an inline table;
+    else ``tomlkit`` puts it beside the user's servers. Removed: the file's last table as text, with the
+    blank line the install put before it; one amid others through ``tomlkit``. Every new text is read back
+    with ``tomllib`` and must hold exactly the user's content plus (or minus) gitmem's server (but for
+    empty tables: ``installing.same_content``).
 
     Raises:
-        SettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: the file is not valid TOML, its ``mcp_servers`` is not a table, or gitmem's server
+            cannot be added or removed without changing anything else.
+    """
+    from tomlkit.exceptions import TOMLKitError
+
+    text, doc = _read_toml(path)
+    old = _toml_data(text or "") or {}
+    servers = _servers_of(path, doc)
+    ours = _ours_in(servers)
+    if uninstall:
+        if not ours:
+            return None
+        expected = {k: v for k, v in old.items() if k != "mcp_servers"}
+        rest = {k: v for k, v in old["mcp_servers"].items() if k != MCP_NAME}
+        if rest:
+            expected["mcp_servers"] = rest
+    else:
+        if servers is not None and MCP_NAME in servers and not ours:
+            res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
+                             "left as it is")
+            return None
+        res.mcp = True
+        entry = _server_entry()
+        if ours and servers[MCP_NAME].unwrap() == entry:
+            return None
+        expected = {**old, "mcp_servers": {**old.get("mcp_servers", {}), MCP_NAME: entry}}
+    try:
+        new = _without_server(text or "", doc, servers) if uninstall else _with_server(text or "", doc, servers)
+    except (TOMLKitError, ValueError, TypeError, KeyError) as e:  # tomlkit refuses some layouts: say so
+        new, why = None, f"{type(e).__name__}: {e}"
+    else:
+        why = "the result would read differently"
+    if new is None or not same_content(_toml_data(new), expected):
+        verb = "remove gitmem's server from" if uninstall else "add gitmem's server to"
+        hint = (f"remove the [mcp_servers.{MCP_NAME}] table yourself" if uninstall else
+                f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry())}")
+        raise SettingsError(f"{path}: gitmem cannot {verb} mcp_servers as it is laid out ({why})", hint)
+    return Change(path, text, new, had_ours=ours, empty=not new.strip(), prune=prune,
+                  same=lambda original: same_content(_toml_data(original), expected))
+
+
+def _with_server(text: str, doc: Any, servers: Any) -> str:
+    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) with gitmem's server."""
+    import tomlkit
+    from tomlkit.items import InlineTable
+
+    entry = _server_entry()
+    if servers is None:
+        sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return text + sep + tomlkit.dumps({"mcp_servers": {MCP_NAME: entry}})
+    if isinstance(servers, InlineTable):
+        inline = tomlkit.inline_table()
+        inline.update(entry)
+        servers[MCP_NAME] = inline
+        return str(doc.as_string())
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = value
+    table.add(tomlkit.nl())  # a blank line before whatever table comes next
+    servers[MCP_NAME] = table
+    return str(doc.as_string())
+
+
+def _without_server(text: str, doc: Any, servers: Any) -> str:
+    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) without gitmem's server (and without
+    ``mcp_servers`` when it held nothing else)."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == HEADER]
+    rest = lines[starts[-1] + 1:] if len(starts) == 1 else ["["]
+    if not any(line.lstrip().startswith("[") for line in rest):
+        new = "".join(lines[:starts[0]])  # the last table of the file, as _with_server appended it
+        return new[:-1] if new.endswith("\n\n") else new
+    del servers[MCP_NAME]
+    if not servers:
+        del doc["mcp_servers"]
+    return str(doc.as_string())
+
+
+def _hooks_cleaned(data: dict[str, Any]) -> dict[str, Any]:
+    """The hooks file's object without gitmem's handlers (and what they leave empty)."""
+    if not isinstance(data.get("hooks"), dict) or not data["hooks"]:
+        return dict(data)
+    new = {**data, "hooks": without_ours(data["hooks"], is_ours)}
+    if not new["hooks"]:
+        del new["hooks"]
+    return new
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, both files read and checked first (``installing.apply`` writes it).
+
+    Raises:
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML or laid out so that
+            gitmem cannot add its server.
     """
     hooks_path, config_path = locations(root, user, home)
-    data = read_json(hooks_path)
+    text, data = read_json_file(hooks_path)
     check_hooks_shape(hooks_path, data)
     script = installed_script(HOOK_COMMAND)
     res = _result(hooks_path, config_path)
@@ -145,38 +305,55 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
-    write_or_remove(hooks_path, new, data, res)
-    _mcp_note(res, user)
+    changes = [json_change(hooks_path, text, data, new, had_ours=not same_content(data, _hooks_cleaned(data))),
+               _config_change(config_path, res, uninstall=False)]
     res.notes.append(TRUST_NOTE)
-    return res
+    if res.mcp and not user:
+        res.notes.append(MCP_TRUST_NOTE)
+    return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
+
+
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Register gitmem's Codex hooks and MCP server; see the module docstring.
+
+    Raises:
+        SettingsError: see ``plan_install`` (nothing is written).
+    """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` writes or removes, both files read and checked first.
+
+    Raises:
+        SettingsError: the hooks file is not valid JSON, or the config file not valid TOML or laid out so that
+            gitmem cannot remove its server.
+    """
+    hooks_path, config_path = locations(root, user, home)
+    text, data = read_json_file(hooks_path)
+    check_hooks_shape(hooks_path, data)
+    res = _result(hooks_path, config_path)
+    prune = 0 if user else 1
+    new = _hooks_cleaned(data)
+    changes = [_config_change(config_path, res, uninstall=True, prune=prune),
+               json_change(hooks_path, text, data, new, empty=not new, prune=prune)]
+    return Plan(res, [c for c in changes if c], True, record_file(None if user else root))
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's Codex hooks, leaving everything else as it is (a hooks file left empty is deleted).
+    """Remove gitmem's Codex hooks and MCP server, leaving everything else as it is (``installing.apply``: a
+    file gitmem changed gets back its bytes when nothing else changed in it; a file gitmem created is
+    deleted when nothing else is left in it, and the project's ``.codex/`` when that is then empty).
 
     Raises:
-        SettingsError: the hooks file is not valid JSON (nothing is written).
+        SettingsError: see ``plan_uninstall`` (nothing is written).
     """
-    hooks_path, config_path = locations(root, user, home)
-    data = read_json(hooks_path)
-    check_hooks_shape(hooks_path, data)
-    res = _result(hooks_path, config_path)
-    if not data.get("hooks"):
-        return res
-    new = dict(data)
-    new["hooks"] = without_ours(data["hooks"], is_ours)
-    if not new["hooks"]:
-        del new["hooks"]
-    if new == data:
-        return res
-    if mcp_registered(config_path):
-        res.notes.append(f"the MCP server stays in {config_path}: remove [mcp_servers.gitmem] there if you added it")
-    write_or_remove(hooks_path, new, data, res)  # an emptied file goes, and .codex/ when gitmem made it
-    return res
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
-    """Which events have gitmem's handler, and whether the MCP server is registered."""
+    """``{"hooks", "events": {event: bool}, "mcp"}``: which events have gitmem's handler, and whether gitmem's
+    MCP server is in the config file (plus ``"error"`` when the hooks file cannot be read)."""
     hooks_path, config_path = locations(root, user, home)
     try:
         data = read_json(hooks_path)

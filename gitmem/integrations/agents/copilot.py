@@ -18,9 +18,15 @@ preToolUse             ``toolName`` / ``toolArgs`` (an object): ``view`` → ``B
 postToolUse            ``AfterTool`` (``toolResult``: ``resultType``, ``textResultForLlm``);
                        ``view`` / ``edit`` / ``create`` get Claude-style input keys
                        (``file_path``, ``old_string``, ``new_string``, ``content``)
-agentStop              ``Stop`` with ``consolidate`` (``copilot -p`` exits right after)
+agentStop              ``Stop`` with ``consolidate`` (``copilot -p`` exits right after); it
+                       carries no final message, only ``transcriptPath``: the consolidation
+                       takes the message (and any call whose hook was lost) from that
+                       transcript (``copilot_transcript``)
 sessionEnd             ``SessionEnd`` (``reason``)
 =====================  =================================================================
+
+Copilot gives its hooks no tool-call id: a call is spooled as ``c:<digest>.<n>``, the ``n``-th call of
+that tool and input (``capture.content_id``), as the reconciliation numbers the transcript's calls.
 
 Out: the process always exits 0; stdout is empty or one JSON object ``{"additionalContext":
 <text under 10,000 characters>}`` (top level: Copilot ignores ``hookSpecificOutput`` in this
@@ -34,6 +40,11 @@ Copilot CLI also runs the hooks of ``.claude/settings.json`` (with ``COPILOT_CLI
 environment and Claude tool names); ``claude.to_event`` steps aside there when gitmem's Copilot
 hooks are installed (``copilot_hooks_installed``), so gitmem acts once per event.
 
+VS Code's agent mode runs these hooks too (it loads ``.github/hooks/*.json`` and maps the camelCase
+events to its own), with its own input (``vscode.is_vscode``): they step aside when gitmem's
+Claude Code hooks are installed where VS Code reads them (``vscode.claude_hooks_installed``: those
+act), else ``vscode`` maps the input and answers in VS Code's form.
+
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (through ``core``): it runs on every prompt and tool call.
 """
@@ -41,9 +52,10 @@ Must not import: anything outside the standard library and gitmem's stdlib-only 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-from . import core
+from . import claude, core, vscode
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
 from .shell_reads import read_files
 
@@ -104,9 +116,13 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
     argument); None when gitmem has nothing to do with it."""
     if not isinstance(raw, dict) or not name:
         return None
+    if vscode.is_vscode(raw):  # VS Code runs .github/hooks/ too
+        return None if vscode.claude_hooks_installed(_str(raw.get("cwd"))) else vscode.to_event(raw, None)
     cwd = _str(raw.get("cwd"))
+    if os.environ.get(claude.COPILOT_SCOPE_VAR) == "user" and claude.copilot_project_hooks(cwd, os.environ):
+        return None  # the project's own gitmem hooks act; the user-level ones step aside (once per event)
     common: dict[str, Any] = {"agent": AGENT, "name": name, "session_id": _str(raw.get("sessionId")),
-                              "cwd": cwd, "raw": raw}
+                              "cwd": cwd, "raw": raw, "transcript": _str(raw.get("transcriptPath"))}
     if name == "sessionStart":
         source = _str(raw.get("source"))
         return SessionStart(source="startup" if source == "new" else source, **common)
@@ -161,7 +177,10 @@ def context_output(text: str | None) -> dict[str, Any] | None:
 
 
 def output(event: Event, text: str | None) -> dict[str, Any] | None:
-    """What to print for ``event`` given the core's ``text``: None for the events that print nothing."""
+    """What to print for ``event`` given the core's ``text``: None for the events that print nothing (VS Code's
+    events: ``vscode.output``)."""
+    if event.agent == vscode.AGENT:
+        return vscode.output(event, text)
     if event.name not in PRINTING:
         return None
     return context_output(text)

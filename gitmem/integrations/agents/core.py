@@ -12,8 +12,9 @@ BeforeFile                memories anchored to the file — first those on the s
                           the edit's old text falls in — not yet given
 BeforeShell               nothing yet                                                   3 s
 AfterTool(Failure)        appends the redacted call to the session's spool              3 s
-Stop                      spools the agent's last message; with ``consolidate``,       3 s
-                          hands the spool to a detached consolidation
+Stop                      spools the agent's last message (or the transcript's path);  3 s
+                          with ``consolidate``, hands the spool to a detached
+                          consolidation (which reconciles it with the transcript)
 SessionEnd                spools the end (with the transcript's path) and hands         1.2 s
                           consolidation to a detached process, which reconciles the
                           spool with the agent's transcript first (``reconcile``)
@@ -273,11 +274,13 @@ def edited_lines(root: Path, rel: str, old_text: str | None) -> tuple[int, int] 
 
 
 def transcript_of(event: Event) -> dict[str, str]:
-    """The spool fields naming the agent's transcript (``agent``, ``transcript``): the consolidation
-    reconciles the spool with it (``reconcile``); empty when the agent gave none."""
+    """The spool fields naming the agent's transcript (``agent``, ``transcript``, and ``cwd``: the folder the
+    transcript's relative paths are relative to): the consolidation reconciles the spool with it
+    (``reconcile``); empty when the agent gave none."""
     if not event.transcript:
         return {}
-    return {"agent": capture.clean(event.agent, 40), "transcript": capture.clean(event.transcript, 4_000)}
+    return {"agent": capture.clean(event.agent, 40), "transcript": capture.clean(event.transcript, 4_000),
+            "cwd": capture.clean(event.cwd, 4_000)}
 
 
 def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -424,19 +427,26 @@ def on_after_tool(event: AfterTool, root: Path, lay: layout.Layout, key: str) ->
     if capture.is_private_event(event, root, _private_globs(cfg)):
         return  # never captured, not even redacted
     rec = capture.tool_record(event, root)
-    rec["id"] = capture.clean(event.tool_use_id or os.urandom(8).hex(), 100)
+    if event.tool_use_id:
+        rec["id"] = capture.clean(event.tool_use_id, 100)
+    else:  # the agent gives no id (Gemini CLI, Copilot CLI): the n-th call of this tool and input, as in its transcript
+        digest = capture.content_digest(rec)
+        rec["id"] = capture.content_id(digest, spool.occurrence(root, key, digest))
     kind = TOOL_FAILURE_RECORD if isinstance(event, AfterToolFailure) else TOOL_RECORD
     capture.spool_record(root, key, kind, rec)
 
 
 def on_stop(event: Stop, root: Path, lay: layout.Layout, key: str) -> None:
-    """Spool the agent's last message; with ``event.consolidate``, hand what the session spooled so far to a
-    detached consolidation (safe mid-session: it claims the spool, later events start a new one, and a later
-    batch updates the session's memory)."""
+    """Spool the agent's last message (or, without one, the transcript that holds it: Copilot CLI's
+    ``agentStop``); with ``event.consolidate``, hand what the session spooled so far to a detached
+    consolidation, which first reconciles the spool with the transcript (safe mid-session: it claims the
+    spool, later events start a new one, and a later batch updates the session's memory)."""
     if event.last_message.strip():
         capture.spool_record(root, key, "Stop",
                              {"last_message": capture.clean(event.last_message, capture.MAX_MESSAGE_CHARS),
                               **transcript_of(event)})
+    elif event.transcript:
+        capture.spool_record(root, key, "Stop", transcript_of(event))
     if event.consolidate:
         infra.spawn_detached("gitmem.capture.worker", str(root), key, cwd=root)
 

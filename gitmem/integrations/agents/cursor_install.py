@@ -15,8 +15,10 @@ project's ``<repo>/.cursor/`` (the default) or the user's ``~/.cursor/`` (``--us
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-cursor-hook;`` (a shell
 no-op, ``installing.marker``); its MCP server by ``installing.is_our_server``. ``uninstall`` removes
-exactly those (and the events they leave empty); a file left with nothing but ``version`` (hooks) or
-as ``{}`` (MCP) is deleted, and the project's ``.cursor/`` folder when that is then empty. A file that
+exactly those (and the events they leave empty); a file gets back the bytes it had when nothing else
+changed in it, and one gitmem created is deleted when it is left with nothing but ``version`` (hooks)
+or as ``{}`` (MCP), with the project's ``.cursor/`` folder when that is then empty
+(``installing.apply``). A file that
 is not valid JSON, or whose ``hooks`` / ``mcpServers`` is not an object, is never rewritten
 (``installing.SettingsError``).
 
@@ -34,18 +36,22 @@ from .cursor import HOOK_COMMAND
 from .installing import (
     FIX_HINT,
     InstallResult,
+    Plan,
     SettingsError,
-    add_mcp_server,
+    apply,
     detect_by,
     install_notes,
     installed_script,
     is_marked,
+    json_change,
+    mcp_file_change,
     mcp_servers,
     read_json,
-    remove_mcp_server,
+    read_text,
+    record_file,
+    same_content,
     server_registered,
     shim_command,
-    write_or_remove,
 )
 
 NAME = "cursor"
@@ -126,6 +132,38 @@ def _result(hooks_path: Path, mcp_path: Path) -> InstallResult:
     return InstallResult(NAME, {"hooks": str(hooks_path), "mcp_file": str(mcp_path)}, command=HOOK_COMMAND)
 
 
+def _cleaned(hooks_doc: dict[str, Any]) -> dict[str, Any]:
+    """``hooks.json``'s object without gitmem's handlers (and the ``hooks`` they leave empty)."""
+    new = dict(hooks_doc)
+    if isinstance(hooks_doc.get("hooks"), dict):
+        new["hooks"] = without_ours(hooks_doc["hooks"])
+        if not new["hooks"]:
+            del new["hooks"]
+    return new
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, both files read and checked first (``installing.apply`` writes it).
+
+    Raises:
+        SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape.
+    """
+    hooks_path, mcp_path = locations(root, user, home)
+    hooks_text = read_text(hooks_path)
+    hooks_doc, _ = _read(hooks_path, mcp_path)
+    script = installed_script(HOOK_COMMAND)
+    res = _result(hooks_path, mcp_path)
+    res.command = str(script or HOOK_COMMAND)
+    res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
+    new = {"version": HOOKS_VERSION, **hooks_doc, "hooks": with_ours(hooks_doc.get("hooks") or {}, script)}
+    had_ours = not same_content(hooks_doc, _cleaned(hooks_doc))
+    changes = [c for c in (json_change(hooks_path, hooks_text, hooks_doc, new, had_ours=had_ours),
+                           mcp_file_change(mcp_path, res, uninstall=False)) if c]
+    if changes:
+        res.notes.append(RELOAD_NOTE)
+    return Plan(res, changes, False, record_file(None if user else root))
+
+
 def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Register gitmem's Cursor hooks and MCP server; see the module docstring.
 
@@ -133,42 +171,38 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
         SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape (nothing
             is written).
     """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` writes or removes, both files read and checked first.
+
+    Raises:
+        SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape.
+    """
     hooks_path, mcp_path = locations(root, user, home)
-    hooks_doc, mcp_doc = _read(hooks_path, mcp_path)
-    script = installed_script(HOOK_COMMAND)
+    hooks_text = read_text(hooks_path)
+    hooks_doc, _ = _read(hooks_path, mcp_path)
     res = _result(hooks_path, mcp_path)
-    res.command = str(script or HOOK_COMMAND)
-    res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
-    new = {"version": HOOKS_VERSION, **hooks_doc, "hooks": with_ours(hooks_doc.get("hooks") or {}, script)}
-    write_or_remove(hooks_path, new, hooks_doc, res)
-    add_mcp_server(mcp_path, mcp_doc, res)
-    if res.changed:
-        res.notes.append(RELOAD_NOTE)
-    return res
+    prune = 0 if user else 1  # the project's .cursor/ goes when emptied; ~/.cursor/ is Cursor's own
+    new = _cleaned(hooks_doc)
+    empty = not new or new == {"version": HOOKS_VERSION}  # nothing but what the install put there
+    changes = [json_change(hooks_path, hooks_text, hooks_doc, new, empty=empty, prune=prune,
+                           scaffold={"version": HOOKS_VERSION}),
+               mcp_file_change(mcp_path, res, uninstall=True, prune=prune)]
+    return Plan(res, [c for c in changes if c], True, record_file(None if user else root))
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's Cursor hooks and MCP server, leaving everything else as it is (a file left empty is
-    deleted, and the project's ``.cursor/`` folder when then empty).
+    """Remove gitmem's Cursor hooks and MCP server, leaving everything else as it is (``installing.apply``: a
+    file's bytes back when nothing else changed in it; a file gitmem created deleted when nothing else is
+    left in it, and the project's ``.cursor/`` folder when then empty).
 
     Raises:
         SettingsError: ``hooks.json`` or ``mcp.json`` is not valid JSON or has an unexpected shape (nothing
             is written).
     """
-    hooks_path, mcp_path = locations(root, user, home)
-    hooks_doc, mcp_doc = _read(hooks_path, mcp_path)
-    res = _result(hooks_path, mcp_path)
-    prune = 0 if user else 1  # the project's .cursor/ goes when emptied; ~/.cursor/ is Cursor's own
-    new = dict(hooks_doc)
-    if isinstance(hooks_doc.get("hooks"), dict):
-        new["hooks"] = without_ours(hooks_doc["hooks"])
-        if not new["hooks"]:
-            del new["hooks"]
-        if new == {"version": HOOKS_VERSION}:
-            new = {}  # nothing but gitmem's was in it
-    write_or_remove(hooks_path, new, hooks_doc, res, prune=prune)
-    remove_mcp_server(mcp_path, mcp_doc, res, prune=prune)
-    return res
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:

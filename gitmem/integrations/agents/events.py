@@ -38,8 +38,8 @@ class Event:
         paths: files the event names (absolute or relative to ``cwd``), to find the repository
             when ``cwd`` is outside it.
         project_dir: a folder the agent says the project is in (``$CLAUDE_PROJECT_DIR``), or "".
-        transcript: the agent's own record of the session (Claude Code's ``transcript_path``), or "";
-            the consolidation reconciles the spool with it (``reconcile``).
+        transcript: the agent's own record of the session (``transcript_path``; Copilot CLI's
+            ``transcriptPath``), or ""; the consolidation reconciles the spool with it (``reconcile``).
         raw: the event as the agent sent it (decoded JSON).
     """
 

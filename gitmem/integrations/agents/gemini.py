@@ -28,6 +28,11 @@ SessionEnd            ``SessionEnd`` (``reason``)
 PreCompress           ``BeforeCompact`` (``trigger``)
 ====================  =================================================================
 
+``transcript_path`` (the session's chat, ``gemini_transcript``) goes with every event: the
+consolidation reconciles the spool with it. Gemini CLI gives its hooks no tool-call id: a call is
+spooled as ``c:<digest>.<n>``, the ``n``-th call of that tool and input (``capture.content_id``), as
+the reconciliation numbers the transcript's calls.
+
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, only for
 SessionStart, BeforeAgent and AfterTool. Checked with the real Gemini CLI 0.61.0 under ``gemini
@@ -170,7 +175,7 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     name = raw.get("hook_event_name")
     name = name if isinstance(name, str) else argv_event
     common: dict[str, Any] = {"agent": AGENT, "name": name or "", "session_id": _str(raw.get("session_id")),
-                              "cwd": _str(raw.get("cwd")), "raw": raw}
+                              "cwd": _str(raw.get("cwd")), "raw": raw, "transcript": _str(raw.get("transcript_path"))}
     if name == "SessionStart":
         return SessionStart(source=str(raw.get("source") or ""), **common)
     if name == "BeforeAgent":

@@ -13,8 +13,9 @@ nothing), into ``<repo>/.gemini/settings.json`` (``--project``, the default) or
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-gemini-hook;`` (a
 shell no-op); its MCP server by ``installing.is_our_server``. ``uninstall`` removes exactly those
-(and the groups and events it leaves empty); a settings file left as ``{}`` is deleted, and its
-``.gemini/`` folder when that is then empty (a user's ``~/.gemini/settings.json`` is kept). A
+(and the groups and events it leaves empty); the file gets back the bytes it had when nothing else
+changed in it, and a file gitmem created is deleted when nothing else is left in it, with the project's
+``.gemini/`` folder when that is then empty (``installing.apply``). A
 settings file that is not valid JSON is never rewritten (``SettingsError``).
 
 No BeforeTool hook: Gemini CLI takes no context there; the file's memories come with AfterTool.
@@ -30,24 +31,29 @@ from typing import Any
 
 from .installing import (
     InstallResult,
+    Plan,
     SettingsError,
-    add_mcp_server,
+    apply,
     check_hooks_shape,
     detect_by,
     hook_events_on,
     install_notes,
     installed_script,
     is_marked,
+    json_change,
     marker,
     mcp_entry,
     mcp_servers,
     read_json,
+    read_json_file,
+    record_file,
+    same_content,
     server_registered,
     shim_command,
+    with_mcp_server,
     with_ours,
     without_mcp_server,
     without_ours,
-    write_or_remove,
 )
 
 NAME = "gemini"
@@ -123,14 +129,24 @@ def _result(path: Path) -> InstallResult:
     return InstallResult(NAME, {"settings": str(path)}, command=HOOK_COMMAND)
 
 
-def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Register gitmem's Gemini CLI hooks and MCP server; see the module docstring.
+def _cleaned(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The settings without gitmem's handlers and MCP server (and the ``hooks`` they leave empty)."""
+    new = without_mcp_server(path, data)
+    if isinstance(data.get("hooks"), dict):
+        new["hooks"] = _hooks_without_ours(data["hooks"])
+        if not new["hooks"]:
+            del new["hooks"]
+    return new
+
+
+def plan_install(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``install`` writes, the settings file read and checked first (``installing.apply`` writes it).
 
     Raises:
-        SettingsError: the settings file is not valid JSON (nothing is written).
+        SettingsError: the settings file is not valid JSON, or has an unexpected shape.
     """
     path = location(root, user, home)
-    data = read_json(path)
+    text, data = read_json_file(path)
     _check_shape(path, data)
     script = installed_script(HOOK_COMMAND)
     res = _result(path)
@@ -140,30 +156,46 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     lists = with_ours({k: v for k, v in hooks.items() if isinstance(v, list)}, _ROWS,
                       lambda e: handler_command(e, script), is_ours)
     new = {**data, "hooks": {**{k: v for k, v in hooks.items() if not isinstance(v, list)}, **lists}}
-    add_mcp_server(path, new, res, entry=server_entry(), before=data)
+    new = with_mcp_server(path, new, res, entry=server_entry())
     if not user:
         res.notes.append(TRUST_NOTE)
-    return res
+    change = json_change(path, text, data, new, had_ours=not same_content(data, _cleaned(path, data)))
+    return Plan(res, [change] if change else [], False, record_file(None if user else root))
+
+
+def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
+    """Register gitmem's Gemini CLI hooks and MCP server; see the module docstring.
+
+    Raises:
+        SettingsError: the settings file is not valid JSON, or has an unexpected shape (nothing is written).
+    """
+    return apply(plan_install(root, user=user, home=home))
+
+
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+    """What ``uninstall`` writes or removes, the settings file read and checked first.
+
+    Raises:
+        SettingsError: the settings file is not valid JSON, or has an unexpected shape.
+    """
+    path = location(root, user, home)
+    text, data = read_json_file(path)
+    _check_shape(path, data)
+    res = _result(path)
+    new = _cleaned(path, data)
+    change = json_change(path, text, data, new, empty=not new, prune=0 if user else 1)
+    return Plan(res, [change] if change else [], True, record_file(None if user else root))
 
 
 def uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
-    """Remove gitmem's Gemini CLI hooks and MCP server, leaving everything else as it is (a project settings
-    file left empty is deleted, and its ``.gemini/`` folder when then empty).
+    """Remove gitmem's Gemini CLI hooks and MCP server, leaving everything else as it is (``installing.apply``:
+    the file's bytes back when nothing else changed in it; deleted, with the project's ``.gemini/`` when then
+    empty, only when gitmem created it and nothing else is left in it).
 
     Raises:
-        SettingsError: the settings file is not valid JSON (nothing is written).
+        SettingsError: the settings file is not valid JSON, or has an unexpected shape (nothing is written).
     """
-    path = location(root, user, home)
-    data = read_json(path)
-    _check_shape(path, data)
-    res = _result(path)
-    new = without_mcp_server(path, data)
-    if isinstance(data.get("hooks"), dict):
-        new["hooks"] = _hooks_without_ours(data["hooks"])
-        if not new["hooks"]:
-            del new["hooks"]
-    write_or_remove(path, new, data, res, keep_empty=user)  # .gemini/ goes too when gitmem left it empty
-    return res
+    return apply(plan_uninstall(root, user=user, home=home))
 
 
 def status(root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:

@@ -4,10 +4,10 @@ Adding an agent is one line in ``AGENTS`` (its name → its ``<agent>_install`` 
 ``gitmem install <agent>`` / ``gitmem uninstall <agent>`` from it, and ``gitmem install`` with no agent
 detects and installs for every agent of the registry (``detect_all``).
 
-Each installer module follows ``Installer``: ``NAME``, ``USER_SCOPE``, ``install``, ``uninstall``, ``status``,
-``detect``, and optionally ``HELP`` (the ``gitmem install <agent>`` help text; default: the first paragraph of
-the module docstring) and ``NO_USER_SCOPE`` (the one-line reason ``--user`` is refused when ``USER_SCOPE`` is
-false).
+Each installer module follows ``Installer``: ``NAME``, ``USER_SCOPE``, ``plan_install``, ``plan_uninstall``,
+``install``, ``uninstall``, ``status``, ``detect``, and optionally ``HELP`` (the ``gitmem install <agent>``
+help text; default: the first paragraph of the module docstring) and ``NO_USER_SCOPE`` (the one-line reason
+``--user`` is refused when ``USER_SCOPE`` is false).
 
 Standard library only; the installer modules are imported when asked for.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from .installing import InstallResult
+    from .installing import InstallResult, Plan
 
 #: Agent name → installer module (relative to this package). The order is the order of ``gitmem install``'s
 #: output and of its detection.
@@ -30,6 +30,7 @@ AGENTS: dict[str, str] = {
     "gemini": ".gemini_install",
     "copilot": ".copilot_install",
     "cursor": ".cursor_install",
+    "opencode": ".opencode_install",
 }
 
 
@@ -40,13 +41,21 @@ class Installer(Protocol):
     instead of the project's; ``home``: where the user-level files are looked for instead of the default
     (the home folder; for Codex, ``$CODEX_HOME``). ``install`` and ``uninstall`` are idempotent, never drop
     the user's own entries, and raise ``installing.SettingsError`` (writing nothing) for a file they cannot
-    read; ``uninstall`` deletes the files (and folders) the install created when nothing else is left in
-    them.
+    read or must not change; ``uninstall`` gives a file gitmem changed back its bytes when nothing else
+    changed in it, and deletes the files (and folders) an install created when nothing else is left in
+    them (``installing.apply``). ``plan_install`` / ``plan_uninstall`` read and check every file and say
+    what ``install`` / ``uninstall`` would write, writing nothing: they raise what those would raise.
     """
 
     NAME: str
     #: Whether the agent has user-level settings gitmem can install into (``--user``).
     USER_SCOPE: bool
+
+    def plan_install(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+        """What ``install`` would write (``installing.apply`` writes it)."""
+
+    def plan_uninstall(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
+        """What ``uninstall`` would write or remove."""
 
     def install(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
         """Register gitmem's hooks and MCP server for the agent."""
@@ -64,12 +73,48 @@ class Installer(Protocol):
 @dataclass
 class AgentPlan:
     """One agent of ``gitmem install`` / ``uninstall`` with no agent: why it was chosen (``reason``), whether
-    gitmem was installed for it before (``installed``), and what was done (``result``; None in a dry run)."""
+    gitmem was installed for it before (``installed``), what it would write (``plan``; None when refused),
+    what was done (``result``; None in a dry run or when nothing was written), and why it was refused or
+    failed (``error``, ``hint``)."""
 
     agent: str
     reason: str
     installed: bool
+    plan: Plan | None = None
     result: InstallResult | None = None
+    error: str = ""
+    hint: str = ""
+
+
+def plan_all(names_reasons: list[tuple[str, str]], root: Path, *, uninstall: bool = False) -> list[AgentPlan]:
+    """The plan of each agent of ``names_reasons`` (agent, reason) in project ``root``, every agent's files read
+    and checked, nothing written: an agent whose file is refused gets its ``error`` and ``hint``."""
+    from .installing import SettingsError
+
+    plans = []
+    for name, reason in names_reasons:
+        mod = get(name)
+        p = AgentPlan(name, reason, True if uninstall else is_installed(mod.status(root)))
+        try:
+            p.plan = mod.plan_uninstall(root) if uninstall else mod.plan_install(root)
+        except SettingsError as e:
+            p.error, p.hint = e.message, e.hint
+        plans.append(p)
+    return plans
+
+
+def apply_all(plans: list[AgentPlan]) -> None:
+    """Write every plan (``installing.apply``), each agent on its own: one that fails to write (``OSError``)
+    gets its ``error`` and keeps in ``result`` what was written before; the others go on."""
+    from .installing import apply
+
+    for p in plans:
+        if p.plan is None:
+            continue
+        try:
+            p.result = apply(p.plan)
+        except OSError as e:
+            p.result, p.error = p.plan.result, f"cannot write: {e}"
 
 
 def names() -> list[str]:

@@ -3,17 +3,23 @@
 Each ``<agent>_install.py`` module writes its agent's files with these (one owner per job):
 
 * ``InstallResult``: what an install or uninstall did, the same for every agent (``shapes.install_json``);
-* ``read_json`` / ``write_json``: a settings file read as a JSON object (never rewritten when it is not one:
-  ``SettingsError``), written atomically through a symlink, keeping its mode and its indentation;
-  ``write_or_remove``: the same, but a file gitmem's removal left as ``{}`` is deleted (and its folder when
-  that is then empty) so an uninstall leaves no trace of what the install created;
+* ``parse_json`` / ``read_json`` / ``dump_json``: a settings file read as a JSON object, only what can be
+  written back unchanged (``SettingsError`` for anything else: not JSON, not an object, ``NaN``, ``1e400``,
+  a key twice), and written in its own style (indentation or one line, spaces, final newline);
+* ``Change`` / ``Plan`` / ``apply``: an installer first reads and checks every file it touches and computes
+  their new text (``plan_install`` / ``plan_uninstall``: a refused file means nothing is written), then
+  ``apply`` writes them atomically through symlinks and keeps the install record (``record_file``: the
+  clone's ``installed-files.json``): which files gitmem created and the text the others had. An uninstall
+  gives a file that text back when nothing else changed in it (``same_content``), deletes a file only
+  when gitmem created it (or it is gitmem's own by content) and nothing else is left, never a symlink;
 * ``shim_command`` / ``marker`` / ``is_marked``: the one-line shell command of a hook handler, which runs
   this installation's hook script by absolute path, else the one on PATH, else nothing (exit 0), and starts
   with a no-op marker (``: gitmem-hook;``) by which gitmem knows its own handlers;
 * ``with_ours`` / ``without_ours`` / ``check_hooks_shape``: gitmem's handlers merged into, or removed from,
   the Claude-style hooks layout (``{event: [{"matcher"?, "hooks": [handler]}]}``) that Claude Code, Codex
   and Gemini CLI share;
-* ``mcp_entry`` / ``is_our_server`` / ``add_mcp_server`` / ``remove_mcp_server``: the ``gitmem mcp`` server
+* ``mcp_entry`` / ``is_our_server`` / ``with_mcp_server`` / ``without_mcp_server`` / ``mcp_file_change``:
+  the ``gitmem mcp`` server
   in a JSON ``mcpServers`` object (Claude Code's ``.mcp.json`` and ``~/.claude.json``, Gemini CLI's
   settings, Copilot CLI's ``.github/mcp.json`` and ``mcp-config.json``): merged, a foreign server of the
   same name left alone with a note, removed only when it is gitmem's;
@@ -25,6 +31,7 @@ Standard library only (and gitmem's stdlib-only ``infra``, ``layout``, ``errors`
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -32,6 +39,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +63,14 @@ class InstallResult:
     ``files``: role → path of each file the agent's installer owns or merges into (``"hooks"``,
     ``"settings"``, ``"mcp"``, ``"config"``…); ``changed``: the files written or removed; ``notes``: lines
     for the user; ``command``: the hook script the handlers run (absolute path, or the name on PATH);
-    ``mcp``: whether the ``gitmem`` MCP server is registered for the agent afterwards.
+    ``mcp``: whether the ``gitmem`` MCP server is registered for the agent afterwards; ``created``: the
+    files of ``changed`` that an install created (they did not exist before).
     """
 
     agent: str
     files: dict[str, str] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     command: str = ""
     mcp: bool = False
@@ -72,28 +82,90 @@ class InstallResult:
 
 # -- JSON files -----------------------------------------------------------------------------------
 
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
 
-def read_json(path: Path) -> dict[str, Any]:
-    """A JSON object file ({} when missing or blank).
+
+def _no_duplicates(path: Path) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise SettingsError(f"{path} has the key {key!r} twice in one object: rewriting it would drop one",
+                                    FIX_HINT)
+            out[key] = value
+        return out
+    return hook
+
+
+def _float_of(path: Path) -> Callable[[str], float]:
+    def parse(token: str) -> float:
+        value = float(token)
+        # a number JSON cannot write back as it was read: out of the double range (1e400 → inf) or with
+        # more digits than a double holds (its shortest repr is another number)
+        if math.isinf(value) or Decimal(repr(value)) != Decimal(token):
+            raise SettingsError(f"{path} has the number {token}, which gitmem cannot write back unchanged",
+                                FIX_HINT)
+        return value
+    return parse
+
+
+def _no_constant(path: Path) -> Callable[[str], Any]:
+    def refuse(token: str) -> Any:
+        raise SettingsError(f"{path} has {token}, which is not JSON", FIX_HINT)
+    return refuse
+
+
+def parse_json(text: str, path: Path) -> dict[str, Any]:
+    """``text`` (the content of ``path``) as a JSON object, {} when blank; only what gitmem can write back
+    unchanged.
 
     Raises:
-        SettingsError: unreadable, not valid JSON, or not an object.
+        SettingsError: not valid JSON, not an object, ``NaN`` / ``Infinity``, a number a double cannot hold
+            as written (``1e400``, 20 significant digits), a key twice in one object.
     """
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        raise SettingsError(f"cannot read {path}: {e}", "fix or move the file, then run again") from None
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicates(path), parse_float=_float_of(path),
+                          parse_constant=_no_constant(path))
     except ValueError as e:
         raise SettingsError(f"{path} is not valid JSON ({e})", FIX_HINT) from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path} is not a JSON object", FIX_HINT)
     return data
+
+
+def read_text(path: Path) -> str | None:
+    """The text of ``path`` (through a symlink), line ends as they are, None when it does not exist.
+
+    Raises:
+        SettingsError: unreadable, or not UTF-8.
+    """
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SettingsError(f"cannot read {path}: {e}", "fix or move the file, then run again") from None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file ({} when missing or blank); see ``parse_json``.
+
+    Raises:
+        SettingsError: unreadable, or refused by ``parse_json``.
+    """
+    return read_json_file(path)[1]
+
+
+def read_json_file(path: Path) -> tuple[str | None, dict[str, Any]]:
+    """(``path``'s text or None when missing, its JSON object); see ``parse_json``.
+
+    Raises:
+        SettingsError: unreadable, or refused by ``parse_json``.
+    """
+    text = read_text(path)
+    return text, parse_json(text or "", path)
 
 
 def _indent_of(text: str) -> int | str:
@@ -105,25 +177,65 @@ def _indent_of(text: str) -> int | str:
     return len(ws) if set(ws) == {" "} else ws
 
 
-def write_json(path: Path, data: dict[str, Any], *, private: bool = False) -> None:
-    """Write ``data`` atomically to ``path``, or to the file it links to, keeping that file's mode and indentation.
+def dump_json(data: dict[str, Any], like: str | None, path: Path) -> str:
+    """``data`` as JSON text in the style of ``like`` (the file's text; None or blank: a new file).
 
-    A new file gets 0600 when ``private`` (``~/.claude.json`` holds credentials), else 0666 minus the umask,
-    and an indentation of 2. Non-ASCII is written as is; the text ends with a newline.
+    Kept from ``like``: pretty-printed (its indentation) or on one line, with or without a space after
+    ``:`` and ``,``, ``\\uXXXX`` escapes for non-ASCII, the final newline, CRLF line ends. A new file: indentation 2,
+    non-ASCII as is, a final newline.
+
+    Raises:
+        SettingsError: ``data`` holds a value JSON cannot write (NaN, infinity).
+    """
+    like = like if like and like.strip() else None
+    if like is None:
+        indent: int | str | None = 2
+        seps: tuple[str, str] = (",", ": ")
+        ascii_only, newline = False, True
+    else:
+        body = like.strip()
+        colon = re.search(r'"\s*:(\s?)', body)
+        space = ":" if colon is not None and colon.group(1) == "" else ": "
+        if "\n" in body:
+            indent, seps = _indent_of(body), (",", space)
+        else:
+            comma = re.search(r',(\s?)\s*["{\[\d\-tfn]', body)
+            tight = comma.group(1) == "" if comma is not None else space == ":"  # one member: as its colon
+            indent, seps = None, ("," if tight else ", ", space)
+        ascii_only = like.isascii() and "\\u" in like
+        newline = like.endswith("\n")
+    try:
+        text = json.dumps(data, indent=indent, separators=seps, ensure_ascii=ascii_only, allow_nan=False)
+    except ValueError as e:
+        raise SettingsError(f"{path}: {e}", FIX_HINT) from None
+    text = text + "\n" if newline else text
+    crlf = like is not None and "\r\n" in like
+    return text.replace("\n", "\r\n") if crlf else text  # a JSON string holds no raw newline
+
+
+def write_text(path: Path, text: str, *, private: bool = False) -> None:
+    """Write ``text`` atomically to ``path``, or to the file it links to, keeping that file's mode.
+
+    A new file gets 0600 when ``private`` (``~/.claude.json`` holds credentials), else 0666 minus the umask.
+
+    Raises:
+        OSError: the folder is not writable, the disk is full.
     """
     target = Path(os.path.realpath(path))
     try:
         mode: int | None = target.stat().st_mode & 0o7777
-        indent = _indent_of(target.read_text("utf-8", "replace"))
     except FileNotFoundError:
-        mode, indent = (0o600 if private else None), 2
-    target.parent.mkdir(parents=True, exist_ok=True)
-    infra.atomic_write(target, (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode("utf-8"),
-                       mode=mode)
+        mode = 0o600 if private else None
+    infra.atomic_write(target, text.encode("utf-8"), mode=mode)
 
 
 def remove_file(path: Path, prune: int = 1) -> None:
-    """Delete ``path``, then up to ``prune`` of its parent folders while they are empty (gitmem made them)."""
+    """Delete ``path``, then up to ``prune`` of its parent folders while they are empty (gitmem made them).
+
+    A symlink is never deleted: the caller writes through it instead (``apply``).
+    """
+    if path.is_symlink():
+        raise ValueError(f"{path} is a symlink: not removed")
     path.unlink(missing_ok=True)
     d = path.parent
     for _ in range(prune):
@@ -134,20 +246,183 @@ def remove_file(path: Path, prune: int = 1) -> None:
         d = d.parent
 
 
-def write_or_remove(path: Path, new: dict[str, Any], before: dict[str, Any], res: InstallResult, *,
-                    keep_empty: bool = False, private: bool = False, prune: int = 1) -> None:
-    """Write ``new`` to ``path`` when it differs from ``before`` (the file's content), recording it in ``res``.
+# -- what an install or uninstall writes, and the record of what gitmem created ---------------------
 
-    A ``new`` left empty ({}) is deleted instead, with up to ``prune`` empty parent folders, unless
-    ``keep_empty`` (a user-level file the agent itself made, such as ``~/.claude/settings.json``).
+
+@dataclass
+class Change:
+    """One file an install or uninstall writes (or removes), computed before anything is written.
+
+    ``before``: the file's text as read (None: no file); ``after``: its new text. For an install,
+    ``had_ours``: the file already held gitmem's entries (an earlier install). For an uninstall, ``empty``:
+    nothing but what gitmem's install puts there is left in ``after`` (the file goes when gitmem created
+    it, per the install record; ``owned``: gitmem's own file, known by its content, goes whoever made it);
+    ``same(original)``: whether the text the install found has the content of ``after`` (then those very
+    bytes are written back). ``private``: a new file gets 0600, and its text is not kept in the record.
+    ``prune``: empty parent folders removed after the file.
     """
-    if new == before:
+
+    path: Path
+    before: str | None
+    after: str
+    had_ours: bool = False
+    empty: bool = False
+    owned: bool = False
+    same: Callable[[str], bool] | None = None
+    private: bool = False
+    prune: int = 0
+
+
+@dataclass
+class Plan:
+    """What an install or uninstall of one agent will do: its ``result`` (``changed`` filled by ``apply``), its
+    ``changes``, whether it is an ``uninstall``, and the ``record`` file (``record_file``)."""
+
+    result: InstallResult
+    changes: list[Change]
+    uninstall: bool
+    record: Path
+
+    @property
+    def paths(self) -> list[str]:
+        """The files the plan writes or removes."""
+        return [str(c.path) for c in self.changes]
+
+
+def state_dir() -> Path:
+    """gitmem's user-level state folder: ``$XDG_STATE_HOME/gitmem``, else ``~/.local/state/gitmem``."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "gitmem"
+
+
+RECORD_NAME = "installed-files.json"
+
+
+def record_file(root: Path | None) -> Path:
+    """Where installs record the files they created or changed: the clone's state folder of project ``root``
+    (``layout.of(root).clone_dir``), else (``--user``, or a folder outside git) ``state_dir()``."""
+    if root is not None:
+        try:
+            return layout.of(root).clone_dir / RECORD_NAME
+        except OSError:
+            pass
+    return state_dir() / RECORD_NAME
+
+
+def _key(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def _load_record(path: Path) -> dict[str, dict[str, Any]]:
+    """The record's entries: absolute file path → ``{"agent", "created": bool, "original": text or None}``
+    ({} when missing or unreadable: then gitmem deletes no file it did not make in this run)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    return {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
+
+
+def _save_record(path: Path, files: dict[str, dict[str, Any]]) -> None:
+    infra.atomic_write(path, (json.dumps({"version": 1, "files": files}, indent=1, ensure_ascii=False)
+                              + "\n").encode("utf-8"), mode=0o600)
+
+
+def apply(plan: Plan) -> InstallResult:
+    """Write ``plan``'s changes and update the install record; ``plan.result`` with ``changed`` filled.
+
+    Install: each file is written; the record keeps, per file, whether gitmem created it and the text it
+    had before (not for ``private`` files), from the first install that touched it. Uninstall: a file whose
+    cleaned content equals what the install found gets those bytes back; else a file left ``empty`` is
+    removed when gitmem created it (or ``owned``), never through a symlink; else the cleaned text is written.
+
+    Raises:
+        OSError: a file or the record cannot be written (the record keeps what was written before).
+    """
+    res = plan.result
+    with infra.file_lock(plan.record.with_suffix(".lock")):
+        files = _load_record(plan.record)
+        try:
+            for c in plan.changes:
+                key = _key(c.path)
+                if plan.uninstall:
+                    _undo(c, files.pop(key, None))
+                else:
+                    if c.before is None:
+                        res.created.append(str(c.path))
+                    _do(c, files, key, res.agent)
+                res.changed.append(str(c.path))
+        finally:
+            if files or plan.record.exists():
+                _save_record(plan.record, files)
+    return res
+
+
+def _do(c: Change, files: dict[str, dict[str, Any]], key: str, agent: str) -> None:
+    entry = files.get(key)
+    if c.before is None:
+        files[key] = {"agent": agent, "created": True, "original": None}
+    elif entry is None or not c.had_ours:
+        original = None if c.private or c.had_ours else c.before
+        files[key] = {"agent": agent, "created": False, "original": original}
+    c.path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(c.path, c.after, private=c.private)
+
+
+def _undo(c: Change, entry: dict[str, Any] | None) -> None:
+    original = entry.get("original") if entry else None
+    if isinstance(original, str) and c.same is not None and c.same(original):
+        text = original
+    elif c.empty and (c.owned or (entry is not None and entry.get("created") is True)) \
+            and not c.path.is_symlink():
+        remove_file(c.path, c.prune)
         return
-    if new or keep_empty:
-        write_json(path, new, private=private)
     else:
-        remove_file(path, prune)
-    res.changed.append(str(path))
+        text = c.after
+    if text != c.before:
+        write_text(c.path, text, private=c.private)
+
+
+def json_change(path: Path, before: str | None, old: dict[str, Any], new: dict[str, Any], *,
+                had_ours: bool = False, empty: bool = False, private: bool = False, prune: int = 0,
+                scaffold: dict[str, Any] | None = None) -> Change | None:
+    """The change of the JSON file ``path`` from ``old`` (read from text ``before``) to ``new`` in its style,
+    None when the content stays the same (``Change`` for the flags; ``same`` compares parsed content,
+    ``same_content``, an original without the members of ``scaffold`` as if it had them: what an install
+    adds beside gitmem's entries, such as Cursor's ``"version": 1``).
+
+    Raises:
+        SettingsError: ``new`` holds a value JSON cannot write.
+    """
+    if new == old:
+        return None
+    return Change(path, before, dump_json(new, before, path), had_ours=had_ours, empty=empty, private=private,
+                  prune=prune, same=lambda original: _parses_to(original, path, new, scaffold or {}))
+
+
+def _parses_to(text: str, path: Path, data: dict[str, Any], scaffold: dict[str, Any]) -> bool:
+    try:
+        return same_content({**scaffold, **parse_json(text, path)}, data)
+    except SettingsError:
+        return False
+
+
+def without_empties(value: Any) -> Any:
+    """``value`` with every object member whose value is (or becomes) an empty object or array left out."""
+    if isinstance(value, dict):
+        out = {k: without_empties(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if not (isinstance(v, (dict, list)) and not v)}
+    if isinstance(value, list):
+        return [without_empties(v) for v in value]
+    return value
+
+
+def same_content(original: Any, cleaned: Any) -> bool:
+    """Whether an uninstall's ``cleaned`` content is what the install found (``original``): equal but for
+    empty objects and arrays, which the removal of gitmem's entries cannot tell from ones it made (the
+    user's ``"hooks": {}`` that gitmem's handlers went into, then left empty)."""
+    return bool(without_empties(original) == without_empties(cleaned))
 
 
 # -- the handler shim -----------------------------------------------------------------------------
@@ -323,30 +598,23 @@ def server_registered(data: dict[str, Any]) -> bool:
     return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
-def add_mcp_server(path: Path, data: dict[str, Any], res: InstallResult, *, entry: dict[str, Any] | None = None,
-                   before: dict[str, Any] | None = None, private: bool = False) -> None:
-    """Register ``gitmem`` in ``data["mcpServers"]`` and write ``path`` when that changes its content.
+def with_mcp_server(path: Path, data: dict[str, Any], res: InstallResult, *,
+                    entry: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``data`` with ``gitmem`` registered in its ``mcpServers`` (``entry``, default ``mcp_entry()``).
 
-    ``data``: the object to write (it may carry the caller's other changes, e.g. Gemini CLI's hooks in the
-    same file); ``before``: the file's content as read (default ``data``); ``entry``: the server entry
-    (default ``mcp_entry()``). A server named ``gitmem`` that is not gitmem's is left alone, with a note.
-    Sets ``res.mcp``; adds ``path`` to ``res.changed`` when written.
+    A server named ``gitmem`` that is not gitmem's is left alone, with a note in ``res``; else ``res.mcp``
+    is set.
 
     Raises:
-        SettingsError: ``mcpServers`` is not an object (nothing is written).
+        SettingsError: ``mcpServers`` is not an object.
     """
-    before = data if before is None else before
     servers = mcp_servers(path, data)
-    new = dict(data)
     if MCP_NAME in servers and not is_our_server(servers[MCP_NAME]):
         res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
                          "left as it is")
-    else:
-        new["mcpServers"] = {**servers, MCP_NAME: entry if entry is not None else mcp_entry()}
-        res.mcp = True
-    if new != before:
-        write_json(path, new, private=private)
-        res.changed.append(str(path))
+        return dict(data)
+    res.mcp = True
+    return {**data, "mcpServers": {**servers, MCP_NAME: entry if entry is not None else mcp_entry()}}
 
 
 def without_mcp_server(path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -367,18 +635,21 @@ def without_mcp_server(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     return new
 
 
-def remove_mcp_server(path: Path, data: dict[str, Any], res: InstallResult, *,
-                      before: dict[str, Any] | None = None, keep_empty: bool = False, private: bool = False,
-                      prune: int = 1) -> None:
-    """Remove gitmem's server from ``data["mcpServers"]`` and write ``path`` when that changes its content
-    (``write_or_remove``: a file left as ``{}`` is deleted unless ``keep_empty``).
+def mcp_file_change(path: Path, res: InstallResult, *, uninstall: bool, entry: dict[str, Any] | None = None,
+                    private: bool = False, prune: int = 0) -> Change | None:
+    """The change of a JSON file that holds only ``mcpServers`` for gitmem (``.mcp.json``, ``.cursor/mcp.json``,
+    ``.github/mcp.json``, ``~/.claude.json``): gitmem's server added (``with_mcp_server``) or removed
+    (``without_mcp_server``; the file counts as ``empty`` when ``{}`` is left). None when nothing changes.
 
     Raises:
-        SettingsError: ``mcpServers`` is not an object (nothing is written).
+        SettingsError: the file cannot be read as a JSON object, or its ``mcpServers`` is not an object.
     """
-    before = data if before is None else before
-    write_or_remove(path, without_mcp_server(path, data), before, res, keep_empty=keep_empty, private=private,
-                    prune=prune)
+    text, data = read_json_file(path)
+    if uninstall:
+        new = without_mcp_server(path, data)
+        return json_change(path, text, data, new, empty=not new, private=private, prune=prune)
+    new = with_mcp_server(path, data, res, entry=entry)
+    return json_change(path, text, data, new, had_ours=server_registered(data), private=private)
 
 
 # -- detection ------------------------------------------------------------------------------------

@@ -3,10 +3,12 @@
 Owns: the parse of a command line (``shlex``, split at pipes, ``&&``, ``;`` …) into simple
 commands, and which of their arguments are files read by a known reader (``cat``, ``head``,
 ``tail``, ``less``, ``more``, ``nl``, ``sed -n``, ``rg`` / ``grep`` with file arguments).
-Used by the Codex adapter (``Bash``) and the Gemini CLI adapter (``run_shell_command``).
+Used by the Codex adapter (``Bash``), the Gemini CLI adapter (``run_shell_command``), the Copilot
+CLI adapter (``bash``) and VS Code's input (``run_in_terminal``).
 
 Guarantees: only existing files; redirections and separators are never taken for files; a line
-that cannot be parsed reads nothing.
+that cannot be parsed reads nothing; a file read after a ``cd DIR`` (or ``pushd DIR``) is taken
+relative to DIR, until a ``)`` closes the subshell the ``cd`` ran in.
 
 Must not import: anything outside the standard library (it runs on every shell tool call).
 """
@@ -33,28 +35,41 @@ READERS: dict[str, tuple[frozenset[str], bool]] = {
 SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
 
 
-def _simple_commands(line: str) -> list[list[str]]:
-    """The words of each simple command of ``line`` (split at pipes, ``&&``, ``;`` …); [] if it cannot be parsed."""
+#: Commands that change the shell's working folder for the commands after them.
+CHDIR = frozenset({"cd", "pushd"})
+
+
+def _simple_commands(line: str) -> list[tuple[str, list[str]]]:
+    """(the separator before it, its words) for each simple command of ``line`` (split at pipes, ``&&``, ``;``,
+    parentheses …); [] if it cannot be parsed."""
     try:
         lex = shlex.shlex(line, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
         words = list(lex)
     except ValueError:
         return []
-    out: list[list[str]] = [[]]
+    out: list[tuple[str, list[str]]] = [("", [])]
     redirect = ""
     for w in words:
         if redirect:  # `< FILE` is read (an operand); `> FILE` is not
             if redirect == "<":
-                out[-1].append(w)
+                out[-1][1].append(w)
             redirect = ""
         elif w in SEPARATORS:
-            out.append([])
+            out.append((w, []))
         elif w.strip("<>&") == "":
             redirect = w
         else:
-            out[-1].append(w)
-    return [c for c in out if c]
+            out[-1][1].append(w)
+    return [c for c in out if c[1] or c[0] in ("(", ")")]
+
+
+def _cd_target(args: list[str]) -> str | None:
+    """The folder ``cd ARGS`` moves to, or None when it cannot be known (none, ``-``, a variable)."""
+    operands = [a for a in args if not a.startswith("-") or a == "-"]
+    if len(operands) != 1 or operands[0] == "-" or "$" in operands[0]:
+        return None
+    return os.path.expanduser(operands[0])
 
 
 def _operands(name: str, args: list[str]) -> list[str]:
@@ -88,22 +103,36 @@ def _operands(name: str, args: list[str]) -> list[str]:
 
 def read_files(line: str, cwd: str) -> list[str]:
     """Files the command line ``line`` reads, relative to ``cwd`` or absolute, that exist (in command order,
-    once each); redirections and separators are never taken for files."""
+    once each); redirections and separators are never taken for files. After ``cd DIR``, a file is taken in
+    DIR (and given as DIR/file); after a ``cd`` whose folder cannot be known, no file is taken."""
     out: list[str] = []
-    for words in _simple_commands(line):
+    here: str | None = ""  # where the shell is, relative to cwd (or absolute); None: unknown
+    saved: list[str | None] = []  # `(` … `)`: a subshell's cd does not outlive it
+    for sep, words in _simple_commands(line):
+        if sep == "(":
+            saved.append(here)
+        elif sep == ")":
+            here = saved.pop() if saved else here
         while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value cmd
             words = words[1:]
         if not words:
             continue
         name = os.path.basename(words[0])
-        if name not in READERS:
+        if name in CHDIR:
+            target = _cd_target(words[1:])
+            here = None if target is None or here is None else os.path.normpath(os.path.join(here, target))
+            continue
+        if name not in READERS or here is None:
             continue
         if name == "sed" and "-n" not in words[1:] and not any(w.startswith("-n") for w in words[1:]):
             continue  # sed without -n rewrites rather than shows; `sed -i` is an edit
         if name == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
             continue
         for f in _operands(name, words[1:]):
-            if f.startswith((">", "<")) or f in out:
+            if f.startswith((">", "<")):
+                continue
+            f = os.path.normpath(os.path.join(here, f)) if here else f
+            if f in out:
                 continue
             p = f if os.path.isabs(f) else os.path.join(cwd or os.getcwd(), f)
             if os.path.isfile(p):
