@@ -8,7 +8,7 @@ it could match, so a hook pays only for the rules its text needs.
 
 Measured on the dev box (CPython 3.11, a loaded 2-core VM; see the last tests in
 ``tests/test_redact.py``, and ``bench/redaction.py`` for the classes added in issue 12, which cost
-≈ 1.4× CPU time on source code): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
+≈ 1.5× CPU time on source code): import ≈ 0.5 ms with a bytecode cache (≈ 10 ms when the source must be
 recompiled, e.g. under PYTHONDONTWRITEBYTECODE); the first ``redact()`` of a typical Bash event
 ≈ 3-5 ms including its regex compiles, later ones ≈ 0.3 ms; ``redact_text`` on 100 KB ≈ 2.5-3 ms
 for source code, ≈ 3-5 ms for Markdown prose (non-ASCII), ≈ 20-45 ms for a worst case holding
