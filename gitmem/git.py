@@ -281,6 +281,16 @@ class Repo:
         """Parent SHAs of a commit (empty for a root commit)."""
         return [p.hexsha for p in self._repo.commit(sha).parents]
 
+    def commit_summary(self, sha: str) -> tuple[str, int, str, str] | None:
+        """(full SHA, commit time in seconds since the epoch, author name, subject) of commit ``sha``; None when
+        the object database has no such commit."""
+        try:
+            c = self._repo.commit(sha)
+        except (BadName, ValueError, GitCommandError):
+            return None
+        subject = c.message.splitlines()[0] if isinstance(c.message, str) and c.message else ""
+        return c.hexsha, int(c.committed_date), str(c.author.name or ""), subject
+
     def user_name(self) -> str:
         """``user.name`` from git config, or "" when unset."""
         try:

@@ -40,6 +40,11 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``consolidation_json``: each session of ``consolidate``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
+* ``map_memory_json`` (nested), ``map_json``: the map of ``gitmem ui`` (``/api/map``).
+* ``ui_anchor_json`` (nested), ``ui_memory_json``: a memory in ``gitmem ui`` (``/api/memory/ID``):
+  ``memory_detail_json`` with each anchor's code now, diff and the commit that changed it.
+* ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
+  (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
@@ -252,6 +257,64 @@ def context_json(res: ContextResult) -> JSONObject:
 def age(m: Memory) -> str:
     """A memory's compact age (``5 min``, ``3 h``, ``2 d``; ``?`` when unknown), as ``rank.score.age``."""
     return render.age(m.updated or m.created, None)
+
+
+# -- gitmem ui -------------------------------------------------------------------------------------
+
+
+def map_memory_json(row: JSONObject) -> JSONObject:
+    """A memory on the map, from its catalog row (``catalog.db.map_rows``): ``{"id", "type", "title", "scope",
+    "author", "created", "updated", "session", "status" (fresh, stale, moved, deleted; "unchecked" when not
+    checked yet), "reason", "paths" (the files its anchors name, in order, no repeats; [] for commit-only)}``."""
+    paths = list(dict.fromkeys(a["path"] for a in row.get("anchors", []) if a.get("path")))
+    return {"id": row["id"], "type": row.get("type"), "title": row.get("title"), "scope": row.get("scope"),
+            "author": row.get("author") or "", "created": row.get("created"), "updated": row.get("updated"),
+            "session": row.get("session"), "status": row.get("status") or "unchecked",
+            "reason": row.get("reason") or "", "paths": paths}
+
+
+def map_json(version: str, memories: list[JSONObject], unchecked: int) -> JSONObject:
+    """The map: ``{"version" (changes whenever a memory or a status does), "memories": [map_memory_json],
+    "unchecked" (memories whose status is still being checked)}``."""
+    return {"version": version, "memories": memories, "unchecked": unchecked}
+
+
+def ui_anchor_json(a: AnchorStatus, code_html: str, code_lines: tuple[int, int] | None, more_lines: int,
+                   diff: str, diff_html: str, changed_by: JSONObject | None) -> JSONObject:
+    """``anchor_status_json`` + ``{"code_html" (the anchored code as it is now, highlighted, "" when gone),
+    "code_lines" ([first, last] shown, or null), "more_lines" (lines left out), "diff" (unified diff since
+    anchored, "" when fresh), "diff_html" (highlighted), "changed_by" ({"commit", "time", "author", "subject"}
+    or null)}``."""
+    return anchor_status_json(a) | {"code_html": code_html, "code_lines": list(code_lines) if code_lines else None,
+                                    "more_lines": more_lines, "diff": diff, "diff_html": diff_html,
+                                    "changed_by": changed_by}
+
+
+def ui_memory_json(ms: MemoryStatus, path: str, anchors: list[JSONObject]) -> JSONObject:
+    """``memory_detail_json`` + ``{"anchors_now": [ui_anchor_json]}``."""
+    return memory_detail_json(ms, path) | {"anchors_now": anchors}
+
+
+def given_json(mid: str, title: str | None, status: str | None) -> JSONObject:
+    """A memory a session was given: ``{"id", "title" (null: no longer a memory), "status"}``."""
+    return {"id": mid, "title": title, "status": status}
+
+
+def session_event_json(event: JSONObject, given: list[JSONObject], listed: list[JSONObject]) -> JSONObject:
+    """One time a session was given memories: ``{"time", "event" (SessionStart, Prompt, BeforeFile,
+    AfterCompact), "agent", "source", "prompt", "file", "kind", "given": [given_json] (in full),
+    "listed": [given_json] (titles only)}``."""
+    return {"time": event.get("time"), "event": event.get("event"), "agent": event.get("agent") or "",
+            "source": event.get("source") or "", "prompt": event.get("prompt") or "", "file": event.get("file") or "",
+            "kind": event.get("kind") or "", "given": given, "listed": listed}
+
+
+def session_json(key: str, last: str, agent: str, events: list[JSONObject], given: list[JSONObject],
+                 produced: list[JSONObject]) -> JSONObject:
+    """An agent session: ``{"session" (its key), "last" (UTC time of its last record), "agent", "events":
+    [session_event_json] (oldest first; [] for a session from before gitmem logged them), "given":
+    [given_json] (everything it holds now), "produced": [given_json] (memories recorded from it)}``."""
+    return {"session": key, "last": last, "agent": agent, "events": events, "given": given, "produced": produced}
 
 
 # -- setup ----------------------------------------------------------------------------------------

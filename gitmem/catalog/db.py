@@ -392,6 +392,29 @@ def all_memories(con: sqlite3.Connection) -> list[tuple[dict[str, Any], str | No
     return out
 
 
+def map_rows(con: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every memory row in brief, for a map of the code (``gitmem ui``), newest first: ``{"id", "type", "title",
+    "scope", "updated", "created", "author", "session", "status" (None: not checked yet), "reason", "anchors"}``
+    (``anchors`` as stored: {"key", "path", "symbol", "start", "end"} each). One query, no memory text."""
+    out = []
+    cur = con.execute("SELECT id, type, title, scope, updated, status, reason, anchors, "
+                      "json_extract(memory, '$.created') AS created, json_extract(memory, '$.author') AS author, "
+                      "json_extract(memory, '$.session') AS session FROM memories ORDER BY updated DESC, id DESC")
+    for r in cur:
+        d = dict(r)
+        try:
+            d["anchors"] = json.loads(d["anchors"]) if d.get("anchors") else []
+        except ValueError:
+            d["anchors"] = []
+        out.append(d)
+    return out
+
+
+def status_counts(con: sqlite3.Connection) -> dict[str | None, int]:
+    """Memories per recorded status (None: not checked yet): one indexed query."""
+    return {r[0]: int(r[1]) for r in con.execute("SELECT status, COUNT(*) FROM memories GROUP BY status")}
+
+
 def recent_ids(con: sqlite3.Connection, n: int) -> list[str]:
     """The ids of the ``n`` most recently updated memories, newest first."""
     return [r[0] for r in con.execute("SELECT id FROM memories ORDER BY updated DESC, id DESC LIMIT ?", (int(n),))]

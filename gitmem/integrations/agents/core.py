@@ -167,6 +167,42 @@ def mark_given(lay: layout.Layout, key: str, ids: list[str]) -> None:
         os.close(fd)
 
 
+#: ``<sessions>/<key>.events.jsonl``: one JSON line per time gitmem gave session ``key`` something (``log_given``).
+EVENTS_SUFFIX = ".events.jsonl"
+
+#: Characters of the (redacted) prompt kept in a session's event log: enough to recognise it.
+LOGGED_PROMPT_CHARS = 200
+
+
+def events_path(lay: layout.Layout, key: str) -> Path:
+    """Session ``key``'s event log (``log_given``): what it was given, when, and at which event."""
+    return lay.sessions_dir / f"{key}{EVENTS_SUFFIX}"
+
+
+def log_given(lay: layout.Layout, key: str, event: Event, ids: list[str], listed: list[str] | None = None,
+              **about: str) -> None:
+    """Append one JSON line to session ``key``'s event log: ``{"time" (UTC), "event" (SessionStart, Prompt,
+    BeforeFile, AfterCompact), "agent", "ids" (given in full), "listed" (titles only), **about}`` (``about``:
+    ``prompt`` cut to ``LOGGED_PROMPT_CHARS``, ``file`` and ``kind``, ``source``) — read by ``gitmem ui``'s
+    sessions view. One append, like
+    ``mark_given``; pruned with the session's other state (``capture.worker.prune_sessions``). Never raises:
+    the log is for people, the hook's answer does not depend on it."""
+    import json
+
+    line = {"time": infra.utc_now(), "event": type(event).__name__, "agent": event.agent, "ids": ids,
+            "listed": listed or [], **{k: v for k, v in about.items() if v}}
+    try:
+        p = events_path(lay, key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", errors="replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 def forget_given(lay: layout.Layout, key: str) -> None:
     """Start over (after compaction the agent no longer has what it was given); never raises."""
     try:
@@ -294,6 +330,7 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
                                                      **transcript_of(event)})
     mark_given(lay, key, shown)
+    log_given(lay, key, event, shown, source=capture.clean(event.source, 40))
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
         infra.spawn_detached("gitmem.capture.worker", str(root), cwd=root)
     return text
@@ -353,6 +390,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "prompt_budget"),
                          header=PROMPT_HEADER, detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
     mark_given(lay, key, packed.detailed)
+    log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     return packed.text
 
 
@@ -418,6 +456,7 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
                          style=render.HOOK)
     # a memory shown with an unsure status is shown again (with its checked status) at the next read or edit
     mark_given(lay, key, [i for i in packed.detailed if i not in unsure])
+    log_given(lay, key, event, packed.detailed, packed.indexed, file=rel, kind=event.kind)
     return packed.text
 
 
@@ -460,6 +499,7 @@ def on_session_end(event: SessionEnd, root: Path, lay: layout.Layout, key: str) 
 def on_after_compact(event: AfterCompact, root: Path, lay: layout.Layout, key: str) -> None:
     """Forget what the session was given: the compacted conversation no longer holds it."""
     forget_given(lay, key)
+    log_given(lay, key, event, [])
 
 
 def _nothing(event: Event, root: Path, lay: layout.Layout, key: str) -> None:
