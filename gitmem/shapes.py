@@ -266,11 +266,10 @@ def map_memory_json(row: JSONObject) -> JSONObject:
     """A memory on the map, from its catalog row (``catalog.db.map_rows``): ``{"id", "type", "title", "scope",
     "author", "created", "updated", "session", "status" (fresh, stale, moved, deleted; "unchecked" when not
     checked yet), "reason", "paths" (the files its anchors name, in order, no repeats; [] for commit-only)}``."""
-    paths = list(dict.fromkeys(a["path"] for a in row.get("anchors", []) if a.get("path")))
     return {"id": row["id"], "type": row.get("type"), "title": row.get("title"), "scope": row.get("scope"),
             "author": row.get("author") or "", "created": row.get("created"), "updated": row.get("updated"),
             "session": row.get("session"), "status": row.get("status") or "unchecked",
-            "reason": row.get("reason") or "", "paths": paths}
+            "reason": row.get("reason") or "", "paths": list(row.get("paths") or [])}
 
 
 def map_json(version: str, memories: list[JSONObject], unchecked: int) -> JSONObject:

@@ -117,9 +117,17 @@ def start_server(repo: Path) -> Server:
     return Server(proc, line.split()[2])
 
 
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    return make_demo(tmp_path_factory.mktemp("ui"))
+
+
 @pytest.fixture
-def demo(tmp_path: Path) -> Iterator[tuple[Demo, Server]]:
-    d = make_demo(tmp_path)
+def demo(demo_template: Demo, tmp_path: Path) -> Iterator[tuple[Demo, Server]]:
+    """A copy of the demo repository (its catalog too), with ``gitmem ui`` serving it."""
+    repo = tmp_path / "demo"
+    shutil.copytree(demo_template.repo, repo, symlinks=True)
+    d = Demo(repo, dict(demo_template.ids))
     server = start_server(d.repo)
     yield d, server
     server.stop()

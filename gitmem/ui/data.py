@@ -40,11 +40,6 @@ MAX_SESSIONS = 50
 #: Search hits returned (the page paginates them).
 SEARCH_LIMIT = 100
 
-#: Seconds a map request spends checking statuses not checked yet; the rest is checked in the background
-#: (``Refresher``) and the page updates when it is done.
-MAP_CHECK_BUDGET_S = 2.0
-
-
 def refresh(store: Store, *, check_budget_s: float | None, lock_timeout_s: float = 0.5) -> bool:
     """Bring the catalog's rows and statuses up to date (``sync_hook_index``, quick: only what changed).
 
@@ -88,14 +83,24 @@ def version(store: Store) -> str:
     return hashlib.sha1("\n".join(parts).encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def memory_map(store: Store, *, check_budget_s: float | None = MAP_CHECK_BUDGET_S) -> JSONObject:
-    """``shapes.map_json``: every (not retired) memory with the files it is anchored to and its status.
+def warm(store: Store) -> None:
+    """One search, so that the next is quick: the search index synced, LanceDB and the embedding model loaded
+    (cached per process by ``search.embed``)."""
+    from ..search.recall import recall
+
+    recall(store, "gitmem", 1)
+
+
+def memory_map(store: Store) -> JSONObject:
+    """``shapes.map_json``: every (not retired) memory with the files it is anchored to and its status, as the
+    catalog has them (``refresh`` keeps it current; a status not checked yet is ``unchecked``).
 
     Raises:
         GitmemError: the catalog cannot be opened.
     """
-    refresh(store, check_budget_s=check_budget_s)
-    con = _connect(store)
+    con = catalog_files.open_current(store)  # rows follow the memory files (quick: only what changed)
+    if con is None:
+        con = _connect(store)
     try:
         rows = catalog_db.map_rows(con)
     finally:
@@ -124,9 +129,10 @@ def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObje
     out = []
     for h in hits:
         m = h.memory
-        row = rows.get(m.id) or {"id": m.id, "type": m.type, "title": m.title, "scope": m.scope,
-                                 "updated": m.updated, "anchors": [{"path": a.path} for a in m.anchors]}
-        row = {**row, "author": m.author, "created": m.created, "session": m.session}
+        row = {"id": m.id, "type": m.type, "title": m.title, "scope": m.scope, "updated": m.updated or m.created,
+               "created": m.created, "author": m.author, "session": m.session,
+               "status": (rows.get(m.id) or {}).get("status"), "reason": (rows.get(m.id) or {}).get("reason"),
+               "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT))}
         out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6)})
     return out
 

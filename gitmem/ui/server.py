@@ -18,10 +18,10 @@ Security (a page on localhost is reachable by every local user and, through the 
   page cannot borrow the cookie's origin;
 * writes (POST) also need ``Origin`` equal to the server's origin (403 otherwise), and a JSON body.
 
-Data comes from ``gitmem.ui.data`` (the existing ops), one call at a time under a lock (GitPython and the
-catalog handles are not thread-safe). A background thread (``Refresher``) keeps the catalog's rows and
-statuses current (``catalog.sync.sync_hook_index``, quick), so a memory written or made stale by another
-process shows on the page without a reload.
+Data comes from ``gitmem.ui.data`` (the existing ops), one call at a time under a lock (GitPython's
+handles are not thread-safe). A background thread (``Refresher``, with its own store) keeps the catalog's
+rows and statuses current (``catalog.sync.sync_hook_index``, quick), so a memory written or made stale by
+another process shows on the page without a reload.
 
 Ctrl-C stops the server (exit 0, one line).
 """
@@ -36,6 +36,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -51,6 +52,9 @@ POLL_S = 2.0
 #: Seconds a background refresh may spend checking statuses (the rest waits for the next round).
 REFRESH_CHECK_BUDGET_S = 1.0
 
+#: Seconds spent checking statuses before the URL is printed (the rest is checked in the background).
+STARTUP_CHECK_BUDGET_S = 3.0
+
 #: The largest request body accepted (an edited memory is well under it: ``[memory] max_chars``).
 MAX_BODY_BYTES = 1_000_000
 
@@ -64,20 +68,33 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 
 class Refresher(threading.Thread):
-    """Every ``POLL_S`` seconds, bring the catalog up to date (``data.refresh``) under the server's lock."""
+    """Keeps the catalog current for the page: every ``POLL_S`` seconds, ``data.refresh``.
 
-    def __init__(self, store: Store, lock: threading.Lock) -> None:
+    It works on a ``Store`` of its own (its own git processes), so requests never wait for it: the catalog is
+    SQLite in WAL mode and its syncs take their own lock, as between gitmem's processes. It starts with one
+    search (``data.warm``), so the page's first search does not pay for loading the search index and the
+    embedding model.
+    """
+
+    def __init__(self, root: Path) -> None:
         super().__init__(name="gitmem-ui-refresh", daemon=True)
-        self.store, self.lock = store, lock
+        self.root = root
         self.stop = threading.Event()
 
     def run(self) -> None:
+        from ..git import Repo
+
+        store = Store(Repo(self.root))
+        store.enable_symbol_cache()
+        try:
+            data.warm(store)
+        except Exception:  # noqa: BLE001 - only a head start: the first search loads what it needs itself
+            pass
         while not self.stop.wait(POLL_S):
             try:
-                with self.lock:
-                    data.refresh(self.store, check_budget_s=REFRESH_CHECK_BUDGET_S)
+                data.refresh(store, check_budget_s=REFRESH_CHECK_BUDGET_S)
             except Exception:  # noqa: BLE001 - a cache refresh; the next round tries again, requests report errors
-                continue
+                pass
 
 
 class UIServer(ThreadingHTTPServer):
@@ -93,7 +110,7 @@ class UIServer(ThreadingHTTPServer):
         self.port = int(self.server_address[1])
         self.origin = f"http://127.0.0.1:{self.port}"
         self.cookie = f"gitmem_ui_{self.port}"
-        self.refresher = Refresher(store, self.lock)
+        self.refresher = Refresher(store.repo.root)
 
     @property
     def url(self) -> str:
@@ -270,14 +287,20 @@ def run(store: Store, *, port: int = 0, open_browser: bool = True, echo: Callabl
     Raises:
         OSError: the port cannot be bound (in use, not allowed).
     """
+    try:  # the first map shows statuses as they are now, as far as STARTUP_CHECK_BUDGET_S allows
+        data.refresh(store, check_budget_s=STARTUP_CHECK_BUDGET_S, lock_timeout_s=STARTUP_CHECK_BUDGET_S)
+    except Exception:  # noqa: BLE001 - the background refresh tries again; the page says what is unchecked
+        pass
     server = UIServer(store, port)
-    echo(f"gitmem ui: {server.url}  (Ctrl-C stops it)")
-    if open_browser:
-        import webbrowser
-
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
     try:
+        echo(f"gitmem ui: {server.url}  (Ctrl-C stops it)")
+        if open_browser:
+            import webbrowser
+
+            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
         server.serve()
     except KeyboardInterrupt:
         pass
+    finally:
+        server.server_close()
     echo("gitmem ui: stopped")
