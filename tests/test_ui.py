@@ -211,6 +211,28 @@ def test_api_errors_say_why(demo: tuple[Demo, Server]) -> None:
     assert status in (400, 404) and json.loads(body)["error"]
 
 
+def test_the_sessions_api_says_what_each_event_gave(demo: tuple[Demo, Server]) -> None:
+    from test_claude_hooks import fixture, hook
+
+    d, server = demo
+    read = fixture("PreToolUse.Read", d.repo, tool_input={"file_path": str(d.repo / "src/old.py")})
+    prompt = fixture("UserPromptSubmit", d.repo, prompt="why does render join with commas?")
+    for event in (read, prompt, read):
+        code, _, err = hook(event, d.repo)
+        assert code == 0, err
+    status, _, body = request(server, "GET", "/api/sessions")
+    assert status == 200
+    (session,) = json.loads(body)
+    assert session["session"] == read["session_id"] and session["agent"] == "claude"
+    events = session["events"]
+    assert [e["event"] for e in events] == ["BeforeFile", "Prompt"]  # the second read gave nothing new: no line
+    assert events[0]["file"] == "src/old.py" and events[0]["kind"] == "read"
+    assert sorted(g["title"] for g in events[0]["given"]) == ["gone returns zero", "kept returns one"]
+    assert events[1]["prompt"] == "why does render join with commas?"
+    assert "render joins with commas" in [g["title"] for g in events[1]["given"] + events[1]["listed"]]
+    assert events[0]["time"] <= events[1]["time"]
+
+
 def test_ctrl_c_stops_the_server_with_exit_0(demo: tuple[Demo, Server]) -> None:
     _, server = demo
     code, out = server.stop()

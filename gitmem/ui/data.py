@@ -102,11 +102,20 @@ def memory_map(store: Store) -> JSONObject:
     if con is None:
         con = _connect(store)
     try:
+        seen = version(store)  # before the rows: a change while they are read shows as a newer version
         rows = catalog_db.map_rows(con)
     finally:
         con.close()
     mems = [shapes.map_memory_json(r) for r in rows]
-    return shapes.map_json(version(store), mems, sum(1 for m in mems if m["status"] == "unchecked"))
+    return shapes.map_json(seen, mems, sum(1 for m in mems if m["status"] == "unchecked"))
+
+
+def current_version(store: Store) -> str:
+    """``version`` once the catalog's rows follow the memory files (a quick refresh: only what changed)."""
+    con = catalog_files.open_current(store)
+    if con is not None:
+        con.close()
+    return version(store)
 
 
 def _statuses(store: Store, ids: list[str]) -> dict[str, str | None]:

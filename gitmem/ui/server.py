@@ -111,6 +111,7 @@ class UIServer(ThreadingHTTPServer):
         self.origin = f"http://127.0.0.1:{self.port}"
         self.cookie = f"gitmem_ui_{self.port}"
         self.refresher = Refresher(store.repo.root)
+        self.map_cache: tuple[str, bytes] | None = None  # (version, the map's JSON): see Handler._map
 
     @property
     def url(self) -> str:
@@ -173,11 +174,15 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, obj: JSONObject | list[JSONObject]) -> None:
+    @staticmethod
+    def _encode(obj: JSONObject | list[JSONObject]) -> bytes:
         from ..memfile import without_surrogates
 
-        text = without_surrogates(json.dumps(shapes.document(obj), ensure_ascii=False))
-        self._send(status, text.encode("utf-8"), "application/json; charset=utf-8")
+        return without_surrogates(json.dumps(shapes.document(obj), ensure_ascii=False)).encode("utf-8")
+
+    def _json(self, status: int, obj: JSONObject | list[JSONObject] | bytes) -> None:
+        body = obj if isinstance(obj, bytes) else self._encode(obj)
+        self._send(status, body, "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str, hint: str = "") -> None:
         self._json(status, shapes.error_json(message, hint))
@@ -221,7 +226,7 @@ class Handler(BaseHTTPRequestHandler):
         store = self.server.store
         routes: dict[str, Callable[[], Any]] = {
             "/api/version": lambda: {"version": data.version(store)},
-            "/api/map": lambda: data.memory_map(store),
+            "/api/map": self._map,
             "/api/search": lambda: data.search(store, (query.get("q") or [""])[0]),
             "/api/sessions": lambda: data.sessions(store),
         }
@@ -273,6 +278,16 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"unexpected error: {type(e).__name__}: {e}",
                                f"a report was written to {log}" if log else "")
         self._json(HTTPStatus.OK, result)
+
+    def _map(self) -> bytes:
+        """The map as JSON, built once per ``data.version`` (a new page, a second tab: the same bytes)."""
+        cached = self.server.map_cache
+        if cached is not None and cached[0] == data.current_version(self.server.store):
+            return cached[1]
+        doc = data.memory_map(self.server.store)
+        body = self._encode(doc)
+        self.server.map_cache = (doc["version"], body)
+        return body
 
     def _static(self, name: str) -> None:
         if name not in STATIC:
