@@ -203,6 +203,30 @@ def test_a_post_from_another_origin_is_refused_and_changes_nothing(demo: tuple[D
     assert m.retired and "Retired: semicolons now" in m.facts
 
 
+def test_edit_supersede_and_share_write_the_memory_files(demo: tuple[Demo, Server]) -> None:
+    d, server = demo
+    post = {"Origin": server.origin}
+    team = d.repo / ".gitmem" / "memories"
+    status, _, body = request(server, "POST", f"/api/memory/{d.ids['render']}/edit", headers=post,
+                              body={"title": "render joins with commas, in order", "text": "Order is kept.\n"})
+    assert status == 200, body
+    m = memfile.parse_bytes((team / f"{d.ids['render']}.md").read_bytes(), team / f"{d.ids['render']}.md")
+    assert (m.title, m.body.strip()) == ("render joins with commas, in order", "Order is kept.")
+    status, _, body = request(server, "POST", f"/api/memory/{d.ids['gone']}/supersede", headers=post,
+                              body={"text": "old.py keeps only kept()"})
+    assert status == 200, body
+    new = json.loads(body)["id"]
+    replaced = memfile.parse_bytes((team / f"{d.ids['gone']}.md").read_bytes(), team / f"{d.ids['gone']}.md")
+    assert replaced.retired and replaced.superseded_by == [new]
+    assert (team / f"{new}.md").is_file()
+    assert not (team / f"{d.ids['note']}.md").exists()
+    status, _, body = request(server, "POST", f"/api/memory/{d.ids['note']}/share", headers=post, body={})
+    assert status == 200 and json.loads(body)["scope"] == "team"
+    assert (team / f"{d.ids['note']}.md").is_file()
+    status, _, body = request(server, "POST", f"/api/memory/{d.ids['gone']}/retire", headers=post, body={})
+    assert status == 400 and "retired" in json.loads(body)["error"]  # the op's own error, said as it is
+
+
 def test_api_errors_say_why(demo: tuple[Demo, Server]) -> None:
     _, server = demo
     status, _, body = request(server, "GET", "/api/memory/01NOSUCHMEMORY")
