@@ -454,7 +454,9 @@ async function poll() {
     const v = await api("/api/version");
     if (v.version !== state.version) {
       await reloadMap();
-      if (state.current && state.view === "map") openMemory(state.current);
+      // the open memory is drawn again, unless the user is filling in one of its forms
+      const editing = $("form") && $("form").childElementCount > 0;
+      if (state.current && state.view === "map" && !editing) openMemory(state.current);
       if (state.view === "sessions") loadSessions();
     }
   } catch (e) {
