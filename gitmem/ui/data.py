@@ -27,9 +27,8 @@ from ..catalog import files as catalog_files
 from ..errors import GitmemError
 from ..git import WORKTREE
 from ..model import KIND_COMMIT, MEMORY_TYPES, AnchorStatus, Status
+from ..shapes import JSONObject
 from ..store import Store
-
-JSONObject = dict[str, Any]
 
 #: Lines of anchored code shown per anchor (a file anchor on a long file shows its beginning).
 MAX_CODE_LINES = 300
@@ -116,12 +115,6 @@ def current_version(store: Store) -> str:
     if con is not None:
         con.close()
     return version(store)
-
-
-def _statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
-    from ..catalog.sync import known_statuses
-
-    return known_statuses(store, ids)
 
 
 def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObject]:
