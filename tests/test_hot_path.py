@@ -53,6 +53,8 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.opencode",
     "gitmem.integrations.agents.vscode",
     "gitmem.integrations.agents.patches",
+    "gitmem.integrations.agents.failures",
+    "gitmem.shellwords",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
