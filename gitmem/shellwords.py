@@ -62,6 +62,7 @@ _PROGRAM = re.compile(r"^[A-Za-z][\w.+-]*$")
 #: Any other word of a quoted command: no quotes, brackets or other code punctuation.
 _WORD = re.compile(r"^[\w@%+=:,./~-]+$")
 #: A backtick span: `like this` (not ``` fences; a fenced block's lines are read as its spans).
+_CODE_PUNCTUATION = re.compile(r"[(){}\[\]<>]|\s[!=]?==?\s")
 _BACKTICKS = re.compile(r"(?<!`)`([^`\n]{3,200})`(?!`)")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 #: Most quoted commands kept per memory.
@@ -241,6 +242,8 @@ def quoted_commands(text: str) -> list[list[str]]:
         spans.extend(ln.strip().lstrip("$ ").strip() for ln in block.splitlines())
     out: list[list[str]] = []
     for span in spans:
+        if _CODE_PUNCTUATION.search(span):
+            continue  # `f(x)`, `a[0]`, `x = 1`: code, not a command
         for _sep, words in simple_commands(span):
             w = program_words(words)
             if (len(w) >= 2 and _PROGRAM.match(w[0]) and all(_WORD.match(x) for x in w[1:])
