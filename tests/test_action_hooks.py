@@ -67,7 +67,8 @@ def repo(tmp_path: Path, run_cli) -> Path:  # type: ignore[no-untyped-def]
     r = make_repo(tmp_path / "project")
     commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY, "src/dates.py": DATES_PY,
                        "tests/test_dates.py": TEST_DATES_PY, "scripts/deploy.sh": DEPLOY_SH, "Makefile": MAKEFILE,
-                       "lib/other.py": "def helper():\n    return 1\n", "package.json": '{"scripts": {"build": "x"}}\n'})
+                       "lib/other.py": "def helper():\n    return 1\n",
+                       "package.json": '{"scripts": {"build": "x"}}\n'})
     code, _, err = run_cli(r, "init", "--no-hooks")
     assert code == 0, err
     return r

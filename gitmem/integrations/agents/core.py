@@ -647,7 +647,7 @@ def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, ke
         for mid, anchors in on.items():
             if any(p == fp and same_symbol(sym, fs) for p, sym in anchors for fp, fs in repo_frames):
                 ranked[mid] = SHELL_SYMBOL_SCORE
-        hits = catalog_db.search(con, " ".join(terms), FAILURE_SEARCH_HITS) if terms else []
+        hits = catalog_db.search_terms(con, terms, FAILURE_SEARCH_HITS) if terms else []
         if hits:
             best = hits[0][1]
             kinds = catalog_db.types_of(con, [mid for mid, _ in hits])
