@@ -285,3 +285,21 @@ def test_gemini_failed_shell_gets_the_bugfix_with_its_output(repo: Path, run_cli
                                "error": {"message": PYTEST_FAILURE, "type": "shell_error"}}}
     text = gemini_hook(event, repo)
     assert "seen before" in text and fix in text
+
+
+def test_cursor_holds_a_failures_memories_for_the_next_tool_result(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Cursor's failure hook takes no context: what matches the failure comes with the next postToolUse."""
+    from tests.test_cursor_hooks import doc_event
+    from tests.test_cursor_hooks import hook as cursor_hook
+
+    fix = remember(run_cli, repo, "parse_dates: KeyError: 'tz_offset' on v1 rows; default it to 0",
+                   "src/dates.py::parse_dates", mtype="bugfix")
+    failed = doc_event("postToolUseFailure.Shell", repo, "cu-1", error_message="E   KeyError: 'tz_offset'",
+                       tool_input={"command": "pytest tests/test_dates.py", "working_directory": str(repo)})
+    assert cursor_hook(failed, repo)[1] == ""  # held
+    code, out, err = cursor_hook(doc_event("postToolUse.Shell", repo, "cu-1",
+                                           tool_input={"command": "git status", "working_directory": str(repo)}),
+                                 repo)
+    assert code == 0 and err == ""
+    text = json.loads(out)["additional_context"]
+    assert "seen before" in text and fix in text

@@ -242,7 +242,7 @@ def test_a_bash_call_gets_the_scripts_constraint_and_a_failure_its_bugfix(tmp_pa
         {"call": "Bash", "input": {"command": "sh scripts/load.sh", "description": "load"}},
         {"say": FINAL}]
     with messages_server(steps) as server:
-        claude_p(repo, home, server.base_url, "Carry on.")  # a prompt naming nothing: the prompt hook gives nothing
+        claude_p(repo, home, server.base_url, "Proceed.")  # a prompt naming nothing: the prompt hook gives nothing
     last = turns(server)[-1]
     msgs = last.get("messages") or []
     results = [(i, b) for i, m in enumerate(msgs) for b in blocks(m) if b.get("type") == "tool_result"]
