@@ -9,7 +9,7 @@ In: ``hook_event_name`` (else the ``EVENT`` argument); common fields ``session_i
 ``transcript_path``, ``model`` → ``events``:
 
 ====================  =================================================================
-SessionStart          ``SessionStart`` (``source``: startup, resume, clear)
+SessionStart          ``SessionStart`` (``source``: startup, resume, clear, compact)
 UserPromptSubmit      ``Prompt`` (``prompt``)
 PreToolUse            ``Bash`` → ``BeforeShell`` (its rules and traps), then, when the
                       command line reads files (``cat``, ``head``, ``tail``, ``less``,
