@@ -43,7 +43,7 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``,
-``capture.spool``, ``capture.redact``) at module level or on the per-tool-call paths;
+``capture.spool``, ``capture.redact``, ``shellwords``, ``failures``) at module level or on the per-tool-call paths;
 SessionStart imports the library (``session_start``) when it runs.
 """
 
