@@ -157,6 +157,20 @@ def test_a_command_running_a_script_gets_its_constraint_first(repo: Path, run_cl
     assert hook(bash(repo, "bash scripts/deploy.sh", "sh-1"), repo)[1] == ""  # given once per session
 
 
+def test_a_stale_rule_before_a_command_comes_first_with_its_warning(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    from tests.test_claude_hooks import _status_known, wait_for
+
+    fresh = remember(run_cli, repo, "dates.py is run by cron at 02:00 UTC", "src/dates.py", mtype="gotcha")
+    stale = remember(run_cli, repo, "parse_dates must default a missing tz_offset to 0", "src/dates.py::parse_dates")
+    commit(repo, "parse_dates: no default",
+           {"src/dates.py": DATES_PY.replace('r.get("tz_offset", 0)', 'r["tz_offset"]')})
+    hook(fixture("SessionStart", repo, session_id="st-0"), repo)  # refreshes the hook index
+    assert wait_for(lambda: _status_known(repo, stale))
+    text = context_of(hook(bash(repo, "python src/dates.py", "st-1"), repo)[1], "PreToolUse")
+    assert text.index(stale) < text.index(fresh)  # the rule first, with its warning
+    assert "⚠ stale: src/dates.py::parse_dates" in text
+
+
 def test_a_command_quoting_a_memorys_forbidden_command_gets_it(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     trap = remember(run_cli, repo, "Run migrations with `make migrate`, never `alembic upgrade` by hand: it skips "
                     "the seed step", "Makefile", mtype="gotcha")
