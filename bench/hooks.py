@@ -13,7 +13,11 @@ GitHub Copilot CLI, Cursor, OpenCode, and VS Code's agent mode (its input throug
 the Claude Code entry point). Each has four events, in the agent's own names and shapes: a
 tool call captured (``capture``), a file's memories (``file``: before an edit,
 or for Gemini with a read's result), a prompt's (``prompt``), and the session
-start (``start``).
+start (``start``). Where the adapter has them, two more (issue 15): before a shell command that runs an
+anchored file (``shell``: Claude Code's and Codex's PreToolUse ``Bash``) and after a failed one whose
+traceback names an anchored symbol (``failure``: Claude Code's PostToolUseFailure, Gemini CLI's AfterTool
+with an error); their ``× bar`` column is their median over the same adapter's ``file`` (before a tool)
+and ``capture`` (after one) medians: the bar is "no slower than today's PreToolUse / PostToolUse".
 
 Reports per adapter and event: median, p90 and max wall time (ms) over
 ``--runs`` runs (default 25), the median's ratio to the median of ``python -c
@@ -51,6 +55,11 @@ sys.path.insert(0, str(HERE.parent))
 
 #: Kinds of event timed for every adapter, with their targets (ms).
 TARGETS_MS = {"capture": 60, "file": 150, "prompt": 300, "start": 1000}
+#: Kinds timed where the adapter has them (issue 15): before a shell command (``shell``: a command running an
+#: anchored file), after a failed one (``failure``: a traceback naming an anchored symbol and an exception);
+#: the bar is the adapter's own ``file`` (before a tool) and ``capture`` (after one) events: ``BAR``.
+ACTION_TARGETS_MS = {"shell": 150, "failure": 150}
+BAR = {"shell": "file", "failure": "capture"}
 WORDS = ("cache retry timeout parser config index token budget anchor session commit merge branch "
          "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
 
@@ -131,7 +140,7 @@ class Adapter:
     event JSON template). Its events are the shapes the adapter's tests replay (``tests/fixtures/<agent>/``)."""
 
     def __init__(self, name: str, script: str, events: dict[str, tuple[str | None, dict]]) -> None:
-        assert set(events) == set(TARGETS_MS), name
+        assert set(TARGETS_MS) <= set(events) <= set(TARGETS_MS) | set(ACTION_TARGETS_MS), name
         self.name, self.script, self.events = name, script, events
 
 
@@ -143,7 +152,11 @@ ADAPTERS = (
         "file": (None, {**_COMMON, "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "$session",
                         "tool_input": {"file_path": "$path", "old_string": "$old", "new_string": "$old"}}),
         "prompt": (None, {**_COMMON, "hook_event_name": "UserPromptSubmit", "prompt": "$prompt"}),
-        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "source": "startup"})}),
+        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "source": "startup"}),
+        "shell": (None, {**_COMMON, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "$session",
+                         "tool_input": {"command": "$shell", "description": "run"}}),
+        "failure": (None, {**_COMMON, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                           "tool_use_id": "$session", "tool_input": {"command": "$shell"}, "error": "$failure"})}),
     Adapter("codex", "gitmem-codex-hook", {
         "capture": (None, {**_COMMON, "hook_event_name": "PostToolUse", "model": "gpt-5.5", "tool_name": "apply_patch",
                            "tool_use_id": "$session", "tool_input": {"command": "$patch"},
@@ -151,7 +164,9 @@ ADAPTERS = (
         "file": (None, {**_COMMON, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "tool_name": "apply_patch",
                         "tool_use_id": "$session", "tool_input": {"command": "$patch"}}),
         "prompt": (None, {**_COMMON, "hook_event_name": "UserPromptSubmit", "model": "gpt-5.5", "prompt": "$prompt"}),
-        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "model": "gpt-5.5", "source": "startup"})}),
+        "start": (None, {**_COMMON, "hook_event_name": "SessionStart", "model": "gpt-5.5", "source": "startup"}),
+        "shell": (None, {**_COMMON, "hook_event_name": "PreToolUse", "model": "gpt-5.5", "tool_name": "Bash",
+                         "tool_use_id": "$session", "tool_input": {"command": "$shell"}})}),
     Adapter("gemini", "gitmem-gemini-hook", {
         "capture": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "AfterTool", "tool_name": "replace",
                            "tool_input": {"file_path": "$rel", "old_string": "$old", "new_string": "$new"},
@@ -160,7 +175,11 @@ ADAPTERS = (
                         "tool_input": {"file_path": "$rel"},
                         "tool_response": {"llmContent": "$text", "returnDisplay": ""}}),
         "prompt": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "BeforeAgent", "prompt": "$prompt"}),
-        "start": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "SessionStart", "source": "startup"})}),
+        "start": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "SessionStart", "source": "startup"}),
+        "failure": (None, {**_COMMON, "timestamp": "$now", "hook_event_name": "AfterTool",
+                           "tool_name": "run_shell_command", "tool_input": {"command": "$shell"},
+                           "tool_response": {"llmContent": "$failure", "returnDisplay": "$failure",
+                                             "error": {"message": "$failure"}}})}),
     Adapter("copilot", "gitmem-copilot-hook", {
         "capture": ("postToolUse", {**_COPILOT, "toolName": "edit",
                                     "toolArgs": {"path": "$path", "old_str": "$old", "new_str": "$new"},
@@ -220,15 +239,21 @@ def round_values(root: Path, rnd: random.Random) -> dict[str, str]:
 
     con = catalog_db.connect(root)
     assert con is not None
-    paths = sorted(p for p in catalog_db.anchored_paths(con) if (root / p).is_file())
-    con.close()
+    paths = sorted(p for p in catalog_db.anchored_paths(con) if (root / p).is_file() and p.endswith(".py"))
     rel = rnd.choice(paths)
+    symbols = [r[0] for r in con.execute("SELECT DISTINCT symbol FROM anchors WHERE path = ? AND symbol IS NOT NULL",
+                                         (rel,))] or ["main"]
+    con.close()
+    symbol = rnd.choice(sorted(symbols))
     path = str(root / rel)
     text = Path(path).read_text(errors="replace")
     old = next((ln for ln in text.splitlines() if len(ln.strip()) > 20), text[:40].splitlines()[0])
     return {"$path": path, "$rel": rel, "$text": text, "$old": old, "$new": old + "  # x",
             "$patch": f"*** Begin Patch\n*** Update File: {rel}\n@@\n-{old}\n+{old}  # x\n*** End Patch\n",
             "$session": f"bench-{rnd.getrandbits(64):x}", "$cwd": str(root),
+            "$shell": f"python {rel} --dry-run",
+            "$failure": (f"Exit code 1\nTraceback (most recent call last):\n  File \"{path}\", line 3, in "
+                         f"{symbol.rsplit('.', 1)[-1]}\nKeyError: '{rnd.choice(WORDS)}_{rnd.choice(WORDS)}'\n"),
             "$now": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
             "$prompt": f"Why does the {rnd.choice(WORDS)} {rnd.choice(WORDS)} in {Path(path).name} fail after "
                        f"the last commit?"}
@@ -291,27 +316,31 @@ def main() -> int:
 
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
     printed: dict[tuple[str, str], int] = {}  # runs that printed context
-    for label, _, _ in runs:
-        for kind in TARGETS_MS:
+    for label, a, _ in runs:
+        for kind in a.events:
             times[(label, kind)] = []
             printed[(label, kind)] = 0
     # one warm-up round (page cache, .pyc files), not counted
     values = round_values(root, rnd)
     for label, a, exe in runs:
-        for kind in TARGETS_MS:
+        for kind in a.events:
             call(label, a, exe, kind, values)
     for i in range(args.runs):
         values = round_values(root, rnd)
         times[("python -c pass", "")].append(timed([sys.executable, "-c", "pass"], b"", root)[0])
-        for kind in TARGETS_MS:
+        for kind in (*TARGETS_MS, *ACTION_TARGETS_MS):
             for label, a, exe in runs:
+                if kind not in a.events:
+                    continue
                 ms, out = call(label, a, exe, kind, values)
                 times[(label, kind)].append(ms)
                 printed[(label, kind)] += out
         print(f"\rround {i + 1}/{args.runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
     base = statistics.median(times[("python -c pass", "")])
-    claude = {kind: statistics.median(times[("claude", kind)]) for kind in TARGETS_MS if ("claude", kind) in times}
+    claude = {kind: statistics.median(times[("claude", kind)]) for kind in (*TARGETS_MS, *ACTION_TARGETS_MS)
+              if ("claude", kind) in times}
+    medians = {key: statistics.median(ts) for key, ts in times.items()}
     rows = []
     for (label, kind), ts in times.items():
         ts = sorted(ts)
@@ -327,20 +356,24 @@ def main() -> int:
                      "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1), "max_ms": round(ts[-1], 1),
                      "ratio_to_python": round(med / base, 2),
                      "ratio_to_claude": round(med / claude[kind], 2) if kind in claude else None,
-                     "target_ms": TARGETS_MS.get(kind), "runs": len(ts),
+                     "target_ms": TARGETS_MS.get(kind) or ACTION_TARGETS_MS.get(kind), "runs": len(ts),
+                     # before a shell command / after a failure: the ratio to the same adapter's file / capture event
+                     "ratio_to_bar": round(med / medians[(label, BAR[kind])], 2)
+                     if kind in BAR and (label, BAR[kind]) in medians else None,
                      "printed_context": printed.get((label, kind))})
     if args.json:
         print(json.dumps({"memories": args.memories, "repo": str(args.repo), "rows": rows}, indent=2))
         return 0
     print(f"{args.memories} memories, {args.runs} runs each, repo {args.repo.resolve().name}")
     print(f"{'adapter':16} {'kind':8} {'event':38} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} "
-          f"{'× claude':>9} {'target':>8} {'context':>8}")
+          f"{'× claude':>9} {'target':>8} {'context':>8} {'× bar':>7}")
     for r in rows:
         tgt = f"{r['target_ms']} ms" if r["target_ms"] else ""
         rc = f"{r['ratio_to_claude']:.2f}×" if r["ratio_to_claude"] is not None else ""
         print(f"{r['adapter']:16} {r['kind']:8} {r['event']:38} {r['median_ms']:>6.1f}ms {r['p90_ms']:>6.1f}ms "
               f"{r['max_ms']:>6.1f}ms {r['ratio_to_python']:>8.2f}× {rc:>9} {tgt:>8} "
-              f"{'' if r['printed_context'] is None else str(r['printed_context']) + '/' + str(r['runs']):>8}")
+              f"{'' if r['printed_context'] is None else str(r['printed_context']) + '/' + str(r['runs']):>8} "
+              f"{'' if r['ratio_to_bar'] is None else format(r['ratio_to_bar'], '.2f') + '×':>7}")
     return 0
 
 

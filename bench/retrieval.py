@@ -57,10 +57,35 @@ Metrics per query, then averaged (means) over queries:
 * The "(ideal ranking)" row is the ceiling: recall@k of a ranking that puts
   every relevant memory first (below 1 when a query has more than k).
 
+At the moment of action (``--at-action``, issue 15)
+--------------------------------------------------
+The memories the agent hooks give before a shell command (``core.on_before_shell``) and after a failed
+one (``core.on_after_failure``), called in-process as the hooks call them, on the same history, side
+by side with the baseline "all memories of the touched files". Every commit is a memory as above,
+typed by its subject (``ACTION_TYPE_RULES``: "fix", "bug" … → ``bugfix``; "must", "never", "always",
+"only" … → ``constraint``; "gotcha", "trap", "workaround" … → ``gotcha``; else ``change``), all in one
+scratch clone at HEAD; a case at commit C sees only the memories of commits before C (the later ones
+are marked "already given" in the case's session, so the hooks skip them, as they skip what a session
+was given).
+
+* **before a shell command**: each commit C that changed a test file T (``tests/test_*.py``, present at
+  HEAD) runs ``python -m pytest T -q``. Relevant: the ``constraint`` / ``gotcha`` / ``bugfix`` memories
+  (of commits before C) anchored to T or to a module T imports (``from gitmem.x import …``: the code the
+  command runs). Baseline: every memory (before C) anchored to a file C changed.
+* **after a failure**: each ``bugfix`` commit C that changed symbols fails with a Python traceback whose
+  frames name up to three of them (``File "PATH", line 1, in NAME``) and the exception names its
+  message quotes (``KeyError`` …; else ``RuntimeError: failed``, which names nothing). Relevant: the
+  ``constraint`` / ``gotcha`` / ``bugfix`` memories (before C) anchored to one of those symbols.
+  Baseline: every memory (before C) anchored to a file C changed.
+
+Reported: the number of cases, and per method the mean memories given, precision (cases where it gave
+something) and recall (cases with something relevant), and the cases where it gave nothing.
+
 Run it
 ------
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH [--queries 40] [--window 500] [--seed 1]
         [--budget 1500] [--json] [--rows FILE] [--commit SHA ...]
+    /tmp/venv/bin/python bench/retrieval.py REPO_PATH --at-action [--json]
 
 Progress on stderr; the table (or one JSON object with ``--json``) on stdout;
 ``--rows`` writes one JSON line per query (relevant ids and their rank under
@@ -92,7 +117,7 @@ from gitmem.anchors import Resolver
 from gitmem.code.languages import language_for_path
 from gitmem.errors import AnchorError
 from gitmem.git import Repo
-from gitmem.memories import derive_title, list_memories, make_anchors
+from gitmem.memories import derive_title, list_memories, make_anchors, write
 from gitmem.model import Memory
 from gitmem.ops.context import build_context
 from gitmem.rank.focus import changed_symbols
@@ -347,11 +372,8 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
                 if s not in made:
                     made[s] = commit_memory(store, resolver, by_sha[s])
             want = {made[s].id for s in before}
-            for mid in sorted(present - want):
-                store.delete(mid)
-            for s in before:
-                if made[s].id not in present:
-                    store.save(made[s])
+            write(store, [made[s] for s in before if made[s].id not in present],
+                  removed=sorted(present - want))
             present = want
             cost = {made[s].id: token_estimate(render_detail(item(Scored(made[s])))) for s in before}
             relevant = {made[s].id for s in rel_shas}
@@ -471,6 +493,165 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+# --------------------------------------------------------------------------- at the moment of action
+
+#: Subject words → memory type, first match wins (``--at-action``).
+ACTION_TYPE_RULES = (
+    ("bugfix", r"\b(fix|fixes|fixed|bug|bugs|regression|crash|broken)\b"),
+    ("constraint", r"\b(must|never|always|only|invariant|forbid|forbidden)\b"),
+    ("gotcha", r"\b(gotcha|trap|careful|pitfall|workaround|beware)\b"),
+)
+_IMPORT = r"^\s*(?:from\s+(gitmem(?:\.\w+)*)\s+import\s+([\w, ()]+)|import\s+(gitmem(?:\.\w+)+))"
+
+
+def action_type(subject: str) -> str:
+    """The memory type of a commit subject under ``ACTION_TYPE_RULES`` (``change`` when none matches)."""
+    import re
+
+    low = subject.lower()
+    return next((t for t, rx in ACTION_TYPE_RULES if re.search(rx, low)), "change")
+
+
+def imported_files(root: Path, test_file: str) -> set[str]:
+    """The files of gitmem's modules ``test_file`` imports (``from gitmem.x import y``: ``gitmem/x.py`` or
+    ``gitmem/x/__init__.py``, and ``gitmem/x/y.py`` when y is a module)."""
+    import re
+
+    out: set[str] = set()
+    try:
+        text = (root / test_file).read_text("utf-8", errors="replace")
+    except OSError:
+        return out
+    for m in re.finditer(_IMPORT, text, re.M):
+        mods = [m.group(1) or m.group(3)]
+        if m.group(2):
+            mods += [f"{m.group(1)}.{n.strip()}" for n in m.group(2).strip("()").split(",") if n.strip()]
+        for mod in mods:
+            base = mod.replace(".", "/")
+            for cand in (f"{base}.py", f"{base}/__init__.py"):
+                if (root / cand).is_file():
+                    out.add(cand)
+    return out
+
+
+def at_action(repo_path: str, n_queries: int) -> dict[str, Any]:
+    """The ``--at-action`` evaluation (module docstring): one JSON-able dict."""
+    import re
+
+    from gitmem import layout
+    from gitmem.catalog.sync import sync_hook_index
+    from gitmem.integrations.agents import core
+    from gitmem.integrations.agents.events import AfterToolFailure, BeforeShell
+
+    t_start = time.perf_counter()
+    src = Repo(repo_path)
+    with tempfile.TemporaryDirectory(prefix="gitmem-at-action-") as tmp:
+        clone = Path(tmp) / "clone"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(src.root), str(clone)], check=True)
+        repo = Repo(clone)
+        init_layout(repo)
+        store = Store(repo)
+        store.enable_symbol_cache()
+        resolver = Resolver(repo)
+        history = [c for c in read_history(repo) if len(c.parents) == 1]
+        for i, c in enumerate(history, 1):
+            diff_symbols(resolver, c)
+            if i % 50 == 0:
+                progress(f"diffed {i}/{len(history)} commits")
+        mems: dict[str, Memory] = {}
+        for c in history:
+            m = commit_memory(store, resolver, c)
+            m.type = action_type(m.title)
+            mems[c.sha] = m
+        write(store, list(mems.values()))
+        sync_hook_index(store)
+        lay = layout.of(clone)
+        order = {c.sha: i for i, c in enumerate(history)}
+        anchors = {sha: {(a.path, a.symbol) for a in m.anchors} for sha, m in mems.items()}
+        act = set(core.ACTION_TYPES)
+
+        def later_given(c: Commit, key: str) -> None:
+            core.forget_given(lay, key)
+            core.mark_given(lay, key, [mems[s].id for s in mems if order[s] >= order[c.sha]])
+
+        def given(text: str | None) -> list[str]:
+            return re.findall(r"^### (\S+) · ", text or "", re.M)
+
+        def before_of(c: Commit) -> list[str]:
+            return [s for s in mems if order[s] < order[c.sha]]
+
+        def on_files(shas: list[str], files: set[str]) -> set[str]:
+            return {mems[s].id for s in shas if any(p in files for p, _ in anchors[s])}
+
+        cases: dict[str, list[dict[str, Any]]] = {"shell": [], "failure": []}
+        for c in reversed(history):
+            tests = [f for f in c.code_files if re.match(r"tests/test_\w+\.py$", f) and (clone / f).is_file()]
+            if tests and len(cases["shell"]) < n_queries:
+                t = tests[0]
+                earlier = before_of(c)
+                code = {t} | imported_files(clone, t)
+                relevant = {mems[s].id for s in earlier
+                            if mems[s].type in act and any(p in code for p, _ in anchors[s])}
+                key = f"at-action-shell-{c.sha[:12]}"
+                later_given(c, key)
+                ev = BeforeShell(command=f"python -m pytest {t} -q", agent="bench", name="PreToolUse",
+                                 session_id=key, cwd=str(clone), raw={})
+                got = given(core.on_before_shell(ev, clone, lay, key))
+                cases["shell"].append({"sha": c.sha, "command": ev.command, "relevant": sorted(relevant),
+                                       "gitmem": got, "baseline": sorted(on_files(earlier, set(c.code_files)))})
+            if mems[c.sha].type == "bugfix" and c.changed and len(cases["failure"]) < n_queries:
+                earlier = before_of(c)
+                named = c.changed[:3]
+                relevant = {mems[s].id for s in earlier if mems[s].type in act
+                            and any(core.same_symbol(sym, n) and p == np for p, sym in anchors[s] for np, n in named)}
+                excs = re.findall(r"\b[A-Z]\w*(?:Error|Exception)\b", c.message)
+                text = "Traceback (most recent call last):\n" + "".join(
+                    f'  File "{clone / p}", line 1, in {n.rsplit(".", 1)[-1]}\n' for p, n in named)
+                text += (f"{excs[0]}: failed\n" if excs else "RuntimeError: failed\n")
+                key = f"at-action-failure-{c.sha[:12]}"
+                later_given(c, key)
+                fail = AfterToolFailure(error="Exit code 1\n" + text, tool="Bash", kind="shell", tool_use_id="",
+                                        input={"command": "python -m pytest -q"}, response=None, agent="bench",
+                                        name="PostToolUseFailure", session_id=key, cwd=str(clone), raw={})
+                got = given(core.on_after_failure(fail, clone, lay, key))
+                cases["failure"].append({"sha": c.sha, "named": [f"{p}::{n}" for p, n in named],
+                                         "relevant": sorted(relevant), "gitmem": got,
+                                         "baseline": sorted(on_files(earlier, {p for p, _ in named}))})
+
+    def stats(rows: list[dict[str, Any]], method: str) -> dict[str, Any]:
+        gave = [r for r in rows if r[method]]
+        with_rel = [r for r in rows if r["relevant"]]
+        prec = [len(set(r[method]) & set(r["relevant"])) / len(r[method]) for r in gave]
+        rec = [len(set(r[method]) & set(r["relevant"])) / len(r["relevant"]) for r in with_rel]
+        return {"mean_given": round(statistics.mean(len(r[method]) for r in rows), 2) if rows else 0.0,
+                "precision": round(statistics.mean(prec), 3) if prec else None,
+                "recall": round(statistics.mean(rec), 3) if rec else None,
+                "cases_with_nothing": len(rows) - len(gave)}
+
+    return {"repo": str(src.root), "memories": len(mems),
+            "types": {t: sum(1 for m in mems.values() if m.type == t) for t in (*core.ACTION_TYPES, "change")},
+            "seconds": round(time.perf_counter() - t_start, 1),
+            **{kind: {"cases": len(rows), "with_relevant": sum(1 for r in rows if r["relevant"]),
+                      "gitmem": stats(rows, "gitmem"), "baseline (all memories of the touched files)":
+                          stats(rows, "baseline"), "rows": rows}
+               for kind, rows in cases.items()}}
+
+
+def at_action_table(res: dict[str, Any]) -> str:
+    """``at_action``'s result as a text table."""
+    lines = [f"{res['memories']} memories ({res['types']}), {res['seconds']} s"]
+    lines.append(f"{'event':8} {'method':46} {'cases':>6} {'given/case':>10} {'precision':>9} {'recall':>7} "
+                 f"{'nothing':>8}")
+    for kind in ("shell", "failure"):
+        block = res[kind]
+        for method in ("gitmem", "baseline (all memories of the touched files)"):
+            st = block[method]
+            p, r = ("—" if v is None else f"{v:.2f}" for v in (st["precision"], st["recall"]))
+            lines.append(f"{kind:8} {method:46} {block['cases']:>6} {st['mean_given']:>10.2f} "
+                         f"{p:>9} {r:>7} {st['cases_with_nothing']:>8}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Retrieval quality of gitmem context vs text relevance vs "
                                              "newest-first, on a repository's history.")
@@ -483,7 +664,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="evaluate only this commit (a SHA prefix; repeatable; overrides --queries)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--rows", metavar="FILE", help="write one JSON line per query to FILE")
+    ap.add_argument("--at-action", action="store_true",
+                    help="evaluate the memories given before shell commands and after failures instead")
     args = ap.parse_args(argv)
+    if args.at_action:
+        res = at_action(args.repo, args.queries)
+        if args.json:
+            print(json.dumps(res, ensure_ascii=False, indent=2))
+        else:
+            print(at_action_table(res))
+        return 0
     r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit)
     if args.rows:
         with open(args.rows, "w", encoding="utf-8") as f:

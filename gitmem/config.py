@@ -54,10 +54,13 @@ provider = "wordllama"
 max_chars = 4000
 
 [claude]
-# Token budgets of what the Claude Code hooks inject: at session start, per prompt, before a file is read or edited.
+# Token budgets of what the agent hooks inject: at session start, per prompt, before a file is read or edited,
+# before a shell command (its rules and traps), after a failed tool call (memories matching the failure).
 session_budget = 1500
 prompt_budget = 600
 file_budget = 500
+shell_budget = 300
+failure_budget = 300
 
 [share]
 # When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
@@ -113,7 +116,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
     for key, value in cfg.get("claude", {}).items():
         if key not in DEFAULT_BUDGETS:
             raise ConfigError(f"{where}: unknown key claude.{key}",
-                              "known keys: session_budget, prompt_budget, file_budget")
+                              f"known keys: {', '.join(DEFAULT_BUDGETS)}")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             raise ConfigError(f"{where}: claude.{key} must be an integer >= 1, got {value!r}", hint)
     for key, value in cfg.get("review", {}).items():
@@ -157,8 +160,10 @@ def max_chars(cfg: dict[str, Any]) -> int:
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:
-#: at session start, per prompt, before a file is read or edited.
-DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 500}
+#: at session start, per prompt, before a file is read or edited, before a shell command, after a failed
+#: tool call (the last two small: a warning, not a briefing; about two memories in full).
+DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 500, "shell_budget": 300,
+                   "failure_budget": 300}
 #: The hooks' copy of the parsed config, in the worktree's state folder.
 CACHE_NAME = "config.json"
 

@@ -219,3 +219,42 @@ def test_a_capture_delayed_past_the_exit_still_yields_the_memory(tmp_path: Path,
     (m,) = local_memories(repo)
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"].strip() == FINAL
+
+
+def test_a_bash_call_gets_the_scripts_constraint_and_a_failure_its_bugfix(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Before a ``Bash`` call that runs a script, the script's ``constraint`` reaches the model next to the call's
+    result; after a ``Bash`` call that fails with a known error, the ``bugfix`` whose text matches it does."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"scripts/check.sh": "#!/bin/sh\necho checked\n",
+                          "scripts/load.sh": "#!/bin/sh\necho \"KeyError: 'tz_offset'\" >&2\nexit 1\n",
+                          "src/dates.py": "def parse_dates(rows):\n    return rows\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    rule = remember(run_cli, repo, "check.sh must run before every commit: CI runs the same", "scripts/check.sh")
+    fix = remember(run_cli, repo, "parse_dates: KeyError: 'tz_offset' on v1 rows; default the offset to 0",
+                   "src/dates.py::parse_dates", mtype="bugfix")
+    cfg = repo / ".gitmem" / "config.toml"  # the session start gives nothing: the Bash calls get them
+    cfg.write_text(cfg.read_text().replace("session_budget = 1500", "session_budget = 1"))
+    claude_install.install(repo)
+    home = tmp_path / "home"
+    home.mkdir()
+    steps: list[dict[str, Any]] = [
+        {"call": "Bash", "input": {"command": "sh scripts/check.sh", "description": "check"}},
+        {"call": "Bash", "input": {"command": "sh scripts/load.sh", "description": "load"}},
+        {"say": FINAL}]
+    with messages_server(steps) as server:
+        claude_p(repo, home, server.base_url, "Proceed.")  # a prompt naming nothing: the prompt hook gives nothing
+    last = turns(server)[-1]
+    msgs = last.get("messages") or []
+    results = [(i, b) for i, m in enumerate(msgs) for b in blocks(m) if b.get("type") == "tool_result"]
+    assert len(results) == 2, dump(server)
+    (i_ok, ok), (i_failed, failed) = results
+    beside_ok = [text_of(b) for m in msgs[i_ok + 1:i_failed] if m.get("role") != "assistant" for b in blocks(m)]
+    beside_failed = [text_of(b) for m in msgs[i_failed + 1:] if m.get("role") != "assistant" for b in blocks(m)]
+    assert "checked" in text_of(ok)
+    found = [t for t in beside_ok + [text_of(ok)] if "# gitmem: before you run `sh scripts/check.sh`" in t]
+    assert len(found) == 1, dump(server) + "\n" + (repo / ".claude" / "settings.json").read_text()
+    before = found[0]
+    assert rule in before and "constraint (must hold)" in before, dump(server)
+    assert "KeyError" in text_of(failed) and failed.get("is_error"), failed
+    (seen,) = [t for t in beside_failed + [text_of(failed)] if "# gitmem: seen before" in t]
+    assert fix in seen, dump(server)

@@ -93,7 +93,8 @@ def test_recorded_events_map_to_the_normalised_events(real_repo: Path) -> None:
     assert isinstance(view, BeforeFile) and view.kind == "read" and view.path == str(real_repo / "src/client.py")
     assert isinstance(edit, BeforeFile) and edit.kind == "edit" and "requests.get" in (edit.old_text or "")
     assert isinstance(create, BeforeFile) and create.kind == "write"
-    (cat,) = ev("preToolUse.bash")
+    shell, cat = ev("preToolUse.bash")
+    assert isinstance(shell, BeforeShell) and shell.command == "cat src/client.py"
     assert isinstance(cat, BeforeFile) and cat.kind == "read" and cat.path == "src/client.py"
     after = ev("postToolUse.edit")
     assert isinstance(after, AfterTool) and after.kind == "edit" and after.input["file_path"].endswith("client.py")

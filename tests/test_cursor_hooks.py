@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 
 from gitmem.integrations.agents import claude, cursor
-from gitmem.integrations.agents.events import AfterTool, AfterToolFailure, BeforeCompact, BeforeFile, Prompt, Stop
+from gitmem.integrations.agents.events import (
+    AfterTool,
+    AfterToolFailure,
+    BeforeCompact,
+    BeforeFile,
+    BeforeShell,
+    Prompt,
+    Stop,
+)
 from testing.repos import commit, make_repo
 from tests.test_claude_hooks import local_memories, remember, spool_empty, wait_for
 from tests.test_codex_hooks import REAL_CLIENT_PY
@@ -94,8 +102,9 @@ def test_events_map_to_the_core_events(tmp_path: Path) -> None:
     assert isinstance(after, AfterTool) and after.kind == "read" and after.response == {"chars": len(REAL_CLIENT_PY)}
     assert after.tool_use_id == "toolu_01"
     assert isinstance(before, BeforeFile) and (before.kind, before.path) == ("read", str(r / "src/client.py"))
-    after, before = cursor.to_event(doc_event("postToolUse.Shell", r, "s"))  # type: ignore[misc]
+    after, shell, before = cursor.to_event(doc_event("postToolUse.Shell", r, "s"))  # type: ignore[misc]
     assert after.kind == "shell" and after.response["stdout"].startswith("import requests")
+    assert isinstance(shell, BeforeShell) and shell.command.startswith("cat ")
     assert isinstance(before, BeforeFile) and before.path == str(r / "src/client.py")
     edit = cursor.to_event(doc_event("postToolUse.Write", r, "s"))  # captured from afterFileEdit, not twice
     assert isinstance(edit, BeforeFile) and edit.kind == "edit" and edit.old_text.startswith("    resp = _get_with")

@@ -20,7 +20,7 @@ import pytest
 
 from gitmem.capture import spool
 from gitmem.integrations.agents import gemini
-from gitmem.integrations.agents.events import AfterTool, BeforeFile, Prompt, Stop
+from gitmem.integrations.agents.events import AfterTool, BeforeFile, BeforeShell, Prompt, Stop
 from testing.repos import commit, make_repo
 from tests.test_claude_hooks import context_of, local_memories, remember, spool_empty, wait_for
 from tests.test_codex_hooks import REAL_CLIENT_PY
@@ -90,8 +90,9 @@ def test_events_map_to_the_core_events(tmp_path: Path) -> None:
     after, before = gemini.to_event(real_event("AfterTool.replace", r, "s"))  # type: ignore[misc]
     assert after.kind == "edit" and after.input["old_string"].startswith("    resp = requests.get(")
     assert isinstance(before, BeforeFile) and before.old_text == "    resp = _get_with_retry(url, timeout=10)\n"
-    after, before = gemini.to_event(real_event("AfterTool.run_shell_command", r, "s"))  # type: ignore[misc]
+    after, shell, before = gemini.to_event(real_event("AfterTool.run_shell_command", r, "s"))  # type: ignore[misc]
     assert after.kind == "shell" and "def fetch" in after.response["stdout"]
+    assert isinstance(shell, BeforeShell) and shell.command == "cat src/client.py"
     assert isinstance(before, BeforeFile) and before.path == "src/client.py"
     after, before = gemini.to_event(real_event("AfterTool.write_file", r, "s"))  # type: ignore[misc]
     assert (after.kind, after.content_key, before.kind) == ("write", "content", "write")

@@ -53,6 +53,8 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.opencode",
     "gitmem.integrations.agents.vscode",
     "gitmem.integrations.agents.patches",
+    "gitmem.integrations.agents.failures",
+    "gitmem.shellwords",
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -114,20 +116,25 @@ def _events(repo: Path) -> dict[str, dict[str, Any]]:
     read = fixture("PreToolUse.Read", repo, session_id="hot-read")
     read["tool_input"] = {"file_path": client}
     failure = fixture("PostToolUse.Bash", repo, session_id="hot-fail", hook_event_name="PostToolUseFailure",
-                      error="Exit code 1")
+                      error=("Exit code 1\nTraceback (most recent call last):\n"
+                             '  File "src/client.py", line 9, in fetch\n' "KeyError: 'timeout'\n"))
+    shell = fixture("PreToolUse.Read", repo, session_id="hot-shell", tool_name="Bash",
+                    tool_input={"command": "uv run python src/client.py --check"})
     return {
         "prompt": fixture("UserPromptSubmit", repo, session_id="hot-prompt",
                           prompt="Why must `fetch` keep its timeout for the gateway?"),
         "before read": read,
         "before edit": fixture("PreToolUse.Edit", repo, session_id="hot-edit"),
         "after tool": fixture("PostToolUse.Edit", repo, session_id="hot-after"),
+        "before shell": shell,
         "after failure": failure,
         "stop": fixture("Stop", repo, session_id="hot-stop"),
     }
 
 
 #: Events that must inject memories here (so the catalog read and the renderer ran).
-INJECTING = {"prompt": "UserPromptSubmit", "before read": "PreToolUse", "before edit": "PreToolUse"}
+INJECTING = {"prompt": "UserPromptSubmit", "before read": "PreToolUse", "before edit": "PreToolUse",
+             "before shell": "PreToolUse", "after failure": "PostToolUseFailure"}
 
 
 def test_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cli, baseline: set[str],  # type: ignore[no-untyped-def]
@@ -177,7 +184,7 @@ def _codex_events(repo: Path) -> dict[str, dict[str, Any]]:
         "before edit": codex_event("PreToolUse", repo, "hot-edit", tool_name="apply_patch",
                                    tool_input={"command": patch}),
         "before shell": codex_event("PreToolUse", repo, "hot-shell", tool_name="Bash",
-                                    tool_input={"command": "python -m pytest -q"}),
+                                    tool_input={"command": "python src/client.py --check"}),
         "after shell": codex_event("PostToolUse", repo, "hot-after", tool_name="Bash",
                                    tool_input={"command": "python -m pytest -q"}, tool_response="1 passed"),
         "after patch": codex_event("PostToolUse", repo, "hot-after-patch", tool_name="apply_patch",

@@ -107,7 +107,8 @@ def test_recorded_events_map_to_the_normalised_events(real_repo: Path) -> None:
     assert isinstance(read, BeforeFile) and read.kind == "read" and read.path == str(real_repo / "src/client.py")
     assert isinstance(edit, BeforeFile) and edit.kind == "edit" and "requests.get" in (edit.old_text or "")
     assert isinstance(write, BeforeFile) and write.kind == "write" and write.path.endswith("src/retry.py")
-    (cat,) = ev("tool.execute.before.bash")
+    shell, cat = ev("tool.execute.before.bash")
+    assert isinstance(shell, BeforeShell) and shell.command == "cat src/client.py"
     assert isinstance(cat, BeforeFile) and cat.kind == "read" and cat.path == "src/client.py"
     (patch,) = ev("tool.execute.before.apply_patch")
     assert isinstance(patch, BeforeFile) and patch.kind == "edit" and patch.path == "src/client.py"

@@ -121,7 +121,8 @@ def test_events_of_each_fixture(tmp_path: Path) -> None:
     (patched,) = ev("PreToolUse.apply_patch")
     assert (patched.kind, patched.path) == ("edit", f"{repo}/src/client.py")
     assert "    resp = session.get(url, timeout=10)\n" in (patched.old_text or "")
-    (shell_read,) = ev("PreToolUse.run_in_terminal")  # `cd src && cat client.py`
+    shell, shell_read = ev("PreToolUse.run_in_terminal")  # `cd src && cat client.py`
+    assert isinstance(shell, BeforeShell) and shell.command == "cd src && cat client.py"
     assert (shell_read.kind, shell_read.path) == ("read", "src/client.py")
     (docs,) = ev("PreToolUse.editFiles.docs")  # the documented camelCase shape
     assert (docs.kind, docs.path, docs.session_id) == ("edit", "src/client.py", start.session_id)

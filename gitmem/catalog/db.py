@@ -10,6 +10,9 @@ memory files at any time), with
   anchors (JSON), scope, updated, confidence, the content hash of its file, and
   its last known status at the working tree with the reason;
 * ``anchors``: (memory id, path, symbol, start line, end line), indexed by path;
+* ``commands``: (memory id, program, the quoted command's words as JSON) for each command the
+  memory quotes in backticks (``shellwords.quoted_commands``), indexed by program: the
+  before-shell hook finds the memories naming a command without reading memory text;
 * ``fts``: an FTS5 table over title, body, facts, tags and anchors with
   identifiers split (``textsplit.split_identifiers``), ranked by SQLite's
   ``bm25()`` (Robertson & Zaragoza's BM25, k1 = 1.2, b = 0.75);
@@ -35,6 +38,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from .. import layout
+from ..shellwords import quoted_commands
 from ..textsplit import name_leaf, query_terms, split_identifiers
 
 TYPE_CHECKING = False
@@ -45,7 +49,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 #: Schema version; a file with another version is rebuilt. 9: local memory files keyed by their path
 #: in git's folder (``layout``). 10: symbol names of several definitions (``Parser.parse(String)``) and
 #: their last parts recomputed (extractor ``ts1.3``); an anchor's ``was`` (its key before its code moved).
-SCHEMA_VERSION = "10"
+#: 11: ``commands``, the commands each memory quotes (``shellwords.quoted_commands``).
+SCHEMA_VERSION = "11"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -67,6 +72,9 @@ CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path, updated);
 CREATE INDEX IF NOT EXISTS anchors_symbol ON anchors(symbol);
 CREATE INDEX IF NOT EXISTS anchors_leaf ON anchors(leaf);
 CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
+CREATE TABLE IF NOT EXISTS commands (memory_id TEXT, program TEXT, words TEXT);
+CREATE INDEX IF NOT EXISTS commands_program ON commands(program);
+CREATE INDEX IF NOT EXISTS commands_memory ON commands(memory_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 """
 
@@ -138,7 +146,8 @@ def _open(path: Path, create: bool) -> sqlite3.Connection | None:
             if get_meta(con, "schema") != SCHEMA_VERSION:
                 con.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS anchors; "
                                   "DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS files; "
-                                  "DROP TABLE IF EXISTS tombstones; DELETE FROM meta;")
+                                  "DROP TABLE IF EXISTS tombstones; DROP TABLE IF EXISTS commands; "
+                                  "DELETE FROM meta;")
                 con.executescript(_SCHEMA)
                 set_meta(con, "schema", SCHEMA_VERSION)
                 con.commit()
@@ -211,6 +220,11 @@ def fts_text(row: dict[str, Any]) -> str:
     return split_identifiers("\n".join(p for p in parts if p))
 
 
+def command_text(row: dict[str, Any]) -> str:
+    """The text a memory's quoted commands are taken from: title, body and facts."""
+    return "\n".join(p for p in (row.get("title", ""), row.get("body", ""), *row.get("facts", [])) if p)
+
+
 def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
     """Insert or replace ``rows`` (dicts with the keys of ``_COLUMNS``; lists as lists). Returns the count.
 
@@ -232,6 +246,8 @@ def upsert(con: sqlite3.Connection, rows: Iterable[dict[str, Any]]) -> int:
                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [(mid, a.get("path"), a.get("symbol"), a.get("start"), a.get("end"), row.get("updated"),
                           _leaf(a.get("symbol"))) for a in row.get("anchors", []) if a.get("path")])
+        con.executemany("INSERT INTO commands (memory_id, program, words) VALUES (?, ?, ?)",
+                        [(mid, w[0], json.dumps(w)) for w in quoted_commands(command_text(row))])
         # the full-text row shares the memory row's rowid: deletes find it without a scan
         con.execute("INSERT INTO fts (rowid, text) VALUES (?, ?)", (cur.lastrowid, fts_text(row)))
         n += 1
@@ -246,6 +262,7 @@ def delete(con: sqlite3.Connection, ids: Iterable[str]) -> None:
         con.execute("DELETE FROM fts WHERE rowid = ?", (r[0],))
         con.execute("DELETE FROM memories WHERE rowid = ?", (r[0],))
         con.execute("DELETE FROM anchors WHERE memory_id = ?", (mid,))
+        con.execute("DELETE FROM commands WHERE memory_id = ?", (mid,))
 
 
 def set_status(con: sqlite3.Connection, mid: str, status: str, reason: str, checked: dict[str, str | None],
@@ -332,6 +349,28 @@ def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[s
     if not terms:
         return []
     match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+    try:
+        cur = con.execute("SELECT m.id AS id, bm25(fts) AS s FROM fts JOIN memories m ON m.rowid = fts.rowid "
+                          "WHERE fts MATCH ? ORDER BY s LIMIT ?", (match, int(limit)))
+        return [(r["id"], -float(r["s"])) for r in cur]
+    except sqlite3.Error:
+        return []
+
+
+def search_terms(con: sqlite3.Connection, terms: Iterable[str], limit: int = 20) -> list[tuple[str, float]]:
+    """BM25 full-text search for whole terms (an exception name, ``tz_offset``, ``pkg.errors``): each term is a
+    phrase of its words as the full-text index splits them (``KeyError`` one token, ``tz_offset`` the phrase
+    ``tz offset``), the phrases joined by OR: [(id, score)], best first; score = -bm25 (higher is better).
+
+    Precise and fast where ``search`` is neither for such terms: ``search`` ORs the parts, and common parts
+    (``cache``, ``error``) make it score most of the catalog (0.3 s over 10,000 memories).
+    """
+    import re
+
+    phrases = [" ".join(re.findall(r"[^\W_]+", t.lower())) for t in terms]
+    match = " OR ".join(f'"{p}"' for p in dict.fromkeys(phrases) if p)
+    if not match:
+        return []
     try:
         cur = con.execute("SELECT m.id AS id, bm25(fts) AS s FROM fts JOIN memories m ON m.rowid = fts.rowid "
                           "WHERE fts MATCH ? ORDER BY s LIMIT ?", (match, int(limit)))
@@ -502,3 +541,50 @@ def full_memories(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str,
 
 def count(con: sqlite3.Connection) -> int:
     return int(con.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+
+# -- at the moment of action (the before-shell and after-failure hooks) --------------------------------------
+
+
+def typed_on_paths(con: sqlite3.Connection, paths: Iterable[str], types: Sequence[str],
+                   limit: int) -> dict[str, list[tuple[str, str | None]]]:
+    """Memories of one of ``types`` anchored (or whose code moved) to one of ``paths``: id → [(path, symbol or
+    None)], at most ``limit`` per path, newest first. Light: no memory text is read."""
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    types = list(types)
+    q = (f"SELECT DISTINCT a.memory_id, a.path, a.symbol FROM anchors a JOIN memories m ON m.id = a.memory_id "
+         f"WHERE a.path = ? AND m.type IN ({', '.join('?' * len(types))}) ORDER BY a.updated DESC LIMIT ?")
+    for p in paths:
+        for mid, path, symbol in con.execute(q, (p, *types, int(limit))):
+            if (path, symbol) not in out.setdefault(mid, []):
+                out[mid].append((path, symbol))
+    return out
+
+
+def quoting(con: sqlite3.Connection, programs: Iterable[str], types: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(memory id, quoted command's words) for each command quoted by a memory of one of ``types`` whose program
+    is one of ``programs`` (``commands`` table; the caller applies ``shellwords.concerns``)."""
+    out: list[tuple[str, list[str]]] = []
+    types = list(types)
+    q = (f"SELECT c.memory_id, c.words FROM commands c JOIN memories m ON m.id = c.memory_id "
+         f"WHERE c.program = ? AND m.type IN ({', '.join('?' * len(types))})")
+    for prog in dict.fromkeys(programs):
+        for mid, words in con.execute(q, (prog, *types)):
+            try:
+                w = json.loads(words)
+            except ValueError:
+                continue
+            if isinstance(w, list):
+                out.append((mid, [str(x) for x in w]))
+    return out
+
+
+def types_of(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, str]:
+    """id → type of each of ``ids`` that exists."""
+    ids = list(ids)
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        out.update((r[0], r[1]) for r in con.execute(
+            f"SELECT id, type FROM memories WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+    return out

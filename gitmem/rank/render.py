@@ -42,6 +42,9 @@ MAX_DETAIL_BODY_CHARS = 1200
 #: 1500-token budget on paths.
 MAX_DETAIL_ANCHORS = 5
 
+#: How a type is shown where it changes what the reader must do: a ``constraint`` is a rule to keep, not a note.
+TYPE_LABELS = {"constraint": "constraint (must hold)"}
+
 HEADER = "# gitmem: memories about the code in focus\n"
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
 FOOTER = EXPAND_LINE + "\n"
@@ -217,6 +220,11 @@ def item_from_row(row: dict[str, Any]) -> Item:
                 was={a.get("key", ""): a["was"] for a in anchors if a.get("was")})
 
 
+def type_label(mtype: str) -> str:
+    """``mtype`` as shown in a title or index line: ``TYPE_LABELS``' label, else the type itself."""
+    return TYPE_LABELS.get(mtype, mtype)
+
+
 def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now: float | None = None) -> str:
     """One memory in full, ending in a newline: title line, anchors · age · status, body (cut at
     ``MAX_DETAIL_BODY_CHARS`` characters), facts as ``- `` lines.
@@ -230,7 +238,7 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
         anchors = ", ".join(shown) or "-"
     else:
         anchors = ", ".join(shown[:max_anchors]) + f" (+{len(keys) - max_anchors} more: gitmem show {item.id})"
-    lines = [f"### {item.id} · {item.type} · {item.title}",
+    lines = [f"### {item.id} · {type_label(item.type)} · {item.title}",
              f"anchors: {anchors} · {age(item.updated, now)} · {item.status}"]
     body = item.body.strip()
     if len(body) > MAX_DETAIL_BODY_CHARS:
@@ -245,7 +253,7 @@ def render_index_line(item: Item, now: float | None = None) -> str:
     """One memory as one line, ending in a newline: id, type, title, first anchor (with its old name when
     its code was renamed or moved), age, status."""
     main = item.anchors[0] + was_note(item.anchors[0], item.was.get(item.anchors[0])) if item.anchors else "-"
-    return f"- {item.id} [{item.type}] {item.title} — {main} · {age(item.updated, now)} · {item.status}\n"
+    return f"- {item.id} [{type_label(item.type)}] {item.title} — {main} · {age(item.updated, now)} · {item.status}\n"
 
 
 def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, detail: int = 3,

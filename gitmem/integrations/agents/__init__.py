@@ -14,7 +14,9 @@ Modules:
 * ``codex`` + ``codex_install``: the Codex CLI adapter and its installer.
 * ``gemini`` + ``gemini_install``: the Gemini CLI adapter and its installer.
 * ``shell_reads``: which files a shell command line reads (Codex's ``Bash``, Gemini's
-  ``run_shell_command``, Copilot's ``bash``).
+  ``run_shell_command``, Copilot's ``bash``); what a command runs or targets is ``gitmem.shellwords``.
+* ``failures``: the salient terms of a failed tool call (exception names, test ids, error codes,
+  traceback frames), for the after-failure hook.
 * ``copilot`` + ``copilot_install``: the GitHub Copilot CLI adapter and its installer.
 * ``cursor`` + ``cursor_install``: the Cursor adapter and its installer.
 * ``opencode`` + ``opencode_install``: the OpenCode adapter and its installer, which writes gitmem's

@@ -12,8 +12,9 @@ UserPromptSubmit      ``Prompt`` (``prompt``)
 PreToolUse            Read → ``BeforeFile`` read; Edit, MultiEdit, NotebookEdit → edit
                       (``old_string``: Edit, MultiEdit); Write → write; Bash →
                       ``BeforeShell``; any other tool: nothing
-PostToolUse(Failure)  ``AfterTool`` / ``AfterToolFailure``, the response cut to what capture
-                      keeps per tool (``response_summary``)
+PostToolUse(Failure)  ``AfterTool`` / ``AfterToolFailure`` (``error``: for Bash, ``Exit code
+                      N`` and the output), the response cut to what capture keeps per tool
+                      (``response_summary``)
 Stop                  ``Stop`` (``last_assistant_message``)
 SessionEnd            ``SessionEnd`` (``reason``)
 ====================  =================================================================
@@ -27,7 +28,8 @@ hooks act instead (never under VS Code's input, whatever the environment); likew
 
 Out: the process always exits 0; stdout is empty or one JSON object ``{"hookSpecificOutput":
 {"hookEventName": <event>, "additionalContext": <text under 10,000 characters>}}``, and only
-for SessionStart, UserPromptSubmit and PreToolUse. Bad input (not JSON, not an object, an
+for SessionStart, UserPromptSubmit, PreToolUse and PostToolUseFailure (the memories matching
+the failure, next to the tool's error). Bad input (not JSON, not an object, an
 unknown event, a ``cwd`` outside any repository, a repository without ``.gitmem/``) prints
 nothing. Errors go to ``<logs>/claude-hooks.log`` (redacted).
 
@@ -55,7 +57,7 @@ MAX_CONTEXT_CHARS = 10_000
 CONTEXT_CHAR_LIMIT = 9_500
 CUT_NOTE = "\n… (cut to stay under Claude Code's 10,000-character limit)\n"
 #: Events whose answer Claude Code reads (all others print nothing, whatever happens).
-PRINTING = ("SessionStart", "UserPromptSubmit", "PreToolUse")
+PRINTING = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUseFailure")
 #: Tool → ``BeforeFile.kind`` / ``AfterTool.kind``.
 FILE_TOOLS = {"Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "Write": "write"}
 TOOL_KINDS = {**FILE_TOOLS, "Bash": "shell", "Grep": "search", "Glob": "search"}

@@ -63,8 +63,9 @@ USER_SCOPE = True
 HELP = """Register gitmem's Claude Code hooks and MCP server (merged with what is there; idempotent).
 
 \b
-Hooks: SessionStart, UserPromptSubmit and PreToolUse (Read|Edit|Write) inject
-memories; PostToolUse, Stop and SessionEnd capture the session for consolidation.
+Hooks: SessionStart, UserPromptSubmit, PreToolUse (Read|Edit|Write|Bash) and
+PostToolUseFailure inject memories; PostToolUse, Stop and SessionEnd capture the
+session for consolidation.
 --project (default): .claude/settings.json and .mcp.json; --user:
 ~/.claude/settings.json and ~/.claude.json."""
 HOOK_COMMAND = "gitmem-hook"
@@ -74,9 +75,10 @@ HOOK_COMMAND = "gitmem-hook"
 EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
     ("SessionStart", "startup|resume|clear|compact", {"timeout": 15}),
     ("UserPromptSubmit", None, {"timeout": 10}),
-    ("PreToolUse", "Read|Edit|Write|NotebookEdit", {"timeout": 5}),
+    ("PreToolUse", "Read|Edit|Write|NotebookEdit|Bash", {"timeout": 5}),
     ("PostToolUse", "*", {"timeout": 10, "async": True}),
-    ("PostToolUseFailure", "*", {"timeout": 10, "async": True}),
+    # not async: Claude Code reads its additionalContext (the memories matching the failure) only when it waits
+    ("PostToolUseFailure", "*", {"timeout": 10}),
     ("Stop", None, {"timeout": 10, "async": True}),
     ("SessionEnd", None, {}),
 )

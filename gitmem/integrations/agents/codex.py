@@ -9,13 +9,13 @@ In: ``hook_event_name`` (else the ``EVENT`` argument); common fields ``session_i
 ``transcript_path``, ``model`` → ``events``:
 
 ====================  =================================================================
-SessionStart          ``SessionStart`` (``source``: startup, resume, clear)
+SessionStart          ``SessionStart`` (``source``: startup, resume, clear, compact)
 UserPromptSubmit      ``Prompt`` (``prompt``)
-PreToolUse            ``Bash`` whose command line reads files (``cat``, ``head``,
-                      ``tail``, ``less``, ``more``, ``nl``, ``sed -n``, ``rg`` / ``grep``
-                      with file arguments; parsed with ``shlex``, only arguments that are
-                      files) → one ``BeforeFile`` read per file; any other ``Bash`` →
-                      ``BeforeShell``; ``apply_patch`` (the patch in
+PreToolUse            ``Bash`` → ``BeforeShell`` (its rules and traps), then, when the
+                      command line reads files (``cat``, ``head``, ``tail``, ``less``,
+                      ``more``, ``nl``, ``sed -n``, ``rg`` / ``grep`` with file arguments;
+                      parsed with ``shlex``, only arguments that are files), one
+                      ``BeforeFile`` read per file; ``apply_patch`` (the patch in
                       ``tool_input.command``) → one ``BeforeFile`` edit per file the patch
                       updates, moves or deletes (its first hunk's old text as
                       ``old_text``), ``write`` per file it adds; any other tool: nothing
@@ -135,10 +135,10 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     if name == "PreToolUse":
         if tool == SHELL_TOOL:
             line = command_line(ti)
-            files = read_files(line, cwd)
-            if not files:
-                return BeforeShell(command=line, **{**common, "paths": ()})
-            return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            files = read_files(line, cwd)  # the command's rules and traps first, then the files it reads
+            shell = BeforeShell(command=line, **{**common, "paths": ()})
+            reads = [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            return [shell, *reads] if reads else shell
         if tool == PATCH_TOOL:
             return patch_before(patch_text(ti), common) or None
         return None

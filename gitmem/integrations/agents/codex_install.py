@@ -84,7 +84,8 @@ MARKER = marker(HOOK_COMMAND)
 #: (event, matcher or None: every tool / source, extra handler fields). Timeouts in seconds, far above the
 #: handler's own limit (agents.core.TIME_LIMITS); Codex cuts SessionEnd's to 3 s whatever is set.
 EVENTS: tuple[tuple[str, str | None, dict[str, Any]], ...] = (
-    ("SessionStart", "startup|resume|clear", {"timeout": 15}),
+    # compact: codex-cli 0.169.0 starts the session again after compacting it (its session-start input schema)
+    ("SessionStart", "startup|resume|clear|compact", {"timeout": 15}),
     ("UserPromptSubmit", None, {"timeout": 10}),
     ("PreToolUse", "Bash|apply_patch", {"timeout": 5}),
     ("PostToolUse", None, {"timeout": 10}),

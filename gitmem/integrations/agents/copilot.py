@@ -12,9 +12,8 @@ sessionStart           ``SessionStart`` (``source``: ``new`` → startup, ``resu
 userPromptSubmitted    ``Prompt`` (``prompt``)
 preToolUse             ``toolName`` / ``toolArgs`` (an object): ``view`` → ``BeforeFile``
                        read (``path``); ``edit`` → edit (``old_str``); ``create`` → write;
-                       ``bash`` whose command reads files (``cat``, ``head``, ``sed -n``,
-                       ``rg`` …: ``shell_reads.read_files``) → one read per file, else
-                       ``BeforeShell``; any other tool: nothing
+                       ``bash`` → ``BeforeShell``, then one read per file its command reads
+                       (``cat``, ``head``, ``sed -n``, ``rg`` …: ``shell_reads.read_files``); any other tool: nothing
 postToolUse            ``AfterTool`` (``toolResult``: ``resultType``, ``textResultForLlm``);
                        ``view`` / ``edit`` / ``create`` get Claude-style input keys
                        (``file_path``, ``old_string``, ``new_string``, ``content``)
@@ -151,10 +150,10 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
                               **{**common, "paths": paths})
         if tool == SHELL_TOOL:
             line = _str(args.get("command"))
-            files = read_files(line, cwd)
-            if not files:
-                return BeforeShell(command=line, **common)
-            return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            files = read_files(line, cwd)  # the command's rules and traps first, then the files it reads
+            shell = BeforeShell(command=line, **common)
+            reads = [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            return [shell, *reads] if reads else shell
         return None
     tr = raw.get("toolResult")
     inp = claude_input(tool, args) if tool in FILE_TOOLS else ({"command": _str(args.get("command"))}

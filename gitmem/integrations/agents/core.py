@@ -5,24 +5,32 @@ event (``events``)        what gitmem does                                      
 ========================  ===========================================================  ==========
 SessionStart              the ``gitmem context`` of the current focus                  8 s
                           (``session_start``); records the session's start commit;
-                          after compaction, forgets what the session was given
+                          after compaction, forgets what the session was given and
+                          gives again the memories of the files it worked on
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
                           symbols) or matches (BM25) not yet given this session
 BeforeFile                memories anchored to the file — first those on the symbol    3 s
                           the edit's old text falls in — not yet given
-BeforeShell               nothing yet                                                   3 s
-AfterTool(Failure)        appends the redacted call to the session's spool              3 s
+BeforeShell               the ``constraint``, ``gotcha`` and ``bugfix`` memories the    3 s
+                          command concerns (a file or symbol it runs or targets, a
+                          command they quote: ``shellwords``) not yet given
+AfterTool                 appends the redacted call to the session's spool              3 s
+AfterToolFailure          the same; then the memories matching the failure ("seen       3 s
+                          before": its exception names, test ids, error codes,
+                          traceback frames; ``failure_terms``) not yet given
 Stop                      spools the agent's last message (or the transcript's path);  3 s
                           with ``consolidate``, hands the spool to a detached
                           consolidation (which reconciles it with the transcript)
 SessionEnd                spools the end (with the transcript's path) and hands         1.2 s
                           consolidation to a detached process, which reconciles the
                           spool with the agent's transcript first (``reconcile``)
-BeforeCompact             nothing                                                       3 s
+BeforeCompact             forgets what the session was given (what is given from now    3 s
+                          on may not survive the compaction either)
 AfterCompact              forgets what the session was given                            3 s
 ========================  ===========================================================  ==========
 
-Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``), context
+Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``) and the files
+it worked on (``<sessions>/<key>.worked``: read, edited, run; given again after a compaction), context
 held for an agent's next event that can take it (``hold``, ``take_held``: ``<sessions>/<key>.held``),
 the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
 ``SYNC_RETRY_S``), the consolidation of orphaned spools, the time limits and the never-fail
@@ -35,7 +43,7 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``,
-``capture.spool``, ``capture.redact``) at module level or on the per-tool-call paths;
+``capture.spool``, ``capture.redact``, ``shellwords``, ``failures``) at module level or on the per-tool-call paths;
 SessionStart imports the library (``session_start``) when it runs.
 """
 
@@ -100,6 +108,28 @@ TOOL_RECORD = "PostToolUse"
 TOOL_FAILURE_RECORD = "PostToolUseFailure"
 
 PROMPT_HEADER = "# gitmem: memories relevant to this prompt\n"
+#: The memory types given at the moment of action (before a shell command, after a failure), most binding
+#: first: a rule to keep, a trap to avoid, a fix already found. Decisions, features and changes explain
+#: code; they are for reading it (before a file), not for the seconds before a command runs.
+ACTION_TYPES = ("constraint", "gotcha", "bugfix")
+#: At most this many memories before a shell command or after a failure (all offered in full).
+MAX_ACTION_MEMORIES = 4
+#: Memories taken per file a command targets (newest first): a file can hold hundreds.
+ACTION_PER_PATH = 50
+#: Before a shell command: how a memory concerns it (higher first): a symbol it targets (a test id), a
+#: command it quotes, a file it runs or targets.
+SHELL_SYMBOL_SCORE = 3.0
+SHELL_COMMAND_SCORE = 3.0
+SHELL_FILE_SCORE = 2.0
+#: Longest command shown in the before-shell header.
+SHELL_HEADER_CHARS = 80
+#: Characters of a failure's text read for its salient terms (an error's head and tail hold them).
+FAILURE_TEXT_CHARS = 20_000
+#: BM25 hits considered per failure; a hit must score at least ``MIN_RELATIVE_BM25`` of the best one and
+#: name one of the failure's distinctive terms in its own text (the precision guard, ``failure_terms``).
+FAILURE_SEARCH_HITS = 20
+#: Files worked on kept per session, and given again after a compaction (most recent first).
+MAX_WORKED_FILES = 20
 
 
 class _TimeUp(BaseException):
@@ -209,6 +239,37 @@ def forget_given(lay: layout.Layout, key: str) -> None:
         _given_path(lay, key).unlink()
     except OSError:
         pass
+
+
+def _worked_path(lay: layout.Layout, key: str) -> Path:
+    return lay.sessions_dir / f"{key}.worked"
+
+
+def mark_worked(lay: layout.Layout, key: str, rels: list[str]) -> None:
+    """Record that session ``key`` read, edited or ran the repo-relative files ``rels`` (one append; never
+    raises: this is a hint for after a compaction)."""
+    if not rels:
+        return
+    try:
+        p = _worked_path(lay, key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, ("\n".join(rels) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def worked_files(lay: layout.Layout, key: str) -> list[str]:
+    """The files session ``key`` worked on, most recent first, at most ``MAX_WORKED_FILES`` (empty when none
+    or unreadable)."""
+    try:
+        lines = _worked_path(lay, key).read_text("utf-8").splitlines()
+    except (OSError, ValueError):
+        return []
+    return list(dict.fromkeys(ln.strip() for ln in reversed(lines) if ln.strip()))[:MAX_WORKED_FILES]
 
 
 def _held_path(lay: layout.Layout, key: str) -> Path:
@@ -323,9 +384,11 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     """The session's opening context; records the start commit; consolidates orphaned spools."""
     from .session_start import session_start_context
 
+    worked: list[str] = []
     if event.source == "compact":
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
-    text, shown, head = session_start_context(root, cwd=event.cwd or None,
+        worked = [str(root / rel) for rel in worked_files(lay, key)]  # … so the files it worked on come back
+    text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
                                                      **transcript_of(event)})
@@ -403,6 +466,7 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     cfg = config.read_cached(lay)
     if redact.is_private_path(rel, _private_globs(cfg)):
         return None
+    mark_worked(lay, key, [rel])
     con = hook_index(root, lay)
     if con is None:
         return None
@@ -496,25 +560,164 @@ def on_session_end(event: SessionEnd, root: Path, lay: layout.Layout, key: str) 
     infra.spawn_detached("gitmem.capture.worker", str(root), key, cwd=root)
 
 
-def on_after_compact(event: AfterCompact, root: Path, lay: layout.Layout, key: str) -> None:
-    """Forget what the session was given: the compacted conversation no longer holds it."""
+def on_after_compact(event: AfterCompact | BeforeCompact, root: Path, lay: layout.Layout, key: str) -> None:
+    """Forget what the session was given: the compacted conversation no longer holds it (before a compaction:
+    what is given until it happens is lost with it). The next read of a file gives its memories again; an
+    agent that starts the session again after compacting it (Claude Code's ``compact`` source) also gets
+    those of the files the session worked on then."""
     forget_given(lay, key)
     log_given(lay, key, event, [])
 
 
-def _nothing(event: Event, root: Path, lay: layout.Layout, key: str) -> None:
-    return None
+def same_symbol(anchor: str | None, named: str | None) -> bool:
+    """Whether an anchor's qualified name ``anchor`` is the symbol a command or failure names (``named``: a
+    qualified name, or the last part of one: a traceback names functions by their last part), or is nested in
+    it, or holds it (a test class anchor and one of its tests)."""
+    if not anchor or not named:
+        return False
+    return (anchor == named or anchor.startswith(named + ".") or named.startswith(anchor + ".")
+            or anchor.endswith("." + named))
+
+
+def _action_rows(con: sqlite3.Connection, ranked: dict[str, float], given: set[str]) -> list[dict[str, Any]]:
+    """The rows of ``ranked`` (id → score) not in ``given``, best first, then by ``ACTION_TYPES``' order,
+    not-fresh (⚠) first, newest first; at most ``MAX_ACTION_MEMORIES``."""
+    from ...catalog import db as catalog_db
+
+    ids = [mid for mid in ranked if mid not in given]
+    rows = catalog_db.rows(con, ids)
+    type_rank = {t: i for i, t in enumerate(ACTION_TYPES)}
+    rows.sort(key=lambda r: r.get("updated") or "", reverse=True)
+    rows.sort(key=lambda r: (-ranked[r["id"]], type_rank.get(str(r.get("type")), len(ACTION_TYPES)),
+                             r.get("status") in (None, "fresh")))
+    return rows[:MAX_ACTION_MEMORIES]
+
+
+def _pack_action(rows: list[dict[str, Any]], budget_key: str, header: str, lay: layout.Layout,
+                 key: str) -> str | None:
+    """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full), marked given."""
+    from ...rank import render
+
+    if not rows:
+        return None
+    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(config.read_cached(lay), budget_key),
+                         header=header, detail=len(rows), style=render.HOOK)
+    mark_given(lay, key, packed.detailed)
+    return packed.text or None
+
+
+def _repo_targets(root: Path, event: Event, found: list[tuple[str, str | None]],
+                  cfg: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """``found`` ((path relative to the event's folder, symbol)) as repo-relative paths, without gitmem's own
+    files and private files."""
+    out: list[tuple[str, str | None]] = []
+    private = _private_globs(cfg)
+    for path, symbol in found:
+        rel = capture.repo_relative(root, path, event.cwd or None)
+        if rel and not rel.startswith(layout.GITMEM_DIR + "/") and not redact.is_private_path(rel, private):
+            out.append((rel, symbol))
+    return out
+
+
+def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str) -> str | None:
+    """The ``ACTION_TYPES`` memories the command concerns, not yet given, in ``shell_budget``: anchored to a
+    file it runs or targets (on the symbol a test id or ``-k`` names first), or quoting a command it runs
+    (``shellwords.concerns``); nothing for a command no memory concerns."""
+    if not event.command.strip():
+        return None
+    from ... import shellwords
+    from .shell_reads import READERS
+
+    cfg = config.read_cached(lay)
+    cwd = event.cwd or os.getcwd()
+    # a file a reader shows (`cat x.py`) gets all its memories as a read (``BeforeFile``), not here
+    targets = _repo_targets(root, event, shellwords.targets(event.command, cwd, skip=READERS), cfg)
+    mark_worked(lay, key, list(dict.fromkeys(rel for rel, _ in targets)))
+    commands = shellwords.line_commands(event.command)
+    if not targets and not commands:
+        return None
+    con = hook_index(root, lay)
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+
+    try:
+        ranked: dict[str, float] = {}
+        named = {(rel, sym) for rel, sym in targets if sym}
+        on = catalog_db.typed_on_paths(con, dict.fromkeys(rel for rel, _ in targets), ACTION_TYPES, ACTION_PER_PATH)
+        for mid, anchors in on.items():
+            on_symbol = any(p == np and same_symbol(sym, n) for p, sym in anchors for np, n in named)
+            ranked[mid] = max(ranked.get(mid, 0.0), SHELL_SYMBOL_SCORE if on_symbol else SHELL_FILE_SCORE)
+        for mid, quoted in catalog_db.quoting(con, [c[0] for c in commands], ACTION_TYPES):
+            if any(shellwords.concerns(quoted, c) for c in commands):
+                ranked[mid] = max(ranked.get(mid, 0.0), SHELL_COMMAND_SCORE)
+        rows = _action_rows(con, ranked, given_ids(lay, key)) if ranked else []
+    finally:
+        con.close()
+    shown = " ".join(event.command.split())
+    shown = shown if len(shown) <= SHELL_HEADER_CHARS else shown[:SHELL_HEADER_CHARS - 1] + "…"
+    return _pack_action(rows, "shell_budget", f"# gitmem: before you run `{shown}` — rules and known traps\n",
+                        lay, key)
+
+
+def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, key: str) -> str | None:
+    """Spool the failed call (``on_after_tool``); then the ``ACTION_TYPES`` memories the failure matches ("seen
+    before"), not yet given, in ``failure_budget``: on a symbol or test the failure names (a traceback
+    frame, a test id), or found by BM25 over the failure's distinctive terms and naming one of them in its own
+    text (the precision guard: a generic failure, ``exit code 1``, names none and gets nothing)."""
+    from .failures import failure_terms, failure_text
+
+    on_after_tool(event, root, lay, key)
+    text = failure_text(event)
+    command = event.input.get("command") if isinstance(event.input, dict) else None
+    terms, frames = failure_terms(text, command if isinstance(command, str) else "")
+    if not terms and not frames:
+        return None
+    cfg = config.read_cached(lay)
+    con = hook_index(root, lay)
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+
+    try:
+        ranked: dict[str, float] = {}
+        repo_frames = _repo_targets(root, event, frames, cfg)
+        on = catalog_db.typed_on_paths(con, dict.fromkeys(rel for rel, _ in repo_frames), ACTION_TYPES,
+                                       ACTION_PER_PATH)
+        for mid, anchors in on.items():
+            if any(p == fp and same_symbol(sym, fs) for p, sym in anchors for fp, fs in repo_frames):
+                ranked[mid] = SHELL_SYMBOL_SCORE
+        hits = catalog_db.search_terms(con, terms, FAILURE_SEARCH_HITS) if terms else []
+        if hits:
+            best = hits[0][1]
+            kinds = catalog_db.types_of(con, [mid for mid, _ in hits])
+            hit_rows = {r["id"]: r for r in catalog_db.rows(con, [mid for mid, sc in hits
+                                                                  if best > 0 and sc >= MIN_RELATIVE_BM25 * best
+                                                                  and kinds.get(mid) in ACTION_TYPES])}
+            lowered = [t.lower() for t in terms]
+            for mid, row in hit_rows.items():
+                own = "\n".join([str(row.get("title") or ""), str(row.get("body") or ""),
+                                  *map(str, row.get("facts") or [])]).lower()
+                if any(t in own for t in lowered):
+                    ranked[mid] = max(ranked.get(mid, 0.0), SHELL_FILE_SCORE + dict(hits)[mid] / best)
+        rows = _action_rows(con, ranked, given_ids(lay, key)) if ranked else []
+    finally:
+        con.close()
+    named = ", ".join(terms[:3]) if terms else ", ".join(f"{p}::{s}" if s else p for p, s in frames[:2])
+    return _pack_action(rows, "failure_budget", f"# gitmem: seen before — memories matching this failure ({named})\n",
+                        lay, key)
 
 
 HANDLERS: dict[type[Event], Callable[[Any, Path, layout.Layout, str], str | None]] = {
     SessionStart: on_session_start,
     Prompt: on_prompt,
     BeforeFile: on_before_file,
-    BeforeShell: _nothing,
+    BeforeShell: on_before_shell,
     AfterTool: on_after_tool,
+    AfterToolFailure: on_after_failure,
     Stop: on_stop,
     SessionEnd: on_session_end,
-    BeforeCompact: _nothing,
+    BeforeCompact: on_after_compact,
     AfterCompact: on_after_compact,
 }
 

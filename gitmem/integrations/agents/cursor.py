@@ -27,9 +27,11 @@ postToolUse            ``tool_name`` / ``tool_input`` / ``tool_output`` / ``tool
                        after the tool's output: ``Read`` → a read of ``file_path`` (or
                        ``path``, ``target_file``); ``Write`` / ``Edit`` / ``StrReplace`` /
                        ``MultiEdit`` → an edit (``new_string``, now in the file, locates the
-                       edited symbol) or a write; ``Shell`` whose command line reads files
-                       (``shell_reads``) → one read per file
-postToolUseFailure     ``AfterToolFailure`` (``error_message``)
+                       edited symbol) or a write; ``Shell`` → ``BeforeShell`` (the
+                       command's rules and traps, after it ran: the nearest event) and
+                       one read per file its command line reads (``shell_reads``)
+postToolUseFailure     ``AfterToolFailure`` (``error_message``): the memories matching the
+                       failure are held and given with the next postToolUse
 afterFileEdit          ``AfterTool`` edit of ``file_path`` (its first ``edits`` item's
                        ``old_string`` / ``new_string``): what consolidation reads
 afterAgentResponse     ``Stop`` (``text``: the agent's message, spooled for consolidation)
@@ -78,6 +80,7 @@ from .events import (
     AfterToolFailure,
     BeforeCompact,
     BeforeFile,
+    BeforeShell,
     Event,
     Prompt,
     SessionEnd,
@@ -197,7 +200,9 @@ def _post_tool(raw: dict[str, Any], common: dict[str, Any], failed: bool) -> Eve
         where = _str(ti.get("working_directory")) or _str(ti.get("cwd")) or cwd
         files = read_files(line, where)
         files = [f if os.path.isabs(f) or not where else os.path.join(where, f) for f in files]
+        # no context before a tool: the command's rules and traps come with its output (the nearest event)
         return [AfterTool(response=response_summary(tool, raw.get("tool_output")), **fields),
+                BeforeShell(command=line, **{**common, "cwd": where}),
                 *(BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files)]
     fields.update(kind=TOOL_KINDS.get(tool, "other"), input=ti)
     if failed:
@@ -251,8 +256,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
 def output(event: Event, text: str | None) -> dict[str, Any] | None:
     """What to print for ``event`` given the core's ``text``: the prompt's text is held for the next postToolUse
     (``core.hold``), which prints it before its own; None for the events that print nothing."""
-    if event.name == PROMPT_EVENT:
-        core.hold(event, text)
+    if event.name in (PROMPT_EVENT, "postToolUseFailure"):
+        core.hold(event, text)  # its prompt hook takes no context; nor (undocumented) its failure hook
         return None
     if event.name not in PRINTING:
         return None

@@ -18,9 +18,10 @@ AfterTool             ``AfterTool`` (captured), followed by the file's ``BeforeF
                       its memories are appended to the tool's output: ``read_file`` →
                       a read of ``file_path``; ``replace`` → an edit (``new_string``, now
                       in the file, locates the edited symbol); ``write_file`` → a write;
-                      ``run_shell_command`` whose command line reads files (the Codex
-                      adapter's parser, ``shell_reads``) → one read per file; a
-                      ``tool_response.error`` → ``AfterToolFailure`` (no memories)
+                      ``run_shell_command`` → ``BeforeShell`` (the command's rules and
+                      traps, after it ran: the nearest event) and one read per file its
+                      command line reads (``shell_reads``); a ``tool_response.error`` →
+                      ``AfterToolFailure`` (the memories matching the failure)
 AfterAgent            ``Stop`` (``prompt_response``) with ``consolidate``: SessionEnd is
                       best effort (the CLI does not wait for it) and ``gemini -p`` ends
                       right after the turn, so each turn's spool is consolidated here
@@ -61,6 +62,7 @@ from .events import (
     AfterToolFailure,
     BeforeCompact,
     BeforeFile,
+    BeforeShell,
     Event,
     Prompt,
     SessionEnd,
@@ -152,14 +154,17 @@ def _after_tool(raw: dict[str, Any], common: dict[str, Any]) -> Event | list[Eve
     if tool == SHELL_TOOL:
         line = _str(ti.get("command"))
         fields.update(kind="shell", input={"command": line})
-        if error:
-            return AfterToolFailure(error=json.dumps(error) if not isinstance(error, str) else error, **fields)
         where = _str(ti.get("dir_path"))
         cwd = common["cwd"]
         base = os.path.join(cwd, where) if where and cwd else where or cwd
+        # no context before a tool: the command's rules and traps come with its output (the nearest event)
+        shell = BeforeShell(command=line, **{**common, "cwd": base})
+        if error:
+            return [AfterToolFailure(error=json.dumps(error) if not isinstance(error, str) else error, **fields), shell]
         files = read_files(line, base)
         files = [f if os.path.isabs(f) or not where else os.path.join(where, f) for f in files]
-        return [AfterTool(**fields), *(BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files)]
+        return [AfterTool(**fields), shell, *(BeforeFile(kind="read", path=f, **{**common, "paths": (f,)})
+                                             for f in files)]
     fields.update(kind="other", input=ti)
     if error:
         return AfterToolFailure(error=json.dumps(error) if not isinstance(error, str) else error, **fields)

@@ -19,8 +19,8 @@ chat.message           ``Prompt``: the user message's text parts (``output.parts
 tool.execute.before    ``input.tool`` / ``output.args``: ``read`` → ``BeforeFile`` read
                        (``filePath``); ``edit`` → edit (``oldString``); ``write`` → write;
                        ``apply_patch`` (``patchText``, a Codex-style patch) → one per file;
-                       ``bash`` whose command reads files (``shell_reads``; ``workdir`` as its
-                       folder) → one read per file, else ``BeforeShell``; other tools: nothing
+                       ``bash`` → ``BeforeShell`` (``workdir`` as its folder), then one read
+                       per file its command reads (``shell_reads``); other tools: nothing
 tool.execute.after     ``AfterTool`` (``output.output``: what the model was given; file tools
                        get Claude-style input keys ``file_path``, ``old_string``,
                        ``new_string``, ``content``)
@@ -132,10 +132,10 @@ def _before_tool(tool: str, args: dict[str, Any], common: dict[str, Any]) -> Eve
         line = _str(args.get("command"))
         workdir = _str(args.get("workdir"))
         folder = os.path.join(cwd, workdir) if workdir and cwd else workdir or cwd
-        files = read_files(line, folder)
-        if not files:
-            return BeforeShell(command=line, **common)
-        return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+        files = read_files(line, folder)  # the command's rules and traps first, then the files it reads
+        shell = BeforeShell(command=line, **{**common, "cwd": folder or cwd})
+        reads = [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+        return [shell, *reads] if reads else shell
     return None
 
 

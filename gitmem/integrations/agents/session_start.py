@@ -26,8 +26,12 @@ STATUS_CHECK_BUDGET_S = 0.25
 NEWEST_HEADER = "# gitmem: no memory is about the code in focus yet; the newest of {n}\n"
 
 
-def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) -> tuple[str, list[str], str | None]:
+def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int,
+                          files: list[str] | tuple[str, ...] = ()) -> tuple[str, list[str], str | None]:
     """The SessionStart text, the ids it shows in full, and HEAD (None before the first commit).
+
+    ``files``: repo-relative files in focus besides the dirty and branch ones (after a compaction, those
+    the session worked on: their memories are given again).
 
     Also brings the hook index up to date for the hooks that follow (statuses it
     has no time to check are checked by a detached process).
@@ -41,7 +45,7 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
     source = open_source(store, budget_tokens)
     if source is not None:
         try:
-            res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, source=source)
+            res = build_context(store, files=files, budget=budget_tokens, cwd=cwd, use_index=False, source=source)
         finally:
             source.con.close()
         statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
@@ -52,7 +56,7 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int) ->
         total = source.total
     else:
         loaded = store.load_all()
-        res = build_context(store, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
+        res = build_context(store, files=files, budget=budget_tokens, cwd=cwd, use_index=False, loaded=loaded)
         statuses = {s.memory.id: s.status_detail for s in res.ranked if s.status_detail is not None}
         left = max(0.0, STATUS_CHECK_BUDGET_S - (time.monotonic() - started))
         try:

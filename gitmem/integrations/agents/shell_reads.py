@@ -1,7 +1,7 @@
 """Which files a shell command line reads: for agents that read files through their shell tool.
 
-Owns: the parse of a command line (``shlex``, split at pipes, ``&&``, ``;`` …) into simple
-commands, and which of their arguments are files read by a known reader (``cat``, ``head``,
+Owns: which arguments of a command line's simple commands (``shellwords.located_commands``: ``shlex``,
+split at pipes, ``&&``, ``;`` …) are files read by a known reader (``cat``, ``head``,
 ``tail``, ``less``, ``more``, ``nl``, ``sed -n``, ``rg`` / ``grep`` with file arguments).
 Used by the Codex adapter (``Bash``), the Gemini CLI adapter (``run_shell_command``), the Copilot
 CLI adapter (``bash``) and VS Code's input (``run_in_terminal``).
@@ -10,13 +10,15 @@ Guarantees: only existing files; redirections and separators are never taken for
 that cannot be parsed reads nothing; a file read after a ``cd DIR`` (or ``pushd DIR``) is taken
 relative to DIR, until a ``)`` closes the subshell the ``cd`` ran in.
 
-Must not import: anything outside the standard library (it runs on every shell tool call).
+Must not import: anything outside the standard library and ``shellwords`` (it runs on every shell tool call).
+What a command runs or targets (``python x.py``, ``make``, a test id) is ``shellwords.targets``.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
+
+from ...shellwords import located_commands
 
 #: Commands whose file arguments are read; (options that take a value, whether the first operand
 #: is not a file: a pattern or a sed script, unless given with -e / -f).
@@ -31,47 +33,6 @@ READERS: dict[str, tuple[frozenset[str], bool]] = {
     "grep": (frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--include", "--exclude"}), True),
     "rg": (frozenset({"-e", "-f", "-g", "-m", "-A", "-B", "-C", "-t", "-T", "--glob", "--type"}), True),
 }
-#: Separators between the simple commands of a command line.
-SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
-
-
-#: Commands that change the shell's working folder for the commands after them.
-CHDIR = frozenset({"cd", "pushd"})
-
-
-def _simple_commands(line: str) -> list[tuple[str, list[str]]]:
-    """(the separator before it, its words) for each simple command of ``line`` (split at pipes, ``&&``, ``;``,
-    parentheses …); [] if it cannot be parsed."""
-    try:
-        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lex.whitespace_split = True
-        words = list(lex)
-    except ValueError:
-        return []
-    out: list[tuple[str, list[str]]] = [("", [])]
-    redirect = ""
-    for w in words:
-        if redirect:  # `< FILE` is read (an operand); `> FILE` is not
-            if redirect == "<":
-                out[-1][1].append(w)
-            redirect = ""
-        elif w in SEPARATORS:
-            out.append((w, []))
-        elif w.strip("<>&") == "":
-            redirect = w
-        else:
-            out[-1][1].append(w)
-    return [c for c in out if c[1] or c[0] in ("(", ")")]
-
-
-def _cd_target(args: list[str]) -> str | None:
-    """The folder ``cd ARGS`` moves to, or None when it cannot be known (none, ``-``, a variable)."""
-    operands = [a for a in args if not a.startswith("-") or a == "-"]
-    if len(operands) != 1 or operands[0] == "-" or "$" in operands[0]:
-        return None
-    return os.path.expanduser(operands[0])
-
-
 def _operands(name: str, args: list[str]) -> list[str]:
     """The file operands of reader ``name`` given ``args``."""
     takes_value, first_is_pattern = READERS[name]
@@ -106,22 +67,8 @@ def read_files(line: str, cwd: str) -> list[str]:
     once each); redirections and separators are never taken for files. After ``cd DIR``, a file is taken in
     DIR (and given as DIR/file); after a ``cd`` whose folder cannot be known, no file is taken."""
     out: list[str] = []
-    here: str | None = ""  # where the shell is, relative to cwd (or absolute); None: unknown
-    saved: list[str | None] = []  # `(` … `)`: a subshell's cd does not outlive it
-    for sep, words in _simple_commands(line):
-        if sep == "(":
-            saved.append(here)
-        elif sep == ")":
-            here = saved.pop() if saved else here
-        while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value cmd
-            words = words[1:]
-        if not words:
-            continue
+    for here, words in located_commands(line):
         name = os.path.basename(words[0])
-        if name in CHDIR:
-            target = _cd_target(words[1:])
-            here = None if target is None or here is None else os.path.normpath(os.path.join(here, target))
-            continue
         if name not in READERS or here is None:
             continue
         if name == "sed" and "-n" not in words[1:] and not any(w.startswith("-n") for w in words[1:]):

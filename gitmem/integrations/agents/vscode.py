@@ -24,8 +24,8 @@ PreToolUse            ``read_file`` → ``BeforeFile`` read; ``replace_string_in
                       replacement's file; ``insert_edit_into_file``, ``edit_notebook_file``,
                       ``editFiles`` (``files``) → edit; ``create_file`` → write;
                       ``apply_patch`` (``input``: a patch, ``patches``) → one edit or write
-                      per file; ``run_in_terminal`` whose command reads files
-                      (``shell_reads``) → one read per file, else ``BeforeShell``; the same
+                      per file; ``run_in_terminal`` → ``BeforeShell``, then one read per
+                      file its command reads (``shell_reads``); the same
                       tools' contributed ids (``copilot_readFile`` …) and reference names
                       (``readFile`` …) too; a path is absolute, relative to ``cwd`` or a
                       ``file://`` URI; any other tool: nothing
@@ -236,10 +236,10 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
             from .shell_reads import read_files  # shlex: only for a terminal command
 
             line = _str(ti.get("command"))
-            files = read_files(line, cwd)
-            if not files:
-                return BeforeShell(command=line, **common)
-            return [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            files = read_files(line, cwd)  # the command's rules and traps first, then the files it reads
+            shell = BeforeShell(command=line, **common)
+            reads = [BeforeFile(kind="read", path=f, **{**common, "paths": (f,)}) for f in files]
+            return [shell, *reads] if reads else shell
         return None
     tool_use_id = _str(raw.get("tool_use_id"))
     tr = _str(raw.get("tool_response"))
