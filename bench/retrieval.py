@@ -93,6 +93,7 @@ from gitmem.code.languages import language_for_path
 from gitmem.errors import AnchorError
 from gitmem.git import Repo
 from gitmem.memories import derive_title, list_memories, make_anchors
+from gitmem.memories import write as write_memories
 from gitmem.model import Memory
 from gitmem.ops.context import build_context
 from gitmem.rank.focus import changed_symbols
@@ -347,11 +348,9 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
                 if s not in made:
                     made[s] = commit_memory(store, resolver, by_sha[s])
             want = {made[s].id for s in before}
-            for mid in sorted(present - want):
-                store.delete(mid)
-            for s in before:
-                if made[s].id not in present:
-                    store.save(made[s])
+            # the one write path (``Store.save``/``delete`` are gone): files and catalog rows in one call
+            write_memories(store, [made[s] for s in before if made[s].id not in present],
+                           removed=sorted(present - want))
             present = want
             cost = {made[s].id: token_estimate(render_detail(item(Scored(made[s])))) for s in before}
             relevant = {made[s].id for s in rel_shas}
