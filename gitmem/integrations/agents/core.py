@@ -221,10 +221,10 @@ def take_held(event: Event) -> str | None:
     return text or None
 
 
-def fading(con: sqlite3.Connection, lay: layout.Layout, ids: list[str]) -> dict[str, float]:
-    """id → decay factor of ``ids`` (``usage.fading``, ``[ranking]`` of config.toml) for ordering near-ties:
-    ``{}`` (nothing decays) when decay is off or there are fewer than two to order."""
-    half_life = config.decay_half_life(config.read_cached(lay)) if len(ids) > 1 else None
+def fading(con: sqlite3.Connection, cfg: dict[str, Any], ids: list[str]) -> dict[str, float]:
+    """id → decay factor of ``ids`` (``usage.fading``; ``cfg``: config.toml, its ``[ranking]``) for ordering
+    near-ties: ``{}`` (nothing decays) when decay is off or there are fewer than two to order."""
+    half_life = config.decay_half_life(cfg) if len(ids) > 1 else None
     return usage.fading(con, ids, half_life) if half_life is not None else {}
 
 
@@ -354,7 +354,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
                 if best > 0 and score >= MIN_RELATIVE_BM25 * best:
                     ranked[mid] = ranked.get(mid, 0.0) + score / best
         given = given_ids(lay, key)
-        fade = fading(con, lay, [mid for mid in ranked if mid not in given])
+        fade = fading(con, cfg, [mid for mid in ranked if mid not in given])
         order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0)))
                  if mid not in given]
         rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
@@ -404,7 +404,7 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
 
         # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first;
         # with decay on, the least faded first: ``usage.fade``)
-        fade = fading(con, lay, [f[0] for f in found])
+        fade = fading(con, cfg, [f[0] for f in found])
         found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
                                   -fade.get(f[0], 1.0)))
         found = found[:MAX_FILE_MEMORIES]
