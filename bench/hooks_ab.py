@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hooks as hb  # noqa: E402  (bench/hooks.py: ADAPTERS, TARGETS_MS, fill, round_values)
+import hooks as hb  # bench/hooks.py: ADAPTERS, TARGETS_MS, fill, round_values
 
 
 def timed(argv: list[str], stdin: bytes, cwd: Path | str, env: dict[str, str]) -> tuple[float, bool]:
@@ -81,7 +81,8 @@ def main() -> int:
             k = f"{a.name} {kind}"
             mb, ma = statistics.median(times[(k, "before")]), statistics.median(times[(k, "after")])
             print(f"{k:16} before {mb:7.1f} ms ×{mb / base:5.2f} ({printed[(k, 'before')]}/{args.runs})  "
-                  f"after {ma:7.1f} ms ×{ma / base:5.2f} ({printed[(k, 'after')]}/{args.runs})  after/before {ma / mb:5.2f}")
+                  f"after {ma:7.1f} ms ×{ma / base:5.2f} ({printed[(k, 'after')]}/{args.runs})  "
+                  f"after/before {ma / mb:5.2f}")
     return 0
 
 
