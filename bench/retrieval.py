@@ -85,13 +85,16 @@ Run it
 ------
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH [--queries 40] [--window 500] [--seed 1]
         [--budget 1500] [--json] [--rows FILE] [--commit SHA ...]
+        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...] [--decay-half-life DAYS]
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH --at-action [--json]
 
 Progress on stderr; the table (or one JSON object with ``--json``) on stdout;
 ``--rows`` writes one JSON line per query (relevant ids and their rank under
 each method, context's top 10 and every relevant memory with score, proximity,
 reason, text rank, status and token cost); ``--commit`` evaluates only the
-given commits (to dig into one). Needs the WordLlama embedder (the default
+given commits (to dig into one); ``--decay-half-life`` sets ``[ranking] decay_half_life_days``
+of the scratch store (0 turns decay off; memories are never used here, so a short half-life is a
+stronger preference for recent ones: a stress test of the decay). Needs the WordLlama embedder (the default
 config), no network.
 """
 
@@ -293,8 +296,19 @@ def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def set_decay(clone: Path, half_life: float) -> None:
+    """``[ranking]`` of the scratch store: ``decay_half_life_days = half_life``, or ``decay = false`` for 0."""
+    cfg = clone / ".gitmem" / "config.toml"
+    text = cfg.read_text("utf-8")
+    if half_life <= 0:
+        text = text.replace("decay = true", "decay = false")
+    else:
+        text = text.replace("decay_half_life_days = 90", f"decay_half_life_days = {half_life}")
+    cfg.write_text(text, "utf-8")
+
+
 def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
-        only: list[str] | tuple[str, ...] = ()) -> Run:
+        only: list[str] | tuple[str, ...] = (), half_life: float | None = None) -> Run:
     t_start = time.perf_counter()
     src = Repo(repo_path)
     head = src.head()
@@ -307,6 +321,8 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
             f.write("\n/.gitmem/\n")  # the store is no code in focus (gitmem skips it anyway)
         repo = Repo(clone)
         init_layout(repo)
+        if half_life is not None:
+            set_decay(clone, half_life)
         store = Store(repo)
         store.enable_symbol_cache()
         resolver = Resolver(repo)
@@ -662,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=1500, help="context budget in tokens (default 1500)")
     ap.add_argument("--commit", action="append", default=[], metavar="SHA",
                     help="evaluate only this commit (a SHA prefix; repeatable; overrides --queries)")
+    ap.add_argument("--decay-half-life", type=float, metavar="DAYS",
+                    help="[ranking] decay_half_life_days of the scratch store (0: decay = false; default: config's)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--rows", metavar="FILE", help="write one JSON line per query to FILE")
     ap.add_argument("--at-action", action="store_true",
@@ -674,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(at_action_table(res))
         return 0
-    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit)
+    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit, args.decay_half_life)
     if args.rows:
         with open(args.rows, "w", encoding="utf-8") as f:
             for q in r.queries:

@@ -4,7 +4,8 @@ Owns: ``DEFAULT_CONFIG`` (what ``gitmem init`` writes), the known sections and k
 checks (``validate``), reading the file merged over the defaults (``load``, for
 ``Store.config``), the cached reader of the agent hooks (``read_cached``: parsed with
 ``tomllib`` only when the file changed, else a JSON copy in the worktree's state folder), and
-the hook budgets (``[claude]``: ``budget``) and private-file globs (``[capture]``). Nothing
+the hook budgets (``[claude]``: ``budget``), private-file globs (``[capture]``) and the decay
+(``[ranking]``: ``decay_half_life``). Nothing
 else in gitmem parses config.toml.
 
 Guarantees: ``load`` returns every default section, validated, or raises ``ConfigError``;
@@ -62,6 +63,12 @@ file_budget = 500
 shell_budget = 300
 failure_budget = 300
 
+[ranking]
+# Memories never given to an agent, searched or opened, whose code nobody committed to, for long, rank lower:
+# their recency weighs 0.5 ** (idle days / decay_half_life_days). Never for constraints. false: off.
+decay = true
+decay_half_life_days = 90
+
 [share]
 # When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
 # the code a local memory is anchored to carries it), "all" (every commit carries all of them), "manual"
@@ -87,7 +94,7 @@ private_files = []
 """
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -100,7 +107,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture] and [memory].
+    [claude], [review], [share], [capture], [memory] and [ranking].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -138,6 +145,15 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key memory.{key}", "known keys: max_chars")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= MIN_MAX_CHARS):
             raise ConfigError(f"{where}: memory.max_chars must be an integer >= {MIN_MAX_CHARS}, got {value!r}", hint)
+    for key, value in cfg.get("ranking", {}).items():
+        if key == "decay":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: ranking.decay must be true or false, got {value!r}", hint)
+        elif key == "decay_half_life_days":
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+                raise ConfigError(f"{where}: ranking.decay_half_life_days must be a number > 0, got {value!r}", hint)
+        else:
+            raise ConfigError(f"{where}: unknown key ranking.{key}", "known keys: decay, decay_half_life_days")
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -157,6 +173,24 @@ def max_chars(cfg: dict[str, Any]) -> int:
     section = cfg.get("memory")
     v = section.get("max_chars", DEFAULT_MAX_CHARS) if isinstance(section, dict) else DEFAULT_MAX_CHARS
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= MIN_MAX_CHARS else DEFAULT_MAX_CHARS
+
+
+#: ``[ranking] decay_half_life_days``: a quarter of a year. Most projects ship and revisit their code within one;
+#: a memory nobody was given and whose code nobody committed to for a whole quarter weighs half in the recency
+#: component, after a year a sixteenth (``usage.fade``).
+DEFAULT_DECAY_HALF_LIFE_DAYS = 90.0
+
+
+def decay_half_life(cfg: dict[str, Any]) -> float | None:
+    """The decay half-life in days of ``cfg`` (``[ranking]``), or None when decay is off (``decay = false``);
+    the default when missing or invalid (the hooks read config.toml unvalidated)."""
+    section = cfg.get("ranking")
+    section = section if isinstance(section, dict) else {}
+    if section.get("decay", True) is False:
+        return None
+    v = section.get("decay_half_life_days", DEFAULT_DECAY_HALF_LIFE_DAYS)
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return float(v) if ok else DEFAULT_DECAY_HALF_LIFE_DAYS
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:

@@ -221,6 +221,27 @@ class Repo:
             rows.append((sha, int(t or 0), author, subject, name))
         return rows
 
+    def last_commit_times(self, paths: list[str], revs: str = "HEAD") -> dict[str, int]:
+        """path → commit time (seconds since the epoch) of the newest commit of ``revs`` (a revision or ``A..B``)
+        that changed it, for each of ``paths`` some commit changed (others are left out). One ``git log`` per
+        500 paths, renames not followed (a renamed file's first commit under its new name is its last change).
+
+        Raises:
+            GitError: git failed (``revs`` unknown).
+        """
+        out: dict[str, int] = {}
+        listed = sorted(set(paths))
+        for i in range(0, len(listed), 500):
+            raw = self._run_bytes("--literal-pathspecs", "log", "-z", "--format=%x01%ct", "--name-only",
+                                  "--no-renames", revs, "--", *listed[i:i + 500])
+            for chunk in raw.split(b"\x01")[1:]:
+                t, *names = chunk.split(b"\x00")
+                for n in names:
+                    name = _decode(n.removeprefix(b"\n"))
+                    if name and name not in out:
+                        out[name] = int(t or 0)
+        return out
+
     def modified(self, path: str) -> bool:
         """Whether ``path`` differs from HEAD in the index or the work tree, or is untracked."""
         return bool(self._run("--literal-pathspecs", "status", "--porcelain", "--", path))

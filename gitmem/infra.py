@@ -29,6 +29,11 @@ def utc_now() -> str:
     return time.strftime(UTC_FORMAT, time.gmtime())
 
 
+def utc_stamp(seconds: float) -> str:
+    """``seconds`` since the epoch as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC)."""
+    return time.strftime(UTC_FORMAT, time.gmtime(seconds))
+
+
 def parse_utc(stamp: str | None) -> float | None:
     """Seconds since the epoch of a ``YYYY-MM-DDTHH:MM:SSZ`` stamp; None when it is not one."""
     import calendar
@@ -96,6 +101,42 @@ def append_log(path: Path, text: str) -> None:
             f.write(text)
     except (OSError, ValueError):
         pass
+
+
+#: Bytes one ``append_records`` write holds at most: POSIX's smallest PIPE_BUF (``_POSIX_PIPE_BUF``), the size
+#: up to which an ``O_APPEND`` write is atomic by the standard (Linux's and macOS's local file systems append whole
+#: writes of any size under the inode lock; 512 keeps the guarantee everywhere).
+APPEND_ATOMIC_BYTES = 512
+
+
+def append_records(path: Path, lines: list[str]) -> None:
+    """Append ``lines`` (each one record, without its newline) to ``path`` (created with its folder, mode 0600).
+
+    ``O_APPEND`` writes of whole lines, each write at most ``APPEND_ATOMIC_BYTES`` (a longer line is
+    written alone): processes appending at once never interleave or tear a record, and none is lost.
+    No rotation (the caller owns the file's size).
+
+    Raises:
+        OSError: the file cannot be opened or written.
+    """
+    if not lines:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chunks: list[bytes] = []
+    cur = b""
+    for line in lines:
+        data = line.encode("utf-8", "replace") + b"\n"
+        if cur and len(cur) + len(data) > APPEND_ATOMIC_BYTES:
+            chunks.append(cur)
+            cur = b""
+        cur += data
+    chunks.append(cur)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        for c in chunks:
+            os.write(fd, c)
+    finally:
+        os.close(fd)
 
 
 def format_exception(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ What lives where (DESIGN.md §3)::
     <common-dir>/gitmem/              per clone, shared by every worktree, never committed
         local/memories/<id>.md        local-scope memories
         spool/ sessions/ logs/        captured events, what each session was given, logs
+        usage.jsonl                   when each memory was given, found, opened (``gitmem.usage``)
         cache/                        symbol tables and import graphs by blob SHA
     <git-dir>/gitmem/                 per worktree (its checkout differs)
         catalog.sqlite                the catalog of memory files, statuses, change log, FTS5
@@ -143,6 +144,12 @@ class Layout:
     @property
     def logs_dir(self) -> Path:
         return self.clone_dir / "logs"
+
+    @property
+    def usage_log(self) -> Path:
+        """When each memory was given to an agent, found by a search or opened: JSON Lines, appended
+        (``gitmem.usage``); per clone, the only record of use (the catalog folds it)."""
+        return self.clone_dir / "usage.jsonl"
 
     @property
     def problems_dir(self) -> Path:

@@ -25,6 +25,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``scored_json``: a ranked memory (nested in ``context_json``).
 * ``focus_json``: the code in focus (nested in ``context_json``).
 * ``context_json``: packed context → ``context``, MCP ``context``.
+* ``stats_json`` (``memory_use_json`` nested): ``stats``.
 * ``init_json`` / ``hooks_report_json``: what ``init`` and ``hooks install`` did.
 * ``hooks_removed_json``: ``hooks uninstall``. ``hook_state_json``: each hook of ``hooks status``.
 * ``forgotten_json``, ``retired_json``, ``superseded_json``, ``reanchored_json``, ``shared_json``:
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from .ops.lifecycle import Superseded
     from .ops.reanchor import Reanchored
     from .ops.scan import ScanResult
+    from .ops.stats import MemoryUse, Stats
     from .ops.transfer import ImportReport
     from .rank.focus import Focus
     from .rank.score import Scored
@@ -227,11 +229,12 @@ def search_result_json(query: str, hits: list[JSONObject], warnings: list[str]) 
 
 
 def scored_json(s: Scored) -> JSONObject:
-    """A ranked memory: id, title, type, score, proximity, why, text rank, status, age."""
+    """A ranked memory: id, title, type, score, proximity, why, text rank, status, age, anchors, fade (the decay
+    factor of its recency score, 1 when none: ``usage.fade``)."""
     d = {"id": s.memory.id, "title": s.memory.title, "type": s.memory.type,
          "score": round(s.score, 6), "proximity": round(s.proximity, 4), "near": s.near,
          "text_rank": s.text_rank, "status": s.status.value, "age": age(s.memory),
-         "anchors": [a.key for a in s.memory.anchors]}
+         "anchors": [a.key for a in s.memory.anchors], "fade": round(s.fade, 4)}
     if s.status_detail is not None:
         d["anchor_statuses"] = [anchor_status_json(a) for a in s.status_detail.anchors]
     return d
@@ -252,6 +255,28 @@ def context_json(res: ContextResult) -> JSONObject:
             "detailed": res.packed.detailed, "indexed": res.packed.indexed,
             "left_out": res.packed.left_out, "focus": focus_json(res.focus),
             "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+
+
+def memory_use_json(u: MemoryUse) -> JSONObject:
+    """One memory's use: ``{"id", "type", "title", "scope", "status", "given", "searched", "opened", "last_used",
+    "written", "touched", "idle_days", "fade"}`` (stamps UTC ``YYYY-MM-DDTHH:MM:SSZ`` or null; ``touched``: the
+    last commit that changed one of its anchored files; ``idle_days``: since the latest of written, last used
+    and touched; ``fade``: its decay factor, 1 when decay is off or for a constraint)."""
+    return {"id": u.id, "type": u.type, "title": u.title, "scope": u.scope, "status": u.status, "given": u.given,
+            "searched": u.searched, "opened": u.opened, "last_used": u.last_used, "written": u.written,
+            "touched": u.touched, "idle_days": None if u.idle_days is None else round(u.idle_days, 1),
+            "fade": round(u.fade, 4)}
+
+
+def stats_json(st: Stats) -> JSONObject:
+    """``gitmem stats``: ``{"total", "decay": {"on", "half_life_days"}, "uses": {"given", "searched", "opened"},
+    "never_used", "fading_total", "by_type": {type: {status: count}}, "most_used", "least_used", "fading"}``
+    (the last three lists of ``memory_use_json``)."""
+    return {"total": st.total, "decay": {"on": st.half_life_days is not None, "half_life_days": st.half_life_days},
+            "uses": st.uses, "never_used": st.never_used, "fading_total": st.fading_total, "by_type": st.by_type,
+            "most_used": [memory_use_json(u) for u in st.most_used],
+            "least_used": [memory_use_json(u) for u in st.least_used],
+            "fading": [memory_use_json(u) for u in st.fading]}
 
 
 def age(m: Memory) -> str:

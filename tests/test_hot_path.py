@@ -29,6 +29,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.layout",
     "gitmem.infra",
     "gitmem.config",
+    "gitmem.usage",  # the use log's append and the decay factor (standard library only)
     "gitmem.errors",  # raised by config only when validating, never on a hook path today; harmless (no imports)
     "gitmem.rank",
     "gitmem.rank.render",

@@ -1,7 +1,7 @@
 """The catalog: one SQLite database per worktree that knows every memory file, and the only code with SQL.
 
 ``layout.of(root).catalog_file`` (``<git-dir>/gitmem/catalog.sqlite``) is derived data: rebuilt from
-the memory files whenever it is missing, corrupt or of another schema. Three modules, one job each:
+the memory files whenever it is missing, corrupt or of another schema. Four modules, one job each:
 
 * ``db``    — the schema and every query the hot paths run (agent hooks on each prompt and tool
   call): rows by path, symbol or id, BM25 over FTS5, statuses. Standard library only.
@@ -10,6 +10,8 @@ the memory files whenever it is missing, corrupt or of another schema. Three mod
   (sequence numbers, tombstones, generation) the LanceDB index follows.
 * ``sync``  — statuses: re-checking the memories whose code changed (the diff analyzer) and
   recording what the git hooks computed; the detached ``python -m gitmem.catalog.sync ROOT``.
+* ``usage`` — the clone's use log (``gitmem.usage``) folded into the ``usage`` table, and the
+  anchored files' last commit times (``code_times``): what the decay of unused memories reads.
 
 This ``__init__`` imports nothing, so ``gitmem.catalog.db`` costs the hooks only itself.
 """

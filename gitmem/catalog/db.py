@@ -21,6 +21,9 @@ memory files at any time), with
   ``gitmem.catalog``, which reads only the files that changed;
 * ``tombstones``: ids removed, with the sequence number of the change, so the
   LanceDB index can follow the rows change by change;
+* ``usage``: per memory id, how often it was given, searched and opened and when last (seconds),
+  folded from the clone's use log (``catalog.usage``, ``gitmem.usage``);
+* ``code_times``: per anchored path, the commit time of the last commit that changed it (NULL: none);
 * ``meta``: the signature of the memory folders the rows were built from, the
   sequence number and generation of the rows, the state statuses were checked at.
 
@@ -50,7 +53,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 #: in git's folder (``layout``). 10: symbol names of several definitions (``Parser.parse(String)``) and
 #: their last parts recomputed (extractor ``ts1.3``); an anchor's ``was`` (its key before its code moved).
 #: 11: ``commands``, the commands each memory quotes (``shellwords.quoted_commands``).
-SCHEMA_VERSION = "11"
+#: 12: ``usage`` (the use log folded, ``catalog.usage``) and ``code_times`` (anchored files' last commit times).
+SCHEMA_VERSION = "12"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -76,6 +80,9 @@ CREATE TABLE IF NOT EXISTS commands (memory_id TEXT, program TEXT, words TEXT);
 CREATE INDEX IF NOT EXISTS commands_program ON commands(program);
 CREATE INDEX IF NOT EXISTS commands_memory ON commands(memory_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
+CREATE TABLE IF NOT EXISTS usage (id TEXT PRIMARY KEY, given INTEGER DEFAULT 0, searched INTEGER DEFAULT 0,
+    opened INTEGER DEFAULT 0, last_used INTEGER);
+CREATE TABLE IF NOT EXISTS code_times (path TEXT PRIMARY KEY, committed INTEGER);
 """
 
 _COLUMNS = ("id", "type", "title", "body", "facts", "tags", "anchors", "scope", "updated",
@@ -147,7 +154,7 @@ def _open(path: Path, create: bool) -> sqlite3.Connection | None:
                 con.executescript("DROP TABLE IF EXISTS memories; DROP TABLE IF EXISTS anchors; "
                                   "DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS files; "
                                   "DROP TABLE IF EXISTS tombstones; DROP TABLE IF EXISTS commands; "
-                                  "DELETE FROM meta;")
+                                  "DROP TABLE IF EXISTS usage; DROP TABLE IF EXISTS code_times; DELETE FROM meta;")
                 con.executescript(_SCHEMA)
                 set_meta(con, "schema", SCHEMA_VERSION)
                 con.commit()
@@ -536,6 +543,26 @@ def full_memories(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str,
                 out.append(json.loads(r[0]))
             except (TypeError, ValueError):
                 continue
+    return out
+
+
+def fade_inputs(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[str, str | None, int | None,
+                                                                                 int | None]]:
+    """What ``usage.fade`` needs of each of ``ids``: id → (type, updated stamp, last use in seconds or None,
+    latest commit time of its anchored files or None). Unknown ids are left out; one query per 500 ids."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, tuple[str, str | None, int | None, int | None]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        q = ("SELECT m.id, m.type, m.updated, u.last_used, "
+             "(SELECT MAX(c.committed) FROM anchors a JOIN code_times c ON c.path = a.path "
+             "WHERE a.memory_id = m.id) FROM memories m LEFT JOIN usage u ON u.id = m.id "
+             f"WHERE m.id IN ({', '.join('?' * len(chunk))})")
+        try:
+            for mid, mtype, updated, last, touched in con.execute(q, chunk):
+                out[mid] = (str(mtype), updated, last, touched)
+        except sqlite3.Error:
+            return {}
     return out
 
 

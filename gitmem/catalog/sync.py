@@ -30,6 +30,7 @@ from ..model import KIND_COMMIT, Memory, MemoryStatus, Status
 from ..store import LoadResult, Store
 from . import db as catalog_db
 from . import files as catalog_files
+from . import usage as catalog_usage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,6 +176,8 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
                 continue
             todo.append(memory_status(resolver, m, WORKTREE))
             report.checked += 1
+        # the anchored files' last commit times, for the decay (catalog.usage)
+        _code_times(con, repo, head, old_head)
         # 3. write them, in a short transaction
         catalog_db.begin(con)
         for ms in todo:
@@ -186,9 +189,24 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
             catalog_db.set_meta(con, "tree_state", tree_state(repo, list(dirty)))
             catalog_db.set_meta(con, "status_checked_ns", str(checked_ns))
         con.commit()
+        try:
+            catalog_usage.refresh(con, store.layout)
+        except (OSError, sqlite3.Error) as e:  # the use counts wait for the next sync; statuses are written
+            _log_failure(root, "fold the use log", e)
     finally:
         con.close()
     return report
+
+
+def _code_times(con: sqlite3.Connection, repo: Repo, head: str | None, old_head: str | None) -> None:
+    """``catalog.usage.update_code_times`` from ``old_head`` (meta ``status_head``; ``-``: none) to ``head``;
+    a git failure is logged, never raised (the decay then uses what is known)."""
+    try:
+        catalog_usage.update_code_times(con, repo.last_commit_times, head,
+                                        None if old_head in (None, "-") else old_head)
+    except GitError as e:  # the old HEAD is gone (gc after a rewrite): look every path up again next time
+        con.execute("DELETE FROM code_times")
+        _log_failure(repo.root, "record code times", e)
 
 
 def not_fresh(store: Store) -> list[MemoryStatus]:

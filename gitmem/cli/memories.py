@@ -7,7 +7,7 @@ import os
 
 import click
 
-from .. import shapes
+from .. import shapes, usage
 from ..model import MEMORY_TYPES, STATUS_FILTERS
 from ..rank.render import was_note
 from .base import _out, _store, _warn, _warn_invalid, cli, json_option
@@ -77,7 +77,9 @@ def show(mem_id: str, rev: str | None) -> None:
     """
     from ..ops.show import show as do_show
 
-    shown = do_show(_store(), mem_id, rev=rev)
+    store = _store()
+    shown = do_show(store, mem_id, rev=rev)
+    usage.record(store.layout, usage.OPENED, "show", [shown.status.memory.id])
     ms = shown.status
     m = ms.memory
 

@@ -1,4 +1,4 @@
-"""Finding and checking memories: ``recall``, ``context``, ``stale``, ``check``, ``scan``."""
+"""Finding and checking memories: ``recall``, ``context``, ``stale``, ``check``, ``scan``, ``stats``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import sys
 
 import click
 
-from .. import shapes
+from .. import shapes, usage
 from ..model import Status
 from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
-from .text import render_statuses
+from .text import render_stats, render_statuses
 
 
 @cli.command()
@@ -30,6 +30,7 @@ def recall(query: str, limit: int) -> None:
     store = _store()
     hits = do_recall(store, query, limit, warn=_warn)
     statuses = with_status(store, [h.memory for h in hits])
+    usage.record(store.layout, usage.SEARCHED, "recall", [h.memory.id for h in hits])
     _out([shapes.recall_hit_json(h, s) for h, s in zip(hits, statuses, strict=True)],
          lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.status.label:9} [{h.memory.type}] {h.memory.title}"
                            for h, s in zip(hits, statuses, strict=True)) or "no matches")
@@ -148,3 +149,27 @@ def scan(rev_range: str | None) -> None:
     _out(shapes.scan_json(res),
          lambda: f"gitmem: scanned {res.commits} commit(s); {not_fresh} of {len(res.statuses)} "
                  "memories not fresh" + (" (gitmem stale)" if not_fresh else ""))
+
+
+@cli.command()
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 10_000),
+              help="Memories listed as most used, least used and fading.")
+@json_option
+def stats(limit: int) -> None:
+    """How memories are used in this clone, and which fade.
+
+    Per memory: how often it was given to an agent (session start, prompt, before a file,
+    MCP context), found by a search (recall, MCP search) and opened (show, MCP get), and
+    when last. Fading: never used, and idle (not written, used, nor its code committed)
+    for more than one decay half-life ([ranking] decay_half_life_days): they rank lower.
+    Totals per type and status.
+
+    \b
+    Example usage:
+      gitmem stats
+      gitmem stats --limit 30 --json
+    """
+    from ..ops.stats import stats as do_stats
+
+    st = do_stats(_store(), limit=limit)
+    _out(shapes.stats_json(st), lambda: render_stats(st))

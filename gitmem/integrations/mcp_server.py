@@ -10,6 +10,9 @@ document carrying ``schema_version``):
 * ``stale()``               → ``analyzer.evaluate``: memories not fresh, with reasons (like ``gitmem stale``).
 * ``context(file, …)``      → ``context.build_context`` (like ``gitmem context --file F``).
 
+``search``, ``get`` and ``context`` record what they found, opened or gave in the clone's use log
+(``gitmem.usage``: ``gitmem stats``, the decay of unused memories).
+
 The repository is resolved on every call from the server's directory (its
 working directory, or ``--repo``), so the server starts anywhere and a
 repository initialised after start-up works without a restart. Nothing ends
@@ -33,7 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__, infra, layout, shapes
+from .. import __version__, infra, layout, shapes, usage
 from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
@@ -126,6 +129,7 @@ class GitmemTools:
         hits = recall(store, query, limit, warn=warnings.append)
         statuses = {s.memory.id: s for s in evaluate(store, WORKTREE, [h.memory for h in hits])}
         rows = [shapes.search_hit_json(h, statuses[h.memory.id].status.value) for h in hits]
+        usage.record(store.layout, usage.SEARCHED, "mcp-search", [h.memory.id for h in hits])
         if rows:
             lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {_echo(query)!r}, best first "
                      "(full text: get with their ids):"]
@@ -176,6 +180,7 @@ class GitmemTools:
             used += len(t) + 7
         more = [m.id for m in found[len(shown):]]
         mems = [shapes.memory_detail_json(by_id[m.id], store.display(store.path_for(m))) for m in shown]
+        usage.record(store.layout, usage.OPENED, "mcp-get", [m.id for m in shown])
         data = shapes.versioned(shapes.mcp_get_json(mems, missing, more))
         if not found:
             raise ToolFailure("\n".join(f"error: {x['error']}" + (f"\nhint: {x['hint']}" if x["hint"] else "")
@@ -282,6 +287,7 @@ class GitmemTools:
         store = self.store()
         res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path)
         data = shapes.versioned(shapes.context_json(res))
+        usage.record(store.layout, usage.GIVEN, "mcp-context", res.packed.detailed)
         if res.packed.text:
             text = res.packed.text.rstrip("\n")
         elif not res.total:

@@ -1,13 +1,14 @@
 """``gitmem context``: the memories closest to the code in focus, packed into a token budget.
 
 Pipeline: focus set (``focus``) → candidate ranking by proximity, text
-relevance and recency (``rank.rank``) → status of the top candidates at the
+relevance and recency, the recency decayed by disuse (``rank.rank``, ``fading``) → status of the top candidates at the
 working tree (``analyzer``) → staleness penalty or omission
 (``rank.apply_status``) → budget packing (``rank.pack``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -58,6 +59,16 @@ def _mirror_source(store: Store, budget: int) -> HookIndexSource | None:
         return None
     lines = budget * CHARS_PER_TOKEN // MIN_INDEX_LINE_CHARS  # the most lines the budget can hold
     return HookIndexSource(con, max(200, 3 * lines), per_path=max(100, lines + 25))
+
+
+def fading(store: Store, ids: Iterable[str]) -> dict[str, float]:
+    """id → decay factor (``usage.fading``) of ``ids``, the clone's use log folded into the catalog first;
+    ``{}`` when decay is off (``[ranking] decay = false``) or the catalog cannot be read (no decay then)."""
+    from .. import config
+    from ..catalog import usage as catalog_usage
+
+    half_life = config.decay_half_life(store.config)
+    return {} if half_life is None else catalog_usage.fading_now(store.layout, ids, half_life)
 
 
 @dataclass
@@ -137,7 +148,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     finally:
         if own is not None:
             own.con.close()
-    ranked = rank(list(loaded.memories.values()), focus, text_ids)
+    ranked = rank(list(loaded.memories.values()), focus, text_ids, fading(store, loaded.memories))
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
     ranked = apply_status(top, statuses, omit_stale=omit) + ranked[STATUS_CANDIDATES:]

@@ -10,7 +10,14 @@ Scoring (every weight is a named constant below, each with why):
    anchors.
 2. **Text relevance** to the prompt: the index's hybrid search (BM25 + vector,
    already fused by reciprocal rank fusion).
-3. **Recency**: newest first, a weak signal that breaks ties.
+3. **Recency**: newest first, a weak signal that breaks ties. With decay on
+   (``[ranking] decay``), each memory's recency score is multiplied by its decay
+   factor (``usage.fade``: 0.5 ** (idle time / half-life), idle since it was
+   written, last given, searched or opened, or its code last committed; 1 for
+   constraints): of two equally relevant memories, the one nobody used on code
+   nobody touched for long comes second. Relevance is never decayed, so a memory
+   on the very code being edited is not buried (the agent hooks order near-ties
+   by the same factor: ``integrations.agents.core``).
 
 The three rankings are fused with weighted reciprocal rank fusion,
 ``score = Σ_l w_l / (RRF_K + rank_l)`` (Cormack, Clarke & Büttcher, SIGIR 2009),
@@ -94,6 +101,7 @@ class Scored:
         text_rank: 1-based rank in the text-relevance list, or None.
         status: the memory's status (filled by the caller; FRESH when unknown).
         anchor_statuses: per-anchor statuses, when evaluated.
+        fade: the decay factor its recency score was multiplied by (1: none).
     """
 
     memory: Memory
@@ -104,6 +112,7 @@ class Scored:
     status: Status = Status.FRESH
     status_detail: MemoryStatus | None = None
     reasons: list[str] = field(default_factory=list)
+    fade: float = 1.0
 
 
 def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None
@@ -159,8 +168,12 @@ def proximity(m: Memory, focus: Focus, dirs: dict[str, tuple[float, str, str]] |
     return best
 
 
-def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = None) -> list[Scored]:
+def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = None,
+         fading: dict[str, float] | None = None) -> list[Scored]:
     """Rank ``memories`` for ``focus``; ``text_ranking`` is memory ids by text relevance, best first.
+
+    ``fading``: id → decay factor in (0, 1] (``usage.fading``; missing ids 1), multiplying each
+    memory's recency score; None or ``{}``: no decay.
 
     Returns only memories with some proximity or text relevance, best first;
     when the focus is empty and there is no text ranking, all memories by recency.
@@ -186,8 +199,10 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
     if not relevant and focus.empty and not text_ranking:
         relevant = list(scored.values())
     by_time = sorted(relevant, key=lambda s: (_neg_time(s.memory), s.memory.id))
+    fade = fading or {}
     for r, s in enumerate(by_time, 1):
-        s.score += W_RECENCY / (RRF_K + r)
+        s.fade = fade.get(s.memory.id, 1.0)
+        s.score += W_RECENCY * s.fade / (RRF_K + r)
     for s in relevant:
         s.score *= TYPE_WEIGHT.get(s.memory.type, 1.0)
         s.score *= (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * s.memory.confidence

@@ -42,6 +42,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ... import usage
 from . import core, vscode
 from .cursor import cursor_hooks_installed
 from .events import AfterTool, AfterToolFailure, BeforeFile, BeforeShell, Event, Prompt, SessionEnd, SessionStart, Stop
@@ -216,6 +217,7 @@ def handle(raw: Any, argv_event: str | None = None) -> dict[str, Any] | None:
     if not batch:
         return None
     texts = [t.strip() for t in (core.handle(e) for e in batch) if t and t.strip()]
+    usage.flush()  # what the handlers gave, as ``core.run`` does
     return output(batch[0], "\n\n".join(texts) if texts else None)
 
 

@@ -34,7 +34,9 @@ it worked on (``<sessions>/<key>.worked``: read, edited, run; given again after 
 held for an agent's next event that can take it (``hold``, ``take_held``: ``<sessions>/<key>.held``),
 the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
 ``SYNC_RETRY_S``), the consolidation of orphaned spools, the time limits and the never-fail
-wrapper (``run``: always returns 0; errors go redacted to ``<logs>/<agent>-hooks.log``).
+wrapper (``run``: always returns 0; errors go redacted to ``<logs>/<agent>-hooks.log``). Each memory a
+handler gives in full is noted in the clone's use log (``usage.note``; one append per hook call,
+``usage.flush`` in ``run``); near-ties are ordered by the decay factor (``fading``, ``usage.fade``).
 
 Guarantees: a handler returns the text to inject (packed by ``rank.render`` in its ``HOOK``
 style, at most 9,500 characters for BeforeFile and Prompt) or None; the repository is found
@@ -43,7 +45,7 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``,
-``capture.spool``, ``capture.redact``, ``shellwords``, ``failures``) at module level or on the per-tool-call paths;
+``capture.spool``, ``capture.redact``) at module level or on the per-tool-call paths;
 SessionStart imports the library (``session_start``) when it runs.
 """
 
@@ -53,7 +55,7 @@ import os
 import time
 from pathlib import Path
 
-from ... import config, infra, layout
+from ... import config, infra, layout, usage
 from ...capture import redact, spool
 from . import capture
 from .events import (
@@ -316,6 +318,13 @@ def take_held(event: Event) -> str | None:
     return text or None
 
 
+def fading(con: sqlite3.Connection, cfg: dict[str, Any], ids: list[str]) -> dict[str, float]:
+    """id → decay factor of ``ids`` (``usage.fading``; ``cfg``: config.toml, its ``[ranking]``) for ordering
+    near-ties: ``{}`` (nothing decays) when decay is off or there are fewer than two to order."""
+    half_life = config.decay_half_life(cfg) if len(ids) > 1 else None
+    return usage.fading(con, ids, half_life) if half_life is not None else {}
+
+
 def _private_globs(cfg: dict[str, object]) -> tuple[str, ...]:
     """Redaction's default private-file globs plus ``[capture] private_files``."""
     return tuple(redact.DEFAULT_PRIVATE_GLOBS) + config.private_files(cfg)
@@ -394,6 +403,7 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
                                                      **transcript_of(event)})
     mark_given(lay, key, shown)
     log_given(lay, key, event, shown, source=capture.clean(event.source, 40))
+    usage.note(lay, usage.GIVEN, "session", shown)
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
         infra.spawn_detached("gitmem.capture.worker", str(root), cwd=root)
     return text
@@ -444,7 +454,9 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
                 if best > 0 and score >= MIN_RELATIVE_BM25 * best:
                     ranked[mid] = ranked.get(mid, 0.0) + score / best
         given = given_ids(lay, key)
-        order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: -kv[1]) if mid not in given]
+        fade = fading(con, cfg, [mid for mid in ranked if mid not in given])
+        order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0)))
+                 if mid not in given]
         rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
     finally:
         con.close()
@@ -454,6 +466,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
                          header=PROMPT_HEADER, detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
     mark_given(lay, key, packed.detailed)
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
+    usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
 
 
@@ -491,8 +504,11 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
         def not_fresh(status: str | None) -> bool:
             return status not in (None, "fresh")
 
-        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first)
-        found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2])))
+        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first;
+        # with decay on, the least faded first: ``usage.fade``)
+        fade = fading(con, cfg, [f[0] for f in found])
+        found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
+                                  -fade.get(f[0], 1.0)))
         found = found[:MAX_FILE_MEMORIES]
         by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
         changed = catalog_db.changed_since_check(con, root, rel)
@@ -521,6 +537,7 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     # a memory shown with an unsure status is shown again (with its checked status) at the next read or edit
     mark_given(lay, key, [i for i in packed.detailed if i not in unsure])
     log_given(lay, key, event, packed.detailed, packed.indexed, file=rel, kind=event.kind)
+    usage.note(lay, usage.GIVEN, "file", packed.detailed)
     return packed.text
 
 
@@ -594,8 +611,9 @@ def _action_rows(con: sqlite3.Connection, ranked: dict[str, float], given: set[s
 
 
 def _pack_action(rows: list[dict[str, Any]], budget_key: str, header: str, lay: layout.Layout,
-                 key: str) -> str | None:
-    """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full), marked given."""
+                 key: str, event: Event, via: str, **about: str) -> str | None:
+    """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full), marked given, logged
+    in the session's event log (``log_given``) and noted as used (``usage.note`` by ``via``)."""
     from ...rank import render
 
     if not rows:
@@ -603,6 +621,8 @@ def _pack_action(rows: list[dict[str, Any]], budget_key: str, header: str, lay: 
     packed = render.pack([render.item_from_row(r) for r in rows], config.budget(config.read_cached(lay), budget_key),
                          header=header, detail=len(rows), style=render.HOOK)
     mark_given(lay, key, packed.detailed)
+    log_given(lay, key, event, packed.detailed, packed.indexed, **about)
+    usage.note(lay, usage.GIVEN, via, packed.detailed)
     return packed.text or None
 
 
@@ -657,7 +677,7 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
     shown = " ".join(event.command.split())
     shown = shown if len(shown) <= SHELL_HEADER_CHARS else shown[:SHELL_HEADER_CHARS - 1] + "…"
     return _pack_action(rows, "shell_budget", f"# gitmem: before you run `{shown}` — rules and known traps\n",
-                        lay, key)
+                        lay, key, event, "shell", command=shown)
 
 
 def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -705,7 +725,7 @@ def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, ke
         con.close()
     named = ", ".join(terms[:3]) if terms else ", ".join(f"{p}::{s}" if s else p for p, s in frames[:2])
     return _pack_action(rows, "failure_budget", f"# gitmem: seen before — memories matching this failure ({named})\n",
-                        lay, key)
+                        lay, key, event, "failure", failure=named)
 
 
 HANDLERS: dict[type[Event], Callable[[Any, Path, layout.Layout, str], str | None]] = {
@@ -838,6 +858,7 @@ def run(read: Callable[[], Event | list[Event] | None], write: Callable[[Event, 
         finally:
             if alarm:
                 _signal.setitimer(_signal.ITIMER_REAL, 0)
+            usage.flush()  # what the handlers gave: one append per hook call
         write(event, text)
     except BaseException as e:  # noqa: BLE001 - an agent hook always exits 0
         if event is not None:
