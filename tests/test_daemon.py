@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -156,3 +163,295 @@ def test_sigkill_then_stale_socket_recovered(tmp_path: Path, servers: list[layou
     st = wait_for(lambda: client.status(lay), 120, "a new server")
     assert st["pid"] != pid
     assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+
+
+# -- helpers for the process-level tests ---------------------------------------------------------------------
+
+
+def servers_of(root: Path) -> list[int]:
+    """Pids of the ``python -m gitmem.daemon ROOT`` processes serving ``root`` (from ``/proc``)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if client.SERVER_MODULE.encode() in argv and os.fsencode(os.path.realpath(root)) in argv:
+            pids.append(int(entry))
+    return pids
+
+
+def warm_gitmem(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m gitmem ARGS`` with the warm process allowed."""
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    return subprocess.run([sys.executable, "-m", "gitmem", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def cold_gitmem(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return gitmem(cwd, *args, env={client.NO_DAEMON_ENV: "1"})
+
+
+def log_lines(lay: layout.Layout) -> list[str]:
+    try:
+        return lay.log_file(client.LOG_NAME).read_text().splitlines()
+    except OSError:
+        return []
+
+
+def test_two_clients_at_once_one_server(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    expected = cold_gitmem(repo, "recall", "password")
+    assert expected.returncode == 0 and "constant time" in expected.stdout
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    procs = [subprocess.Popen([sys.executable, "-m", "gitmem", "recall", "password"], cwd=repo, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out == expected.stdout
+    wait_for(lambda: client.status(lay), 120, "the server")
+    # every starter but one found the lock taken and exited
+    wait_for(lambda: len(servers_of(repo)) == 1, 30, "one server")
+    # and two requests at once are both answered by it
+    results: list[Any] = [None, None]
+
+    def ask(i: int) -> None:
+        results[i] = client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results[0] is not None and results[0] == results[1]
+    assert len(servers_of(repo)) == 1
+
+
+def test_client_while_the_server_is_killed(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    expected = cold_gitmem(repo, "list")
+    pid = start(lay)["pid"]
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "list"], cwd=repo, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert out == expected.stdout  # answered by the server before it died, or in-process after
+    wait_for(lambda: (st := client.status(lay)) and st["pid"] != pid, 120, "a new server")
+    again = warm_gitmem(repo, "list")
+    assert again.returncode == 0 and again.stdout == expected.stdout
+
+
+def test_a_stale_socket_file_is_replaced(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    lay.daemon_socket.parent.mkdir(parents=True, exist_ok=True)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(os.fspath(lay.daemon_socket))  # a socket file no process listens on (a crash leaves this)
+    dead.close()
+    assert lay.daemon_socket.exists()
+    lay.daemon_pid_file.write_text(json.dumps({"pid": 999_999_999, "version": "0.0.0"}))
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=2) is None
+    wait_for(lambda: client.status(lay), 120, "a server on the stale socket's path")
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+    assert json.loads(lay.daemon_pid_file.read_text())["pid"] == client.status(lay)["pid"]  # type: ignore[index]
+
+
+def test_a_version_or_config_change_restarts_it(tmp_path: Path, servers: list[layout.Layout],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    first = start(lay)["pid"]
+    with monkeypatch.context() as m:
+        m.setattr(client, "__version__", "999.0")  # a client of another gitmem version
+        assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=10) is None
+    wait_for(lambda: first not in servers_of(repo), 30, "the outdated server to exit")
+    second = wait_for(lambda: (st := client.status(lay)) and st["pid"] != first and st["pid"], 120, "a new server")
+    assert any("restarting it" in ln for ln in log_lines(lay))
+    # config.toml changed: the next request restarts it too
+    cfg = repo / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("budget = 1500", "budget = 1400"))
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=10) is None
+    wait_for(lambda: second not in servers_of(repo), 30, "the server of the old config to exit")
+    third = wait_for(lambda: (st := client.status(lay)) and st["pid"] not in (first, second) and st["pid"], 120,
+                     "a server of the new config")
+    assert third and client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+
+
+def test_two_worktrees_two_servers(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", "-b", "other", os.fspath(other))
+    # a team memory only in the second worktree's files (not committed)
+    ok(other, "remember", "Sessions expire after 15 minutes of inactivity", "--anchor", "app/auth.py::logout")
+    a, b = layout.of(repo), layout.of(other)
+    servers.extend([a, b])
+    assert a.daemon_socket != b.daemon_socket
+    sa, sb = start(a), start(b)
+    assert sa["pid"] != sb["pid"] and sa["root"] == os.fspath(a.root) and sb["root"] == os.fspath(b.root)
+    ha = client.request(a, "search", {"query": "sessions expire inactivity", "limit": 5}, timeout_s=30)
+    hb = client.request(b, "search", {"query": "sessions expire inactivity", "limit": 5}, timeout_s=30)
+    assert ha is not None and hb is not None
+    assert same_hits(ha["hits"], in_process_hits(repo, "sessions expire inactivity", 5))
+    assert same_hits(hb["hits"], in_process_hits(other, "sessions expire inactivity", 5))
+    assert {h["id"] for h in hb["hits"]} - {h["id"] for h in ha["hits"]}  # the new memory: only in b's
+    assert warm_gitmem(other, "list").stdout == cold_gitmem(other, "list").stdout
+    assert warm_gitmem(repo, "list").stdout == cold_gitmem(repo, "list").stdout
+
+
+def test_idle_exit(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo", config_extra="")
+    cfg = repo / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("idle_minutes = 30", "idle_minutes = 0.02"))  # 1.2 s
+    lay = layout.of(repo)
+    servers.append(lay)
+    st = start(lay)
+    assert st["idle_s"] == pytest.approx(1.2)
+    wait_for(lambda: not client.running(lay), 60, "the idle server to exit")
+    assert not lay.daemon_socket.exists()
+    assert any("idle for 1.2 s" in ln for ln in log_lines(lay))
+
+
+def test_socket_is_private(tmp_path: Path, servers: list[layout.Layout], request: pytest.FixtureRequest) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    start(lay)
+    mode = os.stat(lay.daemon_socket).st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    if os.getuid() != 0:
+        pytest.skip("another user's connection needs root to set up (the mode is checked above)")
+    # the socket's inode, reachable by another user through a link in a folder anyone may enter (same file
+    # system: pytest's folders are under the temp dir too)
+    shared = Path(tempfile.mkdtemp(prefix="gitmem-test-"))
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
+    shared.chmod(0o755)
+    if any(os.stat(p).st_mode & 0o001 == 0 for p in shared.parents):
+        pytest.skip(f"{shared.parent} is not searchable by other users")
+    link = shared / "s"
+    try:
+        os.link(lay.daemon_socket, link)
+    except OSError as e:
+        pytest.skip(f"cannot link the socket into {shared}: {e}")
+    nobody = 65534
+
+    def as_nobody() -> str:
+        """Connect to ``link`` from a forked child running as nobody; what it saw."""
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                os.close(read)
+                os.setgid(nobody)
+                os.setuid(nobody)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(30)
+                try:
+                    s.connect(os.fspath(link))
+                    s.sendall(b'{"op": "status"}\n')
+                    seen = "closed" if not s.recv(100) else "answered"
+                except PermissionError:
+                    seen = "denied"
+                except (ConnectionResetError, BrokenPipeError):
+                    seen = "closed"
+                os.write(write, seen.encode())
+                code = 0
+            except BaseException as e:  # noqa: BLE001 - the child reports anything, then exits
+                os.write(write, f"child: {type(e).__name__}: {e}".encode())
+            finally:
+                os._exit(code)
+        os.close(write)
+        with os.fdopen(read, "rb") as f:
+            seen = f.read().decode()
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, seen
+        return seen
+
+    assert as_nobody() == "denied"  # 0600: another user cannot open it
+    os.chmod(link, 0o666)  # even if the mode let it in, the server checks the peer's uid and says nothing
+    assert as_nobody() == "closed"
+    assert any("refused a connection from uid 65534" in ln for ln in log_lines(lay))
+    assert client.status(lay) is not None
+
+
+def test_the_server_runs_no_write_command(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    start(lay)
+    mid = json.loads(ok(repo, "list", "--json"))[0]["id"]
+    for argv in (["forget", mid], ["remember", "x"], ["sync"], ["stale", "--interactive"][:1] + ["--list"]):
+        reply = client.request(lay, "cli", {"argv": argv, "cwd": os.fspath(repo), "env": {}}, timeout_s=30)
+        assert (reply is None) == (argv[0] != "stale"), argv
+    assert mid in ok(repo, "list")
+    # a folder outside this worktree is refused too
+    assert client.request(lay, "cli", {"argv": ["list"], "cwd": os.fspath(tmp_path), "env": {}}, timeout_s=30) is None
+
+
+def test_daemon_status_stop_and_doctor(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    off = warm_gitmem(repo, "daemon", "status", "--json")
+    assert off.returncode == 1 and json.loads(off.stdout)["state"] == "not running"
+    assert "no warm process running" in warm_gitmem(repo, "doctor").stdout
+    pid = start(lay)["pid"]
+    on = warm_gitmem(repo, "daemon", "status", "--json")
+    doc = json.loads(on.stdout)
+    assert on.returncode == 0 and doc["state"] == "running" and doc["pid"] == pid and doc["rss_bytes"] > 0
+    assert doc["socket"] == os.fspath(lay.daemon_socket) and doc["idle_minutes"] == 30
+    assert f"pid {pid}" in warm_gitmem(repo, "daemon", "status").stdout
+    assert f"warm process running: pid {pid}" in warm_gitmem(repo, "doctor").stdout
+    stopped = warm_gitmem(repo, "daemon", "stop", "--json")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"]
+    assert not client.running(lay)
+    wait_for(lambda: pid not in servers_of(repo), 30, "the stopped process to end")
+    assert warm_gitmem(repo, "daemon", "stop").stdout.strip() == "no warm process was running"
+    # a dead process's socket: doctor removes it
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(os.fspath(lay.daemon_socket))
+    dead.close()
+    st = json.loads(cold_gitmem(repo, "daemon", "status", "--json").stdout)
+    assert st["stale"] and not st["enabled"]
+    doctor = cold_gitmem(repo, "doctor")
+    assert "removed what a dead one left" in doctor.stdout and not lay.daemon_socket.exists()
+
+
+#: Read commands and their arguments (``{id}``: a memory id), each run warm and in-process, text and --json.
+COMMANDS = (("recall", "password"), ("context", "--file", "app/auth.py"), ("context", "--prompt", "change login"),
+            ("context",), ("stale",), ("stale", "--all"), ("show", "{id}"), ("list",), ("list", "--type", "gotcha"),
+            ("log", "{id}"), ("show", "nonexistent-id"))
+
+
+def test_warm_output_equals_in_process_output(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    commit(repo, "memories")
+    commit(repo, "change login", {"app/auth.py": AUTH_PY.replace('"admin"', '"root"')})  # login's memory: stale
+    lay = layout.of(repo)
+    servers.append(lay)
+    mid = json.loads(ok(repo, "list", "--json"))[0]["id"]
+    start(lay)
+    before = len(log_lines(lay))
+    served = client.status(lay)["requests"]  # type: ignore[index]
+    runs = 0
+    for command in COMMANDS:
+        argv = [a.replace("{id}", mid) for a in command]
+        for extra in ([], ["--json"]):
+            cold = cold_gitmem(repo / "app", *argv, *extra)  # from a subfolder: the warm process runs there too
+            warm = warm_gitmem(repo / "app", *argv, *extra)
+            runs += 1
+            assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), argv
+    assert not [ln for ln in log_lines(lay)[before:] if " client " in ln]  # no command fell back in-process
+    assert client.status(lay)["requests"] >= served + runs  # type: ignore[index]

@@ -371,7 +371,8 @@ def test_the_warm_process_client_imports_only_the_standard_library(repo: Path, b
     config.read_cached(layout.of(repo))  # as SessionStart does: the hooks read config.toml's JSON copy
     out = tmp_path / "mods.json"
     code = ("import json, sys\nfrom pathlib import Path\nfrom gitmem import layout\nfrom gitmem.daemon import client\n"
-            "r = client.request(layout.of(Path.cwd()), 'search', {'query': 'x', 'limit': 3}, timeout_s=0.5, start=False)\n"
+            "r = client.request(layout.of(Path.cwd()), 'search', {'query': 'x', 'limit': 3}, timeout_s=0.5,"
+            " start=False)\n"
             f"json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))\nprint(r)\n")
     env = {k: v for k, v in os.environ.items() if k != "GITMEM_NO_DAEMON"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, timeout=60, env=env)

@@ -40,6 +40,8 @@ NO_DAEMON_ENV = "GITMEM_NO_DAEMON"
 SERVER_MODULE = "gitmem.daemon"
 #: The log every client and server line goes to, in the clone's logs folder.
 LOG_NAME = "daemon.log"
+#: How a reply telling the client to start a new process is logged.
+RESTART = "restarting it"
 #: Largest reply read (bytes): the JSON of ``gitmem list --json`` at 100k memories is ~40 MB.
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
@@ -102,6 +104,8 @@ def _exchange(lay: Layout, op: str, params: dict[str, Any], deadline: float) -> 
     """One request; returns (reply, why not, start one) — reply None when there was no usable answer."""
     path = lay.daemon_socket
     if not _socket_dir_ok(lay, path):
+        if not os.path.lexists(path.parent):
+            return None, "no warm process", True  # its server makes the private folder
         return None, f"{path.parent} is not a private folder of this user (0700): not used", False
     body = json.dumps({"protocol": PROTOCOL, "op": op, "params": params, "version": __version__,
                        "config": config_fingerprint(lay), "root": os.fspath(lay.root)}).encode() + b"\n"
@@ -143,7 +147,7 @@ def _exchange(lay: Layout, op: str, params: dict[str, Any], deadline: float) -> 
     if reply.get("ok") is True and isinstance(reply.get("result"), dict):
         return reply["result"], "", False
     if reply.get("restart"):
-        return None, f"restarting it: {reply.get('error', '')}", True
+        return None, f"{RESTART}: {reply.get('error', '')}", True
     return None, f"{op} failed in the warm process: {reply.get('error', '?')}", False
 
 
@@ -170,7 +174,8 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
             return reply
         log(lay, f"client {op}: {why}")
         if start and spawn:
-            ensure_started(lay)
+            # told to restart: the old process still holds the lock while it exits; the new one waits for it
+            ensure_started(lay, force=why.startswith(RESTART))
         return None
     except Exception as e:  # noqa: BLE001 - the warm process is an optimisation: never fail a command on it
         log(lay, f"client {op}: unexpected {type(e).__name__}: {e}")
@@ -198,14 +203,15 @@ def running(lay: Layout) -> bool:
     return False
 
 
-def ensure_started(lay: Layout) -> bool:
-    """Start this worktree's warm process detached unless one holds its lock; returns whether one was started.
+def ensure_started(lay: Layout, *, force: bool = False) -> bool:
+    """Start this worktree's warm process detached unless one holds its lock (or ``force``: one that is exiting
+    does); returns whether one was started.
 
     Never waits for it and never raises (a failure to start is logged). Two starters at once are
     fine: the second server finds the lock held and exits.
     """
     try:
-        if not enabled(lay) or running(lay):
+        if not enabled(lay) or (running(lay) and not force):
             return False
         infra.spawn_detached(SERVER_MODULE, os.fspath(lay.root), cwd=lay.root, log=lay.log_file(LOG_NAME))
         return True

@@ -43,8 +43,9 @@ WARM_MODULES = ("gitmem.cli", "gitmem.memories", "gitmem.ops.context", "gitmem.o
                 "gitmem.ops.stale", "gitmem.analyzer", "gitmem.rank.focus", "gitmem.code.symbols")
 #: Seconds between two looks at the idle clock and the stop flag while no request comes.
 TICK_S = 0.5
-#: Seconds a starting server waits for the daemon lock (a server that is stopping releases it first).
-LOCK_WAIT_S = 3.0
+#: Seconds a starting server waits for the daemon lock: a server told to restart releases it once it has
+#: answered its requests in flight (a second starter of a running server just waits this long, then exits).
+LOCK_WAIT_S = 10.0
 #: Largest request line accepted (bytes).
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Seconds a connection may take to send its request.
