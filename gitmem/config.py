@@ -70,12 +70,14 @@ policy = "with-code"
 # re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
 
-[daemon]
 # The warm process (one per working tree) that answers recall, context, stale, show, list and log without
-# loading the index and the embedding model again: false runs every command in its own process.
-enabled = true
+# loading the index and the embedding model again. A gitmem without the warm process rejects this section:
+# uncomment it once everyone sharing this file runs one that has it.
+# [daemon]
+# false: every command runs in its own process.
+# enabled = true
 # Minutes without a request after which it exits (a number > 0).
-idle_minutes = 30
+# idle_minutes = 30
 
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.

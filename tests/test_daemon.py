@@ -311,9 +311,7 @@ def test_two_worktrees_two_servers(tmp_path: Path, servers: list[layout.Layout])
 
 
 def test_idle_exit(tmp_path: Path, servers: list[layout.Layout]) -> None:
-    repo = init_repo(tmp_path / "repo", config_extra="")
-    cfg = repo / ".gitmem" / "config.toml"
-    cfg.write_text(cfg.read_text().replace("idle_minutes = 30", "idle_minutes = 0.02"))  # 1.2 s
+    repo = init_repo(tmp_path / "repo", config_extra="\n[daemon]\nidle_minutes = 0.02\n")  # 1.2 s
     lay = layout.of(repo)
     servers.append(lay)
     st = start(lay)

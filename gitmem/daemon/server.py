@@ -4,7 +4,7 @@ the catalog kept open, answering ``gitmem.daemon.client`` over a Unix domain soc
 Owns: the server side of the protocol (``client`` owns the format), its life (one per worktree: the
 ``flock`` of ``layout.daemon_lock`` held from start to exit; a second starter exits quietly; idle exit
 after ``[daemon] idle_minutes``; exit on ``stop``, SIGTERM, or a client of another gitmem version,
-protocol or config.toml, which is told ``restart``), and its socket: bound under a 0177 umask (the
+protocol or config.toml, or when a gitmem source file it runs changed on disk: the client is told ``restart``), and its socket: bound under a 0177 umask (the
 file is 0600), in ``<git-dir>/gitmem/run/`` or a private 0700 fallback folder, a stale file of a
 killed server replaced, each peer's uid checked (``SO_PEERCRED``) against its own.
 
@@ -41,6 +41,8 @@ from . import client
 #: start so that no request pays for it.
 WARM_MODULES = ("gitmem.cli", "gitmem.memories", "gitmem.ops.context", "gitmem.ops.history", "gitmem.ops.show",
                 "gitmem.ops.stale", "gitmem.analyzer", "gitmem.rank.focus", "gitmem.code.symbols")
+#: Seconds between two looks at gitmem's source files (``Server.code_changed``: ~100 ``stat`` calls).
+CODE_CHECK_S = 1.0
 #: Seconds between two looks at the idle clock and the stop flag while no request comes.
 TICK_S = 0.5
 #: Seconds a starting server waits for the daemon lock: a server told to restart releases it once it has
@@ -109,6 +111,8 @@ class Server:
         self.search_lock = threading.Lock()
         self.cli_lock = threading.Lock()
         self._listener: socket.socket | None = None
+        self._code = self._code_stamps()
+        self._code_checked = 0.0
         self._inode: int | None = None
 
     # -- ops ----------------------------------------------------------------------------------
@@ -203,6 +207,34 @@ class Server:
         return {"code": code, "stdout": binascii.b2a_base64(raw_out, newline=False).decode("ascii"),
                 "stderr": binascii.b2a_base64(raw_err, newline=False).decode("ascii")}
 
+    def _code_stamps(self) -> dict[str, int]:
+        """Modification time (ns) of every gitmem source file this process has loaded."""
+        stamps = {}
+        for name, mod in list(sys.modules.items()):
+            path = getattr(mod, "__file__", None)
+            if (name == "gitmem" or name.startswith("gitmem.")) and path:
+                try:
+                    stamps[path] = os.stat(path).st_mtime_ns
+                except OSError:
+                    stamps[path] = -1
+        return stamps
+
+    def code_changed(self) -> bool:
+        """Whether a gitmem source file this process runs was replaced or edited since it loaded them (a
+        ``pip install -U`` keeping the version string, an edit in a development checkout); looked at no
+        more than once per ``CODE_CHECK_S``."""
+        now = time.monotonic()
+        if now - self._code_checked < CODE_CHECK_S:
+            return False
+        self._code_checked = now
+        for path, stamp in self._code.items():
+            try:
+                if os.stat(path).st_mtime_ns != stamp:
+                    return True
+            except OSError:
+                return True
+        return False
+
     def warm(self) -> None:
         """Load what the first request would: LanceDB, the index tables, the embedding model, the catalog."""
         self.op_search({"query": "warm up", "limit": 1})
@@ -210,6 +242,7 @@ class Server:
 
         for name in WARM_MODULES:
             importlib.import_module(name)
+        self._code = self._code_stamps()
 
     # -- serving ------------------------------------------------------------------------------
 
@@ -220,6 +253,9 @@ class Server:
             return {"ok": False, "restart": True,
                     "error": f"server is gitmem {__version__} protocol {client.PROTOCOL}, client "
                              f"{req.get('version')} protocol {req.get('protocol')}"}
+        if self.code_changed():
+            self.stopping.set()
+            return {"ok": False, "restart": True, "error": "gitmem's code changed (an upgrade or an edit)"}
         if req.get("config") != self.fingerprint:
             self.stopping.set()
             return {"ok": False, "restart": True, "error": "config.toml changed"}
