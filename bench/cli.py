@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -52,6 +53,8 @@ COMMANDS = {
     "list": ["list"],
 }
 NO_DAEMON = {"GITMEM_NO_DAEMON": "1"}
+#: An age as ``rank.render.age`` prints it.
+AGE = re.compile(rb"\b\d+ (?:min|h|d|wk|mo|y)\b|\bnow\b")
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[bytes]]:
@@ -59,6 +62,11 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subpr
     t = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
     return (time.perf_counter() - t) * 1000, proc
+
+
+def unaged(out: bytes) -> bytes:
+    """``out`` with memories' ages (``7 min``, ``"age": "3 h"``) blanked: a minute may pass between two runs."""
+    return AGE.sub(b"<age>", out)
 
 
 def pick(root: Path, rnd: random.Random) -> dict[str, str]:
@@ -111,7 +119,8 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
         _, cold = timed([exe, *argv], root, NO_DAEMON)
         for _ in range(2):
             _, warm = timed([exe, *argv], root, warm_env)
-        same = (cold.returncode, cold.stdout, cold.stderr) == (warm.returncode, warm.stdout, warm.stderr)
+        same = ((cold.returncode, unaged(cold.stdout), cold.stderr)
+                == (warm.returncode, unaged(warm.stdout), warm.stderr))
         if not same:
             raise SystemExit(f"gitmem {' '.join(argv)}: warm output differs from cold output\n"
                              f"cold: {cold.returncode} {cold.stdout[-300:]!r} {cold.stderr[-300:]!r}\n"
@@ -174,6 +183,7 @@ def main() -> int:
         root = build(args.repo.resolve(), args.work, n)
         try:
             out[n] = measure(root, args.runs, also, rnd)
+            print(json.dumps({n: out[n]}), file=sys.stderr)  # each size as soon as it is measured
         finally:
             if not args.keep_warm:
                 subprocess.run([gitmem_exe(), "daemon", "stop"], cwd=root, capture_output=True)

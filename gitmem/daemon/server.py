@@ -4,9 +4,10 @@ the catalog kept open, answering ``gitmem.daemon.client`` over a Unix domain soc
 Owns: the server side of the protocol (``client`` owns the format), its life (one per worktree: the
 ``flock`` of ``layout.daemon_lock`` held from start to exit; a second starter exits quietly; idle exit
 after ``[daemon] idle_minutes``; exit on ``stop``, SIGTERM, or a client of another gitmem version,
-protocol or config.toml, or when a gitmem source file it runs changed on disk: the client is told ``restart``), and its socket: bound under a 0177 umask (the
-file is 0600), in ``<git-dir>/gitmem/run/`` or a private 0700 fallback folder, a stale file of a
-killed server replaced, each peer's uid checked (``SO_PEERCRED``) against its own.
+protocol or config.toml, or when a gitmem source file it runs changed on disk: the client is told
+``restart``), and its socket: bound under a 0177 umask (the file is 0600), in ``<git-dir>/gitmem/run/``
+or a private 0700 fallback folder, a stale file of a killed server replaced, each peer's uid checked
+(``SO_PEERCRED``) against its own.
 
 Ops:
 
