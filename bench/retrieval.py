@@ -300,10 +300,7 @@ def set_decay(clone: Path, half_life: float) -> None:
     """``[ranking]`` of the scratch store: ``decay_half_life_days = half_life``, or ``decay = false`` for 0."""
     cfg = clone / ".gitmem" / "config.toml"
     text = cfg.read_text("utf-8")
-    if half_life <= 0:
-        text = text.replace("decay = true", "decay = false")
-    else:
-        text = text.replace("decay_half_life_days = 90", f"decay_half_life_days = {half_life}")
+    text += ("\n[ranking]\ndecay = false\n" if half_life <= 0 else f"\n[ranking]\ndecay_half_life_days = {half_life}\n")
     cfg.write_text(text, "utf-8")
 
 

@@ -55,19 +55,21 @@ provider = "wordllama"
 max_chars = 4000
 
 [claude]
-# Token budgets of what the agent hooks inject: at session start, per prompt, before a file is read or edited,
-# before a shell command (its rules and traps), after a failed tool call (memories matching the failure).
+# Token budgets of what the agent hooks inject: at session start, per prompt, before a file is read or edited.
 session_budget = 1500
 prompt_budget = 600
 file_budget = 500
-shell_budget = 300
-failure_budget = 300
+# Before a shell command (its rules and traps), after a failed tool call (memories matching the failure).
+# A gitmem older than these keys rejects them: uncomment once everyone sharing this file runs one that has them.
+# shell_budget = 300
+# failure_budget = 300
 
-[ranking]
 # Memories never given to an agent, searched or opened, whose code nobody committed to, for long, rank lower:
 # their recency weighs 0.5 ** (idle days / decay_half_life_days). Never for constraints. false: off.
-decay = true
-decay_half_life_days = 90
+# A gitmem older than this section rejects it: uncomment once everyone sharing this file runs one that has it.
+# [ranking]
+# decay = true
+# decay_half_life_days = 90
 
 [share]
 # When local memories (captured from agent sessions) become team memories: "with-code" (a commit that changes
@@ -79,6 +81,15 @@ policy = "with-code"
 # A memory whose code only moved (renamed file, moved function, same code) follows it: the pre-commit hook
 # re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
+
+# The warm process (one per working tree) that answers recall, context, stale, show, list and log without
+# loading the index and the embedding model again. A gitmem without the warm process rejects this section:
+# uncomment it once everyone sharing this file runs one that has it.
+# [daemon]
+# false: every command runs in its own process.
+# enabled = true
+# Minutes without a request after which it exits (a number > 0).
+# idle_minutes = 30
 
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
@@ -94,7 +105,8 @@ private_files = []
 """
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking",
+                  "daemon")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -107,7 +119,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture], [memory] and [ranking].
+    [claude], [review], [share], [capture], [memory], [ranking] and [daemon].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -154,6 +166,15 @@ def validate(cfg: dict[str, Any], where: str) -> None:
                 raise ConfigError(f"{where}: ranking.decay_half_life_days must be a number > 0, got {value!r}", hint)
         else:
             raise ConfigError(f"{where}: unknown key ranking.{key}", "known keys: decay, decay_half_life_days")
+    for key, value in cfg.get("daemon", {}).items():
+        if key == "enabled":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: daemon.enabled must be true or false, got {value!r}", hint)
+        elif key == "idle_minutes":
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+                raise ConfigError(f"{where}: daemon.idle_minutes must be a number > 0, got {value!r}", hint)
+        else:
+            raise ConfigError(f"{where}: unknown key daemon.{key}", "known keys: enabled, idle_minutes")
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -191,6 +212,23 @@ def decay_half_life(cfg: dict[str, Any]) -> float | None:
     v = section.get("decay_half_life_days", DEFAULT_DECAY_HALF_LIFE_DAYS)
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     return float(v) if ok else DEFAULT_DECAY_HALF_LIFE_DAYS
+#: ``[daemon] idle_minutes``: minutes without a request after which the warm process exits (a guess at
+#: "a working session's pauses": long enough to stay warm over a coffee, short enough not to linger all day).
+DEFAULT_IDLE_MINUTES = 30
+
+
+def daemon_enabled(cfg: dict[str, Any]) -> bool:
+    """``[daemon] enabled`` of ``cfg`` (raw or merged): True unless it is ``false``."""
+    section = cfg.get("daemon")
+    return not (isinstance(section, dict) and section.get("enabled") is False)
+
+
+def daemon_idle_s(cfg: dict[str, Any]) -> float:
+    """``[daemon] idle_minutes`` of ``cfg`` in seconds; the default when missing or not a number > 0."""
+    section = cfg.get("daemon")
+    v = section.get("idle_minutes", DEFAULT_IDLE_MINUTES) if isinstance(section, dict) else DEFAULT_IDLE_MINUTES
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return float(v if ok else DEFAULT_IDLE_MINUTES) * 60.0
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:

@@ -246,7 +246,7 @@ def test_code_committed_recently_keeps_a_memory_from_fading(repo: Path, run_cli,
 
 def test_decay_config_is_validated(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     cfg = repo / ".gitmem" / "config.toml"
-    base = cfg.read_text("utf-8")
+    base = cfg.read_text("utf-8") + "\n[ranking]\ndecay = true\ndecay_half_life_days = 90\n"
     for line, bad, said in (("decay_half_life_days = 90", "decay_half_life_days = 0",
                              "decay_half_life_days must be a number > 0"),
                             ("decay = true", "decay = \"yes\"", "ranking.decay must be true or false"),

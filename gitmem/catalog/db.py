@@ -33,7 +33,6 @@ with the standard library only. Readers never block on a writer (WAL journal).
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import sqlite3
@@ -513,7 +512,8 @@ def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tu
     proximity tier ``rank`` orders by recency, so older memories cannot reach it.
     """
     out: set[str] = set()
-    q = "SELECT memory_id, updated FROM anchors WHERE path = ? ORDER BY updated DESC LIMIT ?"
+    # ties on ``updated`` break by id, as ``rank`` breaks them: the same candidates in every process
+    q = "SELECT memory_id, updated FROM anchors WHERE path = ? ORDER BY updated DESC, memory_id LIMIT ?"
     for p in paths:
         out.update(r[0] for r in con.execute(q, (p, int(per_path))))
     for tier in pools:
@@ -522,7 +522,8 @@ def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tu
             for mid, updated in con.execute(q, (p, int(per_path))):
                 if (updated or "") >= pool.get(mid, ""):
                     pool[mid] = updated or ""
-        out.update(m for m, _ in heapq.nlargest(int(per_path), pool.items(), key=itemgetter(1)))
+        newest = sorted(sorted(pool.items()), key=itemgetter(1), reverse=True)  # stable: ids ascending in a tie
+        out.update(m for m, _ in newest[:int(per_path)])
     for p, name in symbols:
         like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
         out.update(r[0] for r in con.execute(
