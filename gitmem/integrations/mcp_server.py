@@ -19,8 +19,10 @@ the server: a ``GitmemError`` becomes a tool error whose text is the library's
 anchor error); a bug becomes
 a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
-Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
-``search`` (or ``context`` with a prompt), never at start-up.
+Imports: the MCP SDK at module import (about 1 s): ``gitmem mcp`` starts in ``mcp_front``, which
+answers the opening requests while this module loads in a background thread; LanceDB and the
+embedding model once the server runs, in ``GitmemTools.warm`` (so the first ``search`` finds them
+loaded), never before the server can answer.
 """
 
 import os
@@ -108,6 +110,17 @@ class GitmemTools:
         store = Store(Repo(self.path))
         store.enable_symbol_cache()
         return store
+
+    def warm(self) -> None:
+        """Load what the first ``search`` needs (LanceDB, the embedding model, the index brought up to date)
+        by running one search; without a repository, only the imports. Never raises (a failure is the
+        first search's to report)."""
+        try:
+            from ..search.recall import recall
+
+            recall(self.store(), "warm up", 1)
+        except Exception:  # noqa: BLE001 - warming is an optimisation; the search itself reports errors
+            pass
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -364,13 +377,21 @@ class _Runner:
             return _error(msg + (f"\nhint: {hint}" if hint else ""), shapes.versioned(shapes.error_json(msg, hint)))
 
 
-def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
+def build_server(path: str | os.PathLike[str] | None = None, *, warm: bool = False) -> MCPServer:
     """The MCP server for the repository at ``path`` (default: the current directory), not yet running.
 
-    Nothing is opened here: the repository is resolved on each tool call.
+    Nothing is opened here: the repository is resolved on each tool call. With ``warm``, a background
+    thread runs ``GitmemTools.warm`` (holding the tool-call lock, so a call made meanwhile waits for it
+    rather than loading the same things beside it).
     """
     tools = GitmemTools(path)
     run = _Runner(tools)
+    if warm:
+        def warm_up() -> None:
+            with run.lock:
+                tools.warm()
+
+        threading.Thread(target=warm_up, daemon=True, name="gitmem-mcp-warm").start()
     server = MCPServer("gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
@@ -441,6 +462,6 @@ def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
     return server
 
 
-def serve(path: str | os.PathLike[str] | None = None) -> None:
-    """Run the server on stdio until the client closes the connection (blocks)."""
-    build_server(path).run("stdio")
+def serve(path: str | os.PathLike[str] | None = None, *, warm: bool = False) -> None:
+    """Run the server on stdio until the client closes the connection (blocks); ``warm``: see ``build_server``."""
+    build_server(path, warm=warm).run("stdio")
