@@ -1,8 +1,11 @@
-"""``python -m gitmem`` and the ``gitmem`` console script: the ``gitmem`` command.
+"""``python -m gitmem`` and the ``gitmem`` console script: the ``gitmem`` command's first step.
 
 ``gitmem mcp`` (with at most ``--repo PATH``) starts the MCP server's front (``integrations.mcp_front``)
 without importing the CLI (click and every command module: ~0.1-0.25 s, a third of the MCP start-up
-budget); everything else, ``gitmem mcp --help`` and any usage error included, goes to ``gitmem.cli``.
+budget); every other command goes to ``daemon.front`` (a read command answered by the warm process,
+else ``gitmem.cli``), ``gitmem mcp --help`` and any usage error of ``mcp`` included.
+
+Must not import: anything but the standard library before it knows which of the two runs.
 """
 
 import sys
@@ -16,7 +19,7 @@ def main() -> None:
         direct = mcp_front.direct_args(sys.argv[2:])
         if direct is not None:
             sys.exit(mcp_front.serve(direct.repo))
-    from .cli import entry
+    from .daemon.front import entry
 
     entry()
 

@@ -19,10 +19,14 @@ the server: a ``GitmemError`` becomes a tool error whose text is the library's
 anchor error); a bug becomes
 a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
+Searches go to the worktree's warm process (``gitmem.daemon``, through ``search.warm``), which holds
+the index and the embedding model for every command and session of the worktree; this process loads
+them only when the warm process is turned off or does not answer in time.
+
 Imports: the MCP SDK at module import (about 1 s): ``gitmem mcp`` starts in ``mcp_front``, which
-answers the opening requests while this module loads in a background thread; LanceDB and the
-embedding model once the server runs, in ``GitmemTools.warm`` (so the first ``search`` finds them
-loaded), never before the server can answer.
+answers the opening requests while this module loads in a background thread; then
+``GitmemTools.warm`` starts the warm process (or, when it is turned off, loads LanceDB and the
+embedding model here), never before the server can answer.
 """
 
 import os
@@ -112,27 +116,33 @@ class GitmemTools:
         return store
 
     def warm(self) -> None:
-        """Load what the first ``search`` needs (LanceDB, the embedding model, the index brought up to date)
-        by running one search; without a repository, only the imports. Never raises (a failure is the
-        first search's to report)."""
+        """Make the first ``search`` fast: start the worktree's warm process (``search.warm.start``), or, when
+        it is turned off, load LanceDB and the embedding model here and bring the index up to date (one
+        search). Without a repository nothing is loaded. Never raises (a failure is the search's to report).
+        """
         try:
-            from ..search.recall import recall
+            from ..search import warm
 
-            recall(self.store(), "warm up", 1)
+            store = self.store()
+            if not warm.start(store):
+                from ..search.recall import recall
+
+                recall(store, "warm up", 1)
         except Exception:  # noqa: BLE001 - warming is an optimisation; the search itself reports errors
             pass
 
     # -- tools ------------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10) -> Payload:
-        """Hybrid search (``search.recall``); each hit's status at the working tree.
+        """Hybrid search (``search.recall``, by the worktree's warm process when it answers: ``search.warm``);
+        each hit's status at the working tree.
 
         Returns:
             text: one line per hit ``- ID [type] title — anchors · age · status``.
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
-        from ..search.recall import recall  # LanceDB: imported on the first search, not at start-up
+        from ..search.warm import recall  # LanceDB: only if the warm process does not answer
 
         store = self.store()
         warnings: list[str] = []
