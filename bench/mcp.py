@@ -14,8 +14,10 @@ waits for before its first model request), ``list_ms`` and ``search_ms`` (the fi
 sent right after the list: the worst case, as an agent's first tool call comes seconds later).
 
 Repositories: clones of ``--repo`` with 1k and 10k memories (``bench/scale.py``'s builder, cached under
-``--work``), their search index built before timing. ``cold``: no warm process for the worktree;
-``warm``: ``gitmem daemon`` started before the run (left out where this build has no daemon).
+``--work``), their search index built before timing. ``cold``: no warm process (``GITMEM_NO_DAEMON=1``:
+the server searches in-process, after its own warm-up); ``warm``: the worktree's warm process
+(``gitmem.daemon``) started and answering before the run (rows left out for a build without one).
+Also reported: the server's resident memory after its first search, and the warm process's.
 Every round also times ``python -c pass``, interleaved, so ratios compare the same machine load.
 
     python bench/mcp.py [--repo PATH] [--sizes 1000,10000] [--runs 9] [--work DIR] [--json]
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -42,16 +45,19 @@ sys.path.insert(0, str(HERE))
 
 from testing.mcp_stdio import CLIENT_INFO, ENVELOPE, HANDSHAKE, LISTEN, Client  # noqa: E402 - after the path
 
+#: Turns the warm process off (``gitmem.daemon.client.NO_DAEMON_ENV``): the cold rows.
+NO_DAEMON = "GITMEM_NO_DAEMON"
 QUERIES = ("cache retry timeout", "symbol fingerprint rename", "config parse schema", "lock queue worker")
 
 
-def session(argv: list[str], cwd: Path, protocol: str, query: str) -> dict[str, float]:
-    """One server process: ready, list and first-search times (ms since the spawn).
+def session(argv: list[str], cwd: Path, protocol: str, query: str, env: dict[str, str]) -> dict[str, float]:
+    """One server process: ready, list and first-search times (ms since the spawn), and its resident memory
+    after the search (MB, ``/proc/PID/status`` VmRSS).
 
     Raises:
         RuntimeError: an answer was an error, or the search found nothing.
     """
-    c = Client(argv, cwd)
+    c = Client(argv, cwd, env=env)
     try:
         if protocol == "modern":
             ready, ready_ms = c.call("server/discover", {"_meta": ENVELOPE})
@@ -71,9 +77,20 @@ def session(argv: list[str], cwd: Path, protocol: str, query: str) -> dict[str, 
                 raise RuntimeError(f"{name} failed: {json.dumps(msg)[:1500]}")
         if len(listed["result"]["tools"]) != 5 or not found["result"]["structuredContent"]["hits"]:
             raise RuntimeError(f"unexpected answers: {json.dumps(listed)[:300]} {json.dumps(found)[:600]}")
-        return {"ready_ms": ready_ms, "list_ms": list_ms, "search_ms": search_ms}
+        return {"ready_ms": ready_ms, "list_ms": list_ms, "search_ms": search_ms, "rss_mb": rss_mb(c.proc.pid)}
     finally:
         c.close()
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB (0 where ``/proc`` is missing)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def python_pass() -> float:
@@ -82,17 +99,33 @@ def python_pass() -> float:
     return (time.monotonic() - t) * 1000
 
 
-def daemon(exe: str, root: Path, action: str) -> bool:
-    """``gitmem daemon ACTION`` in ``root`` for the build ``exe``; False when it has no such command."""
-    proc = subprocess.run([exe, "daemon", action], cwd=root, capture_output=True, text=True)
-    return proc.returncode == 0
+def daemon_rss(exe: str, root: Path) -> float | None:
+    """The resident memory (MB) of ``exe``'s warm process for ``root``, or None when none runs (or the build
+    has no ``gitmem daemon``)."""
+    proc = subprocess.run([exe, "daemon", "status", "--json"], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    rss = json.loads(proc.stdout).get("rss_bytes")
+    return rss / 2**20 if isinstance(rss, int) else 0.0
+
+
+def stop_daemon(exe: str, root: Path) -> None:
+    subprocess.run([exe, "daemon", "stop"], cwd=root, capture_output=True)
 
 
 def warm_up(exe: str, root: Path) -> bool:
-    """Start ``exe``'s warm process for ``root`` and wait until it answers a search (False: no daemon)."""
-    if not daemon(exe, root, "start"):
-        return False
-    return subprocess.run([exe, "recall", "warm up"], cwd=root, capture_output=True).returncode == 0
+    """Start ``exe``'s warm process for ``root`` (a ``recall`` starts it) and wait until it answers (False:
+    this build has none)."""
+    env = {k: v for k, v in os.environ.items() if k != NO_DAEMON}
+    subprocess.run([exe, "recall", "warm up"], cwd=root, capture_output=True, env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if daemon_rss(exe, root) is not None:
+            return subprocess.run([exe, "recall", "warm up"], cwd=root, capture_output=True, env=env).returncode == 0
+        if subprocess.run([exe, "daemon", "--help"], cwd=root, capture_output=True).returncode != 0:
+            return False
+        time.sleep(0.2)
+    return False
 
 
 def main() -> int:
@@ -122,10 +155,13 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     for n in [int(x) for x in args.sizes.split(",")]:
         root = build(args.repo.resolve(), args.work, n)
-        subprocess.run([here, "recall", "warm up"], cwd=root, check=True, capture_output=True)  # index built
+        subprocess.run([here, "recall", "warm up"], cwd=root, check=True, capture_output=True,
+                       env={**os.environ, NO_DAEMON: "1"})  # the index built before timing
         for mode in args.modes.split(","):
             for _label, exe in builds:
-                daemon(exe, root, "stop")
+                stop_daemon(exe, root)
+            env = {k: v for k, v in os.environ.items() if k != NO_DAEMON} if mode == "warm" else \
+                {**os.environ, NO_DAEMON: "1"}
             runnable = []
             for label, exe in builds:
                 if mode == "warm" and not warm_up(exe, root):
@@ -137,12 +173,12 @@ def main() -> int:
             base: list[float] = []
             for _label, exe in runnable:  # one warm-up round (page cache, .pyc files), not counted
                 for p in protocols:
-                    session([exe, "mcp"], root, p, QUERIES[0])
+                    session([exe, "mcp"], root, p, QUERIES[0], env)
             for i in range(args.runs):
                 base.append(python_pass())
                 for p in protocols:
                     for label, exe in runnable:
-                        times[(label, p)].append(session([exe, "mcp"], root, p, QUERIES[i % len(QUERIES)]))
+                        times[(label, p)].append(session([exe, "mcp"], root, p, QUERIES[i % len(QUERIES)], env))
                 print(f"\r[{n} {mode}] round {i + 1}/{args.runs}", end="", file=sys.stderr)
             print(file=sys.stderr)
             med_base = statistics.median(base)
@@ -153,20 +189,25 @@ def main() -> int:
                     med = statistics.median(t[k] for t in ts)
                     row[k] = round(med, 1)
                     row[k.replace("_ms", "_x")] = round(med / med_base, 1)
+                row["rss_mb"] = round(statistics.median(t["rss_mb"] for t in ts), 1)
+                warm_rss = daemon_rss(dict(runnable)[label], root) if mode == "warm" else None
+                row["daemon_rss_mb"] = round(warm_rss, 1) if warm_rss is not None else None
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
             if mode == "warm":
                 for _label, exe in runnable:
-                    daemon(exe, root, "stop")
+                    stop_daemon(exe, root)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print("| memories | mode | build | protocol | ready ms (× python) | tools/list ms | first search ms | "
-          "python -c pass ms |")
-    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |")
+    print("| memories | mode | build | protocol | ready ms (× python) | tools/list ms | first search ms (×) | "
+          "python -c pass ms | server RSS MB | warm process RSS MB |")
+    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
+        warm_rss = f"{r['daemon_rss_mb']:.0f}" if r["daemon_rss_mb"] is not None else "-"
         print(f"| {r['memories']:,} | {r['mode']} | {r['build']} | {r['protocol']} | {r['ready_ms']:.0f} "
-              f"({r['ready_x']}×) | {r['list_ms']:.0f} | {r['search_ms']:.0f} | {r['python_ms']:.0f} |")
+              f"({r['ready_x']}×) | {r['list_ms']:.0f} | {r['search_ms']:.0f} ({r['search_x']}×) | "
+              f"{r['python_ms']:.0f} | {r['rss_mb']:.0f} | {warm_rss} |")
     return 0
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,50 @@ def test_recording_not_used_for_another_sdk(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(mcp_front, "ANSWERS_FILE", original)
     monkeypatch.setenv(mcp_front.FRONT_ENV, "0")
     assert mcp_front.load_answers(doc["gitmem"]) is None
+
+
+def _search(repo: Path, env: dict[str, str], query: str) -> dict[str, Any]:
+    c = Client(SERVER, repo, env=env)
+    try:
+        c.call("server/discover", {"_meta": ENVELOPE})
+        found = c.call("tools/call", {"name": "search", "arguments": {"query": query, "limit": 5},
+                                      "_meta": ENVELOPE})[0]
+    finally:
+        err = c.close()
+    assert "Traceback" not in err, err
+    assert not found["result"]["isError"], found
+    return found["result"]  # type: ignore[no-any-return]
+
+
+def test_search_answered_by_the_warm_process_equals_in_process(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the worktree's warm process up, the MCP search's hits come from it (its request count grows) and
+    the reply is the one the server computes in-process with the warm process turned off."""
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    repo = _init_repo(tmp_path / "proj")
+    for text, anchor in (("Config load order is env > yaml > defaults", "app/config.py::parse_config"),
+                         ("The yaml loader keeps key order for the diff view", "app/config.py")):
+        out = subprocess.run([*SERVER[:-1], "remember", text, "--anchor", anchor], cwd=repo, capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr
+    cold = _search(repo, dict(os.environ), "config load order yaml")  # the suite runs with GITMEM_NO_DAEMON=1
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    lay = layout.of(repo)
+    try:
+        assert client.ensure_started(lay)
+        deadline = time.monotonic() + 120
+        while (before := client.status(lay)) is None:
+            assert time.monotonic() < deadline, "the warm process did not start"
+            time.sleep(0.1)
+        warm = _search(repo, dict(os.environ), "config load order yaml")
+        after = client.status(lay)
+    finally:
+        client.stop(lay)
+        deadline = time.monotonic() + 30
+        while client.running(lay) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert after is not None and after["requests"] > before["requests"]
+    assert len(warm["structuredContent"]["hits"]) == 2
+    assert warm == cold
