@@ -322,12 +322,15 @@ def serve(repo: str | None = None) -> int:
     debug_modules = os.environ.get(DEBUG_MODULES_ENV)
     answered = threading.Event()  # set once the first client message is handled
 
+    loaded = threading.Event()  # set once the SDK server is imported (it then reads its stdin pipe)
+
     def load() -> None:
         if debug_modules:  # the module list must show what the answer needed, not what the loader raced to import
             answered.wait()
         try:
             from . import mcp_server
 
+            loaded.set()
             mcp_server.serve(repo, warm=True)
         except BaseException as e:  # noqa: BLE001 - reported on stderr and by the exit code
             failed.append(e)
@@ -359,8 +362,13 @@ def serve(repo: str | None = None) -> int:
             inbox.append(line if line.endswith(b"\n") else line + b"\n")
             cond.notify()
     answered.set()
+    if not loaded.is_set():
+        # The client left before the SDK server was loaded: nothing it was sent has run (and at end of input it
+        # drops what is pending anyway), so end now rather than after the imports (seconds on a busy machine).
+        sys.stderr.flush()
+        os._exit(0)
     with cond:
-        inbox.append(b"")  # end of input: the SDK server sees EOF and returns
+        inbox.append(b"")  # end of input: the SDK server sees EOF, finishes what runs, and returns
         cond.notify()
     loader.join()
     return 1 if failed else 0
