@@ -254,3 +254,14 @@ class MemoryStatus:
     @property
     def status(self) -> Status:
         return Status.worst([a.status for a in self.anchors])
+
+
+@dataclass
+class RecallHit:
+    """One search result (``search.recall``, ``search.warm``): the memory and its fused score (reciprocal
+    rank fusion) with its rank in each list (None: not found by that side)."""
+
+    memory: Memory
+    score: float
+    fts_rank: int | None
+    vector_rank: int | None

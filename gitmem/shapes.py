@@ -60,7 +60,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
+from .model import Anchor, AnchorStatus, Memory, MemoryStatus, RecallHit, Status
 from .rank import render
 
 if TYPE_CHECKING:
@@ -84,7 +84,6 @@ if TYPE_CHECKING:
     from .rank.focus import Focus
     from .rank.score import Scored
     from .search.index import SyncResult
-    from .search.recall import RecallHit
 
 #: The version of every shape below; see the module docstring for when it changes.
 SCHEMA_VERSION = 1

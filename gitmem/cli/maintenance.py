@@ -88,11 +88,15 @@ def mcp(repo: str | None) -> None:
       claude mcp add gitmem -- gitmem mcp
       gitmem mcp --repo ~/src/project
     """
-    try:
-        from ..integrations.mcp_server import serve
-    except ImportError as e:
-        raise GitmemError(f"the MCP server needs the mcp package: {e}", "pip install 'mcp>=2.3,<3'") from e
-    serve(repo)
+    import importlib.util
+
+    from ..integrations import mcp_front
+
+    if importlib.util.find_spec("mcp") is None:
+        raise GitmemError("the MCP server needs the mcp package", "pip install 'mcp>=2.3,<3'")
+    code = mcp_front.serve(repo)
+    if code:
+        raise SystemExit(code)
 
 
 @cli.command("merge-file", hidden=True)

@@ -22,8 +22,14 @@ the server: a ``GitmemError`` becomes a tool error whose text is the library's
 anchor error); a bug becomes
 a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
-Imports: the MCP SDK at module import (about 1 s); LanceDB only on the first
-``search`` (or ``context`` with a prompt), never at start-up.
+Searches go to the worktree's warm process (``gitmem.daemon``, through ``search.warm``), which holds
+the index and the embedding model for every command and session of the worktree; this process loads
+them only when the warm process is turned off or does not answer in time.
+
+Imports: the MCP SDK at module import (about 1 s): ``gitmem mcp`` starts in ``mcp_front``, which
+answers the opening requests while this module loads in a background thread; then
+``GitmemTools.warm`` starts the warm process (or, when it is turned off, loads LanceDB and the
+embedding model here), never before the server can answer.
 """
 
 import os
@@ -112,17 +118,34 @@ class GitmemTools:
         store.enable_symbol_cache()
         return store
 
+    def warm(self) -> None:
+        """Make the first ``search`` fast: start the worktree's warm process (``search.warm.start``), or, when
+        it is turned off, load LanceDB and the embedding model here and bring the index up to date (one
+        search). Without a repository nothing is loaded. Never raises (a failure is the search's to report).
+        """
+        try:
+            from ..search import warm
+
+            store = self.store()
+            if not warm.start(store):
+                from ..search.recall import recall
+
+                recall(store, "warm up", 1)
+        except Exception:  # noqa: BLE001 - warming is an optimisation; the search itself reports errors
+            pass
+
     # -- tools ------------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10) -> Payload:
-        """Hybrid search (``search.recall``); each hit's status at the working tree.
+        """Hybrid search (``search.recall``, by the worktree's warm process when it answers: ``search.warm``);
+        each hit's status at the working tree.
 
         Returns:
             text: one line per hit ``- ID [type] title — anchors · age · status``.
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
-        from ..search.recall import recall  # LanceDB: imported on the first search, not at start-up
+        from ..search.warm import recall  # LanceDB: only if the warm process does not answer
 
         store = self.store()
         warnings: list[str] = []
@@ -370,13 +393,21 @@ class _Runner:
             return _error(msg + (f"\nhint: {hint}" if hint else ""), shapes.versioned(shapes.error_json(msg, hint)))
 
 
-def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
+def build_server(path: str | os.PathLike[str] | None = None, *, warm: bool = False) -> MCPServer:
     """The MCP server for the repository at ``path`` (default: the current directory), not yet running.
 
-    Nothing is opened here: the repository is resolved on each tool call.
+    Nothing is opened here: the repository is resolved on each tool call. With ``warm``, a background
+    thread runs ``GitmemTools.warm`` (holding the tool-call lock, so a call made meanwhile waits for it
+    rather than loading the same things beside it).
     """
     tools = GitmemTools(path)
     run = _Runner(tools)
+    if warm:
+        def warm_up() -> None:
+            with run.lock:
+                tools.warm()
+
+        threading.Thread(target=warm_up, daemon=True, name="gitmem-mcp-warm").start()
     server = MCPServer("gitmem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
@@ -447,6 +478,6 @@ def build_server(path: str | os.PathLike[str] | None = None) -> MCPServer:
     return server
 
 
-def serve(path: str | os.PathLike[str] | None = None) -> None:
-    """Run the server on stdio until the client closes the connection (blocks)."""
-    build_server(path).run("stdio")
+def serve(path: str | os.PathLike[str] | None = None, *, warm: bool = False) -> None:
+    """Run the server on stdio until the client closes the connection (blocks); ``warm``: see ``build_server``."""
+    build_server(path, warm=warm).run("stdio")

@@ -10,12 +10,11 @@ changed files and an unchanged store a few milliseconds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..catalog import files as catalog_files
 from ..catalog.files import MirrorSource
 from ..errors import EmbeddingError, IndexUnavailable
-from ..model import Memory
+from ..model import Memory, RecallHit
 from ..store import LoadResult, Store
 from .embed import embedder_from_config
 from .index import Hit, MemoryIndex, SyncResult
@@ -31,16 +30,6 @@ def relevant(hits: list[Hit]) -> list[Hit]:
     """``hits`` without vector-only hits below ``MIN_VECTOR_SIMILARITY`` (order kept)."""
     return [h for h in hits if h.fts_rank is not None
             or (h.similarity is not None and h.similarity >= MIN_VECTOR_SIMILARITY)]
-
-
-@dataclass
-class RecallHit:
-    """One search result: the memory and its fused score (reciprocal rank fusion)."""
-
-    memory: Memory
-    score: float
-    fts_rank: int | None
-    vector_rank: int | None
 
 
 def open_index(store: Store) -> MemoryIndex:

@@ -1,0 +1,71 @@
+"""Hybrid recall through the worktree's warm process (``gitmem.daemon``) when it answers, else in this process.
+
+For a long-lived process that searches now and then (the MCP server): the warm process already holds
+the index and the embedding model, so this process need not load them (LanceDB ~1.3 s to import, the
+model ~0.2 s, ~150 MB resident: ``bench/mcp.py``). The hits are the warm process's (its ``search`` op:
+``search.recall``'s ``sync_index`` + ``relevant(search_healing(...))``); their memories are read here
+from the catalog, as ``search.recall.recall`` reads them. When the warm process is off, absent,
+starting or slow, ``search.recall.recall`` runs here, unchanged: one owner of the search itself.
+
+Must not import: LanceDB (``search.index``, ``search.recall``) unless the warm process did not answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..catalog import files as catalog_files
+from ..daemon import client
+from ..model import RecallHit
+from ..store import Store
+
+#: Seconds a search waits for the warm process's answer before searching here. A warm answer takes tens
+#: of milliseconds (issue 13: 28-39 ms at 10k memories); loading the index here ~1.5 s, so waiting longer
+#: for a busy warm process would be slower than searching here (the same wait as ``daemon.front``'s recall).
+SEARCH_TIMEOUT_S = 2.5
+
+
+def start(store: Store) -> bool:
+    """Start the worktree's warm process if it may run and none does (detached, not waited for); whether the
+    warm process is to serve this store's searches (False: it is turned off, ``client.enabled``). Never raises."""
+    if not client.enabled(store.layout):
+        return False
+    client.ensure_started(store.layout)
+    return True
+
+
+def recall(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], None] | None = None
+           ) -> list[RecallHit]:
+    """``search.recall.recall(store, query, limit, warn=warn)``, answered by the warm process when it can.
+
+    A warm process that is not running is started for the next call (``client.request``); this call
+    then searches here. Raises as ``search.recall.recall`` (only when it runs here).
+    """
+    reply = client.request(store.layout, "search", {"query": query, "limit": limit}, timeout_s=SEARCH_TIMEOUT_S)
+    hits = _from_reply(store, reply) if reply is not None else None
+    if hits is not None:
+        return hits
+    from .recall import recall as in_process  # LanceDB: only when the warm process did not answer
+
+    return in_process(store, query, limit, warn=warn)
+
+
+def _from_reply(store: Store, reply: dict[str, object]) -> list[RecallHit] | None:
+    """The warm process's hits with their memories from the catalog; None when the reply is unusable or the
+    catalog cannot be opened (the caller searches here)."""
+    rows = reply.get("hits")
+    try:
+        if not isinstance(rows, list):
+            raise TypeError("hits")
+        hits = [(str(h["id"]), float(h["score"]), h["fts_rank"], h["vector_rank"]) for h in rows]
+    except (KeyError, TypeError, ValueError):
+        client.log(store.layout, "client search: unusable reply; searching in-process")
+        return None
+    con = catalog_files.open_current(store)
+    if con is None:
+        return None
+    try:
+        mems = catalog_files.MirrorSource(con).memories([h[0] for h in hits])
+    finally:
+        con.close()
+    return [RecallHit(mems[mid], score, fts, vec) for mid, score, fts, vec in hits if mid in mems]
