@@ -97,9 +97,8 @@ def _order(text: str, ids: tuple[str, ...]) -> list[str]:
 
 def _decay(repo: Path, on: bool) -> None:
     cfg = repo / ".gitmem" / "config.toml"
-    text = cfg.read_text("utf-8")
-    cfg.write_text(text.replace(f"decay = {'false' if on else 'true'}", f"decay = {'true' if on else 'false'}"),
-                   "utf-8")
+    text = cfg.read_text("utf-8").split("\n[ranking]\n")[0]  # the default config has it commented out
+    cfg.write_text(f"{text}\n[ranking]\ndecay = {'true' if on else 'false'}\n", "utf-8")
 
 
 # -- recording -------------------------------------------------------------------------------------
