@@ -70,6 +70,13 @@ policy = "with-code"
 # re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
 
+[daemon]
+# The warm process (one per working tree) that answers recall, context, stale, show, list and log without
+# loading the index and the embedding model again: false runs every command in its own process.
+enabled = true
+# Minutes without a request after which it exits (a number > 0).
+idle_minutes = 30
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -84,7 +91,7 @@ private_files = []
 """
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "daemon")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -97,7 +104,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture] and [memory].
+    [claude], [review], [share], [capture], [memory] and [daemon].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -135,6 +142,15 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key memory.{key}", "known keys: max_chars")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= MIN_MAX_CHARS):
             raise ConfigError(f"{where}: memory.max_chars must be an integer >= {MIN_MAX_CHARS}, got {value!r}", hint)
+    for key, value in cfg.get("daemon", {}).items():
+        if key == "enabled":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: daemon.enabled must be true or false, got {value!r}", hint)
+        elif key == "idle_minutes":
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+                raise ConfigError(f"{where}: daemon.idle_minutes must be a number > 0, got {value!r}", hint)
+        else:
+            raise ConfigError(f"{where}: unknown key daemon.{key}", "known keys: enabled, idle_minutes")
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -154,6 +170,25 @@ def max_chars(cfg: dict[str, Any]) -> int:
     section = cfg.get("memory")
     v = section.get("max_chars", DEFAULT_MAX_CHARS) if isinstance(section, dict) else DEFAULT_MAX_CHARS
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= MIN_MAX_CHARS else DEFAULT_MAX_CHARS
+
+
+#: ``[daemon] idle_minutes``: minutes without a request after which the warm process exits (a guess at
+#: "a working session's pauses": long enough to stay warm over a coffee, short enough not to linger all day).
+DEFAULT_IDLE_MINUTES = 30
+
+
+def daemon_enabled(cfg: dict[str, Any]) -> bool:
+    """``[daemon] enabled`` of ``cfg`` (raw or merged): True unless it is ``false``."""
+    section = cfg.get("daemon")
+    return not (isinstance(section, dict) and section.get("enabled") is False)
+
+
+def daemon_idle_s(cfg: dict[str, Any]) -> float:
+    """``[daemon] idle_minutes`` of ``cfg`` in seconds; the default when missing or not a number > 0."""
+    section = cfg.get("daemon")
+    v = section.get("idle_minutes", DEFAULT_IDLE_MINUTES) if isinstance(section, dict) else DEFAULT_IDLE_MINUTES
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return float(v if ok else DEFAULT_IDLE_MINUTES) * 60.0
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:

@@ -181,6 +181,31 @@ class Layout:
         """Locks, markers and the warm process's socket."""
         return self.worktree_dir / "run"
 
+    @property
+    def daemon_socket(self) -> Path:
+        """The warm process's Unix domain socket (``gitmem.daemon``): ``<run>/daemon.sock``.
+
+        When that path is longer than ``SOCKET_PATH_MAX`` bytes (``sun_path`` holds 108 on Linux,
+        104 on macOS), ``<short_socket_dir()>/<hash of the worktree's state folder>.sock`` instead.
+        """
+        path = self.run_dir / "daemon.sock"
+        if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+            return path
+        import hashlib
+
+        digest = hashlib.sha256(os.fsencode(self.worktree_dir)).hexdigest()[:24]
+        return short_socket_dir() / f"{digest}.sock"
+
+    @property
+    def daemon_pid_file(self) -> Path:
+        """The warm process's record (JSON: pid, version, socket, started), written by it while it serves."""
+        return self.run_dir / "daemon.json"
+
+    @property
+    def daemon_lock(self) -> Path:
+        """Held (``flock``) by the one warm process of this worktree for its whole life."""
+        return self.run_dir / "daemon.lock"
+
     # -- memory files ------------------------------------------------------------------------------
 
     @cached_property
@@ -209,6 +234,21 @@ class Layout:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+#: Longest socket path used as is (bytes); a longer one moves to ``short_socket_dir`` (AF_UNIX's
+#: ``sun_path`` is 108 bytes on Linux and 104 on macOS, the terminating NUL included).
+SOCKET_PATH_MAX = 100
+
+
+def short_socket_dir() -> Path:
+    """Where sockets whose natural path is too long go: ``$XDG_RUNTIME_DIR/gitmem`` (a per-user 0700 folder,
+    XDG Base Directory spec), else ``/tmp/gitmem-<uid>``. Whoever creates it makes it 0700 and checks it is
+    the user's own (``gitmem.daemon.client.private_dir_ok``)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isabs(runtime):
+        return Path(runtime) / STATE_DIR
+    return Path("/tmp") / f"gitmem-{os.getuid()}"
 
 
 def logs_dir_near(start: Path) -> Path | None:

@@ -21,7 +21,9 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
     template = tmp_path_factory.mktemp("git-template")
     env = {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_TEMPLATE_DIR": str(template), "XDG_CONFIG_HOME": str(home / ".config"),
-           "XDG_CACHE_HOME": str(home / ".cache"), "LANCEDB_LOG": "error"}
+           "XDG_CACHE_HOME": str(home / ".cache"), "LANCEDB_LOG": "error",
+           # no warm process unless a test asks for one (tests/test_daemon.py): none is left running
+           "GITMEM_NO_DAEMON": "1"}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     for k in list(os.environ):

@@ -13,6 +13,7 @@ anywhere on these paths shows up here.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,8 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.integrations.agents.opencode",
     "gitmem.integrations.agents.vscode",
     "gitmem.integrations.agents.patches",
+    "gitmem.daemon",
+    "gitmem.daemon.client",  # the prompt hook asks the warm process for vector hits
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -358,3 +361,22 @@ def test_vscode_per_tool_call_hooks_import_only_the_standard_library(repo: Path,
             assert stdout == "", name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name
+
+
+def test_the_warm_process_client_imports_only_the_standard_library(repo: Path, baseline: set[str],
+                                                                   tmp_path: Path) -> None:
+    """``gitmem.daemon.client.request`` with no warm process (it answers None, starting none here)."""
+    from gitmem import config, layout
+
+    config.read_cached(layout.of(repo))  # as SessionStart does: the hooks read config.toml's JSON copy
+    out = tmp_path / "mods.json"
+    code = ("import json, sys\nfrom pathlib import Path\nfrom gitmem import layout\nfrom gitmem.daemon import client\n"
+            "r = client.request(layout.of(Path.cwd()), 'search', {'query': 'x', 'limit': 3}, timeout_s=0.5, start=False)\n"
+            f"json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))\nprint(r)\n")
+    env = {k: v for k, v in os.environ.items() if k != "GITMEM_NO_DAEMON"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, timeout=60, env=env)
+    assert proc.returncode == 0 and proc.stdout == b"None\n", proc.stderr.decode()
+    mods = set(json.loads(out.read_text()))
+    assert "gitmem.daemon.client" in mods
+    assert not_allowed(mods, baseline) == []
+    assert not [m for m in HEAVY if m in mods]

@@ -1,0 +1,296 @@
+"""The warm process of one working tree (``python -m gitmem.daemon ROOT``): the index, the embedding model and
+the catalog kept open, answering ``gitmem.daemon.client`` over a Unix domain socket.
+
+Owns: the server side of the protocol (``client`` owns the format), its life (one per worktree: the
+``flock`` of ``layout.daemon_lock`` held from start to exit; a second starter exits quietly; idle exit
+after ``[daemon] idle_minutes``; exit on ``stop``, SIGTERM, or a client of another gitmem version,
+protocol or config.toml, which is told ``restart``), and its socket: bound under a 0177 umask (the
+file is 0600), in ``<git-dir>/gitmem/run/`` or a private 0700 fallback folder, a stale file of a
+killed server replaced, each peer's uid checked (``SO_PEERCRED``) against its own.
+
+Ops:
+
+* ``search`` ``{"query": str, "limit": int}`` → ``{"hits": [{"id", "score", "fts_rank", "vector_rank",
+  "similarity"}]}``: ``search.recall.relevant(search_healing(...))`` after ``sync_index`` (the index
+  follows the catalog's change log on every request, so a memory written by any process is found by
+  the next request). Serialised with other searches, never behind a CLI command.
+* ``ping`` / ``status`` → pid, version, root, started, uptime, requests served, idle timeout, socket, RSS.
+* ``stop`` → ``{"stopping": true}``, then exits once the requests in flight are answered.
+It never runs a write op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, config, infra, layout
+from . import client
+
+#: Seconds between two looks at the idle clock and the stop flag while no request comes.
+TICK_S = 0.5
+#: Seconds a starting server waits for the daemon lock (a server that is stopping releases it first).
+LOCK_WAIT_S = 3.0
+#: Largest request line accepted (bytes).
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+#: Seconds a connection may take to send its request.
+REQUEST_READ_TIMEOUT_S = 5.0
+
+
+def rss_bytes() -> int | None:
+    """Resident memory of this process in bytes (``/proc/self/statm``; elsewhere the peak from ``getrusage``)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        try:
+            import resource
+
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            return int(peak if sys.platform == "darwin" else peak * 1024)
+        except (ImportError, OSError):
+            return None
+
+
+class Server:
+    """One worktree's warm process. ``run()`` serves until idle, stopped or outdated.
+
+    Raises (constructor): whatever opening the store raises (NotARepository, NotInitialized, ConfigError).
+    """
+
+    def __init__(self, root: Path) -> None:
+        from ..git import Repo
+        from ..search.recall import open_index
+        from ..store import Store
+
+        self.lay = layout.of(root)
+        self.fingerprint = client.config_fingerprint(self.lay)
+        self.store = Store(Repo(os.fspath(self.lay.root)))
+        self.store.enable_symbol_cache()
+        self.idle_s = config.daemon_idle_s(self.store.config)
+        self.index = open_index(self.store)
+        self.socket_path = self.lay.daemon_socket
+        self.started = infra.utc_now()
+        self.started_mono = time.monotonic()
+        self.requests = 0
+        self.last_request = time.monotonic()
+        self.stopping = threading.Event()
+        self._count_lock = threading.Lock()
+        self._active = 0
+        #: Searches run one at a time (one index object); CLI commands one at a time (cwd, click's state,
+        #: stdout); the two never wait for each other.
+        self.search_lock = threading.Lock()
+        self.cli_lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._inode: int | None = None
+
+    # -- ops ----------------------------------------------------------------------------------
+
+    def op_search(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10)."""
+        from ..search.recall import close_source, relevant, search_healing, sync_index
+
+        query = params.get("query")
+        limit = params.get("limit", 10)
+        if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError("search takes {\"query\": str, \"limit\": int >= 1}")
+        with self.search_lock:
+            index, _synced, source = sync_index(self.store, index=self.index, strict=False)
+            try:
+                hits = relevant(search_healing(self.store, index, source, query, limit))
+            finally:
+                close_source(source)
+        return {"hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
+                          "similarity": h.similarity} for h in hits]}
+
+    def op_status(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``status`` / ``ping``: who and how this process is."""
+        return {"pid": os.getpid(), "version": __version__, "root": os.fspath(self.lay.root), "started": self.started,
+                "uptime_s": round(time.monotonic() - self.started_mono, 3), "requests": self.requests,
+                "idle_s": self.idle_s, "socket": os.fspath(self.socket_path), "rss_bytes": rss_bytes()}
+
+    def op_stop(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``stop``: exit once the requests in flight are answered."""
+        self.stopping.set()
+        return {"stopping": True}
+
+    def warm(self) -> None:
+        """Load what the first request would: LanceDB, the index tables, the embedding model, the catalog."""
+        self.op_search({"query": "warm up", "limit": 1})
+
+    # -- serving ------------------------------------------------------------------------------
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one decoded request (see ``client`` for the format)."""
+        if req.get("protocol") != client.PROTOCOL or req.get("version") != __version__:
+            self.stopping.set()
+            return {"ok": False, "restart": True,
+                    "error": f"server is gitmem {__version__} protocol {client.PROTOCOL}, client "
+                             f"{req.get('version')} protocol {req.get('protocol')}"}
+        if req.get("config") != self.fingerprint:
+            self.stopping.set()
+            return {"ok": False, "restart": True, "error": "config.toml changed"}
+        if os.path.realpath(str(req.get("root", ""))) != os.fspath(self.lay.root):
+            return {"ok": False, "error": f"this process serves {self.lay.root}, not {req.get('root')}"}
+        ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop}
+        op = req.get("op")
+        fn = ops.get(op) if isinstance(op, str) else None
+        if fn is None:
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        params = req.get("params")
+        return {"ok": True, "result": fn(params if isinstance(params, dict) else {})}
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        """Read one request line from ``conn``, answer it, close it; never raises."""
+        try:
+            with conn:
+                uid = client.peer_uid(conn)
+                if uid is not None and uid != os.getuid():
+                    client.log(self.lay, f"server: refused a connection from uid {uid}")
+                    return
+                conn.settimeout(REQUEST_READ_TIMEOUT_S)
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(1 << 16)
+                    if not chunk:
+                        break
+                    data += chunk
+                    if len(data) > MAX_REQUEST_BYTES:
+                        return
+                try:
+                    req = json.loads(data)
+                    if not isinstance(req, dict):
+                        raise ValueError("not an object")
+                except ValueError as e:
+                    reply: dict[str, Any] = {"ok": False, "error": f"bad request: {e}"}
+                else:
+                    try:
+                        reply = self.handle(req)
+                    except Exception as e:  # noqa: BLE001 - one request's failure is its reply, not the server's end
+                        client.log(self.lay, f"server: {req.get('op')} failed:\n{infra.format_exception(e)}")
+                        reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+                conn.settimeout(None)
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+        except OSError as e:
+            client.log(self.lay, f"server: connection dropped: {type(e).__name__}: {e}")
+        finally:
+            with self._count_lock:
+                self._active -= 1
+                self.requests += 1
+                self.last_request = time.monotonic()
+
+    def _bind(self) -> socket.socket:
+        """Listen on ``socket_path`` (0600), replacing a stale file (we hold the lock: no one else serves it).
+
+        Raises:
+            OSError: the folder cannot be made private or the socket cannot be bound.
+        """
+        folder = self.socket_path.parent
+        if folder != self.lay.run_dir:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not client.private_dir_ok(folder):
+                raise OSError(f"{folder} is not a private folder of this user (0700 and owned by uid {os.getuid()})")
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            os.unlink(self.socket_path)
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(os.fspath(self.socket_path))
+        finally:
+            os.umask(old)
+        os.chmod(self.socket_path, 0o600)
+        sock.listen(64)
+        self._inode = os.stat(self.socket_path).st_ino
+        return sock
+
+    def _unbind(self) -> None:
+        """Stop listening; remove the socket and the record if they are still this process's."""
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        try:
+            if self._inode is not None and os.stat(self.socket_path).st_ino == self._inode:
+                os.unlink(self.socket_path)
+        except OSError:
+            pass
+        try:
+            if json.loads(self.lay.daemon_pid_file.read_bytes()).get("pid") == os.getpid():
+                os.unlink(self.lay.daemon_pid_file)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def _idle(self) -> bool:
+        with self._count_lock:
+            return self._active == 0 and time.monotonic() - self.last_request >= self.idle_s
+
+    def run(self) -> None:
+        """Bind, then accept connections (one thread each) until stopped, idle or outdated; then unbind.
+
+        Raises:
+            OSError: the socket cannot be bound.
+        """
+        self._listener = listener = self._bind()
+        infra.atomic_write(self.lay.daemon_pid_file, json.dumps(
+            {"pid": os.getpid(), "version": __version__, "socket": os.fspath(self.socket_path),
+             "started": self.started}).encode(), fsync=False)
+        client.log(self.lay, f"server: serving {self.lay.root} on {self.socket_path} (idle exit after "
+                             f"{self.idle_s:g} s)")
+        listener.settimeout(min(TICK_S, self.idle_s))
+        self.last_request = time.monotonic()
+        why = "stopped"
+        try:
+            while not self.stopping.is_set():
+                if self._idle():
+                    why = f"idle for {self.idle_s:g} s"
+                    break
+                try:
+                    conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                with self._count_lock:
+                    self._active += 1
+                threading.Thread(target=self._serve_connection, args=(conn,), daemon=True).start()
+        finally:
+            self._unbind()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:  # answer the requests in flight (the lock is released by the caller)
+            with self._count_lock:
+                if self._active == 0:
+                    break
+            time.sleep(0.02)
+        client.log(self.lay, f"server: exit ({why}) after {self.requests} requests")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gitmem.daemon ROOT``: serve ROOT's worktree; 0 when done or when another process serves it."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python -m gitmem.daemon ROOT\n")
+        return 2
+    lay = layout.of(Path(os.path.realpath(args[0])))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        lay.run_dir.mkdir(parents=True, exist_ok=True)
+        with infra.file_lock(lay.daemon_lock, timeout_s=LOCK_WAIT_S):
+            server = Server(lay.root)
+            server.stopping = stop
+            server.warm()
+            if not stop.is_set():
+                server.run()
+    except TimeoutError:
+        return 0  # another process serves (or is starting to serve) this worktree
+    except Exception as e:  # noqa: BLE001 - a detached process: its failure goes to the log, clients go in-process
+        client.log(lay, f"server: could not serve {lay.root}:\n{infra.format_exception(e)}")
+        return 1
+    return 0
