@@ -38,6 +38,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
   ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
+* ``daemon_status_json``, ``daemon_stop_json``: ``daemon status``, ``daemon stop``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Checked, Problem
     from .ops.context import ContextResult
+    from .ops.daemon import DaemonState
     from .ops.doctor import Check, Report
     from .ops.history import LogEntry
     from .ops.import_claude_mem import ClaudeMemImport
@@ -279,6 +281,22 @@ def hook_state_json(h: HookState) -> JSONObject:
     return {"name": h.name, "path": str(h.path), "installed": h.installed, "current": h.ours_current,
             "legacy": str(h.legacy) if h.legacy else None, "will_run": h.will_run, "problem": h.problem,
             "note": h.note}
+
+
+def daemon_status_json(st: DaemonState) -> JSONObject:
+    """``{"state" (running, starting, not answering, not running), "running", "enabled", "socket", "idle_minutes",
+    "pid", "version", "root", "started", "uptime_s", "requests", "rss_bytes", "stale": [path]}`` (what is not
+    known: null)."""
+    info = st.info
+    return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
+            "idle_minutes": st.idle_minutes, "pid": info.get("pid"), "version": info.get("version"),
+            "root": info.get("root"), "started": info.get("started"), "uptime_s": info.get("uptime_s"),
+            "requests": info.get("requests"), "rss_bytes": info.get("rss_bytes"), "stale": list(st.stale)}
+
+
+def daemon_stop_json(stopped: bool, message: str) -> JSONObject:
+    """``{"stopped": bool (no warm process runs now), "message"}``."""
+    return {"stopped": stopped, "message": message}
 
 
 def doctor_check_json(c: Check) -> JSONObject:

@@ -1,14 +1,19 @@
-"""Keeping things running: ``sync``, ``consolidate``, ``mcp``, and the hidden ``merge-file`` (git's merge driver)."""
+"""Keeping things running: ``sync``, ``consolidate``, ``mcp``, ``daemon status|stop``, and the hidden ``merge-file``
+(git's merge driver)."""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import shapes
 from ..errors import GitmemError
-from .base import State, _out, _store, _warn, _warn_invalid, cli, json_option
+from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
+
+if TYPE_CHECKING:
+    from ..layout import Layout
 
 
 @cli.command()
@@ -100,3 +105,77 @@ def merge_file_cmd(base: str, ours: str, theirs: str, name: str) -> None:
     from ..integrations.merge_driver import merge_file
 
     sys.exit(merge_file(base, ours, theirs, name))
+
+
+@cli.group()
+def daemon() -> None:
+    """The warm process of this working tree (it answers recall, context, stale, show, list and log).
+
+    Started by the first such command (or an agent's session start), it exits after
+    [daemon] idle_minutes without a request; [daemon] enabled = false or GITMEM_NO_DAEMON=1
+    turns it off.
+    """
+
+
+def _daemon_layout() -> Layout:
+    """The layout of the repository holding the current directory (the store checks it is one)."""
+    return _store().layout
+
+
+@daemon.command("status")
+@json_option
+def daemon_status() -> None:
+    """Whether the warm process runs: pid, uptime, requests, memory, socket, idle timeout.
+
+    Exits 0 when it runs and answers, 1 otherwise.
+
+    \b
+    Example usage:
+      gitmem daemon status
+      gitmem daemon status --json
+    """
+    from ..ops.daemon import status
+
+    st = status(_daemon_layout())
+
+    def text() -> str:
+        i = st.info
+        off = "" if st.enabled else " (turned off: [daemon] enabled = false or GITMEM_NO_DAEMON)"
+        if st.state == "running":
+            rss = f"{i['rss_bytes'] / 2**20:.0f} MiB" if isinstance(i.get("rss_bytes"), int) else "?"
+            lines = [f"running{off}: pid {i.get('pid')}, gitmem {i.get('version')}, up {i.get('uptime_s', 0):.0f} s "
+                     f"(since {i.get('started')}), {i.get('requests')} requests, {rss} resident",
+                     f"socket: {st.socket}", f"exits after {float(i.get('idle_s', 0)) / 60:g} idle minutes"]
+        elif st.state == "starting":
+            lines = [f"starting{off}: loading the index and the embedding model", f"socket: {st.socket}"]
+        elif st.state == "not answering":
+            lines = [f"not answering{off}: process {i.get('pid', '?')} holds the warm process's lock but does "
+                     "not answer (starting, or stuck: gitmem daemon stop)", f"socket: {st.socket}"]
+        else:
+            lines = [f"not running{off} (the next read command starts it)", f"socket: {st.socket}",
+                     f"idle timeout: {st.idle_minutes:g} minutes"]
+            lines += [f"stale: {p} (left by a process that died; the next start replaces it)" for p in st.stale]
+        return "\n".join(lines)
+
+    _out(shapes.daemon_status_json(st), text)
+    if st.state != "running":
+        sys.exit(EXIT_ERROR)
+
+
+@daemon.command("stop")
+@json_option
+def daemon_stop() -> None:
+    """End the warm process (it answers the requests in flight first); the next read command starts a new one.
+
+    Exits 0 when none runs any more, 1 when it could not be stopped.
+
+    \b
+    Example usage:
+      gitmem daemon stop
+    """
+    from ..ops.daemon import stop
+
+    stopped, message = stop(_daemon_layout())
+    _out(shapes.daemon_stop_json(stopped, message), message)
+    if not stopped:
+        sys.exit(EXIT_ERROR)

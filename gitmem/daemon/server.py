@@ -16,11 +16,14 @@ Ops:
   the next request). Serialised with other searches, never behind a CLI command.
 * ``ping`` / ``status`` → pid, version, root, started, uptime, requests served, idle timeout, socket, RSS.
 * ``stop`` → ``{"stopping": true}``, then exits once the requests in flight are answered.
-It never runs a write op.
-"""
+* ``cli`` → ``{"code", "stdout", "stderr"}``: a read command of the ``gitmem`` CLI (``front.READ_COMMANDS``)
+  run here by the same click command as in-process, its output captured (``op_cli``). One at a time.
+
+It never runs a write op: ``search`` only reads, and ``cli`` refuses every command off the read list."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -34,6 +37,10 @@ from typing import Any
 from .. import __version__, config, infra, layout
 from . import client
 
+#: What the read commands import when they run (``cli`` and its command modules, the ops they call), loaded at
+#: start so that no request pays for it.
+WARM_MODULES = ("gitmem.cli", "gitmem.memories", "gitmem.ops.context", "gitmem.ops.history", "gitmem.ops.show",
+                "gitmem.ops.stale", "gitmem.analyzer", "gitmem.rank.focus", "gitmem.code.symbols")
 #: Seconds between two looks at the idle clock and the stop flag while no request comes.
 TICK_S = 0.5
 #: Seconds a starting server waits for the daemon lock (a server that is stopping releases it first).
@@ -57,6 +64,18 @@ def rss_bytes() -> int | None:
             return int(peak if sys.platform == "darwin" else peak * 1024)
         except (ImportError, OSError):
             return None
+
+
+class _Captured(io.TextIOWrapper):
+    """A standard stream for one ``cli`` request: text encoded as the client's stream encodes it, into a
+    ``BytesIO``; a terminal when the client's stream is one (click and the commands ask ``isatty``)."""
+
+    def __init__(self, buffer: io.BytesIO, *, encoding: str, errors: str, tty: bool) -> None:
+        super().__init__(buffer, encoding=encoding, errors=errors, newline=None, write_through=True)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
 
 
 class Server:
@@ -121,9 +140,75 @@ class Server:
         self.stopping.set()
         return {"stopping": True}
 
+    def op_cli(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``cli``: ``gitmem ARGV`` run here as in the client's folder, output captured (``front.run_warm``).
+
+        ``params``: ``{"argv": [str], "cwd": str, "env": {NAME: value} (``front.FORWARDED_ENV``),
+        "stdout"/"stderr": {"encoding", "errors", "tty"}}``. Returns ``{"code": int, "stdout": base64,
+        "stderr": base64}``: the bytes the command wrote, encoded as the client's streams encode.
+        One command at a time (the folder, the standard streams and click's state are the process's).
+
+        Raises:
+            ValueError: a command off ``front.READ_COMMANDS`` (never run: the warm process writes
+                nothing), or a folder outside this worktree.
+        """
+        import binascii
+        import io
+
+        from ..cli import main as cli_main
+        from .front import FORWARDED_ENV, READ_COMMANDS
+
+        argv, cwd, env = params.get("argv"), params.get("cwd"), params.get("env", {})
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
+                and argv[0] in READ_COMMANDS):
+            raise ValueError(f"not a read command this process runs: {argv!r}")
+        if not isinstance(cwd, str) or not isinstance(env, dict):
+            raise ValueError("cli takes {\"argv\", \"cwd\", \"env\", \"stdout\", \"stderr\"}")
+        root = layout.find_root(Path(cwd))
+        if root is None or os.path.realpath(root) != os.fspath(self.lay.root):
+            raise ValueError(f"{cwd} is not in {self.lay.root}")
+
+        def stream(spec: Any) -> _Captured:
+            spec = spec if isinstance(spec, dict) else {}
+            return _Captured(io.BytesIO(), encoding=str(spec.get("encoding") or "utf-8"),
+                             errors=str(spec.get("errors") or "strict"), tty=bool(spec.get("tty")))
+
+        out, err = stream(params.get("stdout")), stream(params.get("stderr"))
+        with self.cli_lock:
+            saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
+            saved = sys.stdin, sys.stdout, sys.stderr
+            old_cwd = os.getcwd()
+            try:
+                for k in FORWARDED_ENV:
+                    v = env.get(k)
+                    if isinstance(v, str):
+                        os.environ[k] = v
+                    else:
+                        os.environ.pop(k, None)
+                os.chdir(cwd)
+                sys.stdin, sys.stdout, sys.stderr = io.StringIO(""), out, err
+                code = cli_main(list(argv))
+                out.flush()
+                err.flush()
+            finally:
+                sys.stdin, sys.stdout, sys.stderr = saved
+                os.chdir(old_cwd)
+                for k, v in saved_env.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+        raw_out, raw_err = out.buffer.getvalue(), err.buffer.getvalue()  # type: ignore[attr-defined]
+        return {"code": code, "stdout": binascii.b2a_base64(raw_out, newline=False).decode("ascii"),
+                "stderr": binascii.b2a_base64(raw_err, newline=False).decode("ascii")}
+
     def warm(self) -> None:
         """Load what the first request would: LanceDB, the index tables, the embedding model, the catalog."""
         self.op_search({"query": "warm up", "limit": 1})
+        import importlib
+
+        for name in WARM_MODULES:
+            importlib.import_module(name)
 
     # -- serving ------------------------------------------------------------------------------
 
@@ -139,7 +224,8 @@ class Server:
             return {"ok": False, "restart": True, "error": "config.toml changed"}
         if os.path.realpath(str(req.get("root", ""))) != os.fspath(self.lay.root):
             return {"ok": False, "error": f"this process serves {self.lay.root}, not {req.get('root')}"}
-        ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop}
+        ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop,
+               "cli": self.op_cli}
         op = req.get("op")
         fn = ops.get(op) if isinstance(op, str) else None
         if fn is None:
@@ -277,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python -m gitmem.daemon ROOT\n")
         return 2
+    from ..git import scrub_git_env
+
+    scrub_git_env()  # started from a git or agent hook: its GIT_DIR and the like are not this worktree's
     lay = layout.of(Path(os.path.realpath(args[0])))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -105,6 +105,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
                   "run `gitmem sync --rebuild`")
     _sharing_checks(store, r)
+    _daemon_checks(store, r)
     _claude_checks(store, r)
     log = store.log_dir / "hooks.log"
     if log.is_file():
@@ -126,6 +127,32 @@ def _sharing_checks(store: Store, r: Report) -> None:
         r.add("sharing", "error", f"team memories cannot be committed: {why}", UNIGNORE_HINT)
     for p in problems.current(store.repo.root):
         r.add(f"hook-{p.job}", "error", f"{p.message} (at {p.at})", p.hint)
+
+
+def _daemon_checks(store: Store, r: Report) -> None:
+    """The warm process: running or not is fine; one that does not answer, or a dead one's socket that cannot be
+    removed, is not."""
+    from . import daemon
+
+    st = daemon.status(store.layout)
+    if st.state == "not answering":
+        r.add("daemon", "error", f"the warm process (pid {st.info.get('pid', '?')}) does not answer on {st.socket}",
+              "run `gitmem daemon stop`; commands work without it meanwhile")
+        return
+    if st.state == "running":
+        r.add("daemon", "ok", f"warm process running: pid {st.info.get('pid')}, {st.info.get('requests')} requests")
+        return
+    if st.state == "starting":
+        r.add("daemon", "ok", "warm process starting")
+        return
+    left = daemon.clean_stale(store.layout) if st.stale else []
+    if left:
+        r.add("daemon", "error", f"a dead warm process left {', '.join(left)}, which cannot be removed",
+              "remove it by hand (check the folder's owner and permissions)")
+    else:
+        why = "turned off" if not st.enabled else "the next read command starts it"
+        r.add("daemon", "ok", f"no warm process running ({why})"
+              + (f"; removed what a dead one left: {', '.join(st.stale)}" if st.stale else ""))
 
 
 def _usable_folder(path: Path) -> str | None:

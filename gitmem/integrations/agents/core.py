@@ -297,6 +297,9 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     mark_given(lay, key, shown)
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
         infra.spawn_detached("gitmem.capture.worker", str(root), cwd=root)
+    from ...daemon import client as daemon_client
+
+    daemon_client.ensure_started(lay)  # the warm process, for the session's commands and prompts (detached)
     return text
 
 

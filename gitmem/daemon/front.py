@@ -1,0 +1,127 @@
+"""The ``gitmem`` command's first step: a read command is answered by the worktree's warm process when it can.
+
+Owns: which commands the warm process may run (``READ_COMMANDS``: they only read, never prompt and
+never read stdin), how long a client waits for each, and what travels with the request (argv, the
+current folder, the few environment variables and terminal facts that can change output). The
+output is made by the same click command in the warm process (``server.Server.op_cli``), so it is
+the in-process output byte for byte; the exit code travels too.
+
+Guarantees: when the warm process is off, absent, starting, busy past the wait, of another version
+or config, or answers anything unusable, the command runs in this process and nothing is said
+(``<logs>/daemon.log`` says why); the first command with no warm process starts one detached.
+
+Must not import: anything outside the standard library and ``layout``, ``infra``, ``config``,
+``daemon.client`` before it knows the command runs in-process (click, GitPython, LanceDB cost
+0.1–1.3 s: ``python -X importtime -m gitmem recall x``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .. import layout
+from . import client
+
+#: Commands the warm process runs, and seconds a client waits for the answer before running the
+#: command itself. A warm answer takes tens of milliseconds; a cold process ~1.3–1.5 s (issue 13), so
+#: waiting longer than that for a busy warm process would be slower than doing the work here. ``stale``
+#: evaluates every memory against the code (seconds at 10k memories): it may wait longer.
+READ_COMMANDS = {"recall": 2.5, "context": 2.5, "show": 2.5, "list": 2.5, "log": 2.5, "stale": 10.0}
+#: Environment variables that may change what a command prints (colour, width, terminal type).
+FORWARDED_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
+#: Variables that point git (and so gitmem) at another repository, index or object store: a command
+#: run with one of them set runs here, where it applies.
+GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+#: Arguments that make a command print something else than its result (click answers them itself).
+_NOT_FORWARDED_ARGS = frozenset({"-h", "--help", "--version"})
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def forwardable(args: list[str]) -> str | None:
+    """The command of ``args`` when the warm process may run it here and now, else None.
+
+    Not: a command off ``READ_COMMANDS``, ``--help``/``--version``, a git redirect in the
+    environment (``GIT_REDIRECTS``), or ``stale`` on a terminal without ``--list``/``--json``
+    (it would walk the memories interactively).
+    """
+    if not args or args[0] not in READ_COMMANDS or _NOT_FORWARDED_ARGS.intersection(args):
+        return None
+    if any(v in os.environ for v in GIT_REDIRECTS):
+        return None
+    if args[0] == "stale" and _isatty(sys.stdin) and _isatty(sys.stdout) and not {"--list", "--json"} & set(args):
+        return None
+    return args[0]
+
+
+def run_warm(args: list[str]) -> int | None:
+    """Run ``gitmem ARGS`` in the warm process: its output written here and its exit code, or None
+    (run it in-process). Never raises."""
+    command = forwardable(args)
+    if command is None:
+        return None
+    try:
+        cwd = os.getcwd()
+        root = layout.find_root(Path(cwd))
+        if root is None or not (root / layout.GITMEM_DIR).is_dir():
+            return None
+        lay = layout.of(root)
+        out, err = sys.stdout, sys.stderr
+        if not (hasattr(out, "buffer") and hasattr(err, "buffer")):
+            return None
+        params = {"argv": args, "cwd": cwd,
+                  "env": {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ},
+                  "stdout": {"encoding": out.encoding, "errors": out.errors, "tty": _isatty(out)},
+                  "stderr": {"encoding": err.encoding, "errors": err.errors, "tty": _isatty(err)}}
+    except (OSError, ValueError):
+        return None
+    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command])
+    if reply is None:
+        return None
+    try:
+        import binascii
+
+        code = reply["code"]
+        stdout, stderr = binascii.a2b_base64(reply["stdout"]), binascii.a2b_base64(reply["stderr"])
+        if not isinstance(code, int):
+            raise TypeError("code")
+    except (KeyError, TypeError, ValueError, binascii.Error) as e:
+        client.log(lay, f"client cli: unusable reply ({type(e).__name__}: {e})")
+        return None
+    try:
+        if stderr:
+            err.flush()
+            err.buffer.write(stderr)
+            err.buffer.flush()
+        out.flush()
+        out.buffer.write(stdout)
+        out.buffer.flush()
+    except BrokenPipeError:
+        pass
+    except OSError:
+        return 1
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``gitmem`` command: the warm process's answer when it gives one, else ``gitmem.cli.main``."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    code = run_warm(args)
+    if code is not None:
+        return code
+    from ..cli import main as cli_main
+
+    return cli_main(args)
+
+
+def entry() -> None:
+    """Console-script entry point (``gitmem``)."""
+    sys.exit(main())
