@@ -98,6 +98,7 @@ from gitmem.integrations.agents import core
 from gitmem.memories import derive_title, list_memories, make_anchors, write
 from gitmem.model import Memory
 from gitmem.ops.context import build_context
+from gitmem.rank import fusion
 from gitmem.rank.focus import changed_symbols
 from gitmem.rank.render import render_detail, token_estimate
 from gitmem.rank.score import Scored, item, pack
@@ -258,10 +259,11 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     """The prompt hook's ranking of ``prompt`` without and with the warm process: method → (ids best first, ids
     the hook injects).
 
-    Both go through the hook's own code (``core.prompt_ranking``, ``core.pack_prompt`` with the default
-    ``prompt_budget``); "hook+vectors" feeds it what the warm process answers, computed in-process:
-    ``search.recall`` with the hook's ``PROMPT_SEARCH_HITS`` (the same hybrid search and floor), so the
-    benchmark needs no running warm process. No session: nothing is left out as already given.
+    Both go through the hook's own code (``core.prompt_candidates``, ``fusion.prompt_ranking``,
+    ``core.pack_prompt`` with the default ``prompt_budget``); "hook+vectors" feeds it what the warm
+    process answers, computed in-process: ``search.recall`` with the hook's ``PROMPT_SEARCH_HITS`` (the
+    same hybrid search and floor), so the benchmark needs no running warm process. No session: nothing
+    is left out as already given.
     """
     hits = recall(store, prompt, limit=core.PROMPT_SEARCH_HITS)  # also brings the catalog up to date
     hybrid = [{"id": h.memory.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
@@ -272,8 +274,9 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     budget = config.DEFAULT_BUDGETS["prompt_budget"]
     out: dict[str, tuple[list[str], list[str]]] = {}
     try:
+        found = core.prompt_candidates(con, prompt)
         for name, warm in (("hook", None), ("hook+vectors", hybrid)):
-            ids = [mid for mid, _ in core.prompt_ranking(con, prompt, warm)]
+            ids = [mid for mid, _ in fusion.prompt_ranking(*found, warm)]
             packed = core.pack_prompt(con, ids, budget)
             out[name] = (ids, [] if packed is None else packed.detailed + packed.indexed)
     finally:

@@ -344,38 +344,48 @@ def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def prompt_ranking(con: sqlite3.Connection, prompt: str, hybrid: list[dict[str, Any]] | None
-                   ) -> list[tuple[str, float]]:
-    """(memory id, score) best first for ``prompt``: the memories on the paths and symbols it names
-    (``rank.mentions``), the catalog's BM25 hits and, when the warm process answered, its ``hybrid`` hits,
-    fused by ``rank.fusion.prompt_ranking``.
+def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], list[str], list[tuple[str, float]]]:
+    """What the catalog has for ``prompt``: (ids of memories on the paths it names, on the symbols it names
+    (``rank.mentions``), its BM25 hits (``catalog.db.search``)), for ``rank.fusion.prompt_ranking``.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
     """
     from ...catalog import db as catalog_db
-    from ...rank import fusion
     from ...rank.mentions import prompt_mentions
 
     paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
     path_ids = [mid for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values() for mid in ids]
     symbol_ids = [mid for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values() for mid in ids]
-    return fusion.prompt_ranking(path_ids, symbol_ids, catalog_db.search(con, prompt, PROMPT_SEARCH_HITS), hybrid)
+    return path_ids, symbol_ids, catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
 
 
 def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
     """Spool the prompt; the memories it names or matches (BM25, and vectors when the warm process answers:
-    ``warm_search``), not yet given, packed in ``prompt_budget``."""
+    ``warm_search``, asked while the catalog is read), not yet given, ranked by ``rank.fusion.prompt_ranking``
+    and packed in ``prompt_budget``."""
     if not event.prompt.strip():
         return None
     prompt = redact.redact_text(capture.prepare(event.prompt))
     capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS)})
     cfg = config.read_cached(lay)
+    warm: list[list[dict[str, Any]] | None] = []
+    asking = None
+    if os.path.exists(lay.daemon_socket):  # a warm process may be up: ask it while the catalog is read
+        import threading
+
+        asking = threading.Thread(target=lambda: warm.append(warm_search(lay, prompt)), daemon=True)
+        asking.start()
     con = hook_index(root, lay)
     if con is None:
         return None
+    from ...rank import fusion
+
     try:
-        ranked = prompt_ranking(con, prompt, warm_search(lay, prompt))
+        found = prompt_candidates(con, prompt)
+        if asking is not None:
+            asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
+        ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
         given = given_ids(lay, key)
         packed = pack_prompt(con, [mid for mid, _ in ranked if mid not in given], config.budget(cfg, "prompt_budget"))
     finally:
