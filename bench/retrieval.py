@@ -366,9 +366,10 @@ def shared_terms(a: str, b: str) -> set[str]:
     return {t for t in query_terms(a) if _stem(t) in stems}
 
 
-def run_paraphrases(store: Store, clone: Path) -> list[dict[str, Any]]:
+def run_paraphrases(store: Store, clone: Path, warm_check: bool = True) -> list[dict[str, Any]]:
     """Add ``PARAPHRASES``' memories to the store (its memories are the distractors) and rank each prompt:
-    per prompt, the 1-based rank of its memory under each method (None: not ranked)."""
+    per prompt, the 1-based rank of its memory under each method (None: not ranked), and with
+    ``warm_check`` the same prompts through the real hook and warm process (``end_to_end``)."""
     mems = []
     for i, (title, body, prompt) in enumerate(PARAPHRASES):
         common = shared_terms(prompt, f"{title}\n{body}")
@@ -389,10 +390,48 @@ def run_paraphrases(store: Store, clone: Path) -> list[dict[str, Any]]:
             ids = ranked[name]
             row[name] = ids.index(m.id) + 1 if m.id in ids else None
         row["injected"] = {name: m.id in injected for name, (_, injected) in hook.items()}
+        row["injected_ids"] = hook["hook+vectors"][1]
         out.append(row)
         progress(f"paraphrase {prompt!r}: " + ", ".join(f"{n} {row[n]}" for n in PARAPHRASE_METHODS))
+    if warm_check:
+        end_to_end(clone, out, {m.id for m in list_memories(Store(Repo(clone)))})
     write(store, removed=[m.id for m in mems])
     return out
+
+
+def end_to_end(clone: Path, rows: list[dict[str, Any]], known: set[str]) -> None:
+    """Each paraphrased prompt through the real prompt hook (``gitmem-hook``, a new process and session) with the
+    clone's real warm process up: sets ``row["end_to_end"]`` to whether the hook injected the same memories
+    as the in-process "hook+vectors" (``injected_ids``), None when the warm process did not answer in time."""
+    import os
+    import re
+
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    lay = layout.of(clone)
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    os.environ.pop(client.NO_DAEMON_ENV, None)
+    client.ensure_started(lay)
+    try:
+        while client.request(lay, "search", {"query": "warm up", "limit": 5}, timeout_s=600, start=False) is None:
+            time.sleep(0.5)
+        for i, row in enumerate(rows):
+            log = lay.log_file(client.LOG_NAME)
+            before = log.read_text(errors="replace").count("client search:") if log.exists() else 0
+            event = {"session_id": f"bench-e2e-{i}", "transcript_path": "", "cwd": str(clone),
+                     "hook_event_name": "UserPromptSubmit", "prompt": row["prompt"]}
+            # the installed entry point, as agents run it (``python -m`` would import a clone of gitmem's own repo)
+            proc = subprocess.run([str(Path(sys.executable).with_name("gitmem-hook"))], cwd=clone, env=env,
+                                  input=json.dumps(event).encode(), capture_output=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"the prompt hook exited {proc.returncode}: {proc.stderr.decode()[-800:]}")
+            text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout.strip() else ""
+            shown = [m for m in dict.fromkeys(re.findall(r"\b[0-9A-HJKMNP-TV-Z]{26}\b", text)) if m in known]
+            after = log.read_text(errors="replace").count("client search:") if log.exists() else 0
+            row["end_to_end"] = None if after > before else shown == row["injected_ids"]
+    finally:
+        client.stop(lay)
 
 
 # --------------------------------------------------------------------------- the run
@@ -418,7 +457,7 @@ def progress(msg: str) -> None:
 
 
 def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
-        only: list[str] | tuple[str, ...] = (), paraphrases: bool = True) -> Run:
+        only: list[str] | tuple[str, ...] = (), paraphrases: bool = True, warm_check: bool = True) -> Run:
     t_start = time.perf_counter()
     src = Repo(repo_path)
     head = src.head()
@@ -546,7 +585,7 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
         r.seconds.update(timings)
         if paraphrases:
             progress(f"paraphrased prompts: {len(PARAPHRASES)} memories among the {len(present)} of the last window")
-            r.paraphrases = run_paraphrases(store, clone)
+            r.paraphrases = run_paraphrases(store, clone, warm_check)
     r.seconds["total"] = time.perf_counter() - t_start
     return r
 
@@ -634,6 +673,11 @@ def table(r: Run) -> str:
         for m, x in para.items():
             inj = f"{x['injected']:.2f}" if "injected" in x else "–"
             lines.append(f"| {m} | {x['found@1']:.2f} | {x['found@5']:.2f} | {inj} | {x['mrr']:.3f} |")
+        e2e = [x.get("end_to_end") for x in r.paraphrases if "end_to_end" in x]
+        if e2e:
+            lines += ["", f"end to end (the real prompt hook, the real warm process): the same memories as in-process "
+                          f"hook+vectors for {sum(1 for v in e2e if v)}/{len(e2e)} prompts; "
+                          f"{sum(1 for v in e2e if v is None)} fell back to BM25 (no answer in time)"]
     sec = r.seconds
     nq = max(1, len(r.queries))
     lines += ["", f"time: total {sec.get('total', 0):.1f}s; diff {sec.get('diff', 0):.1f}s; per query: setup "
@@ -666,8 +710,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--rows", metavar="FILE", help="write one JSON line per query to FILE")
     ap.add_argument("--no-paraphrases", action="store_true", help="skip the paraphrased prompts")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="skip the paraphrased prompts' end-to-end run through the real hook and warm process")
     args = ap.parse_args(argv)
-    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit, not args.no_paraphrases)
+    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit, not args.no_paraphrases,
+            not args.no_warm)
     if args.rows:
         with open(args.rows, "w", encoding="utf-8") as f:
             for q in r.queries:
