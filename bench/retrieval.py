@@ -1,4 +1,5 @@
-"""Retrieval quality on a repository's real history: gitmem ``context`` vs text relevance vs newest-first.
+"""Retrieval quality on a repository's real history: gitmem ``context`` vs text relevance vs newest-first, and
+the prompt hook with and without vectors.
 
 Every commit becomes a memory: its message is the text (first line the title,
 as ``gitmem remember`` derives it), anchored at that commit to the symbols the
@@ -37,6 +38,24 @@ Methods, each a full ranking of the memories in the window:
     fusion, vector-only hits below the similarity floor dropped).
 (c) **newest**: ``memories.list_memories(store)``, newest first (how most
     memory tools fill a session start).
+(d) **hook**: the prompt hook without the warm process, through its own code
+    (``core.prompt_candidates`` → ``fusion.prompt_ranking`` → ``core.pack_prompt``):
+    the memories on the paths and symbols the prompt names, then the catalog's
+    BM25 hits; "in budget" is what the hook injects (its first 5, packed in the
+    default ``prompt_budget``, 600 tokens).
+(e) **hook+vectors**: the same with the warm process's hybrid hits fused in,
+    computed in-process (``search.recall`` with the hook's ``PROMPT_SEARCH_HITS``:
+    what the warm process's ``search`` answers), so no warm process is needed.
+
+Paraphrased prompts (unless ``--no-paraphrases``): after the queries,
+``PARAPHRASES``' 20 memories join the last window's memories (the distractors);
+each prompt shares no word with its memory (checked: ``shared_terms``). Per
+method (hook, hook+vectors, text): how often the memory ranks first, in the top
+5, in what the hook injects, and the mean reciprocal rank. Then (unless
+``--no-warm``) each prompt runs end to end: the installed ``gitmem-hook`` with
+the clone's real warm process up, checked to inject the same memories as the
+in-process hook+vectors (or counted as a fallback when the warm process did not
+answer in time).
 
 Metrics per query, then averaged (means) over queries:
 
@@ -60,7 +79,7 @@ Metrics per query, then averaged (means) over queries:
 Run it
 ------
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH [--queries 40] [--window 500] [--seed 1]
-        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...]
+        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...] [--no-paraphrases] [--no-warm]
 
 Progress on stderr; the table (or one JSON object with ``--json``) on stdout;
 ``--rows`` writes one JSON line per query (relevant ids and their rank under
