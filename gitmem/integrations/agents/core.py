@@ -85,9 +85,8 @@ PROMPT_SEARCH_HITS = 20
 #: Seconds the prompt hook waits for the warm process's hybrid search (connect, send, answer) before it
 #: ranks by BM25 alone (``warm_search``). The prompt hook's target is 300 ms whole process (``bench/hooks.py``)
 #: and it takes ~100 ms without the warm process at 10,000 memories (README), so one whose warm process does
-#: not answer still ends near 300 ms. A warm answer at 10,000 memories takes ~0.5× ``python -c pass``
-#: (``bench/README.md``: the median round trip was 118 ms, p90 220 ms, with ``python -c pass`` at ~180 ms on
-#: a machine at load 18; a few tens of ms on a quiet one).
+#: not answer still ends near 300 ms. Measured at 10,000 memories on a 2-core machine at load 18 (``python -c
+#: pass`` ~180 ms there): a search round trip took 118 ms median, 220 ms p90 (``bench/README.md``).
 WARM_SEARCH_TIMEOUT_S = 0.2
 #: At most this many memories per BeforeFile injection.
 MAX_FILE_MEMORIES = 6
