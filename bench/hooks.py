@@ -340,6 +340,7 @@ def main() -> int:
     if not runs:
         raise SystemExit("no adapter to time: install gitmem (pip install -e .) in this Python's environment")
     rnd = random.Random(7)
+    stop_warm(root)  # one left running (an earlier run, a session) would serve the cold rounds' prompt hooks
 
     def call(label: str, a: Adapter, exe: str, kind: str, values: dict[str, str]) -> tuple[float, bool]:
         arg, template = a.events["prompt" if kind == WARM else kind]
