@@ -26,8 +26,17 @@ of event (the issue's bar: no adapter slower than Claude Code's hooks), and in h
 printed context (so the rows compare hooks that did the same work).
 Targets (issue 3): capture ≤ 60 ms, file ≤ 150 ms, prompt ≤ 300 ms, start ≤ 1 s.
 
+These rounds run cold, as every hook ran before the warm process: ``GITMEM_NO_DAEMON=1``, so no
+session start spawns one and the prompt hook ranks by BM25 alone. Then (unless ``--no-warm``) the
+prompt events run again warm (``prompt-warm``): this worktree's warm process is started and waited
+for until it answers a search (its index built), the prompt hooks then get vectors from it
+(issue 13: within 6× ``python -c pass``); rounds of ``python -c pass`` and every adapter's prompt
+event, and the warm rows' ratios are to that phase's ``python -c pass``. ``vectors`` counts the warm
+calls the warm process answered in time (the others fell back to BM25: ``<logs>/daemon.log`` says
+why). The warm process is stopped at the end.
+
     python bench/hooks.py [--repo PATH] [--memories 10000] [--runs 25] [--work DIR] [--json]
-        [--adapters claude,codex,...] [--also LABEL=EXECUTABLE ...]
+        [--adapters claude,codex,...] [--also LABEL=EXECUTABLE ...] [--no-warm]
 
 ``--also`` times another build's ``gitmem-hook`` in the same rounds (side by side, e.g. the
 commit before a change: a script that puts that checkout first on ``sys.path`` and calls its
@@ -42,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -60,6 +70,11 @@ TARGETS_MS = {"capture": 60, "file": 150, "prompt": 300, "start": 1000}
 #: the bar is the adapter's own ``file`` (before a tool) and ``capture`` (after one) events: ``BAR``.
 ACTION_TARGETS_MS = {"shell": 150, "failure": 150}
 BAR = {"shell": "file", "failure": "capture"}
+#: The prompt event with the warm process up (its template is the adapter's ``prompt``), and its target.
+WARM = "prompt-warm"
+WARM_TARGET_MS = 300
+#: The environment of the cold rounds: no warm process is used or started (``gitmem.daemon.client``).
+NO_DAEMON_ENV = "GITMEM_NO_DAEMON"
 WORDS = ("cache retry timeout parser config index token budget anchor session commit merge branch "
          "schema migration lock queue worker fingerprint symbol rename spool redact gateway").split()
 
@@ -259,14 +274,55 @@ def round_values(root: Path, rnd: random.Random) -> dict[str, str]:
                        f"the last commit?"}
 
 
-def timed(argv: list[str], stdin: bytes, cwd: Path) -> tuple[float, bool]:
+def timed(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, bool]:
     """(wall time in ms, whether it printed anything) of running ``argv`` with ``stdin`` in ``cwd``."""
     t = time.perf_counter()
-    proc = subprocess.run(argv, input=stdin, cwd=cwd, capture_output=True)
+    proc = subprocess.run(argv, input=stdin, cwd=cwd, capture_output=True, env=env)
     dt = time.perf_counter() - t
     if proc.returncode != 0:
         raise SystemExit(f"{argv} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
     return dt * 1000, bool(proc.stdout.strip())
+
+
+def start_warm(root: Path) -> float:
+    """Start ``root``'s warm process and wait until it answers a search (the first one builds its index);
+    returns the seconds that took. Raises SystemExit when it does not answer within 15 minutes."""
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    lay = layout.of(root)
+    t = time.perf_counter()
+    client.ensure_started(lay)
+    deadline = time.monotonic() + 900
+    while client.request(lay, "search", {"query": "cache retry", "limit": 5}, timeout_s=600, start=False) is None:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the warm process of {root} did not answer: see {lay.log_file(client.LOG_NAME)}")
+        time.sleep(0.5)
+    return time.perf_counter() - t
+
+
+def stop_warm(root: Path) -> None:
+    """Stop ``root``'s warm process and wait until it is gone."""
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    lay = layout.of(root)
+    client.stop(lay)
+    deadline = time.monotonic() + 60
+    while client.running(lay) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def fallbacks(root: Path) -> int:
+    """Lines of ``daemon.log`` where a client's search got no usable answer (each prompt hook that fell back)."""
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    try:
+        text = layout.of(root).log_file(client.LOG_NAME).read_text(errors="replace")
+    except OSError:
+        return 0
+    return sum(1 for ln in text.splitlines() if "client search:" in ln)
 
 
 def main() -> int:
@@ -280,7 +336,10 @@ def main() -> int:
                     help="comma-separated adapter names (default: all)")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
                     help="time this gitmem-hook too, in the same rounds")
+    ap.add_argument("--no-warm", action="store_true", help="skip the prompt events with the warm process up")
     args = ap.parse_args()
+    os.environ.pop(NO_DAEMON_ENV, None)  # the bench chooses per call
+    cold_env = {**os.environ, NO_DAEMON_ENV: "1"}
     args.work.mkdir(parents=True, exist_ok=True)
     root = build(args.repo.resolve(), args.work, args.memories)
     # bytecode, as `pip install` writes it (an editable install under PYTHONDONTWRITEBYTECODE=1 has none,
@@ -306,13 +365,15 @@ def main() -> int:
     if not runs:
         raise SystemExit("no adapter to time: install gitmem (pip install -e .) in this Python's environment")
     rnd = random.Random(7)
+    stop_warm(root)  # one left running (an earlier run, a session) would serve the cold rounds' prompt hooks
 
     def call(label: str, a: Adapter, exe: str, kind: str, values: dict[str, str]) -> tuple[float, bool]:
-        arg, template = a.events[kind]
+        arg, template = a.events["prompt" if kind == WARM else kind]
         # a new session id per row and event, so none finds the memories "already given" (Gemini's AfterTool
         # replace gives the file's memories as its read_file does)
         ev = fill(template, {**values, "$session": f"{values['$session']}-{label}-{kind}"})
-        return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root)
+        return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root,
+                     None if kind == WARM else cold_env)
 
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
     printed: dict[tuple[str, str], int] = {}  # runs that printed context
@@ -337,34 +398,69 @@ def main() -> int:
                 printed[(label, kind)] += out
         print(f"\rround {i + 1}/{args.runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
+    warm_info: dict[str, object] = {}
+    if not args.no_warm:
+        print(f"warm process up in {start_warm(root):.1f}s", file=sys.stderr)
+        times[("python -c pass", WARM)] = []
+        for label, _, _ in runs:
+            times[(label, WARM)] = []
+            printed[(label, WARM)] = 0
+        before = fallbacks(root)
+        try:
+            values = round_values(root, rnd)
+            for label, a, exe in runs:  # warm-up round, not counted
+                call(label, a, exe, WARM, values)
+            before = fallbacks(root)
+            for i in range(args.runs):
+                values = round_values(root, rnd)
+                times[("python -c pass", WARM)].append(timed([sys.executable, "-c", "pass"], b"", root)[0])
+                for label, a, exe in runs:
+                    ms, out = call(label, a, exe, WARM, values)
+                    times[(label, WARM)].append(ms)
+                    printed[(label, WARM)] += out
+                print(f"\rwarm round {i + 1}/{args.runs}", end="", file=sys.stderr)
+            print(file=sys.stderr)
+        finally:
+            stop_warm(root)
+        calls = args.runs * len(runs)
+        warm_info = {"calls": calls, "answered": calls - (fallbacks(root) - before),
+                     "python_ms": round(statistics.median(times[("python -c pass", WARM)]), 1)}
     base = statistics.median(times[("python -c pass", "")])
-    claude = {kind: statistics.median(times[("claude", kind)]) for kind in (*TARGETS_MS, *ACTION_TARGETS_MS)
+    claude = {kind: statistics.median(times[("claude", kind)]) for kind in (*TARGETS_MS, *ACTION_TARGETS_MS, WARM)
               if ("claude", kind) in times}
     medians = {key: statistics.median(ts) for key, ts in times.items()}
     rows = []
     for (label, kind), ts in times.items():
+        if label == "python -c pass" and kind == WARM:
+            continue  # the warm rows' baseline, in warm_info
         ts = sorted(ts)
         med = statistics.median(ts)
+        phase_base = statistics.median(times[("python -c pass", WARM)]) if kind == WARM else base
         event = ""
         for a in ADAPTERS:
             if label.split(" ")[0] == a.name:
-                arg, template = a.events[kind]
+                arg, template = a.events["prompt" if kind == WARM else kind]
                 event = arg or str(template.get("hook_event_name"))
                 tool = template.get("tool_name") or template.get("toolName")
                 event += f" {tool}" if tool else ""
         rows.append({"adapter": label, "kind": kind, "event": event, "median_ms": round(med, 1),
                      "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1), "max_ms": round(ts[-1], 1),
-                     "ratio_to_python": round(med / base, 2),
+                     "ratio_to_python": round(med / phase_base, 2),
                      "ratio_to_claude": round(med / claude[kind], 2) if kind in claude else None,
-                     "target_ms": TARGETS_MS.get(kind) or ACTION_TARGETS_MS.get(kind), "runs": len(ts),
+                     "target_ms": (WARM_TARGET_MS if kind == WARM
+                                   else TARGETS_MS.get(kind) or ACTION_TARGETS_MS.get(kind)), "runs": len(ts),
                      # before a shell command / after a failure: the ratio to the same adapter's file / capture event
                      "ratio_to_bar": round(med / medians[(label, BAR[kind])], 2)
                      if kind in BAR and (label, BAR[kind]) in medians else None,
                      "printed_context": printed.get((label, kind))})
     if args.json:
-        print(json.dumps({"memories": args.memories, "repo": str(args.repo), "rows": rows}, indent=2))
+        print(json.dumps({"memories": args.memories, "repo": str(args.repo), "rows": rows, "warm": warm_info},
+                         indent=2))
         return 0
     print(f"{args.memories} memories, {args.runs} runs each, repo {args.repo.resolve().name}")
+    if warm_info:
+        print(f"{WARM}: the warm process answered {warm_info['answered']}/{warm_info['calls']} prompt hooks in time; "
+              f"python -c pass {warm_info['python_ms']} ms in those rounds")
     print(f"{'adapter':16} {'kind':8} {'event':38} {'median':>8} {'p90':>8} {'max':>8} {'× python':>9} "
           f"{'× claude':>9} {'target':>8} {'context':>8} {'× bar':>7}")
     for r in rows:

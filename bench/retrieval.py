@@ -1,4 +1,5 @@
-"""Retrieval quality on a repository's real history: gitmem ``context`` vs text relevance vs newest-first.
+"""Retrieval quality on a repository's real history: gitmem ``context`` vs text relevance vs newest-first, and
+the prompt hook with and without vectors.
 
 Every commit becomes a memory: its message is the text (first line the title,
 as ``gitmem remember`` derives it), anchored at that commit to the symbols the
@@ -37,6 +38,24 @@ Methods, each a full ranking of the memories in the window:
     fusion, vector-only hits below the similarity floor dropped).
 (c) **newest**: ``memories.list_memories(store)``, newest first (how most
     memory tools fill a session start).
+(d) **hook**: the prompt hook without the warm process, through its own code
+    (``core.prompt_candidates`` → ``fusion.prompt_ranking`` → ``core.pack_prompt``):
+    the memories on the paths and symbols the prompt names, then the catalog's
+    BM25 hits; "in budget" is what the hook injects (its first 5, packed in the
+    default ``prompt_budget``, 600 tokens).
+(e) **hook+vectors**: the same with the warm process's hybrid hits fused in,
+    computed in-process (``search.recall`` with the hook's ``PROMPT_SEARCH_HITS``:
+    what the warm process's ``search`` answers), so no warm process is needed.
+
+Paraphrased prompts (unless ``--no-paraphrases``): after the queries,
+``PARAPHRASES``' 20 memories join the last window's memories (the distractors);
+each prompt shares no word with its memory (checked: ``shared_terms``). Per
+method (hook, hook+vectors, text): how often the memory ranks first, in the top
+5, in what the hook injects, and the mean reciprocal rank. Then (unless
+``--no-warm``) each prompt runs end to end: the installed ``gitmem-hook`` with
+the clone's real warm process up, checked to inject the same memories as the
+in-process hook+vectors (or counted as a fallback when the warm process did not
+answer in time).
 
 Metrics per query, then averaged (means) over queries:
 
@@ -84,8 +103,8 @@ something) and recall (cases with something relevant), and the cases where it ga
 Run it
 ------
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH [--queries 40] [--window 500] [--seed 1]
-        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...]
-        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...] [--decay-half-life DAYS]
+        [--budget 1500] [--json] [--rows FILE] [--commit SHA ...] [--no-paraphrases] [--no-warm]
+        [--decay-half-life DAYS]
     /tmp/venv/bin/python bench/retrieval.py REPO_PATH --at-action [--json]
 
 Progress on stderr; the table (or one JSON object with ``--json``) on stdout;
@@ -116,20 +135,25 @@ from typing import Any
 
 from ulid import ULID
 
+from gitmem import config
 from gitmem.anchors import Resolver
+from gitmem.catalog import db as catalog_db
 from gitmem.code.languages import language_for_path
 from gitmem.errors import AnchorError
 from gitmem.git import Repo
+from gitmem.integrations.agents import core
 from gitmem.memories import derive_title, list_memories, make_anchors, write
 from gitmem.model import Memory
 from gitmem.ops.context import build_context
+from gitmem.rank import fusion
 from gitmem.rank.focus import changed_symbols
 from gitmem.rank.render import render_detail, token_estimate
 from gitmem.rank.score import Scored, item, pack
 from gitmem.search.recall import recall
 from gitmem.store import Store, init_layout
+from gitmem.textsplit import query_terms
 
-METHODS = ("context", "text", "newest")
+METHODS = ("context", "text", "newest", "hook", "hook+vectors")
 TARGETS = ("ctx@10", "0.5", "0.8", "1.0")
 #: File anchors given to a commit that changes no symbol (its code files, in path order).
 MAX_FILE_ANCHORS = 20
@@ -275,6 +299,188 @@ def score(q: Query, method: str, ranked: list[str], in_budget: list[str], releva
     q.metrics[method] = m
 
 
+# --------------------------------------------------------------------------- the prompt hook
+
+
+def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[str]]]:
+    """The prompt hook's ranking of ``prompt`` without and with the warm process: method → (ids best first, ids
+    the hook injects).
+
+    Both go through the hook's own code (``core.prompt_candidates``, ``fusion.prompt_ranking``,
+    ``core.pack_prompt`` with the default ``prompt_budget``); "hook+vectors" feeds it what the warm
+    process answers, computed in-process: ``search.recall`` with the hook's ``PROMPT_SEARCH_HITS`` (the
+    same hybrid search and floor), so the benchmark needs no running warm process. No session: nothing
+    is left out as already given.
+    """
+    hits = recall(store, prompt, limit=core.PROMPT_SEARCH_HITS)  # also brings the catalog up to date
+    hybrid = [{"id": h.memory.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
+              for h in hits]
+    con = catalog_db.connect(store.repo.root)
+    if con is None:
+        raise SystemExit(f"{store.repo.root}: no catalog after a recall")
+    budget = config.DEFAULT_BUDGETS["prompt_budget"]
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    try:
+        found = core.prompt_candidates(con, prompt)
+        for name, warm in (("hook", None), ("hook+vectors", hybrid)):
+            ids = [mid for mid, _ in fusion.prompt_ranking(*found, warm)]
+            packed = core.pack_prompt(con, ids, budget)
+            out[name] = (ids, [] if packed is None else packed.detailed + packed.indexed)
+    finally:
+        con.close()
+    return out
+
+
+#: Memories and prompts that paraphrase them sharing no word (``textsplit.query_terms``, nor a plural or
+#: -ed/-ing form: ``shared_terms``): what BM25 cannot find and vectors should.
+#: (title, body, prompt), written for this benchmark.
+PARAPHRASES = (
+    ("Session tokens expire after 60 minutes",
+     "The auth service rejects JWTs older than one hour; refresh them in the client before each request.",
+     "why do users get logged out constantly?"),
+    ("Database migrations must run inside a transaction",
+     "Postgres DDL is transactional; a failed migration otherwise leaves the schema half applied.",
+     "what happens if altering tables crashes midway?"),
+    ("Retry HTTP calls with exponential backoff",
+     "The payment gateway rate-limits bursts; retries start at 200 ms and double up to 5 s.",
+     "how should I handle billing provider throttling us?"),
+    ("Cache keys include the tenant id",
+     "Without it one customer saw another's dashboard; every cache lookup is scoped per tenant.",
+     "data leaking across organisations in memoized results"),
+    ("Timestamps are stored in UTC",
+     "Convert to local time only when rendering; comparisons across servers break otherwise.",
+     "which timezone do we persist dates with?"),
+    ("The image resizer runs out of memory on huge PNGs",
+     "Decoding a 20000x20000 file allocates gigabytes; reject uploads above 50 megapixels.",
+     "thumbnail worker gets OOM killed for big pictures"),
+    ("Feature flags are read once at startup",
+     "Changing a flag needs a restart of the web process; there is no live reload.",
+     "toggle edits not taking effect until redeploy"),
+    ("Logging must never include passwords",
+     "The request logger masks fields named password, secret and token before writing.",
+     "are credentials scrubbed from our audit trail output?"),
+    ("Search queries are debounced by 300 ms",
+     "Typing fast used to fire a request per keystroke and overload the API.",
+     "autocomplete hammering backend with each character entered"),
+    ("CSV export streams rows",
+     "Building the whole file in memory crashed for large accounts; write chunks to the response.",
+     "downloading spreadsheets of big customers times out"),
+    ("Email sending goes through a queue",
+     "SMTP is slow and flaky; the web request enqueues a job and a worker delivers it.",
+     "why are notifications dispatched asynchronously?"),
+    ("Passwords are hashed with argon2id",
+     "bcrypt was replaced in 2023; old hashes are upgraded on next login.",
+     "which algorithm protects stored user secrets?"),
+    ("Uploads are virus-scanned before they become visible",
+     "ClamAV checks each attachment in a sandbox; infected ones are quarantined.",
+     "how do we stop malware hidden inside shared documents?"),
+    ("Pagination uses cursors, not offsets",
+     "OFFSET scans grew linear with page number and timed out past page 500.",
+     "listing endpoint slow deep into results"),
+    ("The mobile app pins the TLS certificate",
+     "Rotating the server cert needs an app release first, or clients refuse to connect.",
+     "phones rejecting HTTPS after we renewed our keys"),
+    ("Money is stored as integer cents",
+     "Floats lost a cent on rounding in invoices; never use float for amounts.",
+     "why do prices hold whole numbers instead of decimals?"),
+    ("Background jobs are idempotent",
+     "The queue delivers at least once; a job may run twice after a worker crash.",
+     "duplicate charges when tasks get retried"),
+    ("Static assets are served by the CDN with content hashes",
+     "Filenames carry a digest so browsers can cache forever; deploys never purge.",
+     "stale javascript bundles showing up after release"),
+    ("Rate limiter counts per API key, not per IP",
+     "Customers behind corporate NAT shared one address and got blocked together.",
+     "whole office locked out by request throttling"),
+    ("Tests must not hit the real network",
+     "A fixture blocks sockets except localhost; CI has no outbound access.",
+     "why does our pipeline fail when specs call external services"),
+)
+#: Methods of the paraphrase run: the prompt hook without and with vectors, and ``gitmem recall``.
+PARAPHRASE_METHODS = ("hook", "hook+vectors", "text")
+
+
+def _stem(term: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if term.endswith(suffix) and len(term) > len(suffix) + 2:
+            return term[:-len(suffix)]
+    return term
+
+
+def shared_terms(a: str, b: str) -> set[str]:
+    """Terms of ``a`` that ``b`` holds too (``query_terms``), also as a plural or an -ed/-ing form."""
+    stems = {_stem(t) for t in query_terms(b)}
+    return {t for t in query_terms(a) if _stem(t) in stems}
+
+
+def run_paraphrases(store: Store, clone: Path, warm_check: bool = True) -> list[dict[str, Any]]:
+    """Add ``PARAPHRASES``' memories to the store (its memories are the distractors) and rank each prompt:
+    per prompt, the 1-based rank of its memory under each method (None: not ranked), and with
+    ``warm_check`` the same prompts through the real hook and warm process (``end_to_end``)."""
+    mems = []
+    for i, (title, body, prompt) in enumerate(PARAPHRASES):
+        common = shared_terms(prompt, f"{title}\n{body}")
+        if common:
+            raise SystemExit(f"paraphrase {i} shares {sorted(common)} with its memory")
+        ms = 1_900_000_000_000 + i  # after every commit: ids sort last, times are the newest
+        mems.append(Memory(id=str(ULID.from_bytes(ms.to_bytes(6, "big") + bytes(10))), type="gotcha", title=title,
+                           body=body, author="bench", source="user", created="2030-03-17T17:46:40Z",
+                           updated="2030-03-17T17:46:40Z"))
+    write(store, mems)
+    out = []
+    for m, (_, _, prompt) in zip(mems, PARAPHRASES, strict=True):
+        hook = hook_rankings(Store(Repo(clone)), prompt)
+        ranked = {name: ids for name, (ids, _) in hook.items()}
+        ranked["text"] = [h.memory.id for h in recall(Store(Repo(clone)), prompt, limit=50)]
+        row: dict[str, Any] = {"prompt": prompt, "memory": m.title}
+        for name in PARAPHRASE_METHODS:
+            ids = ranked[name]
+            row[name] = ids.index(m.id) + 1 if m.id in ids else None
+        row["injected"] = {name: m.id in injected for name, (_, injected) in hook.items()}
+        row["injected_ids"] = hook["hook+vectors"][1]
+        out.append(row)
+        progress(f"paraphrase {prompt!r}: " + ", ".join(f"{n} {row[n]}" for n in PARAPHRASE_METHODS))
+    if warm_check:
+        end_to_end(clone, out, {m.id for m in list_memories(Store(Repo(clone)))})
+    write(store, removed=[m.id for m in mems])
+    return out
+
+
+def end_to_end(clone: Path, rows: list[dict[str, Any]], known: set[str]) -> None:
+    """Each paraphrased prompt through the real prompt hook (``gitmem-hook``, a new process and session) with the
+    clone's real warm process up: sets ``row["end_to_end"]`` to whether the hook injected the same memories
+    as the in-process "hook+vectors" (``injected_ids``), None when the warm process did not answer in time."""
+    import os
+    import re
+
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    lay = layout.of(clone)
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    os.environ.pop(client.NO_DAEMON_ENV, None)
+    client.ensure_started(lay)
+    try:
+        while client.request(lay, "search", {"query": "warm up", "limit": 5}, timeout_s=600, start=False) is None:
+            time.sleep(0.5)
+        for i, row in enumerate(rows):
+            log = lay.log_file(client.LOG_NAME)
+            before = log.read_text(errors="replace").count("client search:") if log.exists() else 0
+            event = {"session_id": f"bench-e2e-{i}", "transcript_path": "", "cwd": str(clone),
+                     "hook_event_name": "UserPromptSubmit", "prompt": row["prompt"]}
+            # the installed entry point, as agents run it (``python -m`` would import a clone of gitmem's own repo)
+            proc = subprocess.run([str(Path(sys.executable).with_name("gitmem-hook"))], cwd=clone, env=env,
+                                  input=json.dumps(event).encode(), capture_output=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"the prompt hook exited {proc.returncode}: {proc.stderr.decode()[-800:]}")
+            text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout.strip() else ""
+            shown = [m for m in dict.fromkeys(re.findall(r"\b[0-9A-HJKMNP-TV-Z]{26}\b", text)) if m in known]
+            after = log.read_text(errors="replace").count("client search:") if log.exists() else 0
+            row["end_to_end"] = None if after > before else shown == row["injected_ids"]
+    finally:
+        client.stop(lay)
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -290,6 +496,7 @@ class Run:
     eligible: int = 0
     queries: list[Query] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    paraphrases: list[dict[str, Any]] = field(default_factory=list)   # per prompt: method -> rank of its memory
 
 
 def progress(msg: str) -> None:
@@ -305,7 +512,8 @@ def set_decay(clone: Path, half_life: float) -> None:
 
 
 def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
-        only: list[str] | tuple[str, ...] = (), half_life: float | None = None) -> Run:
+        only: list[str] | tuple[str, ...] = (), paraphrases: bool = True, warm_check: bool = True,
+        half_life: float | None = None) -> Run:
     t_start = time.perf_counter()
     src = Repo(repo_path)
     head = src.head()
@@ -367,7 +575,7 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
         # 3. the queries, oldest first
         made: dict[str, Memory] = {}
         present: set[str] = set()
-        timings = {"setup": 0.0, "context": 0.0, "text": 0.0, "newest": 0.0}
+        timings = {"setup": 0.0, "context": 0.0, "text": 0.0, "newest": 0.0, "hook": 0.0}
         for qi, ei in enumerate(chosen, 1):
             c, before, rel_shas = eligible[ei]
             t = time.perf_counter()
@@ -385,8 +593,7 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
                 if s not in made:
                     made[s] = commit_memory(store, resolver, by_sha[s])
             want = {made[s].id for s in before}
-            write(store, [made[s] for s in before if made[s].id not in present],
-                  removed=sorted(present - want))
+            write(store, [made[s] for s in before if made[s].id not in present], removed=sorted(present - want))
             present = want
             cost = {made[s].id: token_estimate(render_detail(item(Scored(made[s])))) for s in before}
             relevant = {made[s].id for s in rel_shas}
@@ -403,9 +610,13 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
             newest = list_memories(Store(Repo(clone)))
             newest_ids = [m.id for m in newest]
             t_new = time.perf_counter() - t
+            t = time.perf_counter()
+            hook = hook_rankings(Store(Repo(clone)), prompt)
+            t_hook = time.perf_counter() - t
             timings["context"] += t_ctx
             timings["text"] += t_text
             timings["newest"] += t_new
+            timings["hook"] += t_hook
 
             mems = {m.id: m for m in newest}
             q = Query(c.sha, c.message.splitlines()[0] if c.message else "", len(before), sorted(relevant),
@@ -422,11 +633,17 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
             for name, ids in (("text", text_ids), ("newest", newest_ids)):
                 p = pack([Scored(mems[i]) for i in ids], budget)
                 score(q, name, ids, p.detailed + p.indexed, relevant, cost, ctx_r10)
+            for name, (ids, injected) in hook.items():
+                score(q, name, ids, injected, relevant, cost, ctx_r10)
             r.queries.append(q)
             progress(f"[{qi}/{len(chosen)}] {c.sha[:10]} {q.subject[:50]!r}: {len(relevant)} relevant of "
                      f"{len(before)}; R@10 ctx {ctx_r10:.2f} text {q.metrics['text']['recall@10']:.2f} "
-                     f"newest {q.metrics['newest']['recall@10']:.2f} ({t_ctx:.1f}s, {t_text:.1f}s)")
+                     f"newest {q.metrics['newest']['recall@10']:.2f} hook {q.metrics['hook']['recall@10']:.2f} "
+                     f"hook+vectors {q.metrics['hook+vectors']['recall@10']:.2f} ({t_ctx:.1f}s, {t_text:.1f}s)")
         r.seconds.update(timings)
+        if paraphrases:
+            progress(f"paraphrased prompts: {len(PARAPHRASES)} memories among the {len(present)} of the last window")
+            r.paraphrases = run_paraphrases(store, clone, warm_check)
     r.seconds["total"] = time.perf_counter() - t_start
     return r
 
@@ -456,10 +673,28 @@ def summary(r: Run) -> dict[str, Any]:
             s[f"tokens@{t}"] = median_inf(vals)
             s[f"reached@{t}"] = f"{sum(1 for v in applicable if v != math.inf)}/{len(applicable)}"
         out[m] = s
+    out["paraphrases"] = paraphrase_summary(r.paraphrases)
     rel = [len(q.relevant) for q in r.queries]
     out["ideal"] = {"recall@5": statistics.fmean(min(5, n) / n for n in rel) if rel else math.nan,
                     "recall@10": statistics.fmean(min(10, n) / n for n in rel) if rel else math.nan,
                     "ndcg@10": 1.0}
+    return out
+
+
+def paraphrase_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per method: the fraction of paraphrased prompts whose memory ranks first, in the top 5, in the hook's
+    injection (the hook methods), and the mean reciprocal rank (0 when not ranked)."""
+    out: dict[str, dict[str, float]] = {}
+    if not rows:
+        return out
+    for m in PARAPHRASE_METHODS:
+        ranks = [x[m] for x in rows]
+        s = {"found@1": statistics.fmean(1.0 if r == 1 else 0.0 for r in ranks),
+             "found@5": statistics.fmean(1.0 if r is not None and r <= 5 else 0.0 for r in ranks),
+             "mrr": statistics.fmean(1 / r if r else 0.0 for r in ranks)}
+        if m in rows[0]["injected"]:
+            s["injected"] = statistics.fmean(1.0 if x["injected"][m] else 0.0 for x in rows)
+        out[m] = s
     return out
 
 
@@ -488,11 +723,25 @@ def table(r: Run) -> str:
     x = s["ideal"]
     lines.append(f"| (ideal ranking) | {x['recall@5']:.3f} | {x['recall@10']:.3f} | 1.000 | – |"
                  + " – |" * len(TARGETS))
+    para = s["paraphrases"]
+    if para:
+        lines += ["", f"paraphrased prompts ({len(r.paraphrases)}, no word shared with their memory; "
+                      f"{r.window}-commit window as distractors):", "",
+                  "| method | memory first | in the top 5 | injected by the hook | MRR |", "| --- " * 5 + "|"]
+        for m, x in para.items():
+            inj = f"{x['injected']:.2f}" if "injected" in x else "–"
+            lines.append(f"| {m} | {x['found@1']:.2f} | {x['found@5']:.2f} | {inj} | {x['mrr']:.3f} |")
+        e2e = [x.get("end_to_end") for x in r.paraphrases if "end_to_end" in x]
+        if e2e:
+            lines += ["", f"end to end (the real prompt hook, the real warm process): the same memories as in-process "
+                          f"hook+vectors for {sum(1 for v in e2e if v)}/{len(e2e)} prompts; "
+                          f"{sum(1 for v in e2e if v is None)} fell back to BM25 (no answer in time)"]
     sec = r.seconds
     nq = max(1, len(r.queries))
     lines += ["", f"time: total {sec.get('total', 0):.1f}s; diff {sec.get('diff', 0):.1f}s; per query: setup "
               f"{sec.get('setup', 0) / nq:.2f}s, context {sec.get('context', 0) / nq:.2f}s, text "
-              f"{sec.get('text', 0) / nq:.2f}s, newest {sec.get('newest', 0) / nq:.2f}s"]
+              f"{sec.get('text', 0) / nq:.2f}s, newest {sec.get('newest', 0) / nq:.2f}s, "
+              f"hook (both) {sec.get('hook', 0) / nq:.2f}s"]
     return "\n".join(lines)
 
 
@@ -681,6 +930,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", metavar="FILE", help="write one JSON line per query to FILE")
     ap.add_argument("--at-action", action="store_true",
                     help="evaluate the memories given before shell commands and after failures instead")
+    ap.add_argument("--no-paraphrases", action="store_true", help="skip the paraphrased prompts")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="skip the paraphrased prompts' end-to-end run through the real hook and warm process")
     args = ap.parse_args(argv)
     if args.at_action:
         res = at_action(args.repo, args.queries)
@@ -689,13 +941,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(at_action_table(res))
         return 0
-    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit, args.decay_half_life)
+    r = run(args.repo, args.queries, args.window, args.seed, args.budget, args.commit, not args.no_paraphrases,
+            not args.no_warm, args.decay_half_life)
     if args.rows:
         with open(args.rows, "w", encoding="utf-8") as f:
             for q in r.queries:
                 f.write(json.dumps(_jsonable(asdict(q)), ensure_ascii=False) + "\n")
     if args.json:
-        obj = {k: v for k, v in asdict(r).items() if k != "queries"}
+        obj = {k: v for k, v in asdict(r).items() if k not in ("queries", "paraphrases")}
+        obj["paraphrase_rows"] = r.paraphrases
         obj["queries"] = len(r.queries)
         obj["summary"] = summary(r)
         print(json.dumps(_jsonable(obj), ensure_ascii=False, indent=2))

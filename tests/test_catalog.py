@@ -170,3 +170,22 @@ def test_search_and_path_queries_of_the_hot_path(store: Store) -> None:
         assert catalog_db.search(con, '"; DROP TABLE memories; --') == []  # FTS syntax is never passed through
     finally:
         con.close()
+
+
+def test_uncommitted_memories_leave_the_rows_current_between_changes(store: Store) -> None:
+    """HEAD has no ``.gitmem/memories`` tree (the memories were never committed): once refreshed, the rows are
+    current until a folder changes, so a query does not stat every memory file again."""
+    write_memories(store, [memory("01MA", "alpha")])
+    for _, folder in store.layout.memory_dirs():  # written a while ago: past the racy window
+        if folder.is_dir():
+            os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns - 10 * catalog_files.RACY_NS))
+    con = catalog_files.open_current(store)
+    assert con is not None
+    try:
+        assert catalog_files.team_tree(store) is None
+        signature = catalog_db.folder_signature(store.repo.root)
+        assert catalog_files.rows_current(store, con, signature)
+        write_memories(store, [memory("01MB", "beta")])
+        assert not catalog_files.rows_current(store, con, catalog_db.folder_signature(store.repo.root))
+    finally:
+        con.close()

@@ -35,6 +35,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.rank",
     "gitmem.rank.render",
     "gitmem.rank.mentions",
+    "gitmem.rank.fusion",
     "gitmem.catalog",
     "gitmem.catalog.db",
     "gitmem.textsplit",
@@ -379,8 +380,8 @@ def test_the_warm_process_client_imports_only_the_standard_library(repo: Path, b
     config.read_cached(layout.of(repo))  # as SessionStart does: the hooks read config.toml's JSON copy
     out = tmp_path / "mods.json"
     code = ("import json, sys\nfrom pathlib import Path\nfrom gitmem import layout\nfrom gitmem.daemon import client\n"
-            "r = client.request(layout.of(Path.cwd()), 'search', {'query': 'x', 'limit': 3}, timeout_s=0.5,"
-            " start=False)\n"
+            "r = client.request(layout.of(Path.cwd()), 'search', {'query': 'x', 'limit': 3}, timeout_s=0.5, "
+            "start=False)\n"
             f"json.dump(sorted(sys.modules), open({str(out)!r}, 'w'))\nprint(r)\n")
     env = {k: v for k, v in os.environ.items() if k != "GITMEM_NO_DAEMON"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, timeout=60, env=env)
@@ -389,3 +390,36 @@ def test_the_warm_process_client_imports_only_the_standard_library(repo: Path, b
     assert "gitmem.daemon.client" in mods
     assert not_allowed(mods, baseline) == []
     assert not [m for m in HEAVY if m in mods]
+
+
+def test_the_prompt_hook_with_a_warm_process_imports_only_the_standard_library(repo: Path, run_cli,  # type: ignore[no-untyped-def]
+                                                                               baseline: set[str], tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt hook's warm path (``core.warm_search``: a thread, the client, the socket) against a real warm
+    process: the memory comes with vectors fused in, and nothing beyond the allowlist is imported."""
+    from gitmem import layout
+    from gitmem.daemon import client
+
+    mid = remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    out = tmp_path / "mods.json"
+    modules_after([], fixture("SessionStart", repo, session_id="hot-start"), repo, out)  # builds the catalog
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    lay = layout.of(repo)
+    try:
+        client.ensure_started(lay)
+        assert wait_for(lambda: client.request(lay, "search", {"query": "gateway", "limit": 3}, timeout_s=30,
+                                               start=False) is not None, timeout=120), "no warm process"
+        served = client.status(lay)["requests"]  # type: ignore[index]
+        event = fixture("UserPromptSubmit", repo, session_id="hot-warm",
+                        prompt="Why must `fetch` keep its timeout for the gateway?")
+        mods, stdout = modules_after([], event, repo, out)
+        assert mid in context_of(stdout, "UserPromptSubmit")
+        # the status call before counts one; the hook's search another (counted once answered)
+        assert wait_for(lambda: client.status(lay)["requests"] > served + 1, timeout=30)  # type: ignore[index]
+        assert "gitmem.daemon.client" in mods and "gitmem.rank.fusion" in mods
+        assert not_allowed(mods, baseline) == []
+        assert not [m for m in HEAVY if m in mods]
+    finally:
+        client.stop(lay)
+        assert wait_for(lambda: not client.running(lay), timeout=30)

@@ -401,8 +401,9 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
 
 def rows_current(store: Any, con: sqlite3.Connection, signature: str) -> bool:
     """Whether the rows were built from memory folders with this ``signature`` and git's tree as it is now."""
+    # no tree at HEAD (memories never committed) is recorded as "", or not at all when it never had one
     return (catalog_db.get_meta(con, "rows_signature") == signature
-            and catalog_db.get_meta(con, "team_tree") == (team_tree(store) or ""))
+            and (catalog_db.get_meta(con, "team_tree") or "") == (team_tree(store) or ""))
 
 
 def quick_refresh(store: Any, con: sqlite3.Connection) -> None:

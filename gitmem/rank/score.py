@@ -41,6 +41,7 @@ from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
 from ..textsplit import name_leaf
 from . import render
 from .focus import Focus
+from .fusion import RRF_K
 from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age", "anchor_proximity", "apply_status",
@@ -69,8 +70,6 @@ TIER_SAME_DIR = 0.25
 NAMED_CERTAINTY = 0.95
 
 # -- fusion ------------------------------------------------------------------------------------
-#: RRF constant k = 60, the value of Cormack et al. 2009 (robust across collections).
-RRF_K = 60
 #: Proximity is the primary signal for "memories about the code I'm touching".
 W_PROXIMITY = 1.0
 #: Text relevance weighs half a proximity ranking: RRF with k = 60 scores rank 5 nearly as high as

@@ -27,7 +27,7 @@ run full-text (BM25) and vector search. It guarantees:
   FTS indexes are created only once the table has rows (an index built over 0
   rows is never updated without ``optimize``: haiku.rag PR#591).
 
-Search fuses BM25 and cosine rankings with reciprocal rank fusion (``rrf_fuse``).
+Search fuses BM25 and cosine rankings with reciprocal rank fusion (``rrf_fuse``, on ``rank.fusion.rrf``).
 
 Imports lancedb (about 1.1 s): only query paths import this module, never hooks.
 Must not import: the CLI, hooks, tree-sitter, LLM clients.
@@ -59,6 +59,7 @@ from lancedb.query import FullTextOperator, MultiMatchQuery
 from .. import infra
 from ..errors import EmbeddingError, GitmemError, IndexUnavailable
 from ..model import KIND_COMMIT, Memory
+from ..rank.fusion import RRF_K, ranks, rrf
 from .embed import Embedder
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,6 @@ log = logging.getLogger(__name__)
 #: with another version is rebuilt on the next sync.
 INDEX_SCHEMA_VERSION: int = 1
 
-#: Reciprocal rank fusion constant k, from Cormack, Clarke and Büttcher (2009),
-#: "Reciprocal rank fusion outperforms Condorcet and individual rank learning
-#: methods" (SIGIR '09), where k = 60 was fixed in a pilot and used throughout.
-RRF_K: int = 60
 
 TABLE_NAME = "memories"
 META_FILE = "gitmem-index.json"
@@ -185,22 +182,9 @@ def rrf_fuse(fts_ids: Sequence[str], vector_ids: Sequence[str], k: int = RRF_K) 
     Returns:
         One ``Hit`` per distinct id.
     """
-    hits: dict[str, Hit] = {}
-    for which, ids in (("fts", fts_ids), ("vector", vector_ids)):
-        rank = 0
-        seen: set[str] = set()
-        for mid in ids:
-            if mid in seen:
-                continue
-            seen.add(mid)
-            rank += 1
-            hit = hits.setdefault(mid, Hit(mid, 0.0, None, None))
-            hit.score += 1.0 / (k + rank)
-            if which == "fts":
-                hit.fts_rank = rank
-            else:
-                hit.vector_rank = rank
-    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+    fts, vec = ranks(fts_ids), ranks(vector_ids)
+    hits = [Hit(mid, score, fts.get(mid), vec.get(mid)) for mid, score in rrf([(fts, 1.0), (vec, 1.0)], k).items()]
+    return sorted(hits, key=lambda h: (-h.score, h.id))
 
 
 # --------------------------------------------------------------------------- the index

@@ -8,7 +8,8 @@ SessionStart              the ``gitmem context`` of the current focus           
                           after compaction, forgets what the session was given and
                           gives again the memories of the files it worked on
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
-                          symbols) or matches (BM25) not yet given this session
+                          symbols) or matches (BM25; with the warm process up, BM25
+                          and vectors: ``warm_search``) not yet given this session
 BeforeFile                memories anchored to the file — first those on the symbol    3 s
                           the edit's old text falls in — not yet given
 BeforeShell               the ``constraint``, ``gotcha`` and ``bugfix`` memories the    3 s
@@ -44,8 +45,8 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 ``.gitmem/``.
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
-(``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``,
-``capture.spool``, ``capture.redact``) at module level or on the per-tool-call paths;
+(``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``, ``rank.fusion``,
+``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or on the per-tool-call paths;
 SessionStart imports the library (``session_start``) when it runs.
 """
 
@@ -78,6 +79,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from collections.abc import Callable
     from typing import Any
 
+    from ...rank import render
+
 #: Seconds each event may take before the handler gives up (nothing injected, exit 0).
 TIME_LIMITS: dict[type[Event], float] = {SessionStart: 8.0, Prompt: 4.0, BeforeFile: 3.0, SessionEnd: 1.2}
 DEFAULT_TIME_LIMIT = 3.0
@@ -86,14 +89,15 @@ MAX_PROMPT_MEMORIES = 5
 PROMPT_DETAIL = 3
 #: Memories taken per path or symbol the prompt names (newest first): a common name can hold thousands.
 NAMED_LIMIT = 100
-#: Prompt ranking: a memory on a file the prompt names, on a symbol it names (a named symbol beats its file);
-#: BM25 hits add their score relative to the best hit (at most 1).
-NAMED_PATH_SCORE = 2.0
-NAMED_SYMBOL_SCORE = 3.0
-#: A BM25 hit is relevant when it scores at least this fraction of the best hit's score.
-MIN_RELATIVE_BM25 = 0.5
-#: BM25 hits considered per prompt.
+#: BM25 hits (the catalog's, and the warm process's hybrid hits) considered per prompt; ranked by
+#: ``rank.fusion.prompt_ranking`` with the memories the prompt names.
 PROMPT_SEARCH_HITS = 20
+#: Seconds the prompt hook waits for the warm process's hybrid search (connect, send, answer) before it
+#: ranks by BM25 alone (``warm_search``). The prompt hook's target is 300 ms whole process (``bench/hooks.py``)
+#: and it takes ~100 ms without the warm process at 10,000 memories (README), so one whose warm process does
+#: not answer still ends near 300 ms. Measured at 10,000 memories on a 2-core machine at load 18 (``python -c
+#: pass`` ~180 ms there): a search round trip took 118 ms median, 220 ms p90 (``bench/README.md``).
+WARM_SEARCH_TIMEOUT_S = 0.2
 #: At most this many memories per BeforeFile injection.
 MAX_FILE_MEMORIES = 6
 #: A spool untouched this long (seconds) belongs to a session that ended without SessionEnd.
@@ -127,7 +131,7 @@ SHELL_FILE_SCORE = 2.0
 SHELL_HEADER_CHARS = 80
 #: Characters of a failure's text read for its salient terms (an error's head and tail hold them).
 FAILURE_TEXT_CHARS = 20_000
-#: BM25 hits considered per failure; a hit must score at least ``MIN_RELATIVE_BM25`` of the best one and
+#: BM25 hits considered per failure; a hit must score at least ``fusion.MIN_RELATIVE_BM25`` of the best one and
 #: name one of the failure's distinctive terms in its own text (the precision guard, ``failure_terms``).
 FAILURE_SEARCH_HITS = 20
 #: Files worked on kept per session, and given again after a compaction (most recent first).
@@ -427,50 +431,103 @@ def orphaned_spools(root: Path, key: str) -> bool:
     return False
 
 
+def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
+    """The warm process's hybrid hits for ``query`` (BM25 + vectors fused by reciprocal rank fusion, after
+    ``search.recall.relevant``'s floor), best first, each ``{"id", ...}``; None when no warm process answers
+    within ``WARM_SEARCH_TIMEOUT_S`` or its answer is not that shape. Never raises, never starts one.
+
+    No socket file means no warm process: that costs one ``stat`` (no connect, no log line). Starting one
+    is the session-start hook's job (``on_session_start``); a detached spawn per prompt would cost more
+    than the search saves.
+    """
+    try:
+        if not os.path.exists(lay.daemon_socket):
+            return None
+        from ...daemon import client
+
+        reply = client.request(lay, "search", {"query": query, "limit": PROMPT_SEARCH_HITS},
+                               timeout_s=WARM_SEARCH_TIMEOUT_S, start=False)
+        hits = reply.get("hits") if isinstance(reply, dict) else None
+        if not isinstance(hits, list) or not all(isinstance(h, dict) and isinstance(h.get("id"), str) for h in hits):
+            if reply is not None:
+                client.log(lay, "client search: an answer without a list of hits: BM25 alone")
+            return None
+        return hits
+    except Exception:  # noqa: BLE001 - the warm process is an optimisation: the hook falls back to BM25
+        return None
+
+
+def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], list[str], list[tuple[str, float]]]:
+    """What the catalog has for ``prompt``: (ids of memories on the paths it names, on the symbols it names
+    (``rank.mentions``), its BM25 hits (``catalog.db.search``)), for ``rank.fusion.prompt_ranking``.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ...catalog import db as catalog_db
+    from ...rank.mentions import prompt_mentions
+
+    paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
+    path_ids = [mid for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values() for mid in ids]
+    symbol_ids = [mid for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values() for mid in ids]
+    return path_ids, symbol_ids, catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
+
+
 def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
-    """Spool the prompt; the memories it names or matches, not yet given, packed in ``prompt_budget``."""
+    """Spool the prompt; the memories it names or matches (BM25, and vectors when the warm process answers:
+    ``warm_search``, asked while the catalog is read), not yet given, ranked by ``rank.fusion.prompt_ranking``
+    and packed in ``prompt_budget``."""
     if not event.prompt.strip():
         return None
     prompt = redact.redact_text(capture.prepare(event.prompt))
     capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS)})
     cfg = config.read_cached(lay)
+    warm: list[list[dict[str, Any]] | None] = []
+    asking = None
+    if os.path.exists(lay.daemon_socket):  # a warm process may be up: ask it while the catalog is read
+        import threading
+
+        asking = threading.Thread(target=lambda: warm.append(warm_search(lay, prompt)), daemon=True)
+        asking.start()
     con = hook_index(root, lay)
     if con is None:
         return None
-    from ...catalog import db as catalog_db
-    from ...rank import render
-    from ...rank.mentions import prompt_mentions
+    from ...rank import fusion
 
     try:
-        paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
-        ranked: dict[str, float] = {}
-        for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values():
-            for mid in ids:
-                ranked[mid] = max(ranked.get(mid, 0.0), NAMED_PATH_SCORE)
-        for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values():
-            for mid in ids:
-                ranked[mid] = max(ranked.get(mid, 0.0), NAMED_SYMBOL_SCORE)
-        hits = catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
-        if hits:
-            best = hits[0][1]
-            for mid, score in hits:
-                if best > 0 and score >= MIN_RELATIVE_BM25 * best:
-                    ranked[mid] = ranked.get(mid, 0.0) + score / best
+        found = prompt_candidates(con, prompt)
+        if asking is not None:
+            asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
+        ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
         given = given_ids(lay, key)
-        fade = fading(con, cfg, [mid for mid in ranked if mid not in given])
-        order = [mid for mid, _ in sorted(ranked.items(), key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0)))
-                 if mid not in given]
-        rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
+        fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
+        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in given]
+        packed = pack_prompt(con, order, config.budget(cfg, "prompt_budget"))
     finally:
         con.close()
-    if not rows:
+    if packed is None:
         return None
-    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "prompt_budget"),
-                         header=PROMPT_HEADER, detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
     mark_given(lay, key, packed.detailed)
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
+
+
+def pack_prompt(con: sqlite3.Connection, order: list[str], budget_tokens: int) -> render.Packed | None:
+    """The first ``MAX_PROMPT_MEMORIES`` of ``order`` (ids best first) packed in ``budget_tokens`` as the prompt
+    hook injects them (the first ``PROMPT_DETAIL`` in full); None when none is in the catalog.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ...catalog import db as catalog_db
+    from ...rank import render
+
+    rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
+    if not rows:
+        return None
+    return render.pack([render.item_from_row(r) for r in rows], budget_tokens, header=PROMPT_HEADER,
+                       detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
 
 
 def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -701,6 +758,7 @@ def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, ke
     if con is None:
         return None
     from ...catalog import db as catalog_db
+    from ...rank import fusion
 
     try:
         ranked: dict[str, float] = {}
@@ -715,7 +773,7 @@ def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, ke
             best = hits[0][1]
             kinds = catalog_db.types_of(con, [mid for mid, _ in hits])
             hit_rows = {r["id"]: r for r in catalog_db.rows(con, [mid for mid, sc in hits
-                                                                  if best > 0 and sc >= MIN_RELATIVE_BM25 * best
+                                                                  if best > 0 and sc >= fusion.MIN_RELATIVE_BM25 * best
                                                                   and kinds.get(mid) in ACTION_TYPES])}
             lowered = [t.lower() for t in terms]
             for mid, row in hit_rows.items():
