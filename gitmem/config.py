@@ -70,6 +70,10 @@ policy = "with-code"
 # re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
 
+[tidy]
+# `gitmem tidy` proposes retiring a memory whose anchored code has all been deleted for at least this many days.
+deleted_days = 30
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -84,7 +88,7 @@ private_files = []
 """
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
-KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory")
+KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "tidy")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -97,7 +101,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture] and [memory].
+    [claude], [review], [share], [capture], [memory] and [tidy].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -135,6 +139,11 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key memory.{key}", "known keys: max_chars")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= MIN_MAX_CHARS):
             raise ConfigError(f"{where}: memory.max_chars must be an integer >= {MIN_MAX_CHARS}, got {value!r}", hint)
+    for key, value in cfg.get("tidy", {}).items():
+        if key != "deleted_days":
+            raise ConfigError(f"{where}: unknown key tidy.{key}", "known keys: deleted_days")
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise ConfigError(f"{where}: tidy.deleted_days must be an integer >= 0, got {value!r}", hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -154,6 +163,19 @@ def max_chars(cfg: dict[str, Any]) -> int:
     section = cfg.get("memory")
     v = section.get("max_chars", DEFAULT_MAX_CHARS) if isinstance(section, dict) else DEFAULT_MAX_CHARS
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= MIN_MAX_CHARS else DEFAULT_MAX_CHARS
+
+
+#: ``[tidy] deleted_days``: its default (days). A month: long enough for a deletion to be reverted or its
+#: memories re-anchored by hand, short enough that a store does not fill with memories of code long gone.
+DEFAULT_DELETED_DAYS = 30
+
+
+def deleted_days(cfg: dict[str, Any]) -> int:
+    """``[tidy] deleted_days`` of ``cfg`` (validated by ``validate``): days all of a memory's code must have been
+    deleted before ``gitmem tidy`` proposes retiring it."""
+    section = cfg.get("tidy")
+    v = section.get("deleted_days", DEFAULT_DELETED_DAYS) if isinstance(section, dict) else DEFAULT_DELETED_DAYS
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else DEFAULT_DELETED_DAYS
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:
