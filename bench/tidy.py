@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.retrieval import diff_symbols, read_history
 from gitmem.anchors import Resolver
-from gitmem.compare import RULE_TYPES, contradiction, similarity
+from gitmem.compare import contradiction, similarity
 from gitmem.git import Repo
 from gitmem.model import KIND_FILE, Anchor, Memory
 
@@ -212,9 +212,7 @@ def cosines(pairs: list[Pair]) -> list[float]:
 
 def _clash(p: Pair) -> bool:
     """Whether tidy would refuse to merge the pair: a rule fires, whatever the types."""
-    a = replace(p.a, type=RULE_TYPES[0])
-    b = replace(p.b, type=RULE_TYPES[0])
-    return contradiction(a, b) is not None
+    return contradiction(p.a, p.b, any_type=True) is not None
 
 
 def dup_row(pairs: list[Pair], scores: list[float], clash: list[bool], t: float) -> dict[str, Any]:

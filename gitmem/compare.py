@@ -242,12 +242,15 @@ def values(m: Memory) -> dict[str, str]:
 
 
 def _differ(v1: str, v2: str) -> bool:
-    """Whether two values of one name disagree: numbers by magnitude (times in seconds; when one side has no
-    unit, as written; units of different kinds are not compared), anything else as lower-cased text."""
+    """Whether two values of one name disagree: numbers by magnitude (times in seconds; a bare number against a
+    time agrees when it is equal as written or as seconds; units of different kinds are not compared), anything
+    else as lower-cased text."""
     n1, n2 = _number(v1), _number(v2)
     if n1 is not None and n2 is not None:
         if n1[2] and n2[2]:
             return n1[2] == n2[2] and n1[1] != n2[1]
+        if "time" in (n1[2], n2[2]):  # "timeout = 60" and "1 minute": a bare number may be seconds
+            return n1[0] != n2[0] and n1[1] != n2[1]
         return n1[0] != n2[0]
     return v1.lower() != v2.lower()
 
@@ -277,10 +280,11 @@ def uses(m: Memory) -> tuple[dict[tuple[str, ...], str], set[str], set[str]]:
     return slots, used, instead_of
 
 
-def contradiction(a: Memory, b: Memory) -> Contradiction | None:
+def contradiction(a: Memory, b: Memory, *, any_type: bool = False) -> Contradiction | None:
     """Whether ``a`` and ``b`` disagree by the rules (module docstring), the first rule that fires; None when
-    neither is of ``RULE_TYPES`` or no rule fires. Being on the same code is the caller's test (``same_code``)."""
-    if a.type not in RULE_TYPES or b.type not in RULE_TYPES:
+    one is not of ``RULE_TYPES`` (unless ``any_type``: what keeps two memories from being merged) or no rule
+    fires. Being on the same code is the caller's test (``same_code``)."""
+    if not any_type and (a.type not in RULE_TYPES or b.type not in RULE_TYPES):
         return None
     for x, y in ((a, b), (b, a)):
         for phrase, said in negated_phrases(x):

@@ -290,7 +290,7 @@ def merge_into(plan: Plan, new: Memory, existing: list[Memory], notes: list[str]
     ``notes`` says so (``gitmem tidy`` lists the pair for review)."""
     candidates = existing + [m for m in plan.write if m not in existing]
     dup = near_duplicate(new, candidates)
-    clash = contradiction(new, dup[0]) if dup is not None else None
+    clash = contradiction(new, dup[0], any_type=True) if dup is not None else None
     if dup is not None and dup[1] >= SAME_JACCARD and clash is None:
         old = dup[0]
         old.confidence = round(min(1.0, old.confidence + CONFIDENCE_STEP), 2)
@@ -309,12 +309,12 @@ def merge_into(plan: Plan, new: Memory, existing: list[Memory], notes: list[str]
             plan.delete.append(old.id)
             plan.write = [m for m in plan.write if m.id != old.id]
     elif notes is not None:
-        for m in candidates:
-            c = contradiction(new, m) if m.id != new.id and same_code(new, m) else None
-            if c is not None:
-                notes.append(f"new memory {new.id} contradicts {m.id} ({c.rule}: {c.reason}): both kept, "
-                             "see `gitmem tidy`")
-                break
+        found = (dup[0], clash) if dup is not None and clash is not None else next(
+            ((m, c) for m in candidates if m.id != new.id and same_code(new, m)
+             for c in [contradiction(new, m)] if c is not None), None)
+        if found is not None:
+            notes.append(f"new memory {new.id} contradicts {found[0].id} ({found[1].rule}: {found[1].reason}): "
+                         "both kept, see `gitmem tidy`")
     plan.write.append(new)
 
 

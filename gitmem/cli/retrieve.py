@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import shapes
-from ..model import Status
+from ..model import MemoryStatus, Status
 from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import render_statuses
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 @cli.command()
@@ -89,7 +93,10 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     _warn_invalid(store)
     interactive = (not as_list and not State.json and rev is None and not show_all
                    and sys.stdin.isatty() and sys.stdout.isatty())
+    tidy_line = _tidy_line(store, rows) if rev is None and not State.json else ""
     if interactive and rows:
+        if tidy_line:
+            click.echo(tidy_line)
         from ..ops.review import review
 
         res = review(store, rows, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
@@ -97,7 +104,22 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
                    f"superseded {len(res.superseded)}, skipped {len(res.skipped)}"
                    + ("  (commit .gitmem/ to share)" if len(res.skipped) < len(rows) else ""))
         return
-    _out([shapes.memory_status_json(s) for s in rows], lambda: render_statuses(rows, show_all))
+    _out([shapes.memory_status_json(s) for s in rows],
+         lambda: render_statuses(rows, show_all) + (f"\n{tidy_line}" if tidy_line else ""))
+
+
+def _tidy_line(store: Store, rows: list[MemoryStatus]) -> str:
+    """``tidy: N finding(s) …`` when ``gitmem tidy`` (its rules) has something to merge, flag or retire, else ""."""
+    from ..errors import GitmemError
+    from ..ops.tidy import find
+
+    try:
+        rep = find(store, use_llm=False, statuses=[s for s in rows if s.status != Status.FRESH])
+    except GitmemError:
+        return ""
+    if not rep.findings:
+        return ""
+    return f"tidy: {rep.summary()} (gitmem tidy)"
 
 
 @cli.command()

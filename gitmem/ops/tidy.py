@@ -28,7 +28,7 @@ Writes only through ``memories.write`` (commit ``.gitmem/`` to share the result)
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .. import compare
 from ..config import deleted_days as configured_days
@@ -98,6 +98,13 @@ class TidyReport:
         """Duplicate groups + contradictions + long-deleted memories."""
         return len(self.duplicates) + len(self.contradictions) + len(self.deleted)
 
+    def summary(self) -> str:
+        """``N finding(s): X near-duplicate group(s), Y contradiction(s), Z of code deleted for D+ days`` (for
+        ``doctor`` and ``stale``)."""
+        return (f"{self.findings} finding(s): {len(self.duplicates)} near-duplicate group(s), "
+                f"{len(self.contradictions)} contradiction(s), {len(self.deleted)} memor"
+                f"{'y' if len(self.deleted) == 1 else 'ies'} of code deleted for {self.deleted_days}+ days")
+
     @property
     def to_apply(self) -> int:
         """Findings ``--apply`` acts on: duplicate groups and long-deleted memories (contradictions are for review)."""
@@ -117,12 +124,6 @@ def _neighbours(mems: list[Memory]) -> dict[str, list[Memory]]:
     return {k: sorted(v.values(), key=lambda m: m.id) for k, v in out.items()}
 
 
-def _clash(a: Memory, b: Memory) -> bool:
-    """Whether a contradiction rule separates ``a`` and ``b`` whatever their types (no merge then)."""
-    t = compare.RULE_TYPES[0]
-    return compare.contradiction(replace(a, type=t), replace(b, type=t)) is not None
-
-
 def find_duplicates(mems: list[Memory], near: dict[str, list[Memory]] | None = None) -> list[DuplicateGroup]:
     """The near-duplicate groups of ``mems`` (module docstring), the kept memories' order: most complete first."""
     near = near if near is not None else _neighbours(mems)
@@ -134,7 +135,7 @@ def find_duplicates(mems: list[Memory], near: dict[str, list[Memory]] | None = N
             continue
         pool = [o for o in near.get(m.id, []) if o.id not in taken and o.scope == m.scope and not o.invariant]
         found = [(o, round(s, 3)) for o, s in compare.near_duplicates(m, pool, compare.DUPLICATE_JACCARD)
-                 if not _clash(m, o)]
+                 if compare.contradiction(m, o, any_type=True) is None]
         if not found:
             continue
         taken |= {m.id, *(o.id for o, _ in found)}
