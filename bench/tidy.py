@@ -227,7 +227,9 @@ def dup_row(pairs: list[Pair], scores: list[float], clash: list[bool], t: float)
     missed_kind: dict[str, int] = {}
     for p in missed:
         missed_kind[p.kind] = missed_kind.get(p.kind, 0) + 1
-    return {"threshold": t, "precision": tp / (tp + len(false_merges)) if tp + len(false_merges) else 1.0,
+    guarded = sum(1 for p, s, c in zip(pairs, scores, clash, strict=True) if s >= t and c and not p.duplicate)
+    return {"threshold": t, "kept_apart_by_rules": guarded,
+            "precision": tp / (tp + len(false_merges)) if tp + len(false_merges) else 1.0,
             "recall": tp / dups if dups else 0.0, "merged": tp, "false_merges": len(false_merges),
             "false_merges_by_kind": by_kind, "missed": len(missed), "missed_by_kind": missed_kind}
 
@@ -240,9 +242,9 @@ def run(repo_path: str, n_pairs: int, seed: int, show: int) -> dict[str, Any]:
     jac = [similarity(p.a, p.b) for p in pairs]
     cos = cosines(pairs)
     clash = [_clash(p) for p in pairs]
-    compat = [i for i, p in enumerate(pairs) if not p.duplicate]
+    compat = [i for i, p in enumerate(pairs) if not p.duplicate and not p.contradicts]
     out: dict[str, Any] = {"pairs": len(pairs), "kinds": kinds,
-                           "highest_not_duplicate": {"jaccard": sorted(jac[i] for i in compat)[-3:],
+                           "highest_compatible": {"jaccard": sorted(jac[i] for i in compat)[-3:],
                                                      "cosine": sorted(cos[i] for i in compat)[-3:]},
                            "jaccard": [dup_row(pairs, jac, clash, t) for t in JACCARD_THRESHOLDS],
                            "cosine": [dup_row(pairs, cos, clash, t) for t in COSINE_THRESHOLDS]}
@@ -283,13 +285,15 @@ def run(repo_path: str, n_pairs: int, seed: int, show: int) -> dict[str, Any]:
 def table(r: dict[str, Any]) -> str:
     lines = [f"{r['pairs']} pairs: " + ", ".join(f"{k} {v}" for k, v in sorted(r["kinds"].items())), ""]
     for measure in ("jaccard", "cosine"):
-        top = ", ".join(f"{x:.2f}" for x in r["highest_not_duplicate"][measure])
-        lines.append(f"highest {measure} of a pair that is no duplicate: {top}")
-        lines.append(f"duplicates by {measure}: threshold  precision  recall  merged  false merges  missed")
+        top = ", ".join(f"{x:.2f}" for x in r["highest_compatible"][measure])
+        lines.append(f"highest {measure} of a compatible pair (neither duplicate nor contradiction): {top}")
+        lines.append(f"duplicates by {measure}: threshold  precision  recall  merged  false merges  missed  "
+                     "(contradicting pairs over the threshold kept apart by the rules)")
         for row in r[measure]:
             fm = ", ".join(f"{k} {v}" for k, v in sorted(row["false_merges_by_kind"].items()))
             lines.append(f"  {row['threshold']:>5}  {row['precision']:.3f}  {row['recall']:.3f}  {row['merged']:>4}  "
-                         f"{row['false_merges']:>4}{' (' + fm + ')' if fm else ''}  {row['missed']:>4}")
+                         f"{row['false_merges']:>4}{' (' + fm + ')' if fm else ''}  {row['missed']:>4}  "
+                         f"({row['kept_apart_by_rules']})")
         lines.append("")
     c = r["contradictions"]
     lines.append(f"contradictions (rules): precision {c['precision']:.3f}, recall {c['recall']:.3f}, flagged "

@@ -31,7 +31,9 @@ Pure functions of ``Memory`` values: no I/O, no git. Must not import: lancedb, n
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 
 from .model import KIND_COMMIT, Memory
@@ -75,14 +77,20 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: Set[str], b: Set[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def memory_words(m: Memory) -> set[str]:
-    """The words ``similarity`` compares: of the title, body and facts."""
-    return words(m.text)
+def memory_words(m: Memory) -> frozenset[str]:
+    """The words ``similarity`` compares: of the title, body and facts (cached by text: tidy compares each memory
+    with every other one on its code)."""
+    return _words_cached(m.text)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _words_cached(text: str) -> frozenset[str]:
+    return frozenset(words(text))
 
 
 def similarity(a: Memory, b: Memory) -> float:

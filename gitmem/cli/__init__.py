@@ -16,7 +16,7 @@ The commands, by noun group (importing a module registers its commands on ``base
 * ``memories``     remember, forget, show, list, reanchor, retire, supersede, log, share
 * ``retrieve``     recall, context, stale, check, scan
 * ``transfer``     export, import
-* ``maintenance``  sync, consolidate, mcp, merge-file (hidden)
+* ``maintenance``  sync, consolidate, tidy, mcp, merge-file (hidden)
 * ``text``         text renderings the commands share
 
 Imports: click and gitmem's light modules at import time (``gitmem --help`` stays fast); the
