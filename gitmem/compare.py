@@ -53,20 +53,35 @@ _WORD = re.compile(r"[^\W_]{3,}")
 
 def code_keys(m: Memory) -> set[str]:
     """The keys of ``m``'s anchors on code (``path::Name`` or ``path``), commit anchors left out."""
-    return {a.key for a in m.anchors if a.kind != KIND_COMMIT and a.path}
+    return set(_code(m)[0])
+
+
+def _code(m: Memory) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(anchor keys on code, paths anchored whole, every path anchored) of ``m``."""
+    return _code_of(tuple((a.path, a.symbol) for a in m.anchors if a.kind != KIND_COMMIT and a.path))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _code_of(anchors: tuple[tuple[str | None, str | None], ...]) -> tuple[frozenset[str], frozenset[str],
+                                                                          frozenset[str]]:
+    keys, files, paths = set(), set(), set()
+    for path, symbol in anchors:
+        assert path is not None
+        paths.add(path)
+        keys.add(f"{path}::{symbol}" if symbol else path)
+        if not symbol:
+            files.add(path)
+    return frozenset(keys), frozenset(files), frozenset(paths)
 
 
 def same_code(a: Memory, b: Memory) -> list[str]:
     """The anchor keys by which ``a`` and ``b`` are about the same code, sorted ([] when they are not):
     a key both have, or a file one of them anchors whole and the other anchors a symbol in (the file's key)."""
-    ka, kb = code_keys(a), code_keys(b)
-    shared = ka & kb
-    files_a = {x.path for x in a.anchors if x.kind != KIND_COMMIT and x.path and not x.symbol}
-    files_b = {x.path for x in b.anchors if x.kind != KIND_COMMIT and x.path and not x.symbol}
-    paths_a = {x.path for x in a.anchors if x.kind != KIND_COMMIT and x.path}
-    paths_b = {x.path for x in b.anchors if x.kind != KIND_COMMIT and x.path}
-    shared |= {p for p in files_a & paths_b if p} | {p for p in files_b & paths_a if p}
-    return sorted(shared)
+    ka, fa, pa = _code(a)
+    kb, fb, pb = _code(b)
+    if not pa & pb:
+        return []
+    return sorted((ka & kb) | (fa & pb) | (fb & pa))
 
 
 # -- near duplicates --------------------------------------------------------------------------------
@@ -177,10 +192,16 @@ def _content(text: str) -> list[str]:
 
 def sentences(m: Memory) -> list[str]:
     """The lower-cased sentences of ``m``'s title, body and facts (split at ``.!?`` before a space, ``;``, lines)."""
-    out = []
-    for part in (m.title, m.body, *m.facts):
-        out += [s.strip() for s in _SENTENCE.split(part.lower()) if s.strip()]
-    return out
+    return list(_sentences(m.text))
+
+
+#: Memory texts whose analysis is kept (tidy compares each memory with every other one on its code).
+_CACHED_TEXTS = 16_384
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENTENCE.split(text.lower()) if s.strip())
 
 
 #: Words of a negated verb phrase compared (at most; at least two).
@@ -189,8 +210,13 @@ _PHRASE_WORDS = 3
 
 def negated_phrases(m: Memory) -> list[tuple[tuple[str, ...], str]]:
     """Each verb phrase ``m`` negates: (its content words, the sentence); see the module docstring."""
+    return list(_negated(m.text))
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _negated(text: str) -> tuple[tuple[tuple[str, ...], str], ...]:
     out: list[tuple[tuple[str, ...], str]] = []
-    for s in sentences(m):
+    for s in _sentences(text):
         for hit in _NEG_RE.finditer(s):
             rest = s[hit.end():]
             after = [w for w in _content(rest) if not _NEG_RE.fullmatch(w)]
@@ -201,16 +227,13 @@ def negated_phrases(m: Memory) -> list[tuple[tuple[str, ...], str]]:
                 out.append((tuple(after[:_PHRASE_WORDS]), s))
             elif after and before:
                 out.append(((before[-1], after[0]), s))  # "hooks must never hang": (hook, hang)
-    return out
+    return tuple(out)
 
 
 def _states(m: Memory, phrase: tuple[str, ...]) -> str | None:
     """A sentence of ``m`` holding ``phrase`` (content words, in order, adjacent) with no negation before it."""
     n = len(phrase)
-    for s in sentences(m):
-        negs = [h.end() for h in _NEG_RE.finditer(s)]
-        toks = [(t.start(), _stem(t.group().lower().strip("`.-/"))) for t in _TOKEN.finditer(s)]
-        toks = [(pos, w) for pos, w in toks if w and w not in _STOP]
+    for s, negs, toks in _tokens(m.text):
         for i in range(len(toks) - n + 1):
             got = tuple(w for _, w in toks[i:i + n])
             same = got == phrase or (n == 1 and got[0].startswith(phrase[0] + " "))
@@ -231,11 +254,28 @@ def _number(value: str) -> tuple[float, float, str] | None:
     return n, n, unit
 
 
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _tokens(text: str) -> tuple[tuple[str, tuple[int, ...], tuple[tuple[int, str], ...]], ...]:
+    """Per sentence of ``text``: (the sentence, where each negation in it ends, (position, stemmed word) of its
+    content words)."""
+    out = []
+    for s in _sentences(text):
+        negs = tuple(h.end() for h in _NEG_RE.finditer(s))
+        toks = [(t.start(), _stem(t.group().lower().strip("`.-/"))) for t in _TOKEN.finditer(s)]
+        out.append((s, negs, tuple((pos, w) for pos, w in toks if w and w not in _STOP)))
+    return tuple(out)
+
+
 def values(m: Memory) -> dict[str, str]:
     """The names ``m`` gives one value each (lower-cased name → value as written); names given two values left out."""
+    return dict(_values(m.text))
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _values(text: str) -> tuple[tuple[str, str], ...]:
     seen: dict[str, set[str]] = {}
     shown: dict[str, str] = {}
-    for s in sentences(m):
+    for s in _sentences(text):
         for rx in (_ASSIGN, _VERBAL):
             for hit in rx.finditer(s):
                 got = [g for g in hit.groups() if g is not None]
@@ -246,7 +286,7 @@ def values(m: Memory) -> dict[str, str]:
                 num = _number(value)
                 seen.setdefault(name, set()).add(value.lower() if num is None else f"{num[1]:g} {num[2]}")
                 shown.setdefault(name, value)
-    return {n: shown[n] for n, vs in seen.items() if len(vs) == 1}
+    return tuple((n, shown[n]) for n, vs in seen.items() if len(vs) == 1)
 
 
 def _differ(v1: str, v2: str) -> bool:
@@ -266,10 +306,16 @@ def _differ(v1: str, v2: str) -> bool:
 def uses(m: Memory) -> tuple[dict[tuple[str, ...], str], set[str], set[str]]:
     """What ``m`` says to use: ({slot (first two content words after for/to/when/in/as): what}, what it says to use
     instead of something, what it says to use anything instead of)."""
+    slots, used, instead_of = _uses(m.text)
+    return dict(slots), set(used), set(instead_of)
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _uses(text: str) -> tuple[tuple[tuple[tuple[str, ...], str], ...], frozenset[str], frozenset[str]]:
     slots: dict[tuple[str, ...], str] = {}
     used: set[str] = set()
     instead_of: set[str] = set()
-    for s in sentences(m):
+    for s in _sentences(text):
         if _NEG_RE.search(s[: s.find("use ")] if "use " in s else s):
             continue  # "never use X for Y" is the negation rule's
         for hit in _USE.finditer(s):
@@ -285,7 +331,7 @@ def uses(m: Memory) -> tuple[dict[tuple[str, ...], str], set[str], set[str]]:
         hit2 = _USE_END.search(s)
         if hit2:
             used.add(" ".join(_content(hit2.group(1))))
-    return slots, used, instead_of
+    return tuple(slots.items()), frozenset(used), frozenset(instead_of)
 
 
 def contradiction(a: Memory, b: Memory, *, any_type: bool = False) -> Contradiction | None:

@@ -11,12 +11,13 @@ of a session (consolidation), and verdicts on pairs of memories that may contrad
     max_retries = 1                         # the openai client's retries on connection errors, 429, 5xx
     extra_body = { chat_template_kwargs = { enable_thinking = false } }   # merged into every request
 
-The model is asked for one JSON object ``{"observations": [...]}``. Reasoning
+The model is asked for one JSON object ``{"observations": [...]}`` (``observe``), or
+``{"pairs": [{"pair", "contradicts", "why"}]}`` (``judge_contradictions``). Reasoning
 models: ``<think>…</think>`` text and ``reasoning_content`` are dropped, never
 stored; an empty answer with ``finish_reason == "stop"`` means "nothing to
 record". An answer that is not valid JSON of that shape is asked for once more;
 a second failure raises ``LLMOutputError`` (the caller then consolidates
-deterministically).
+deterministically, or tidy judges by its rules).
 """
 
 from __future__ import annotations

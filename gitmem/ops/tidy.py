@@ -112,16 +112,32 @@ class TidyReport:
 
 
 def _neighbours(mems: list[Memory]) -> dict[str, list[Memory]]:
-    """id → the other memories anchored to a path it anchors (candidates for ``compare.same_code``), by id."""
-    by_path: dict[str, list[Memory]] = {}
+    """id → the other memories on the same code (``compare.same_code``), by id: those sharing an anchor key, and
+    for a file anchored whole every memory anchored in that file (and the other way round). Indexed by key, so
+    the cost follows the memories per symbol, not per file."""
+    by_key: dict[str, list[Memory]] = {}
+    in_path: dict[str, list[Memory]] = {}
+    whole: dict[str, list[Memory]] = {}
     for m in mems:
-        for p in sorted({a.path for a in m.anchors if a.kind != KIND_COMMIT and a.path}):
-            by_path.setdefault(p, []).append(m)
-    out: dict[str, dict[str, Memory]] = {m.id: {} for m in mems}
-    for group in by_path.values():
-        for m in group:
-            out[m.id].update((o.id, o) for o in group if o.id != m.id)
-    return {k: sorted(v.values(), key=lambda m: m.id) for k, v in out.items()}
+        for a in m.anchors:
+            if a.kind == KIND_COMMIT or not a.path:
+                continue
+            by_key.setdefault(a.key, []).append(m)
+            in_path.setdefault(a.path, []).append(m)
+            if not a.symbol:
+                whole.setdefault(a.path, []).append(m)
+    out: dict[str, list[Memory]] = {}
+    for m in mems:
+        near: dict[str, Memory] = {}
+        for a in m.anchors:
+            if a.kind == KIND_COMMIT or not a.path:
+                continue
+            group = by_key.get(a.key, []) + whole.get(a.path, [])
+            if not a.symbol:
+                group += in_path.get(a.path, [])
+            near.update((o.id, o) for o in group if o.id != m.id)
+        out[m.id] = sorted(near.values(), key=lambda o: o.id)
+    return out
 
 
 def find_duplicates(mems: list[Memory], near: dict[str, list[Memory]] | None = None) -> list[DuplicateGroup]:
