@@ -91,6 +91,11 @@ follow_moves = true
 # Minutes without a request after which it exits (a number > 0).
 # idle_minutes = 30
 
+# `gitmem tidy` proposes retiring a memory whose anchored code has all been deleted for at least this many days.
+# A gitmem older than this section rejects it: uncomment once everyone sharing this file runs one that has it.
+# [tidy]
+# deleted_days = 30
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -106,7 +111,7 @@ private_files = []
 
 #: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
 KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking",
-                  "daemon")
+                  "daemon", "tidy")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -119,7 +124,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture], [memory], [ranking] and [daemon].
+    [claude], [review], [share], [capture], [memory], [ranking], [daemon] and [tidy].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -175,6 +180,11 @@ def validate(cfg: dict[str, Any], where: str) -> None:
                 raise ConfigError(f"{where}: daemon.idle_minutes must be a number > 0, got {value!r}", hint)
         else:
             raise ConfigError(f"{where}: unknown key daemon.{key}", "known keys: enabled, idle_minutes")
+    for key, value in cfg.get("tidy", {}).items():
+        if key != "deleted_days":
+            raise ConfigError(f"{where}: unknown key tidy.{key}", "known keys: deleted_days")
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise ConfigError(f"{where}: tidy.deleted_days must be an integer >= 0, got {value!r}", hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -229,6 +239,17 @@ def daemon_idle_s(cfg: dict[str, Any]) -> float:
     v = section.get("idle_minutes", DEFAULT_IDLE_MINUTES) if isinstance(section, dict) else DEFAULT_IDLE_MINUTES
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     return float(v if ok else DEFAULT_IDLE_MINUTES) * 60.0
+#: ``[tidy] deleted_days``: its default (days). A month: long enough for a deletion to be reverted or its
+#: memories re-anchored by hand, short enough that a store does not fill with memories of code long gone.
+DEFAULT_DELETED_DAYS = 30
+
+
+def deleted_days(cfg: dict[str, Any]) -> int:
+    """``[tidy] deleted_days`` of ``cfg`` (validated by ``validate``): days all of a memory's code must have been
+    deleted before ``gitmem tidy`` proposes retiring it."""
+    section = cfg.get("tidy")
+    v = section.get("deleted_days", DEFAULT_DELETED_DAYS) if isinstance(section, dict) else DEFAULT_DELETED_DAYS
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else DEFAULT_DELETED_DAYS
 
 
 #: Token budgets of what the agent hooks inject (tokens ≈ characters / 4), keys of ``[claude]``:

@@ -298,6 +298,17 @@ class Repo:
             self._blob_cache[key] = b"1" if found else None
         return self._blob_cache[key] is not None
 
+    def commit_time(self, sha: str) -> int:
+        """Committer time of commit ``sha`` in seconds since the epoch (UTC).
+
+        Raises:
+            GitError: ``sha`` names no commit.
+        """
+        try:
+            return int(self._repo.commit(sha).committed_date)
+        except (BadName, ValueError, GitCommandError) as e:
+            raise GitError(f"unknown commit: {sha}", "give a commit that exists (git log --oneline)") from e
+
     def parents(self, sha: str) -> list[str]:
         """Parent SHAs of a commit (empty for a root commit)."""
         return [p.hexsha for p in self._repo.commit(sha).parents]

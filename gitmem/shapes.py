@@ -40,6 +40,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
   ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
 * ``daemon_status_json``, ``daemon_stop_json``: ``daemon status``, ``daemon stop``.
+* ``tidy_json`` (``tidy_memory_json`` nested): ``tidy``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
 * ``map_memory_json`` (nested), ``map_json``: the map of ``gitmem ui`` (``/api/map``).
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from .ops.reanchor import Reanchored
     from .ops.scan import ScanResult
     from .ops.stats import MemoryUse, Stats
+    from .ops.tidy import TidyReport
     from .ops.transfer import ImportReport
     from .rank.focus import Focus
     from .rank.score import Scored
@@ -459,6 +461,29 @@ def consolidation_json(o: Outcome) -> JSONObject:
     """``{"session", "events", "batches", "path" (rules, llm, llm-empty, skipped), "written", "removed", "notes"}``."""
     return {"session": o.session, "events": o.events, "batches": o.batches, "path": o.path,
             "written": o.written, "removed": o.removed, "notes": o.notes}
+
+
+def tidy_memory_json(m: Memory) -> JSONObject:
+    """A memory as ``tidy`` names it: ``{"id", "type", "title", "scope", "anchors": [key]}``."""
+    return {"id": m.id, "type": m.type, "title": m.title, "scope": m.scope, "anchors": [a.key for a in m.anchors]}
+
+
+def tidy_json(rep: TidyReport) -> JSONObject:
+    """``tidy``: ``{"applied", "checked" (memories), "how" (contradictions judged by: rules, llm), "deleted_days",
+    "findings", "duplicates": [{"keep": tidy_memory_json, "merge": [tidy_memory_json + {"similarity"}],
+    "anchors": [key]}], "contradictions": [{"a", "b": tidy_memory_json, "rule" (negation, value, use, llm),
+    "reason", "anchors"}], "long_deleted": [tidy_memory_json + {"since" (UTC), "commit", "days"}], "written"
+    (ids merged into), "retired" (ids), "notes"}``; ``written`` and ``retired`` are empty in a dry run."""
+    return {"applied": rep.applied, "checked": rep.checked, "how": rep.how, "deleted_days": rep.deleted_days,
+            "findings": rep.findings,
+            "duplicates": [{"keep": tidy_memory_json(g.keep),
+                            "merge": [tidy_memory_json(m) | {"similarity": s} for m, s in g.merged],
+                            "anchors": g.anchors} for g in rep.duplicates],
+            "contradictions": [{"a": tidy_memory_json(f.a), "b": tidy_memory_json(f.b), "rule": f.rule,
+                                "reason": f.reason, "anchors": f.anchors} for f in rep.contradictions],
+            "long_deleted": [tidy_memory_json(d.memory) | {"since": d.since, "commit": d.commit, "days": d.days}
+                             for d in rep.deleted],
+            "written": rep.written, "retired": rep.retired, "notes": rep.notes}
 
 
 # -- transfer -------------------------------------------------------------------------------------

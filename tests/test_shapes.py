@@ -86,6 +86,7 @@ def test_every_command_prints_versioned_json(repo: Path, json_of, run_cli) -> No
     assert len(json_of(repo, "log", mid)) >= 1                         # [log_entry_json]
     assert json_of(repo, "scan")["evaluated"] == 2                     # scan_json
     json_of(repo, "sync")                                              # sync_json
+    assert json_of(repo, "tidy")["findings"] == 0                      # tidy_json (tidy_memory_json nested)
     code, out, _ = run_cli(repo, "doctor", "--json")                   # doctor_json (exit 1 when not ok)
     doctor = json.loads(out)
     _versioned(doctor)

@@ -16,11 +16,12 @@ Sessions that only read, searched or listed produce nothing; a later batch of a
 session that recorded something (it is cut into batches by every consolidation
 that runs while it is open) is consolidated even without edits, so the agent's
 final message is not lost. An observation that
-repeats a memory on the same anchors (word overlap ≥ ``SAME_JACCARD``) raises
+repeats a memory on the same code (``compare.near_duplicate``, word overlap ≥ ``SAME_JACCARD``) raises
 that memory's confidence by ``CONFIDENCE_STEP`` and merges its facts and tags
 instead of adding another; one that rewrites it (overlap ≥ ``SUPERSEDE_JACCARD``,
 same type) becomes a new memory that ``supersedes`` it (a local one it
-replaces outright). Captured memories are ``local`` scope.
+replaces outright); one that contradicts a memory on the same code (``compare.contradiction``) is
+added beside it with a note. Captured memories are ``local`` scope.
 
 Nothing lost, nothing twice: once a session has ended (or a turn, Stop), its spool is first reconciled with the
 agent's transcript (``reconcile_with_transcript``), and every record a batch consumes is remembered
@@ -36,7 +37,6 @@ any moment neither loses events nor writes a memory twice.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,20 +45,21 @@ from typing import Any, Literal
 from filelock import FileLock, Timeout
 
 from ..anchors import Resolver
+from ..compare import DUPLICATE_JACCARD, contradiction, near_duplicate, same_code
 from ..errors import GitmemError
 from ..git import WORKTREE
 from ..infra import atomic_write, utc_now
 from ..layout import GITMEM_DIR
 from ..memfile import memory_from_dict, memory_to_dict
 from ..memories import derive_title
-from ..model import KIND_COMMIT, Anchor, Memory, unique_anchors
+from ..model import Anchor, Memory, unique_anchors
 from ..rank.focus import changed_symbols
 from ..store import Store, new_id
 from . import llm as llm_mod
 from . import redact, spool
 
-#: Word-overlap (Jaccard of title + body words) at which an observation is the same memory again.
-SAME_JACCARD = 0.6
+#: Word overlap (``compare.similarity``) at which an observation is the same memory again: tidy's threshold.
+SAME_JACCARD = DUPLICATE_JACCARD
 #: Overlap at which an observation of the same type on the same anchors rewrites a memory.
 SUPERSEDE_JACCARD = 0.3
 #: Confidence added each time a memory is observed again (capped at 1.0).
@@ -79,7 +80,6 @@ ROUTINE_COMMANDS = {"ls", "cat", "cd", "pwd", "echo", "head", "tail", "grep", "r
 MAX_FACT_COMMAND_CHARS = 160
 ROUTINE_GIT = {"status", "diff", "log", "show", "branch", "add", "stash"}
 
-_WORD = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass
@@ -253,34 +253,6 @@ def _rel(root: Path, path: str) -> str | None:
     return None if p.startswith("../") or p.startswith(GITMEM_DIR + "/") else p
 
 
-# -- near duplicates --------------------------------------------------------------------------------
-
-
-def words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a ∩ b| / |a ∪ b| (0 for two empty sets)."""
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
-def near_duplicate(new: Memory, existing: list[Memory]) -> tuple[Memory, float] | None:
-    """The existing memory sharing an anchor with ``new`` whose text overlaps it most, with the overlap."""
-    keys = {a.key for a in new.anchors if a.kind != KIND_COMMIT}
-    if not keys:
-        return None
-    mine = words(new.title + " " + new.body)
-    best: tuple[Memory, float] | None = None
-    for m in existing:
-        if m.id == new.id or not keys & {a.key for a in m.anchors}:
-            continue
-        score = jaccard(mine, words(m.title + " " + m.body))
-        if best is None or score > best[1]:
-            best = (m, score)
-    return best
-
-
 # -- the plan: what a batch writes --------------------------------------------------------------------
 
 
@@ -310,10 +282,16 @@ def apply_plan(store: Store, plan: Plan) -> None:
     write(store, [fit(m, limit) for m in plan.write], removed=plan.delete, removed_scope="local")
 
 
-def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
-    """Add ``new`` to ``plan``, or reinforce / supersede the near-duplicate it repeats."""
-    dup = near_duplicate(new, existing + plan.write)
-    if dup is not None and dup[1] >= SAME_JACCARD:
+def merge_into(plan: Plan, new: Memory, existing: list[Memory], notes: list[str] | None = None) -> None:
+    """Add ``new`` to ``plan``, or reinforce / supersede the near-duplicate it repeats (``compare.near_duplicate``,
+    the measure ``gitmem tidy`` merges by). A near-duplicate that ``new`` contradicts (``compare.contradiction``:
+    ``timeout = 30`` then ``timeout = 60``) is never reinforced: ``new`` supersedes it when it is of the same
+    type, else is added beside it. A contradiction with another memory on the same code is kept as it is, and
+    ``notes`` says so (``gitmem tidy`` lists the pair for review)."""
+    candidates = existing + [m for m in plan.write if m not in existing]
+    dup = near_duplicate(new, candidates)
+    clash = contradiction(new, dup[0], any_type=True) if dup is not None else None
+    if dup is not None and dup[1] >= SAME_JACCARD and clash is None:
         old = dup[0]
         old.confidence = round(min(1.0, old.confidence + CONFIDENCE_STEP), 2)
         old.facts = list(dict.fromkeys(old.facts + new.facts))
@@ -330,6 +308,13 @@ def merge_into(plan: Plan, new: Memory, existing: list[Memory]) -> None:
         if old.scope == "local":
             plan.delete.append(old.id)
             plan.write = [m for m in plan.write if m.id != old.id]
+    elif notes is not None:
+        found = (dup[0], clash) if dup is not None and clash is not None else next(
+            ((m, c) for m in candidates if m.id != new.id and same_code(new, m)
+             for c in [contradiction(new, m)] if c is not None), None)
+        if found is not None:
+            notes.append(f"new memory {new.id} contradicts {found[0].id} ({found[1].rule}: {found[1].reason}): "
+                         "both kept, see `gitmem tidy`")
     plan.write.append(new)
 
 
@@ -499,7 +484,7 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
                        tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
                        session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
                        updated=now, scope="local")
-            merge_into(plan, m, existing)
+            merge_into(plan, m, existing, notes)
         return plan, "llm" if observations else "llm-empty"
     memory = rules_memory(store, resolver, d, existing)
     if memory is not None:

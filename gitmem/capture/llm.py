@@ -1,4 +1,5 @@
-"""Structured observations from an OpenAI-compatible chat endpoint (the ``[llm]`` table of config.toml).
+"""Structured answers from an OpenAI-compatible chat endpoint (the ``[llm]`` table of config.toml): observations
+of a session (consolidation), and verdicts on pairs of memories that may contradict (``gitmem tidy``).
 
 ::
 
@@ -10,21 +11,24 @@
     max_retries = 1                         # the openai client's retries on connection errors, 429, 5xx
     extra_body = { chat_template_kwargs = { enable_thinking = false } }   # merged into every request
 
-The model is asked for one JSON object ``{"observations": [...]}``. Reasoning
+The model is asked for one JSON object ``{"observations": [...]}`` (``observe``), or
+``{"pairs": [{"pair", "contradicts", "why"}]}`` (``judge_contradictions``). Reasoning
 models: ``<think>…</think>`` text and ``reasoning_content`` are dropped, never
 stored; an empty answer with ``finish_reason == "stop"`` means "nothing to
 record". An answer that is not valid JSON of that shape is asked for once more;
 a second failure raises ``LLMOutputError`` (the caller then consolidates
-deterministically).
+deterministically, or tidy judges by its rules).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError, GitmemError
 from ..model import MEMORY_TYPES
@@ -164,12 +168,34 @@ def observe(config: LLMConfig, transcript: str) -> LLMAnswer:
         LLMOutputError: two answers that are not valid observations.
         GitmemError: the endpoint cannot be reached or refuses (one line, with the URL).
     """
-    import openai  # ~0.4 s: only the detached consolidation pays it
+    none: list[Observation] = []
+    observations, attempts = _ask_json(config, SYSTEM_PROMPT, transcript[:config.max_input_chars],
+                                       parse_observations, empty=none, what="observations",
+                                       fallback="consolidation fell back to rules",
+                                       refused="the session was consolidated by rules instead")
+    return LLMAnswer(observations, config.model, attempts)
+
+
+T = TypeVar("T")
+
+
+def _ask_json(config: LLMConfig, system: str, user: str, parse: Callable[[str], T], *, empty: T | None,
+              what: str, fallback: str, refused: str) -> tuple[T, int]:
+    """One chat completion of ``system`` + ``user``, its answer through ``parse`` (which raises ``ValueError``
+    for an answer of the wrong shape); a wrong answer is asked for once more. Returns (the parsed answer,
+    attempts). ``empty``: what an answer with no visible text and ``finish_reason == "stop"`` means (None: a
+    wrong answer). ``what``, ``fallback``, ``refused``: the words of the errors.
+
+    Raises:
+        LLMOutputError: two answers that ``parse`` refuses.
+        GitmemError: the endpoint cannot be reached or refuses (one line, with the URL).
+    """
+    import openai  # ~0.4 s: only the detached consolidation and tidy pay it
 
     client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env or "") or "none",
                            timeout=config.timeout, max_retries=config.max_retries)
-    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                                  {"role": "user", "content": transcript[:config.max_input_chars]}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": system},
+                                                  {"role": "user", "content": user}]
     last_error = ""
     for attempt in (1, 2):
         try:
@@ -178,19 +204,77 @@ def observe(config: LLMConfig, transcript: str) -> LLMAnswer:
         except openai.OpenAIError as e:
             raise GitmemError(f"LLM request to {config.base_url} failed: {type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''}",
-                              "check [llm] in .gitmem/config.toml; consolidation fell back to rules") from None
+                              f"check [llm] in .gitmem/config.toml; {fallback}") from None
         choice = resp.choices[0] if resp.choices else None
         content = (choice.message.content or "") if choice is not None and choice.message is not None else ""
         visible = _THINK.sub("", content).strip()
-        if not visible and choice is not None and choice.finish_reason == "stop":
-            return LLMAnswer([], config.model, attempt)  # a reasoning model with nothing to record
+        if not visible and empty is not None and choice is not None and choice.finish_reason == "stop":
+            return empty, attempt  # a reasoning model with nothing to say
         try:
-            return LLMAnswer(parse_observations(content), config.model, attempt)
+            return parse(content), attempt
         except ValueError as e:
             last_error = str(e)
             messages = messages[:2] + [
                 {"role": "assistant", "content": visible[:2000]},
                 {"role": "user", "content": "That was not valid JSON of the requested shape "
                                             f"({last_error}). Answer again with only the JSON object."}]
-    raise LLMOutputError(f"the model's answer was not valid observations JSON twice ({last_error})",
-                         "the session was consolidated by rules instead")
+    raise LLMOutputError(f"the model's answer was not valid {what} JSON twice ({last_error})", refused)
+
+
+CONTRADICTION_PROMPT = """You check notes about the same code of a software repository for contradictions.
+Two notes contradict when both cannot be true at once, or following one means breaking the other: opposite
+instructions (always / never, must / must not), different values for the same setting or name, a different tool
+or command for the same job. Notes that say different but compatible things, or where one only adds detail,
+do not contradict.
+
+You get numbered pairs. Answer with one JSON object and nothing else:
+{"pairs": [{"pair": <number>, "contradicts": true or false, "why": "<one line quoting both sides>"}, ...]}"""
+
+#: Pairs sent in one request to the model (each note cut to ``MAX_NOTE_CHARS``).
+PAIRS_PER_REQUEST = 10
+MAX_NOTE_CHARS = 1200
+
+
+def parse_verdicts(text: str, n: int) -> list[tuple[bool, str] | None]:
+    """The model's verdict on each of ``n`` pairs: (contradicts, why), None for a pair it did not answer.
+
+    Raises:
+        ValueError: not a JSON object with a ``pairs`` list.
+    """
+    text = _FENCE.sub("", _THINK.sub("", text)).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("no JSON object in the answer")
+    data = json.loads(text[start:end + 1])
+    if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
+        raise ValueError('the answer has no "pairs" list')
+    out: list[tuple[bool, str] | None] = [None] * n
+    for raw in data["pairs"]:
+        if not isinstance(raw, dict):
+            continue
+        i, verdict = raw.get("pair"), raw.get("contradicts")
+        if isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= n and isinstance(verdict, bool):
+            why = raw.get("why")
+            out[i - 1] = (verdict, " ".join(why.split())[:300] if isinstance(why, str) else "")
+    return out
+
+
+def judge_contradictions(config: LLMConfig, pairs: list[tuple[str, str]]) -> list[tuple[bool, str] | None]:
+    """Ask the model whether each pair of notes (texts, already redacted) contradicts; returns one verdict
+    per pair, in order: (contradicts, why), or None when the model left the pair out. ``PAIRS_PER_REQUEST``
+    pairs per request.
+
+    Raises:
+        LLMOutputError: two answers to one request that are not valid verdicts JSON.
+        GitmemError: the endpoint cannot be reached or refuses (one line, with the URL).
+    """
+    out: list[tuple[bool, str] | None] = []
+    for start in range(0, len(pairs), PAIRS_PER_REQUEST):
+        chunk = pairs[start:start + PAIRS_PER_REQUEST]
+        user = "\n\n".join(f"PAIR {i}\nA: {a[:MAX_NOTE_CHARS]}\nB: {b[:MAX_NOTE_CHARS]}"
+                            for i, (a, b) in enumerate(chunk, 1))
+        verdicts, _ = _ask_json(config, CONTRADICTION_PROMPT, user, functools.partial(parse_verdicts, n=len(chunk)),
+                                empty=None, what="verdicts", fallback="tidy used its rules instead",
+                                refused="tidy used its rules instead")
+        out += verdicts
+    return out

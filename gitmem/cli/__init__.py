@@ -16,7 +16,7 @@ The commands, by noun group (importing a module registers its commands on ``base
 * ``memories``     remember, forget, show, list, reanchor, retire, supersede, log, share
 * ``retrieve``     recall, context, stale, check, scan
 * ``transfer``     export, import
-* ``maintenance``  sync, consolidate, mcp, daemon status|stop, merge-file (hidden)
+* ``maintenance``  sync, consolidate, tidy, mcp, daemon status|stop, merge-file (hidden)
 * ``ui``           ui (the local web page: ``gitmem.ui``)
 * ``text``         text renderings the commands share
 

@@ -1,5 +1,5 @@
-"""Keeping things running: ``sync``, ``consolidate``, ``mcp``, ``daemon status|stop``, and the hidden ``merge-file``
-(git's merge driver)."""
+"""Keeping things running: ``sync``, ``consolidate``, ``tidy``, ``mcp``, ``daemon status|stop``, and the hidden
+``merge-file`` (git's merge driver)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, js
 
 if TYPE_CHECKING:
     from ..layout import Layout
+    from ..ops.tidy import TidyReport
 
 
 @cli.command()
@@ -72,6 +73,69 @@ def consolidate(session: str | None, no_llm: bool) -> None:
         return "\n".join(out)
 
     _out([shapes.consolidation_json(o) for o in outcomes], text)
+
+
+@cli.command()
+@click.option("--apply", "do_apply", is_flag=True,
+              help="Merge the duplicates and retire the long-deleted memories (default: a dry run, nothing written).")
+@click.option("--no-llm", is_flag=True, help="Judge contradictions by the rules even when [llm] is configured.")
+@json_option
+def tidy(do_apply: bool, no_llm: bool) -> None:
+    """Find near-duplicate memories, contradictions and memories of long-deleted code.
+
+    Near-duplicates on the same code are merged into the most complete one
+    (the others superseded; facts, tags and anchors united). Contradicting
+    memories on the same code are flagged for review, never changed (by the
+    [llm] model when configured, else by rules). Memories whose code has all
+    been deleted for [tidy] deleted_days (30) are retired. A dry run unless
+    --apply. Exit status: 0 nothing found (or --apply done), 1 a dry run found
+    something.
+
+    \b
+    Example usage:
+      gitmem tidy
+      gitmem tidy --apply && git add .gitmem && git commit -m "gitmem tidy"
+    """
+    from ..ops.tidy import tidy as do_tidy
+
+    store = _store()
+    rep = do_tidy(store, do_apply=do_apply, use_llm=not no_llm)
+    _out(shapes.tidy_json(rep), lambda: render_tidy(rep))
+    if rep.findings and not do_apply:
+        sys.exit(EXIT_ERROR)
+
+
+def render_tidy(rep: TidyReport) -> str:
+    """``tidy``'s report as text: each finding, then one summary line."""
+    out = []
+    if rep.duplicates:
+        out.append(f"near-duplicates ({len(rep.duplicates)} group{'s' if len(rep.duplicates) != 1 else ''}):")
+        for g in rep.duplicates:
+            out.append(f"  keep  {g.keep.id}  [{g.keep.type}] {g.keep.title}")
+            out += [f"  merge {m.id}  [{m.type}] {m.title}  (similarity {s:.2f})" for m, s in g.merged]
+    if rep.contradictions:
+        out.append(f"contradictions ({len(rep.contradictions)}, for review; judged by {rep.how}):")
+        for f in rep.contradictions:
+            out += [f"  {f.a.id}  [{f.a.type}] {f.a.title}", f"  {f.b.id}  [{f.b.type}] {f.b.title}",
+                    f"    {f.rule}: {f.reason}"]
+    if rep.deleted:
+        out.append(f"code deleted for {rep.deleted_days}+ days ({len(rep.deleted)}):")
+        out += [f"  {d.memory.id}  [{d.memory.type}] {d.memory.title}  (deleted {d.since[:10]} by {d.commit[:12]}, "
+                f"{d.days} days ago)" for d in rep.deleted]
+    out += [f"note: {n}" for n in rep.notes]
+    if rep.applied:
+        merged = sum(len(g.merged) for g in rep.duplicates)
+        out.append(f"gitmem tidy: merged {merged} memor{'y' if merged == 1 else 'ies'} into {len(rep.duplicates)}, "
+                   f"retired {len(rep.deleted)} of deleted code"
+                   + (f"; {len(rep.contradictions)} contradiction(s) left for review" if rep.contradictions else "")
+                   + ("  (commit .gitmem/ to share)" if rep.to_apply else ""))
+    elif rep.findings:
+        out.append(f"gitmem tidy: {rep.findings} finding(s) in {rep.checked} memories"
+                   + (" (`gitmem tidy --apply` merges the duplicates and retires the deleted)" if rep.to_apply
+                      else " (contradictions: resolve with gitmem supersede, retire or an edit)"))
+    else:
+        out.append(f"gitmem tidy: nothing to merge, flag or retire in {rep.checked} memories")
+    return "\n".join(out)
 
 
 @cli.command()

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import shapes, usage
-from ..model import Status
+from ..model import MemoryStatus, Status
 from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import render_stats, render_statuses
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 @cli.command()
@@ -91,6 +95,10 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     interactive = (not as_list and not State.json and rev is None and not show_all
                    and sys.stdin.isatty() and sys.stdout.isatty())
     if interactive and rows:
+        # the review (a person is there) says what tidy finds; the listing stays fast (tidy reads every memory)
+        tidy_line = _tidy_line(store, rows)
+        if tidy_line:
+            click.echo(tidy_line)
         from ..ops.review import review
 
         res = review(store, rows, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
@@ -99,6 +107,20 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
                    + ("  (commit .gitmem/ to share)" if len(res.skipped) < len(rows) else ""))
         return
     _out([shapes.memory_status_json(s) for s in rows], lambda: render_statuses(rows, show_all))
+
+
+def _tidy_line(store: Store, rows: list[MemoryStatus]) -> str:
+    """``tidy: N finding(s) …`` when ``gitmem tidy`` (its rules) has something to merge, flag or retire, else ""."""
+    from ..errors import GitmemError
+    from ..ops.tidy import find
+
+    try:
+        rep = find(store, use_llm=False, statuses=[s for s in rows if s.status != Status.FRESH])
+    except GitmemError:
+        return ""
+    if not rep.findings:
+        return ""
+    return f"tidy: {rep.summary()} (gitmem tidy)"
 
 
 @cli.command()

@@ -6,7 +6,8 @@ folder (usable, an older gitmem's state moved out of every work tree, copies a m
 every memory file, each git
 hook (installed where git will run it, chained legacy hooks), the index
 (present, same memories and content hashes as the files), the Claude Code
-hooks of the project, sessions waiting for consolidation, and the logs' recent errors.
+hooks of the project, sessions waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
+would merge, flag or retire (its rules: ``ops.tidy.find``).
 Re-derives; changes nothing.
 """
 
@@ -106,6 +107,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
                   "run `gitmem sync --rebuild`")
     _sharing_checks(store, r)
     _daemon_checks(store, r)
+    _tidy_check(store, r)
     _claude_checks(store, r)
     log = store.log_dir / "hooks.log"
     if log.is_file():
@@ -153,6 +155,22 @@ def _daemon_checks(store: Store, r: Report) -> None:
         why = "turned off" if not st.enabled else "the next read command starts it"
         r.add("daemon", "ok", f"no warm process running ({why})"
               + (f"; removed what a dead one left: {', '.join(st.stale)}" if st.stale else ""))
+def _tidy_check(store: Store, r: Report) -> None:
+    """What ``gitmem tidy`` would do (its rules, never the model): a count of each kind of finding and the command."""
+    from .tidy import find
+
+    try:
+        rep = find(store, use_llm=False)
+    except Exception as e:  # noqa: BLE001 - a finding of doctor, never a crash of it
+        r.add("tidy", "warn", f"tidy could not check the memories: {type(e).__name__}: {e}",
+              "run `gitmem tidy` to see the error")
+        return
+    if not rep.findings:
+        r.add("tidy", "ok", f"tidy: no near-duplicates, contradictions or memories of long-deleted code "
+              f"({rep.checked} memories)")
+        return
+    r.add("tidy", "warn", f"tidy: {rep.summary()}",
+          "run `gitmem tidy` to see them; `gitmem tidy --apply` merges the duplicates and retires the deleted")
 
 
 def _usable_folder(path: Path) -> str | None:

@@ -85,8 +85,15 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
     req.scope = old.scope
     req.invariant = req.invariant or old.invariant  # "these places change together" still holds for the new text
     new = remember(store, req)
-    new.supersedes = [old.id]
-    old.superseded_by = [*old.superseded_by, new.id]
-    old.retired = old.updated = utc_now()
+    link(new, old, utc_now())
     write(store, [new, old])
     return Superseded(new, old)
+
+
+def link(new: Memory, old: Memory, when: str) -> None:
+    """Record in both memories (not yet written) that ``new`` replaces ``old``: ``new.supersedes`` and
+    ``old.superseded_by`` list each other (once), and ``old`` is retired at ``when`` (a UTC stamp).
+    ``supersede`` and ``gitmem tidy``'s merges both link through here; the caller writes both."""
+    new.supersedes = list(dict.fromkeys([*new.supersedes, old.id]))
+    old.superseded_by = list(dict.fromkeys([*old.superseded_by, new.id]))
+    old.retired = old.updated = when
