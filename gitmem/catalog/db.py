@@ -416,6 +416,18 @@ def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool =
     return out
 
 
+def anchored_symbols(con: sqlite3.Connection, paths: Iterable[str]) -> dict[str, set[str | None]]:
+    """For each of ``paths`` that some anchor (original or where its code is now) is on: the symbols anchored
+    there (None for a file anchor). Paths no memory is anchored to are absent. One index range per path
+    (``anchors_path_symbol``)."""
+    out: dict[str, set[str | None]] = {}
+    for p in paths:
+        names = {r[0] for r in con.execute("SELECT DISTINCT symbol FROM anchors WHERE path = ?", (p,))}
+        if names:
+            out[p] = names
+    return out
+
+
 def ids_on_symbols(con: sqlite3.Connection, changed: dict[str, set[str] | None]) -> set[str]:
     """Ids of memories with an anchor (original or where its code is now) on a changed symbol.
 
