@@ -17,10 +17,12 @@ repository's real symbols, as bench/hooks.py does), then measures:
   anchored files: ``git commit`` wall time with gitmem's post-commit shim (as
   ``gitmem hooks install`` writes it) minus the same commit with
   ``core.hooksPath`` pointing at an empty folder, interleaved run by run (whole
-  process: shim, interpreter, imports, analysis, hook-index update);
+  process: shim, interpreter, imports, analysis, hook-index update), and
+  ``python -c pass`` beside them (the ratio holds on a busy machine);
 * index size on disk (LanceDB folder, hooks.sqlite) and the peak RSS of the query process.
 
     python bench/scale.py [--repo PATH] [--sizes 1000,10000,100000] [--runs 7] [--work DIR] [--json]
+        [--skip-rebuild] [--only rebuild,sync,queries,post-commit]
 
 Builds take minutes at 100k (writing and committing 100,000 files); they are cached.
 """
@@ -255,7 +257,7 @@ def post_commit(root: Path, runs: int) -> dict:
     only = root / ".git" / "post-commit-only"  # the post-commit shim alone (no pre-commit process in the timing)
     only.mkdir(exist_ok=True)
     shutil.copy2(root / ".git" / "hooks" / "post-commit", only / "post-commit")
-    with_hook, without = [], []
+    with_hook, without, bare_python = [], [], []
     for i in range(runs * 2):
         for f in files:
             p = root / f
@@ -273,9 +275,14 @@ def post_commit(root: Path, runs: int) -> dict:
         (without if i % 2 else with_hook).append((time.perf_counter() - t) * 1000)
         if i % 2:  # as in real use, every commit had its post-commit run (untimed): the parent is analysed
             subprocess.run(["sh", str(only / "post-commit")], cwd=root, check=True, capture_output=True)
+        t = time.perf_counter()  # the yardstick, measured side by side: a busy machine slows both
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare_python.append((time.perf_counter() - t) * 1000)
     subprocess.run([gitmem, "hooks", "uninstall"], cwd=root, check=True, capture_output=True)
+    hook = statistics.median(with_hook) - statistics.median(without)
     return {"commit_with_post_commit_ms": statistics.median(with_hook), "commit_without_ms": statistics.median(without),
-            "post_commit_ms": statistics.median(with_hook) - statistics.median(without)}
+            "post_commit_ms": hook, "python_pass_ms": statistics.median(bare_python),
+            "post_commit_x_python": hook / statistics.median(bare_python)}
 
 
 def main() -> int:
@@ -285,6 +292,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--work", type=Path, default=Path("/tmp/gitmem-bench-scale"))
     ap.add_argument("--skip-rebuild", action="store_true", help="reuse the indexes built by an earlier run")
+    ap.add_argument("--only", default="rebuild,sync,queries,post-commit",
+                    help="what to measure, of rebuild,sync,queries,post-commit (default: all)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--_worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -303,18 +312,22 @@ def main() -> int:
         row: dict = {"memories": n}
         from gitmem import layout
 
-        if not args.skip_rebuild or not layout.of(root).index_dir.exists():
+        only = set(args.only.split(","))
+        if ("rebuild" in only and not args.skip_rebuild) or not layout.of(root).index_dir.exists():
             print(f"[{n}] full rebuild", file=sys.stderr)
             rb = run_worker("rebuild", root)
             row.update(rebuild_hook_index_s=rb["hook_index_s"], rebuild_lancedb_s=rb["lancedb_s"],
                        rebuild_peak_rss_mb=rb["peak_rss_mb"])
-        print(f"[{n}] pull + sync", file=sys.stderr)
-        row.update(pull_sync(root, max(4, args.runs // 2 * 2)))
-        print(f"[{n}] queries", file=sys.stderr)
-        q = run_worker("queries", root, args.runs)
-        row.update({k: v for k, v in q.items() if k != "peak_rss_mb"}, query_peak_rss_mb=q["peak_rss_mb"])
-        print(f"[{n}] post-commit", file=sys.stderr)
-        row.update(post_commit(root, args.runs))
+        if "sync" in only:
+            print(f"[{n}] pull + sync", file=sys.stderr)
+            row.update(pull_sync(root, max(4, args.runs // 2 * 2)))
+        if "queries" in only:
+            print(f"[{n}] queries", file=sys.stderr)
+            q = run_worker("queries", root, args.runs)
+            row.update({k: v for k, v in q.items() if k != "peak_rss_mb"}, query_peak_rss_mb=q["peak_rss_mb"])
+        if "post-commit" in only:
+            print(f"[{n}] post-commit", file=sys.stderr)
+            row.update(post_commit(root, args.runs))
         row["lancedb_mb"] = du(layout.of(root).index_dir) / 1e6
         row["hooks_sqlite_mb"] = du(layout.of(root).catalog_file) / 1e6
         row["memory_files_mb"] = du(root / ".gitmem" / "memories") / 1e6

@@ -64,7 +64,7 @@ def memories_touching(memories: Iterable[Memory], paths: set[str]) -> list[Memor
 
 
 def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
-                    new: str) -> dict[str, set[str] | None]:
+                    new: str, anchored: dict[str, set[str | None]] | None = None) -> dict[str, set[str] | None]:
     """Per changed path, the qualified names whose fingerprint differs between ``old`` and ``new``.
 
     A name present on one side only counts (added, deleted, renamed, moved), and so
@@ -72,10 +72,20 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
     without its ``#2`` / parameter-type suffix).
     None for a path whose symbols cannot be compared: added, deleted, renamed or
     copied files, and files that do not parse on one side.
+
+    ``anchored`` (``catalog.db.anchored_symbols`` of the changed paths): what memories are anchored to. A
+    path absent from it is left out (no memory can be affected there: nothing is parsed); a modified path
+    holding only file anchors maps to an empty set without parsing (file anchors match any change). None:
+    every path counts.
     """
     out: dict[str, set[str] | None] = {}
     for ch in changes:
+        if anchored is not None and not any(p in anchored for p in (ch.old_path, ch.new_path) if p):
+            continue
         if ch.status == "M" and ch.old_path == ch.new_path and ch.new_path:
+            if anchored is not None and not any(n is not None for n in anchored[ch.new_path]):
+                out[ch.new_path] = set()
+                continue
             before, after = resolver.table(old, ch.new_path), resolver.table(new, ch.new_path)
             if before is None or after is None:
                 out[ch.new_path] = None
@@ -97,25 +107,37 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
     return out
 
 
-def memories_on_symbols(store: Store, changed: dict[str, set[str] | None]) -> list[Memory] | None:
-    """The memories anchored (or whose code now is) to a changed symbol, or to a changed file as a whole.
+def _load_on_symbols(con: Any, changed: dict[str, set[str] | None]) -> list[Memory]:
+    from .catalog import db as catalog_db
+    from .catalog import files as catalog_files
 
-    File anchors on a changed path always count; symbol anchors only when their
-    symbol is in ``changed[path]`` (None: every anchor on the path). The cost
-    follows the changed symbols, not the memories on the changed files. None when
-    the hook index cannot be opened.
+    ids = catalog_db.ids_on_symbols(con, changed) if changed else set()
+    return sorted(catalog_files.load(con, sorted(ids)).values(), key=lambda m: m.id)
+
+
+def memories_on_changes(store: Store, resolver: Resolver, changes: list[Any], old: str | None,
+                        new: str) -> list[Memory] | None:
+    """The memories anchored (or whose code now is) to a symbol ``changes`` changed from ``old`` to ``new``
+    (``changed_symbols``), or to a changed file as a whole; None when the catalog cannot be opened.
+
+    File anchors on a changed path always count; symbol anchors only when their symbol changed (every
+    anchor on an added, deleted or renamed path). The catalog is asked first what is anchored where: a
+    changed file no memory is anchored to is not parsed, nor one holding only file anchors (a commit
+    touching only such files parses nothing). The cost follows the changed, anchored symbols, not the
+    memories on the changed files.
     """
     from .catalog import db as catalog_db
     from .catalog import files as catalog_files
 
-    if not changed:
+    if not changes:
         return []
     con = catalog_files.open_current(store)
     if con is None:
         return None
     try:
-        ids = catalog_db.ids_on_symbols(con, changed)
-        return sorted(catalog_files.load(con, sorted(ids)).values(), key=lambda m: m.id)
+        paths = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
+        anchored = catalog_db.anchored_symbols(con, sorted(paths))
+        return _load_on_symbols(con, changed_symbols(resolver, changes, old, new, anchored))
     finally:
         con.close()
 
@@ -142,7 +164,7 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
     mems = None
     if memories is None:
         # only memories on symbols whose fingerprint this commit changed can go out of date by it
-        mems = memories_on_symbols(store, changed_symbols(resolver, changes, parent, sha))
+        mems = memories_on_changes(store, resolver, changes, parent, sha)
     if mems is None:
         mems = memories_touching(memories if memories is not None else store.load_all().memories.values(), changed)
     result = CommitAnalysis(sha)
@@ -182,7 +204,7 @@ def analyze_range(store: Store, old: str | None, new: str) -> tuple[list[MemoryS
     changes = resolver.changes(old, new)
     paths = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
     code = [ch for ch in changes if not (ch.new_path or ch.old_path or "").startswith(GITMEM_DIR + "/")]
-    mems = memories_on_symbols(store, changed_symbols(resolver, code, old, new))
+    mems = memories_on_changes(store, resolver, code, old, new)
     if mems is None:
         mems = memories_touching(store.load_all().memories.values(), paths)
     return evaluate(store, new, mems, resolver), paths

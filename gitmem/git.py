@@ -1,10 +1,15 @@
-"""The one place that talks to git, through GitPython.
+"""The one place that talks to git: the ``git`` command's plumbing, machine formats only.
 
 Answers questions about a repository: where it is, blobs at a revision, which
 files changed between two revisions (with git's rename detection), which
 commits touched a path, the hooks directory git will run. Functions are named
 for the answer, not the git command. Every path in and out is a repo-relative
 POSIX path. Every failure becomes a ``GitError`` (or ``NotARepository``).
+
+Objects (blobs, commits, what a revision name points at) are read through one
+``git cat-file --batch`` process per ``Repo`` (``_ObjectReader``: no process per
+blob); everything else runs ``git`` once per question with ``-z`` output where
+paths come back. No GitPython: importing it cost the post-commit hook ~85 ms.
 
 Must not import: lancedb, tree-sitter, anything from ``gitmem.code``.
 """
@@ -13,17 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import threading
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-import git as gitpython
-from git.exc import BadName, GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from typing import IO
 
 from .errors import AnchorError, GitError, NotARepository
-from .layout import GITMEM_DIR
+from .layout import GITMEM_DIR, find_root
 
 #: Sentinel revision meaning "the working tree" (files on disk, staged or not).
 WORKTREE = None
@@ -47,15 +51,12 @@ class FileChange:
     new_path: str | None
 
 
-def _git_error(args: tuple[str, ...], e: GitCommandError) -> GitError:
-    """A ``GitError`` from GitPython's error: git's own stderr (GitPython wraps it as ``stderr: '…'``)."""
-    raw = str(e.stderr or "")
-    text = raw.strip().removeprefix("stderr: ").strip()
-    if len(text) >= 2 and text[0] == text[-1] == "'":
-        text = text[1:-1].strip()
-    last = text.splitlines()[-1] if text else f"exit {e.status}"
-    return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args),
-                    code=e.status if isinstance(e.status, int) else None, stderr=text + "\n" if text else "")
+def _git_error(args: tuple[str, ...], code: int | None, stderr: bytes) -> GitError:
+    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept."""
+    text = stderr.decode("utf-8", "replace").strip()
+    last = text.splitlines()[-1] if text else f"exit {code}"
+    return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args), code=code,
+                    stderr=text + "\n" if text else "")
 
 
 def _scrubbed_env() -> dict[str, str]:
@@ -78,6 +79,110 @@ def scrub_git_env() -> None:
             del os.environ[k]
 
 
+class _ObjectReader:
+    """One ``git cat-file --batch`` process: the objects a name points at, read one after another.
+
+    Protocol (git-cat-file(1), "BATCH OUTPUT"): a name per input line; the answer is
+    ``<oid> SP <type> SP <size> LF <contents> LF``, or ``<name> SP missing LF``
+    (``ambiguous`` for a short SHA of several objects). Names are resolved when asked:
+    ``HEAD`` or a branch moved by a commit since the process started reads as it is now.
+    Thread-safe (one request at a time); restarted after a fork or if git died.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = 0
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        try:
+            proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self._root, env=_scrubbed_env(),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as e:
+            raise GitError(f"git cannot be run: {e}", "install git and put it on PATH",
+                           argv=["cat-file", "--batch"]) from e
+        self._proc, self._pid = proc, os.getpid()
+        weakref.finalize(self, _close_process, proc)
+        return proc
+
+    def get(self, name: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, contents) of what ``name`` (any revision expression, ``rev:path`` included)
+        points at; None when nothing does.
+
+        Raises:
+            GitError: git cannot be run or stopped answering.
+        """
+        if "\n" in name or not name:  # the batch protocol is line-based: ask git on its own
+            return self._one_off(name)
+        with self._lock:
+            for attempt in (1, 2):
+                proc = self._proc if self._proc is not None and self._pid == os.getpid() else self._start()
+                try:
+                    assert proc.stdin is not None and proc.stdout is not None
+                    proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+                    proc.stdin.flush()
+                    header = proc.stdout.readline()
+                    if not header.endswith(b"\n"):
+                        raise OSError("git cat-file --batch ended")
+                    parts = header.split()
+                    if len(parts) != 3 or parts[1] not in (b"blob", b"tree", b"commit", b"tag"):
+                        return None  # "<name> missing" / "<name> ambiguous"
+                    data = _read_exactly(proc.stdout, int(parts[2]))
+                    proc.stdout.read(1)  # the LF after the contents
+                    return parts[0].decode("ascii"), parts[1].decode("ascii"), data
+                except (OSError, ValueError) as e:
+                    self._proc = None
+                    _close_process(proc)
+                    if attempt == 2:
+                        raise GitError(f"git cat-file --batch failed: {e}", "check that git works in this "
+                                       "repository (git status)", argv=["cat-file", "--batch"]) from e
+        return None
+
+    def _one_off(self, name: str) -> tuple[str, str, bytes] | None:
+        env = _scrubbed_env()
+        try:
+            kind = subprocess.run(["git", "cat-file", "-t", name], cwd=self._root, env=env,
+                                  capture_output=True, stdin=subprocess.DEVNULL)
+            if kind.returncode != 0:
+                return None
+            t = kind.stdout.decode("ascii", "replace").strip()
+            oid = subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], cwd=self._root, env=env,
+                                 capture_output=True, stdin=subprocess.DEVNULL).stdout.decode("ascii").strip()
+            data = subprocess.run(["git", "cat-file", t, name], cwd=self._root, env=env, capture_output=True,
+                                  stdin=subprocess.DEVNULL).stdout
+        except OSError as e:
+            raise GitError(f"git cannot be run: {e}", "install git and put it on PATH") from e
+        return oid, t, data
+
+    def close(self) -> None:
+        """End the process (it also ends when the ``Repo`` is collected, or with this process)."""
+        with self._lock:
+            if self._proc is not None:
+                _close_process(self._proc)
+                self._proc = None
+
+
+def _read_exactly(stream: IO[bytes], n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) != n:
+        raise OSError(f"git cat-file --batch sent {len(data)} of {n} bytes")
+    return data
+
+
+def _close_process(proc: subprocess.Popen[bytes]) -> None:
+    """Close a ``cat-file --batch`` process's stdin (it exits at end of input) and reap it."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        proc.kill()
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 class Repo:
     """A git work tree, opened from any path inside it.
 
@@ -86,25 +191,38 @@ class Repo:
     """
 
     def __init__(self, path: str | os.PathLike[str] = ".") -> None:
-        # GitPython lays os.environ under every command (and honours GIT_DIR / GIT_WORK_TREE itself):
         # variables a git hook exported for another repository or index must go first
         scrub_git_env()
-        try:
-            self._repo = gitpython.Repo(path, search_parent_directories=True)
-        except (InvalidGitRepositoryError, NoSuchPathError) as e:
+        start = Path(os.path.abspath(path))
+        where = start if start.is_dir() else start.parent
+        # the nearest folder holding ``.git`` (a folder, or a file naming one: linked worktrees, submodules),
+        # found as git finds it, without running git; git itself then says what is wrong with it, if anything
+        found = find_root(where) if where.is_dir() else None
+        if found is None:
+            if where.is_dir() and self._git_at(where, "rev-parse", "--is-bare-repository").stdout.strip() == b"true":
+                raise NotARepository(f"bare repository: {os.fspath(path)}",
+                                     "gitmem needs a work tree; run it in a clone")
             raise NotARepository(f"not a git repository: {os.fspath(path)}",
-                                 "run gitmem inside a git work tree (git init first)") from e
-        if self._repo.bare or self._repo.working_tree_dir is None:
-            raise NotARepository(f"bare repository: {os.fspath(path)}",
-                                 "gitmem needs a work tree; run it in a clone")
-        self.root = Path(self._repo.working_tree_dir).resolve()
+                                 "run gitmem inside a git work tree (git init first)")
+        self.root = found.resolve()
+        # the work tree as reached from ``path`` (through a symlink it differs from ``root``): ``relpath``
+        self._tree_as_given = Path(os.path.normpath(found))
+        self._objects = _ObjectReader(self.root)
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
-        self._trees: dict[tuple[str, str], Any] = {}
+        self._parents: dict[str, list[str]] = {}
+
+    @staticmethod
+    def _git_at(where: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(["git", *args], cwd=where, env=_scrubbed_env(), capture_output=True,
+                                  stdin=subprocess.DEVNULL)
+        except OSError as e:
+            raise NotARepository(f"git cannot be run: {e}", "install git and put it on PATH") from e
 
     # -- low level --------------------------------------------------------------------------
 
     def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
-        """Run ``git <args>`` in the work tree and return stdout (text, stripped).
+        """Run ``git <args>`` in the work tree and return stdout (text, one trailing newline stripped).
 
         ``env``: variables added to the scrubbed environment (e.g. the
         ``GIT_INDEX_FILE`` of the commit a pre-commit hook runs for).
@@ -112,17 +230,11 @@ class Repo:
         Raises:
             GitError: the command failed; carries argv, exit code and stderr.
         """
-        try:
-            return self._repo.git.execute(
-                ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
-                strip_newline_in_stdout=True)
-        except GitCommandError as e:
-            raise _git_error(args, e) from e
+        return self._run_bytes(*args, env=env).decode("utf-8", "replace").removesuffix("\n")
 
-    @property
-    def gitpython(self) -> gitpython.Repo:
-        """The underlying GitPython repository (for modules that need its objects)."""
-        return self._repo
+    def close(self) -> None:
+        """End this repository's ``git cat-file`` process now (it ends anyway when the object is collected)."""
+        self._objects.close()
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -138,7 +250,7 @@ class Repo:
         p = Path(os.path.normpath(p))
         rp = None
         # Prefer the path as given (a symlink inside the repo is anchored as itself), then resolved.
-        for base in (self.root, Path(os.path.normpath(self._repo.working_tree_dir or self.root))):
+        for base in (self.root, self._tree_as_given):
             try:
                 rp = p.relative_to(base)
                 break
@@ -155,12 +267,13 @@ class Repo:
     @cached_property
     def git_dir(self) -> Path:
         """This work tree's git dir (per-worktree for linked worktrees)."""
-        return Path(self._repo.git_dir).resolve()
+        return Path(self._run("rev-parse", "--absolute-git-dir")).resolve()
 
     @cached_property
     def common_dir(self) -> Path:
         """The git dir shared by all worktrees (where config and hooks live)."""
-        return Path(self._repo.common_dir).resolve()
+        out = Path(self._run("rev-parse", "--git-common-dir"))
+        return (out if out.is_absolute() else self.root / out).resolve()
 
     def hooks_dir(self) -> Path:
         """The directory git will run hooks from (follows core.hooksPath, worktrees)."""
@@ -260,13 +373,14 @@ class Repo:
 
     # -- revisions --------------------------------------------------------------------------
 
+    def _commit_of(self, rev: str) -> str | None:
+        """The full SHA of the commit ``rev`` names now (a tag peeled), None when it names none."""
+        got = self._objects.get(f"{rev}^{{commit}}")
+        return got[0] if got is not None and got[1] == "commit" else None
+
     def has_commits(self) -> bool:
         """True when HEAD points at a commit."""
-        try:
-            _ = self._repo.head.commit
-            return True
-        except ValueError:
-            return False
+        return self.head() is not None
 
     def resolve(self, rev: str) -> str:
         """Full SHA of the commit ``rev`` names.
@@ -274,15 +388,15 @@ class Repo:
         Raises:
             GitError: ``rev`` names no commit.
         """
-        try:
-            return self._repo.commit(rev).hexsha
-        except (BadName, ValueError, GitCommandError) as e:
+        sha = self._commit_of(rev) if rev else None
+        if sha is None:
             raise GitError(f"unknown revision: {rev}",
-                           "give a commit, branch or tag that exists (git log --oneline)") from e
+                           "give a commit, branch or tag that exists (git log --oneline)")
+        return sha
 
     def head(self) -> str | None:
         """SHA of HEAD, or None in a repository with no commits."""
-        return self._repo.head.commit.hexsha if self.has_commits() else None
+        return self._commit_of("HEAD")
 
     def commit_exists(self, sha: str) -> bool:
         """True when the object database holds commit ``sha`` (false in shallow gaps, and for the null SHA
@@ -291,11 +405,8 @@ class Repo:
             return False
         key = ("exists", sha)
         if key not in self._blob_cache:
-            try:
-                found = self._repo.commit(sha).type == "commit"
-            except (BadName, ValueError, GitCommandError):
-                found = False
-            self._blob_cache[key] = b"1" if found else None
+            got = self._objects.get(sha)
+            self._blob_cache[key] = b"1" if got is not None and got[1] == "commit" else None
         return self._blob_cache[key] is not None
 
     def commit_time(self, sha: str) -> int:
@@ -304,30 +415,42 @@ class Repo:
         Raises:
             GitError: ``sha`` names no commit.
         """
-        try:
-            return int(self._repo.commit(sha).committed_date)
-        except (BadName, ValueError, GitCommandError) as e:
-            raise GitError(f"unknown commit: {sha}", "give a commit that exists (git log --oneline)") from e
+        got = self.commit_summary(sha)
+        if got is None:
+            raise GitError(f"unknown commit: {sha}", "give a commit that exists (git log --oneline)")
+        return got[1]
 
     def parents(self, sha: str) -> list[str]:
-        """Parent SHAs of a commit (empty for a root commit)."""
-        return [p.hexsha for p in self._repo.commit(sha).parents]
+        """Parent SHAs of a commit (empty for a root commit), from its object's ``parent`` lines.
+
+        Raises:
+            GitError: ``sha`` names no commit.
+        """
+        full = self.resolve(sha)
+        if full not in self._parents:
+            got = self._objects.get(full)
+            header = got[2].split(b"\n\n", 1)[0] if got is not None else b""
+            # git's commit object format: "tree", then one "parent <sha>" line per parent, in order
+            self._parents[full] = [ln[7:].decode("ascii") for ln in header.split(b"\n") if ln.startswith(b"parent ")]
+        return list(self._parents[full])
 
     def commit_summary(self, sha: str) -> tuple[str, int, str, str] | None:
         """(full SHA, commit time in seconds since the epoch, author name, subject) of commit ``sha``; None when
         the object database has no such commit."""
         try:
-            c = self._repo.commit(sha)
-        except (BadName, ValueError, GitCommandError):
+            # --end-of-options: a SHA read from a memory file never becomes an option; -z: fields as they are
+            out = self._run("log", "-1", "-z", "--format=%H%x00%ct%x00%an%x00%s", "--end-of-options",
+                            f"{sha}^{{commit}}", "--")
+        except GitError:
             return None
-        subject = c.message.splitlines()[0] if isinstance(c.message, str) and c.message else ""
-        return c.hexsha, int(c.committed_date), str(c.author.name or ""), subject
+        full, t, author, subject, *_ = out.split("\x00") + ["", "", "", ""]
+        return (full, int(t), author, subject) if full and t.isdigit() else None
 
     def user_name(self) -> str:
         """``user.name`` from git config, or "" when unset."""
         try:
-            return str(self._repo.config_reader().get_value("user", "name", ""))
-        except Exception:  # noqa: BLE001 - config parse problems mean "unknown author"
+            return self._run("config", "--get", "user.name")
+        except GitError:  # unset (exit 1) or an unreadable config: "unknown author"
             return ""
 
     #: Where the default branch is looked for, in order (``default_branch``).
@@ -336,20 +459,19 @@ class Repo:
     def default_branch(self) -> tuple[str, str] | None:
         """(name, commit SHA) of the first of ``DEFAULT_BRANCHES`` that exists here, or None."""
         for ref in self.DEFAULT_BRANCHES:
-            try:
-                return ref, self._repo.commit(ref).hexsha
-            except (BadName, ValueError, GitCommandError):
-                continue
+            sha = self._commit_of(ref)
+            if sha is not None:
+                return ref, sha
         return None
 
     def merge_base(self, a: str, b: str) -> str | None:
         """The best common ancestor of commits ``a`` and ``b`` (``git merge-base``), None when they have
         none here (unrelated histories, or a shallow clone cut above it: ``is_shallow``)."""
         try:
-            bases = self._repo.merge_base(a, b)
-        except GitCommandError:
+            out = self._run("merge-base", a, b)
+        except GitError:  # exit 1: no common ancestor; or a name git does not know
             return None
-        return str(bases[0].hexsha) if bases else None
+        return out.split()[0] if out.strip() else None
 
     def is_shallow(self) -> bool:
         """Whether this is a shallow clone (``git rev-parse --is-shallow-repository``)."""
@@ -374,19 +496,8 @@ class Repo:
         if rev is WORKTREE:
             data = self.read(WORKTREE, path)
             return None if data is None else git_blob_sha(data)
-        try:
-            sha = self._commit_sha(rev or "HEAD")
-        except KeyError:
-            return None
-        key = ("sha", f"{sha}\0{path}")
-        if key not in self._blob_cache:  # a commit's blobs never change: cached for the process (by SHA)
-            try:
-                entry = self._entry(sha, path)
-                self._blob_cache[key] = str(entry.hexsha).encode() if entry.type == "blob" else None
-            except KeyError:
-                self._blob_cache[key] = None
-        got = self._blob_cache[key]
-        return None if got is None else got.decode()
+        got = self._blob(rev, path)
+        return None if got is None else got[0]
 
     def read(self, rev: str | None, path: str) -> bytes | None:
         """The bytes of ``path`` at ``rev`` (WORKTREE: from disk), None if the file is absent.
@@ -406,57 +517,30 @@ class Repo:
                 return None
             # a sparse checkout leaves files out of the work tree unchanged: git reads them from the index
             return self.read_staged(path) if path in self.skip_worktree else None
-        try:
-            sha = self._commit_sha(rev or "HEAD")
-        except KeyError:
-            return None
-        key = (sha, path)  # by SHA: a name (HEAD, a branch) moves
-        if key in self._blob_cache:
-            return self._blob_cache[key]
-        try:
-            blob = self._entry(sha, path)
-            data: bytes | None = blob.data_stream.read() if blob.type == "blob" else None
-        except KeyError:
-            data = None
-        self._blob_cache[key] = data
-        return data
+        got = self._blob(rev, path)
+        return None if got is None else got[1]
 
-    def _commit_sha(self, rev: str) -> str:
-        """The commit SHA ``rev`` names now (a full SHA as it is). Raises KeyError when it names none."""
+    def _blob(self, rev: str | None, path: str) -> tuple[str, bytes] | None:
+        """(blob SHA, bytes) of ``path`` in commit ``rev``, None when absent or not a file (a folder, a
+        submodule). Cached for the process by commit SHA: a commit's blobs never change."""
+        sha = self._commit_sha(rev or "HEAD")
+        if sha is None or not path:
+            return None
+        key = (sha, path)
+        if key not in self._blob_cache:
+            got = self._objects.get(f"{sha}:{path}")
+            ok = got is not None and got[1] == "blob"
+            self._blob_cache[key] = got[2] if ok and got is not None else None
+            self._blob_cache[("sha", f"{sha}\0{path}")] = got[0].encode() if ok and got is not None else None
+        data = self._blob_cache[key]
+        oid = self._blob_cache[("sha", f"{sha}\0{path}")]
+        return None if data is None or oid is None else (oid.decode(), data)
+
+    def _commit_sha(self, rev: str) -> str | None:
+        """The commit SHA ``rev`` names now (a full SHA as it is), None when it names none."""
         if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev):
             return rev
-        try:
-            return str(self._repo.commit(rev).hexsha)
-        except (BadName, ValueError, GitCommandError) as e:
-            raise KeyError(rev) from e
-
-    def _entry(self, rev: str, path: str) -> Any:
-        """The tree entry (blob or tree object) at ``path`` in ``rev``. Raises KeyError when absent.
-
-        Trees are kept per (revision, folder) for the process: GitPython parses a
-        tree object on each ``tree / path`` walk, which cost about 1 ms per lookup
-        (10-file commits made hundreds).
-        """
-        parts = path.split("/")
-        try:
-            if len(rev) not in (40, 64) or any(c not in "0123456789abcdef" for c in rev):
-                rev = self._repo.commit(rev).hexsha  # a name (HEAD, a branch) may move: cache by SHA
-            tree = self._trees.get((rev, ""))
-            if tree is None:
-                tree = self._trees[(rev, "")] = self._repo.commit(rev).tree
-        except (BadName, ValueError) as e:
-            raise KeyError(rev) from e
-        folder = ""
-        for part in parts[:-1]:
-            folder = f"{folder}/{part}" if folder else part
-            sub = self._trees.get((rev, folder))
-            if sub is None:
-                sub = tree[part]
-                if sub.type != "tree":
-                    raise KeyError(path)
-                self._trees[(rev, folder)] = sub
-            tree = sub
-        return tree[parts[-1]]
+        return self._commit_of(rev)
 
     def symlinked_dir(self, path: str) -> str | None:
         """The leading directory of repo-relative ``path`` that is a symlink on disk, or None.
@@ -506,14 +590,17 @@ class Repo:
         """Run ``git <args>`` and return raw stdout (for ``-z`` output with arbitrary path bytes).
 
         Raises:
-            GitError: the command failed.
+            GitError: the command failed (or git cannot be run).
         """
         try:
-            return self._repo.git.execute(
-                ["git", "-c", "core.quotepath=off", *args], env={**_scrubbed_env(), **(env or {})},
-                stdout_as_string=False, strip_newline_in_stdout=False)
-        except GitCommandError as e:
-            raise _git_error(args, e) from e
+            proc = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=self.root,
+                                  env={**_scrubbed_env(), **(env or {})}, capture_output=True,
+                                  stdin=subprocess.DEVNULL)
+        except OSError as e:
+            raise GitError(f"git cannot be run: {e}", "install git and put it on PATH", argv=list(args)) from e
+        if proc.returncode != 0:
+            raise _git_error(args, proc.returncode, proc.stderr)
+        return proc.stdout
 
     def changed_files(self, old: str | None, new: str | None, *, skip_gitmem: bool = False) -> list[FileChange]:
         """Files changed from ``old`` to ``new`` with git's rename detection (``-M``, 50%).

@@ -21,7 +21,6 @@ tree-sitter or an LLM client itself.
 
 from __future__ import annotations
 
-import logging
 import os
 import platform
 import signal
@@ -252,12 +251,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         current = run
 
         def _thread_failed(info: threading.ExceptHookArgs) -> None:
-            # GitPython reads git's output in threads; their errors go to the log, never to the terminal.
+            # errors in threads (git's output read beside the diff) go to the log, never to the terminal.
             exc = info.exc_value if isinstance(info.exc_value, BaseException) else RuntimeError(str(info.exc_type))
             current.fail("error", f"{info.exc_type.__name__} in a worker thread: {exc}", exc)
 
         threading.excepthook = _thread_failed
-        logging.getLogger("git").setLevel(logging.CRITICAL)  # GitPython logs to stderr otherwise
         try:
             with _time_limit(_time_limit_s(), run), redirect_stdout(sys.stderr):
                 _run(run)

@@ -33,10 +33,10 @@ with the standard library only. Readers never block on a writer (WAL journal).
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import sqlite3
-from operator import itemgetter
 from pathlib import Path
 
 from .. import layout
@@ -54,6 +54,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 #: 11: ``commands``, the commands each memory quotes (``shellwords.quoted_commands``).
 #: 12: ``usage`` (the use log folded, ``catalog.usage``) and ``code_times`` (anchored files' last commit times).
 SCHEMA_VERSION = "12"
+#: (An index added later, such as ``anchors_path_symbol``, needs no new version: every ``connect(create=True)``
+#: runs ``_SCHEMA``, whose ``IF NOT EXISTS`` statements add it to an older file once, without a rebuild.)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -78,6 +80,7 @@ CREATE INDEX IF NOT EXISTS anchors_memory ON anchors(memory_id);
 CREATE TABLE IF NOT EXISTS commands (memory_id TEXT, program TEXT, words TEXT);
 CREATE INDEX IF NOT EXISTS commands_program ON commands(program);
 CREATE INDEX IF NOT EXISTS commands_memory ON commands(memory_id);
+CREATE INDEX IF NOT EXISTS anchors_path_symbol ON anchors(path, symbol, memory_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text);
 CREATE TABLE IF NOT EXISTS usage (id TEXT PRIMARY KEY, given INTEGER DEFAULT 0, searched INTEGER DEFAULT 0,
     opened INTEGER DEFAULT 0, last_used INTEGER);
@@ -422,8 +425,16 @@ def paths_like(con: sqlite3.Connection, paths: Iterable[str], limit: int | None 
 
 
 def anchored_paths(con: sqlite3.Connection) -> set[str]:
-    """Every path some memory is anchored to."""
-    return {r[0] for r in con.execute("SELECT DISTINCT path FROM anchors")}
+    """Every path some memory is anchored to.
+
+    One index seek per distinct path (``anchors_path``), not a read of every anchor row: a recursive query
+    that asks for the next larger path each step (the "loose index scan" of SQLite's documentation,
+    https://www.sqlite.org/lang_with.html). With 100,000 memories on 166 files: ~1 ms instead of ~20 ms.
+    """
+    return {r[0] for r in con.execute(
+        "WITH RECURSIVE p(path) AS (SELECT MIN(path) FROM anchors UNION ALL "
+        "SELECT (SELECT MIN(path) FROM anchors WHERE path > p.path) FROM p WHERE p.path IS NOT NULL) "
+        "SELECT path FROM p WHERE path IS NOT NULL")}
 
 
 def all_memories(con: sqlite3.Connection) -> list[tuple[dict[str, Any], str | None]]:
@@ -474,6 +485,18 @@ def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool =
     return out
 
 
+def anchored_symbols(con: sqlite3.Connection, paths: Iterable[str]) -> dict[str, set[str | None]]:
+    """For each of ``paths`` that some anchor (original or where its code is now) is on: the symbols anchored
+    there (None for a file anchor). Paths no memory is anchored to are absent. One index range per path
+    (``anchors_path_symbol``)."""
+    out: dict[str, set[str | None]] = {}
+    for p in paths:
+        names = {r[0] for r in con.execute("SELECT DISTINCT symbol FROM anchors WHERE path = ?", (p,))}
+        if names:
+            out[p] = names
+    return out
+
+
 def ids_on_symbols(con: sqlite3.Connection, changed: dict[str, set[str] | None]) -> set[str]:
     """Ids of memories with an anchor (original or where its code is now) on a changed symbol.
 
@@ -517,19 +540,29 @@ def ids_near(con: sqlite3.Connection, paths: Iterable[str], symbols: Iterable[tu
     for p in paths:
         out.update(r[0] for r in con.execute(q, (p, int(per_path))))
     for tier in pools:
-        pool: dict[str, str] = {}
-        for p in tier:
-            for mid, updated in con.execute(q, (p, int(per_path))):
-                if (updated or "") >= pool.get(mid, ""):
-                    pool[mid] = updated or ""
-        newest = sorted(sorted(pool.items()), key=itemgetter(1), reverse=True)  # stable: ids ascending in a tie
-        out.update(m for m, _ in newest[:int(per_path)])
+        # every path's rows newest first, merged into one newest-first stream: the tier's ``per_path`` newest
+        # distinct ids cost about ``per_path`` rows, not ``per_path`` rows from each of its (tens of) files
+        taken: set[str] = set()
+        streams = [con.execute(q, (p, int(per_path))) for p in tier]
+        for mid, _updated in heapq.merge(*streams, key=_updated_key, reverse=True):
+            if len(taken) >= per_path:
+                break
+            taken.add(mid)
+        for cur in streams:
+            cur.close()
+        out.update(taken)
     for p, name in symbols:
         like = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".%"
         out.update(r[0] for r in con.execute(
             "SELECT memory_id FROM anchors WHERE path = ? AND (symbol = ? OR symbol LIKE ? ESCAPE '\\')",
             (p, name, like)))
     return out
+
+
+def _updated_key(row: Sequence[Any]) -> tuple[str, tuple[int, ...]]:
+    """An anchors row's merge key, largest first: its ``updated`` ("" when unknown: sorts last, as SQLite orders
+    NULL in DESC), then its id ascending (each code point negated), the order of ``ids_near``'s query."""
+    return str(row[1] or ""), tuple(-ord(c) for c in str(row[0]))
 
 
 def full_memories(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:
