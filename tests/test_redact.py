@@ -647,10 +647,9 @@ def test_import_uses_only_the_standard_library_and_is_cheap():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent)
-    dt, _, new = res.stdout.partition("\n")
+    _, _, new = res.stdout.partition("\n")
     third_party = [m for m in new.split() if m.split(".")[0] not in sys.stdlib_module_names]
-    assert third_party == []
-    assert float(dt) < 0.05  # ~0.5 ms with a bytecode cache, ~10 ms when recompiling the source
+    assert third_party == []  # its cost (~0.5 ms) is bench/redaction.py's to measure, not a test's
 
 
 def _timed(text: str) -> float:
@@ -659,12 +658,13 @@ def _timed(text: str) -> float:
     return time.perf_counter() - t
 
 
-def test_100kb_of_ordinary_text_is_fast():
+def test_100kb_of_ordinary_text_is_linear():
     src = Path(__file__).parent.parent / "gitmem"
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(src.rglob("*.py")))
     text = (text * (1 + 100_000 // max(len(text), 1)))[:100_000]
     redact_text(text)  # compile the patterns once
-    assert min(_timed(text) for _ in range(5)) < 0.05  # measured ~3 ms
+    # a guard against catastrophic backtracking, not a speed target (measured ~3 ms: bench/redaction.py)
+    assert min(_timed(text) for _ in range(3)) < 2.0
 
 
 @pytest.mark.parametrize("text", [
