@@ -427,6 +427,28 @@ def test_daemon_status_stop_and_doctor(tmp_path: Path, servers: list[layout.Layo
     assert "removed what a dead one left" in doctor.stdout and not lay.daemon_socket.exists()
 
 
+def test_stop_ends_a_stuck_process(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    """A server that neither answers nor ends on SIGTERM (stopped with SIGSTOP) is ended with SIGKILL."""
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    pid = start(lay)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        stuck = warm_gitmem(repo, "daemon", "status")
+        assert stuck.returncode == 1 and "not answering" in stuck.stdout and "SIGKILL" in stuck.stdout
+        stopped = warm_gitmem(repo, "daemon", "stop")
+        assert stopped.returncode == 0 and "killed (SIGKILL" in stopped.stdout, stopped.stdout + stopped.stderr
+        wait_for(lambda: pid not in servers_of(repo), 30, "the killed process to end")
+        assert not client.running(lay)
+        assert warm_gitmem(repo, "daemon", "stop").stdout.strip() == "no warm process was running"
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
 #: Read commands and their arguments (``{id}``: a memory id), each run warm and in-process, text and --json.
 COMMANDS = (("recall", "password"), ("context", "--file", "app/auth.py"), ("context", "--prompt", "change login"),
             ("context",), ("stale",), ("stale", "--all"), ("show", "{id}"), ("list",), ("list", "--type", "gotcha"),

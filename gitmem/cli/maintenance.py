@@ -218,9 +218,11 @@ def daemon_status() -> None:
             lines = [f"starting{off}: loading the index and the embedding model", f"socket: {st.socket}"]
         elif st.state == "not answering":
             lines = [f"not answering{off}: process {i.get('pid', '?')} holds the warm process's lock but does "
-                     "not answer (starting, or stuck: gitmem daemon stop)", f"socket: {st.socket}"]
+                     "not answer (starting, or stuck: `gitmem daemon stop` ends it, with SIGKILL if it must)",
+                     f"socket: {st.socket}"]
         else:
-            lines = [f"not running{off} (the next read command starts it)", f"socket: {st.socket}",
+            lines = [f"not running{off}" + ("" if off else " (the next read command starts it)"),
+                     f"socket: {st.socket}",
                      f"idle timeout: {st.idle_minutes:g} minutes"]
             lines += [f"stale: {p} (left by a process that died; the next start replaces it)" for p in st.stale]
         return "\n".join(lines)

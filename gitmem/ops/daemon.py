@@ -25,7 +25,10 @@ from ..daemon import client
 from ..layout import Layout
 
 #: Seconds ``stop`` waits for the process to exit after asking it (it first answers the requests in flight).
-STOP_WAIT_S = 10.0
+STOP_WAIT_S = 5.0
+#: Seconds ``stop`` waits after SIGKILL (the last resort for a process that neither answers nor ends on
+#: SIGTERM: stuck, or stopped with SIGSTOP). It holds only derived state (index, caches), so killing loses nothing.
+KILL_WAIT_S = 2.0
 
 
 @dataclass
@@ -110,17 +113,18 @@ def _is_server(pid: int) -> bool:
 
 def stop(lay: Layout) -> tuple[bool, str]:
     """End ``lay``'s warm process: asked over its socket, else (not answering) SIGTERM to the pid of its record
-    when that process is gitmem's server. Waits until it has released its lock (``STOP_WAIT_S``).
+    when that process is gitmem's server; SIGKILL when it still runs ``STOP_WAIT_S`` later (it holds only
+    derived state). Waits until it has released its lock.
 
     Returns (whether no warm process runs now, one line saying what happened).
     """
     if not client.running(lay):
         clean_stale(lay)
         return True, "no warm process was running"
-    info = client.status(lay)
+    info = client.status(lay, timeout_s=1.0)
     pid = info.get("pid") if info else _record(lay).get("pid")
     how = "stopped"
-    if not client.stop(lay):
+    if not client.stop(lay, timeout_s=1.0):
         if not isinstance(pid, int) or not _is_server(pid):
             return False, "a process holds the warm process's lock but does not answer, and its pid is unknown"
         try:
@@ -128,9 +132,25 @@ def stop(lay: Layout) -> tuple[bool, str]:
         except OSError as e:
             return False, f"could not signal process {pid}: {e.strerror or e}"
         how = "stopped (SIGTERM: it did not answer)"
-    deadline = time.monotonic() + STOP_WAIT_S
+    if _wait_gone(lay, STOP_WAIT_S):
+        return True, f"{how}: process {pid}" if pid else how
+    if not isinstance(pid, int) or not _is_server(pid):
+        return False, f"the warm process still runs after {STOP_WAIT_S:g} s and its pid is unknown"
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError as e:
+        return False, f"could not kill process {pid}: {e.strerror or e}"
+    if _wait_gone(lay, KILL_WAIT_S):
+        clean_stale(lay)
+        return True, f"killed (SIGKILL: it did not end within {STOP_WAIT_S:g} s): process {pid}"
+    return False, f"process {pid} still runs after SIGKILL (kill -9 {pid} by hand, as its owner)"
+
+
+def _wait_gone(lay: Layout, seconds: float) -> bool:
+    """Whether ``lay``'s warm process released its lock within ``seconds`` (polled every 50 ms)."""
+    deadline = time.monotonic() + seconds
     while client.running(lay):
         if time.monotonic() > deadline:
-            return False, f"process {pid} was asked to stop but still runs after {STOP_WAIT_S:g} s"
+            return False
         time.sleep(0.05)
-    return True, f"{how}: process {pid}" if pid else how
+    return True

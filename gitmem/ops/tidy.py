@@ -7,7 +7,8 @@ Three checks over the valid (not retired) memories, each pair only when both are
   consolidation uses for new memories): groups around one memory kept, the **most complete** (most text:
   ``memories.text_chars``; then the newest ``updated``; then the id), every other member at or over the
   threshold against it (no chains: A≈B and B≈C do not merge A with C unless A≈C). Only memories of the
-  same scope (a team memory is never retired into a local one), never an invariant, never a pair that a
+  same scope (a team memory is never retired into a local one) and type (a `decision` is never merged into a
+  `discovery`), never an invariant, never a pair that a
   contradiction rule separates (``compare.contradiction``, types ignored: ``timeout = 30`` and ``timeout = 60``
   read alike but must not become one memory). ``--apply``: the kept memory takes the union of the
   group's facts, tags and anchors (in that order, its own first; cut to ``[memory] max_chars`` by
@@ -149,7 +150,10 @@ def find_duplicates(mems: list[Memory], near: dict[str, list[Memory]] | None = N
     for m in order:
         if m.id in taken or m.invariant:
             continue
-        pool = [o for o in near.get(m.id, []) if o.id not in taken and o.scope == m.scope and not o.invariant]
+        # one type per group: a ``decision`` merged into a ``discovery`` would lose what it is (and the
+        # contradiction rules, which read decisions and constraints, would no longer see it)
+        pool = [o for o in near.get(m.id, []) if o.id not in taken and o.scope == m.scope and o.type == m.type
+                and not o.invariant]
         found = [(o, round(s, 3)) for o, s in compare.near_duplicates(m, pool, compare.DUPLICATE_JACCARD)
                  if compare.contradiction(m, o, any_type=True) is None]
         if not found:

@@ -75,7 +75,8 @@ COPILOT_SCOPE_VAR = "GITMEM_COPILOT_SCOPE"
 USAGE = """usage: gitmem-hook [EVENT] < event.json
 
 Claude Code hook handler of gitmem: reads one hook event (JSON) on stdin and prints the
-hookSpecificOutput JSON for SessionStart, UserPromptSubmit and PreToolUse, nothing otherwise.
+hookSpecificOutput JSON for SessionStart, UserPromptSubmit, PreToolUse (a file read or edited, a Bash
+command) and PostToolUseFailure (its "error"), nothing otherwise.
 Always exits 0. Registered by `gitmem install claude`; see README, "With Claude Code".
 """
 
