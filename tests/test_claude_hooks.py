@@ -526,6 +526,17 @@ def test_concurrent_session_starts_all_get_context(repo: Path, run_cli) -> None:
     assert not log.exists() or "Error" not in log.read_text()
 
 
+def test_an_invalid_config_is_said_at_session_start_not_swallowed(repo: Path, run_cli) -> None:
+    remember(run_cli, repo, "fetch must keep timeout=10", "src/client.py::fetch")
+    cfg = repo / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + "\n[daemon]\nidle_minutes = -1\n")
+    code, out, _ = hook(fixture("SessionStart", repo, session_id="badcfg"), repo)
+    text = context_of(out, "SessionStart")
+    assert code == 0 and "no memories in this session" in text and "daemon.idle_minutes" in text
+    code, out, _ = hook(fixture("UserPromptSubmit", repo, session_id="badcfg"), repo)
+    assert code == 0  # later events stay quiet (said once, at session start)
+
+
 def test_poison_spool_line_blocks_nothing(repo: Path, run_cli) -> None:
     folder = layout.of(repo).spool_dir
     folder.mkdir(parents=True, exist_ok=True)

@@ -924,4 +924,19 @@ def run(read: Callable[[], Event | list[Event] | None], write: Callable[[Event, 
     except BaseException as e:  # noqa: BLE001 - an agent hook always exits 0
         if event is not None:
             log_error(event, e)
+            _say_config_error(event, e, write)
     return 0
+
+
+def _say_config_error(event: Event, e: BaseException, write: Callable[[Event, str | None], None]) -> None:
+    """At session start, tell the agent (and so its user) that an invalid committed ``config.toml`` turned
+    gitmem's memories off, instead of staying silent; never raises. (By class name: the hot path does not
+    import ``errors``.)"""
+    if not isinstance(event, SessionStart) or type(e).__name__ != "ConfigError":
+        return
+    try:
+        message, hint = getattr(e, "message", str(e)), getattr(e, "hint", "")
+        write(event, f"gitmem: no memories in this session: {message}" + (f" — {hint}" if hint else "")
+              + " (gitmem doctor)")
+    except BaseException:  # noqa: BLE001 - an agent hook always exits 0
+        pass
