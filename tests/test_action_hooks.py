@@ -259,14 +259,17 @@ def gemini_hook(payload: dict[str, Any], repo: Path) -> str:
     return str(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out else ""
 
 
-def test_gemini_after_compression_the_next_read_gets_the_files_memories(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_gemini_after_a_manual_compression_the_next_read_gets_the_files_memories(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     mid = remember(run_cli, repo, "helper must stay pure", "lib/other.py::helper")
     common = {"session_id": "g-1", "transcript_path": "", "cwd": str(repo), "timestamp": "2026-12-01T22:40:03.965Z"}
     read = {**common, "hook_event_name": "AfterTool", "tool_name": "read_file",
             "tool_input": {"file_path": "lib/other.py"}, "tool_response": {"llmContent": "def helper(): …"}}
     assert mid in gemini_hook(read, repo)
     assert mid not in gemini_hook(read, repo)
+    # Gemini CLI 0.61.0 fires an "auto" PreCompress on every turn, compressing or not: nothing is forgotten
     gemini_hook({**common, "hook_event_name": "PreCompress", "trigger": "auto"}, repo)
+    assert mid not in gemini_hook(read, repo)
+    gemini_hook({**common, "hook_event_name": "PreCompress", "trigger": "manual"}, repo)  # /compress
     assert mid in gemini_hook(read, repo)
 
 

@@ -26,7 +26,11 @@ AfterAgent            ``Stop`` (``prompt_response``) with ``consolidate``: Sessi
                       best effort (the CLI does not wait for it) and ``gemini -p`` ends
                       right after the turn, so each turn's spool is consolidated here
 SessionEnd            ``SessionEnd`` (``reason``)
-PreCompress           ``BeforeCompact`` (``trigger``)
+PreCompress           ``BeforeCompact`` for ``trigger`` "manual" (``/compress``) only: 0.61.0 fires
+                      an "auto" PreCompress on every turn, before its compression service
+                      checks the threshold (ChatCompressionService.compress), so "auto" does
+                      not mean the history was compressed; forgetting what was given then
+                      would give every file's memories again on every turn
 ====================  =================================================================
 
 ``transcript_path`` (the session's chat, ``gemini_transcript``) goes with every event: the
@@ -192,7 +196,8 @@ def to_event(raw: Any, argv_event: str | None = None) -> Event | list[Event] | N
     if name == "SessionEnd":
         return SessionEnd(reason=str(raw.get("reason") or ""), **common)
     if name == "PreCompress":
-        return BeforeCompact(trigger=str(raw.get("trigger") or ""), **common)
+        trigger = str(raw.get("trigger") or "")
+        return BeforeCompact(trigger=trigger, **common) if trigger == "manual" else None
     return None
 
 
