@@ -10,7 +10,9 @@ of ``COMMANDS`` once per variant, interleaved, so that all see the same machine 
 * ``warm``: ``gitmem ARGS`` with the worktree's warm process up (started and checked before the rounds;
   the process count of requests it served is checked after them);
 * ``--also LABEL=EXECUTABLE``: another build's ``gitmem`` (cold), e.g. main's before this work (a script
-  that puts that checkout first on ``sys.path`` and calls ``gitmem.cli.entry``).
+  that puts that checkout first on ``sys.path`` and calls ``gitmem.cli.entry``), in its own copy of the
+  repository (``<repo>-<LABEL>``, made once: another catalog schema would make each build rebuild the other's
+  catalog on every run).
 
 Reports per size, command and variant: median, p90 and max wall time (ms) and the median's ratio to
 ``python -c pass``'s median of the same run. Before timing, each command's warm output is checked to equal
@@ -114,6 +116,14 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
     warm_env = {"GITMEM_NO_DAEMON": ""}
     variants: list[tuple[str, str, dict[str, str]]] = [("cold", exe, NO_DAEMON), ("warm", exe, warm_env)]
     variants += [(label, other, NO_DAEMON) for label, other in also]
+    # another build may keep another catalog schema: in one repository each would rebuild the other's catalog on
+    # every run, so each ``--also`` build runs in its own copy of the repository (made once, same commits)
+    where = {"cold": root, "warm": root}
+    for label, _other in also:
+        copy = root.parent / f"{root.name}-{label}"
+        if not copy.exists():
+            shutil.copytree(root, copy, symlinks=True)
+        where[label] = copy
     start_warm(root)
     for argv in argvs.values():  # warm-up (page cache, .pyc, statuses recorded) and the equality check
         _, cold = timed([exe, *argv], root, NO_DAEMON)
@@ -125,8 +135,8 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
             raise SystemExit(f"gitmem {' '.join(argv)}: warm output differs from cold output\n"
                              f"cold: {cold.returncode} {cold.stdout[-300:]!r} {cold.stderr[-300:]!r}\n"
                              f"warm: {warm.returncode} {warm.stdout[-300:]!r} {warm.stderr[-300:]!r}")
-        for _label, other, env in variants[2:]:
-            timed([other, *argv], root, env)
+        for label, other, env in variants[2:]:
+            timed([other, *argv], where[label], env)
     served_before = int(daemon_status(root)["requests"])  # type: ignore[arg-type,index]
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
     for name in argvs:
@@ -136,7 +146,7 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
         times[("python -c pass", "")].append(timed([sys.executable, "-c", "pass"], root, {})[0])
         for name, argv in argvs.items():
             for label, program, env in variants:
-                ms, proc = timed([program, *argv], root, env)
+                ms, proc = timed([program, *argv], where[label], env)
                 if proc.returncode != 0:
                     raise SystemExit(f"{label} gitmem {' '.join(argv)} exited {proc.returncode}: "
                                      f"{proc.stderr.decode()[-500:]}")
