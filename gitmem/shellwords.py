@@ -67,16 +67,30 @@ _BACKTICKS = re.compile(r"(?<!`)`([^`\n]{3,200})`(?!`)")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 #: Most quoted commands kept per memory.
 MAX_QUOTED = 20
+#: Most characters of a command line parsed (its first ones): ``shlex`` is quadratic on some long inputs (a
+#: 1 MB line took 3.1 s); an agent's command lines are far shorter, and a hook has a few seconds.
+MAX_LINE_CHARS = 10_000
+
+
+def _words(line: str) -> list[str] | None:
+    """``line``'s words (``shlex``, posix, punctuation characters apart), or None when it cannot be parsed."""
+    try:
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        return list(lex)
+    except ValueError:
+        return None
 
 
 def simple_commands(line: str) -> list[tuple[str, list[str]]]:
     """(the separator before it, its words) for each simple command of ``line`` (split at pipes, ``&&``, ``;``,
-    parentheses …; ``< FILE`` kept as an operand, ``> FILE`` dropped); [] if it cannot be parsed."""
-    try:
-        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lex.whitespace_split = True
-        words = list(lex)
-    except ValueError:
+    parentheses …; ``< FILE`` kept as an operand, ``> FILE`` dropped); only its first line's when the rest
+    cannot be parsed (a heredoc's body); [] if that cannot be parsed either."""
+    line = line[:MAX_LINE_CHARS]
+    words = _words(line)
+    if words is None and "\n" in line:  # a heredoc's body (`it's`) or `$'…'` past the first line: keep that line
+        words = _words(line.split("\n", 1)[0])
+    if words is None:
         return []
     out: list[tuple[str, list[str]]] = [("", [])]
     redirect = ""

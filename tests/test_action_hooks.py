@@ -129,6 +129,24 @@ def test_quoted_commands_and_the_rule_of_concern() -> None:
     assert not shellwords.concerns(["pytest"], ["pytest", "-q"])  # one word concerns nothing
 
 
+def test_a_heredoc_body_does_not_hide_the_commands_before_it() -> None:
+    line = "alembic upgrade head && cat <<EOF\nit's done\nEOF"
+    assert shellwords.line_commands(line)[0] == ["alembic", "upgrade", "head"]
+    assert shellwords.line_commands("ls 'unclosed") == []
+
+
+def test_huge_commands_and_outputs_are_read_in_linear_time() -> None:
+    """A megabyte of one word (as a command or an error) is cut and scanned once: the hook would otherwise overrun
+    its time limit (a quadratic scan took 70 s at 200k characters). Bounded by the process's own timeout."""
+    code = ("from gitmem.integrations.agents.failures import failure_terms\n"
+            "from gitmem import shellwords\n"
+            "big = 'python src/config.py ' + 'b' * 1_000_000\n"
+            "assert failure_terms('KeyError: x', big)[0] == ['KeyError']\n"
+            "failure_terms('b' * 1_000_000, '')\n"
+            "shellwords.line_commands(big)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+
+
 def test_failure_terms_are_the_names_not_the_output() -> None:
     terms, frames = failure_terms(PYTEST_FAILURE, "uv run pytest tests/test_dates.py")
     assert terms[:3] == ["test_parse_dates", "KeyError", "tz_offset"]

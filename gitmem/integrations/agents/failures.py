@@ -40,7 +40,10 @@ _EXCEPTION = re.compile(r"\b((?:[A-Za-z_]\w*\.)*([A-Z]\w*(?:Error|Exception|Exit
 _EXCEPTION_LINE = re.compile(r"^\s*(?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Failure|Fault"
                              r"|Exceeded|Timeout)\b:?\s*(.*)$", re.M)
 _QUOTED = re.compile(r"""['"`]([A-Za-z_][\w.:/-]{2,80})['"`]""")
-_TEST_ID = re.compile(r"([\w./-]+\.\w{1,5})::([\w.:\[\]-]+)")
+#: A test id (``path.py::Test::name``). The lookbehind starts a match only where a run of path characters
+#: starts: without it every position inside a long run is tried, quadratic in the run (a 50k-character
+#: command took 3.9 s).
+_TEST_ID = re.compile(r"(?<![\w./-])([\w./-]+\.\w{1,5})::([\w.:\[\]-]+)")
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in ([A-Za-z_]\w*)')
 _CODE = re.compile(r"\b([A-Z]{1,4}\d{3,5}|ERR_[A-Z0-9_]{3,}|E[A-Z]{3,11})\b")
 
@@ -85,6 +88,9 @@ def failure_terms(text: str, command: str = "") -> tuple[list[str], list[tuple[s
             text = " ".join(str(v) for v in json.loads(text).values())
         except (ValueError, AttributeError):
             pass
+    half = MAX_TEXT_CHARS // 2
+    if len(command) > MAX_TEXT_CHARS:  # as the text (``failure_text``): its first and last characters
+        command = command[:half] + "\n" + command[-half:]
     for source in (command, text):
         for m in _TEST_ID.finditer(source):
             names = _test_names(m.group(2))
