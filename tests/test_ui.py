@@ -196,8 +196,10 @@ def test_a_post_from_another_origin_is_refused_and_changes_nothing(demo: tuple[D
                                body={"reason": "x"})
         assert status == 403, headers
     assert path.read_bytes() == before
+    # the page opened as http://localhost:PORT writes with that origin
+    local = f"localhost:{server.port}"
     status, _, body = request(server, "POST", f"/api/memory/{d.ids['parse']}/retire",
-                              headers={"Origin": server.origin}, body={"reason": "semicolons now"})
+                              headers={"Host": local, "Origin": f"http://{local}"}, body={"reason": "semicolons now"})
     assert status == 200, body
     m = memfile.parse_bytes(path.read_bytes(), path)
     assert m.retired and "Retired: semicolons now" in m.facts

@@ -243,7 +243,9 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if self._authorised({}) is not True:  # a write never takes the token from its URL
             return
-        if self.headers.get("Origin") != self.server.origin:
+        # the page's own origin, by either name the server answers to (``_host_ok``), and the one this request
+        # was sent to: a page opened at localhost:PORT writes with Origin http://localhost:PORT
+        if self.headers.get("Origin") != f"http://{self.headers.get('Host', '')}":
             return self._refuse(f"a write must come from the page itself ({self.server.origin})")
         parts = [unquote(p) for p in url.path.split("/")]
         if not (len(parts) == 5 and parts[:3] == ["", "api", "memory"]):
