@@ -310,6 +310,24 @@ def test_two_worktrees_two_servers(tmp_path: Path, servers: list[layout.Layout])
     assert warm_gitmem(repo, "list").stdout == cold_gitmem(repo, "list").stdout
 
 
+def test_a_removed_worktree_or_a_moved_repo_ends_its_server(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", "-b", "other", os.fspath(other))
+    pid = start(layout.of(other))["pid"]
+    git(repo, "worktree", "remove", "--force", os.fspath(other))
+    wait_for(lambda: pid not in servers_of(other), 30, "the removed worktree's server to exit")
+    lay = layout.of(repo)
+    servers.append(lay)
+    pid = start(lay)["pid"]
+    moved = tmp_path / "moved"
+    repo.rename(moved)
+    wait_for(lambda: pid not in servers_of(repo), 30, "the moved repository's server to exit")
+    servers.append(layout.of(moved))
+    start(layout.of(moved))  # served again where it is now
+    assert warm_gitmem(moved, "list").stdout == cold_gitmem(moved, "list").stdout
+
+
 def test_idle_exit(tmp_path: Path, servers: list[layout.Layout]) -> None:
     repo = init_repo(tmp_path / "repo", config_extra="\n[daemon]\nidle_minutes = 0.02\n")  # 1.2 s
     lay = layout.of(repo)

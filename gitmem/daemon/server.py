@@ -261,6 +261,9 @@ class Server:
             self.stopping.set()
             return {"ok": False, "restart": True, "error": "config.toml changed"}
         if os.path.realpath(str(req.get("root", ""))) != os.fspath(self.lay.root):
+            if self._gone():  # the work tree was moved or removed: a new server serves it where it is now
+                self.stopping.set()
+                return {"ok": False, "restart": True, "error": f"{self.lay.root} is gone (moved or removed)"}
             return {"ok": False, "error": f"this process serves {self.lay.root}, not {req.get('root')}"}
         ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop,
                "cli": self.op_cli}
@@ -353,6 +356,11 @@ class Server:
         except (OSError, ValueError, AttributeError):
             pass
 
+    def _gone(self) -> bool:
+        """Whether the work tree this process serves, or its folder in git's (``layout.worktree_dir``), is gone:
+        moved, or ``git worktree remove``d. Two ``stat`` calls."""
+        return not (os.path.isdir(self.lay.root) and os.path.isdir(self.lay.worktree_dir))
+
     def _idle(self) -> bool:
         with self._count_lock:
             return self._active == 0 and time.monotonic() - self.last_request >= self.idle_s
@@ -376,6 +384,9 @@ class Server:
             while not self.stopping.is_set():
                 if self._idle():
                     why = f"idle for {self.idle_s:g} s"
+                    break
+                if self._gone():
+                    why = f"{self.lay.root} or its git folder is gone (moved, or the worktree removed)"
                     break
                 try:
                     conn, _ = listener.accept()
