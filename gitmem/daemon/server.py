@@ -82,6 +82,18 @@ class _Captured(io.TextIOWrapper):
         return self._tty
 
 
+def _client_gone(conn: socket.socket | None) -> bool:
+    """Whether the client of ``conn`` closed its end (a peek reads end of file); False when unknown."""
+    if conn is None:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # connected, nothing more sent: it waits for the reply
+    except OSError:
+        return True
+
+
 class Server:
     """One worktree's warm process. ``run()`` serves until idle, stopped or outdated.
 
@@ -181,6 +193,10 @@ class Server:
 
         out, err = stream(params.get("stdout")), stream(params.get("stderr"))
         with self.cli_lock:
+            if _client_gone(getattr(self._conn, "value", None)):
+                # the client gave up waiting and ran the command itself: running it again here would do its
+                # side records twice (``usage``: a ``show`` counted as two openings)
+                raise ValueError("the client left before its turn (it ran the command itself)")
             saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
             saved = sys.stdin, sys.stdout, sys.stderr
             old_cwd = os.getcwd()
@@ -291,6 +307,7 @@ class Server:
                     data += chunk
                     if len(data) > MAX_REQUEST_BYTES:
                         return
+                self._conn.value = conn
                 try:
                     req = json.loads(data)
                     if not isinstance(req, dict):
@@ -355,6 +372,9 @@ class Server:
                 os.unlink(self.lay.daemon_pid_file)
         except (OSError, ValueError, AttributeError):
             pass
+
+    #: The connection each serving thread answers (``op_cli`` checks its client is still there).
+    _conn = threading.local()
 
     def _gone(self) -> bool:
         """Whether the work tree this process serves, or its folder in git's (``layout.worktree_dir``), is gone:
