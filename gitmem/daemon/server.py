@@ -83,15 +83,23 @@ class _Captured(io.TextIOWrapper):
 
 
 def _client_gone(conn: socket.socket | None) -> bool:
-    """Whether the client of ``conn`` closed its end (a peek reads end of file); False when unknown."""
+    """Whether the client of ``conn`` closed its end (a non-blocking peek reads end of file); False when it is
+    still there or when this cannot tell."""
     if conn is None:
         return False
+    timeout = conn.gettimeout()
     try:
-        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-    except BlockingIOError:
+        conn.setblocking(False)  # a socket with a timeout would wait for data (and time out) instead
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
         return False  # connected, nothing more sent: it waits for the reply
     except OSError:
         return True
+    finally:
+        try:
+            conn.settimeout(timeout)
+        except OSError:
+            pass
 
 
 class Server:
