@@ -187,20 +187,12 @@ def given_ids(lay: layout.Layout, key: str) -> set[str]:
 
 
 def mark_given(lay: layout.Layout, key: str, ids: list[str]) -> None:
-    """Record ``ids`` as given to session ``key`` (one append; parallel hooks do not interleave).
+    """Record ``ids`` as given to session ``key`` (``infra.append_records``: parallel hooks do not interleave).
 
     Raises:
         OSError: the sessions folder cannot be written.
     """
-    if not ids:
-        return
-    p = _given_path(lay, key)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, ("\n".join(ids) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+    infra.append_records(_given_path(lay, key), ids)
 
 
 #: ``<sessions>/<key>.events.jsonl``: one JSON line per time gitmem gave session ``key`` something (``log_given``).
@@ -228,13 +220,7 @@ def log_given(lay: layout.Layout, key: str, event: Event, ids: list[str], listed
     line = {"time": infra.utc_now(), "event": type(event).__name__, "agent": event.agent, "ids": ids,
             "listed": listed or [], **{k: v for k, v in about.items() if v}}
     try:
-        p = events_path(lay, key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", errors="replace"))
-        finally:
-            os.close(fd)
+        infra.append_records(events_path(lay, key), [json.dumps(line, ensure_ascii=False)])
     except OSError:
         pass
 
@@ -254,16 +240,8 @@ def _worked_path(lay: layout.Layout, key: str) -> Path:
 def mark_worked(lay: layout.Layout, key: str, rels: list[str]) -> None:
     """Record that session ``key`` read, edited or ran the repo-relative files ``rels`` (one append; never
     raises: this is a hint for after a compaction)."""
-    if not rels:
-        return
     try:
-        p = _worked_path(lay, key)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, ("\n".join(rels) + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
+        infra.append_records(_worked_path(lay, key), rels)
     except OSError:
         pass
 
