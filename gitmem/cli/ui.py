@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 from .base import _store, cli
@@ -32,3 +35,8 @@ def ui(port: int, no_browser: bool) -> None:
     except OSError as e:
         raise GitmemError(f"cannot serve on 127.0.0.1:{port}: {e.strerror or e}",
                           "choose another --port, or 0 for a free one") from e
+    # Stopped (Ctrl-C): end now. The background refresh may be inside LanceDB, whose native threads can abort
+    # the interpreter's shutdown (SIGABRT, exit -6, seen in CI); nothing is left to write but the streams.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -27,8 +27,10 @@ from . import client
 #: Commands the warm process runs, and seconds a client waits for the answer before running the
 #: command itself. A warm answer takes tens of milliseconds; a cold process ~1.3–1.5 s (issue 13), so
 #: waiting longer than that for a busy warm process would be slower than doing the work here. ``stale``
-#: evaluates every memory against the code (seconds at 10k memories): it may wait longer.
-READ_COMMANDS = {"recall": 2.5, "context": 2.5, "show": 2.5, "list": 2.5, "log": 2.5, "stale": 10.0}
+#: evaluates every memory against the code, and ``list`` prints every memory (each seconds at 10k memories,
+#: warm or cold: measured by bench/cli.py, where a 2.5 s wait made a warm ``list`` do the work twice): they
+#: may wait longer.
+READ_COMMANDS = {"recall": 2.5, "context": 2.5, "show": 2.5, "list": 10.0, "log": 2.5, "stale": 10.0}
 #: Environment variables that may change what a command prints (colour, width, terminal type).
 FORWARDED_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
 #: Variables that point git (and so gitmem) at another repository, index or object store: a command
