@@ -116,19 +116,31 @@ _THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.S | re.I)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.M)
 
 
-def parse_observations(text: str) -> list[Observation]:
-    """Validated observations from a model answer; thinking text and code fences are dropped.
+def _answer_list(text: str, key: str) -> list[Any]:
+    """The ``key`` list of the JSON object in a model answer (thinking text and code fences dropped; the object
+    from the first ``{`` to the last ``}``).
 
     Raises:
-        ValueError: not a JSON object with an ``observations`` list.
+        ValueError: no JSON object, or no ``key`` list in it.
     """
     text = _FENCE.sub("", _THINK.sub("", text)).strip()
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:
         raise ValueError("no JSON object in the answer")
     data = json.loads(text[start:end + 1])
-    if not isinstance(data, dict) or not isinstance(data.get("observations"), list):
-        raise ValueError('the answer has no "observations" list')
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise ValueError(f'the answer has no "{key}" list')
+    items: list[Any] = data[key]
+    return items
+
+
+def parse_observations(text: str) -> list[Observation]:
+    """Validated observations from a model answer; thinking text and code fences are dropped.
+
+    Raises:
+        ValueError: not a JSON object with an ``observations`` list.
+    """
+    data = {"observations": _answer_list(text, "observations")}
     out: list[Observation] = []
     for raw in data["observations"][:MAX_OBSERVATIONS]:
         if not isinstance(raw, dict):
@@ -241,13 +253,7 @@ def parse_verdicts(text: str, n: int) -> list[tuple[bool, str] | None]:
     Raises:
         ValueError: not a JSON object with a ``pairs`` list.
     """
-    text = _FENCE.sub("", _THINK.sub("", text)).strip()
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise ValueError("no JSON object in the answer")
-    data = json.loads(text[start:end + 1])
-    if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
-        raise ValueError('the answer has no "pairs" list')
+    data = {"pairs": _answer_list(text, "pairs")}
     out: list[tuple[bool, str] | None] = [None] * n
     for raw in data["pairs"]:
         if not isinstance(raw, dict):
