@@ -358,6 +358,11 @@ def search(con: sqlite3.Connection, query: str, limit: int = 20) -> list[tuple[s
     if not terms:
         return []
     match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+    return _bm25(con, match, limit)
+
+
+def _bm25(con: sqlite3.Connection, match: str, limit: int) -> list[tuple[str, float]]:
+    """The FTS5 query ``match`` over the catalog: [(id, -bm25)], best first, at most ``limit``; [] on an error."""
     try:
         cur = con.execute("SELECT m.id AS id, bm25(fts) AS s FROM fts JOIN memories m ON m.rowid = fts.rowid "
                           "WHERE fts MATCH ? ORDER BY s LIMIT ?", (match, int(limit)))
@@ -380,12 +385,7 @@ def search_terms(con: sqlite3.Connection, terms: Iterable[str], limit: int = 20)
     match = " OR ".join(f'"{p}"' for p in dict.fromkeys(phrases) if p)
     if not match:
         return []
-    try:
-        cur = con.execute("SELECT m.id AS id, bm25(fts) AS s FROM fts JOIN memories m ON m.rowid = fts.rowid "
-                          "WHERE fts MATCH ? ORDER BY s LIMIT ?", (match, int(limit)))
-        return [(r["id"], -float(r["s"])) for r in cur]
-    except sqlite3.Error:
-        return []
+    return _bm25(con, match, limit)
 
 
 def _leaf(symbol: str | None) -> str | None:
