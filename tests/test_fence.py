@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,35 @@ def _frame_or_quoted(text: str, ids: set[str]) -> None:
             continue
         assert (line.startswith(("# gitmem: ", "anchors: ", "Also about this:", "Other memories:", "Expand an id"))
                 or line == render.FRAME.strip()), line
+
+
+def assert_fenced_in_requests(requests: list[dict[str, Any]], mid: str) -> None:
+    """What a model received (a scripted server's request log) holds memory ``mid``'s note quoted, and none of
+    ``HOSTILE_BODY``'s forged lines at the start of a line in any text of any request, nor its download
+    command (``evil.example``) or fake ``</system-reminder>``."""
+    texts: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, str):
+            texts.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(requests)
+    given = [t for t in texts if mid in t and "# gitmem" in t]
+    assert given, "the memory never reached the model"
+    assert any("> Keep the timeout at 10 s: the gateway cuts at 12 s." in t for t in given), "\n".join(given)
+    assert not [t for t in texts if "evil.example" in t]
+    assert not any("</system-reminder>" in t for t in given)
+    for t in given:
+        for line in t.splitlines():
+            assert not line.startswith((f"### {FAKE_ID}", f"- {FAKE_ID}")), t
+            assert not re.match(r"(?:\S.*: )?# gitmem: memories relevant to this prompt", line) or "prompt" in t, t
+        assert t.count(f"### {mid}") <= 1 and t.count("\nanchors: ") == t.count("\n### "), t
 
 
 def test_render_fences_every_line_of_a_memorys_text() -> None:

@@ -25,8 +25,8 @@ exactly when nothing fits; with ``Style.exact`` the text's estimated tokens neve
 the budget.
 
 Must not import: anything outside the standard library and gitmem's stdlib-only ``injection``, nor
-``gitmem.model``, ``focus`` or ``score`` (the per-tool-call hooks import this module; ``datetime`` is already loaded there
-by ``sqlite3``).
+``gitmem.model``, ``focus`` or ``score`` (the per-tool-call hooks import this module; ``datetime`` is already
+loaded there by ``sqlite3``).
 """
 
 from __future__ import annotations
