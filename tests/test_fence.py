@@ -4,6 +4,7 @@ consolidation, ``gitmem check``)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -63,6 +64,7 @@ def assert_fenced_in_requests(requests: list[dict[str, Any]], mid: str) -> None:
                 walk(v)
 
     walk(requests)
+    texts = [html.unescape(t) for t in texts]  # Gemini CLI escapes < > & inside its <hook_context>
     given = [t for t in texts if mid in t and "# gitmem" in t]
     assert given, "the memory never reached the model"
     assert any("> Keep the timeout at 10 s: the gateway cuts at 12 s." in t for t in given), "\n".join(given)
