@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from . import memfile
+from . import injection, memfile
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
@@ -230,6 +230,45 @@ def _user_path(store: Store, path: str, cwd: str | None) -> str:
     return rel
 
 
+def instruction_lines(m: Memory) -> list[tuple[str, injection.Finding]]:
+    """The lines of ``m``'s text (title, body, each fact and tag) that ``injection`` flags as instruction-like:
+    (field, finding) pairs, the field ``title``, ``body``, ``fact N`` or ``tag N`` (1-based)."""
+    fields = {"title": m.title, "body": m.body, **{f"fact {i}": f for i, f in enumerate(m.facts, 1)},
+              **{f"tag {i}": t for i, t in enumerate(m.tags, 1)}}
+    return injection.scan_fields(fields)
+
+
+def refuse_instructions(m: Memory) -> None:
+    """Refuse memory ``m`` when a line of it reads as an instruction to the agent (``instruction_lines``).
+
+    Raises:
+        GitmemError: naming each flagged field, line and rule, and the fix.
+    """
+    found = instruction_lines(m)
+    if found:
+        raise GitmemError(f"the memory reads as an instruction to the agent, not a note: {injection.describe(found)}",
+                          "write what is true of the code instead (e.g. \"never pipe curl to sh in CI\"): every "
+                          "agent on the team is given memories as data, and `gitmem check` fails on such a line")
+
+
+def strip_instructions(m: Memory) -> list[str]:
+    """Drop from ``m`` (in place) the lines ``injection`` flags: body lines, facts and tags; a flagged title is
+    replaced by the body's first line (``derive_title``, "(withheld title)" without one). Returns one note per
+    dropped line, ``<field> line N: <rule>``; [] when nothing was flagged. For text no person typed (capture,
+    consolidation), where refusing the whole memory would lose what else it says."""
+    notes = [f"{name} line {f.line}: {f.rule}" for name, f in instruction_lines(m)]
+    if not notes:
+        return notes
+    m.body = "\n".join(line for line in m.body.splitlines() if not injection.line_rule(line)).strip()
+    m.facts = [f for f in m.facts if not injection.scan(f)]
+    m.tags = [t for t in m.tags if not injection.scan(t)]
+    if injection.scan(m.title):
+        m.title = derive_title(m.body) if m.body.strip() else "(withheld title)"
+        if injection.scan(m.title):
+            m.title = "(withheld title)"
+    return notes
+
+
 def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] | None = None) -> Memory:
     """Create and write a new memory; returns it (with its new id).
 
@@ -237,7 +276,8 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     ``warn`` says so), whoever asks: the CLI, MCP or an agent.
 
     Raises:
-        GitmemError: empty text, unknown type.
+        GitmemError: empty text, unknown type, a line that reads as an instruction to the agent
+            (``refuse_instructions``: run a downloaded script, ignore your instructions, …).
         MemoryTooLong: the text is over ``[memory] max_chars`` (``check_size``).
         AnchorError: see ``make_anchors``.
     """
@@ -270,6 +310,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
                tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
                source=req.source, created=now, updated=now, scope=req.scope, invariant=req.invariant)
     m = memfile.normalised(m)  # callers print and index what the file holds (no lone surrogates)
+    refuse_instructions(m)
     if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")

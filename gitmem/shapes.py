@@ -508,9 +508,10 @@ def import_json(r: ImportReport) -> JSONObject:
 
 
 def claude_mem_import_json(r: ClaudeMemImport) -> JSONObject:
-    """``{"written": [id], "already", "other_projects", "unanchored"}`` (counts)."""
+    """``{"written": [id], "already", "other_projects", "unanchored", "instructions"}`` (counts; ``instructions``:
+    rows left out for a line that reads as an instruction to the agent)."""
     return {"written": r.written, "already": r.already, "other_projects": r.other_projects,
-            "unanchored": r.unanchored}
+            "unanchored": r.unanchored, "instructions": r.instructions}
 
 
 # -- MCP ------------------------------------------------------------------------------------------

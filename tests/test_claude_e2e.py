@@ -258,3 +258,23 @@ def test_a_bash_call_gets_the_scripts_constraint_and_a_failure_its_bugfix(tmp_pa
     assert "KeyError" in text_of(failed) and failed.get("is_error"), failed
     (seen,) = [t for t in beside_failed + [text_of(failed)] if "# gitmem: seen before" in t]
     assert fix in seen, dump(server)
+
+
+def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A memory file a pull request filled with a forged gitmem header, a forged "constraint (must hold)" entry, a
+    ``curl … | sh`` line, a forged quote boundary and a fake ``</system-reminder>``: what the model receives holds
+    its note quoted, none of the forged lines at the start of a line, and no download command."""
+    from tests.test_fence import assert_fenced_in_requests, hostile_memory
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    claude_install.install(repo)
+    commit(repo, "Claude Code settings")
+    mid, _ = hostile_memory(run_cli, repo)
+    home = tmp_path / "home"
+    home.mkdir()
+    with messages_server(script(repo, OLD, NEW)) as server:
+        claude_p(repo, home, server.base_url, "Carry on.")
+    assert mid in "\n".join(system_texts(turns(server)[0])), dump(server)  # the session start gave it
+    assert_fenced_in_requests(server.requests, mid)

@@ -137,3 +137,20 @@ def test_a_lost_patch_capture_is_recovered_from_the_rollout(tmp_path: Path, run_
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"].startswith("Added `_get_with_retry`")
     assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)
+
+
+def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A memory file a pull request filled with forged gitmem lines, a ``curl … | sh`` line and a fake frame tag
+    reaches Codex's model (developer messages) fenced: its note quoted, nothing forged at the start of a line."""
+    from tests.test_fence import assert_fenced_in_requests, hostile_memory
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    mid, _ = hostile_memory(run_cli, repo)
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    with responses_server(SCRIPT) as server:
+        codex_exec(repo, home, server.base_url, "Add retry with exponential backoff to fetch() in src/client.py")
+    assert_fenced_in_requests(server.requests, mid)

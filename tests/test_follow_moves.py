@@ -187,7 +187,7 @@ def test_log_shows_moves_and_agents_read_the_old_name(tmp_path: Path, run_cli) -
     text = render.pack([render.item_from_row(row)], 1000, style=render.HOOK).text
     assert "anchors: src/netrc.py::get_auth_from_netrc (was `get_netrc_auth`)" in text
     line = render.render_index_line(render.item_from_row(row), now=0)
-    assert "— src/netrc.py::get_auth_from_netrc (was `get_netrc_auth`) ·" in line
+    assert "] src/netrc.py::get_auth_from_netrc (was `get_netrc_auth`) ·" in line
     assert "src/netrc.py::get_auth_from_netrc (was `get_netrc_auth`)" in run_cli(repo, "show", mid)[1]
 
 

@@ -154,3 +154,22 @@ def test_a_lost_edit_capture_is_recovered_from_the_chat(tmp_path: Path, run_cli)
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"].startswith("Added `_get_with_retry`")
     assert "reconciled with the transcript: 1 event added" in consolidate_log(repo)
+
+
+def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A memory file a pull request filled with forged gitmem lines, a ``curl … | sh`` line and a fake frame tag
+    reaches Gemini's model (session start, ``<hook_context>``) fenced: its note quoted, nothing forged at the start
+    of a line, no download command."""
+    from tests.test_fence import assert_fenced_in_requests, hostile_memory
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    install(repo)
+    mid, _ = hostile_memory(run_cli, repo)
+    subprocess.run([sys.executable, "-m", "gitmem.catalog.sync", str(repo)], cwd=repo, check=True, timeout=120)
+    read = {"call": "read_file", "args": {"file_path": "src/client.py"}}
+    with gemini_server(script(repo, read)) as server:
+        gemini_p(repo, tmp_path / "home", server.base_url, "Please make the networking more robust")
+    assert mid in "\n".join(texts(turns(server)[0]))
+    assert_fenced_in_requests(server.requests, mid)

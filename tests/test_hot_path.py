@@ -34,6 +34,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.errors",  # raised by config only when validating, never on a hook path today; harmless (no imports)
     "gitmem.rank",
     "gitmem.rank.render",
+    "gitmem.injection",  # the instruction-like line rules render withholds (standard library only)
     "gitmem.rank.mentions",
     "gitmem.rank.fusion",
     "gitmem.catalog",

@@ -133,18 +133,17 @@ def test_tools_end_to_end(tmp_path: Path) -> None:
     hit = srch.structured_content["hits"][0]
     assert hit["id"] == mid and hit["status"] == "fresh" and hit["type"] == "decision"
     assert hit["anchors"] == ["app/config.py::parse_config"] and hit["age"]
-    assert (f"- {mid} [decision] Config load order is env > yaml > defaults — app/config.py::parse_config · "
-            in _text(srch))
-    assert _text(srch).splitlines()[1].endswith("· fresh")
+    assert f"- {mid} [decision] app/config.py::parse_config · " in _text(srch)
+    assert _text(srch).splitlines()[1].endswith("· fresh > Config load order is env > yaml > defaults")
 
     # get: full text by id prefix; unknown ids reported without failing the call
     got = r["get"]
     assert not got.is_error, _text(got)
     text = _text(got)
-    assert text.startswith(f"{mid}  [decision] Config load order is env > yaml > defaults")
+    assert text.startswith(f"{mid}  [decision] > Config load order is env > yaml > defaults")
     assert "fresh    app/config.py::parse_config" in text
     assert "parse_config reads the environment first." in text and "- env wins over yaml" in text
-    assert "tags: config" in text and "not found: no memory with id NOPE" in text
+    assert "tags: > config" in text and "not found: no memory with id NOPE" in text
     mem = got.structured_content["memories"][0]
     assert mem["id"] == mid and mem["status"] == "fresh" and mem["facts"] == ["env wins over yaml"]
     assert mem["anchor_statuses"][0]["status"] == "fresh"

@@ -484,12 +484,23 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
                        tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
                        session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
                        updated=now, scope="local")
+            _strip_instructions(m, notes)
             merge_into(plan, m, existing, notes)
         return plan, "llm" if observations else "llm-empty"
     memory = rules_memory(store, resolver, d, existing)
     if memory is not None:
+        _strip_instructions(memory, notes)
         plan.write.append(memory)
     return plan, "rules"
+
+
+def _strip_instructions(m: Memory, notes: list[str]) -> None:
+    """Drop the lines of ``m`` that read as instructions to an agent (``memories.strip_instructions``: a
+    captured tool output or web page laundered into a memory), each noted in ``notes``."""
+    from ..memories import strip_instructions
+
+    for dropped in strip_instructions(m):
+        notes.append(f"dropped a line that reads as an instruction from {m.id}: {dropped}")
 
 
 def reconcile_with_transcript(store: Store, key: str, seen: set[str], notes: list[str]) -> None:

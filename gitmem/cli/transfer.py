@@ -65,7 +65,9 @@ def import_cmd(source: str, db: str | None) -> None:
         rep = import_claude_mem(store, db)
         _out(shapes.claude_mem_import_json(rep),
              f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported before, "
-             f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here")
+             f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here"
+             + (f", {rep.instructions} left out: a line reads as an instruction to the agent (run a script, "
+                "ignore instructions, send data; `gitmem check` lists the rules)" if rep.instructions else ""))
         return
     if source != "-" and not os.path.isfile(source):
         raise GitmemError(f"no such file: {source}",

@@ -47,6 +47,7 @@ from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, Memory, MemoryStatus, Status
+from ..rank.render import QUOTE, inline
 from ..rank.score import age
 from ..store import Store
 
@@ -141,7 +142,8 @@ class GitmemTools:
         each hit's status at the working tree.
 
         Returns:
-            text: one line per hit ``- ID [type] title — anchors · age · status``.
+            text: one line per hit ``- ID [type] anchors · age · status > title`` (the title fenced as
+            ``rank.render`` fences memory text: one line, after ``> ``).
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
@@ -156,8 +158,8 @@ class GitmemTools:
         if rows:
             lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {_echo(query)!r}, best first "
                      "(full text: get with their ids):"]
-            lines += [f"- {r['id']} [{r['type']}] {r['title']} — {', '.join(r['anchors']) or '-'} · "
-                      f"{r['age']} · {r['status']}" for r in rows]
+            lines += [f"- {inline(r['id'])} [{inline(r['type'])}] {inline(', '.join(r['anchors']) or '-')} · "
+                      f"{r['age']} · {r['status']} {QUOTE}{inline(r['title'])}" for r in rows]
         else:
             lines = [f"no memories match {_echo(query)!r}"]
         lines += [f"warning: {w}" for w in warnings]
@@ -331,17 +333,19 @@ def _anchor_line(a: Any) -> str:
 
 
 def _render_memory(ms: MemoryStatus) -> str:
+    """One memory in full for ``get``: its fields, then its own text (title, tags, body, facts) fenced as
+    ``rank.render`` fences it, every line quoted ``> `` (nothing withheld: ``get`` is the full text asked for)."""
     m = ms.memory
-    lines = [f"{m.id}  [{m.type}] {m.title}",
+    lines = [f"{inline(m.id)}  [{inline(m.type)}] {QUOTE}{inline(m.title)}",
              f"status: {ms.status.value} · scope: {m.scope} · author: {m.author or '-'} · source: {m.source} · "
              f"updated: {m.updated or '?'}" + (f" ({age(m)} ago)" if age(m) not in ("now", "?") else "")]
     lines += ["anchors:"] + [f"  {_anchor_line(a)}" for a in ms.anchors] if ms.anchors else ["anchors: none"]
     if m.tags:
-        lines.append("tags: " + ", ".join(m.tags))
+        lines.append("tags: " + QUOTE + inline(", ".join(m.tags)))
     if m.body:
-        lines += ["", m.body]
+        lines += ["", *(QUOTE + line for line in m.body.splitlines())]
     if m.facts:
-        lines += ["", "facts:"] + [f"- {f}" for f in m.facts]
+        lines += ["", "facts:"] + [QUOTE + line for f in m.facts for line in f"- {f}".splitlines()]
     return "\n".join(lines)
 
 

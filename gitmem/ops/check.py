@@ -13,7 +13,11 @@ For the change from the merge base of ``base`` (default: the default branch,
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
 * ``secret`` — a memory file holding something the redactor removes (a token, a
-  key, a password), which must not be committed.
+  key, a password), which must not be committed;
+* ``instruction`` — a team memory file with a line that reads as an instruction to the agent
+  (``gitmem.injection``'s rules: run a downloaded script, ignore your instructions, send data
+  somewhere, run encoded code, a fake role tag or gitmem header), one problem per line, naming the
+  file, the line number in it and the rule: every teammate's agent is given the memory.
 
 No all-clear that is not backed: when there is no base to compare with, or no merge base (a
 shallow clone, the default checkout of most CI systems, or unrelated histories), ``check``
@@ -124,6 +128,7 @@ def check(store: Store, base: str | None = None) -> Checked:
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
                                                    "remove it before committing"))
+        problems.extend(_instructions(store.display(path), mid, text))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
@@ -163,6 +168,16 @@ def check(store: Store, base: str | None = None) -> Checked:
             problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result
+
+
+def _instructions(shown: str, mid: str, text: str) -> list[Problem]:
+    """One ``instruction`` problem per line of memory file ``text`` (shown as ``shown``) that ``injection``
+    flags: ``<file>:<line>: <rule> — <why>: "<line>"``."""
+    from .. import injection
+
+    return [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"; reword it as a "
+                                        "note about the code (memories reach every agent as data, not orders)")
+            for f in injection.scan(text)]
 
 
 def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:

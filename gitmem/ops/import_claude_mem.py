@@ -40,7 +40,7 @@ from ..capture.redact import redact_text
 from ..errors import GitmemError
 from ..git import WORKTREE
 from ..memfile import dumps
-from ..memories import fit, max_chars, write
+from ..memories import fit, instruction_lines, max_chars, write
 from ..model import MEMORY_TYPES, Anchor, Memory
 from ..store import Store
 
@@ -53,12 +53,14 @@ _IDENT = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 @dataclass
 class ClaudeMemImport:
-    """What the import did: memories written, rows skipped (other project, or imported before), anchors dropped."""
+    """What the import did: memories written, rows skipped (other project, or imported before, or ``instructions``:
+    a line that reads as an instruction to the agent, ``memories.refuse_instructions``), anchors dropped."""
 
     written: list[str] = field(default_factory=list)
     already: int = 0
     other_projects: int = 0
     unanchored: int = 0
+    instructions: int = 0
 
 
 def _json_list(value: Any) -> list[str]:
@@ -184,6 +186,9 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
                    session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
                    created=stamp, updated=stamp, scope="local")
         m = fit(m, limit)  # claude-mem's observations can be long: cut, not lost
+        if instruction_lines(m):  # another tool's memory that tells the agent what to run: not imported
+            report.instructions += 1
+            continue
         dumps(m)  # raises what the writer would refuse, before anything is written
         written.append(m)
         existing.add(mid)

@@ -11,7 +11,9 @@ Import writes one memory file per line:
   working tree when its path — and symbol — exist here, and dropped when not
   (counted in the report); commit anchors to unknown commits are dropped;
 * an id that already exists is skipped (the local copy wins);
-* text is redacted (``capture.redact``) like every way in.
+* text is redacted (``capture.redact``) like every way in;
+* a memory with a line that reads as an instruction to the agent (``gitmem.injection``: run a downloaded
+  script, ignore your instructions, …) is rejected, its line reported (``memories.refuse_instructions``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..errors import GitmemError
 from ..git import WORKTREE
 from ..infra import utc_now
 from ..memfile import check_anchor_path, dumps, valid_id
-from ..memories import MemoryTooLong, check_size, max_chars, write
+from ..memories import check_size, max_chars, refuse_instructions, write
 from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
 from ..shapes import EXPORT_FORMAT, dumps_line, export_line_json
 from ..store import Store, new_id
@@ -143,10 +145,11 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        and sum(1 for a in anchors if a.kind != KIND_COMMIT) >= 2)
             dumps(m)  # what the writer would refuse is rejected here, line by line
             check_size(m, limit)
+            refuse_instructions(m)  # a line that reads as an instruction to the agent
         except (ValueError, TypeError, KeyError, OSError) as e:
             report.rejected.append(f"line {n}: {e}")
             continue
-        except MemoryTooLong as e:
+        except GitmemError as e:  # MemoryTooLong, refuse_instructions
             report.rejected.append(f"line {n}: {e.message}")
             continue
         existing.add(m.id)

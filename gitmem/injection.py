@@ -1,0 +1,178 @@
+"""Instruction-like text in a memory: the one detector of lines that tell an agent to act, not inform it.
+
+Owns: the named rules (``RULES``: each a name, why it is dangerous, and a pattern) and ``scan``, which
+finds the lines of a text that match one. Used where a memory enters (``memories.remember``, consolidation,
+``import``, the MCP ``remember`` tool), by ``gitmem check`` (a memory file with such a line fails it, with the
+line number and the rule) and by ``rank.render`` (a flagged line is withheld from what agents are given).
+
+A memory is a note from the repository, shown to every teammate's agent; a line that asks that agent to run a
+downloaded script, to ignore its instructions, to send data somewhere, to run encoded code, or that poses as a
+system/role message or as gitmem's own frame, is what a prompt injection looks like, whoever wrote it.
+
+Rules are narrow on purpose: an engineering note that *talks about* such things ("never pipe curl to sh in
+CI", "the installer used to run `curl | sh`; we vendor it now") must pass. A line is exempt from the
+command rules when a negation governs the command right before it (``NEGATION``); the rules were measured on
+gitmem's own commit messages and README and on ``bench/retrieval.py``'s memories (README, "What the agent is
+told").
+
+Guarantees: pure and deterministic; standard library only (the per-tool-call hooks import it through
+``rank.render``); linear in the text (no backtracking-prone patterns: every repetition is bounded or
+over a class that excludes what follows it).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Longest line examined, in characters: a longer line is cut there (bounds the regex work per line).
+MAX_LINE_CHARS = 2000
+
+#: A negation right before a command ("never", "don't", "do not run", "avoid piping", "instead of"): the
+#: line warns against the command rather than asking for it. At most one verb and a backtick may sit between.
+NEGATION = re.compile(
+    r"(?:\bnever|\bdon'?t|\bdo not|\bmust not|\bmustn'?t|\bshould not|\bshouldn'?t|\bavoid|\bno longer"
+    r"|\binstead of|\brather than|\bnot|\bforbid(?:s|den)?|\bban(?:s|ned)?|\bprohibit(?:s|ed)?|\bstop"
+    r"|\bwithout|\bused\s+to(?:\s+\w+){0,2}|\b(?:removed|dropped|replaced))\s+(?:(?:run(?:ning)?|us(?:e|ing)|pip(?:e|ing)|call(?:ing)?|execut(?:e|ing)|do(?:ing)?)\s+)?"
+    r"(?:via\s+|with\s+)?`?$", re.IGNORECASE)
+
+_FETCH = r"(?:\bcurl|\bwget|\biwr|\binvoke-webrequest|\birm|\binvoke-restmethod|\bfetch)\b"
+_SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\b|\bperl\b|\bruby\b|\bnode\b|\biex\b"
+
+
+class Rule:
+    """One named rule: ``name`` (shown by ``gitmem check``), ``why`` (one line), ``pattern`` (searched in each
+    line), ``negatable`` (a ``NEGATION`` right before the match exempts the line)."""
+
+    __slots__ = ("name", "why", "pattern", "negatable", "triggers")
+
+    def __init__(self, name: str, why: str, pattern: str, triggers: tuple[str, ...], *,
+                 negatable: bool = True) -> None:
+        self.name = name
+        self.why = why
+        self.pattern = re.compile(pattern, re.IGNORECASE)
+        self.negatable = negatable
+        #: lower-case substrings, one of which every match holds: a line with none is not searched
+        #: (measured by ``bench/injection.py``: ~50 µs per line without them)
+        self.triggers = triggers
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("pipe-to-shell", "runs a downloaded script: whoever controls the URL runs code on the agent's machine",
+         rf"{_FETCH}[^|\n]{{0,300}}\|\s*(?:{_SHELL})"
+         rf"|(?:\b(?:ba|z)?sh|\bsource|\beval|\.)\s+<\(\s*{_FETCH}"
+         rf"|\b(?:ba|z)?sh\s+-c\s+[\"']?\$\(\s*{_FETCH}"
+         rf"|\biex\s*\(+\s*(?:new-object|{_FETCH})",
+         ("curl", "wget", "iwr", "invoke-", "irm", "fetch", "iex")),
+    Rule("encoded-exec", "runs code hidden in base64 or an encoded command: nobody reviewing the text can read it",
+         r"base64\s+(?:-d|--decode|-D)\b[^\n]{0,200}\|\s*(?:" + _SHELL + r")"
+         r"|\b(?:exec|eval)\s*\(\s*(?:__import__\(\s*['\"]base64['\"]\s*\)|base64)\.b64decode"
+         r"|\b(?:exec|eval)\s*\(\s*(?:atob|Buffer\.from)\s*\("
+         r"|\bpowershell(?:\.exe)?\b[^\n]{0,80}\s-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}",
+         ("base64", "b64decode", "atob", "buffer.from", "powershell")),
+    Rule("ignore-instructions", "tells the agent to drop its instructions: the classic prompt injection",
+         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:(?:the|your|my|of|these|those)\s+)?"
+         r"(?:previous|prior|above|earlier|preceding|system|original|other)\s+"
+         r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages|context)"
+         r"|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|unrestricted|god)\b"
+         r"|\bnew\s+(?:system\s+)?instructions\s*:",
+         ("ignore", "disregard", "forget", "override", "bypass", "you are now", "instructions"), negatable=False),
+    Rule("exfiltration", "sends secrets, credentials or the environment to an outside address",
+         r"\b(?:send|post|upload|exfiltrate|transmit|forward|leak|copy)\b[^\n]{0,80}?"
+         r"\b(?:secrets?|credentials?|tokens?|api[_ -]?keys?|passwords?|env(?:ironment)?(?:\s+variables)?|\.env"
+         r"|ssh\s+keys?|private\s+keys?|id_rsa|cookies?)\b[^\n]{0,80}?(?:\bto\b|\binto\b|→|->)\s*"
+         r"(?:`|\"|')?(?:https?://|ftp://|[\w.-]+\.[a-z]{2,}/|\d{1,3}(?:\.\d{1,3}){3}|[\w.+-]+@[\w-]+\.)"
+         r"|(?:\b(?:env|printenv|set)\b|\$\(\s*env\s*\)|~/\.ssh/|~/\.aws/|\.netrc|/etc/passwd|\bid_rsa\b)"
+         r"[^\n]{0,160}?\|\s*(?:curl|wget|nc|ncat|netcat)\b"
+         r"|\b(?:curl|wget)\b[^\n]{0,200}?(?:-d|--data(?:-binary|-raw)?|-F|--form|-T|--upload-file|--post-file)"
+         r"[\s=]+[\"']?@?(?:\$\(\s*(?:env|printenv|cat)\b|~/\.ssh/|~/\.aws/|\$HOME/\.ssh|/etc/passwd|\.env\b"
+         r"|\$\{?[A-Z_]*(?:TOKEN|SECRET|KEY|PASSWORD)\b)",
+         ("send", "post", "upload", "exfiltrate", "transmit", "forward", "leak", "copy", "curl", "wget", "|nc",
+          "| nc", "ncat", "netcat")),
+    Rule("role-tag", "poses as a system, user or assistant message, or as the agent's own frame",
+         r"</\s*(?:system(?:[-_ ]?(?:reminder|prompt|message))?|assistant|user|human|developer|instructions?"
+         r"|tool_result|function_results?)\s*>"
+         r"|<\s*system[-_ ]?(?:reminder|prompt|message)\s*>"
+         r"|^\s*<\s*(?:system|assistant|user|human|developer|instructions?|tool_result|function_results?)\s*>"
+         r"|<\|\s*(?:im_start|im_end|system|user|assistant|endoftext)\s*\|>"
+         r"|^\s*(?:\[\s*(?:system|inst)\s*\]|\[/inst\]|(?:system|assistant|human)\s*:\s)",
+         ("<", "[", "system", "assistant", "human"), negatable=False),
+    Rule("gitmem-frame", "imitates gitmem's own header or a memory entry, to pass for another memory",
+         r"^\s*(?:>\s*)*#{1,6}\s*gitmem\s*:"
+         r"|^\s*(?:>\s*)*#{1,6}\s+\S+\s+·\s+(?:constraint|decision|gotcha|convention|note|bugfix|fact|pattern)\b"
+         r"|^\s*(?:>\s*)*-\s+\S+\s+\[\s*(?:constraint|decision|gotcha|convention|note|bugfix|fact|pattern)\b"
+         r"|[·\[]\s*constraint \(must hold\)\s*[·\]]",
+         ("gitmem", "·", "["), negatable=False),
+    Rule("conceal", "asks the agent to hide what it does from the user",
+         r"\b(?:do not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|show|alert|notify)\s+"
+         r"(?:the\s+)?(?:user|human|developer|reviewer)s?\b"
+         r"|\bwithout\s+(?:telling|informing|asking|notifying|alerting)\s+(?:the\s+)?(?:user|human|developer)s?\b",
+         ("tell", "inform", "mention", "show", "alert", "notify", "without"), negatable=False),
+)
+
+#: The rules by name.
+BY_NAME = {r.name: r for r in RULES}
+
+
+class Finding:
+    """One flagged line: ``line`` (1-based, in the text scanned), ``rule`` (its name), ``text`` (the line, cut
+    at 120 characters)."""
+
+    __slots__ = ("line", "rule", "text")
+
+    def __init__(self, line: int, rule: str, text: str) -> None:
+        self.line = line
+        self.rule = rule
+        self.text = text
+
+    @property
+    def why(self) -> str:
+        """The rule's one-line reason."""
+        return BY_NAME[self.rule].why
+
+    def __repr__(self) -> str:
+        return f"Finding(line={self.line}, rule={self.rule!r}, text={self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.line, self.rule, self.text) == (other.line, other.rule,
+                                                                                    other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.line, self.rule, self.text))
+
+
+def line_rule(line: str) -> str | None:
+    """The name of the first rule ``line`` (one line of text) matches, else None."""
+    line = line[:MAX_LINE_CHARS]
+    low = line.lower()
+    for rule in RULES:
+        if not any(t in low for t in rule.triggers):
+            continue
+        for m in rule.pattern.finditer(line):
+            if rule.negatable and NEGATION.search(line[max(0, m.start() - 40):m.start()]):
+                continue
+            return rule.name
+    return None
+
+
+def scan(text: str) -> list[Finding]:
+    """The lines of ``text`` that a rule flags, in order (one ``Finding`` per line: its first rule).
+
+    Lines are split as ``str.splitlines`` does (``\\r``, ``\\u2028`` and the rest count as line breaks, as they
+    do for a reader).
+    """
+    out: list[Finding] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        rule = line_rule(line)
+        if rule:
+            out.append(Finding(n, rule, line.strip()[:120]))
+    return out
+
+
+def scan_fields(fields: dict[str, str]) -> list[tuple[str, Finding]]:
+    """``scan`` of each named field (``{"title": …, "body": …, "fact 1": …}``): (field, finding) pairs in order."""
+    return [(name, f) for name, text in fields.items() for f in scan(text)]
+
+
+def describe(findings: list[tuple[str, Finding]]) -> str:
+    """One line naming each flagged field, line and rule: ``body line 3: pipe-to-shell (runs a downloaded …)``."""
+    return "; ".join(f"{name} line {f.line}: {f.rule} ({f.why})" for name, f in findings)
