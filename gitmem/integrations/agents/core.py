@@ -10,11 +10,13 @@ SessionStart              the ``gitmem context`` of the current focus           
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
                           symbols) or matches (BM25; with the warm process up, BM25
                           and vectors: ``warm_search``) not yet given this session
-BeforeFile                memories anchored to the file — first those on the symbol    3 s
-                          the edit's old text falls in — not yet given
+                          (or named, and given with a status that changed since)
+BeforeFile                memories anchored to the file — first those given with a     3 s
+                          status that changed since, then those on the symbol the
+                          edit's old text falls in — not yet given (or changed)
 BeforeShell               the ``constraint``, ``gotcha`` and ``bugfix`` memories the    3 s
                           command concerns (a file or symbol it runs or targets, a
-                          command they quote: ``shellwords``) not yet given
+                          command they quote: ``shellwords``) not yet given (or changed)
 AfterTool                 appends the redacted call to the session's spool              3 s
 AfterToolFailure          the same; then the memories matching the failure ("seen       3 s
                           before": its exception names, test ids, error codes,
@@ -30,7 +32,10 @@ BeforeCompact             forgets what the session was given (what is given from
 AfterCompact              forgets what the session was given                            3 s
 ========================  ===========================================================  ==========
 
-Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``) and the files
+Owns: the handlers (``handle``), what each session was given and with which status (``<sessions>/<key>.given``;
+a memory whose status changed since — ``is_news`` — is given again at the next event touching its code, saying
+what it was given as: ``news``, ``session_items``), the status a hook may claim (``as_shown``: never "fresh" for
+a file changed since gitmem last checked it) and the files
 it worked on (``<sessions>/<key>.worked``: read, edited, run; given again after a compaction), context
 held for an agent's next event that can take it (``hold``, ``take_held``: ``<sessions>/<key>.held``),
 the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
