@@ -529,21 +529,11 @@ SESSION_START = "session start"
 
 def catalog_statuses(root: Path, ids: list[str]) -> dict[str, str]:
     """id → ``shown_status`` of ``ids`` as the catalog holds them (the session-start context just recorded
-    them); {} when it cannot be read (the ids are then recorded as given with a status not known)."""
-    import sqlite3
+    them: ``session_start.statuses_of``); {} when it cannot be read (the ids are then recorded as given with a
+    status not known). Imports the library: for SessionStart only."""
+    from .session_start import statuses_of
 
-    from ...catalog import db as catalog_db
-
-    try:
-        con = catalog_db.connect(root)
-        if con is None:
-            return {}
-        try:
-            return {r["id"]: shown_status(r) for r in catalog_db.rows(con, ids)}
-        finally:
-            con.close()
-    except (OSError, sqlite3.Error):
-        return {}
+    return {mid: status or UNCHECKED for mid, status in statuses_of(root, ids).items()}
 
 
 def orphaned_spools(root: Path, key: str) -> bool:
