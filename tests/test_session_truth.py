@@ -210,27 +210,61 @@ def test_an_older_given_file_of_bare_ids_still_reads(repo: Path, run_cli) -> Non
     assert hook(event, repo)[1] == ""
     # what it records now is the new format, read by the same reader
     core.mark_given(lay, key, ["01NEW"], {"01NEW": "fresh"}, "a read of src/auth.py")
-    assert core.given_statuses(lay, key) == {on_auth: ("", ""), "01NEW": ("fresh", "a read of src/auth.py")}
+    assert core.given_statuses(lay, key) == {on_auth: ("", "", ""),
+                                             "01NEW": ("fresh", "a read of src/auth.py", "fresh")}
     assert core.given_ids(lay, key) == {on_auth, "01NEW"}
 
 
 @pytest.mark.parametrize(("was", "now", "again"), [
     (None, "fresh", True),
-    (("fresh", "session start"), "fresh", False),
-    (("fresh", "session start"), "stale", True),
-    (("fresh", "session start"), "may be stale", True),
-    (("may be stale", "a prompt"), "may be stale", False),
-    (("may be stale", "a prompt"), "fresh", True),
-    (("may be stale", "a prompt"), "stale", True),
-    (("stale", "a read of a.py"), "may be stale", False),
-    (("stale", "a read of a.py"), "fresh", True),
-    (("stale", "a read of a.py"), "deleted", True),
-    (("unchecked", "session start"), "fresh", False),
-    (("unchecked", "session start"), "stale", True),
-    (("", ""), "stale", False),
+    (("fresh", "session start", "fresh"), "fresh", False),
+    (("fresh", "session start", "fresh"), "stale", True),
+    (("fresh", "session start", "fresh"), "moved", True),
+    (("fresh", "session start", "fresh"), "may be stale", True),
+    # a doubt settled as it was (the agent's own edit left the memory fresh): not again, nor the next doubt
+    (("may be stale", "a read of a.py", "fresh"), "fresh", False),
+    (("may be stale", "a read of a.py", "fresh"), "may be stale", False),
+    (("may be stale", "a read of a.py", "fresh"), "stale", True),
+    # first given as a doubt: its checked status comes once, whatever it is
+    (("may be stale", "a prompt", ""), "fresh", True),
+    (("may be stale", "a prompt", ""), "stale", True),
+    (("stale", "a read of a.py", "stale"), "may be stale", False),
+    (("stale", "a read of a.py", "stale"), "fresh", True),
+    (("stale", "a read of a.py", "stale"), "deleted", True),
+    (("unchecked", "session start", "unchecked"), "fresh", False),
+    (("unchecked", "session start", "unchecked"), "stale", True),
+    (("", "", ""), "stale", False),
 ])
-def test_what_counts_as_news(was: tuple[str, str] | None, now: str, again: bool) -> None:
+def test_what_counts_as_news(was: tuple[str, str, str] | None, now: str, again: bool) -> None:
     assert core.is_news(was, now) is again
+
+
+def test_the_last_checked_status_survives_a_doubt(repo: Path) -> None:
+    """``.given`` keeps, per memory, the last status shown and the last checked one (a doubt does not erase it)."""
+    lay = layout.of(repo)
+    key = spool.session_key("doubt-1")
+    core.mark_given(lay, key, ["01A", "01B"], {"01A": "fresh", "01B": "may be stale"}, core.SESSION_START)
+    core.mark_given(lay, key, ["01A"], {"01A": "may be stale"}, "a read of src/a.py")
+    assert core.given_statuses(lay, key) == {"01A": ("may be stale", "a read of src/a.py", "fresh"),
+                                             "01B": ("may be stale", "session start", "")}
+
+
+def test_editing_a_file_does_not_bring_its_memories_back_at_every_event(repo: Path, run_cli) -> None:
+    """The agent's own edits: the memory given fresh comes once as "may be stale"; once re-checked and still
+    fresh (the edit was elsewhere in the file), the next edits and reads give it no more."""
+    on_auth, _ = _setup(repo, run_cli)
+    _start(repo, "ed", on_auth)
+    read, _ = _event(repo, "read", "ed")
+    for n in range(3):
+        write(repo, {"src/auth.py": AUTH_PY + f"\n\nLIMIT_{n} = {n}\n"})  # an edit outside check_token
+        out = hook(read, repo)[1]
+        if n == 0:
+            assert f"{AGAIN} may be stale: src/auth.py" in context_of(out, "PreToolUse")
+        else:
+            assert out == "", out
+        _settled(repo, run_cli)
+        assert hook(read, repo)[1] == ""  # re-checked: still fresh, nothing to correct
+        time.sleep(0.05)
 
 
 def test_the_event_log_says_what_was_given_again(repo: Path, run_cli, tmp_path: Path) -> None:

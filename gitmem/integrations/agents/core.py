@@ -193,21 +193,23 @@ def _given_path(lay: layout.Layout, key: str) -> Path:
     return lay.sessions_dir / f"{key}.given"
 
 
-def given_statuses(lay: layout.Layout, key: str) -> dict[str, tuple[str, str]]:
+def given_statuses(lay: layout.Layout, key: str) -> dict[str, tuple[str, str, str]]:
     """id → (the status it was last given with: a catalog status, ``MAY_BE_STALE`` or ``UNCHECKED``, "" when
-    not known; the event that gave it, "" when not known) of the memories given in full to session ``key``
-    (empty when none or unreadable)."""
+    not known; the event that gave it, "" when not known; the last checked status it was given with — the
+    last one not ``MAY_BE_STALE`` —, "" when none) of the memories given in full to session ``key`` (empty
+    when none or unreadable)."""
     try:
         text = _given_path(lay, key).read_text("utf-8")
     except (OSError, ValueError):
         return {}
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, str, str]] = {}
     for ln in text.splitlines():
         mid, _, rest = ln.partition(GIVEN_SEP)
         mid = mid.strip()
         if mid:
-            status, _, when = rest.partition(GIVEN_SEP)
-            out[mid] = (status.strip(), when.strip())
+            status, _, when = (x.strip() for x in rest.partition(GIVEN_SEP))
+            checked = out.get(mid, ("", "", ""))[2] if status == MAY_BE_STALE else status
+            out[mid] = (status, when, checked)
     return out
 
 
@@ -237,19 +239,26 @@ def shown_status(row: dict[str, Any]) -> str:
     return str(row.get("status") or UNCHECKED)
 
 
-def is_news(was: tuple[str, str] | None, now: str) -> bool:
-    """Whether a memory given with status ``was`` (``given_statuses``; None: never given) is to be given again
-    now that it would be shown ``now`` (``shown_status``): never given; or its status changed — except to
-    ``MAY_BE_STALE`` from anything but ``fresh`` (a doubt adds nothing to a warning or to "not checked yet"),
-    and from ``UNCHECKED`` to ``fresh`` (nothing to correct). A status not known (a bare id) is never news."""
+def is_news(was: tuple[str, str, str] | None, now: str) -> bool:
+    """Whether a memory given as ``was`` (``given_statuses``: last status shown, event, last checked status
+    shown; None: never given) is to be given again now that it would be shown ``now`` (``shown_status``).
+
+    Never given: yes. A status not known (a bare id, an older gitmem's): no. ``MAY_BE_STALE`` now: only when
+    it was last shown ``fresh`` (a doubt adds nothing to a warning, to "not checked yet", or to the same doubt).
+    A checked status now: when it differs from the last checked one shown (after a doubt settled as it was —
+    the agent's own edit left the memory fresh — nothing is given again: editing a file does not make its
+    memories come back at every event), or, when none was, from the doubt; ``UNCHECKED`` → ``fresh``: no
+    (nothing to correct)."""
     if was is None:
         return True
-    status = was[0]
-    if not status or status == now:
+    shown, _, checked = was
+    if not shown or shown == now:
         return False
     if now == MAY_BE_STALE:
-        return status == "fresh"
-    return not (status == UNCHECKED and now == "fresh")
+        return shown == "fresh"
+    if now == (checked or shown):
+        return False
+    return not ((checked or shown) == UNCHECKED and now == "fresh")
 
 
 def as_shown(con: sqlite3.Connection, root: Path, lay: layout.Layout,
@@ -281,7 +290,7 @@ def as_shown(con: sqlite3.Connection, root: Path, lay: layout.Layout,
 
 
 def news(con: sqlite3.Connection, root: Path, lay: layout.Layout, ids: list[str],
-         given: dict[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
+         given: dict[str, tuple[str, str, str]]) -> dict[str, dict[str, Any]]:
     """Of ``ids``, those given before (``given``: ``given_statuses``) whose status changed since (``is_news``):
     id → its row as shown now (``as_shown``). Reads only the rows of the ids given before.
 
@@ -291,14 +300,14 @@ def news(con: sqlite3.Connection, root: Path, lay: layout.Layout, ids: list[str]
     """
     from ...catalog import db as catalog_db
 
-    before = [i for i in dict.fromkeys(ids) if given.get(i, ("", ""))[0]]
+    before = [i for i in dict.fromkeys(ids) if given.get(i, ("", "", ""))[0]]
     if not before:
         return {}
     rows = as_shown(con, root, lay, catalog_db.rows(con, before))
     return {r["id"]: r for r in rows if is_news(given[r["id"]], shown_status(r))}
 
 
-def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str]],
+def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str, str]],
                   again: Iterable[str]) -> list[render.Item]:
     """``rows`` as ``rank.render`` items; those given again (``again``: ids, ``news``) say what they were given
     as and when (``render.given_again``: "was given as fresh at session start; now ⚠ stale: …")."""
@@ -309,7 +318,7 @@ def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str]],
     for r in rows:
         item = render.item_from_row(r)
         if r["id"] in again and r["id"] in given:
-            was, when = given[r["id"]]
+            was, when, _ = given[r["id"]]
             item.status = render.given_again(None if was == UNCHECKED else was, when, item.status)
         items.append(item)
     return items
@@ -657,7 +666,8 @@ def pack_prompt(con: sqlite3.Connection, order: list[str], budget_tokens: int) -
     return pack_prompt_rows(prompt_rows(con, order), budget_tokens)
 
 
-def pack_prompt_rows(rows: list[dict[str, Any]], budget_tokens: int, given: dict[str, tuple[str, str]] | None = None,
+def pack_prompt_rows(rows: list[dict[str, Any]], budget_tokens: int,
+                     given: dict[str, tuple[str, str, str]] | None = None,
                      again: Iterable[str] = ()) -> render.Packed | None:
     """``rows`` (``prompt_rows``, best first) packed in ``budget_tokens`` as the prompt hook injects them (the
     first ``PROMPT_DETAIL`` in full; those in ``again`` say what they were given as: ``session_items``); None
@@ -790,7 +800,7 @@ def same_symbol(anchor: str | None, named: str | None) -> bool:
 
 
 def _action_rows(con: sqlite3.Connection, root: Path, lay: layout.Layout, ranked: dict[str, float],
-                 given: dict[str, tuple[str, str]], again: Iterable[str]) -> list[dict[str, Any]]:
+                 given: dict[str, tuple[str, str, str]], again: Iterable[str]) -> list[dict[str, Any]]:
     """The rows of ``ranked`` (id → score) not in ``given`` or in ``again`` (``news``), as shown now
     (``as_shown``), best first, then by ``ACTION_TYPES``' order, not-fresh (⚠) first, newest first; at most
     ``MAX_ACTION_MEMORIES``."""
@@ -807,7 +817,7 @@ def _action_rows(con: sqlite3.Connection, root: Path, lay: layout.Layout, ranked
 
 
 def _pack_action(rows: list[dict[str, Any]], budget_key: str, header: str, lay: layout.Layout,
-                 key: str, event: Event, via: str, given: dict[str, tuple[str, str]] | None = None,
+                 key: str, event: Event, via: str, given: dict[str, tuple[str, str, str]] | None = None,
                  when: str = "", **about: str) -> str | None:
     """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full; those given before,
     in ``given``, say what they were given as: ``session_items``), marked given with their status at ``when``,
