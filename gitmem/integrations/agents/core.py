@@ -20,7 +20,8 @@ BeforeShell               the ``constraint``, ``gotcha`` and ``bugfix`` memories
 AfterTool                 appends the redacted call to the session's spool              3 s
 AfterToolFailure          the same; then the memories matching the failure ("seen       3 s
                           before": its exception names, test ids, error codes,
-                          traceback frames; ``failure_terms``) not yet given
+                          traceback frames; ``failure_terms``) not yet given (or
+                          changed)
 Stop                      spools the agent's last message (or the transcript's path);  3 s
                           with ``consolidate``, hands the spool to a detached
                           consolidation (which reconciles it with the transcript)
