@@ -279,3 +279,21 @@ def test_the_event_log_says_what_was_given_again(repo: Path, run_cli, tmp_path: 
              .splitlines()]
     assert [ln["event"] for ln in lines] == ["SessionStart", "BeforeShell"]
     assert lines[-1]["ids"] == [on_auth]
+
+
+def test_a_command_running_changed_code_corrects_a_memory_of_any_type(repo: Path, run_cli, tmp_path: Path) -> None:
+    """The shell hook gives only rules and traps; but a memory of any type the session was given fresh comes
+    again before a command that runs its file once its code changed (here a ``decision``)."""
+    why = remember(run_cli, repo, "check_token raises on empty tokens: the gateway sends none",
+                   "src/auth.py::check_token", mtype="decision")
+    assert run_cli(repo, "hooks", "install")[0] == 0
+    commit(repo, "memories")
+    _prepare(repo, "checkout", tmp_path)
+    _settled(repo, run_cli)
+    _start(repo, "dec", why)
+    shell, _ = _event(repo, "shell", "dec")
+    assert hook(shell, repo)[1] == ""  # a decision: not for the seconds before a command, and given already
+    _change(repo, "checkout", tmp_path)
+    text = context_of(hook(shell, repo)[1], "PreToolUse")
+    assert why in text and f"{AGAIN} stale: src/auth.py::check_token" in text
+    assert hook(shell, repo)[1] == ""

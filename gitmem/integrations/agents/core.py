@@ -800,6 +800,25 @@ def same_symbol(anchor: str | None, named: str | None) -> bool:
             or anchor.endswith("." + named))
 
 
+def given_again_on(con: sqlite3.Connection, root: Path, lay: layout.Layout, paths: list[str],
+                   given: dict[str, tuple[str, str, str]], again: dict[str, dict[str, Any]]) -> list[str]:
+    """The memories of any type anchored to ``paths`` that the session was given (``given``) with a status that
+    changed since (``news``; added to ``again``): a command about to run their code corrects what the session
+    was told about it, whatever the type (the shell hook otherwise gives only ``ACTION_TYPES``).
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+        OSError: a re-check could not be started.
+    """
+    from ...catalog import db as catalog_db
+
+    before = [f[0] for p in dict.fromkeys(paths) for f in catalog_db.on_path(con, p)
+              if f[0] in given and f[0] not in again]
+    more = news(con, root, lay, before, given) if before else {}
+    again.update(more)
+    return list(more)
+
+
 def _action_rows(con: sqlite3.Connection, root: Path, lay: layout.Layout, ranked: dict[str, float],
                  given: dict[str, tuple[str, str, str]], again: Iterable[str]) -> list[dict[str, Any]]:
     """The rows of ``ranked`` (id → score) not in ``given`` or in ``again`` (``news``), as shown now
@@ -853,7 +872,8 @@ def _repo_targets(root: Path, event: Event, found: list[tuple[str, str | None]],
 def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str) -> str | None:
     """The ``ACTION_TYPES`` memories the command concerns, not yet given, in ``shell_budget``: anchored to a
     file it runs or targets (on the symbol a test id or ``-k`` names first), or quoting a command it runs
-    (``shellwords.concerns``); nothing for a command no memory concerns."""
+    (``shellwords.concerns``); and a memory of any type on a file it runs or targets that the session was given
+    with a status that changed since (``given_again_on``); nothing for a command no memory concerns."""
     if not event.command.strip():
         return None
     from ... import shellwords
@@ -884,6 +904,8 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
                 ranked[mid] = max(ranked.get(mid, 0.0), SHELL_COMMAND_SCORE)
         given = given_statuses(lay, key)
         again = news(con, root, lay, list(ranked), given)  # given before; their status changed since
+        for mid in given_again_on(con, root, lay, [rel for rel, _ in targets], given, again):
+            ranked.setdefault(mid, SHELL_FILE_SCORE)
         rows = _action_rows(con, root, lay, ranked, given, again) if ranked else []
     finally:
         con.close()
