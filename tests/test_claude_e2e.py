@@ -278,3 +278,54 @@ def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> N
         claude_p(repo, home, server.base_url, "Carry on.")
     assert mid in "\n".join(system_texts(turns(server)[0])), dump(server)  # the session start gave it
     assert_fenced_in_requests(server.requests, mid)
+
+
+def test_a_memory_given_fresh_comes_again_after_a_reset_the_agent_ran(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The agent reads a file (its memory comes, fresh), runs ``git reset --hard`` to a commit that rewrites the
+    memory's function (git runs no hook), and reads the file again: the model receives the memory again,
+    saying it was given fresh and may be stale now, with the file as the reason (issue 20: truth within the
+    session)."""
+    auth = "def check_token(token):\n    if not token:\n        raise ValueError('empty token')\n    return True\n"
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/auth.py": auth})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    rule = remember(run_cli, repo, "check_token rejects empty tokens only", "src/auth.py::check_token")
+    cfg = repo / ".gitmem" / "config.toml"  # the session start gives nothing: the first Read gives it
+    cfg.write_text(cfg.read_text().replace("session_budget = 1500", "session_budget = 1"))
+    claude_install.install(repo)
+    commit(repo, "memories and Claude Code settings")
+    git(repo, "checkout", "-q", "-b", "loose")
+    commit(repo, "loosen auth", {"src/auth.py": auth.replace("raise ValueError('empty token')", "return False")})
+    git(repo, "checkout", "-q", "main")
+    assert run_cli(repo, "stale")[0] == 0  # every status checked now
+    home = tmp_path / "home"
+    home.mkdir()
+    path = str(repo / "src" / "auth.py")
+    steps: list[dict[str, Any]] = [
+        {"call": "Read", "input": {"file_path": path}},
+        {"call": "Bash", "input": {"command": "git reset -q --hard loose", "description": "reset"}},
+        {"call": "Read", "input": {"file_path": path}},
+        {"say": FINAL}]
+    time.sleep(0.05)
+    with messages_server(steps) as server:
+        claude_p(repo, home, server.base_url, "Proceed.")
+    msgs = turns(server)[-1].get("messages") or []
+    reads = {b["id"] for m in msgs if m.get("role") == "assistant" for b in blocks(m)
+             if b.get("type") == "tool_use" and b.get("name") == "Read"}
+    at = [i for i, m in enumerate(msgs) for b in blocks(m)
+          if b.get("type") == "tool_result" and b.get("tool_use_id") in reads]
+    assert len(at) == 2, dump(server)
+
+    def beside(i: int) -> str:  # the tool result and the hook context that follows it, up to the next call
+        out = []
+        for m in msgs[i:]:
+            if m.get("role") == "assistant":
+                break
+            out += [text_of(b) for b in blocks(m)]
+        return "\n".join(out)
+
+    first, second = beside(at[0]), beside(at[1])
+    assert rule in first and "· fresh" in first, dump(server)
+    assert rule in second, dump(server)
+    assert ("was given as fresh at a read of src/auth.py; now ⚠ may be stale: src/auth.py changed since gitmem "
+            "last checked it") in second, dump(server)

@@ -205,21 +205,47 @@ def changed_since_check(con: sqlite3.Connection, root: Path, rel: str) -> bool:
     after the check started; a file that is gone: changed. A catalog that never checked: False (its
     rows say "status not checked yet" themselves). One ``stat``, no git: the agent hooks call it.
     """
+    return bool(changed_since_checks(con, root, [rel]))
+
+
+def changed_since_checks(con: sqlite3.Connection, root: Path, rels: Iterable[str]) -> set[str]:
+    """The files of ``rels`` (repo-relative) that may have changed since the statuses were last checked
+    (``changed_since_check``, with the check's meta read once): one ``stat`` per file, no git."""
     checked = get_meta(con, "status_checked_ns")
     if not checked or not checked.isdigit():
-        return False
+        return set()
     try:
         dirty = json.loads(get_meta(con, "status_dirty") or "{}")
     except ValueError:
         dirty = {}
-    was = dirty.get(rel) if isinstance(dirty, dict) else None
-    try:
-        st = os.stat(root / rel)
-    except OSError:
-        return was != "gone"
-    if was is not None:
-        return bool(was != f"{st.st_size}:{st.st_mtime_ns}")
-    return st.st_mtime_ns > int(checked)
+    if not isinstance(dirty, dict):
+        dirty = {}
+    out: set[str] = set()
+    for rel in dict.fromkeys(rels):
+        was = dirty.get(rel)
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            if was != "gone":
+                out.add(rel)
+            continue
+        if (was != f"{st.st_size}:{st.st_mtime_ns}") if was is not None else st.st_mtime_ns > int(checked):
+            out.add(rel)
+    return out
+
+
+def anchored_paths_of(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, set[str]]:
+    """id → the files each of ``ids`` is anchored to (where its code is now and where it was); ids without
+    a file anchor are left out."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, set[str]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for mid, path in con.execute(f"SELECT DISTINCT memory_id, path FROM anchors WHERE memory_id IN "
+                                     f"({', '.join('?' * len(chunk))})", chunk):
+            if path:
+                out.setdefault(mid, set()).add(path)
+    return out
 
 
 def fts_text(row: dict[str, Any]) -> str:

@@ -13,7 +13,9 @@
 * ``post-merge``, ``post-checkout``, ``post-rewrite``: re-check the anchors on
   the files that changed; when memory files changed, sync the index in a
   detached process (the index import alone costs about a second; git must not
-  wait for it). Queries sync too, so a skipped sync only costs the next query.
+  wait for it); and check the hook index's statuses at the new working tree in another
+  (``settle_statuses``: the agent hooks doubt what is on files changed since the last check).
+  Queries sync too, so a skipped sync only costs the next query.
 
 Must not import: lancedb (the index is synced in another process).
 """
@@ -72,7 +74,10 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path, *,
                 for ms in analyze_commit(store, old_new[1]).went_out_of_date:
                     out[ms.memory.id] = ms
         # post-commit already reported an amend; a rebase reports once for all its commits
-        return None if (args[:1] == ["amend"]) else summary_line(list(out.values()))
+        if args[:1] == ["amend"]:
+            return None
+        settle_statuses(store)
+        return summary_line(list(out.values()))
     return None
 
 
@@ -157,6 +162,8 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
     record_statuses(store, {s.memory.id: s for s in statuses}, rev=new_sha)
     if any(p.startswith(MEMORY_DIRS) for p in paths):
         spawn_index_sync(store)  # only when memory files changed; otherwise the index is current
+    if paths:
+        settle_statuses(store)
     # Only memories that were fresh (or never checked) before this merge / checkout are news.
     news = [s for s in statuses if s.status != Status.FRESH and before.get(s.memory.id) in (None, "fresh")]
     return summary_line(news)
@@ -181,6 +188,19 @@ def summary_line(went: list[MemoryStatus]) -> str | None:
 
 def _count(n: int) -> str:
     return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+def settle_statuses(store: Store) -> None:
+    """Start the hook index's status check at the working tree (``catalog.sync.spawn_sync``, detached) after
+    git rewrote files: until it has run, the agent hooks doubt every fresh memory on those files ("may be
+    stale", ``core.as_shown``) and give it again to a session that was given it fresh.
+
+    Raises:
+        OSError: the process could not be started.
+    """
+    from ..catalog.sync import spawn_sync
+
+    spawn_sync(store.repo.root)
 
 
 def spawn_index_sync(store: Store) -> None:

@@ -260,6 +260,15 @@ def item_from_row(row: dict[str, Any]) -> Item:
                 trust=row.get("trust") or "", rule=bool(row.get("rule", True)))
 
 
+def given_again(was: str | None, when: str, now: str) -> str:
+    """The status note of a memory given again in a session because its status changed since it was given:
+    ``was given as fresh at session start; now ⚠ stale: <anchor> <reason>`` (``was``: the status it was given
+    with, a catalog status or ``may be stale``; None: not checked yet; ``when``: the event that gave it, e.g.
+    ``session start``; ``now``: the status note now, ``row_status``)."""
+    label = row_status({"status": was}).rstrip(":")
+    return f"was given as {label}{f' at {when}' if when else ''}; now {now}"
+
+
 def type_label(mtype: str, rule: bool = True) -> str:
     """``mtype`` as shown in a header or index line: ``TYPE_LABELS``' label when ``rule`` (the memory may be
     shown as a rule: ``Item.rule``), else ``UNRULED_LABELS``' (``constraint (unreviewed)``); else the type."""

@@ -10,15 +10,18 @@ SessionStart              the ``gitmem context`` of the current focus           
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
                           symbols) or matches (BM25; with the warm process up, BM25
                           and vectors: ``warm_search``) not yet given this session
-BeforeFile                memories anchored to the file — first those on the symbol    3 s
-                          the edit's old text falls in — not yet given
+                          (or named, and given with a status that changed since)
+BeforeFile                memories anchored to the file — first those given with a     3 s
+                          status that changed since, then those on the symbol the
+                          edit's old text falls in — not yet given (or changed)
 BeforeShell               the ``constraint``, ``gotcha`` and ``bugfix`` memories the    3 s
                           command concerns (a file or symbol it runs or targets, a
-                          command they quote: ``shellwords``) not yet given
+                          command they quote: ``shellwords``) not yet given (or changed)
 AfterTool                 appends the redacted call to the session's spool              3 s
 AfterToolFailure          the same; then the memories matching the failure ("seen       3 s
                           before": its exception names, test ids, error codes,
-                          traceback frames; ``failure_terms``) not yet given
+                          traceback frames; ``failure_terms``) not yet given (or
+                          changed)
 Stop                      spools the agent's last message (or the transcript's path);  3 s
                           with ``consolidate``, hands the spool to a detached
                           consolidation (which reconciles it with the transcript)
@@ -30,7 +33,10 @@ BeforeCompact             forgets what the session was given (what is given from
 AfterCompact              forgets what the session was given                            3 s
 ========================  ===========================================================  ==========
 
-Owns: the handlers (``handle``), what each session was given (``<sessions>/<key>.given``) and the files
+Owns: the handlers (``handle``), what each session was given and with which status (``<sessions>/<key>.given``;
+a memory whose status changed since — ``is_news`` — is given again at the next event touching its code, saying
+what it was given as: ``news``, ``session_items``), the status a hook may claim (``as_shown``: never "fresh" for
+a file changed since gitmem last checked it) and the files
 it worked on (``<sessions>/<key>.worked``: read, edited, run; given again after a compaction), context
 held for an agent's next event that can take it (``hold``, ``take_held``: ``<sessions>/<key>.held``),
 the hook index's background refresh (one detached ``gitmem.catalog.sync`` per
@@ -76,7 +82,7 @@ from .events import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     import sqlite3
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
     from ...rank import render
@@ -171,28 +177,161 @@ def resolve_root(event: Event) -> Path | None:
     return None
 
 
-# -- session state: which memories this session was given ---------------------------------------
+# -- session state: which memories this session was given, with which status --------------------
+
+#: ``<sessions>/<key>.given``: one line per memory given in full, ``id<TAB>status<TAB>when``: the status it was
+#: shown with (a catalog status, ``MAY_BE_STALE``, or ``UNCHECKED``) and the event that gave it (``session
+#: start``, ``a prompt``, ``a read of src/a.py`` …); a later line for an id replaces an earlier one. A line of a
+#: bare id (an older gitmem's) is a memory given with a status not known: it is not given again for a change.
+GIVEN_SEP = "\t"
+#: The status recorded for a memory shown as "status not checked yet" (no status in the catalog).
+UNCHECKED = "unchecked"
+#: Characters of the event recorded with a given memory (``when``).
+GIVEN_WHEN_CHARS = 120
 
 
 def _given_path(lay: layout.Layout, key: str) -> Path:
     return lay.sessions_dir / f"{key}.given"
 
 
+def given_statuses(lay: layout.Layout, key: str) -> dict[str, tuple[str, str, str]]:
+    """id → (the status it was last given with: a catalog status, ``MAY_BE_STALE`` or ``UNCHECKED``, "" when
+    not known; the event that gave it, "" when not known; the last checked status it was given with — the
+    last one not ``MAY_BE_STALE`` —, "" when none) of the memories given in full to session ``key`` (empty
+    when none or unreadable)."""
+    try:
+        text = _given_path(lay, key).read_text("utf-8")
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, tuple[str, str, str]] = {}
+    for ln in text.splitlines():
+        mid, _, rest = ln.partition(GIVEN_SEP)
+        mid = mid.strip()
+        if mid:
+            status, _, when = (x.strip() for x in rest.partition(GIVEN_SEP))
+            checked = out.get(mid, ("", "", ""))[2] if status == MAY_BE_STALE else status
+            out[mid] = (status, when, checked)
+    return out
+
+
 def given_ids(lay: layout.Layout, key: str) -> set[str]:
     """Ids of the memories given in full to session ``key`` so far (empty when none or unreadable)."""
-    try:
-        return {ln.strip() for ln in _given_path(lay, key).read_text("utf-8").splitlines() if ln.strip()}
-    except (OSError, ValueError):
-        return set()
+    return set(given_statuses(lay, key))
 
 
-def mark_given(lay: layout.Layout, key: str, ids: list[str]) -> None:
-    """Record ``ids`` as given to session ``key`` (``infra.append_records``: parallel hooks do not interleave).
+def mark_given(lay: layout.Layout, key: str, ids: list[str], statuses: dict[str, str] | None = None,
+               when: str = "") -> None:
+    """Record ``ids`` as given to session ``key`` (``infra.append_records``: parallel hooks do not interleave),
+    each with the status it was shown with (``statuses``: id → ``shown_status``; an id without one is recorded
+    bare, status not known) and the event that gave it (``when``, e.g. ``a read of src/a.py``).
 
     Raises:
         OSError: the sessions folder cannot be written.
     """
-    infra.append_records(_given_path(lay, key), ids)
+    when = " ".join(when.split())[:GIVEN_WHEN_CHARS]
+    known = statuses or {}
+    infra.append_records(_given_path(lay, key), [GIVEN_SEP.join((i, known[i], when)) if known.get(i) else i
+                                                 for i in ids])
+
+
+def shown_status(row: dict[str, Any]) -> str:
+    """The status a catalog row (``as_shown``) is shown with, as ``.given`` records it: its status, or
+    ``UNCHECKED``."""
+    return str(row.get("status") or UNCHECKED)
+
+
+def is_news(was: tuple[str, str, str] | None, now: str) -> bool:
+    """Whether a memory given as ``was`` (``given_statuses``: last status shown, event, last checked status
+    shown; None: never given) is to be given again now that it would be shown ``now`` (``shown_status``).
+
+    Never given: yes. A status not known (a bare id, an older gitmem's): no. ``MAY_BE_STALE`` now: only when
+    it was last shown ``fresh`` (a doubt adds nothing to a warning, to "not checked yet", or to the same doubt).
+    A checked status now: when it differs from the last checked one shown (after a doubt settled as it was —
+    the agent's own edit left the memory fresh — nothing is given again: editing a file does not make its
+    memories come back at every event), or, when none was, from the doubt; ``UNCHECKED`` → ``fresh``: no
+    (nothing to correct)."""
+    if was is None:
+        return True
+    shown, _, checked = was
+    if not shown or shown == now:
+        return False
+    if now == MAY_BE_STALE:
+        return shown == "fresh"
+    if now == (checked or shown):
+        return False
+    return not ((checked or shown) == UNCHECKED and now == "fresh")
+
+
+def as_shown(con: sqlite3.Connection, root: Path, lay: layout.Layout,
+             rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` (``catalog.db.rows``) with the status a hook may claim now: a memory ``fresh`` (or not checked
+    yet) whose anchored file changed since gitmem last checked it (``catalog.db.changed_since_checks``: the
+    agent's edit, a ``git reset --hard``, any change no git hook saw) is ``MAY_BE_STALE``, with the files as
+    its reason, and a re-check is started in the background (``request_sync``). One ``stat`` per anchored file.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+        OSError: the re-check could not be started.
+    """
+    from ...catalog import db as catalog_db
+
+    paths = catalog_db.anchored_paths_of(con, [r["id"] for r in rows]) if rows else {}
+    changed = catalog_db.changed_since_checks(con, root, sorted({p for ps in paths.values() for p in ps}))
+    if not changed:
+        return rows
+    request_sync(root, lay)  # every status on these files is re-checked, warnings included
+    out = []
+    for r in rows:
+        hit = sorted(paths.get(r["id"], set()) & changed) if r.get("status") in (None, "fresh") else []
+        if hit:
+            r = {**r, "status": MAY_BE_STALE,
+                 "reason": f"{', '.join(hit)} changed since gitmem last checked it (re-checking now)"}
+        out.append(r)
+    return out
+
+
+def news(con: sqlite3.Connection, root: Path, lay: layout.Layout, ids: list[str],
+         given: dict[str, tuple[str, str, str]]) -> dict[str, dict[str, Any]]:
+    """Of ``ids``, those given before (``given``: ``given_statuses``) whose status changed since (``is_news``):
+    id → its row as shown now (``as_shown``). Reads only the rows of the ids given before.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+        OSError: a re-check could not be started.
+    """
+    from ...catalog import db as catalog_db
+
+    before = [i for i in dict.fromkeys(ids) if given.get(i, ("", "", ""))[0]]
+    if not before:
+        return {}
+    rows = as_shown(con, root, lay, catalog_db.rows(con, before))
+    return {r["id"]: r for r in rows if is_news(given[r["id"]], shown_status(r))}
+
+
+def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str, str]],
+                  again: Iterable[str]) -> list[render.Item]:
+    """``rows`` as ``rank.render`` items; those given again (``again``: ids, ``news``) say what they were given
+    as and when (``render.given_again``: "was given as fresh at session start; now ⚠ stale: …")."""
+    from ...rank import render
+
+    again = set(again)
+    items = []
+    for r in rows:
+        item = render.item_from_row(r)
+        if r["id"] in again and r["id"] in given:
+            was, when, _ = given[r["id"]]
+            item.status = render.given_again(None if was == UNCHECKED else was, when, item.status)
+        items.append(item)
+    return items
+
+
+def mark_shown(lay: layout.Layout, key: str, packed: render.Packed, rows: list[dict[str, Any]], when: str) -> None:
+    """Record the memories ``packed`` gave in full (``mark_given``) with the status each was shown with.
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    mark_given(lay, key, packed.detailed, {r["id"]: shown_status(r) for r in rows}, when)
 
 
 #: ``<sessions>/<key>.events.jsonl``: one JSON line per time gitmem gave session ``key`` something (``log_given``).
@@ -383,7 +522,7 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
                                               budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
                                                      **transcript_of(event)})
-    mark_given(lay, key, shown)
+    mark_given(lay, key, shown, catalog_statuses(root, shown), SESSION_START)
     log_given(lay, key, event, shown, source=capture.clean(event.source, 40))
     usage.note(lay, usage.GIVEN, "session", shown)
     if orphaned_spools(root, key):  # sessions that ended without SessionEnd (a crash, a killed terminal)
@@ -392,6 +531,19 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
 
     daemon_client.ensure_started(lay)  # the warm process, for the session's commands and prompts (detached)
     return text
+
+
+#: How ``.given`` names the session-start event (``mark_given``'s ``when``).
+SESSION_START = "session start"
+
+
+def catalog_statuses(root: Path, ids: list[str]) -> dict[str, str]:
+    """id → ``shown_status`` of ``ids`` as the catalog holds them (the session-start context just recorded
+    them: ``session_start.statuses_of``); {} when it cannot be read (the ids are then recorded as given with a
+    status not known). Imports the library: for SessionStart only."""
+    from .session_start import statuses_of
+
+    return {mid: status or UNCHECKED for mid, status in statuses_of(root, ids).items()}
 
 
 def orphaned_spools(root: Path, key: str) -> bool:
@@ -477,18 +629,32 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
         ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
-        given = given_ids(lay, key)
-        fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
-        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in given]
-        packed = pack_prompt(con, order, config.budget(cfg, "prompt_budget"))
+        given = given_statuses(lay, key)
+        again = news(con, root, lay, found[0] + found[1], given)  # named, and their status changed since given
+        skip = set(given) - set(again)
+        fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in skip])  # near-ties: the used first
+        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in skip]
+        rows = as_shown(con, root, lay, prompt_rows(con, order))
+        packed = pack_prompt_rows(rows, config.budget(cfg, "prompt_budget"), given, again)
     finally:
         con.close()
     if packed is None:
         return None
-    mark_given(lay, key, packed.detailed)
+    mark_shown(lay, key, packed, rows, "a prompt")
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
+
+
+def prompt_rows(con: sqlite3.Connection, order: list[str]) -> list[dict[str, Any]]:
+    """The catalog rows of the first ``MAX_PROMPT_MEMORIES`` of ``order`` (ids best first; unknown ids skipped).
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ...catalog import db as catalog_db
+
+    return catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
 
 
 def pack_prompt(con: sqlite3.Connection, order: list[str], budget_tokens: int) -> render.Packed | None:
@@ -498,13 +664,20 @@ def pack_prompt(con: sqlite3.Connection, order: list[str], budget_tokens: int) -
     Raises:
         sqlite3.Error: the catalog cannot be read.
     """
-    from ...catalog import db as catalog_db
+    return pack_prompt_rows(prompt_rows(con, order), budget_tokens)
+
+
+def pack_prompt_rows(rows: list[dict[str, Any]], budget_tokens: int,
+                     given: dict[str, tuple[str, str, str]] | None = None,
+                     again: Iterable[str] = ()) -> render.Packed | None:
+    """``rows`` (``prompt_rows``, best first) packed in ``budget_tokens`` as the prompt hook injects them (the
+    first ``PROMPT_DETAIL`` in full; those in ``again`` say what they were given as: ``session_items``); None
+    when there are none."""
     from ...rank import render
 
-    rows = catalog_db.rows(con, order[:MAX_PROMPT_MEMORIES])
     if not rows:
         return None
-    return render.pack([render.item_from_row(r) for r in rows], budget_tokens, header=PROMPT_HEADER,
+    return render.pack(session_items(rows, given or {}, again), budget_tokens, header=PROMPT_HEADER,
                        detail=PROMPT_DETAIL, detail_among=PROMPT_DETAIL, style=render.HOOK)
 
 
@@ -526,8 +699,10 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
 
     Spans = list[tuple[str | None, int | None, int | None]]
     try:
-        given = given_ids(lay, key)
-        found = [f for f in catalog_db.on_path(con, rel) if f[0] not in given]
+        given = given_statuses(lay, key)
+        on = catalog_db.on_path(con, rel)
+        again = news(con, root, lay, [f[0] for f in on], given)  # given before; their status changed since
+        found = [f for f in on if f[0] not in given or f[0] in again]
         if not found:
             return None
         edit = edited_lines(root, rel, event.old_text) if event.kind == "edit" else None
@@ -542,38 +717,29 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
         def not_fresh(status: str | None) -> bool:
             return status not in (None, "fresh")
 
-        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first;
-        # with decay on, the least faded first: ``usage.fade``)
+        # what changed since it was given first, then the edited symbol's memories, then warnings, then
+        # file-level ones, then the rest (newest first; with decay on, the least faded first: ``usage.fade``)
         fade = fading(con, cfg, [f[0] for f in found])
-        found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
+        found.sort(key=lambda f: (f[0] not in again, not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
                                   -fade.get(f[0], 1.0)))
         found = found[:MAX_FILE_MEMORIES]
-        by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
-        changed = catalog_db.changed_since_check(con, root, rel)
+        by_id = {r["id"]: r for r in as_shown(con, root, lay, catalog_db.rows(con, [f[0] for f in found]))}
     finally:
         con.close()
-    unsure: list[str] = []
-    if changed:  # the statuses predate this file's content (the agent's own edits): never claim "fresh"
-        request_sync(root, lay)
-        for mid, row in by_id.items():
-            if row.get("status") in (None, "fresh"):
-                by_id[mid] = {**row, "status": MAY_BE_STALE,
-                              "reason": f"{rel} changed since gitmem last checked it (re-checking now)"}
-                unsure.append(mid)
     found = [f for f in found if f[0] in by_id]
     if edit is not None:
-        first = [f for f in found if on_edit(f[2]) or file_level(f[2]) or not_fresh(f[1])]
+        first = [f for f in found if f[0] in again or on_edit(f[2]) or file_level(f[2]) or not_fresh(f[1])]
         rows = [by_id[f[0]] for f in first] + [by_id[f[0]] for f in found if f not in first]
         n_full = len(first)
         lines = f"line {edit[0]}" if edit[0] == edit[1] else f"lines {edit[0]}–{edit[1]}"
         where = f"{rel} (the edit is at {lines})"
     else:
         rows, n_full, where = [by_id[f[0]] for f in found], len(found), rel
-    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(cfg, "file_budget"),
+    packed = render.pack(session_items(rows, given, again), config.budget(cfg, "file_budget"),
                          header=f"# gitmem: memories about {where}\n", detail=n_full, detail_among=n_full,
                          style=render.HOOK)
-    # a memory shown with an unsure status is shown again (with its checked status) at the next read or edit
-    mark_given(lay, key, [i for i in packed.detailed if i not in unsure])
+    # each with the status it was shown with: one shown "may be stale" is shown again once it is checked
+    mark_shown(lay, key, packed, rows, f"{'an edit' if event.kind == 'edit' else 'a read'} of {rel}")
     log_given(lay, key, event, packed.detailed, packed.indexed, file=rel, kind=event.kind)
     usage.note(lay, usage.GIVEN, "file", packed.detailed)
     return packed.text
@@ -634,13 +800,35 @@ def same_symbol(anchor: str | None, named: str | None) -> bool:
             or anchor.endswith("." + named))
 
 
-def _action_rows(con: sqlite3.Connection, ranked: dict[str, float], given: set[str]) -> list[dict[str, Any]]:
-    """The rows of ``ranked`` (id → score) not in ``given``, best first, then by ``ACTION_TYPES``' order,
-    not-fresh (⚠) first, newest first; at most ``MAX_ACTION_MEMORIES``."""
+def given_again_on(con: sqlite3.Connection, root: Path, lay: layout.Layout, paths: list[str],
+                   given: dict[str, tuple[str, str, str]], again: dict[str, dict[str, Any]]) -> list[str]:
+    """The memories of any type anchored to ``paths`` that the session was given (``given``) with a status that
+    changed since (``news``; added to ``again``): a command about to run their code corrects what the session
+    was told about it, whatever the type (the shell hook otherwise gives only ``ACTION_TYPES``).
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+        OSError: a re-check could not be started.
+    """
     from ...catalog import db as catalog_db
 
-    ids = [mid for mid in ranked if mid not in given]
-    rows = catalog_db.rows(con, ids)
+    before = [f[0] for p in dict.fromkeys(paths) for f in catalog_db.on_path(con, p)
+              if f[0] in given and f[0] not in again]
+    more = news(con, root, lay, before, given) if before else {}
+    again.update(more)
+    return list(more)
+
+
+def _action_rows(con: sqlite3.Connection, root: Path, lay: layout.Layout, ranked: dict[str, float],
+                 given: dict[str, tuple[str, str, str]], again: Iterable[str]) -> list[dict[str, Any]]:
+    """The rows of ``ranked`` (id → score) not in ``given`` or in ``again`` (``news``), as shown now
+    (``as_shown``), best first, then by ``ACTION_TYPES``' order, not-fresh (⚠) first, newest first; at most
+    ``MAX_ACTION_MEMORIES``."""
+    from ...catalog import db as catalog_db
+
+    again = set(again)
+    ids = [mid for mid in ranked if mid not in given or mid in again]
+    rows = as_shown(con, root, lay, catalog_db.rows(con, ids))
     type_rank = {t: i for i, t in enumerate(ACTION_TYPES)}
     rows.sort(key=lambda r: r.get("updated") or "", reverse=True)
     rows.sort(key=lambda r: (-ranked[r["id"]], type_rank.get(str(r.get("type")), len(ACTION_TYPES)),
@@ -649,16 +837,20 @@ def _action_rows(con: sqlite3.Connection, ranked: dict[str, float], given: set[s
 
 
 def _pack_action(rows: list[dict[str, Any]], budget_key: str, header: str, lay: layout.Layout,
-                 key: str, event: Event, via: str, **about: str) -> str | None:
-    """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full), marked given, logged
-    in the session's event log (``log_given``) and noted as used (``usage.note`` by ``via``)."""
+                 key: str, event: Event, via: str, given: dict[str, tuple[str, str, str]] | None = None,
+                 when: str = "", **about: str) -> str | None:
+    """``rows`` packed in ``[claude] <budget_key>`` under ``header`` (all offered in full; those given before,
+    in ``given``, say what they were given as: ``session_items``), marked given with their status at ``when``,
+    logged in the session's event log (``log_given``) and noted as used (``usage.note`` by ``via``)."""
     from ...rank import render
 
     if not rows:
         return None
-    packed = render.pack([render.item_from_row(r) for r in rows], config.budget(config.read_cached(lay), budget_key),
-                         header=header, detail=len(rows), style=render.HOOK)
-    mark_given(lay, key, packed.detailed)
+    given = given or {}
+    packed = render.pack(session_items(rows, given, [r["id"] for r in rows if r["id"] in given]),
+                         config.budget(config.read_cached(lay), budget_key), header=header, detail=len(rows),
+                         style=render.HOOK)
+    mark_shown(lay, key, packed, rows, when)
     log_given(lay, key, event, packed.detailed, packed.indexed, **about)
     usage.note(lay, usage.GIVEN, via, packed.detailed)
     return packed.text or None
@@ -680,7 +872,8 @@ def _repo_targets(root: Path, event: Event, found: list[tuple[str, str | None]],
 def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str) -> str | None:
     """The ``ACTION_TYPES`` memories the command concerns, not yet given, in ``shell_budget``: anchored to a
     file it runs or targets (on the symbol a test id or ``-k`` names first), or quoting a command it runs
-    (``shellwords.concerns``); nothing for a command no memory concerns."""
+    (``shellwords.concerns``); and a memory of any type on a file it runs or targets that the session was given
+    with a status that changed since (``given_again_on``); nothing for a command no memory concerns."""
     if not event.command.strip():
         return None
     from ... import shellwords
@@ -709,13 +902,17 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
         for mid, quoted in catalog_db.quoting(con, [c[0] for c in commands], ACTION_TYPES):
             if any(shellwords.concerns(quoted, c) for c in commands):
                 ranked[mid] = max(ranked.get(mid, 0.0), SHELL_COMMAND_SCORE)
-        rows = _action_rows(con, ranked, given_ids(lay, key)) if ranked else []
+        given = given_statuses(lay, key)
+        again = news(con, root, lay, list(ranked), given)  # given before; their status changed since
+        for mid in given_again_on(con, root, lay, [rel for rel, _ in targets], given, again):
+            ranked.setdefault(mid, SHELL_FILE_SCORE)
+        rows = _action_rows(con, root, lay, ranked, given, again) if ranked else []
     finally:
         con.close()
     shown = " ".join(event.command.split())
     shown = shown if len(shown) <= SHELL_HEADER_CHARS else shown[:SHELL_HEADER_CHARS - 1] + "…"
     return _pack_action(rows, "shell_budget", f"# gitmem: before you run `{shown}` — rules and known traps\n",
-                        lay, key, event, "shell", command=shown)
+                        lay, key, event, "shell", given, "a shell command", command=shown)
 
 
 def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -759,12 +956,14 @@ def on_after_failure(event: AfterToolFailure, root: Path, lay: layout.Layout, ke
                                   *map(str, row.get("facts") or [])]).lower()
                 if any(t in own for t in lowered):
                     ranked[mid] = max(ranked.get(mid, 0.0), SHELL_FILE_SCORE + dict(hits)[mid] / best)
-        rows = _action_rows(con, ranked, given_ids(lay, key)) if ranked else []
+        given = given_statuses(lay, key)
+        again = news(con, root, lay, list(ranked), given)  # given before; their status changed since
+        rows = _action_rows(con, root, lay, ranked, given, again) if ranked else []
     finally:
         con.close()
     named = ", ".join(terms[:3]) if terms else ", ".join(f"{p}::{s}" if s else p for p, s in frames[:2])
     return _pack_action(rows, "failure_budget", f"# gitmem: seen before — memories matching this failure ({named})\n",
-                        lay, key, event, "failure", failure=named)
+                        lay, key, event, "failure", given, "a failure", failure=named)
 
 
 HANDLERS: dict[type[Event], Callable[[Any, Path, layout.Layout, str], str | None]] = {

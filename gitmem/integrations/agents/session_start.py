@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ...catalog.sync import needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
+from ...catalog.sync import known_statuses, needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ...git import Repo
 from ...ops.context import build_context
 from ...rank.render import HEADER
@@ -79,3 +79,12 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int,
                 again.con.close()
         text = res.packed.text.replace(HEADER, NEWEST_HEADER.format(n=total), 1) if res.packed.text else ""
     return text, list(res.packed.detailed), store.repo.head()
+
+
+def statuses_of(root: Path, ids: list[str]) -> dict[str, str | None]:
+    """The status the hook index holds for each of ``ids`` (None: not checked yet; ``catalog.sync.known_statuses``:
+    {} without a hook index or when it cannot be read, which is logged). Never raises."""
+    try:
+        return known_statuses(Store(Repo(root), require=False), ids)
+    except Exception:  # noqa: BLE001 - a hint for the session's later hooks: the ids are then recorded bare
+        return {}
