@@ -382,7 +382,7 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
-                                                     **transcript_of(event)})
+                                                     "agent": capture.clean(event.agent, 40), **transcript_of(event)})
     mark_given(lay, key, shown)
     log_given(lay, key, event, shown, source=capture.clean(event.source, 40))
     usage.note(lay, usage.GIVEN, "session", shown)
@@ -458,7 +458,8 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     if not event.prompt.strip():
         return None
     prompt = redact.redact_text(capture.prepare(event.prompt))
-    capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS)})
+    capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS),
+                                                         "agent": capture.clean(event.agent, 40)})
     cfg = config.read_cached(lay)
     warm: list[list[dict[str, Any]] | None] = []
     asking = None
