@@ -39,12 +39,11 @@ reviewed, and nothing is rewritten.
 
 Consolidation never raises a level: ``lowered`` gives the provenance a memory must take when text of
 another provenance is merged into it (the lower of the two).
+
+Must not import: anything outside the standard library (the per-tool-call hooks order by ``WEIGHT``).
 """
 
 from __future__ import annotations
-
-import hashlib
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,6 +104,9 @@ def text_hash(mtype: str, title: str, body: str, facts: Sequence[str]) -> str:
     The fields are compared as the memory file holds them (``memfile.normalised``): whitespace at the ends
     of the body is not part of the text. Anchors, tags, confidence and times are left out.
     """
+    import hashlib  # here, not at the top: the per-tool-call hooks import this module for ``WEIGHT`` only
+    import json
+
     data = json.dumps([mtype, title.strip(), body.strip("\n"), [f.strip() for f in facts]], ensure_ascii=False)
     return "sha256:" + hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_CHARS]
 
@@ -154,7 +156,9 @@ def trust(source: str, *, origin: str | None = None, model: str | None = None,
 def of(m: Any) -> Trust:
     """``trust`` of a ``model.Memory`` (read by attribute: this module does not import ``model``)."""
     review = m.reviewed
-    entry = None if review is None else {"by": review.by, "at": review.at, "hash": review.hash}
+    if review is None:  # no hash to compare: most memories, and the cheap path
+        return trust(m.source, origin=m.origin, model=m.model)
+    entry = {"by": review.by, "at": review.at, "hash": review.hash}
     return trust(m.source, origin=m.origin, model=m.model, reviewed=entry, current_hash=memory_hash(m))
 
 

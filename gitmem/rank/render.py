@@ -62,13 +62,20 @@ class Item:
         status: the status note shown after the age (``fresh``, ``⚠ stale: …``, ``moved: …``).
         was: anchor key → its key before its code was renamed or moved (``Anchor.was``), for the
             anchors that followed their code.
+        trust: the provenance level as shown to the agent in a word or two (``reviewed``,
+            ``agent-captured (claude-code)``, ``model-written (gpt-4o-mini)``, ``imported (claude-mem)``;
+            ``provenance.Trust.label``); "" = unknown.
+        rule: whether a ``constraint`` may be shown as a rule, "constraint (must hold)"
+            (``provenance.Trust.rule``: only text a person wrote or reviewed).
     """
 
-    __slots__ = ("id", "type", "title", "body", "facts", "anchors", "near", "updated", "status", "was")
+    __slots__ = ("id", "type", "title", "body", "facts", "anchors", "near", "updated", "status", "was", "trust",
+                 "rule")
 
     def __init__(self, id: str, type: str, title: str, *, body: str = "", facts: list[str] | None = None,
                  anchors: list[str] | None = None, near: str = "", updated: str | None = None,
-                 status: str = "fresh", was: dict[str, str] | None = None) -> None:
+                 status: str = "fresh", was: dict[str, str] | None = None, trust: str = "",
+                 rule: bool = True) -> None:
         self.id = id
         self.type = type
         self.title = title
@@ -79,6 +86,8 @@ class Item:
         self.updated = updated
         self.status = status
         self.was = was or {}
+        self.trust = trust
+        self.rule = rule
 
 
 def was_note(key: str, was: str | None) -> str:
@@ -212,21 +221,23 @@ def row_status(row: dict[str, Any]) -> str:
 
 def item_from_row(row: dict[str, Any]) -> Item:
     """A catalog row (``catalog.db.rows``: id, type, title, body, facts, anchors [{"key", "was"…}], updated,
-    status, reason) as an ``Item``."""
+    status, reason, trust, rule) as an ``Item``."""
     anchors = row.get("anchors") or []
     return Item(row["id"], str(row.get("type")), str(row.get("title")), body=row.get("body") or "",
                 facts=list(row.get("facts") or []), anchors=[a.get("key", "") for a in anchors],
                 updated=row.get("updated"), status=row_status(row),
-                was={a.get("key", ""): a["was"] for a in anchors if a.get("was")})
+                was={a.get("key", ""): a["was"] for a in anchors if a.get("was")},
+                trust=row.get("trust") or "", rule=bool(row.get("rule", True)))
 
 
-def type_label(mtype: str) -> str:
-    """``mtype`` as shown in a title or index line: ``TYPE_LABELS``' label, else the type itself."""
-    return TYPE_LABELS.get(mtype, mtype)
+def type_label(mtype: str, rule: bool = True) -> str:
+    """``mtype`` as shown in a title or index line: ``TYPE_LABELS``' label, else the type itself; the type
+    itself when not ``rule`` (``Item.rule``: text no person wrote or reviewed is never shown as a rule)."""
+    return TYPE_LABELS.get(mtype, mtype) if rule else mtype
 
 
 def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now: float | None = None) -> str:
-    """One memory in full, ending in a newline: title line, anchors · age · status, body (cut at
+    """One memory in full, ending in a newline: title line, anchors · age · status · trust, body (cut at
     ``MAX_DETAIL_BODY_CHARS`` characters), facts as ``- `` lines.
 
     ``max_anchors``: anchors listed (the ``near`` one first), the rest counted; None lists all.
@@ -238,8 +249,9 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
         anchors = ", ".join(shown) or "-"
     else:
         anchors = ", ".join(shown[:max_anchors]) + f" (+{len(keys) - max_anchors} more: gitmem show {item.id})"
-    lines = [f"### {item.id} · {type_label(item.type)} · {item.title}",
-             f"anchors: {anchors} · {age(item.updated, now)} · {item.status}"]
+    lines = [f"### {item.id} · {type_label(item.type, item.rule)} · {item.title}",
+             f"anchors: {anchors} · {age(item.updated, now)} · {item.status}"
+             + (f" · {item.trust}" if item.trust else "")]
     body = item.body.strip()
     if len(body) > MAX_DETAIL_BODY_CHARS:
         body = body[:MAX_DETAIL_BODY_CHARS].rsplit(" ", 1)[0] + " …"
@@ -253,7 +265,8 @@ def render_index_line(item: Item, now: float | None = None) -> str:
     """One memory as one line, ending in a newline: id, type, title, first anchor (with its old name when
     its code was renamed or moved), age, status."""
     main = item.anchors[0] + was_note(item.anchors[0], item.was.get(item.anchors[0])) if item.anchors else "-"
-    return f"- {item.id} [{type_label(item.type)}] {item.title} — {main} · {age(item.updated, now)} · {item.status}\n"
+    return (f"- {item.id} [{type_label(item.type, item.rule)}] {item.title} — {main} · {age(item.updated, now)}"
+            f" · {item.status}\n")
 
 
 def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, detail: int = 3,

@@ -58,6 +58,7 @@ from pathlib import Path
 
 from ... import config, infra, layout, usage
 from ...capture import redact, spool
+from ...provenance import WEIGHT
 from . import capture
 from .events import (
     AfterCompact,
@@ -480,7 +481,9 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
         given = given_ids(lay, key)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
-        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in given]
+        weight = trust_weights(con, [mid for mid, _ in ranked if mid not in given])
+        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1] * weight.get(kv[0], 1.0),
+                                                                  -fade.get(kv[0], 1.0))) if mid not in given]
         packed = pack_prompt(con, order, config.budget(cfg, "prompt_budget"))
     finally:
         con.close()
@@ -490,6 +493,18 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
+
+
+def trust_weights(con: sqlite3.Connection, ids: list[str]) -> dict[str, float]:
+    """id → its provenance weight (``provenance.WEIGHT`` of its catalog ``level``; 1.0 when unknown), for ordering
+    near-ties: text a person wrote or reviewed before text nobody has read.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ...catalog import db as catalog_db
+
+    return {mid: WEIGHT.get(level, 1.0) for mid, level in catalog_db.levels(con, ids).items()}
 
 
 def pack_prompt(con: sqlite3.Connection, order: list[str], budget_tokens: int) -> render.Packed | None:
@@ -543,11 +558,13 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
         def not_fresh(status: str | None) -> bool:
             return status not in (None, "fresh")
 
-        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (newest first;
-        # with decay on, the least faded first: ``usage.fade``)
+        # the edited symbol's memories first, then warnings, then file-level ones, then the rest (within each,
+        # text a person wrote or reviewed first: ``provenance.WEIGHT``; then newest first; with decay on, the
+        # least faded first: ``usage.fade``)
         fade = fading(con, cfg, [f[0] for f in found])
+        weight = trust_weights(con, [f[0] for f in found])
         found.sort(key=lambda f: (not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
-                                  -fade.get(f[0], 1.0)))
+                                  -weight.get(f[0], 1.0), -fade.get(f[0], 1.0)))
         found = found[:MAX_FILE_MEMORIES]
         by_id = {r["id"]: r for r in catalog_db.rows(con, [f[0] for f in found])}
         changed = catalog_db.changed_since_check(con, root, rel)
@@ -636,16 +653,17 @@ def same_symbol(anchor: str | None, named: str | None) -> bool:
 
 
 def _action_rows(con: sqlite3.Connection, ranked: dict[str, float], given: set[str]) -> list[dict[str, Any]]:
-    """The rows of ``ranked`` (id → score) not in ``given``, best first, then by ``ACTION_TYPES``' order,
-    not-fresh (⚠) first, newest first; at most ``MAX_ACTION_MEMORIES``."""
+    """The rows of ``ranked`` (id → score) not in ``given``, best first (the score times its provenance weight,
+    ``provenance.WEIGHT``), then by ``ACTION_TYPES``' order, not-fresh (⚠) first, newest first; at most
+    ``MAX_ACTION_MEMORIES``."""
     from ...catalog import db as catalog_db
 
     ids = [mid for mid in ranked if mid not in given]
     rows = catalog_db.rows(con, ids)
     type_rank = {t: i for i, t in enumerate(ACTION_TYPES)}
     rows.sort(key=lambda r: r.get("updated") or "", reverse=True)
-    rows.sort(key=lambda r: (-ranked[r["id"]], type_rank.get(str(r.get("type")), len(ACTION_TYPES)),
-                             r.get("status") in (None, "fresh")))
+    rows.sort(key=lambda r: (-ranked[r["id"]] * WEIGHT.get(str(r.get("level")), 1.0),
+                             type_rank.get(str(r.get("type")), len(ACTION_TYPES)), r.get("status") in (None, "fresh")))
     return rows[:MAX_ACTION_MEMORIES]
 
 
