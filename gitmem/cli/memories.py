@@ -1,5 +1,5 @@
-"""One memory at a time: ``remember``, ``forget``, ``show``, ``list``, ``supersede``, ``retire``, ``reanchor``,
-``share``, ``log``."""
+"""One memory at a time: ``remember``, ``forget``, ``show``, ``review``, ``list``, ``supersede``, ``retire``,
+``reanchor``, ``share``, ``log``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 
 import click
 
-from .. import shapes, usage
-from ..model import MEMORY_TYPES, STATUS_FILTERS
+from .. import provenance, shapes, usage
+from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory
 from ..rank.render import was_note
 from .base import _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
@@ -85,7 +85,8 @@ def show(mem_id: str, rev: str | None) -> None:
 
     def text() -> str:
         lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
-                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
+                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}",
+                 f"trust: {trust_line(m)}"]
         for a in ms.anchors:
             line = f"  {a.status.value:8} {a.anchor.key}{was_note(a.anchor.key, a.anchor.was)}{where_now(a)}"
             if a.reason:
@@ -105,6 +106,42 @@ def show(mem_id: str, rev: str | None) -> None:
         return "\n".join(lines)
 
     _out(shapes.memory_detail_json(ms, shown.path), text)
+
+
+def trust_line(m: Memory) -> str:
+    """How a memory came to be, for a person: its trust label, source, and its review (or why it lapsed)."""
+    trust = provenance.of(m)
+    src = m.source + (f" ({m.origin})" if m.origin else "") + (f", model {m.model}" if m.model else "")
+    if m.reviewed is None:
+        review = "not reviewed (gitmem review ID)"
+    elif trust.level == provenance.REVIEWED:
+        review = f"reviewed by {m.reviewed.by or '?'} on {m.reviewed.at}"
+    else:
+        review = f"review by {m.reviewed.by or '?'} on {m.reviewed.at} lapsed: the text changed since"
+    return f"{trust.label or 'unknown'}   source: {src}   {review}"
+
+
+@cli.command()
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@json_option
+def review(mem_ids: tuple[str, ...]) -> None:
+    """Record that you have read these memories' text as it is now (a person's review).
+
+    A reviewed memory may be shown to agents as a rule ("constraint (must hold)")
+    whoever wrote it, ranks as person-written, and passes `gitmem check
+    --require-reviewed`. Any later change of its text (a model's rewrite, a
+    merge, an edit) lapses the review by itself. Commit the files to share it.
+
+    \b
+    Example usage:
+      gitmem show 01KB0Y1R9W3Q
+      gitmem review 01KB0Y1R9W3Q
+    """
+    from ..ops.review import mark_reviewed
+
+    done = mark_reviewed(_store(), list(mem_ids))
+    _out([shapes.memory_json(m) for m in done],
+         lambda: "\n".join(f"reviewed {m.id} {m.title} ({provenance.of(m).label})" for m in done))
 
 
 @cli.command("list")
