@@ -174,6 +174,28 @@ def lowered(into: Any, other: Any) -> bool:
     return True
 
 
+#: Environment variables an agent sets in the shell commands it runs, and the agent's adapter name: a
+#: ``gitmem remember`` typed by an agent through its shell tool is the agent's text, not a person's.
+#: Sources: Claude Code sets ``CLAUDECODE=1``; Gemini CLI ``GEMINI_CLI=1`` (its shell tool's documentation);
+#: Codex ``CODEX_THREAD_ID`` (and ``CODEX_SANDBOX`` when sandboxed); OpenCode ``OPENCODE``; Copilot's cloud
+#: agent ``COPILOT_AGENT_SESSION_ID``; Cursor's agent ``CURSOR_AGENT``; ``AI_AGENT`` (a cross-agent
+#: convention) names the agent itself. Checked in this order.
+AGENT_ENV: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "claude"), ("GEMINI_CLI", "gemini"), ("CODEX_THREAD_ID", "codex"), ("CODEX_SANDBOX", "codex"),
+    ("OPENCODE", "opencode"), ("COPILOT_AGENT_SESSION_ID", "copilot"), ("CURSOR_AGENT", "cursor"),
+    ("AI_AGENT", ""))
+
+
+def agent_from_env(env: Mapping[str, str]) -> str | None:
+    """The agent whose shell runs this process, from ``env`` (``os.environ``: ``AGENT_ENV``); None for a person's
+    terminal. An empty or ``0`` value does not count."""
+    for var, agent in AGENT_ENV:
+        value = env.get(var, "").strip()
+        if value and value not in ("0", "false"):
+            return agent or " ".join(value.split())[:40]
+    return None
+
+
 def _named(what: str, name: str | None) -> str:
     name = " ".join((name or "").split())[:40]
     return f"{what} ({name})" if name else what

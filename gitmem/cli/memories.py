@@ -14,6 +14,13 @@ from .base import _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
 
 
+def writer() -> tuple[str, str | None]:
+    """(source, origin) of text typed at this command line: a person's (``user``), unless an agent's shell runs
+    it (``provenance.agent_from_env``: then ``agent`` and the agent's name)."""
+    agent = provenance.agent_from_env(os.environ)
+    return ("user", None) if agent is None else ("agent", agent)
+
+
 @cli.command()
 @click.argument("text")
 @click.option("--title", help="Title (default: the first line of TEXT).")
@@ -31,6 +38,10 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
              tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
+    Typed by a person, it is recorded as person-written and reviewed by its
+    author; run from an agent's shell (CLAUDECODE, GEMINI_CLI, CODEX_THREAD_ID …
+    set), as the agent's.
+
     \b
     Example usage:
       gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
@@ -40,10 +51,11 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
     from ..memories import RememberRequest
     from ..memories import remember as do_remember
 
+    source, origin = writer()
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
                                               scope="local" if local else "team", cwd=os.getcwd(),
-                                              invariant=invariant),
+                                              invariant=invariant, source=source, origin=origin),
                      warn=_warn)
     _out(shapes.memory_json(m), m.id)
 
@@ -236,9 +248,10 @@ def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anch
     from ..memories import RememberRequest
     from ..ops.lifecycle import supersede as do_supersede
 
+    source, origin = writer()
     res = do_supersede(_store(), mem_id, RememberRequest(text=text, title=title, type=mtype or "",
                                                          anchors=anchors, tags=tags, facts=facts,
-                                                         source="user", cwd=os.getcwd()))
+                                                         source=source, cwd=os.getcwd(), origin=origin))
     _out(shapes.superseded_json(res), f"{res.new.id} supersedes {res.old.id} (retired)")
 
 
