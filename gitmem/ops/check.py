@@ -139,8 +139,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
                                                    "remove it before committing"))
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
-    result = Checked(base_ref, tip, base_sha, head, problems, unknown_key_warnings(store, loaded.memories.values(),
-                                                                                   loaded.paths))
+    every = [*loaded.memories.values(), *loaded.retired.values()]
+    result = Checked(base_ref, tip, base_sha, head, problems, unknown_key_warnings(store, every))
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
@@ -201,15 +201,16 @@ def unreviewed(store: Store, memories: Iterable[Memory], paths: Mapping[str, Pat
     return out
 
 
-def unknown_key_warnings(store: Store, memories: Iterable[Memory], paths: Mapping[str, Path]) -> list[str]:
-    """One line per memory file holding front-matter keys this version does not know (``memfile.unknown_keys``)."""
+def unknown_key_warnings(store: Store, memories: Iterable[Memory]) -> list[str]:
+    """One line per memory file (retired ones included) holding front-matter keys this version does not know
+    (``memfile.unknown_keys``), by id."""
     from ..memfile import unknown_keys
 
     out = []
     for m in sorted(memories, key=lambda m: m.id):
         keys = unknown_keys(m)
         if keys:
-            name = store.display(paths[m.id]) if m.id in paths else m.id
+            name = store.display(store.path_for(m))
             out.append(f"{name}: front-matter key(s) {', '.join(keys)} unknown to this gitmem (written by a newer "
                        "one?): kept as they are; upgrade gitmem to use them")
     return out
