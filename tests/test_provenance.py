@@ -201,6 +201,19 @@ def test_the_merge_driver_keeps_the_lower_provenance(repo: Path) -> None:
     assert merged.source == "llm"
 
 
+def test_tidy_merging_a_models_facts_into_a_persons_memory_lowers_it(repo: Path, run_cli) -> None:
+    from gitmem.ops.tidy import DuplicateGroup, merge
+
+    store = Store(Repo(repo))
+    person = store.get(_remember(run_cli, repo, "fetch retries three times", "--type", "decision",
+                                 "--anchor", "src/client.py::fetch")["id"])
+    model = _model_memory(store, "fetch retries three times", "", mtype="decision", facts=["then gives up"])
+    kept, old = merge(store, DuplicateGroup(keep=person, merged=[(model, 1.0)], anchors=[]))
+    got = store.get(kept.id)
+    assert "then gives up" in got.facts and (got.source, got.model) == ("llm", "test-model")
+    assert provenance.of(got).level == provenance.MODEL and old.retired
+
+
 # -- reviews -------------------------------------------------------------------------------------------
 
 
