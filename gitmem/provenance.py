@@ -105,9 +105,9 @@ def text_hash(mtype: str, title: str, body: str, facts: Sequence[str]) -> str:
     of the body is not part of the text. Anchors, tags, confidence and times are left out.
     """
     import hashlib  # here, not at the top: the per-tool-call hooks import this module for ``WEIGHT`` only
-    import json
 
-    data = json.dumps([mtype, title.strip(), body.strip("\n"), [f.strip() for f in facts]], ensure_ascii=False)
+    # NUL between the fields: memory text never holds one (``memfile`` drops it), so the joining is unambiguous
+    data = "\0".join([mtype, title.strip(), body.strip("\n"), *(f.strip() for f in facts)])
     return "sha256:" + hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_CHARS]
 
 
@@ -160,6 +160,15 @@ def of(m: Any) -> Trust:
         return trust(m.source, origin=m.origin, model=m.model)
     entry = {"by": review.by, "at": review.at, "hash": review.hash}
     return trust(m.source, origin=m.origin, model=m.model, reviewed=entry, current_hash=memory_hash(m))
+
+
+def weight_of(m: Any) -> float:
+    """``of(m).weight`` without hashing the text where the answer does not depend on it (a person's memory weighs
+    the same reviewed or not; an unreviewed one by its source): ranking calls it for every candidate."""
+    level = source_level(m.source)
+    if m.reviewed is None or WEIGHT[level] == WEIGHT[REVIEWED]:
+        return WEIGHT[level]
+    return of(m).weight
 
 
 def lowered(into: Any, other: Any) -> bool:

@@ -227,7 +227,7 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
     for s in relevant:
         s.score *= TYPE_WEIGHT.get(s.memory.type, 1.0)
         s.score *= (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * s.memory.confidence
-        s.score *= provenance.of(s.memory).weight
+        s.score *= provenance.weight_of(s.memory)
     return sorted(relevant, key=lambda s: (-s.score, neg_time[s.memory.id], s.memory.id))
 
 
