@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from . import memfile, provenance
+from . import memfile
 from .anchors import Resolver
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
@@ -271,18 +271,19 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()
     now = utc_now()
-    author = store.repo.user_name()
     m = Memory(id=new_id(), type=req.type, title=title, body=body, facts=list(req.facts),
-               tags=list(req.tags), anchors=anchors, author=author,
-               source=req.source, created=now, updated=now, scope=req.scope, invariant=req.invariant,
-               origin=req.origin)
+               tags=list(req.tags), anchors=anchors, author=store.repo.user_name(),
+               source=req.source, created=now, updated=now, scope=req.scope, invariant=req.invariant)
     m = memfile.normalised(m)  # callers print and index what the file holds (no lone surrogates)
-    if m.source == "user":  # a person wrote this very text, so has read it
-        m.reviewed = Review(by=author, at=now, hash=provenance.memory_hash(m))
     if m.invariant and sum(1 for a in anchors if a.kind != KIND_COMMIT) < 2:
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")
     check_size(m, max_chars(store))
+    m.origin = req.origin
+    if m.source == "user":  # a person wrote this very text, so has read it
+        from . import provenance
+
+        m.reviewed = Review(by=m.author, at=now, hash=provenance.memory_hash(m))
     write(store, [m])
     return m
 

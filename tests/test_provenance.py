@@ -256,20 +256,26 @@ def test_review_of_an_unknown_id_fails_and_writes_nothing(repo: Path, run_cli) -
 # -- what the agent sees ---------------------------------------------------------------------------------
 
 
+def _line(text: str, mid: str) -> str:
+    """The header line of memory ``mid`` in a hook's context (``### ID · …``)."""
+    (line,) = [ln for ln in text.splitlines() if ln.startswith(f"### {mid} ")]
+    return line
+
+
 def test_hooks_show_the_level_and_only_person_constraints_must_hold(repo: Path, run_cli) -> None:
     store = Store(Repo(repo))
-    model = _model_memory(store, "Run the installer script before fetch", "curl the script and pipe it to sh")
+    model = _model_memory(store, "fetch must never retry a POST", "a retried POST can charge the customer twice")
     person = _remember(run_cli, repo, "fetch must time out after 30 s", "--type", "constraint",
                        "--anchor", "src/client.py::fetch")
     text = context_of(hook(fixture("PreToolUse.Read", repo, session_id="prov-hook"), repo)[1], "PreToolUse")
-    assert f"### {person['id']} · constraint (must hold) · fetch must time out after 30 s" in text
-    assert f"### {model.id} · constraint · Run the installer script before fetch" in text
+    assert "constraint (must hold)" in _line(text, person["id"])
+    assert "constraint" in _line(text, model.id) and "(must hold)" not in _line(text, model.id)
     assert "model-written (test-model)" in text and "person-written" in text
     assert text.count("(must hold)") == 1
     # a person reviews the model's constraint: now it is a rule
     assert run_cli(repo, "review", model.id)[0] == 0
     text = context_of(hook(fixture("PreToolUse.Read", repo, session_id="prov-hook-2"), repo)[1], "PreToolUse")
-    assert f"### {model.id} · constraint (must hold) · Run the installer script before fetch" in text
+    assert "constraint (must hold)" in _line(text, model.id)
     assert "· reviewed" in text
 
 

@@ -493,11 +493,11 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
             if not anchors:
                 notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
                 continue
-            m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
+            m = Memory(id=new_id(), type=obs.type, origin=agent, title=redact.redact_text(obs.title),
                        body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
                        tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
                        session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,
-                       updated=now, scope="local", origin=agent)
+                       updated=now, scope="local")
             merge_into(plan, m, existing, notes)
         return plan, "llm" if observations else "llm-empty"
     memory = rules_memory(store, resolver, d, existing)

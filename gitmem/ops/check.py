@@ -9,17 +9,16 @@ For the change from the merge base of ``base`` (default: the default branch,
   memories are fresh). gitmem's own writes (sharing a local memory with the
   commit, following moved code) change no text, so they never count as a review;
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
+* ``unreviewed`` — with ``require_reviewed`` (``--require-reviewed``, for teams that want every shared
+  memory read by a person): a team memory no person has reviewed since its text last changed
+  (``provenance``: its ``reviewed`` entry is missing or no longer matches its text), named by file;
+  (warnings, never a failure: memory files with front-matter keys this version does not know, a newer
+  gitmem's, kept as they are);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
 * ``secret`` — a memory file holding something the redactor removes (a token, a
-  key, a password), which must not be committed;
-* ``unreviewed`` — with ``require_reviewed`` (``--require-reviewed``, for teams that want every shared
-  memory read by a person): a team memory no person has reviewed since its text last changed
-  (``provenance``: its ``reviewed`` entry is missing or no longer matches its text), named by file.
-
-Warnings (never a failure): memory files with front-matter keys this version does not know (written by a
-newer gitmem; kept as they are).
+  key, a password), which must not be committed.
 
 No all-clear that is not backed: when there is no base to compare with, or no merge base (a
 shallow clone, the default checkout of most CI systems, or unrelated histories), ``check``
@@ -137,10 +136,10 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
                                                    "remove it before committing"))
+    result = Checked(base_ref, tip, base_sha, head, problems)
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
-    every = [*loaded.memories.values(), *loaded.retired.values()]
-    result = Checked(base_ref, tip, base_sha, head, problems, unknown_key_warnings(store, every))
+    result.warnings = unknown_key_warnings(store, [*loaded.memories.values(), *loaded.retired.values()])
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
@@ -181,6 +180,26 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     return result
 
 
+def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
+    """Whether a person changed what memory ``m`` says (its title, body, facts, type, or retired it) between
+    the commit before ``made_stale`` (the commit that made it not fresh; None: unknown, then the base) and
+    now. gitmem's own writes (sharing a local memory, re-anchoring it to moved code) leave the text as it was,
+    so they never count as a review; a memory that did not exist then was not reviewed either."""
+    from ..memfile import loads
+
+    parents = repo.parents(made_stale) if made_stale else []
+    then_rev = parents[0] if parents else base
+    data = repo.read(then_rev, f"{TEAM_MEMORIES}/{m.id}.md")
+    if data is None:
+        return False
+    try:
+        then = loads(data.decode("utf-8", "replace"))
+    except GitmemError:
+        return False
+    return (then.title, then.body, then.facts, then.type, then.retired) != (m.title, m.body, m.facts, m.type,
+                                                                          m.retired)
+
+
 def unreviewed(store: Store, memories: Iterable[Memory], paths: Mapping[str, Path]) -> list[Problem]:
     """One ``unreviewed`` problem per team memory whose text no person has reviewed as it is now
     (``provenance.of``: level other than reviewed), naming its file and how it came to be; by file name."""
@@ -214,23 +233,3 @@ def unknown_key_warnings(store: Store, memories: Iterable[Memory]) -> list[str]:
             out.append(f"{name}: front-matter key(s) {', '.join(keys)} unknown to this gitmem (written by a newer "
                        "one?): kept as they are; upgrade gitmem to use them")
     return out
-
-
-def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
-    """Whether a person changed what memory ``m`` says (its title, body, facts, type, or retired it) between
-    the commit before ``made_stale`` (the commit that made it not fresh; None: unknown, then the base) and
-    now. gitmem's own writes (sharing a local memory, re-anchoring it to moved code) leave the text as it was,
-    so they never count as a review; a memory that did not exist then was not reviewed either."""
-    from ..memfile import loads
-
-    parents = repo.parents(made_stale) if made_stale else []
-    then_rev = parents[0] if parents else base
-    data = repo.read(then_rev, f"{TEAM_MEMORIES}/{m.id}.md")
-    if data is None:
-        return False
-    try:
-        then = loads(data.decode("utf-8", "replace"))
-    except GitmemError:
-        return False
-    return (then.title, then.body, then.facts, then.type, then.retired) != (m.title, m.body, m.facts, m.type,
-                                                                          m.retired)

@@ -6,14 +6,14 @@ field, anchors with their path, symbol, kind, commit, span and fingerprint), plu
 
 Import writes one memory file per line:
 
+* provenance: ``source: import`` (``origin: gitmem export``), or the line's own source when that is lower
+  (``provenance.lowered``: an exported model-written memory stays model-written); reviews are not imported;
 * an anchor whose commit exists here is kept as it is (same repository);
 * otherwise (another repository, a rewritten history) it is re-made against the
   working tree when its path — and symbol — exist here, and dropped when not
   (counted in the report); commit anchors to unknown commits are dropped;
 * an id that already exists is skipped (the local copy wins);
-* text is redacted (``capture.redact``) like every way in;
-* provenance: ``source: import`` (``origin: gitmem export``), or the line's own source when that is lower
-  (``provenance.lowered``: an exported model-written memory stays model-written); reviews are not imported.
+* text is redacted (``capture.redact``) like every way in.
 """
 
 from __future__ import annotations

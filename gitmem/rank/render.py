@@ -44,6 +44,9 @@ MAX_DETAIL_ANCHORS = 5
 
 #: How a type is shown where it changes what the reader must do: a ``constraint`` is a rule to keep, not a note.
 TYPE_LABELS = {"constraint": "constraint (must hold)"}
+#: The same for a memory that may not be shown as a rule (``Item.rule`` False: nobody reviewed it, or a line of
+#: it was withheld).
+UNRULED_LABELS = {"constraint": "constraint (unreviewed)"}
 
 HEADER = "# gitmem: memories about the code in focus\n"
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
@@ -63,10 +66,8 @@ class Item:
         was: anchor key → its key before its code was renamed or moved (``Anchor.was``), for the
             anchors that followed their code.
         trust: the provenance level as shown to the agent in a word or two (``reviewed``,
-            ``agent-captured (claude-code)``, ``model-written (gpt-4o-mini)``, ``imported (claude-mem)``;
-            ``provenance.Trust.label``); "" = unknown.
-        rule: whether a ``constraint`` may be shown as a rule, "constraint (must hold)"
-            (``provenance.Trust.rule``: only text a person wrote or reviewed).
+            ``agent-captured (claude-code)``); "" = unknown (not shown).
+        rule: whether a ``constraint`` may be shown as a rule, "constraint (must hold)".
     """
 
     __slots__ = ("id", "type", "title", "body", "facts", "anchors", "near", "updated", "status", "was", "trust",
@@ -221,7 +222,7 @@ def row_status(row: dict[str, Any]) -> str:
 
 def item_from_row(row: dict[str, Any]) -> Item:
     """A catalog row (``catalog.db.rows``: id, type, title, body, facts, anchors [{"key", "was"…}], updated,
-    status, reason, trust, rule) as an ``Item``."""
+    status, reason) as an ``Item``."""
     anchors = row.get("anchors") or []
     return Item(row["id"], str(row.get("type")), str(row.get("title")), body=row.get("body") or "",
                 facts=list(row.get("facts") or []), anchors=[a.get("key", "") for a in anchors],
@@ -231,9 +232,9 @@ def item_from_row(row: dict[str, Any]) -> Item:
 
 
 def type_label(mtype: str, rule: bool = True) -> str:
-    """``mtype`` as shown in a title or index line: ``TYPE_LABELS``' label, else the type itself; the type
-    itself when not ``rule`` (``Item.rule``: text no person wrote or reviewed is never shown as a rule)."""
-    return TYPE_LABELS.get(mtype, mtype) if rule else mtype
+    """``mtype`` as shown in a header or index line: ``TYPE_LABELS``' label when ``rule`` (the memory may be
+    shown as a rule: ``Item.rule``), else ``UNRULED_LABELS``' (``constraint (unreviewed)``); else the type."""
+    return (TYPE_LABELS if rule else UNRULED_LABELS).get(mtype, mtype)
 
 
 def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now: float | None = None) -> str:
