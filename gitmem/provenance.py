@@ -14,20 +14,23 @@ reviewed      a person reviewed this very text (``reviewed.hash`` ``reviewed``; 
               equals ``text_hash`` of the text now), whoever      ``person-written`` when
               wrote it                                            ``source: user``
 person        ``source: user``: typed by a person (``remember``,  ``person-written``          yes
-              ``gitmem ui``, ``supersede``, a file written by
-              hand), not reviewed since
+              ``supersede``, the ui), its review lapsed since
+              (a hand edit, a merge) or never recorded (a file
+              written by hand, a file older than reviews)
 commit        ``source: commit``: taken from a commit message     ``from a commit``           no
 agent         ``source: agent``: captured from an agent session   ``agent-captured (codex)``  no
-              (rules) or written by the agent through MCP
+              (rules), written by the agent through MCP, or
+              ``remember`` run in the agent's shell
 imported      ``source: import``: from another tool or an export  ``imported (claude-mem)``   no
 model         ``source: llm``: written by a consolidation model   ``model-written (gpt-4o)``  no
 unknown       a source this version does not know                 ``""``                      no
 ============  ==================================================  ==========================  =====
 
 "rule": whether a ``constraint`` may be shown as a rule ("constraint (must hold)"): only text a person
-wrote or read. A person-written memory counts as reviewed only when its ``reviewed`` entry still matches
-(the writers that are a person record one: ``remember`` from the CLI, edits in ``gitmem ui``, ``gitmem
-review``, the keep of ``gitmem stale``).
+wrote or read. A memory counts as reviewed (``gitmem check --require-reviewed``) only while its ``reviewed``
+entry matches its text; the writers that are a person record one: ``remember`` and ``supersede`` typed at
+the CLI or in the ui (for the author), an edit or keep in ``gitmem ui`` or ``gitmem stale``, ``gitmem review``
+(``ops.review.mark_reviewed``).
 
 A review lapses by itself: it holds the hash of the text reviewed, so any later change of the type,
 title, body or facts (a model's rewrite, a merge, a hand edit) makes it no longer match. Anchors, tags,
