@@ -390,6 +390,9 @@ def test_unknown_front_matter_keys_load_are_kept_and_warned_about(repo: Path, ru
     assert memfile.loads(text).extra == m.extra
     code, out, err = run_cli(repo, "check")
     assert code == 0 and f"{mid}.md: front-matter key(s) signature, labels unknown to this gitmem" in err
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    assert any(c["level"] == "warn" and "signature, labels unknown to this gitmem" in c["message"]
+               for c in json.loads(out)["checks"])
 
 
 def test_hooks_read_memories_written_before_the_catalog_knew_levels(repo: Path) -> None:
