@@ -102,7 +102,7 @@ class SessionDigest:
     commands: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     events: int = 0
-    agent: str | None = None  # the adapter's name (``codex``) from the SessionStart or prompt records
+    agent: str | None = None  # the adapter's name (``codex``): prompt records carry it, and those naming a transcript
 
     @property
     def worth_recording(self) -> bool:

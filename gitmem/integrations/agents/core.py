@@ -383,7 +383,7 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
-                                                     "agent": capture.clean(event.agent, 40), **transcript_of(event)})
+                                                     **transcript_of(event)})
     mark_given(lay, key, shown)
     log_given(lay, key, event, shown, source=capture.clean(event.source, 40))
     usage.note(lay, usage.GIVEN, "session", shown)
