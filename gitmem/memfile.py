@@ -18,10 +18,15 @@ Format (a documented contract; see README "Memory files")::
     - env wins over yaml
     author: Ada
     source: user
+    origin: codex                # optional: which agent or tool the text came from
     confidence: 1.0
     created: '2026-11-30T17:22:49Z'
     updated: '2026-11-30T17:22:49Z'
     scope: team
+    reviewed:                    # optional: a person's review of this very text
+      by: Ada
+      at: '2026-11-30T17:25:00Z'
+      hash: sha256:1f0c9a7e3b2d4c5a   # provenance.text_hash of type, title, body, facts
     ---
     Markdown body.
 
@@ -44,7 +49,7 @@ import yaml
 
 from . import infra
 from .errors import MemoryFileError
-from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
+from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory, Review
 
 try:  # the C loader is ~10x faster; fall back to pure Python when libyaml is absent
     from yaml import CSafeDumper as _Dumper
@@ -62,9 +67,13 @@ _ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SHA_RE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
-#: Front-matter key order on write. Keys not listed are rejected on read.
-_KEYS = ("id", "type", "title", "anchors", "tags", "facts", "author", "source", "session",
-         "model", "confidence", "created", "updated", "supersedes", "superseded_by", "retired", "invariant", "scope")
+#: Front-matter key order on write. A key not listed (a newer gitmem's) is kept in ``Memory.extra`` and
+#: written back after these, in the order read (``unknown_keys`` names them for a warning).
+_KEYS = ("id", "type", "title", "anchors", "tags", "facts", "author", "source", "origin", "session",
+         "model", "confidence", "created", "updated", "supersedes", "superseded_by", "retired", "invariant", "scope",
+         "reviewed")
+#: The fields of a ``reviewed`` entry, in the order written.
+_REVIEW_KEYS = ("by", "at", "hash")
 
 
 def content_hash(data: bytes) -> str:
@@ -152,6 +161,7 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
         "facts": [f for f in (_clean(f).strip() for f in m.facts) if f],
         "author": _clean(m.author),
         "source": m.source,
+        "origin": opt(m.origin),
         "session": opt(m.session),
         "model": opt(m.model),
         "confidence": float(m.confidence),
@@ -162,13 +172,18 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
         "retired": opt(m.retired),
         "invariant": bool(m.invariant),
         "scope": m.scope,
+        "reviewed": None if m.reviewed is None else {"by": _clean(m.reviewed.by), "at": _clean(m.reviewed.at),
+                                                     "hash": _clean(m.reviewed.hash)},
     }
     for key in ("anchors", "tags", "facts", "supersedes", "superseded_by"):
         if not d[key]:
             del d[key]
-    for key in ("session", "model", "author", "retired", "invariant"):
+    for key in ("session", "model", "author", "retired", "invariant", "origin", "reviewed"):
         if not d[key]:
             del d[key]
+    for key, value in m.extra.items():
+        if key not in _KEYS and key not in d:
+            d[key] = value
     name = f"{m.id}{FILE_SUFFIX}"
     for a in m.anchors:
         why = check_anchor_path(a.path or "") if a.kind != KIND_COMMIT else None
@@ -282,11 +297,26 @@ def _str_list(fm: dict[str, Any], key: str, path: str) -> list[str]:
     return [str(x) for x in v]
 
 
+def unknown_keys(m: Memory) -> list[str]:
+    """The front-matter keys of ``m``'s file that this version does not know (a newer gitmem's), in file order:
+    they are kept as read and written back, and ``gitmem check`` names them."""
+    return list(m.extra)
+
+
+def _plain(v: Any) -> Any:
+    """A YAML value as JSON-able data (dates and other scalars as strings), so a kept unknown key survives the
+    catalog's JSON copy of the memory."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return v.isoformat() if hasattr(v, "isoformat") else str(v)
+
+
 def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
-    unknown = sorted(str(k) for k in fm if k not in _KEYS)
-    if unknown:
-        raise MemoryFileError(path, f"unknown front-matter key(s): {', '.join(unknown)}",
-                              hint=f"known keys: {', '.join(_KEYS)}")
+    extra = {str(k): _plain(v) for k, v in fm.items() if k not in _KEYS}
     mem_id = fm.get("id")
     mem_id = str(mem_id) if isinstance(mem_id, (str, int)) else ""
     if not valid_id(mem_id):
@@ -319,7 +349,24 @@ def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
         supersedes=_str_list(fm, "supersedes", path), superseded_by=_str_list(fm, "superseded_by", path),
         retired=_time_str(fm.get("retired"), "retired", path) or None,
         invariant=_bool(fm.get("invariant", False), "invariant", path), scope=scope,
+        origin=_opt_str(fm.get("origin")), reviewed=_review_from(fm.get("reviewed"), path), extra=extra,
     )
+
+
+def _review_from(raw: Any, path: str) -> Review | None:
+    """A ``reviewed`` entry ({by, at, hash}) as a ``Review``; None when absent.
+
+    Raises:
+        MemoryFileError: not a mapping of those three strings.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("hash"), str):
+        raise MemoryFileError(path, "'reviewed' must be a mapping with by, at and hash",
+                              hint="remove it and mark the memory reviewed again: gitmem review ID")
+    by = raw.get("by")
+    return Review(by="" if by is None else str(by), at=_time_str(raw.get("at"), "reviewed.at", path),
+                  hash=raw["hash"])
 
 
 def _bool(v: Any, key: str, path: str) -> bool:
@@ -394,7 +441,8 @@ def memory_from_dict(d: dict[str, Any]) -> Memory:
     anchors = [Anchor(path=a["path"], symbol=a["symbol"], commit=a["commit"], kind=a["kind"],
                       span=tuple(a["span"]) if a["span"] else None,
                       fingerprint=a["fingerprint"], was=a.get("was")) for a in d["anchors"]]
-    return Memory(**{**d, "anchors": anchors})
+    review = d.get("reviewed")
+    return Memory(**{**d, "anchors": anchors, "reviewed": Review(**review) if review else None})
 
 
 def parse_bytes(data: bytes, path: Path, *, display: str | None = None) -> Memory:

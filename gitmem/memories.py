@@ -22,7 +22,7 @@ from .anchors import Resolver
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
 from .infra import utc_now
-from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, parse_anchor_spec, unique_anchors
+from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, Review, parse_anchor_spec, unique_anchors
 from .store import Store, new_id
 
 #: Titles longer than this are cut at a word boundary (characters).
@@ -156,6 +156,9 @@ class RememberRequest:
         anchors: anchor specs as typed by a user: ``PATH``, ``PATH::Qualified.Name``
             or ``commit:REV``; PATH absolute or relative to ``cwd``.
         rev: anchor against this revision instead of the working tree.
+        source: who writes it (``model.SOURCES``): ``user`` only for a person at the CLI or the ui
+            (the memory is then recorded as reviewed by its author, ``provenance``); an agent is ``agent``.
+        origin: which agent or tool writes it (``codex``), when known.
     """
 
     text: str
@@ -169,6 +172,7 @@ class RememberRequest:
     source: str = "user"
     cwd: str | None = None
     invariant: bool = False
+    origin: str | None = None
 
 
 def derive_title(text: str) -> str:
@@ -291,7 +295,8 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
                              or tags != tuple(req.tags)):
         warn("secrets were redacted from the memory (see [REDACTED:…] markers)")
     req = RememberRequest(text=clean, title=title_in, type=req.type, anchors=req.anchors, tags=tags, facts=facts,
-                          rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd, invariant=req.invariant)
+                          rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd, invariant=req.invariant,
+                          origin=req.origin)
     text = req.text.strip()
     if not text and not req.title:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
@@ -315,6 +320,11 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
         raise GitmemError("an invariant needs at least two anchors (the places that must change together)",
                           "give --anchor twice or more")
     check_size(m, max_chars(store))
+    m.origin = req.origin
+    if m.source == "user":  # a person wrote this very text, so has read it
+        from . import provenance
+
+        m.reviewed = Review(by=m.author, at=now, hash=provenance.memory_hash(m))
     write(store, [m])
     return m
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 #: Memory types (DESIGN.md §2). The first six come from observation logs; the
 #: last four are the kinds users miss most in other tools.
 MEMORY_TYPES: tuple[str, ...] = (
@@ -18,7 +22,10 @@ MEMORY_TYPES: tuple[str, ...] = (
     "constraint", "preference", "gotcha", "todo",
 )
 
-SOURCES: tuple[str, ...] = ("user", "agent", "llm", "commit")
+#: Who wrote a memory's text: a person (``user``), an agent session (``agent``: captured by the rules or
+#: written through MCP), a consolidation model (``llm``), a commit message (``commit``), another tool or an
+#: export (``import``). ``provenance`` turns it (with ``origin``, ``model`` and ``reviewed``) into a level.
+SOURCES: tuple[str, ...] = ("user", "agent", "llm", "commit", "import")
 SCOPES: tuple[str, ...] = ("team", "local")
 
 #: Anchor kinds that are not symbols.
@@ -177,6 +184,21 @@ def parse_anchor_spec(spec: str) -> tuple[str | None, str | None, str | None]:
 
 
 @dataclass
+class Review:
+    """A person's review of a memory's text (``Memory.reviewed``).
+
+    Attributes:
+        by: who reviewed it (git's ``user.name``; "" when unset).
+        at: when (UTC ISO-8601).
+        hash: ``provenance.text_hash`` of the text reviewed: when the text changes, the review lapses.
+    """
+
+    by: str
+    at: str
+    hash: str
+
+
+@dataclass
 class Memory:
     """One unit of knowledge (DESIGN.md §2).
 
@@ -185,6 +207,9 @@ class Memory:
     ``retired``: when the memory was retired (no longer true; kept for its history), else None;
     ``superseded_by``: the memories that replaced it (``supersedes`` is the other direction).
     ``invariant``: its anchors must change together (a commit changing some and not the others is flagged).
+    ``origin``: which agent (``codex``) or tool (``claude-mem``) the text came from, when known.
+    ``reviewed``: the last person's review of its text (lapsed when the text changed since: ``provenance``).
+    ``extra``: front-matter keys this version does not know (a newer gitmem's), kept as read and written back.
     """
 
     id: str
@@ -206,6 +231,9 @@ class Memory:
     retired: str | None = None
     invariant: bool = False
     scope: str = "team"
+    origin: str | None = None
+    reviewed: Review | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

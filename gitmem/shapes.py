@@ -61,6 +61,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import provenance
 from .model import Anchor, AnchorStatus, Memory, MemoryStatus, RecallHit, Status
 from .rank import render
 
@@ -134,12 +135,21 @@ def anchor_json(a: Anchor) -> JSONObject:
 
 
 def memory_json(m: Memory) -> JSONObject:
-    """Every field of a memory; anchors as ``anchor_json``."""
+    """Every field of a memory; anchors as ``anchor_json``; ``origin`` (the agent or tool it came from, or None),
+    ``reviewed`` (``{"by", "at", "hash", "holds"}``: the last review, ``holds`` false once the text changed
+    since; or None), and its provenance (``provenance``): ``trust`` ``{"level", "label", "rule"}``."""
+    trust = provenance.of(m)
+    review = m.reviewed
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": m.facts,
             "tags": m.tags, "anchors": [anchor_json(a) for a in m.anchors], "author": m.author,
             "source": m.source, "session": m.session, "model": m.model, "confidence": m.confidence,
             "created": m.created, "updated": m.updated, "supersedes": m.supersedes,
-            "superseded_by": m.superseded_by, "retired": m.retired, "invariant": m.invariant, "scope": m.scope}
+            "superseded_by": m.superseded_by, "retired": m.retired, "invariant": m.invariant, "scope": m.scope,
+            "origin": m.origin,
+            "reviewed": None if review is None else {
+                "by": review.by, "at": review.at, "hash": review.hash,
+                "holds": provenance.review_holds({"hash": review.hash}, provenance.memory_hash(m))},
+            "trust": {"level": trust.level, "label": trust.label, "rule": trust.rule}}
 
 
 def anchor_status_json(a: AnchorStatus) -> JSONObject:
@@ -440,9 +450,10 @@ def problem_json(p: Problem) -> JSONObject:
 
 def check_json(res: Checked) -> JSONObject:
     """``{"base" (the merge base compared with), "base_ref" (as named), "tip" (its commit), "head", "ok",
-    "problems": [problem_json]}``."""
+    "problems": [problem_json], "warnings": [str] (not failures: e.g. front-matter keys of a newer gitmem)}``."""
     return {"base": res.base, "base_ref": res.base_ref, "tip": res.tip, "head": res.head,
-            "ok": not res.problems, "problems": [problem_json(p) for p in res.problems]}
+            "ok": not res.problems, "problems": [problem_json(p) for p in res.problems],
+            "warnings": list(res.warnings)}
 
 
 def scan_json(res: ScanResult) -> JSONObject:

@@ -26,10 +26,14 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
            "GITMEM_NO_DAEMON": "1"}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    from gitmem.provenance import AGENT_ENV
+
+    agent_env = {var: os.environ.pop(var) for var, _ in AGENT_ENV if var in os.environ}  # a person's shell
     for k in list(os.environ):
         if k.startswith("GIT_") and k not in env:
             del os.environ[k]
     yield
+    os.environ.update(agent_env)
     for k, v in old.items():
         if v is None:
             os.environ.pop(k, None)

@@ -32,6 +32,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.config",
     "gitmem.usage",  # the use log's append and the decay factor (standard library only)
     "gitmem.errors",  # raised by config only when validating, never on a hook path today; harmless (no imports)
+    "gitmem.provenance",  # the trust levels' ranking weights (standard library only)
     "gitmem.rank",
     "gitmem.rank.render",
     "gitmem.injection",  # the instruction-like line rules render withholds (standard library only)

@@ -65,6 +65,8 @@ def test_only_this_repositorys_rows_come_in_anchored(tmp_path: Path, run_cli) ->
     assert gotcha["type"] == "gotcha" and gotcha["scope"] == "local" and gotcha["tags"] == ["caching"]
     assert [a["anchor"] for a in gotcha["anchors"]] == ["app/cache.py::Cache.get", "app/cache.py::warm"]
     assert gotcha["facts"] == ["expired keys are evicted on read"] and gotcha["created"] == "2025-11-30T10:53:20Z"
+    assert (gotcha["source"], gotcha["origin"], gotcha["reviewed"]) == ("import", "claude-mem", None)
+    assert gotcha["trust"] == {"level": "imported", "label": "imported (claude-mem)", "rule": False}
     assert [a["anchor"] for a in mems["README explains setup"]["anchors"]] == ["README.md"]
     assert not any("AKIAIOSFODNN7EXAMPLE" in t for t in mems)  # redacted like every way in
     code, out, _ = run_cli(repo, "import", "claude-mem", str(db), "--json")

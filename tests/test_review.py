@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +24,10 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     for name in ("parse", "render", "quote"):
         code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
         ids[name] = json.loads(out)["id"]
+    parse_file = repo / ".gitmem" / "memories" / f"{ids['parse']}.md"  # as a consolidation model wrote it
+    parse_file.write_text(re.sub(r"reviewed:\n(  .*\n)+", "", parse_file.read_text()).replace(
+        "source: user\n", "source: llm\nmodel: m1\n"))
+    assert json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])["trust"]["level"] == "model"
     commit(repo, "memories")
     commit(repo, "semicolons everywhere",
            {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
@@ -52,7 +57,11 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     old = json.loads(run_cli(repo, "show", ids["quote"], "--json")[1])
     (new_id,) = old["superseded_by"]
     assert json.loads(run_cli(repo, "show", new_id, "--json")[1])["title"] == "quote uses repr(), which escapes quotes"
-    assert json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])["status"] == "fresh"
+    kept = json.loads(run_cli(repo, "show", ids["parse"], "--json")[1])
+    assert kept["status"] == "fresh"
+    # keep is a person's review of the text: the model's memory now reads as reviewed
+    assert kept["reviewed"]["by"] == "Test User" and kept["trust"] == {"level": "reviewed", "label": "reviewed",
+                                                                        "rule": True}
 
 
 def test_review_shows_the_diff_of_the_anchored_code(tmp_path: Path, run_cli) -> None:

@@ -23,6 +23,11 @@ same type) becomes a new memory that ``supersedes`` it (a local one it
 replaces outright); one that contradicts a memory on the same code (``compare.contradiction``) is
 added beside it with a note. Captured memories are ``local`` scope.
 
+Provenance (``provenance``): the rules' memories are ``source: agent`` and the model's ``source: llm`` (with
+``model``), both with ``origin`` the agent whose session it was. Consolidation never raises a level: a memory
+that takes facts from an observation takes the observation's provenance when that is lower (a person's
+memory reinforced with a model's facts becomes model-written), and its review lapses with the text change.
+
 Nothing lost, nothing twice: once a session has ended (or a turn, Stop), its spool is first reconciled with the
 agent's transcript (``reconcile_with_transcript``), and every record a batch consumes is remembered
 (``spool.add_seen``), so a tool call or final message arriving again (a late hook, a re-run) is
@@ -44,6 +49,7 @@ from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 
+from .. import provenance
 from ..anchors import Resolver
 from ..compare import DUPLICATE_JACCARD, contradiction, near_duplicate, same_code
 from ..errors import GitmemError
@@ -96,6 +102,7 @@ class SessionDigest:
     commands: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     events: int = 0
+    agent: str | None = None  # the adapter's name (``codex``): prompt records carry it, and those naming a transcript
 
     @property
     def worth_recording(self) -> bool:
@@ -118,6 +125,8 @@ def digest(key: str, records: list[dict[str, Any]]) -> SessionDigest:
     d = SessionDigest(key=key, events=len(records))
     for r in records:
         kind = r.get("event")
+        if d.agent is None and isinstance(r.get("agent"), str) and r["agent"].strip():
+            d.agent = r["agent"].strip()
         if kind == "UserPromptSubmit" and isinstance(r.get("prompt"), str):
             d.prompts.append(r["prompt"])
         elif kind == "Stop" and isinstance(r.get("last_message"), str):
@@ -293,8 +302,11 @@ def merge_into(plan: Plan, new: Memory, existing: list[Memory], notes: list[str]
     clash = contradiction(new, dup[0], any_type=True) if dup is not None else None
     if dup is not None and dup[1] >= SAME_JACCARD and clash is None:
         old = dup[0]
+        before = provenance.memory_hash(old)
         old.confidence = round(min(1.0, old.confidence + CONFIDENCE_STEP), 2)
         old.facts = list(dict.fromkeys(old.facts + new.facts))
+        if provenance.memory_hash(old) != before:  # its text now holds ``new``'s: never a higher level than that
+            provenance.lowered(old, new)
         old.tags = list(dict.fromkeys(old.tags + new.tags))
         old.anchors = unique_anchors(old.anchors + new.anchors)[:MAX_ANCHORS]
         old.updated = utc_now()
@@ -404,6 +416,7 @@ def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: l
     facts = [f"Ran: {c}" for c in notable_commands(d.commands)]  # failures are environment noise more often than not
     now = utc_now()
     if prev is not None:
+        prev.origin = prev.origin or d.agent
         prev.anchors = unique_anchors(prev.anchors + anchors)[:MAX_ANCHORS]
         prev.body = body or prev.body
         prev.facts = list(dict.fromkeys(prev.facts + facts))[:12]
@@ -411,7 +424,7 @@ def rules_memory(store: Store, resolver: Resolver, d: SessionDigest, existing: l
         return prev
     return Memory(id=new_id(), type="change", title=title[:160], body=body or "Edited " + ", ".join(d.edited_files),
                   facts=facts, anchors=anchors, author=store.repo.user_name(), source="agent", session=d.key,
-                  confidence=CONFIDENCE_RULES, created=now, updated=now, scope="local")
+                  confidence=CONFIDENCE_RULES, created=now, updated=now, scope="local", origin=d.agent)
 
 
 def existing_for(store: Store, key: str, d: SessionDigest) -> list[Memory]:
@@ -473,13 +486,14 @@ def plan_batch(store: Store, key: str, records: list[dict[str, Any]], *, use_llm
         answers = observe_batch(store, key, records, use_llm=use_llm, notes=notes)
     if cfg is not None and answers is not None:
         now = utc_now()
+        agent = d.agent or next((m.origin for m in existing if m.session == key and m.origin), None)
         observations = [obs for a in answers for obs in a.observations]
         for obs in observations:
             anchors = observation_anchors(store, resolver, obs, d.edited_files + d.read_files)
             if not anchors:
                 notes.append(f"dropped observation without a resolvable anchor: {obs.title[:80]}")
                 continue
-            m = Memory(id=new_id(), type=obs.type, title=redact.redact_text(obs.title),
+            m = Memory(id=new_id(), type=obs.type, origin=agent, title=redact.redact_text(obs.title),
                        body=redact.redact_text(obs.body), facts=[redact.redact_text(f) for f in obs.facts],
                        tags=obs.tags, anchors=anchors, author=store.repo.user_name(), source="llm",
                        session=key, model=cfg.model, confidence=CONFIDENCE_LLM, created=now,

@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 #: their last parts recomputed (extractor ``ts1.3``); an anchor's ``was`` (its key before its code moved).
 #: 11: ``commands``, the commands each memory quotes (``shellwords.quoted_commands``).
 #: 12: ``usage`` (the use log folded, ``catalog.usage``) and ``code_times`` (anchored files' last commit times).
-SCHEMA_VERSION = "12"
+#: 13: each memory's provenance (``provenance``): ``level``, ``trust`` (its label for the agent) and ``rule``.
+SCHEMA_VERSION = "13"
 #: (An index added later, such as ``anchors_path_symbol``, needs no new version: every ``connect(create=True)``
 #: runs ``_SCHEMA``, whose ``IF NOT EXISTS`` statements add it to an older file once, without a rebuild.)
 
@@ -62,7 +63,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY, type TEXT, title TEXT, body TEXT, facts TEXT, tags TEXT, anchors TEXT,
     scope TEXT, updated TEXT, confidence REAL, digest TEXT,
-    status TEXT, reason TEXT, checked TEXT, memory TEXT, file TEXT, seq INTEGER DEFAULT 0);
+    status TEXT, reason TEXT, checked TEXT, memory TEXT, file TEXT, seq INTEGER DEFAULT 0,
+    level TEXT, trust TEXT, rule INTEGER);
 CREATE INDEX IF NOT EXISTS memories_updated ON memories(updated, id);
 CREATE INDEX IF NOT EXISTS memories_status ON memories(status);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories(seq);
@@ -88,7 +90,7 @@ CREATE TABLE IF NOT EXISTS code_times (path TEXT PRIMARY KEY, committed INTEGER)
 """
 
 _COLUMNS = ("id", "type", "title", "body", "facts", "tags", "anchors", "scope", "updated",
-            "confidence", "digest", "status", "reason", "checked", "memory", "file", "seq")
+            "confidence", "digest", "status", "reason", "checked", "memory", "file", "seq", "level", "trust", "rule")
 _JSON_COLUMNS = ("facts", "tags", "anchors", "checked", "memory")
 
 
@@ -340,6 +342,16 @@ def _row(r: sqlite3.Row) -> dict[str, Any]:
         except ValueError:
             d[c] = [] if c != "checked" else {}
     return d
+
+
+def levels(con: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """id → provenance level (``provenance.LEVELS``) of those of ``ids`` in the catalog (for the hooks' ordering)."""
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), 500):  # SQLite's default limit on bound parameters is 999
+        part = list(ids[i:i + 500])
+        q = f"SELECT id, level FROM memories WHERE id IN ({', '.join('?' * len(part))})"
+        out.update((mid, level or "") for mid, level in con.execute(q, part))
+    return out
 
 
 def rows(con: sqlite3.Connection, ids: Iterable[str]) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import memfile
+from .. import memfile, provenance
 from ..errors import GitError, MemoryFileError
 from ..layout import TEAM_MEMORIES as TEAM_DIR
 from ..model import KIND_COMMIT, Memory
@@ -81,7 +81,9 @@ class Refresh:
 
 
 def memory_row(m: Memory, digest: str) -> dict[str, Any]:
-    """The hook-index row of ``m`` (status unknown until checked)."""
+    """The hook-index row of ``m`` (status unknown until checked), with its provenance (``provenance.of``):
+    ``level``, ``trust`` (the label the agent sees) and ``rule`` (1 when a constraint may be shown as a rule)."""
+    trust = provenance.of(m)
     anchors = []
     for a in m.anchors:
         span = a.span or (None, None)
@@ -90,7 +92,7 @@ def memory_row(m: Memory, digest: str) -> dict[str, Any]:
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
             "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
             "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},
-            "memory": memfile.memory_to_dict(m)}
+            "memory": memfile.memory_to_dict(m), "level": trust.level, "trust": trust.label, "rule": int(trust.rule)}
 
 
 def _stat_key(st: os.stat_result) -> str:

@@ -1,5 +1,5 @@
-"""One memory at a time: ``remember``, ``forget``, ``show``, ``list``, ``supersede``, ``retire``, ``reanchor``,
-``share``, ``log``."""
+"""One memory at a time: ``remember``, ``forget``, ``show``, ``review``, ``list``, ``supersede``, ``retire``,
+``reanchor``, ``share``, ``log``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,18 @@ import os
 
 import click
 
-from .. import shapes, usage
-from ..model import MEMORY_TYPES, STATUS_FILTERS
+from .. import provenance, shapes, usage
+from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory
 from ..rank.render import was_note
 from .base import _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
+
+
+def writer() -> tuple[str, str | None]:
+    """(source, origin) of text typed at this command line: a person's (``user``), unless an agent's shell runs
+    it (``provenance.agent_from_env``: then ``agent`` and the agent's name)."""
+    agent = provenance.agent_from_env(os.environ)
+    return ("user", None) if agent is None else ("agent", agent)
 
 
 @cli.command()
@@ -31,6 +38,10 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
              tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
+    Typed by a person, it is recorded as person-written and reviewed by its
+    author; run from an agent's shell (CLAUDECODE, GEMINI_CLI, CODEX_THREAD_ID …
+    set), as the agent's.
+
     \b
     Example usage:
       gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
@@ -40,10 +51,11 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
     from ..memories import RememberRequest
     from ..memories import remember as do_remember
 
+    source, origin = writer()
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
                                               scope="local" if local else "team", cwd=os.getcwd(),
-                                              invariant=invariant),
+                                              invariant=invariant, source=source, origin=origin),
                      warn=_warn)
     _out(shapes.memory_json(m), m.id)
 
@@ -85,7 +97,8 @@ def show(mem_id: str, rev: str | None) -> None:
 
     def text() -> str:
         lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
-                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}"]
+                 f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}",
+                 f"trust: {trust_line(m)}"]
         for a in ms.anchors:
             line = f"  {a.status.value:8} {a.anchor.key}{was_note(a.anchor.key, a.anchor.was)}{where_now(a)}"
             if a.reason:
@@ -105,6 +118,42 @@ def show(mem_id: str, rev: str | None) -> None:
         return "\n".join(lines)
 
     _out(shapes.memory_detail_json(ms, shown.path), text)
+
+
+def trust_line(m: Memory) -> str:
+    """How a memory came to be, for a person: its trust label, source, and its review (or why it lapsed)."""
+    trust = provenance.of(m)
+    src = m.source + (f" ({m.origin})" if m.origin else "") + (f", model {m.model}" if m.model else "")
+    if m.reviewed is None:
+        review = "not reviewed (gitmem review ID)"
+    elif trust.level == provenance.REVIEWED:
+        review = f"reviewed by {m.reviewed.by or '?'} on {m.reviewed.at}"
+    else:
+        review = f"review by {m.reviewed.by or '?'} on {m.reviewed.at} lapsed: the text changed since"
+    return f"{trust.label or 'unknown'}   source: {src}   {review}"
+
+
+@cli.command()
+@click.argument("mem_ids", nargs=-1, required=True, metavar="ID...")
+@json_option
+def review(mem_ids: tuple[str, ...]) -> None:
+    """Record that you have read these memories' text as it is now (a person's review).
+
+    A reviewed memory may be shown to agents as a rule ("constraint (must hold)")
+    whoever wrote it, ranks as person-written, and passes `gitmem check
+    --require-reviewed`. Any later change of its text (a model's rewrite, a
+    merge, an edit) lapses the review by itself. Commit the files to share it.
+
+    \b
+    Example usage:
+      gitmem show 01KB0Y1R9W3Q
+      gitmem review 01KB0Y1R9W3Q
+    """
+    from ..ops.review import mark_reviewed
+
+    done = mark_reviewed(_store(), list(mem_ids))
+    _out([shapes.memory_json(m) for m in done],
+         lambda: "\n".join(f"reviewed {m.id} {m.title} ({provenance.of(m).label})" for m in done))
 
 
 @cli.command("list")
@@ -199,9 +248,10 @@ def supersede(mem_id: str, text: str, title: str | None, mtype: str | None, anch
     from ..memories import RememberRequest
     from ..ops.lifecycle import supersede as do_supersede
 
+    source, origin = writer()
     res = do_supersede(_store(), mem_id, RememberRequest(text=text, title=title, type=mtype or "",
                                                          anchors=anchors, tags=tags, facts=facts,
-                                                         source="user", cwd=os.getcwd()))
+                                                         source=source, cwd=os.getcwd(), origin=origin))
     _out(shapes.superseded_json(res), f"{res.new.id} supersedes {res.old.id} (retired)")
 
 

@@ -125,20 +125,27 @@ def _tidy_line(store: Store, rows: list[MemoryStatus]) -> str:
 
 @cli.command()
 @click.option("--base", help="Check the change BASE..HEAD (default: the merge base with the default branch).")
+@click.option("--require-reviewed", is_flag=True,
+              help="Also fail for each team memory no person has reviewed since its text last changed.")
 @json_option
-def check(base: str | None) -> None:
+def check(base: str | None, require_reviewed: bool) -> None:
     """Fail (exit 1) when a change leaves team memories stale, invalid or holding a secret.
 
     One line per problem. For CI on pull requests; a memory made stale is
     resolved in the same change with `gitmem reanchor`, `retire` or `supersede`.
+    With --require-reviewed, every team memory must also carry a person's review
+    of its text as it is now (`gitmem review ID` after reading it).
 
     \b
     Example usage:
       gitmem check --base origin/main
+      gitmem check --base origin/main --require-reviewed
     """
     from ..ops.check import check as do_check
 
-    res = do_check(_store(), base)
+    res = do_check(_store(), base, require_reviewed=require_reviewed)
+    for w in res.warnings:
+        _warn(w)
     problems = res.problems
     where = (f"HEAD is in {res.base_ref}: no change to check; memory files checked" if res.base == res.head
              else f"change {res.base[:12]}..{res.head[:12]}, base {res.base_ref}")

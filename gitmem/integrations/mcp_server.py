@@ -42,7 +42,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__, infra, layout, shapes, usage
+from .. import __version__, infra, layout, provenance, shapes, usage
 from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
@@ -241,7 +241,9 @@ class GitmemTools:
         warnings: list[str] = []
         m = do_remember(store, RememberRequest(text=text, title=title, type=type, anchors=tuple(anchors),
                                                tags=tuple(tags), facts=tuple(facts), scope="team",
-                                               source="agent", cwd=self.path), warn=warnings.append)
+                                               source="agent", cwd=self.path,
+                                               origin=provenance.agent_from_env(os.environ) or "mcp"),
+                         warn=warnings.append)
         path = store.display(store.path_for(m))
         lines = [f"remembered {m.id}: [{m.type}] {m.title}",
                  f"file: {path} (team scope: commit it to share it)",
@@ -338,6 +340,7 @@ def _render_memory(ms: MemoryStatus) -> str:
     m = ms.memory
     lines = [f"{inline(m.id)}  [{inline(m.type)}] {QUOTE}{inline(m.title)}",
              f"status: {ms.status.value} · scope: {m.scope} · author: {m.author or '-'} · source: {m.source} · "
+             f"trust: {provenance.of(m).label or 'unknown'} · "
              f"updated: {m.updated or '?'}" + (f" ({age(m)} ago)" if age(m) not in ("now", "?") else "")]
     lines += ["anchors:"] + [f"  {_anchor_line(a)}" for a in ms.anchors] if ms.anchors else ["anchors: none"]
     if m.tags:

@@ -11,8 +11,11 @@ Rules (base O, ours A, theirs B):
   both changed it: the side with the later ``updated``); tags, facts,
   ``supersedes``, ``superseded_by``: union, ours first;
 * single values (title, type, confidence, scope, source, author, retired,
-  invariant, …): the side that changed it; both changed it differently: the
+  invariant, reviewed, …): the side that changed it; both changed it differently: the
   side with the later ``updated``; ``updated``: the later of the two;
+* provenance: then the lower of the two sides' (``provenance.lowered``: a merge never makes
+  model text look person-written); a review lapses by itself when the merged text differs from
+  the text reviewed; keys unknown to this version (``Memory.extra``): both sides', ours first;
 * body: the side that changed it; both changed it differently: a conflict —
   the merged front matter with the body in ordinary conflict markers, exit 1,
   which ``gitmem doctor`` and every command then report for that file.
@@ -28,6 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import provenance
 from ..errors import MemoryFileError
 from ..infra import atomic_write
 from ..layout import ATTRIBUTES_FILE
@@ -36,8 +40,8 @@ from ..model import Memory
 
 DRIVER_NAME = "gitmem"
 ATTRIBUTES_LINE = "memories/*.md merge=gitmem"
-_SINGLE = ("type", "title", "author", "source", "session", "model", "confidence", "created", "scope",
-           "retired", "invariant")
+_SINGLE = ("type", "title", "author", "source", "origin", "session", "model", "confidence", "created", "scope",
+           "retired", "invariant", "reviewed")
 _LISTS = ("tags", "facts", "supersedes", "superseded_by")
 
 
@@ -81,6 +85,9 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[M
             anchors.append(t[key])
     merged.anchors = anchors
     merged.updated = max(ours.updated or "", theirs.updated or "")
+    merged.extra = {**theirs.extra, **ours.extra}
+    for side in (ours, theirs):  # merging never raises a level: the lower side's provenance wins
+        provenance.lowered(merged, side)
     conflict = False
     if ours.body == theirs.body or theirs.body == base.body:
         merged.body = ours.body

@@ -9,6 +9,11 @@ For the change from the merge base of ``base`` (default: the default branch,
   memories are fresh). gitmem's own writes (sharing a local memory with the
   commit, following moved code) change no text, so they never count as a review;
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
+* ``unreviewed`` — with ``require_reviewed`` (``--require-reviewed``, for teams that want every shared
+  memory read by a person): a team memory no person has reviewed since its text last changed
+  (``provenance``: its ``reviewed`` entry is missing or no longer matches its text), named by file;
+  (warnings, never a failure: memory files with front-matter keys this version does not know, a newer
+  gitmem's, kept as they are);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
@@ -30,7 +35,8 @@ touched are evaluated. Local-scope memories are never checked (never committed).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
@@ -39,6 +45,10 @@ from ..git import Repo
 from ..layout import TEAM_MEMORIES
 from ..model import Memory, Status
 from ..store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
 
@@ -56,13 +66,14 @@ class Problem:
 class Checked:
     """What ``check`` compared: ``base_ref`` as named (``origin/main``), its commit ``tip``, the merge
     base with HEAD ``base`` (equal to ``head`` when HEAD is already in the base: nothing to check),
-    and the ``problems`` found."""
+    and the ``problems`` found; ``warnings``: one line each for what is not a problem but worth knowing."""
 
     base_ref: str
     tip: str
     base: str
     head: str
     problems: list[Problem]
+    warnings: list[str] = field(default_factory=list)
 
 
 _SHALLOW_HINT = ("fetch the history: git fetch --unshallow (GitHub Actions: actions/checkout with "
@@ -105,8 +116,9 @@ def resolve_base(repo: Repo, base: str | None) -> tuple[str, str, str, str]:
     return name, tip, merge_base, head
 
 
-def check(store: Store, base: str | None = None) -> Checked:
-    """Check the change from the merge base of ``base`` (default: the default branch) and HEAD to HEAD.
+def check(store: Store, base: str | None = None, *, require_reviewed: bool = False) -> Checked:
+    """Check the change from the merge base of ``base`` (default: the default branch) and HEAD to HEAD;
+    with ``require_reviewed``, also every team memory for a review of its text as it is (``unreviewed``).
 
     Raises:
         GitmemError: see ``resolve_base``; nothing is reported as fine when the change cannot be found.
@@ -130,6 +142,9 @@ def check(store: Store, base: str | None = None) -> Checked:
                                                    "remove it before committing"))
         problems.extend(_instructions(store.display(path), mid, text))
     result = Checked(base_ref, tip, base_sha, head, problems)
+    if require_reviewed:
+        problems += unreviewed(store, loaded.memories.values(), loaded.paths)
+    result.warnings = unknown_key_warnings(store, [*loaded.memories.values(), *loaded.retired.values()])
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
@@ -198,3 +213,38 @@ def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
         return False
     return (then.title, then.body, then.facts, then.type, then.retired) != (m.title, m.body, m.facts, m.type,
                                                                           m.retired)
+
+
+def unreviewed(store: Store, memories: Iterable[Memory], paths: Mapping[str, Path]) -> list[Problem]:
+    """One ``unreviewed`` problem per team memory whose text no person has reviewed as it is now
+    (``provenance.of``: level other than reviewed), naming its file and how it came to be; by file name."""
+    from .. import provenance
+
+    out = []
+    for m in sorted(memories, key=lambda m: m.id):
+        if m.scope != "team":
+            continue
+        trust = provenance.of(m)
+        if trust.level == provenance.REVIEWED:
+            continue
+        why = "its text changed since the review" if m.reviewed is not None else "never reviewed"
+        name = store.display(paths[m.id]) if m.id in paths else m.id
+        out.append(Problem("unreviewed", m.id, f"{name} \"{m.title}\": not reviewed by a person ({why}; "
+                                               f"{trust.label or 'source ' + m.source}) — read it, then "
+                                               f"`gitmem review {m.id}`"))
+    return out
+
+
+def unknown_key_warnings(store: Store, memories: Iterable[Memory]) -> list[str]:
+    """One line per memory file (retired ones included) holding front-matter keys this version does not know
+    (``memfile.unknown_keys``), by id."""
+    from ..memfile import unknown_keys
+
+    out = []
+    for m in sorted(memories, key=lambda m: m.id):
+        keys = unknown_keys(m)
+        if keys:
+            name = store.display(store.path_for(m))
+            out.append(f"{name}: front-matter key(s) {', '.join(keys)} unknown to this gitmem (written by a newer "
+                       "one?): kept as they are; upgrade gitmem to use them")
+    return out

@@ -73,6 +73,10 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     r.add("memories", "ok" if not loaded.errors else "error",
           f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid"
           + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
+    from .check import unknown_key_warnings  # front-matter keys of a newer gitmem: kept, worth knowing
+
+    for line in unknown_key_warnings(store, [*loaded.memories.values(), *loaded.retired.values()]):
+        r.add("memory", "warn", line)
     for h in git_hooks.status(store.repo):
         if h.will_run and h.ours_current:
             extra = (f" (chained: {h.legacy.name})" if h.legacy else "") + (f"; {h.note}" if h.note else "")

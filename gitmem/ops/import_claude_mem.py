@@ -15,7 +15,7 @@ projects after the folder). Each row becomes a memory:
   exist in the working tree; for each, the symbols of that file the row's text
   names (identifiers resolved in the file's symbol table) instead of the whole file;
 * type kept when it is one of gitmem's, title, body (narrative, else text),
-  facts, tags (concepts); source ``llm``, model ``claude-mem``; scope ``local``
+  facts, tags (concepts); source ``import``, origin and model ``claude-mem``; scope ``local``
   (one developer's capture: the ``[share] policy`` shares it with the code);
 * a deterministic id (the row's time and a hash of the database row), so a second
   import of the same database adds nothing.
@@ -182,7 +182,7 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
         stamp = _stamp(r.get("created_at_epoch"))
         m = Memory(id=mid, type=mtype, title=redact_text(" ".join(str(title).split()))[:160] or "(untitled)",
                    body=redact_text(str(body)), facts=[redact_text(f) for f in facts], tags=tags,
-                   anchors=anchors[:MAX_ANCHORS], source="llm", model="claude-mem",
+                   anchors=anchors[:MAX_ANCHORS], source="import", origin="claude-mem", model="claude-mem",
                    session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
                    created=stamp, updated=stamp, scope="local")
         m = fit(m, limit)  # claude-mem's observations can be long: cut, not lost

@@ -5,9 +5,10 @@ the anchored code between the anchor's commit and now (syntax-highlighted with
 Pygments when the terminal shows colour), with the commit that changed it. Then
 one key:
 
-* ``k`` keep — the memory is still true: re-anchor it to today's code (``reanchor``);
-* ``e`` edit — open the memory file in ``$EDITOR``, then re-anchor it (a file left unchanged
-  cancels: nothing is re-anchored);
+* ``k`` keep — the memory is still true: re-anchor it to today's code (``reanchor``), and record that
+  the person reviewed its text (``mark_reviewed``);
+* ``e`` edit — open the memory file in ``$EDITOR``, then re-anchor it and record the review of the
+  edited text (a file left unchanged cancels: nothing is re-anchored);
 * ``r`` retire — no longer true (``lifecycle.retire``), with an optional reason, then a
   confirmation (``q`` at the reason, or anything but ``y`` at the confirmation, cancels);
 * ``s`` supersede — type the replacement text (``lifecycle.supersede``; an empty answer or
@@ -22,22 +23,44 @@ Every action only writes memory files; commit them to share the decisions.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import click
 
+from .. import provenance
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
-from ..memories import RememberRequest
-from ..model import AnchorStatus, Memory, MemoryStatus, Status
+from ..infra import utc_now
+from ..memories import RememberRequest, write
+from ..model import AnchorStatus, Memory, MemoryStatus, Review, Status
 from ..store import Store
 from .lifecycle import retire, supersede
 from .reanchor import reanchor
 
 #: Lines of context around the changed code in the diff.
 DIFF_CONTEXT = 3
+
+
+def mark_reviewed(store: Store, mem_ids: Sequence[str]) -> list[Memory]:
+    """Record that the person running gitmem (git's ``user.name``) has read the text of each memory as it is
+    now (``Memory.reviewed``, with ``provenance.text_hash``), and write them; returns them, in order.
+
+    Nothing else changes (not ``updated``: a review is not an edit). A later change of the text lapses the
+    review by itself (``provenance``). Used by ``gitmem review``, the keep and edit of ``gitmem stale`` and of
+    ``gitmem ui``.
+
+    Raises:
+        MemoryNotFound: an id is unknown or an ambiguous prefix (nothing is written).
+        OSError: a memory file cannot be written.
+    """
+    mems = [store.get(mid) for mid in mem_ids]
+    by, now = store.repo.user_name(), utc_now()
+    for m in mems:
+        m.reviewed = Review(by=by, at=now, hash=provenance.memory_hash(m))
+    write(store, mems)
+    return mems
 
 
 @dataclass
@@ -148,6 +171,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         res.skipped.append(m.id)
     elif choice == "k":
         reanchor(store, m.id, drop_deleted=True)
+        mark_reviewed(store, [m.id])
         res.kept.append(m.id)
         echo(f"kept {m.id}: re-anchored to the code as it is now")
     elif choice == "e":
@@ -157,6 +181,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         if path.read_bytes() == before:
             raise _Cancel("the file was not changed")
         reanchor(store, m.id, drop_deleted=True)
+        mark_reviewed(store, [m.id])
         res.edited.append(m.id)
         echo(f"edited {m.id} and re-anchored it")
     elif choice == "r":

@@ -13,7 +13,8 @@ Three checks over the valid (not retired) memories, each pair only when both are
   read alike but must not become one memory). ``--apply``: the kept memory takes the union of the
   group's facts, tags and anchors (in that order, its own first; cut to ``[memory] max_chars`` by
   ``memories.fit``) and supersedes the others (``lifecycle.link``): they are retired and linked both
-  ways, all in one ``memories.write``. The kept one's text is not rewritten.
+  ways, all in one ``memories.write``. The kept one's text is not rewritten; when it takes facts from a
+  memory of lower provenance it takes that provenance too (``provenance.lowered``: a merge never raises a level).
 * **Contradictions**: pairs of ``compare.RULE_TYPES`` memories on the same code that disagree: by the
   model when ``[llm]`` is configured (``capture.llm.judge_contradictions``, at most ``MAX_LLM_PAIRS`` pairs
   a run, the rest by rules), by the rules otherwise or when the model fails (a note says so). Flagged for
@@ -31,7 +32,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .. import compare
+from .. import compare, provenance
 from ..config import deleted_days as configured_days
 from ..errors import GitmemError
 from ..infra import utc_now
@@ -275,7 +276,10 @@ def merge(store: Store, group: DuplicateGroup) -> list[Memory]:
     keep = group.keep
     olds = [o for o, _ in group.merged]
     for o in olds:
+        before = provenance.memory_hash(keep)
         keep.facts = list(dict.fromkeys([*keep.facts, *o.facts]))
+        if provenance.memory_hash(keep) != before:  # merging never raises a level
+            provenance.lowered(keep, o)
         keep.tags = list(dict.fromkeys([*keep.tags, *o.tags]))
         keep.anchors = unique_anchors([*keep.anchors, *o.anchors])
         keep.confidence = max(keep.confidence, o.confidence)

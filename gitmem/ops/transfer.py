@@ -6,6 +6,8 @@ field, anchors with their path, symbol, kind, commit, span and fingerprint), plu
 
 Import writes one memory file per line:
 
+* provenance: ``source: import`` (``origin: gitmem export``), or the line's own source when that is lower
+  (``provenance.lowered``: an exported model-written memory stays model-written); reviews are not imported;
 * an anchor whose commit exists here is kept as it is (same repository);
 * otherwise (another repository, a rewritten history) it is re-made against the
   working tree when its path — and symbol — exist here, and dropped when not
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import provenance
 from ..anchors import Resolver
 from ..errors import GitmemError
 from ..git import WORKTREE
@@ -35,6 +38,8 @@ from ..shapes import EXPORT_FORMAT, dumps_line, export_line_json
 from ..store import Store, new_id
 
 FORMAT = EXPORT_FORMAT
+#: ``origin`` of a memory imported from an export (``source: import``): shown as "imported (gitmem export)".
+IMPORT_ORIGIN = "gitmem export"
 
 
 def export_lines(store: Store, *, include_local: bool = False, include_retired: bool = False) -> Iterator[str]:
@@ -98,6 +103,11 @@ def _stamp(value: object, default: str) -> str:
     return value if isinstance(value, str) and _STAMP.fullmatch(value) else default
 
 
+def _opt_text(value: Any) -> str | None:
+    """``value`` as a one-line string of at most 100 characters, or None when it is not a non-empty string."""
+    return " ".join(value.split())[:100] or None if isinstance(value, str) else None
+
+
 def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
     """Write the memories of JSON ``lines`` (see the module docstring); bad lines are reported, not fatal."""
     from ..capture.redact import redact_text
@@ -131,9 +141,8 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
             m = Memory(id=mid, type=mtype, title=title, body=redact_text(str(raw.get("body") or "")),
                        facts=[redact_text(str(f)) for f in raw.get("facts") or []],
                        tags=[str(t) for t in raw.get("tags") or []], anchors=anchors,
-                       author=str(raw.get("author") or ""),
-                       source=_one_of(raw.get("source"), SOURCES, "user"),
-                       session=raw.get("session"), model=raw.get("model"),
+                       author=str(raw.get("author") or ""), source="import", origin=IMPORT_ORIGIN,
+                       session=raw.get("session"), model=_opt_text(raw.get("model")),
                        confidence=float(raw["confidence"]) if isinstance(raw.get("confidence"), (int, float))
                        and 0 <= raw["confidence"] <= 1 else 1.0,
                        created=_stamp(raw.get("created"), now), updated=_stamp(raw.get("updated"), now),
@@ -143,6 +152,10 @@ def import_lines(store: Store, lines: Iterable[str]) -> ImportReport:
                        scope=_one_of(raw.get("scope"), SCOPES, "team"),
                        invariant=raw.get("invariant") is True
                        and sum(1 for a in anchors if a.kind != KIND_COMMIT) >= 2)
+            # imported text is at most "imported", and no higher than the level it had where it came from
+            # (a model's memory stays model-written); a review made elsewhere is not carried over
+            provenance.lowered(m, Memory(id=mid, type=mtype, title=title, source=_one_of(
+                raw.get("source"), SOURCES, "import"), origin=_opt_text(raw.get("origin")), model=m.model))
             dumps(m)  # what the writer would refuse is rejected here, line by line
             check_size(m, limit)
             refuse_instructions(m)  # a line that reads as an instruction to the agent

@@ -22,8 +22,9 @@ Scoring (every weight is a named constant below, each with why):
 The three rankings are fused with weighted reciprocal rank fusion,
 ``score = Σ_l w_l / (RRF_K + rank_l)`` (Cormack, Clarke & Büttcher, SIGIR 2009),
 where the proximity list's weight is also scaled by each memory's proximity,
-then multiplied by a type weight, a confidence factor and, for memories whose
-anchors are not fresh, a staleness penalty.
+then multiplied by a type weight, a confidence factor, a provenance factor
+(``TRUST_WEIGHT``: text nobody has read sinks under a person's at near-equal
+relevance) and, for memories whose anchors are not fresh, a staleness penalty.
 
 Packing is ``rank.render``'s (the one renderer and packer); ``pack`` and ``item``
 here only turn ``Scored`` into its ``render.Item``.
@@ -37,6 +38,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from .. import provenance
 from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
 from ..textsplit import name_leaf
 from . import render
@@ -87,6 +89,11 @@ TYPE_WEIGHT = {"constraint": 1.15, "gotcha": 1.15, "decision": 1.05, "bugfix": 1
 STALE_PENALTY = 0.95
 #: Confidence c in [0, 1] scales the score by (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * c.
 CONFIDENCE_SPAN = 0.3
+#: Provenance level → score factor (``provenance.WEIGHT``, where each value's why is written; the hooks order
+#: by the same table): text a person wrote or reviewed 1.0, a commit message 0.97, captured or imported text
+#: nobody read 0.93, a model's 0.92 — below person text of near-equal relevance, never buried (the memory on
+#: the very code being edited still comes first).
+TRUST_WEIGHT = provenance.WEIGHT
 
 @dataclass
 class Scored:
@@ -220,6 +227,7 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
     for s in relevant:
         s.score *= TYPE_WEIGHT.get(s.memory.type, 1.0)
         s.score *= (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * s.memory.confidence
+        s.score *= provenance.weight_of(s.memory)
     return sorted(relevant, key=lambda s: (-s.score, neg_time[s.memory.id], s.memory.id))
 
 
@@ -263,9 +271,10 @@ def status_note(s: Scored) -> str:
 def item(s: Scored) -> render.Item:
     """``s`` as the renderer's ``Item`` (anchors in the memory's order; the one that made it near in ``near``)."""
     m = s.memory
+    trust = provenance.of(m)
     return render.Item(m.id, m.type, m.title, body=m.body, facts=m.facts, anchors=[a.key for a in m.anchors],
                        near=s.near, updated=m.updated or m.created, status=status_note(s),
-                       was={a.key: a.was for a in m.anchors if a.was})
+                       was={a.key: a.was for a in m.anchors if a.was}, trust=trust.label, rule=trust.rule)
 
 
 def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:

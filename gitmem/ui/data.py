@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import shapes
+from .. import provenance, shapes
 from ..catalog import db as catalog_db
 from ..catalog import files as catalog_files
 from ..errors import GitmemError
 from ..git import WORKTREE
-from ..model import KIND_COMMIT, MEMORY_TYPES, AnchorStatus, Status
+from ..model import KIND_COMMIT, MEMORY_TYPES, AnchorStatus, Review, Status
 from ..shapes import JSONObject
 from ..store import Store
 
@@ -257,9 +257,12 @@ def _text(body: JSONObject, key: str, *, required: bool = False, limit: int = 10
 def act(store: Store, mem_id: str, action: str, body: JSONObject) -> JSONObject:
     """Carry out one review action on memory ``mem_id``, the same operation as the CLI's, written to its file:
 
-    * ``keep``: ``gitmem reanchor --drop-deleted`` → ``shapes.reanchored_json``;
+    * ``keep``: ``gitmem reanchor --drop-deleted``, and the text marked reviewed by the person at the page
+      (``ops.review.mark_reviewed``) → ``shapes.reanchored_json``;
     * ``edit`` (``body``: ``title``, ``text``, optional ``type``): the memory's title and text replaced
-      (secrets redacted, the size limit checked), written by ``memories.write``, then re-anchored as
+      (secrets redacted, the size limit checked) and marked reviewed by the person who typed them (the
+      source is kept: a model's memory a person edited reads as reviewed), written by ``memories.write``,
+      then re-anchored as
       ``gitmem stale``'s edit does → ``shapes.reanchored_json``;
     * ``retire`` (``reason``): ``gitmem retire`` → ``shapes.retired_json``;
     * ``supersede`` (``text``): ``gitmem supersede`` → ``shapes.superseded_json``;
@@ -271,8 +274,11 @@ def act(store: Store, mem_id: str, action: str, body: JSONObject) -> JSONObject:
     """
     if action == "keep":
         from ..ops.reanchor import reanchor
+        from ..ops.review import mark_reviewed
 
-        return shapes.reanchored_json(reanchor(store, mem_id, drop_deleted=True))
+        res = reanchor(store, mem_id, drop_deleted=True)
+        res.memory = mark_reviewed(store, [res.memory.id])[0]  # a person pressed keep, having read it
+        return shapes.reanchored_json(res)
     if action == "edit":
         return shapes.reanchored_json(_edit(store, mem_id, body))
     if action == "retire":
@@ -309,6 +315,7 @@ def _edit(store: Store, mem_id: str, body: JSONObject) -> Any:
         raise GitmemError(f"unknown type {mtype!r}", "one of " + ", ".join(MEMORY_TYPES))
     m.title, m.body, m.type = title, text, mtype
     m.updated = utc_now()
+    m.reviewed = Review(by=store.repo.user_name(), at=m.updated, hash=provenance.memory_hash(m))  # a person wrote it
     check_size(m, max_chars(store))
     write(store, [m])
     return reanchor(store, m.id, drop_deleted=True)

@@ -64,6 +64,7 @@ from pathlib import Path
 
 from ... import config, infra, layout, usage
 from ...capture import redact, spool
+from ...provenance import WEIGHT
 from . import capture
 from .events import (
     AfterCompact,
@@ -610,7 +611,8 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     if not event.prompt.strip():
         return None
     prompt = redact.redact_text(capture.prepare(event.prompt))
-    capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS)})
+    capture.spool_record(root, key, "UserPromptSubmit", {"prompt": capture.cap(prompt, capture.MAX_MESSAGE_CHARS),
+                                                         "agent": capture.clean(event.agent, 40)})
     cfg = config.read_cached(lay)
     warm: list[list[dict[str, Any]] | None] = []
     asking = None
@@ -633,7 +635,9 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         again = news(con, root, lay, found[0] + found[1], given)  # named, and their status changed since given
         skip = set(given) - set(again)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in skip])  # near-ties: the used first
-        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in skip]
+        weight = trust_weights(con, [mid for mid, _ in ranked if mid not in skip])
+        order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1] * weight.get(kv[0], 1.0),
+                                                                  -fade.get(kv[0], 1.0))) if mid not in skip]
         rows = as_shown(con, root, lay, prompt_rows(con, order))
         packed = pack_prompt_rows(rows, config.budget(cfg, "prompt_budget"), given, again)
     finally:
@@ -644,6 +648,18 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
+
+
+def trust_weights(con: sqlite3.Connection, ids: list[str]) -> dict[str, float]:
+    """id → its provenance weight (``provenance.WEIGHT`` of its catalog ``level``; 1.0 when unknown), for ordering
+    near-ties: text a person wrote or reviewed before text nobody has read.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ...catalog import db as catalog_db
+
+    return {mid: WEIGHT.get(level, 1.0) for mid, level in catalog_db.levels(con, ids).items()}
 
 
 def prompt_rows(con: sqlite3.Connection, order: list[str]) -> list[dict[str, Any]]:
@@ -718,10 +734,12 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
             return status not in (None, "fresh")
 
         # what changed since it was given first, then the edited symbol's memories, then warnings, then
-        # file-level ones, then the rest (newest first; with decay on, the least faded first: ``usage.fade``)
+        # file-level ones, then the rest (within each, text a person wrote or reviewed first:
+        # ``provenance.WEIGHT``; then newest first; with decay on, the least faded first: ``usage.fade``)
         fade = fading(con, cfg, [f[0] for f in found])
+        weight = trust_weights(con, [f[0] for f in found])
         found.sort(key=lambda f: (f[0] not in again, not on_edit(f[2]), not not_fresh(f[1]), not file_level(f[2]),
-                                  -fade.get(f[0], 1.0)))
+                                  -weight.get(f[0], 1.0), -fade.get(f[0], 1.0)))
         found = found[:MAX_FILE_MEMORIES]
         by_id = {r["id"]: r for r in as_shown(con, root, lay, catalog_db.rows(con, [f[0] for f in found]))}
     finally:
@@ -831,8 +849,8 @@ def _action_rows(con: sqlite3.Connection, root: Path, lay: layout.Layout, ranked
     rows = as_shown(con, root, lay, catalog_db.rows(con, ids))
     type_rank = {t: i for i, t in enumerate(ACTION_TYPES)}
     rows.sort(key=lambda r: r.get("updated") or "", reverse=True)
-    rows.sort(key=lambda r: (-ranked[r["id"]], type_rank.get(str(r.get("type")), len(ACTION_TYPES)),
-                             r.get("status") in (None, "fresh")))
+    rows.sort(key=lambda r: (-ranked[r["id"]] * WEIGHT.get(str(r.get("level")), 1.0),
+                             type_rank.get(str(r.get("type")), len(ACTION_TYPES)), r.get("status") in (None, "fresh")))
     return rows[:MAX_ACTION_MEMORIES]
 
 
