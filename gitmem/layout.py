@@ -13,6 +13,7 @@ What lives where (DESIGN.md §3)::
 
     <root>/.gitmem/                   committed: config.toml, memories/<id>.md, .gitattributes
     <common-dir>/gitmem/              per clone, shared by every worktree, never committed
+        bin-dir                       where this machine's gitmem console scripts are (``gitmem install``)
         local/memories/<id>.md        local-scope memories
         spool/ sessions/ logs/        captured events, what each session was given, logs
         usage.jsonl                   when each memory was given, found, opened (``gitmem.usage``)
@@ -50,6 +51,9 @@ ATTRIBUTES_FILE = ".gitmem/.gitattributes"
 STATE_DIR = "gitmem"
 #: Memory files end with this suffix.
 MEMORY_SUFFIX = ".md"
+#: The per-clone file (in ``<common-dir>/gitmem/``) naming the folder of this machine's gitmem console scripts,
+#: written by ``gitmem install``: the committed agent hook commands read it (they hold no machine path).
+BIN_POINTER = "bin-dir"
 
 
 def find_root(start: Path) -> Path | None:
@@ -125,6 +129,12 @@ class Layout:
     def clone_dir(self) -> Path:
         """``<common-dir>/gitmem``."""
         return self.common_dir / STATE_DIR
+
+    @property
+    def bin_pointer(self) -> Path:
+        """``<common-dir>/gitmem/bin-dir``: one line, the folder of this machine's gitmem console scripts
+        (``gitmem-hook``, ``gitmem`` …), read by the committed agent hook commands (``BIN_POINTER``)."""
+        return self.clone_dir / BIN_POINTER
 
     @property
     def local_memories_dir(self) -> Path:

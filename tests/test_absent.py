@@ -1,0 +1,203 @@
+"""Never silently absent: committed agent settings hold no machine path, and a session in a repository with
+memories is told in one line when gitmem is missing or broken on this machine (issue 20, item 5).
+
+Real repositories, real installs from two real venvs, the registered hook commands run by ``sh`` as the agents
+run them, with a PATH that has no gitmem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem import layout
+from gitmem.integrations.agents import installers, installing
+from testing.repos import commit, git, make_repo
+from testing.venvs import second_venv
+
+#: A PATH with git and sh but no gitmem.
+BARE_PATH = "/usr/bin:/bin"
+
+#: (agent, committed file holding the hook commands, session-start event, how its commands are listed)
+AGENT_FILES = {
+    "claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json",
+    "copilot": ".github/hooks/gitmem.json", "cursor": ".cursor/hooks.json",
+}
+START = {"claude": "SessionStart", "codex": "SessionStart", "gemini": "SessionStart", "copilot": "sessionStart",
+         "cursor": "sessionStart"}
+COMMITTED = [*AGENT_FILES.values(), ".mcp.json", ".codex/config.toml", ".github/mcp.json", ".cursor/mcp.json",
+             ".opencode/plugins/gitmem.js", "opencode.json"]
+
+
+def commands(agent: str, repo: Path) -> dict[str, str]:
+    """Event → the hook command registered for gitmem in ``agent``'s committed file of ``repo``."""
+    data = json.loads((repo / AGENT_FILES[agent]).read_text())
+    out: dict[str, str] = {}
+    for event, entries in data["hooks"].items():
+        if not isinstance(entries, list):
+            continue
+        for e in entries:
+            for h in e.get("hooks", [e]):
+                cmd = h.get("command") or h.get("bash") or ""
+                if cmd.startswith(": gitmem"):
+                    out[event] = cmd
+    return out
+
+
+def run_hook(cmd: str, cwd: Path, payload: dict[str, Any], path: str = BARE_PATH) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PATH": path}
+    return subprocess.run(["sh", "-c", cmd], input=json.dumps(payload).encode(), capture_output=True, cwd=cwd,
+                          env=env, timeout=60)
+
+
+@pytest.fixture
+def project(tmp_path: Path, run_cli) -> Path:  # type: ignore[no-untyped-def]
+    """A repository with one team memory, gitmem installed for every agent from this venv."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    assert run_cli(repo, "remember", "f returns one on purpose", "--anchor", "a.py::f")[0] == 0
+    for agent in installers.names():
+        installers.get(agent).install(repo)
+    return repo
+
+
+def test_two_installs_from_two_venvs_write_identical_committed_bytes(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    other = second_venv(tmp_path / "teammate venv")  # a space in the path, too
+    written = []
+    for python in (sys.executable, str(other / "python")):
+        for agent in installers.names():
+            proc = subprocess.run([python, "-m", "gitmem", "install", agent], cwd=repo, capture_output=True,
+                                  text=True, timeout=120)
+            assert proc.returncode == 0, proc.stderr
+        written.append({rel: (repo / rel).read_bytes() for rel in COMMITTED if (repo / rel).exists()})
+        pointer = layout.of(repo).bin_pointer.read_text()
+        assert pointer == f"{Path(python).parent}\n"
+    assert written[0] == written[1] and len(written[0]) == len(COMMITTED)
+    for rel, data in written[0].items():
+        text = data.decode()
+        assert str(Path(sys.executable).parent) not in text and str(other) not in text, rel
+        assert str(tmp_path) not in text, rel
+
+
+@pytest.mark.parametrize("agent", sorted(AGENT_FILES))
+def test_gitmem_absent_gives_the_one_line_notice_at_session_start_only(project: Path, agent: str) -> None:
+    layout.of(project).bin_pointer.unlink()
+    cmds = commands(agent, project)
+    start = START[agent]
+    proc = run_hook(cmds[start], project, {"session_id": "s", "cwd": str(project), "hook_event_name": start,
+                                           "source": "startup"})
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout.count(b"\n") == 1
+    out = json.loads(proc.stdout)
+    text = (out.get("hookSpecificOutput") or {}).get("additionalContext") or out.get("additionalContext") \
+        or out.get("additional_context")
+    assert text == installing.ABSENT_NOTICE and "\n" not in text
+    assert "gitmem install" in text
+    if agent in ("claude", "codex", "gemini"):
+        assert out["hookSpecificOutput"]["hookEventName"] == start
+    for event, cmd in cmds.items():
+        if event != start:
+            p = run_hook(cmd, project, {"session_id": "s", "cwd": str(project), "hook_event_name": event})
+            assert (p.returncode, p.stdout, p.stderr) == (0, b"", b""), event
+
+
+def test_no_notice_in_a_repository_without_memories(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "empty")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    installers.get("claude").install(repo)
+    layout.of(repo).bin_pointer.unlink()
+    proc = run_hook(commands("claude", repo)["SessionStart"], repo, {"session_id": "s", "source": "startup"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
+def test_the_pointer_finds_gitmem_with_a_bare_path_from_a_subfolder_and_a_linked_worktree(project: Path) -> None:
+    cmd = commands("claude", project)["SessionStart"]
+    payload = {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    (project / "sub").mkdir()
+    for cwd in (project, project / "sub"):
+        out = json.loads(run_hook(cmd, cwd, payload).stdout)
+        assert "f returns one on purpose" in out["hookSpecificOutput"]["additionalContext"], cwd
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "memories and settings")
+    wt = project.parent / "wt"
+    git(project, "worktree", "add", "-q", str(wt))
+    out = json.loads(run_hook(cmd, wt, {**payload, "cwd": str(wt)}).stdout)
+    assert "f returns one on purpose" in out["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_broken_gitmem_gives_the_notice(project: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken-bin"
+    broken.mkdir()
+    hook = broken / "gitmem-hook"
+    hook.write_text("#!/bin/sh\necho 'ModuleNotFoundError: gitmem' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    layout.of(project).bin_pointer.write_text(f"{broken}\n")
+    cmds = commands("claude", project)
+    proc = run_hook(cmds["SessionStart"], project, {"session_id": "s", "source": "startup"})
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == installing.ABSENT_NOTICE
+    p = run_hook(cmds["PreToolUse"], project, {"session_id": "s", "tool_name": "Read",
+                                               "tool_input": {"file_path": str(project / "a.py")}})
+    assert (p.returncode, p.stdout) == (0, b"")
+
+
+def test_gitmem_on_path_is_used_without_the_pointer(project: Path) -> None:
+    layout.of(project).bin_pointer.unlink()
+    cmd = commands("claude", project)["SessionStart"]
+    proc = run_hook(cmd, project, {"session_id": "s", "source": "startup"},
+                    path=f"{Path(sys.executable).parent}:{BARE_PATH}")
+    assert "f returns one on purpose" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_mcp_command_finds_gitmem_through_the_pointer(project: Path) -> None:
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["gitmem"]
+    assert not installing.machine_paths(entry["args"][1])
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    proc = subprocess.run([entry["command"], *entry["args"]], input=(json.dumps(init) + "\n").encode(),
+                          capture_output=True, cwd=project, env={**os.environ, "PATH": BARE_PATH}, timeout=60)
+    assert json.loads(proc.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "gitmem", proc.stderr
+
+
+def test_an_old_absolute_path_install_is_upgraded_in_place(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    old = "/home/ada/.venv/bin/gitmem-hook"
+    old_cmd = (f": gitmem-hook; if [ -x {old} ]; then exec {old} SessionStart; fi; if command -v gitmem-hook "
+               ">/dev/null 2>&1; then exec gitmem-hook SessionStart; fi; exit 0")
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"type": "command", "command": "./mine.sh"}
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [mine]}, {"matcher": "startup", "hooks": [
+        {"type": "command", "command": old_cmd, "timeout": 15}]}]}}, indent=2))
+    assert installing.machine_paths(old_cmd)
+    assert run_cli(repo, "install", "claude")[0] == 0
+    text = settings.read_text()
+    assert "/home/ada" not in text
+    data = json.loads(text)
+    starts = data["hooks"]["SessionStart"]
+    assert starts[0] == {"hooks": [mine]} and len(starts) == 2
+    assert not any(installing.machine_paths(c) for c in commands("claude", repo).values())
+
+
+def test_git_hooks_install_writes_the_pointer(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A teammate's first step after cloning (`gitmem hooks install`) tells the committed agent hooks where
+    gitmem is on this machine."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init")[0] == 0
+    assert layout.of(repo).bin_pointer.read_text() == f"{Path(sys.executable).parent}\n"
+    assert shutil.which("sh")
