@@ -165,7 +165,8 @@ def test_the_mcp_command_finds_gitmem_through_the_pointer(project: Path) -> None
     entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["gitmem"]
     assert not installing.machine_paths(entry["args"][1])
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
     proc = subprocess.run([entry["command"], *entry["args"]], input=(json.dumps(init) + "\n").encode(),
                           capture_output=True, cwd=project, env={**os.environ, "PATH": BARE_PATH}, timeout=60)
     assert json.loads(proc.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "gitmem", proc.stderr

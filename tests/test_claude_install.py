@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.integrations.agents.claude_install import EVENTS, install, status, uninstall
 from gitmem import layout
+from gitmem.integrations.agents.claude_install import EVENTS, install, status, uninstall
 from gitmem.integrations.agents.installing import ABSENT_NOTICE, SettingsError
 from testing.repos import commit, make_repo
 
