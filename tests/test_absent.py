@@ -202,3 +202,26 @@ def test_git_hooks_install_writes_the_pointer(tmp_path: Path, run_cli) -> None: 
     assert run_cli(repo, "init")[0] == 0
     assert layout.of(repo).bin_pointer.read_text() == f"{Path(sys.executable).parent}\n"
     assert shutil.which("sh")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("present", [True, False])
+def test_the_opencode_plugin_finds_gitmem_through_the_pointer_or_gives_the_notice(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, present: bool) -> None:
+    from tests.test_opencode_hooks import run_plugin
+
+    (project / "src").mkdir()
+    (project / "src" / "client.py").write_text("x = 1\n")
+    source = (project / ".opencode" / "plugins" / "gitmem.js").read_text()
+    assert str(Path(sys.executable).parent) not in source
+    if not present:
+        layout.of(project).bin_pointer.unlink()
+    node_dir = str(Path(shutil.which("node") or "/usr/bin/node").parent)
+    monkeypatch.setenv("PATH", f"{node_dir}:{BARE_PATH}")
+    got = run_plugin(tmp_path, project, source, "absent")
+    if present:
+        (start,) = [t for t in got["system"] if t.startswith("# gitmem")]
+        assert "f returns one on purpose" in start
+    else:
+        assert got["system"] == ["You are opencode.", installing.ABSENT_NOTICE]
+        assert len(got["parts"]) == 1 and got["output"] == "<content>…</content>"
