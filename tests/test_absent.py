@@ -225,3 +225,37 @@ def test_the_opencode_plugin_finds_gitmem_through_the_pointer_or_gives_the_notic
     else:
         assert got["system"] == ["You are opencode.", installing.ABSENT_NOTICE]
         assert len(got["parts"]) == 1 and got["output"] == "<content>…</content>"
+
+
+def test_doctor_runs_every_registered_command_and_names_those_that_do_not_reach_gitmem(
+        project: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("PATH", BARE_PATH)
+    code, out, _ = run_cli(project, "doctor", "--json")
+    checks = [c for c in json.loads(out)["checks"] if c["name"] in installers.names()]
+    assert sorted(c["name"] for c in checks) == sorted(installers.names())
+    assert all(c["level"] == "ok" and "reach gitmem on this machine" in c["message"] for c in checks), checks
+    claude = next(c for c in checks if c["name"] == "claude")
+    assert "7 hook command(s) and the MCP server" in claude["message"]
+    layout.of(project).bin_pointer.unlink()  # gitmem is nowhere the commands look
+    code, out, _ = run_cli(project, "doctor", "--json")
+    checks = [c for c in json.loads(out)["checks"] if c["name"] in installers.names()]
+    assert code == 1 and sorted(c["name"] for c in checks) == sorted(installers.names())
+    assert all(c["level"] == "error" for c in checks), checks
+    claude = next(c for c in checks if c["name"] == "claude")
+    assert claude["message"].startswith("claude: 8 of 8 registered command(s)") and "SessionStart" in claude["message"]
+    assert "gitmem install claude" in claude["hint"]
+
+
+def test_doctor_names_a_hook_command_that_does_not_exist_here(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """An earlier gitmem's committed exec-form handler, naming a teammate's venv: not ok, and not portable."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "x = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "/home/ada/.venv/bin/gitmem-hook", "args": ["SessionStart"]}]}]}}))
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    levels = [(c["level"], c["message"]) for c in json.loads(out)["checks"] if c["name"] == "claude"]
+    assert code == 1 and levels[0][0] == "error" and "cannot run" in levels[0][1], levels
+    assert levels[1][0] == "warn" and "names a path of one machine" in levels[1][1]

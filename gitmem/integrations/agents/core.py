@@ -829,14 +829,25 @@ def bounded(text: str | None, limit: int, cut_note: str) -> str | None:
     return text
 
 
+#: Set by ``gitmem doctor`` when it runs a registered hook command: the handler answers ``PROBE_ANSWER`` at once.
+PROBE_ENV = "GITMEM_HOOK_PROBE"
+#: What a handler prints under ``PROBE_ENV``: proof that the command reached this gitmem.
+PROBE_ANSWER = '{"gitmem_probe": "ok"}'
+
+
 def main(argv: list[str] | None, *, usage: str, to_event: Callable[[Any, str | None], Event | list[Event] | None],
          output: Callable[[Event, str | None], dict[str, Any] | None], need_event_arg: bool = False) -> int:
     """An adapter's entry point: one hook input (JSON) on stdin → ``to_event(raw, EVENT argument)`` → ``run``
     → ``output`` printed as one JSON object, or nothing. ``-h``/``--help`` (or no EVENT argument when
-    ``need_event_arg``) prints ``usage``. Returns 0, always."""
+    ``need_event_arg``) prints ``usage``. With ``PROBE_ENV`` set (``gitmem doctor``), prints ``PROBE_ANSWER``
+    and does nothing else (stdin is not read). Returns 0, always."""
     import json
     import sys
 
+    if os.environ.get(PROBE_ENV):
+        sys.stdout.write(PROBE_ANSWER)
+        sys.stdout.flush()
+        return 0
     args = sys.argv[1:] if argv is None else argv
 
     def read() -> Event | list[Event] | None:
