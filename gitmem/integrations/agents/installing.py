@@ -468,7 +468,7 @@ def write_pointer(root: Path, bin_dir: Path | None = None) -> Path | None:
         OSError: the file cannot be written.
     """
     try:
-        path = layout.of(root).bin_pointer
+        path = layout.Layout(Path(os.path.realpath(root))).bin_pointer  # not ``of``: no migration from here
     except OSError:
         return None
     _write_pointer(path, bin_dir)
