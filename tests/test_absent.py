@@ -259,3 +259,33 @@ def test_doctor_names_a_hook_command_that_does_not_exist_here(tmp_path: Path, ru
     levels = [(c["level"], c["message"]) for c in json.loads(out)["checks"] if c["name"] == "claude"]
     assert code == 1 and levels[0][0] == "error" and "cannot run" in levels[0][1], levels
     assert levels[1][0] == "warn" and "names a path of one machine" in levels[1][1]
+
+
+NEWER = '\n[ranking]\ndecay = true\nboost_reviewed = 2\n\n[provenance]\nrequire = "reviewed"\n'
+
+
+def test_a_newer_gitmems_config_is_a_one_line_warning_never_an_outage(project: Path) -> None:
+    """A teammate on a newer gitmem commits a section and a key this one does not know: session start, context,
+    recall, doctor and check still work, each saying so in one line."""
+    cfg = project / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + NEWER)
+    env = {**os.environ, "PATH": BARE_PATH}
+    for args in (["context"], ["recall", "returns one"], ["check"]):
+        proc = subprocess.run([sys.executable, "-m", "gitmem", *args], cwd=project, capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert proc.returncode == 0, (args, proc.stderr)
+        lines = [ln for ln in proc.stderr.splitlines() if "unknown to this gitmem" in ln]
+        assert len(lines) == 1 and "ranking.boost_reviewed, [provenance]" in lines[0], (args, proc.stderr)
+        if args[0] != "check":
+            assert "f returns one on purpose" in proc.stdout or "returns one" in proc.stdout, args
+    doctor = subprocess.run([sys.executable, "-m", "gitmem", "doctor", "--json"], cwd=project, capture_output=True,
+                            text=True, env=env, timeout=120)
+    (warn,) = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "config"]
+    assert warn["level"] == "warn" and "[provenance]" in warn["message"]
+    cmd = commands("claude", project)["SessionStart"]
+    out = run_hook(cmd, project, {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart",
+                                  "source": "startup"})
+    text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "f returns one on purpose" in text
+    (line,) = [ln for ln in text.splitlines() if "unknown to this gitmem" in ln]
+    assert line.startswith("gitmem warning: .gitmem/config.toml: ranking.boost_reviewed, [provenance]")

@@ -56,7 +56,10 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         from ..search.embed import embedder_from_config
 
         embedder_from_config(dict(store.config.get("embeddings", {})))
-        r.add("config", "ok", f"{CONFIG_FILE} is valid")
+        for w in store.config_warnings:
+            r.add("config", "warn", w, "upgrade gitmem to the version your teammates use; meanwhile they are ignored")
+        if not store.config_warnings:
+            r.add("config", "ok", f"{CONFIG_FILE} is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
     try:

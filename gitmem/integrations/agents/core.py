@@ -372,15 +372,20 @@ def transcript_of(event: Event) -> dict[str, str]:
 
 
 def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: str) -> str | None:
-    """The session's opening context; records the start commit; consolidates orphaned spools."""
+    """The session's opening context (and one line when config.toml has sections or keys of a newer gitmem:
+    ``config.unknown_warning``); records the start commit; consolidates orphaned spools."""
     from .session_start import session_start_context
 
     worked: list[str] = []
     if event.source == "compact":
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
         worked = [str(root / rel) for rel in worked_files(lay, key)]  # … so the files it worked on come back
+    raw = config.read_cached(lay)
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
-                                              budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
+                                              budget_tokens=config.budget(raw, "session_budget"))
+    warning = config.unknown_warning(raw, layout.CONFIG_FILE)
+    if warning:  # a teammate's newer gitmem wrote it: said in one line, never an outage
+        text = f"{text.rstrip()}\n\ngitmem warning: {warning}" if text else f"gitmem warning: {warning}"
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
                                                      **transcript_of(event)})
     mark_given(lay, key, shown)
