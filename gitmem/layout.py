@@ -199,6 +199,13 @@ class Layout:
         return self.worktree_dir / "run"
 
     @property
+    def share_pending(self) -> Path:
+        """``<worktree state>/share-pending``: written by a pre-commit hook before it shares (one line, the commit
+        HEAD was then; empty before the first commit), removed once it has; left by a step cut short, so the
+        next commit shares what it left (``hook_entry``, ``ops.share``)."""
+        return self.worktree_dir / "share-pending"
+
+    @property
     def daemon_socket(self) -> Path:
         """The warm process's Unix domain socket (``gitmem.daemon``): ``<run>/daemon.sock``.
 
