@@ -289,3 +289,38 @@ def test_a_newer_gitmems_config_is_a_one_line_warning_never_an_outage(project: P
     assert "f returns one on purpose" in text
     (line,) = [ln for ln in text.splitlines() if "unknown to this gitmem" in ln]
     assert line.startswith("gitmem warning: .gitmem/config.toml: ranking.boost_reviewed, [provenance]")
+
+
+def test_stale_and_context_never_call_everything_fresh_when_a_file_could_not_be_read(tmp_path: Path,
+                                                                                  run_cli) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    assert run_cli(repo, "remember", "f returns one on purpose", "--anchor", "a.py::f")[0] == 0
+    code, out, _ = run_cli(repo, "stale", "--list")
+    assert out.strip() == "gitmem: all memories are fresh"
+    (repo / ".gitmem" / "memories" / "01ZZZZZZZZZZZZZZZZZZZZZZZZ.md").write_text("no front matter\n")
+    code, out, err = run_cli(repo, "stale", "--list")
+    assert "fresh" not in out.replace("no readable memory is stale", "")
+    assert "1 memory file could not be read" in out and "01ZZZZZZZZZZZZZZZZZZZZZZZZ.md" in err
+    # the team folder itself cannot be listed (here: a file where the folder should be)
+    for p in (repo / ".gitmem" / "memories").iterdir():
+        p.unlink()
+    (repo / ".gitmem" / "memories").rmdir()
+    (repo / ".gitmem" / "memories").write_text("not a folder\n")
+    code, out, err = run_cli(repo, "stale", "--list")
+    assert "all memories are fresh" not in out and "could not be read" in out, (out, err)
+    assert "cannot read this memory folder" in err
+    code, out, err = run_cli(repo, "context")
+    assert "no memories yet" not in out and "could not be read" in out, (out, err)
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    mem = [c for c in json.loads(out)["checks"] if c["name"] in ("memory", "memories")]
+    assert code == 1 and all(c["level"] == "error" for c in mem) and len(mem) == 2, mem
+
+
+def test_mcp_stale_never_says_all_fresh_with_an_unreadable_file(project: Path) -> None:
+    from gitmem.integrations.mcp_server import GitmemTools
+
+    (project / ".gitmem" / "memories" / "01ZZZZZZZZZZZZZZZZZZZZZZZZ.md").write_text("no front matter\n")
+    text, _ = GitmemTools(project).stale()
+    assert "are fresh" not in text and "1 memory file(s) could not be read" in text, text

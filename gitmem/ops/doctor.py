@@ -71,11 +71,15 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         if all(c.message != e.message for c in r.checks):  # a config.toml error is reported once
             r.add("llm", "error", e.message, e.hint)
     _state_checks(store, r)
+    from ..catalog.files import unreadable_folders
+
     loaded = store.load_all()
-    for err in loaded.errors:
+    folders = unreadable_folders(store)
+    for err in folders + loaded.errors:
         r.add("memory", "error", err.message, err.hint)
-    r.add("memories", "ok" if not loaded.errors else "error",
+    r.add("memories", "ok" if not (loaded.errors or folders) else "error",
           f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid"
+          + (f", {len(folders)} unreadable folder(s)" if folders else "")
           + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
     for h in git_hooks.status(store.repo):
         if h.will_run and h.ours_current:
