@@ -6,10 +6,12 @@ install changes nothing):
 
 * the hooks, in ``.claude/settings.json`` of the project (``--project``, the
   default) or ``~/.claude/settings.json`` (``--user``): one handler per event, a
-  short shell command (``handler_command``) that runs this installation's
-  ``gitmem-hook`` by absolute path, else the one on PATH, else nothing — so the
-  hooks work whatever PATH Claude Code starts with, and a committed settings file
-  neither breaks nor nags a teammate without gitmem;
+  short shell command (``handler_command``, ``installing.shim_command``) that runs
+  the ``gitmem-hook`` of the folder the clone's ``bin-dir`` names, else the one on
+  PATH — no machine path: every teammate's install writes the same bytes, the hooks
+  work whatever PATH Claude Code starts with, and a teammate without gitmem gets one
+  line at session start (``installing.ABSENT_NOTICE``) and nothing else (``--user``:
+  this installation's script by absolute path);
 * the MCP server ``gitmem`` (``gitmem mcp``, same fallback): in ``.mcp.json`` at
   the project root, enabled through ``enabledMcpjsonServers`` in the same
   settings file, or for ``--user`` in ``~/.claude.json``.

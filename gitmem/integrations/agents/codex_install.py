@@ -4,8 +4,10 @@ Writes, merged with what is already there (the user's own hooks are never droppe
 duplicated; gitmem's own entries are replaced, so a second install changes nothing), the
 hooks in ``<repo>/.codex/hooks.json`` (``--project``, the default) or
 ``$CODEX_HOME/hooks.json`` (``--user``; ``~/.codex`` without ``CODEX_HOME``): one handler
-per event, a short shell command (``handler_command``) that runs this installation's
-``gitmem-codex-hook`` by absolute path, else the one on PATH, else nothing.
+per event, a short shell command (``handler_command``, ``installing.shim_command``) that runs the
+``gitmem-codex-hook`` of the folder the clone's ``bin-dir`` names, else the one on PATH (no machine
+path; at session start, the one-line notice when gitmem is missing; ``--user``: this installation's
+script by absolute path).
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves

@@ -3,8 +3,10 @@
 Hooks: ``<repo>/.github/hooks/gitmem.json`` is gitmem's own file (Copilot CLI 1.0.102 loads every
 ``.github/hooks/*.json``): ``install`` writes it whole (``{"version": 1, "hooks": {<event>:
 [{"type": "command", "bash": ..., "timeoutSec": ...}]}}``, one handler per Copilot event, a short
-shell command that runs this installation's ``gitmem-copilot-hook EVENT`` by absolute path, else
-the one on PATH, else nothing) and ``uninstall`` removes it whole (and ``.github/hooks/`` when
+shell command, ``installing.shim_command``, that runs the ``gitmem-copilot-hook EVENT`` of the folder
+the clone's ``bin-dir`` names, else the one on PATH: no machine path; at session start, the one-line
+notice when gitmem is missing; ``--user``: this installation's script by absolute path) and ``uninstall`` removes
+it whole (and ``.github/hooks/`` when
 that is then empty). The file is gitmem's when every handler in it is gitmem's (``is_our_document``):
 a ``gitmem.json`` of the user's is never overwritten (``install`` refuses, writing nothing) nor
 removed. No other file in ``.github/hooks/`` is read or touched.

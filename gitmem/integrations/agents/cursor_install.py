@@ -6,8 +6,10 @@ project's ``<repo>/.cursor/`` (the default) or the user's ``~/.cursor/`` (``--us
 
 * ``hooks.json`` (``{"version": 1, "hooks": {<event>: [{"command": ...}]}}``, Cursor 2.4+; flat
   handler entries, no matcher groups): one handler per event of ``EVENTS``, a short shell command
-  (``installing.shim_command``) that runs this installation's ``gitmem-cursor-hook EVENT`` by
-  absolute path, else the one on PATH, else nothing. No ``timeout`` (Cursor's default, 60 s, is far
+  (``installing.shim_command``) that runs the ``gitmem-cursor-hook EVENT`` of the folder the clone's
+  ``bin-dir`` names, else the one on PATH (no machine path; at session start, the one-line notice
+  when gitmem is missing; ``--user``: this installation's script by absolute path). No ``timeout`` (Cursor's
+  default, 60 s, is far
   above the handler's own limit, ``agents.core.TIME_LIMITS``) and no ``failClosed`` (off: a hook
   that fails never blocks). No ``beforeReadFile`` or ``preToolUse`` hook: they only allow or deny
   (see ``cursor``);

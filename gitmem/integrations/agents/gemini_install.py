@@ -6,8 +6,10 @@ nothing), into ``<repo>/.gemini/settings.json`` (``--project``, the default) or
 ``~/.gemini/settings.json`` (``--user``):
 
 * ``hooks``: one handler per event (``EVENTS``), a short shell command (``handler_command``)
-  that runs this installation's ``gitmem-gemini-hook`` by absolute path, else the one on PATH,
-  else nothing; timeouts in **milliseconds** (Gemini CLI's unit);
+  (``installing.shim_command``) that runs the ``gitmem-gemini-hook`` of the folder the clone's
+  ``bin-dir`` names, else the one on PATH (no machine path; at session start, the one-line notice
+  when gitmem is missing; ``--user``: this installation's script by absolute path); timeouts in **milliseconds**
+  (Gemini CLI's unit);
 * ``mcpServers.gitmem``: ``gitmem mcp`` (``installing.mcp_entry``'s command, without the
   ``type`` field Gemini CLI does not use).
 

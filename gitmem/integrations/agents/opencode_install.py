@@ -3,7 +3,9 @@
 The plugin: ``<repo>/.opencode/plugins/gitmem.js`` (``--user``: ``~/.config/opencode/plugins/gitmem.js``,
 ``$XDG_CONFIG_HOME`` honoured) is gitmem's own file: OpenCode 1.18.33 loads every ``*.js`` / ``*.ts`` of a
 config folder's ``plugin/`` or ``plugins/`` at startup. ``install`` writes it whole from
-``gitmem/resources/opencode-plugin.js`` (the hook script's absolute path, the events' time limits and the
+``gitmem/resources/opencode-plugin.js`` (for ``--user`` the hook script's absolute path — a project's plugin holds
+no machine path and finds the
+script through the clone's ``bin-dir``, else PATH —, the events' time limits and the
 tools whose calls may get context filled in; see ``opencode``) and ``uninstall`` removes it whole, only
 when it starts with gitmem's marker line (a plugin of that name that is not gitmem's is never replaced:
 ``install`` refuses, writing nothing, nor removed) (then ``plugins/`` and the config folder too when that leaves
