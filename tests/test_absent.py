@@ -324,3 +324,25 @@ def test_mcp_stale_never_says_all_fresh_with_an_unreadable_file(project: Path) -
     (project / ".gitmem" / "memories" / "01ZZZZZZZZZZZZZZZZZZZZZZZZ.md").write_text("no front matter\n")
     text, _ = GitmemTools(project).stale()
     assert "are fresh" not in text and "1 memory file(s) could not be read" in text, text
+
+
+def test_a_user_install_runs_this_installations_script_and_still_gives_the_notice(tmp_path: Path,
+                                                                                    run_cli) -> None:  # type: ignore[no-untyped-def]
+    """``--user`` settings are not committed: they name this installation's script (every repository, no bin-dir
+    file needed); without it, the same notice."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    assert run_cli(repo, "remember", "f returns one on purpose", "--anchor", "a.py::f")[0] == 0
+    layout.of(repo).bin_pointer.unlink(missing_ok=True)
+    home = tmp_path / "home"
+    installers.get("claude").install(None, user=True, home=home)
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    cmd = next(h["command"] for g in data["hooks"]["SessionStart"] for h in g["hooks"])
+    assert str(Path(sys.executable).parent) in cmd
+    payload = {"session_id": "u", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    out = json.loads(run_hook(cmd, repo, payload).stdout)
+    assert "f returns one on purpose" in out["hookSpecificOutput"]["additionalContext"]
+    gone = cmd.replace(str(Path(sys.executable).parent), str(tmp_path / "uninstalled"))
+    out = json.loads(run_hook(gone, repo, payload).stdout)
+    assert out["hookSpecificOutput"]["additionalContext"] == installing.ABSENT_NOTICE
