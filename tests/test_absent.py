@@ -346,3 +346,13 @@ def test_a_user_install_runs_this_installations_script_and_still_gives_the_notic
     gone = cmd.replace(str(Path(sys.executable).parent), str(tmp_path / "uninstalled"))
     out = json.loads(run_hook(gone, repo, payload).stdout)
     assert out["hookSpecificOutput"]["additionalContext"] == installing.ABSENT_NOTICE
+
+
+def test_an_invalid_config_value_is_said_at_session_start_not_silent(project: Path) -> None:
+    cfg = project / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('stale = "mark"', 'stale = "hide"'))
+    out = run_hook(commands("claude", project)["SessionStart"], project,
+                   {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"})
+    text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert text.startswith("gitmem warning: no memories were loaded: ") and "context.stale" in text, text
+    assert "\n" not in text
