@@ -354,5 +354,5 @@ def test_an_invalid_config_value_is_said_at_session_start_not_silent(project: Pa
     out = run_hook(commands("claude", project)["SessionStart"], project,
                    {"session_id": "s", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"})
     text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert text.startswith("gitmem warning: no memories were loaded: ") and "context.stale" in text, text
+    assert text.startswith("gitmem: no memories in this session: ") and "context.stale" in text, text
     assert "\n" not in text

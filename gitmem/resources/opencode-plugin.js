@@ -12,7 +12,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 
 // Filled in by the installer: the hook script of a --user install ("" for a project's: no machine path), the
-// hook command, the time limit of each event (ms), the tools whose call may get context, the notice.
+// hook command, the time limit of each event (ms), the tools whose call may get context, the notice, where the
+// clone's bin-dir file is (in git's common dir) and the team memories (in the work tree).
 const CONFIG = __GITMEM_CONFIG__;
 
 function git(directory, args) {
@@ -27,7 +28,7 @@ function locate(directory) {
   try {
     let common = git(directory, ["rev-parse", "--git-common-dir"]);
     if (!isAbsolute(common)) common = join(directory, common);
-    const bin = readFileSync(join(common, "gitmem", "bin-dir"), "utf8").split("\n")[0];
+    const bin = readFileSync(join(common, CONFIG.pointer), "utf8").split("\n")[0];
     const script = join(bin, CONFIG.command);
     if (bin && existsSync(script)) return script;
   } catch {}
@@ -38,7 +39,7 @@ function locate(directory) {
 function hasMemories(directory) {
   try {
     const top = git(directory, ["rev-parse", "--show-toplevel"]);
-    return readdirSync(join(top, ".gitmem", "memories")).some((f) => f.endsWith(".md"));
+    return readdirSync(join(top, CONFIG.memories)).some((f) => f.endsWith(".md"));
   } catch {
     return false;
   }

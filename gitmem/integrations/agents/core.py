@@ -380,15 +380,9 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     if event.source == "compact":
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
         worked = [str(root / rel) for rel in worked_files(lay, key)]  # … so the files it worked on come back
-    from ...errors import ConfigError
-
     raw = config.read_cached(lay)
-    try:
-        text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
-                                                  budget_tokens=config.budget(raw, "session_budget"))
-    except ConfigError as e:  # an invalid config.toml: said in one line rather than an empty session start
-        log_error(event, e)
-        return (f"gitmem warning: no memories were loaded: {e.message}" + (f" (fix: {e.hint})" if e.hint else ""))
+    text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
+                                              budget_tokens=config.budget(raw, "session_budget"))
     warning = config.unknown_warning(raw, layout.CONFIG_FILE)
     if warning:  # a teammate's newer gitmem wrote it: said in one line, never an outage
         text = f"{text.rstrip()}\n\ngitmem warning: {warning}" if text else f"gitmem warning: {warning}"

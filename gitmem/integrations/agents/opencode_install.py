@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ... import layout
 from . import opencode
 from .installing import (
     ABSENT_NOTICE,
@@ -111,7 +112,8 @@ def plugin_source(script: Path | None, *, command: str = HOOK_COMMAND,
     template = (resources.files("gitmem") / "resources" / "opencode-plugin.js").read_text(encoding="utf-8")
     settings = {"script": str(script) if script else "", "command": command,
                 "timeouts": timeouts_ms or TIMEOUTS_MS,
-                "beforeTools": list(opencode.BEFORE_TOOLS), "maxOutput": MAX_OUTPUT_CHARS, "notice": ABSENT_NOTICE}
+                "beforeTools": list(opencode.BEFORE_TOOLS), "maxOutput": MAX_OUTPUT_CHARS, "notice": ABSENT_NOTICE,
+                "pointer": f"{layout.STATE_DIR}/{layout.BIN_POINTER}", "memories": layout.TEAM_MEMORIES}
     return template.replace(CONFIG_PLACEHOLDER, json.dumps(settings, indent=2))
 
 

@@ -33,10 +33,13 @@ from . import core, installing
 PROBE_TIMEOUT_S = 30.0
 #: Probes run at once (each is a process start; more would only compete for the cores).
 PROBE_WORKERS = 4
-#: Marks of gitmem's shell-form handlers (``installing.marker`` of each agent's hook command).
-_MARKERS = tuple(installing.marker(c) for c in ("gitmem-hook", "gitmem-codex-hook", "gitmem-gemini-hook",
-                                                "gitmem-copilot-hook", "gitmem-cursor-hook"))
-_EXEC_NAMES = {"gitmem-hook", "gitmem-codex-hook", "gitmem-gemini-hook", "gitmem-copilot-hook", "gitmem-cursor-hook"}
+
+
+def _hook_commands() -> set[str]:
+    """Every agent's hook command (its installer's ``HOOK_COMMAND``)."""
+    from . import installers
+
+    return {str(getattr(installers.get(n), "HOOK_COMMAND", "")) for n in installers.names()} - {""}
 
 
 @dataclass
@@ -71,6 +74,8 @@ def _json(path: Path) -> dict[str, Any]:
 def _hook_probes(agent: str, path: Path) -> list[Probe]:
     """gitmem's handlers in the hooks layout of ``path`` (``{"hooks": {event: [group or handler]}}``)."""
     hooks = _json(path).get("hooks")
+    names = _hook_commands()
+    markers = tuple(installing.marker(c) for c in names)
     out: list[Probe] = []
     for event, entries in (hooks.items() if isinstance(hooks, dict) else ()):
         for entry in entries if isinstance(entries, list) else ():
@@ -80,9 +85,9 @@ def _hook_probes(agent: str, path: Path) -> list[Probe]:
                     continue
                 cmd = h.get("command") if isinstance(h.get("command"), str) else h.get("bash")
                 args = h.get("args")
-                if isinstance(cmd, str) and cmd.startswith(_MARKERS):
+                if isinstance(cmd, str) and cmd.startswith(markers):
                     out.append(Probe(agent, "hook", event, path, ["sh", "-c", cmd], cmd))
-                elif (isinstance(cmd, str) and Path(cmd).name in _EXEC_NAMES and isinstance(args, list)
+                elif (isinstance(cmd, str) and Path(cmd).name in names and isinstance(args, list)
                       and all(isinstance(a, str) for a in args)):
                     out.append(Probe(agent, "hook", event, path, [cmd, *args], " ".join([cmd, *args])))
     return out
