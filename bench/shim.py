@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.integrations.agents import claude_install, installing  # noqa: E402
-from testing.repos import commit, make_repo  # noqa: E402
+from gitmem.integrations.agents import claude_install, installing
+from testing.repos import commit, make_repo
 
 
 def old_command(script: Path, event: str) -> str:

@@ -257,7 +257,8 @@ def test_doctor_names_a_hook_command_that_does_not_exist_here(tmp_path: Path, ru
         {"type": "command", "command": "/home/ada/.venv/bin/gitmem-hook", "args": ["SessionStart"]}]}]}}))
     code, out, _ = run_cli(repo, "doctor", "--json")
     levels = [(c["level"], c["message"]) for c in json.loads(out)["checks"] if c["name"] == "claude"]
-    assert code == 1 and levels[0][0] == "error" and "cannot run" in levels[0][1], levels
+    assert code == 1 and levels[0][0] == "error", levels
+    assert "names /home/ada/.venv/bin/gitmem-hook, which does not exist on this machine" in levels[0][1], levels
     assert levels[1][0] == "warn" and "names a path of one machine" in levels[1][1]
 
 
@@ -356,3 +357,22 @@ def test_an_invalid_config_value_is_said_at_session_start_not_silent(project: Pa
     text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert text.startswith("gitmem: no memories in this session: ") and "context.stale" in text, text
     assert "\n" not in text
+
+
+def test_doctor_never_runs_a_command_a_commit_put_in_the_settings(project: Path, run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A pull request that edits gitmem's hook command (marker kept) gets it reported, never run by doctor."""
+    proof = tmp_path / "ran"
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for g in data["hooks"]["SessionStart"]:
+        for h in g["hooks"]:
+            h["command"] = f": gitmem-hook; touch {proof}; exit 0"
+    settings.write_text(json.dumps(data))
+    mcp = project / ".mcp.json"
+    servers = json.loads(mcp.read_text())
+    servers["mcpServers"]["gitmem"]["args"][1] = f": gitmem-mcp; touch {proof}"
+    mcp.write_text(json.dumps(servers))
+    code, out, _ = run_cli(project, "doctor", "--json")
+    assert not proof.exists()
+    (claude,) = [c for c in json.loads(out)["checks"] if c["name"] == "claude" and c["level"] == "error"]
+    assert "2 of 8" in claude["message"] and "not run" in claude["message"], claude

@@ -2,7 +2,9 @@
 
 Owns, for ``gitmem doctor``: finding every command gitmem's installers registered in the project files of each
 agent (``registered``: the hook handlers, the MCP server; OpenCode's plugin, resolved as the plugin resolves it)
-and running each in a harmless way (``run``):
+and running each in a harmless way (``run``) — only a command that is exactly what this gitmem writes there
+(``Probe.ours``): doctor never runs what a commit put in a settings file; another is checked for paths that do
+not exist here, and said to be unchecked:
 
 * a hook command runs as the agent runs it (``sh -c`` for the shell form), in the repository, with
   ``core.PROBE_ENV`` set: a handler that starts answers ``core.PROBE_ANSWER`` at once and reads nothing; a
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tomllib
@@ -56,6 +59,9 @@ class Probe:
     command: str
     ok: bool = False
     detail: str = ""
+    #: Whether the command is exactly what this gitmem writes there: only such a command is run (a committed
+    #: file is anyone's to edit; doctor must not run what a pull request put in it).
+    ours: bool = False
 
     @property
     def portable(self) -> bool:
@@ -69,6 +75,14 @@ def _json(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _expected_hook(agent: str, event: str) -> str | None:
+    """The command this gitmem writes for ``agent``'s ``event`` in a project (its installer's ``handler_command``)."""
+    from . import installers
+
+    make = getattr(installers.get(agent), "handler_command", None)
+    return str(make(event)) if callable(make) else None
 
 
 def _hook_probes(agent: str, path: Path) -> list[Probe]:
@@ -86,7 +100,8 @@ def _hook_probes(agent: str, path: Path) -> list[Probe]:
                 cmd = h.get("command") if isinstance(h.get("command"), str) else h.get("bash")
                 args = h.get("args")
                 if isinstance(cmd, str) and cmd.startswith(markers):
-                    out.append(Probe(agent, "hook", event, path, ["sh", "-c", cmd], cmd))
+                    out.append(Probe(agent, "hook", event, path, ["sh", "-c", cmd], cmd,
+                                     ours=cmd == _expected_hook(agent, event)))
                 elif (isinstance(cmd, str) and Path(cmd).name in names and isinstance(args, list)
                       and all(isinstance(a, str) for a in args)):
                     out.append(Probe(agent, "hook", event, path, [cmd, *args], " ".join([cmd, *args])))
@@ -103,7 +118,9 @@ def _mcp_probe(agent: str, path: Path, entry: Any) -> list[Probe]:
     if not argv or not all(isinstance(a, str) for a in argv) or not installing.is_our_server(
             {"command": argv[0], "args": argv[1:]}):
         return []
-    return [Probe(agent, "mcp", "MCP server", path, list(argv), " ".join(argv))]
+    entry = installing.mcp_entry()
+    expected = [entry["command"], *entry["args"]]
+    return [Probe(agent, "mcp", "MCP server", path, list(argv), " ".join(argv), ours=list(argv) == expected)]
 
 
 def _opencode_probes(root: Path) -> list[Probe]:
@@ -117,7 +134,7 @@ def _opencode_probes(root: Path) -> list[Probe]:
         text = plugin.read_text("utf-8")
         settings, _ = json.JSONDecoder().raw_decode(text, text.index("const CONFIG = ") + len("const CONFIG = "))
     except (OSError, ValueError):
-        settings = {}
+        text, settings = "", {}
     script = settings.get("script") if isinstance(settings, dict) else ""
     command = settings.get("command") if isinstance(settings, dict) else ""
     command = command if isinstance(command, str) and command else opencode_install.HOOK_COMMAND
@@ -130,7 +147,8 @@ def _opencode_probes(root: Path) -> list[Probe]:
         candidate = os.path.join(folder, command) if folder else ""
         found = candidate if candidate and os.path.exists(candidate) else shutil.which(command)
     probe = Probe("opencode", "hook", "plugin", plugin, [found or command, "session.start"],
-                  script if isinstance(script, str) and script else command)
+                  script if isinstance(script, str) and script else command,
+                  ours=text == opencode_install.plugin_source(None))
     if found is None:
         probe.detail = f"finds no {command} on this machine (no bin-dir file in the clone, none on PATH)"
         probe.argv = []
@@ -170,6 +188,11 @@ _INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 def _run_one(p: Probe, root: Path, timeout_s: float) -> None:
     if not p.argv:
+        return
+    if not p.ours:
+        missing = [w for w in re.findall(r"(?:^|[\s'=])(/[^\s'\";]+)", p.command) if not os.path.exists(w)]
+        p.detail = ("not run: not the command this gitmem writes there (an earlier or newer gitmem's, or edited by "
+                    "hand)" + (f"; it names {missing[0]}, which does not exist on this machine" if missing else ""))
         return
     env = {**os.environ, core.PROBE_ENV: "1"}
     stdin = _INITIALIZE.encode() if p.kind == "mcp" else b""
