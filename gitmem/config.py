@@ -109,7 +109,8 @@ private_files = []
 # extra_body = { chat_template_kwargs = { enable_thinking = false } }
 """
 
-#: Sections config.toml may have, and for [context] each key's check: (test, what it must be).
+#: Sections config.toml may have (``KNOWN_KEYS``: their keys), and for [context] each key's check: (test, what it
+#: must be).
 KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking",
                   "daemon", "tidy")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
@@ -117,6 +118,56 @@ _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
     "stale": (lambda v: v in ("mark", "omit"), '"mark" or "omit"'),
 }
+
+
+#: Every key each section may have (the values of [embeddings] and [llm] are checked by their owners, ``embed``
+#: and ``capture.llm``, which read these sets). A section or key not here is a newer gitmem's: ``load`` warns
+#: about it in one line (``unknown_warning``) and ignores it, never fails on it (issue 20: a teammate on a newer
+#: gitmem must not turn memories off for the whole team).
+KNOWN_KEYS: dict[str, frozenset[str]] = {
+    "context": frozenset({"budget", "detail", "stale"}),
+    "embeddings": frozenset({"provider", "base_url", "model", "api_key_env", "timeout", "dimensions", "max_retries",
+                             "batch_size"}),
+    "claude": frozenset({"session_budget", "prompt_budget", "file_budget", "shell_budget", "failure_budget"}),
+    "capture": frozenset({"private_files"}),
+    "llm": frozenset({"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}),
+    "share": frozenset({"policy"}),
+    "review": frozenset({"follow_moves"}),
+    "memory": frozenset({"max_chars"}),
+    "ranking": frozenset({"decay", "decay_half_life_days"}),
+    "daemon": frozenset({"enabled", "idle_minutes"}),
+    "tidy": frozenset({"deleted_days"}),
+}
+
+
+def unknown_items(cfg: dict[str, Any]) -> list[str]:
+    """The sections (``[name]``, or a top-level ``name``) and keys (``section.key``) of ``cfg`` (config.toml as
+    written) that this gitmem does not know, in file order."""
+    out = []
+    for name, value in cfg.items():
+        if name not in KNOWN_KEYS:
+            out.append(f"[{name}]" if isinstance(value, dict) else name)
+        elif isinstance(value, dict):
+            out += [f"{name}.{key}" for key in value if key not in KNOWN_KEYS[name]]
+    return out
+
+
+def unknown_warning(cfg: dict[str, Any], where: str) -> str | None:
+    """One line about ``unknown_items`` of ``cfg`` (``where``: the file as shown), None when there is none."""
+    items = unknown_items(cfg)
+    if not items:
+        return None
+    from . import __version__
+
+    them = "it" if len(items) == 1 else "them"
+    return (f"{where}: {', '.join(items)} unknown to this gitmem ({__version__}; a newer gitmem's?), ignored: "
+            f"upgrade gitmem to use {them}")
+
+
+def without_unknown(cfg: dict[str, Any]) -> dict[str, Any]:
+    """``cfg`` without its ``unknown_items``."""
+    return {name: ({k: v for k, v in value.items() if k in KNOWN_KEYS[name]} if isinstance(value, dict) else value)
+            for name, value in cfg.items() if name in KNOWN_KEYS}
 
 
 def validate(cfg: dict[str, Any], where: str) -> None:
@@ -261,13 +312,15 @@ DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 
 CACHE_NAME = "config.json"
 
 
-def load(path: Path, where: str) -> dict[str, Any]:
+def load(path: Path, where: str, warnings: list[str] | None = None) -> dict[str, Any]:
     """``path`` (config.toml) merged over ``DEFAULT_CONFIG``, validated; the defaults alone when it is missing.
 
-    A section of the file updates the default section key by key. ``where`` names the file in messages.
+    A section of the file updates the default section key by key. ``where`` names the file in messages. A
+    section or key this gitmem does not know (``KNOWN_KEYS``: a newer gitmem's) is left out, and one line about
+    them (``unknown_warning``) is appended to ``warnings``.
 
     Raises:
-        ConfigError: the file is not valid TOML (or not UTF-8), or ``validate`` rejects it.
+        ConfigError: the file is not valid TOML (or not UTF-8), or ``validate`` rejects a known key's value.
     """
     import tomllib
 
@@ -279,6 +332,11 @@ def load(path: Path, where: str) -> dict[str, Any]:
             user = tomllib.loads(path.read_text("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (see README, Configuration)") from None
+        warning = unknown_warning(user, where)
+        if warning is not None:
+            if warnings is not None:
+                warnings.append(warning)
+            user = without_unknown(user)
         for k, v in user.items():
             if isinstance(v, dict) and isinstance(cfg.get(k), dict):
                 cfg[k].update(v)

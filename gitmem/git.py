@@ -647,10 +647,11 @@ class Repo:
         detection: cheap when few files changed among many."""
         return _zsplit(self._run_bytes("diff-tree", "-r", "-z", "--name-only", "--no-renames", old or EMPTY_TREE, new))
 
-    def staged_changes(self, index_file: str | None = None) -> list[FileChange]:
-        """Files the index (``index_file``, else the repository's) changes from HEAD, with rename detection."""
+    def staged_changes(self, index_file: str | None = None, base: str | None = None) -> list[FileChange]:
+        """Files the index (``index_file``, else the repository's) changes from ``base`` (a commit or tree; default
+        HEAD), with rename detection."""
         env = {"GIT_INDEX_FILE": index_file} if index_file else None
-        base = self.head() or EMPTY_TREE
+        base = base or self.head() or EMPTY_TREE
         changes = _name_status(self._run_bytes("diff", "--cached", "-z", "-M", "--name-status", "--no-ext-diff",
                                               base, env=env))
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))

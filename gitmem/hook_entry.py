@@ -5,11 +5,13 @@ writes, ``hooks/git-hook``, or a hook manager calling this module directly):
 find the work tree from the current directory (git runs hooks at the work tree
 root), do nothing outside a repository with a ``.gitmem/`` folder, read stdin
 once, call ``gitmem.integrations.git_hook_actions.run_hook`` under a time limit, print what it
-returns to stderr, and log.
+returns to stderr, and log. A pre-commit step stopped by the time limit says so in one line
+(``cut_short_line``); it marks, before it starts, that it has not shared yet
+(``mark_share_pending``), so the next commit shares what it left.
 
 Guarantees: ``main`` returns 0 and writes nothing to stdout, whatever happens
 (errors, ``SystemExit``, Ctrl-C, the time limit); nothing but ``run_hook``'s own
-message reaches the terminal. Each run is one record in
+message (or the one line of a pre-commit step cut short) reaches the terminal. Each run is one record in
 ``<common-dir>/gitmem/logs/hooks.log`` (``hook_log_path``), with the traceback when it
 failed; the log is rotated to ``hooks.log.1`` past ``infra.LOG_MAX_BYTES``.
 
@@ -83,10 +85,13 @@ class _Run:
         self.args = args
         self.stdin_bytes = 0
         self.started = time.monotonic()
+        self.wall_started = time.time()
         self.outcome = "ok"
         self.detail = ""
         self.trace = ""
         self.logged = False
+        #: The index git gave the hook (``GIT_INDEX_FILE``, absolute), once ``_run`` has read it.
+        self.index_file: str | None = None
 
     def fail(self, outcome: str, detail: str, exc: BaseException | None) -> None:
         self.outcome = outcome
@@ -129,6 +134,8 @@ def _time_limit(seconds: float, run: _Run) -> Iterator[None]:
     def hard_exit() -> None:
         run.fail("timeout", f"killed after {seconds + HARD_EXIT_GRACE_S:g}s", None)
         run.log()
+        if run.name == "pre-commit":
+            _say(cut_short_line(run.root, seconds))
         os._exit(0)
 
     watchdog = threading.Timer(seconds + HARD_EXIT_GRACE_S, hard_exit)
@@ -150,6 +157,15 @@ def _time_limit(seconds: float, run: _Run) -> Iterator[None]:
             signal.signal(signal.SIGALRM, old_handler)
 
 
+def _say(line: str) -> None:
+    """``line`` on stderr (the terminal of the commit); never raises."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _read_stdin() -> bytes:
     stdin = sys.stdin
     if stdin is None or stdin.closed:
@@ -166,6 +182,13 @@ def _has_local_memories(root: Path) -> bool:
     try:
         with os.scandir(layout.of(root).local_memories_dir) as it:
             return any(e.name.endswith(".md") for e in it)
+    except OSError:
+        return False
+
+
+def _share_pending(root: Path) -> bool:
+    try:
+        return layout.of(root).share_pending.exists()
     except OSError:
         return False
 
@@ -206,6 +229,60 @@ def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
         con.close()
 
 
+def mark_share_pending(root: Path) -> None:
+    """Write the worktree's ``share-pending`` file (``layout.Layout.share_pending``) unless an earlier step cut short
+    left one: the commit HEAD is now (empty before the first commit). The pre-commit share removes it when done
+    (``ops.share.done_pending``); left by a step cut short, the next commit shares what that one left. Never
+    raises (one ``git rev-parse``)."""
+    import subprocess
+
+    try:
+        path = layout.of(root).share_pending
+        if path.exists():
+            return
+        proc = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"], cwd=root,
+                              capture_output=True, timeout=5)
+        head = proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
+        infra.atomic_write(path, f"{head}\n".encode("ascii"), fsync=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        pass
+
+
+def _drop_child_lock(index_file: str | None, since: float) -> None:
+    """Remove ``<index_file>.lock`` when it was made after ``since`` (the step's start, seconds since the epoch): the
+    lock of a ``git add`` of this hook's, stopped with the step (killed, it could not remove it), which would fail
+    every later commit (``git commit -a`` gives the hook ``.git/index.lock`` as its index, so the child's lock is
+    ``index.lock.lock``). Never raises."""
+    if not index_file:
+        return
+    lock = index_file + ".lock"
+    try:
+        if os.stat(lock).st_mtime >= since - 1.0:  # 1 s: file-system times may be coarser than the clock
+            os.unlink(lock)
+    except OSError:
+        pass
+
+
+def cut_short_line(root: Path, seconds: float) -> str:
+    """The line a pre-commit step stopped at its time limit prints (and records for ``doctor`` when it had not
+    shared yet: ``problems.SHARE_PENDING``). Never raises."""
+    try:
+        pending = layout.of(root).share_pending.exists()
+    except OSError:
+        pending = False
+    if not pending:
+        return (f"gitmem: the pre-commit step stopped at its time limit ({seconds:g} s) after sharing; "
+                "memories on moved code are re-anchored after the commit")
+    from . import problems
+
+    problems.record(root, problems.SHARE_PENDING,
+                    f"a pre-commit step stopped at its time limit ({seconds:g} s) before it shared the local "
+                    "memories on the committed code",
+                    "commit again (the next commit shares them), or `gitmem share ID`")
+    return (f"gitmem: the pre-commit step stopped at its time limit ({seconds:g} s): local memories on this "
+            "commit's code were not shared; the next commit shares them (the commit goes on)")
+
+
 def _run(run: _Run) -> None:
     """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
     from .git import scrub_git_env
@@ -214,10 +291,11 @@ def _run(run: _Run) -> None:
     index_file = os.environ.get("GIT_INDEX_FILE")
     if index_file and not os.path.isabs(index_file):
         index_file = os.path.abspath(index_file)
+    run.index_file = index_file
     scrub_git_env()
     stdin = _read_stdin()
     run.stdin_bytes = len(stdin)
-    if run.name == "pre-commit" and not _has_local_memories(run.root) \
+    if run.name == "pre-commit" and not _share_pending(run.root) \
             and not _staged_touches_anchors(run.root, index_file):
         return  # nothing to share, no anchored code staged: no library import, the commit waits for nothing
     try:
@@ -256,11 +334,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             current.fail("error", f"{info.exc_type.__name__} in a worker thread: {exc}", exc)
 
         threading.excepthook = _thread_failed
+        if run.name == "pre-commit" and _has_local_memories(root):
+            mark_share_pending(root)  # before the time limit starts: whatever it cuts short, the next commit sees
         try:
             with _time_limit(_time_limit_s(), run), redirect_stdout(sys.stderr):
                 _run(run)
         except HookTimeout as e:
             run.fail("timeout", str(e), e)
+            if run.name == "pre-commit":
+                _drop_child_lock(run.index_file, run.wall_started)
+                _say(cut_short_line(run.root, _time_limit_s()))
         except KeyboardInterrupt as e:
             run.fail("interrupted", "KeyboardInterrupt", e)
         except SystemExit as e:

@@ -13,6 +13,7 @@ What lives where (DESIGN.md §3)::
 
     <root>/.gitmem/                   committed: config.toml, memories/<id>.md, .gitattributes
     <common-dir>/gitmem/              per clone, shared by every worktree, never committed
+        bin-dir                       where this machine's gitmem console scripts are (``gitmem install``)
         local/memories/<id>.md        local-scope memories
         spool/ sessions/ logs/        captured events, what each session was given, logs
         usage.jsonl                   when each memory was given, found, opened (``gitmem.usage``)
@@ -50,6 +51,9 @@ ATTRIBUTES_FILE = ".gitmem/.gitattributes"
 STATE_DIR = "gitmem"
 #: Memory files end with this suffix.
 MEMORY_SUFFIX = ".md"
+#: The per-clone file (in ``<common-dir>/gitmem/``) naming the folder of this machine's gitmem console scripts,
+#: written by ``gitmem install``: the committed agent hook commands read it (they hold no machine path).
+BIN_POINTER = "bin-dir"
 
 
 def find_root(start: Path) -> Path | None:
@@ -127,6 +131,12 @@ class Layout:
         return self.common_dir / STATE_DIR
 
     @property
+    def bin_pointer(self) -> Path:
+        """``<common-dir>/gitmem/bin-dir``: one line, the folder of this machine's gitmem console scripts
+        (``gitmem-hook``, ``gitmem`` …), read by the committed agent hook commands (``BIN_POINTER``)."""
+        return self.clone_dir / BIN_POINTER
+
+    @property
     def local_memories_dir(self) -> Path:
         """Local-scope memory files (this clone only, never committed)."""
         return self.clone_dir / "local" / "memories"
@@ -187,6 +197,13 @@ class Layout:
     def run_dir(self) -> Path:
         """Locks, markers and the warm process's socket."""
         return self.worktree_dir / "run"
+
+    @property
+    def share_pending(self) -> Path:
+        """``<worktree state>/share-pending``: written by a pre-commit hook before it shares (one line, the commit
+        HEAD was then; empty before the first commit), removed once it has; left by a step cut short, so the
+        next commit shares what it left (``hook_entry``, ``ops.share``)."""
+        return self.worktree_dir / "share-pending"
 
     @property
     def daemon_socket(self) -> Path:

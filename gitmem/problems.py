@@ -20,6 +20,8 @@ from . import infra, layout
 #: The jobs that record problems.
 SHARE = "share"
 FOLLOW_MOVES = "follow-moves"
+#: A pre-commit step stopped at its time limit before it shared (cleared when a later commit has).
+SHARE_PENDING = "share-pending"
 
 
 @dataclass

@@ -74,6 +74,9 @@ class Store:
                                  f"the sparse checkout leaves it out: git sparse-checkout add {GITMEM_DIR}"
                                  if sparse else "run `gitmem init` in this repository")
         self._config: dict[str, Any] | None = None
+        #: One line about config.toml's sections and keys a newer gitmem wrote (``config.unknown_warning``),
+        #: filled when ``config`` is first read.
+        self.config_warnings: list[str] = []
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -115,14 +118,15 @@ class Store:
 
     @property
     def config(self) -> dict[str, Any]:
-        """``config.toml`` merged over the defaults.
+        """``config.toml`` merged over the defaults (sections and keys of a newer gitmem left out, with a line in
+        ``config_warnings``).
 
         Raises:
-            ConfigError: the file is not valid TOML.
+            ConfigError: the file is not valid TOML, or a known key has a wrong value.
         """
         if self._config is None:
             path = self.dir / "config.toml"
-            self._config = config_mod.load(path, self.display(path))
+            self._config = config_mod.load(path, self.display(path), self.config_warnings)
         return self._config
 
     # -- memories ---------------------------------------------------------------------------

@@ -248,7 +248,8 @@ def test_an_edits_symbol_constraint_comes_first_and_is_marked(repo: Path, run_cl
     event["tool_input"]["old_string"] = "        return fetch(self.base + path)\n"
     text = context_of(hook(event, repo)[1], "PreToolUse")
     assert text.index(on_get) < text.index(on_file)
-    assert f"### {on_get} · constraint (must hold) · person-written\n" in text and "> Client.get must never retry" in text
+    assert f"### {on_get} · constraint (must hold) · person-written\n" in text
+    assert "> Client.get must never retry" in text
 
 
 # -- compaction ------------------------------------------------------------------------------------

@@ -136,7 +136,31 @@ def clone(tmp_path: Path, run_cli) -> tuple[Path, str, str]:  # type: ignore[no-
     repo = tmp_path / "project"
     git(tmp_path, "clone", "-q", str(origin), str(repo))
     assert not layout.of(repo).spool_dir.exists()
+    installing.write_pointer(repo)  # the teammate's `gitmem install` (or `gitmem hooks install`) on this machine
     return repo, mid, stale
+
+
+def test_a_clone_without_gitmem_gets_the_one_line_notice(tmp_path: Path, clone: tuple[Path, str, str]) -> None:
+    """A teammate without gitmem (nothing on PATH, no bin-dir file in the clone) who starts Claude Code in a
+    repository with memories: the model is told in one line at session start, by the committed hook command
+    alone; the session goes on (the other hooks stay silent)."""
+    repo, _, _ = clone
+    layout.of(repo).bin_pointer.unlink()
+    home = tmp_path / "home"
+    home.mkdir()
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(p) / "gitmem-hook").exists() and not (Path(p) / "gitmem").exists())
+    with messages_server(script(repo, OLD, NEW)) as server:
+        env_path = os.environ["PATH"]
+        os.environ["PATH"] = path
+        try:
+            claude_p(repo, home, server.base_url, "Carry on.")
+        finally:
+            os.environ["PATH"] = env_path
+    start = "\n".join(system_texts(turns(server)[0]))
+    assert f"SessionStart hook additional context: {installing.ABSENT_NOTICE}" in start, dump(server)
+    assert "# gitmem" not in dump(server)
+    assert NEW in (repo / "src" / "client.py").read_text()
 
 
 def test_two_claude_sessions_get_and_make_memories(tmp_path: Path, clone: tuple[Path, str, str]) -> None:

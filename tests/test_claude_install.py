@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gitmem import layout
 from gitmem.integrations.agents.claude_install import EVENTS, install, status, uninstall
-from gitmem.integrations.agents.installing import SettingsError
+from gitmem.integrations.agents.installing import ABSENT_NOTICE, SettingsError
 from testing.repos import commit, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert data["permissions"] == USER_SETTINGS["permissions"]
     for event, _matcher, _ in EVENTS:
         ours = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].startswith(": gitmem-hook;")]
-        assert len(ours) == 1 and f"gitmem-hook {event};" in ours[0]["command"], event
+        assert len(ours) == 1 and f"gitmem-hook {event}" in ours[0]["command"], event
     # the user's handlers are all still there, first, unchanged
     assert data["hooks"]["PreToolUse"][:2] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert data["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
@@ -227,8 +228,9 @@ def test_mode_and_symlinks_of_settings_files_are_kept(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path_has_gitmem", [True, False])
 def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, path_has_gitmem: bool) -> None:
-    """The registered shell command works with a bare PATH (absolute path), and exits 0 silently when
-    neither the installation nor PATH has gitmem (a teammate without it)."""
+    """The registered shell command works with a bare PATH (the clone's bin-dir file), and when neither that
+    file nor PATH has gitmem (a teammate without it) exits 0 with the one-line notice (the repository has
+    memories)."""
     repo = make_repo(tmp_path / "r")
     commit(repo, "init", {"a.py": "def f():\n    return 1\n"})
     run_cli(repo, "init", "--no-hooks")
@@ -239,14 +241,15 @@ def test_registered_command_runs_without_and_with_path(tmp_path: Path, run_cli, 
     event = json.dumps({"session_id": "p", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"})
     env = {k: v for k, v in os.environ.items() if k != "PATH"}
     env["PATH"] = "/usr/bin:/bin"
+    assert str(Path(sys.executable).parent) not in cmd
     if not path_has_gitmem:
-        cmd = cmd.replace(str(Path(sys.executable).parent), "/nonexistent/bin")
+        layout.of(repo).bin_pointer.unlink()
     proc = subprocess.run(["sh", "-c", cmd], input=event.encode(), capture_output=True, cwd=repo, env=env, timeout=60)
     assert proc.returncode == 0 and proc.stderr == b""
     if path_has_gitmem:
         assert "f returns one on purpose" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     else:
-        assert proc.stdout == b""
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == ABSENT_NOTICE
 
 
 def test_install_in_a_repository_without_gitmem_says_so(tmp_path: Path, run_cli) -> None:

@@ -45,7 +45,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     data = json.loads(path.read_text())
     for event, matcher, _ in EVENTS:
         (h,) = ours(data, event)
-        assert f"gitmem-codex-hook {event};" in h["command"], event
+        assert f"gitmem-codex-hook {event}" in h["command"], event
         group = next(g for g in data["hooks"][event] if h in g["hooks"])
         assert group.get("matcher") == matcher
     # the user's handlers are all still there, first, unchanged

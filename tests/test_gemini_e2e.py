@@ -173,3 +173,31 @@ def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> N
         gemini_p(repo, tmp_path / "home", server.base_url, "Please make the networking more robust")
     assert mid in "\n".join(texts(turns(server)[0]))
     assert_fenced_in_requests(server.requests, mid)
+
+
+def test_gemini_without_gitmem_gets_the_one_line_notice(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """gitmem absent from the machine (nothing on PATH, no bin-dir file in the clone), a repository with memories:
+    the model receives the one-line notice in ``<hook_context>``, from the committed hook command alone."""
+    from gitmem import layout
+    from gitmem.integrations.agents.installing import ABSENT_NOTICE
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    remember(run_cli, repo, "fetch must keep timeout=10: the gateway cuts requests at 12 s", "src/client.py::fetch")
+    install(repo)
+    layout.of(repo).bin_pointer.unlink()
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(p) / "gitmem-gemini-hook").exists() and not (Path(p) / "gitmem").exists())
+    read = {"call": "read_file", "args": {"file_path": "src/client.py"}}
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = path
+    try:
+        with gemini_server(script(repo, read)) as server:
+            gemini_p(repo, tmp_path / "home", server.base_url, "Please make the networking more robust")
+    finally:
+        os.environ["PATH"] = saved
+    start = "\n".join(texts(turns(server)[0]))
+    assert "<hook_context>" in start and ABSENT_NOTICE in start, start[-3000:]
+    assert "# gitmem" not in start and "# gitmem" not in tool_output(turns(server)[-1], "read_file")
+    assert "_get_with_retry" in (repo / "src" / "client.py").read_text()

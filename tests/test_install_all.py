@@ -348,3 +348,24 @@ def test_install_with_no_agent_checks_every_agent_before_writing_anything(repo: 
     assert code == 0 and "opencode: installed" in out
     code, out, err = run_cli(repo, "uninstall")
     assert code == 0 and _status(repo) == ""
+
+
+@pytest.mark.parametrize("agent", installers.names())
+def test_a_teammates_install_from_another_venv_leaves_the_committed_files_unchanged(
+        repo: Path, machine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+    """The committed files hold no machine path: a teammate's install in a clone, from another Python, writes
+    the same bytes (``git status`` stays clean); only the clone's bin-dir file names that teammate's folder."""
+    from gitmem import layout
+
+    mod = installers.get(agent)
+    mod.install(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "share gitmem's settings")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    other = tmp_path / "teammate" / "venv" / "bin"
+    other.mkdir(parents=True)
+    monkeypatch.setattr("sys.executable", str(other / "python"))
+    mod.install(clone)
+    assert _status(clone) == ""
+    assert layout.of(clone).bin_pointer.read_text() == f"{other}\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,55 @@ def test_an_ignored_memory_folder_is_said_everywhere_and_nothing_is_marked_share
     assert f".gitmem/memories/{mid}.md" in _files_of(repo)
     checks = json.loads(run_cli(repo, "doctor", "--json")[1])["checks"]
     assert not [c for c in checks if c["name"] in ("sharing", "hook-share")]
+
+
+def _commit(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_pre_commit_step_cut_short_says_so_and_the_next_commit_shares_what_it_left(tmp_path: Path,
+                                                                                     run_cli) -> None:
+    """The time limit stops the step before it shared (here: 50 ms, while it loads the library): one line at the
+    commit, which goes on without the memory; the next commit — of other code — carries it."""
+    repo, mid = _repo(tmp_path, run_cli)
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    proc = _commit(repo, "commit", "-qam", "parse semicolons", env={"GITMEM_HOOK_TIMEOUT": "0.05"})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if "gitmem" in ln]
+    assert "stopped at its time limit" in line and "the next commit shares them" in line
+    assert _files_of(repo) == ["csvish.py"]  # the commit went on, without the memory
+    assert (layout.of(repo).local_memories_dir / f"{mid}.md").exists()
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    (problem,) = [c for c in json.loads(out)["checks"] if c["name"] == "hook-share-pending"]
+    assert problem["level"] == "error" and "time limit" in problem["message"]
+    (repo / "README.md").write_text("y\n")  # the next commit changes other code
+    proc = _commit(repo, "commit", "-qam", "docs")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(_files_of(repo)) == [f".gitmem/memories/{mid}.md", "README.md"], proc.stderr
+    assert f"gitmem: shared 1 memory with this commit: {mid[:12]}" in proc.stderr
+    assert not layout.of(repo).share_pending.exists()
+    code, out, _ = run_cli(repo, "doctor", "--json")
+    assert not [c for c in json.loads(out)["checks"] if c["name"] == "hook-share-pending"]
+    (repo / "README.md").write_text("z\n")  # and only that once
+    proc = _commit(repo, "commit", "-qam", "docs again")
+    assert _files_of(repo) == ["README.md"] and "gitmem" not in proc.stderr
+
+
+def test_a_step_cut_short_while_staging_leaves_no_memory_behind(tmp_path: Path, run_cli) -> None:
+    """Cut short after the memory became a team file, before it was staged (a slow clean filter on memory
+    files): the next commit stages that file."""
+    repo, mid = _repo(tmp_path, run_cli)
+    (layout.of(repo).common_dir / "info").mkdir(exist_ok=True)
+    (layout.of(repo).common_dir / "info" / "attributes").write_text(".gitmem/memories/*.md filter=slow\n")
+    git(repo, "config", "filter.slow.clean", "sleep 20; cat")
+    (repo / "csvish.py").write_text(CODE.replace("text.split(',')", "text.split(';')"))
+    proc = _commit(repo, "commit", "-qam", "parse semicolons", env={"GITMEM_HOOK_TIMEOUT": "3"})
+    assert proc.returncode == 0, proc.stderr
+    assert any("stopped at its time limit" in ln for ln in proc.stderr.splitlines()), proc.stderr
+    assert _files_of(repo) == ["csvish.py"]
+    git(repo, "config", "--unset", "filter.slow.clean")
+    (repo / "README.md").write_text("y\n")
+    proc = _commit(repo, "commit", "-qam", "docs")
+    assert sorted(_files_of(repo)) == [f".gitmem/memories/{mid}.md", "README.md"], proc.stderr
+    assert git(repo, "status", "--porcelain", "--", ".gitmem") == ""

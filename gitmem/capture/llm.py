@@ -30,13 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import config
 from ..errors import ConfigError, GitmemError
 from ..model import MEMORY_TYPES
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
-_KEYS = {"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}
+_KEYS = set(config.KNOWN_KEYS["llm"])
 #: Characters of session transcript sent per request (about 6k tokens at 4 characters per token).
 MAX_INPUT_CHARS = 24_000
 MAX_OBSERVATIONS = 8

@@ -519,15 +519,32 @@ def errors(con: sqlite3.Connection) -> list[MemoryFileError]:
 
 
 def file_errors(store: Any) -> list[MemoryFileError]:
-    """The invalid and duplicate memory files (quick refresh first); via ``load_all`` without a hook index."""
+    """The invalid and duplicate memory files (quick refresh first; via ``load_all`` without a hook index), and the
+    memory folders that exist but cannot be listed (their files are not read: nothing may call them fresh)."""
+    folders = unreadable_folders(store)
     con = open_current(store)
     if con is None:
         loaded: list[MemoryFileError] = store.load_all().errors
-        return loaded
+        return folders + loaded
     try:
-        return errors(con)
+        return folders + errors(con)
     finally:
         con.close()
+
+
+def unreadable_folders(store: Any) -> list[MemoryFileError]:
+    """The memory folders (team, local) that exist but cannot be listed, one error each."""
+    out = []
+    for rel, folder in store.layout.memory_dirs():
+        if not os.path.lexists(folder):
+            continue
+        try:
+            with os.scandir(folder):
+                pass
+        except OSError as e:
+            out.append(MemoryFileError(rel, f"cannot read this memory folder: {e.strerror or e}",
+                                       "make it a readable folder of memory files"))
+    return out
 
 
 class MirrorSource:

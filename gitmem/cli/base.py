@@ -29,17 +29,26 @@ class State:
 
 
 def _store(require: bool = True) -> Store:
-    """The store of the repository holding the current directory (with the on-disk symbol cache).
+    """The store of the repository holding the current directory (with the on-disk symbol cache); a warning on
+    stderr when its config.toml has sections or keys of a newer gitmem (``Store.config_warnings``).
 
     Raises:
         NotARepository: not inside a git work tree.
         NotInitialized: ``require`` and the repository has no ``.gitmem/``.
     """
+    from ..errors import ConfigError
     from ..git import Repo
     from ..store import Store
 
     store = Store(Repo(os.getcwd()), require=require)
     store.enable_symbol_cache()
+    if store.dir.is_dir():
+        try:
+            store.config  # noqa: B018 - read now, for its warnings; an invalid file is the command's to report
+        except ConfigError:
+            pass
+        for w in store.config_warnings:
+            _warn(w)
     return store
 
 

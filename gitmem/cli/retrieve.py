@@ -58,10 +58,16 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
       gitmem context
       gitmem context --file src/config.py --prompt "make env override yaml" --budget 800
     """
+    from ..catalog.files import file_errors
     from ..ops.context import build_context
 
-    res = build_context(_store(), files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
-    if not res.total:
+    store = _store()
+    res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
+    unreadable = [] if res.total else file_errors(store)
+    if unreadable:
+        _warn_invalid(store, unreadable)
+        empty = f"gitmem: no readable memory; {len(unreadable)} memory file(s) could not be read (gitmem doctor)"
+    elif not res.total:
         empty = "gitmem: no memories yet (gitmem remember …)"
     elif not res.ranked:
         empty = f"gitmem: none of the {res.total} memories is about this focus (try gitmem recall)"
@@ -87,11 +93,13 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
       gitmem stale
       gitmem stale --rev v2.0.0 --json
     """
+    from ..catalog.files import file_errors
     from ..ops.stale import stale as do_stale
 
     store = _store()
     rows = do_stale(store, rev=rev, show_all=show_all)
-    _warn_invalid(store)
+    errors = file_errors(store)
+    _warn_invalid(store, errors)
     interactive = (not as_list and not State.json and rev is None and not show_all
                    and sys.stdin.isatty() and sys.stdout.isatty())
     if interactive and rows:
@@ -106,7 +114,7 @@ def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
                    f"superseded {len(res.superseded)}, skipped {len(res.skipped)}"
                    + ("  (commit .gitmem/ to share)" if len(res.skipped) < len(rows) else ""))
         return
-    _out([shapes.memory_status_json(s) for s in rows], lambda: render_statuses(rows, show_all))
+    _out([shapes.memory_status_json(s) for s in rows], lambda: render_statuses(rows, show_all, len(errors)))
 
 
 def _tidy_line(store: Store, rows: list[MemoryStatus]) -> str:

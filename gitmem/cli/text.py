@@ -19,8 +19,13 @@ def where_now(a: AnchorStatus) -> str:
     return ""
 
 
-def render_statuses(rows: list[MemoryStatus], show_all: bool) -> str:
-    """``status id  title`` per memory, then ``status anchor → where now  — reason`` per anchor."""
+def render_statuses(rows: list[MemoryStatus], show_all: bool, unreadable: int = 0) -> str:
+    """``status id  title`` per memory, then ``status anchor → where now  — reason`` per anchor. ``unreadable``:
+    memory files that could not be read (then nothing is called fresh as a whole)."""
+    if not rows and unreadable:
+        files = "file" if unreadable == 1 else "files"
+        return (f"gitmem: no readable memory is stale, but {unreadable} memory {files} could not be read "
+                "(see the warnings; gitmem doctor)")
     if not rows:
         return "gitmem: all memories are fresh" if not show_all else "no memories"
     lines = []

@@ -317,7 +317,9 @@ def install(repo: Repo, *, python: str = sys.executable) -> InstallReport:
     one running gitmem). A foreign hook in the way moves to ``<hook>.before-gitmem``
     and is chained; if that exists already (and is not the same file), that hook is
     skipped with a note. Where pre-commit's script is the hook, the shim goes into
-    pre-commit's ``<hook>.legacy`` slot instead (see the module docstring).
+    pre-commit's ``<hook>.legacy`` slot instead (see the module docstring). Also writes the clone's
+    ``bin-dir`` file (``installing.write_pointer``: ``python``'s folder), where the committed agent hook
+    commands find gitmem on this machine.
 
     Returns:
         The report; ``installed``/``already``/``chained``/``skipped`` follow ``HOOK_NAMES`` order.
@@ -332,6 +334,9 @@ def install(repo: Repo, *, python: str = sys.executable) -> InstallReport:
     hooks_dir.mkdir(parents=True, exist_ok=True)
     for name in HOOK_NAMES:
         _install_one(repo, hooks_dir, name, python, report)
+    from .agents.installing import write_pointer
+
+    write_pointer(repo.root, Path(python).parent)  # where the committed agent hook commands find gitmem here
     return report
 
 

@@ -291,6 +291,8 @@ class GitmemTools:
             if len(shown) < len(rows):
                 lines.append(f"more: {len(rows) - len(shown)} more not-fresh memories not shown "
                              "(`gitmem stale` lists them all)")
+        elif invalid:  # nothing is fresh "as a whole" when some files could not be read
+            lines = [f"none of the {total} readable memories is stale; {len(invalid)} memory file(s) could not be read"]
         else:
             lines = [f"all {total} memories are fresh"]
         lines += [f"warning: invalid memory file: {x['error']}" for x in invalid[:20]]

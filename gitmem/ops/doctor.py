@@ -5,8 +5,9 @@ the ``.gitmem/`` layout and config (``[llm]`` too), the per-clone and per-worktr
 folder (usable, an older gitmem's state moved out of every work tree, copies a migration kept aside),
 every memory file, each git
 hook (installed where git will run it, chained legacy hooks), the index
-(present, same memories and content hashes as the files), the Claude Code
-hooks of the project, sessions waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
+(present, same memories and content hashes as the files), every hook and MCP command registered for gitmem in
+the project's agent files (each run in a harmless way: does it reach gitmem on this machine? does it name one
+machine's path?), sessions waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
 would merge, flag or retire (its rules: ``ops.tidy.find``).
 Re-derives; changes nothing.
 """
@@ -55,7 +56,10 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         from ..search.embed import embedder_from_config
 
         embedder_from_config(dict(store.config.get("embeddings", {})))
-        r.add("config", "ok", f"{CONFIG_FILE} is valid")
+        for w in store.config_warnings:
+            r.add("config", "warn", w, "upgrade gitmem to the version your teammates use; meanwhile they are ignored")
+        if not store.config_warnings:
+            r.add("config", "ok", f"{CONFIG_FILE} is valid")
     except GitmemError as e:
         r.add("config", "error", e.message, e.hint)
     try:
@@ -67,11 +71,15 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
         if all(c.message != e.message for c in r.checks):  # a config.toml error is reported once
             r.add("llm", "error", e.message, e.hint)
     _state_checks(store, r)
+    from ..catalog.files import unreadable_folders
+
     loaded = store.load_all()
-    for err in loaded.errors:
+    folders = unreadable_folders(store)
+    for err in folders + loaded.errors:
         r.add("memory", "error", err.message, err.hint)
-    r.add("memories", "ok" if not loaded.errors else "error",
+    r.add("memories", "ok" if not (loaded.errors or folders) else "error",
           f"{len(loaded.memories)} valid memory file(s), {len(loaded.errors)} invalid"
+          + (f", {len(folders)} unreadable folder(s)" if folders else "")
           + (f", {len(loaded.retired)} retired (kept for history)" if loaded.retired else ""))
     from .check import unknown_key_warnings  # front-matter keys of a newer gitmem: kept, worth knowing
 
@@ -112,6 +120,7 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
     _sharing_checks(store, r)
     _daemon_checks(store, r)
     _tidy_check(store, r)
+    _agent_checks(store, r)
     _claude_checks(store, r)
     log = store.log_dir / "hooks.log"
     if log.is_file():
@@ -222,6 +231,34 @@ def _state_checks(store: Store, r: Report) -> None:
               f"compare the two, keep the right text in {base}, delete {name}")
 
 
+def _agent_checks(store: Store, r: Report) -> None:
+    """Every hook and MCP command registered for gitmem in the project's agent files, run in a harmless way
+    (``integrations.agents.probe``): one line per agent, ``ok`` only when every one reached gitmem here; an
+    error names those that do not; a warning, a committed command that names one machine's path."""
+    from ..integrations.agents import probe
+
+    probes = probe.run(probe.registered(store.repo.root), store.repo.root)
+    for agent in dict.fromkeys(p.agent for p in probes):
+        mine = [p for p in probes if p.agent == agent]
+        files = ", ".join(dict.fromkeys(store.display(p.file) for p in mine))
+        fix = (f"run `gitmem install {agent}` in this repository (it tells the committed hooks where gitmem is on "
+               "this machine), or put gitmem on the PATH the agent starts with")
+        failed = [p for p in mine if not p.ok]
+        hooks = [p for p in mine if p.kind == "hook"]
+        if failed:
+            names = ", ".join(p.label for p in failed)
+            r.add(agent, "error", f"{agent}: {len(failed)} of {len(mine)} registered command(s) in {files} do not "
+                  f"reach gitmem ({names}): {failed[0].detail}", fix)
+        else:
+            mcp = " and the MCP server" if any(p.kind == "mcp" for p in mine) else ""
+            r.add(agent, "ok", f"{agent}: {len(hooks)} hook command(s){mcp} in {files} reach gitmem on this machine")
+        fixed = [p for p in mine if not p.portable]
+        if fixed:
+            r.add(agent, "warn", f"{agent}: {store.display(fixed[0].file)} names a path of one machine in "
+                  f"{len(fixed)} command(s) (an earlier gitmem): a teammate's agent does not find gitmem through it",
+                  f"run `gitmem install {agent}` again and commit the file (the same bytes on every machine)")
+
+
 def _claude_checks(store: Store, r: Report) -> None:
     """Claude Code hooks (project settings), sessions waiting for consolidation, recent hook errors."""
     from ..capture import spool
@@ -230,14 +267,7 @@ def _claude_checks(store: Store, r: Report) -> None:
     st = claude_code.status(store.repo.root)
     if st.get("error"):
         r.add("claude", "warn", st["error"], "fix the file, then `gitmem install claude`")
-    elif all(st["events"].values()) and st.get("path_only"):
-        r.add("claude", "warn", f"Claude Code hooks in {st['settings']} run `gitmem-hook` from PATH only "
-              "(an earlier gitmem): they do nothing if Claude Code starts without this environment on PATH",
-              "run `gitmem install claude` again")
-    elif all(st["events"].values()):
-        r.add("claude", "ok", f"Claude Code hooks registered in {st['settings']}"
-              + ("" if st["mcp"] else " (MCP server not registered)"))
-    elif any(st["events"].values()):
+    elif any(st["events"].values()) and not all(st["events"].values()):
         missing = ", ".join(e for e, on in st["events"].items() if not on)
         r.add("claude", "warn", f"Claude Code hooks partly registered (missing: {missing})",
               "run `gitmem install claude`")

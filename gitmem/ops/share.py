@@ -18,7 +18,8 @@ marks a memory shared that is not in the commit: when git ignores the team memor
 saying they were not shared and why, and ``gitmem doctor`` reports it (``gitmem.problems``)
 until a later commit shares them.
 It works on the index the commit is made from (``GIT_INDEX_FILE``: ``git commit
--a`` and ``git commit PATH`` use a temporary one).
+-a`` and ``git commit PATH`` use a temporary one). A step cut short by the hook's time limit says so at
+the commit (``hook_entry``); the next commit's step shares what it left (``pending_base``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from pathlib import Path
 from .. import problems
 from ..anchors import Resolver
 from ..code.symbols import symbol_table
-from ..errors import ConfigError, GitError
-from ..git import git_blob_sha
+from ..errors import ConfigError, GitError, GitmemError
+from ..git import EMPTY_TREE, git_blob_sha
 from ..layout import GITMEM_DIR, TEAM_MEMORIES
 from ..model import KIND_COMMIT, Memory
 from ..store import Store
@@ -65,14 +66,17 @@ def share(store: Store, mem_id: str) -> Memory:
     return m
 
 
-def touched_by_index(store: Store, index_file: str | None) -> tuple[set[str], set[tuple[str, str]]]:
-    """What the staged change touches: (paths, {(path, qualified name) of symbols whose code changed})."""
+def touched_by_index(store: Store, index_file: str | None,
+                     base: str | None = None) -> tuple[set[str], set[tuple[str, str]]]:
+    """What the staged change touches: (paths, {(path, qualified name) of symbols whose code changed}), from HEAD,
+    or from commit ``base`` (``EMPTY_TREE``: from nothing) to the index: what the commits since a cut-short
+    pre-commit and this one changed."""
     repo = store.repo
     resolver = Resolver(repo)
-    head = repo.head()
+    head = repo.head() if base is None else None if base == EMPTY_TREE else base
     paths: set[str] = set()
     symbols: set[tuple[str, str]] = set()
-    for ch in repo.staged_changes(index_file):
+    for ch in repo.staged_changes(index_file, base):
         for p in (ch.old_path, ch.new_path):
             if p:
                 paths.add(p)
@@ -129,8 +133,77 @@ def ignored_reason(store: Store) -> str | None:
     return None
 
 
+def _pending(store: Store) -> tuple[str | None, list[str]]:
+    """The ``share-pending`` file (``hook_entry.mark_share_pending``): (its first line, the ids after it), (None, [])
+    when there is none."""
+    try:
+        lines = store.layout.share_pending.read_text("ascii").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None, []
+    return (lines[0].strip() if lines else ""), [ln.strip() for ln in lines[1:] if ln.strip()]
+
+
+def pending_base(store: Store) -> str | None:
+    """The commit HEAD was when an earlier pre-commit step began sharing and was cut short (``EMPTY_TREE`` before
+    the first commit; the ``share-pending`` file, ``hook_entry.mark_share_pending``), or None: no step was cut
+    short, or that commit is gone (rewritten history: then this commit's change alone counts)."""
+    base, _ = _pending(store)
+    if base is None:
+        return None
+    if not base:
+        return EMPTY_TREE
+    return base if store.repo.commit_exists(base) else None
+
+
+def _note_sharing(store: Store, ids: list[str]) -> None:
+    """Add ``ids`` to the ``share-pending`` file before their files become team files: a step cut short between
+    that and staging them leaves team files no commit holds, which the next commit stages (``_left_unstaged``)."""
+    path = store.layout.share_pending
+    if not ids or not path.exists():  # no hook step runs (a direct call): nothing can cut it short
+        return
+    try:
+        with path.open("a", encoding="ascii") as f:
+            f.write("".join(f"{i}\n" for i in ids))
+    except OSError:
+        pass
+
+
+def _left_unstaged(store: Store, index_file: str | None) -> list[Memory]:
+    """The team memories a step cut short made team (``_note_sharing``) whose file the index does not hold as it is."""
+    _, ids = _pending(store)
+    out = []
+    for mid in dict.fromkeys(ids):
+        try:
+            m = store.get(mid)
+        except GitmemError:
+            continue
+        rel = store.repo.relpath(str(store.path_for(m))) or ""
+        if m.scope == "team" and rel:
+            try:
+                on_disk = store.path_for(m).read_bytes()
+            except OSError:
+                continue
+            if store.repo.read_staged(rel, index_file) != on_disk:
+                out.append(m)
+    return out
+
+
+def done_pending(store: Store) -> None:
+    """The pre-commit share finished: forget the marker and the problem of a step cut short. Never raises."""
+    try:
+        store.layout.share_pending.unlink(missing_ok=True)
+    except OSError:
+        pass
+    problems.clear(store.repo.root, problems.SHARE_PENDING)
+
+
 def share_with_commit(store: Store, index_file: str | None) -> Shared:
     """The pre-commit hook's work: promote and stage the local memories the policy shares now.
+
+    With the ``with-code`` policy, the code counted is what this commit changes, and — when an earlier
+    pre-commit step was cut short by its time limit (``pending_base``) — what the commits since then changed,
+    so a memory that step left local is shared now. Done (whatever it shared), the marker goes
+    (``done_pending``).
 
     Never leaves a memory marked shared that the commit does not hold: when git ignores the team
     folder or staging fails, the memories stay local (``Shared.not_shared``, ``reason``) and the
@@ -139,17 +212,21 @@ def share_with_commit(store: Store, index_file: str | None) -> Shared:
     Raises:
         ConfigError, GitError, OSError: the hook wrapper logs them; the commit goes on.
     """
+    base = pending_base(store)
+    left = _left_unstaged(store, index_file) if base is not None or _pending(store)[1] else []
+    res = _share_with_commit(store, index_file, base, left)
+    done_pending(store)
+    return res
+
+
+def _share_with_commit(store: Store, index_file: str | None, base: str | None, left: list[Memory]) -> Shared:
     root = store.repo.root
     mode = policy(store)
-    if mode == "manual":
-        return Shared()
-    local = [m for m in store.load_all().memories.values() if m.scope == "local"]
-    if not local:
-        return Shared()
-    if mode == "with-code":
-        paths, symbols = touched_by_index(store, index_file)
+    local = [m for m in store.load_all().memories.values() if m.scope == "local"] if mode != "manual" else []
+    if local and mode == "with-code":
+        paths, symbols = touched_by_index(store, index_file, base)
         local = [m for m in local if _touches(m, paths, symbols)]
-    if not local:
+    if not local and not left:
         return Shared()
     why = ignored_reason(store)
     if why is not None:
@@ -159,9 +236,12 @@ def share_with_commit(store: Store, index_file: str | None) -> Shared:
         return out
     from ..memories import write
 
+    _note_sharing(store, [m.id for m in local])
     for m in local:
         m.scope = "team"
-    write(store, local)
+    if local:
+        write(store, local)
+    local = left + local  # a cut-short step's team files, staged now
     written = [store.repo.relpath(str(store.path_for(m))) or "" for m in local]
     try:
         store.repo.stage(written, index_file)

@@ -5,15 +5,48 @@
 // user's message; a file read or edited: after that tool's output) and feeds gitmem's capture (each tool
 // call, the end of each turn). Each hook spawns `gitmem-opencode-hook EVENT` with one JSON object on stdin
 // and reads {"context": text} from its stdout (gitmem/integrations/agents/opencode.py). A hook never throws
-// and gives up after its time limit: a missing or failing gitmem never breaks OpenCode.
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+// and gives up after its time limit: a missing or failing gitmem never breaks OpenCode. When gitmem is missing
+// or does not start and the repository has memories, the session start gets a one-line notice instead.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 
-// Filled in by the installer: this installation's hook script (used when it exists, else the command on
-// PATH, else nothing happens), the time limit of each event (ms), the tools whose call may get context.
+// Filled in by the installer: the hook script of a --user install ("" for a project's: no machine path), the
+// hook command, the time limit of each event (ms), the tools whose call may get context, the notice, where the
+// clone's bin-dir file is (in git's common dir) and the team memories (in the work tree).
 const CONFIG = __GITMEM_CONFIG__;
 
-function run(event, payload) {
+function git(directory, args) {
+  return execFileSync("git", args, { cwd: directory, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"],
+                                     timeout: 5000 }).trim();
+}
+
+// The hook script on this machine: a --user install's, else the one in the folder the clone's bin-dir file
+// names (written by `gitmem install` on each machine), else the command on PATH.
+function locate(directory) {
+  if (CONFIG.script && existsSync(CONFIG.script)) return CONFIG.script;
+  try {
+    let common = git(directory, ["rev-parse", "--git-common-dir"]);
+    if (!isAbsolute(common)) common = join(directory, common);
+    const bin = readFileSync(join(common, CONFIG.pointer), "utf8").split("\n")[0];
+    const script = join(bin, CONFIG.command);
+    if (bin && existsSync(script)) return script;
+  } catch {}
+  return CONFIG.command;
+}
+
+// Whether the repository holding `directory` has memory files (then a missing gitmem is worth a notice).
+function hasMemories(directory) {
+  try {
+    const top = git(directory, ["rev-parse", "--show-toplevel"]);
+    return readdirSync(join(top, CONFIG.memories)).some((f) => f.endsWith(".md"));
+  } catch {
+    return false;
+  }
+}
+
+// The hook's context text; null when it could not start or failed (gitmem's hooks always exit 0).
+function run(cmd, event, payload) {
   return new Promise((resolve) => {
     let done = false;
     let out = "";
@@ -31,12 +64,12 @@ function run(event, payload) {
       finish("");
     }, CONFIG.timeouts[event] || 5000);
     try {
-      const cmd = CONFIG.script && existsSync(CONFIG.script) ? CONFIG.script : CONFIG.command;
       child = spawn(cmd, [event], { stdio: ["pipe", "pipe", "ignore"], detached: true });
-      child.on("error", () => finish(""));
+      child.on("error", () => finish(null));
       child.stdout.setEncoding("utf8");
       child.stdout.on("data", (d) => { out += d; });
-      child.on("close", () => {
+      child.on("close", (code) => {
+        if (code !== 0) return finish(null);
         try { finish(String(JSON.parse(out).context || "")); } catch { finish(""); }
       });
       child.stdin.on("error", () => {});
@@ -48,7 +81,17 @@ function run(event, payload) {
 }
 
 export const GitmemPlugin = async ({ directory }) => {
-  const call = (event, input, output) => run(event, { cwd: directory, input, output }).catch(() => "");
+  let cmd = null;
+  const call = async (event, input, output) => {
+    try {
+      cmd = cmd || locate(directory);
+      const text = await run(cmd, event, { cwd: directory, input, output });
+      if (text === null && event === "session.start" && hasMemories(directory)) return CONFIG.notice;
+      return text || "";
+    } catch {
+      return "";
+    }
+  };
   const created = new Set(); // sessions created in this process (else resumed)
   const compacted = new Set(); // sessions compacted since their session start
   const starts = new Map(); // session → promise of its session-start text

@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .. import config
 from ..errors import ConfigError, EmbeddingError
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
@@ -345,8 +346,7 @@ class OpenAIEmbedder:
 
 # --------------------------------------------------------------------------- configuration
 
-_OPENAI_KEYS = {"provider", "base_url", "model", "api_key_env", "timeout", "dimensions", "max_retries",
-                "batch_size"}
+_OPENAI_KEYS = set(config.KNOWN_KEYS["embeddings"])
 
 
 def embedder_from_config(cfg: dict[str, Any] | None) -> Embedder | None:

@@ -6,10 +6,12 @@ install changes nothing):
 
 * the hooks, in ``.claude/settings.json`` of the project (``--project``, the
   default) or ``~/.claude/settings.json`` (``--user``): one handler per event, a
-  short shell command (``handler_command``) that runs this installation's
-  ``gitmem-hook`` by absolute path, else the one on PATH, else nothing — so the
-  hooks work whatever PATH Claude Code starts with, and a committed settings file
-  neither breaks nor nags a teammate without gitmem;
+  short shell command (``handler_command``, ``installing.shim_command``) that runs
+  the ``gitmem-hook`` of the folder the clone's ``bin-dir`` names, else the one on
+  PATH — no machine path: every teammate's install writes the same bytes, the hooks
+  work whatever PATH Claude Code starts with, and a teammate without gitmem gets one
+  line at session start (``installing.ABSENT_NOTICE``) and nothing else (``--user``:
+  this installation's script by absolute path);
 * the MCP server ``gitmem`` (``gitmem mcp``, same fallback): in ``.mcp.json`` at
   the project root, enabled through ``enabledMcpjsonServers`` in the same
   settings file, or for ``--user`` in ``~/.claude.json``.
@@ -28,11 +30,13 @@ Reference: ``../shared/reference/claude-code-hooks.md`` §2.2–2.5.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .installing import (
+    ABSENT_NOTICE,
     FIX_HINT,
     MCP_NAME,
     InstallResult,
@@ -43,9 +47,9 @@ from .installing import (
     detect_by,
     hook_events_on,
     install_notes,
-    installed_script,
     json_change,
     marker,
+    mcp_entry,
     mcp_file_change,
     read_json,
     read_json_file,
@@ -53,6 +57,7 @@ from .installing import (
     same_content,
     server_registered,
     shim_command,
+    user_script,
     with_ours,
     without_ours,
 )
@@ -96,9 +101,19 @@ def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[
     return root / ".claude" / "settings.json", root / ".mcp.json"
 
 
+#: The event whose handler tells the session, without gitmem, that gitmem is missing (``installing.ABSENT_NOTICE``).
+START_EVENT = "SessionStart"
+
+
+def absent_output(event: str = START_EVENT) -> str:
+    """What the handler of ``event`` prints when gitmem is missing here: Claude Code's hookSpecificOutput JSON."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ABSENT_NOTICE}})
+
+
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's Claude Code handler for ``event`` (``installing.shim_command``)."""
-    return shim_command(HOOK_COMMAND, event, script)
+    """The shell command of gitmem's Claude Code handler for ``event`` (``installing.shim_command``; ``script``:
+    a ``--user`` install's absolute script, None for the project's portable command)."""
+    return shim_command(HOOK_COMMAND, event, script, notice=absent_output(event) if event == START_EVENT else None)
 
 
 _OUR_EVENTS = {e for e, _, _ in EVENTS}
@@ -151,7 +166,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     settings_path, mcp_path = locations(root, user, home)
     text, settings = read_json_file(settings_path)
     _check_shape(settings_path, settings)
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(settings_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
@@ -164,7 +179,8 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
             new_settings["enabledMcpjsonServers"] = enabled + [MCP_NAME]
     had_ours = not same_content(settings, _cleaned(settings))
     changes = [json_change(settings_path, text, settings, new_settings, had_ours=had_ours),
-               mcp_file_change(mcp_path, res, uninstall=False, private=user)]
+               mcp_file_change(mcp_path, res, uninstall=False, private=user,
+                               entry=mcp_entry(script=user_script("gitmem", user)))]
     return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
 
 

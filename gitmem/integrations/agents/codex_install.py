@@ -4,8 +4,10 @@ Writes, merged with what is already there (the user's own hooks are never droppe
 duplicated; gitmem's own entries are replaced, so a second install changes nothing), the
 hooks in ``<repo>/.codex/hooks.json`` (``--project``, the default) or
 ``$CODEX_HOME/hooks.json`` (``--user``; ``~/.codex`` without ``CODEX_HOME``): one handler
-per event, a short shell command (``handler_command``) that runs this installation's
-``gitmem-codex-hook`` by absolute path, else the one on PATH, else nothing.
+per event, a short shell command (``handler_command``, ``installing.shim_command``) that runs the
+``gitmem-codex-hook`` of the folder the clone's ``bin-dir`` names, else the one on PATH (no machine
+path; at session start, the one-line notice when gitmem is missing; ``--user``: this installation's
+script by absolute path).
 
 gitmem's handlers are recognised by their command's first word, ``: gitmem-codex-hook;``
 (a shell no-op). ``uninstall`` removes exactly those (and the groups and events it leaves
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .installing import (
+    ABSENT_NOTICE,
     FIX_HINT,
     MCP_NAME,
     Change,
@@ -50,7 +53,6 @@ from .installing import (
     detect_by,
     hook_events_on,
     install_notes,
-    installed_script,
     is_marked,
     is_our_server,
     json_change,
@@ -62,6 +64,7 @@ from .installing import (
     record_file,
     same_content,
     shim_command,
+    user_script,
     with_ours,
     without_ours,
 )
@@ -114,9 +117,19 @@ def locations(root: Path | None, user: bool, home: Path | None = None) -> tuple[
     return root / ".codex" / "hooks.json", root / ".codex" / "config.toml"
 
 
+#: The event whose handler tells the session, without gitmem, that gitmem is missing (``installing.ABSENT_NOTICE``).
+START_EVENT = "SessionStart"
+
+
+def absent_output(event: str = START_EVENT) -> str:
+    """What the handler of ``event`` prints when gitmem is missing here: Codex's hookSpecificOutput JSON."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ABSENT_NOTICE}})
+
+
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``)."""
-    return shim_command(HOOK_COMMAND, event, script)
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``; ``script``: a ``--user``
+    install's absolute script, None for the project's portable command)."""
+    return shim_command(HOOK_COMMAND, event, script, notice=absent_output(event) if event == START_EVENT else None)
 
 
 def is_ours(handler: Any) -> bool:
@@ -172,9 +185,10 @@ def _ours_in(servers: Any) -> bool:
     return servers is not None and MCP_NAME in servers and is_our_server(servers[MCP_NAME].unwrap())
 
 
-def _server_entry() -> dict[str, Any]:
-    """``[mcp_servers.gitmem]``: ``installing.mcp_entry``'s command and args (Codex has no ``type`` field)."""
-    return mcp_entry(with_type=False)
+def _server_entry(user: bool = False) -> dict[str, Any]:
+    """``[mcp_servers.gitmem]``: ``installing.mcp_entry``'s command and args (Codex has no ``type`` field);
+    ``user``: a ``--user`` install's (this installation's ``gitmem`` by absolute path)."""
+    return mcp_entry(with_type=False, script=user_script("gitmem", user))
 
 
 def mcp_registered(config: Path) -> bool | None:
@@ -190,7 +204,8 @@ def mcp_registered(config: Path) -> bool | None:
     return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
-def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: int = 0) -> Change | None:
+def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: int = 0,
+                   user: bool = False) -> Change | None:
     """The change of Codex's ``config.toml`` at ``path``: ``[mcp_servers.gitmem]`` added or removed (see the
     module docstring), None when nothing changes.
 
@@ -224,12 +239,13 @@ def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: in
                              "left as it is")
             return None
         res.mcp = True
-        entry = _server_entry()
+        entry = _server_entry(user)
         if ours and servers[MCP_NAME].unwrap() == entry:
             return None
         expected = {**old, "mcp_servers": {**old.get("mcp_servers", {}), MCP_NAME: entry}}
     try:
-        new = _without_server(text or "", doc, servers) if uninstall else _with_server(text or "", doc, servers)
+        new = (_without_server(text or "", doc, servers) if uninstall
+               else _with_server(text or "", doc, servers, _server_entry(user)))
     except (TOMLKitError, ValueError, TypeError, KeyError) as e:  # tomlkit refuses some layouts: say so
         new, why = None, f"{type(e).__name__}: {e}"
     else:
@@ -237,18 +253,17 @@ def _config_change(path: Path, res: InstallResult, *, uninstall: bool, prune: in
     if new is None or not same_content(_toml_data(new), expected):
         verb = "remove gitmem's server from" if uninstall else "add gitmem's server to"
         hint = (f"remove the [mcp_servers.{MCP_NAME}] table yourself" if uninstall else
-                f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry())}")
+                f"add it yourself: [mcp_servers.{MCP_NAME}] with {json.dumps(_server_entry(user))}")
         raise SettingsError(f"{path}: gitmem cannot {verb} mcp_servers as it is laid out ({why})", hint)
     return Change(path, text, new, had_ours=ours, empty=not new.strip(), prune=prune,
                   same=lambda original: same_content(_toml_data(original), expected))
 
 
-def _with_server(text: str, doc: Any, servers: Any) -> str:
-    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) with gitmem's server."""
+def _with_server(text: str, doc: Any, servers: Any, entry: dict[str, Any]) -> str:
+    """``text`` (parsed: ``doc``, its ``mcp_servers``: ``servers``) with gitmem's server ``entry``."""
     import tomlkit
     from tomlkit.items import InlineTable
 
-    entry = _server_entry()
     if servers is None:
         sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
         return text + sep + tomlkit.dumps({"mcp_servers": {MCP_NAME: entry}})
@@ -300,14 +315,14 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     hooks_path, config_path = locations(root, user, home)
     text, data = read_json_file(hooks_path)
     check_hooks_shape(hooks_path, data)
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(hooks_path, config_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
     new = dict(data)
     new["hooks"] = with_ours(data.get("hooks") or {}, EVENTS, lambda e: handler_command(e, script), is_ours)
     changes = [json_change(hooks_path, text, data, new, had_ours=not same_content(data, _hooks_cleaned(data))),
-               _config_change(config_path, res, uninstall=False)]
+               _config_change(config_path, res, uninstall=False, user=user)]
     res.notes.append(TRUST_NOTE)
     if res.mcp and not user:
         res.notes.append(MCP_TRUST_NOTE)

@@ -3,8 +3,10 @@
 Hooks: ``<repo>/.github/hooks/gitmem.json`` is gitmem's own file (Copilot CLI 1.0.102 loads every
 ``.github/hooks/*.json``): ``install`` writes it whole (``{"version": 1, "hooks": {<event>:
 [{"type": "command", "bash": ..., "timeoutSec": ...}]}}``, one handler per Copilot event, a short
-shell command that runs this installation's ``gitmem-copilot-hook EVENT`` by absolute path, else
-the one on PATH, else nothing) and ``uninstall`` removes it whole (and ``.github/hooks/`` when
+shell command, ``installing.shim_command``, that runs the ``gitmem-copilot-hook EVENT`` of the folder
+the clone's ``bin-dir`` names, else the one on PATH: no machine path; at session start, the one-line
+notice when gitmem is missing; ``--user``: this installation's script by absolute path) and ``uninstall`` removes
+it whole (and ``.github/hooks/`` when
 that is then empty). The file is gitmem's when every handler in it is gitmem's (``is_our_document``):
 a ``gitmem.json`` of the user's is never overwritten (``install`` refuses, writing nothing) nor
 removed. No other file in ``.github/hooks/`` is read or touched.
@@ -28,12 +30,14 @@ project or for the user (``claude.copilot_hooks_installed``).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .claude import COPILOT_HOOKS_FILE, COPILOT_SCOPE_VAR, COPILOT_USER_HOOKS_FILE
 from .installing import (
+    ABSENT_NOTICE,
     Change,
     InstallResult,
     Plan,
@@ -41,9 +45,9 @@ from .installing import (
     apply,
     detect_by,
     install_notes,
-    installed_script,
     json_change,
     marker,
+    mcp_entry,
     mcp_file_change,
     parse_json,
     read_json,
@@ -51,6 +55,7 @@ from .installing import (
     record_file,
     server_registered,
     shim_command,
+    user_script,
 )
 
 NAME = "copilot"
@@ -94,9 +99,19 @@ def locations(root: Path | None, user: bool = False, home: Path | None = None) -
     return root / COPILOT_HOOKS_FILE, root / ".github" / "mcp.json"
 
 
+#: The event whose handler tells the session, without gitmem, that gitmem is missing (``installing.ABSENT_NOTICE``).
+START_EVENT = "sessionStart"
+
+
+def absent_output() -> str:
+    """What the session-start handler prints when gitmem is missing here: the agent's JSON around the notice."""
+    return json.dumps({"additionalContext": ABSENT_NOTICE})
+
+
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``)."""
-    return shim_command(HOOK_COMMAND, event, script)
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``; ``script``: a ``--user``
+    install's absolute script, None for the project's portable command)."""
+    return shim_command(HOOK_COMMAND, event, script, notice=absent_output() if event == START_EVENT else None)
 
 
 def hooks_document(script: Path | None, user: bool = False) -> dict[str, Any]:
@@ -143,7 +158,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
         raise SettingsError(f"{hooks_path} is not gitmem's (it holds hooks that are not gitmem's, or is not JSON): "
                             "gitmem does not overwrite it",
                             f"rename it (Copilot CLI runs every *.json in {hooks_path.parent}), then run again")
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(hooks_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
@@ -153,7 +168,8 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
                          "$COPILOT_HOME/config.json (~/.copilot)")
     doc = hooks_document(script, user)
     changes = [json_change(hooks_path, before, parse_json(before or "", hooks_path), doc, had_ours=ours),
-               mcp_file_change(mcp_path, res, uninstall=False)]
+               mcp_file_change(mcp_path, res, uninstall=False,
+                                           entry=mcp_entry(script=user_script("gitmem", user)))]
     return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
 
 

@@ -512,15 +512,20 @@ def transcript_of(event: Event) -> dict[str, str]:
 
 
 def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: str) -> str | None:
-    """The session's opening context; records the start commit; consolidates orphaned spools."""
+    """The session's opening context (and one line when config.toml has sections or keys of a newer gitmem:
+    ``config.unknown_warning``); records the start commit; consolidates orphaned spools."""
     from .session_start import session_start_context
 
     worked: list[str] = []
     if event.source == "compact":
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
         worked = [str(root / rel) for rel in worked_files(lay, key)]  # … so the files it worked on come back
+    raw = config.read_cached(lay)
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
-                                              budget_tokens=config.budget(config.read_cached(lay), "session_budget"))
+                                              budget_tokens=config.budget(raw, "session_budget"))
+    warning = config.unknown_warning(raw, layout.CONFIG_FILE)
+    if warning:  # a teammate's newer gitmem wrote it: said in one line, never an outage
+        text = f"{text.rstrip()}\n\ngitmem warning: {warning}" if text else f"gitmem warning: {warning}"
     capture.spool_record(root, key, "SessionStart", {"head": head, "source": capture.clean(event.source, 40),
                                                      **transcript_of(event)})
     mark_given(lay, key, shown, catalog_statuses(root, shown), SESSION_START)
@@ -1046,14 +1051,25 @@ def bounded(text: str | None, limit: int, cut_note: str) -> str | None:
     return text
 
 
+#: Set by ``gitmem doctor`` when it runs a registered hook command: the handler answers ``PROBE_ANSWER`` at once.
+PROBE_ENV = "GITMEM_HOOK_PROBE"
+#: What a handler prints under ``PROBE_ENV``: proof that the command reached this gitmem.
+PROBE_ANSWER = '{"gitmem_probe": "ok"}'
+
+
 def main(argv: list[str] | None, *, usage: str, to_event: Callable[[Any, str | None], Event | list[Event] | None],
          output: Callable[[Event, str | None], dict[str, Any] | None], need_event_arg: bool = False) -> int:
     """An adapter's entry point: one hook input (JSON) on stdin → ``to_event(raw, EVENT argument)`` → ``run``
     → ``output`` printed as one JSON object, or nothing. ``-h``/``--help`` (or no EVENT argument when
-    ``need_event_arg``) prints ``usage``. Returns 0, always."""
+    ``need_event_arg``) prints ``usage``. With ``PROBE_ENV`` set (``gitmem doctor``), prints ``PROBE_ANSWER``
+    and does nothing else (stdin is not read). Returns 0, always."""
     import json
     import sys
 
+    if os.environ.get(PROBE_ENV):
+        sys.stdout.write(PROBE_ANSWER)
+        sys.stdout.flush()
+        return 0
     args = sys.argv[1:] if argv is None else argv
 
     def read() -> Event | list[Event] | None:

@@ -6,8 +6,10 @@ project's ``<repo>/.cursor/`` (the default) or the user's ``~/.cursor/`` (``--us
 
 * ``hooks.json`` (``{"version": 1, "hooks": {<event>: [{"command": ...}]}}``, Cursor 2.4+; flat
   handler entries, no matcher groups): one handler per event of ``EVENTS``, a short shell command
-  (``installing.shim_command``) that runs this installation's ``gitmem-cursor-hook EVENT`` by
-  absolute path, else the one on PATH, else nothing. No ``timeout`` (Cursor's default, 60 s, is far
+  (``installing.shim_command``) that runs the ``gitmem-cursor-hook EVENT`` of the folder the clone's
+  ``bin-dir`` names, else the one on PATH (no machine path; at session start, the one-line notice
+  when gitmem is missing; ``--user``: this installation's script by absolute path). No ``timeout`` (Cursor's
+  default, 60 s, is far
   above the handler's own limit, ``agents.core.TIME_LIMITS``) and no ``failClosed`` (off: a hook
   that fails never blocks). No ``beforeReadFile`` or ``preToolUse`` hook: they only allow or deny
   (see ``cursor``);
@@ -28,12 +30,14 @@ Claude Code hooks step aside under Cursor (``cursor.cursor_hooks_installed``).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .cursor import HOOK_COMMAND
 from .installing import (
+    ABSENT_NOTICE,
     FIX_HINT,
     InstallResult,
     Plan,
@@ -41,9 +45,9 @@ from .installing import (
     apply,
     detect_by,
     install_notes,
-    installed_script,
     is_marked,
     json_change,
+    mcp_entry,
     mcp_file_change,
     mcp_servers,
     read_json,
@@ -52,6 +56,7 @@ from .installing import (
     same_content,
     server_registered,
     shim_command,
+    user_script,
 )
 
 NAME = "cursor"
@@ -84,9 +89,19 @@ def locations(root: Path | None, user: bool = False, home: Path | None = None) -
     return base / "hooks.json", base / "mcp.json"
 
 
+#: The event whose handler tells the session, without gitmem, that gitmem is missing (``installing.ABSENT_NOTICE``).
+START_EVENT = "sessionStart"
+
+
+def absent_output() -> str:
+    """What the session-start handler prints when gitmem is missing here: the agent's JSON around the notice."""
+    return json.dumps({"additional_context": ABSENT_NOTICE})
+
+
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``claude_install.shim_command``)."""
-    return shim_command(HOOK_COMMAND, event, script)
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``; ``script``: a ``--user``
+    install's absolute script, None for the project's portable command)."""
+    return shim_command(HOOK_COMMAND, event, script, notice=absent_output() if event == START_EVENT else None)
 
 
 def _is_ours(handler: Any) -> bool:
@@ -151,14 +166,15 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     hooks_path, mcp_path = locations(root, user, home)
     hooks_text = read_text(hooks_path)
     hooks_doc, _ = _read(hooks_path, mcp_path)
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(hooks_path, mcp_path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
     new = {"version": HOOKS_VERSION, **hooks_doc, "hooks": with_ours(hooks_doc.get("hooks") or {}, script)}
     had_ours = not same_content(hooks_doc, _cleaned(hooks_doc))
     changes = [c for c in (json_change(hooks_path, hooks_text, hooks_doc, new, had_ours=had_ours),
-                           mcp_file_change(mcp_path, res, uninstall=False)) if c]
+                           mcp_file_change(mcp_path, res, uninstall=False,
+                                           entry=mcp_entry(script=user_script("gitmem", user)))) if c]
     if changes:
         res.notes.append(RELOAD_NOTE)
     return Plan(res, changes, False, record_file(None if user else root))

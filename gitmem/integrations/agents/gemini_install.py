@@ -6,8 +6,10 @@ nothing), into ``<repo>/.gemini/settings.json`` (``--project``, the default) or
 ``~/.gemini/settings.json`` (``--user``):
 
 * ``hooks``: one handler per event (``EVENTS``), a short shell command (``handler_command``)
-  that runs this installation's ``gitmem-gemini-hook`` by absolute path, else the one on PATH,
-  else nothing; timeouts in **milliseconds** (Gemini CLI's unit);
+  (``installing.shim_command``) that runs the ``gitmem-gemini-hook`` of the folder the clone's
+  ``bin-dir`` names, else the one on PATH (no machine path; at session start, the one-line notice
+  when gitmem is missing; ``--user``: this installation's script by absolute path); timeouts in **milliseconds**
+  (Gemini CLI's unit);
 * ``mcpServers.gitmem``: ``gitmem mcp`` (``installing.mcp_entry``'s command, without the
   ``type`` field Gemini CLI does not use).
 
@@ -25,11 +27,13 @@ or the trust prompt) and warns about project hooks it has not seen before: ``ins
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from .installing import (
+    ABSENT_NOTICE,
     InstallResult,
     Plan,
     SettingsError,
@@ -38,7 +42,6 @@ from .installing import (
     detect_by,
     hook_events_on,
     install_notes,
-    installed_script,
     is_marked,
     json_change,
     marker,
@@ -50,6 +53,7 @@ from .installing import (
     same_content,
     server_registered,
     shim_command,
+    user_script,
     with_mcp_server,
     with_ours,
     without_mcp_server,
@@ -94,9 +98,19 @@ def location(root: Path | None, user: bool, home: Path | None = None) -> Path:
     return root / ".gemini" / "settings.json"
 
 
+#: The event whose handler tells the session, without gitmem, that gitmem is missing (``installing.ABSENT_NOTICE``).
+START_EVENT = "SessionStart"
+
+
+def absent_output(event: str = START_EVENT) -> str:
+    """What the handler of ``event`` prints when gitmem is missing here: Gemini CLI's hookSpecificOutput JSON."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": ABSENT_NOTICE}})
+
+
 def handler_command(event: str, script: Path | None = None) -> str:
-    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``)."""
-    return shim_command(HOOK_COMMAND, event, script)
+    """The shell command of gitmem's handler for ``event`` (``installing.shim_command``; ``script``: a ``--user``
+    install's absolute script, None for the project's portable command)."""
+    return shim_command(HOOK_COMMAND, event, script, notice=absent_output(event) if event == START_EVENT else None)
 
 
 def is_ours(handler: Any) -> bool:
@@ -120,9 +134,10 @@ def _hooks_without_ours(hooks: dict[str, Any]) -> dict[str, Any]:
     return {**others, **without_ours(lists, is_ours)}
 
 
-def server_entry() -> dict[str, Any]:
-    """``mcpServers.gitmem``: ``gitmem mcp`` (this installation's, else the one on PATH), no ``type`` field."""
-    return mcp_entry(with_type=False)
+def server_entry(user: bool = False) -> dict[str, Any]:
+    """``mcpServers.gitmem``: ``gitmem mcp`` (the clone's ``bin-dir``, else the one on PATH; ``user``: this
+    installation's by absolute path), no ``type`` field."""
+    return mcp_entry(with_type=False, script=user_script("gitmem", user))
 
 
 def _result(path: Path) -> InstallResult:
@@ -148,7 +163,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     path = location(root, user, home)
     text, data = read_json_file(path)
     _check_shape(path, data)
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(path)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, root))
@@ -156,7 +171,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     lists = with_ours({k: v for k, v in hooks.items() if isinstance(v, list)}, _ROWS,
                       lambda e: handler_command(e, script), is_ours)
     new = {**data, "hooks": {**{k: v for k, v in hooks.items() if not isinstance(v, list)}, **lists}}
-    new = with_mcp_server(path, new, res, entry=server_entry())
+    new = with_mcp_server(path, new, res, entry=server_entry(user))
     if not user:
         res.notes.append(TRUST_NOTE)
     change = json_change(path, text, data, new, had_ours=not same_content(data, _cleaned(path, data)))

@@ -13,8 +13,11 @@ Each ``<agent>_install.py`` module writes its agent's files with these (one owne
   gives a file that text back when nothing else changed in it (``same_content``), deletes a file only
   when gitmem created it (or it is gitmem's own by content) and nothing else is left, never a symlink;
 * ``shim_command`` / ``marker`` / ``is_marked``: the one-line shell command of a hook handler, which runs
-  this installation's hook script by absolute path, else the one on PATH, else nothing (exit 0), and starts
-  with a no-op marker (``: gitmem-hook;``) by which gitmem knows its own handlers;
+  the hook script of the folder the clone's ``bin-dir`` file names (``write_pointer``, on each machine by
+  ``gitmem install``), else the one on PATH, else nothing (exit 0) — at session start, when the repository has
+  memories, a one-line notice in the agent's format (``ABSENT_NOTICE``) — and starts with a no-op marker
+  (``: gitmem-hook;``) by which gitmem knows its own handlers. It holds no machine path: every teammate's
+  install writes the same bytes (``machine_paths`` finds an earlier gitmem's absolute paths);
 * ``with_ours`` / ``without_ours`` / ``check_hooks_shape``: gitmem's handlers merged into, or removed from,
   the Claude-style hooks layout (``{event: [{"matcher"?, "hooks": [handler]}]}``) that Claude Code, Codex
   and Gemini CLI share;
@@ -332,8 +335,11 @@ def _save_record(path: Path, files: dict[str, dict[str, Any]]) -> None:
 def apply(plan: Plan) -> InstallResult:
     """Write ``plan``'s changes and update the install record; ``plan.result`` with ``changed`` filled.
 
-    Install: each file is written; the record keeps, per file, whether gitmem created it and the text it
-    had before (not for ``private`` files), from the first install that touched it. Uninstall: a file whose
+    Install: a project install (its record in the clone's folder) first writes the clone's ``bin-dir`` file
+    (``write_pointer``: where the committed hook commands find gitmem on this machine), even when no settings
+    file changes (a teammate's install over the committed files); each file is written; the record keeps, per
+    file, whether gitmem created it and the text it had before (not for ``private`` files), from the first
+    install that touched it. Uninstall: a file whose
     cleaned content equals what the install found gets those bytes back; else a file left ``empty`` is
     removed when gitmem created it (or ``owned``), never through a symlink; else the cleaned text is written.
 
@@ -341,6 +347,8 @@ def apply(plan: Plan) -> InstallResult:
         OSError: a file or the record cannot be written (the record keeps what was written before).
     """
     res = plan.result
+    if not plan.uninstall and plan.record.parent != state_dir():  # a project install: this machine's scripts
+        _write_pointer(plan.record.parent / layout.BIN_POINTER)
     with infra.file_lock(plan.record.with_suffix(".lock")):
         files = _load_record(plan.record)
         try:
@@ -427,6 +435,12 @@ def same_content(original: Any, cleaned: Any) -> bool:
 
 # -- the handler shim -----------------------------------------------------------------------------
 
+#: What a session is told at its start, in one line, when the repository has memories but gitmem is missing
+#: on this machine or does not start (the committed hook command says it, without gitmem).
+ABSENT_NOTICE = ("gitmem: this repository keeps memories for coding agents in .gitmem/memories, but gitmem is not "
+                 "installed or does not start on this machine, so none were given to this session. Fix: install "
+                 "gitmem (pip install gitmem), then run `gitmem install` in this repository and start a new session.")
+
 
 def installed_script(name: str) -> Path | None:
     """This installation's console script ``name`` (next to the running Python), if it exists."""
@@ -434,26 +448,86 @@ def installed_script(name: str) -> Path | None:
     return p if p.exists() else None
 
 
+def user_script(name: str, user: bool) -> Path | None:
+    """The console script a ``--user`` install's commands run by absolute path (``installed_script``); None for a
+    project install, whose committed commands hold no machine path (they read the clone's ``bin-dir``)."""
+    return installed_script(name) if user else None
+
+
+def scripts_dir() -> Path:
+    """The folder of this installation's console scripts (next to the running Python)."""
+    return Path(sys.executable).parent
+
+
+def write_pointer(root: Path, bin_dir: Path | None = None) -> Path | None:
+    """Write the clone's ``bin-dir`` file (``layout.Layout.bin_pointer``): ``bin_dir`` (default: this
+    installation's console-script folder, ``scripts_dir``), one line, read by the committed hook commands on this
+    machine. Returns the file, None when ``root`` has no usable git folder.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    try:
+        path = layout.Layout(Path(os.path.realpath(root))).bin_pointer  # not ``of``: no migration from here
+    except OSError:
+        return None
+    _write_pointer(path, bin_dir)
+    return path
+
+
+def _write_pointer(path: Path, bin_dir: Path | None = None) -> None:
+    text = f"{bin_dir or scripts_dir()}\n"
+    try:
+        same = path.read_text("utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        infra.atomic_write(path, text.encode("utf-8"))
+
+
+def _locate(script: Path | None) -> str:
+    """Shell words that set ``b`` to the folder of gitmem's console scripts on this machine.
+
+    ``script`` given (a ``--user`` install, not committed): its folder. Else the clone's ``bin-dir`` file, read
+    with the shell's own ``read`` (no process) from ``.git/gitmem/`` when the command runs at the top of a main
+    work tree, else from the common dir git names (a linked worktree, a subfolder).
+    """
+    if script is not None:
+        return f"b={shlex.quote(str(script.parent))};"
+    rel = f"{layout.STATE_DIR}/{layout.BIN_POINTER}"
+    return (f"{{ read -r b < .git/{rel} || read -r b < \"$(git rev-parse --git-common-dir)/{rel}\"; }} "
+            "2>/dev/null;")
+
+
 def marker(hook_command: str) -> str:
     """The first words of every handler command ``shim_command`` writes: how an installer knows its own."""
     return f": {hook_command};"
 
 
-def shim_command(hook_command: str, event: str, script: Path | None = None) -> str:
+def shim_command(hook_command: str, event: str, script: Path | None = None, *, notice: str | None = None) -> str:
     """The one-line shell command of a gitmem agent-hook handler, for every agent's installer.
 
-    It starts with the marker ``: <hook_command>;`` (how an installer knows its own handlers), then
-    runs this installation's ``hook_command`` console script by absolute path when that file exists
-    (so it works whatever PATH the agent was started with), else the ``hook_command`` on PATH (a
-    teammate who shares a committed settings file), else nothing and exits 0 (a machine without
-    gitmem: no error notice).
+    It starts with the marker ``: <hook_command>;`` (how an installer knows its own handlers), then runs the
+    ``hook_command`` console script of the folder the clone's ``bin-dir`` names (written on each machine by
+    ``gitmem install``; ``script`` given: that file, for a ``--user`` install), else the one on PATH, and exits
+    0 whatever happens. The command holds no machine-specific path (every teammate's install writes the same
+    bytes to a committed settings file).
+
+    ``notice``: for the session-start event, what to print (the agent's JSON around ``ABSENT_NOTICE``) when the
+    script is missing or fails to start (exits non-zero: gitmem's hooks always exit 0) and the repository has
+    memory files; other events print nothing then.
     """
-    script = script if script is not None else installed_script(hook_command)
-    parts = [marker(hook_command)]
-    if script is not None:
-        q = shlex.quote(str(script))
-        parts.append(f"if [ -x {q} ]; then exec {q} {event}; fi;")
-    parts.append(f"if command -v {hook_command} >/dev/null 2>&1; then exec {hook_command} {event}; fi; exit 0")
+    q = shlex.quote(hook_command)
+    parts = [marker(hook_command), _locate(script)]
+    if notice is None:
+        parts.append(f'if [ -x "$b/{hook_command}" ]; then "$b/{hook_command}" {event}; '
+                     f"elif command -v {q} >/dev/null 2>&1; then {q} {event}; fi; exit 0")
+    else:
+        parts.append(f'if [ -x "$b/{hook_command}" ]; then "$b/{hook_command}" {event} && exit 0; '
+                     f"elif command -v {q} >/dev/null 2>&1; then {q} {event} && exit 0; fi; "
+                     f't=$(git rev-parse --show-toplevel 2>/dev/null) && set -- "$t/{layout.TEAM_MEMORIES}"/*.md '
+                     f"&& [ -e \"$1\" ] && printf '%s\\n' {shlex.quote(notice)}; exit 0")
     return " ".join(parts)
 
 
@@ -463,10 +537,17 @@ def is_marked(handler: Any, hook_command: str) -> bool:
             and isinstance(handler.get("command"), str) and handler["command"].startswith(marker(hook_command)))
 
 
+def machine_paths(command: str) -> bool:
+    """Whether a hook or MCP command of gitmem's names an absolute path of one machine (an earlier gitmem's
+    committed command, or a ``--user`` install's): in a committed file it breaks every other teammate's."""
+    return re.search(r"(?:^|[\s'=])/(?!dev/null\b)", command) is not None
+
+
 def install_notes(hook_command: str, script: Path | None, root: Path | None) -> list[str]:
-    """The notes every installer gives: the hook script is only on PATH; the repository has no ``.gitmem/``."""
+    """The notes every installer gives: the hook script is not next to this Python (the hooks will run the one on
+    PATH); the repository has no ``.gitmem/``."""
     notes = []
-    if script is None:
+    if installed_script(hook_command) is None:
         notes.append(f"{hook_command} is not installed next to {sys.executable}: the hooks will run the "
                      f"{hook_command} on PATH")
     if root is not None and not (root / layout.GITMEM_DIR).is_dir():
@@ -553,20 +634,17 @@ def hook_events_on(hooks: Any, events: Iterable[str], is_ours: Callable[[Any], b
 # -- the MCP server -------------------------------------------------------------------------------
 
 
-def mcp_entry(*, with_type: bool = True) -> dict[str, Any]:
-    """The ``mcpServers`` entry of ``gitmem mcp``: a ``sh -c`` command that runs this installation's script by
-    absolute path if it exists, else ``gitmem`` on PATH (same reasoning as ``shim_command``).
+def mcp_entry(*, with_type: bool = True, script: Path | None = None) -> dict[str, Any]:
+    """The ``mcpServers`` entry of ``gitmem mcp``: a ``sh -c`` command that runs the ``gitmem`` of the folder the
+    clone's ``bin-dir`` names (``script`` given: that file, for a ``--user`` install), else ``gitmem`` on PATH;
+    no machine path (same reasoning as ``shim_command``).
 
     ``with_type``: include ``"type": "stdio"`` (Claude Code and Copilot CLI read it; Gemini CLI has no such field).
     """
-    script = installed_script("gitmem")
-    parts = [MCP_MARKER]
-    if script is not None:
-        q = shlex.quote(str(script))
-        parts.append(f"if [ -x {q} ]; then exec {q} mcp; fi;")
-    parts.append("exec gitmem mcp")
+    line = (f'{MCP_MARKER} {_locate(script)} if [ -x "$b/gitmem" ]; then exec "$b/gitmem" mcp; fi; '
+            "exec gitmem mcp")
     entry: dict[str, Any] = {"type": "stdio"} if with_type else {}
-    return {**entry, "command": "sh", "args": ["-c", " ".join(parts)]}
+    return {**entry, "command": "sh", "args": ["-c", line]}
 
 
 def is_our_server(entry: Any) -> bool:

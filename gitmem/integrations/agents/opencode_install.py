@@ -3,7 +3,9 @@
 The plugin: ``<repo>/.opencode/plugins/gitmem.js`` (``--user``: ``~/.config/opencode/plugins/gitmem.js``,
 ``$XDG_CONFIG_HOME`` honoured) is gitmem's own file: OpenCode 1.18.33 loads every ``*.js`` / ``*.ts`` of a
 config folder's ``plugin/`` or ``plugins/`` at startup. ``install`` writes it whole from
-``gitmem/resources/opencode-plugin.js`` (the hook script's absolute path, the events' time limits and the
+``gitmem/resources/opencode-plugin.js`` (for ``--user`` the hook script's absolute path — a project's plugin holds
+no machine path and finds the
+script through the clone's ``bin-dir``, else PATH —, the events' time limits and the
 tools whose calls may get context filled in; see ``opencode``) and ``uninstall`` removes it whole, only
 when it starts with gitmem's marker line (a plugin of that name that is not gitmem's is never replaced:
 ``install`` refuses, writing nothing, nor removed) (then ``plugins/`` and the config folder too when that leaves
@@ -26,8 +28,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ... import layout
 from . import opencode
 from .installing import (
+    ABSENT_NOTICE,
     FIX_HINT,
     MCP_NAME,
     Change,
@@ -37,7 +41,6 @@ from .installing import (
     apply,
     detect_by,
     install_notes,
-    installed_script,
     is_our_server,
     json_change,
     mcp_entry,
@@ -45,6 +48,7 @@ from .installing import (
     read_text,
     record_file,
     same_content,
+    user_script,
 )
 
 NAME = "opencode"
@@ -99,13 +103,17 @@ def plugin_source(script: Path | None, *, command: str = HOOK_COMMAND,
                   timeouts_ms: dict[str, int] | None = None) -> str:
     """The whole of gitmem's plugin file: the template with this installation's settings filled in.
 
-    ``script``: the hook script run when it exists, else ``command`` on PATH; ``timeouts_ms``: each event's
+    ``script``: a ``--user`` install's hook script, run when it exists (None for a project's plugin, which holds
+    no machine path: it runs the script of the folder the clone's ``bin-dir`` names), else ``command`` on PATH;
+    when none starts and the repository has memories, the session start gets ``installing.ABSENT_NOTICE``;
+    ``timeouts_ms``: each event's
     time limit (default ``TIMEOUTS_MS``).
     """
     template = (resources.files("gitmem") / "resources" / "opencode-plugin.js").read_text(encoding="utf-8")
     settings = {"script": str(script) if script else "", "command": command,
                 "timeouts": timeouts_ms or TIMEOUTS_MS,
-                "beforeTools": list(opencode.BEFORE_TOOLS), "maxOutput": MAX_OUTPUT_CHARS}
+                "beforeTools": list(opencode.BEFORE_TOOLS), "maxOutput": MAX_OUTPUT_CHARS, "notice": ABSENT_NOTICE,
+                "pointer": f"{layout.STATE_DIR}/{layout.BIN_POINTER}", "memories": layout.TEAM_MEMORIES}
     return template.replace(CONFIG_PLACEHOLDER, json.dumps(settings, indent=2))
 
 
@@ -118,9 +126,10 @@ def is_our_plugin(path: Path) -> bool:
         return False
 
 
-def server_entry() -> dict[str, Any]:
-    """OpenCode's ``mcp.gitmem`` entry: ``installing.mcp_entry``'s command as one array, a ``local`` server."""
-    entry = mcp_entry(with_type=False)
+def server_entry(user: bool = False) -> dict[str, Any]:
+    """OpenCode's ``mcp.gitmem`` entry: ``installing.mcp_entry``'s command as one array, a ``local`` server
+    (``user``: a ``--user`` install's, this installation's ``gitmem`` by absolute path)."""
+    entry = mcp_entry(with_type=False, script=user_script("gitmem", user))
     return {"type": "local", "command": [entry["command"], *entry["args"]], "enabled": True}
 
 
@@ -178,7 +187,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     plugin, config = locations(root, user, home)
     text = read_text(config)
     data = read_config(config)
-    script = installed_script(HOOK_COMMAND)
+    script = user_script(HOOK_COMMAND, user)
     res = _result(plugin, config)
     res.command = str(script or HOOK_COMMAND)
     res.notes.extend(install_notes(HOOK_COMMAND, script, None if user else root))
@@ -200,7 +209,7 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
                          "left as it is")
     else:
         res.mcp = True
-        new = {**data, "mcp": {**servers, MCP_NAME: server_entry()}}
+        new = {**data, "mcp": {**servers, MCP_NAME: server_entry(user)}}
         change = json_change(config, text, data, new, had_ours=not same_content(data, _config_cleaned(data)))
         changes += [change] if change else []
     return Plan(res, changes, False, record_file(None if user else root))
