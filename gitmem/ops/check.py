@@ -12,21 +12,25 @@ For the change from the merge base of ``base`` (default: the default branch,
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
-* ``secret`` — a memory file holding something the redactor removes (a token, a
-  key, a password), which must not be committed.
+* ``secret`` — a file in the team memory folder holding something the redactor removes (a token, a
+  key, a password), which must not be committed: every file there, retired, superseded and unparsable
+  ones included (a token pasted by hand into an old file is as public as one in a live memory).
 
 No all-clear that is not backed: when there is no base to compare with, or no merge base (a
 shallow clone, the default checkout of most CI systems, or unrelated histories), ``check``
 raises ``GitmemError`` naming the base it tried and the fix, rather than checking nothing.
 
 Work is proportional to the change: only memories anchored to files the change
-touched are evaluated. Local-scope memories are never checked (never committed).
+touched are evaluated (the secret scan reads every file of the folder). Local-scope memories are never
+checked (never committed; redaction runs on every way in).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
@@ -113,17 +117,7 @@ def check(store: Store, base: str | None = None) -> Checked:
     problems: list[Problem] = []
     for e in loaded.errors:
         problems.append(Problem("invalid", e.path if hasattr(e, "path") else "", e.message))
-    from ..capture.redact import redact_text
-
-    for mid, path in loaded.paths.items():
-        if loaded.memories[mid].scope != "team":
-            continue
-        text = path.read_text("utf-8", errors="replace")
-        redacted = redact_text(text)
-        if redacted != text:
-            kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
-            problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
-                                                   "remove it before committing"))
+    problems.extend(secrets_in_files(store))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
@@ -163,6 +157,47 @@ def check(store: Store, base: str | None = None) -> Checked:
             problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result
+
+
+#: Files larger than this are scanned only up to it (a memory file is a few KB; ``[memory] max_chars``).
+SCAN_MAX_BYTES = 4 * 1024 * 1024
+
+
+def secrets_in_files(store: Store) -> list[Problem]:
+    """One ``secret`` problem per file under the team memory folder that holds a secret, by path.
+
+    Every regular file of ``.gitmem/memories/`` (recursively, whatever its name) is read — live,
+    retired and superseded memories, files that do not parse, stray files — since all of them are
+    committed; symbolic links are not followed (``load_all`` reports them). The subject is the file's
+    path as shown (``store.display``); the message names the kinds of secret (the redactor's markers).
+    """
+    from ..capture.redact import redact_text
+
+    problems: list[Problem] = []
+    top = store.memories_dir
+    if not top.is_dir():
+        return problems
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(top):
+        dirs.sort()
+        files.extend(Path(folder) / n for n in sorted(names))
+    for path in files:
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as f:
+                text = f.read(SCAN_MAX_BYTES).decode("utf-8", errors="replace")
+        except OSError as e:
+            problems.append(Problem("invalid", store.display(path), f"cannot read: {e.strerror}"))
+            continue
+        redacted = redact_text(text)
+        if redacted != text:
+            kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
+            shown = store.display(path)
+            problems.append(Problem("secret", shown, f"{shown} holds a secret ({', '.join(kinds)}): "
+                                                     "remove it before committing (and revoke it: it may be in "
+                                                     "the history)"))
+    return problems
 
 
 def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
