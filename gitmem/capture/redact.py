@@ -52,7 +52,8 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
 * Passwords in URLs: ``scheme://user:pass@host`` keeps scheme, user and host.
 * HTTP auth: ``Authorization: Bearer/Basic/Token … <credential>`` (scheme kept), a standalone
   ``Bearer <16+ chars>`` or ``Basic <base64 with a digit, + / or =>``, and ``curl -u user:pass`` /
-  ``--user user:pass`` (the password part; ``-u 1000:1000`` uid:gid is kept).
+  ``--user user:pass`` (the password part, also with no user: ``-u :TOKEN``; ``-u 1000:1000`` uid:gid is
+  kept; a token given as the user, ``-u TOKEN:``, goes by its own shape).
 * Values of secret-named keys (``KEY=value``, ``export KEY=value``, ``set KEY=value``,
   ``KEY: value``, ``"key": "value"``, ``key = 'value'``, ``--key=value``, ``--key value``,
   ``os.environ["KEY"] = …``, ``process.env.KEY = …``, ``ENV["KEY"] = …``, Windows
@@ -372,7 +373,7 @@ _LATE_RULES: tuple[_Rule, ...] = (
     ("basic-auth", ("basic",),
      r"[Bb]asic[ \t]+(?P<v>(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", 0, "v", "word"),
     ("basic-auth", ("-u", "--user"),
-     r"-(?:u|-user)(?:[ \t]+|=)[\"']?[^\s:\"'@]{1,256}:(?P<v>[^\s\"']{1,512})", 0, "v", "space"),
+     r"-(?:u|-user)(?:[ \t]+|=)[\"']?[^\s:\"'@\[\]]{0,256}:(?P<v>(?!\[REDACTED)[^\s\"']{1,512})", 0, "v", "space"),
 )
 
 
@@ -1159,6 +1160,88 @@ def _redact_prefixed_tokens(text: str) -> str:
     return "".join(out)
 
 
+# Bare tokens: a run of token characters standing alone (no prefix, key or URL says it is a credential) that
+# is machine-generated — most providers' keys are such runs (TruffleHog's ~800 detectors mostly look for a
+# provider's name near a 20-64 character random run). Candidates are maximal runs of ``_BARE_CHARS``
+# (letters, digits, ``_ - + / = . ~``) of at least ``_BARE_MIN`` characters with a letter and a digit;
+# one is a token when ``_token_shaped`` (not word-like; hexadecimal never: SHAs and content hashes are
+# everywhere in a repository's text) and none of: a UUID, a ULID (gitmem's memory ids), a path or
+# dotted name whose parts are words (``src/app.py``, ``com.example.Foo``), an agent's or API's
+# identifier (``_ID_PREFIXES``) or a hash name (``sha512-…``, ``h1:…``). Dotted tokens
+# (``xxx.yyy.zzz``: JWT-like, Mapbox, Discord bot tokens) are taken whole when their parts are tokens.
+_BARE_MIN = 20
+_BARE_RUN = (r"(?<![A-Za-z0-9_+/=.~-])(?=[A-Za-z0-9_+/.~-]{20})[A-Za-z0-9_+/.~-]{20,2048}={0,3}"
+             r"(?![A-Za-z0-9_+/=.~-])")
+_ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
+#: The least share of a mixed-case bare token's neighbouring characters that switch between upper case, lower
+#: case and digits: random base62 switches at 62 % of them (1 - (26² + 26² + 10²) / 62²; 0.45 is two standard
+#: deviations below for 32 characters); identifiers and acronym chains (``Ed25519PublicKey``: 36 %,
+#: ``PBESv2SHA256AndAES256CBC``: 39 %) switch less.
+_BARE_SWITCHES = 0.45
+_SWITCH = r"(?<=[a-z])(?=[A-Z0-9])|(?<=[A-Z])(?=[a-z0-9])|(?<=[0-9])(?=[A-Za-z])"
+#: The shortest mean length of a bare token's parts between separators (``- _ .``): a random key has long
+#: parts; names and labels (``aws-us-east-1-nvidia-l4-x1``) short ones.
+_BARE_PART = 8
+# A path segment or a dotted part that is a lower-case word (``username/…``, ``src/…``, ``com.example``).
+_WORD_PART = r"[a-z]{4,}(?:[-_][a-z]+)*"
+
+
+def _bare_token(run: str) -> bool:
+    """Whether the standalone run ``run`` is a machine-generated token (see ``_BARE_RUN`` above)."""
+    if not (any(c.isdigit() for c in run) and any(c.isalpha() for c in run)):
+        return False
+    if _rx(_UUID).search(run) or _rx(_ULID).fullmatch(run) or _rx(r"0[xX][0-9a-fA-F]+").fullmatch(run):
+        return False
+    if "/" in run or "." in run:
+        if any(_rx(_WORD_PART).fullmatch(p) for p in _rx(r"[/.]").split(run)):
+            return False          # a path, a URL's rest, a dotted name
+    head = _rx(r"[_.~+/=-]").split(run.lower(), maxsplit=1)[0]
+    if head in _ID_PREFIXES or head in _HASH_PREFIXES:
+        return False
+    parts = [p for p in _rx(r"[-_.]").split(run) if p]
+    if sum(map(len, parts)) < _BARE_PART * len(parts):
+        return False
+    t = _rx(r"[^A-Za-z0-9]+").sub("", run)
+    if t.lower() != t and t.upper() != t:
+        if len(_rx(_SWITCH).findall(t)) < _BARE_SWITCHES * (len(t) - 1):
+            return False          # mixed case in long runs: an identifier, a type, an acronym chain
+    return _token_shaped(run, _BARE_MIN, hex_ok=False)
+
+
+# Public material is kept: certificate and public-key blocks (PEM, PGP), SSH public keys (their base64 starts
+# with the length of the key type name: ``AAAA``), bech32 public keys and addresses (``age1…``, ``npub1…``).
+_PUBLIC_BLOCK = (r"-{5}BEGIN [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}"
+                 r"[\s\S]{0,65536}?-{5}END [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}")
+_PUBLIC_RUN = r"AAAA[A-Za-z0-9+/]+={0,3}|[a-z]{1,10}1[02-9ac-hj-np-z]{20,}"
+# A JWK's public members (RFC 7518: ``x y n e``; ``kid``, ``x5t``), looked at when the text has ``"kty"``.
+_JWK_PUBLIC = r'\\?"(?:x|y|n|e|kid|x5t(?:#S256)?)\\?"[ \t]*:[ \t]*\\?"\Z'
+
+
+def _redact_bare_tokens(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    public = [m.span() for m in _rx(_PUBLIC_BLOCK).finditer(text)] if "-----BEGIN" in text else []
+    jwk = '"kty' in text
+    for m in _rx(_BARE_RUN).finditer(text):
+        run = m.group()
+        end = m.end()
+        if _rx(_PUBLIC_RUN).fullmatch(run) or any(a <= m.start() < b for a, b in public):
+            continue
+        if jwk and _rx(_JWK_PUBLIC).search(text, max(0, m.start() - 16), m.start()):
+            continue
+        while run and run[-1] in ".-_~/":   # a sentence's full stop, a trailing separator
+            run, end = run[:-1], end - 1
+        if len(run) < _BARE_MIN or not _bare_token(run):
+            continue
+        out.append(text[done:m.start()])
+        out.append(_marker("token"))
+        done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
 # JWK private members (RFC 7518 §6.2.2 EC ``d``, §6.3.2 RSA ``d p q dp dq qi``, §6.4.1 ``k``),
 # looked for within 2 KB of each ``"kty"`` (a JWK is small; the pattern has no literal prefix).
 _JWK_PRIVATE = r'\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"(?P<v>[A-Za-z0-9_-]{16,})\\?"'
@@ -1341,7 +1424,8 @@ def redact_text(text: str) -> str:
     if "://" in text:
         text = _redact_urls(text)
     text = _redact_key_values(text, low if text is before else _fold(text))
-    return _apply_rules(_LATE_RULES, text, low)
+    text = _apply_rules(_LATE_RULES, text, low)
+    return _redact_bare_tokens(text)
 
 
 def _apply_rules(rules: tuple[_Rule, ...], text: str, low: str) -> str:
