@@ -49,11 +49,22 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
   Twilio API keys (``SK`` + 32 hex), SendGrid (``SG.x.y``), Azure storage connection strings
   (``AccountKey=`` / ``SharedAccessKey=`` / ``SharedAccessSignature=`` values), Heroku UUIDs after a
   ``heroku…`` key, and JWTs (``eyJ….eyJ….sig``).
+* Bare tokens (:func:`_redact_bare_tokens`, last): a standalone run of 20+ token characters (letters,
+  digits, ``_ - + / . ~``, ``=`` padding) with a letter and a digit that is machine-generated — the
+  shape of most providers' keys, which reach tool output with no prefix or key name (a log line, a
+  sentence, ``-u TOKEN:``); dotted tokens (``xxx.yyy.zzz``) are taken whole. Kept: hexadecimal (SHAs,
+  hashes), UUIDs, ULIDs, paths and dotted names with a word part, identifiers (mixed case that switches
+  between upper, lower and digits less often than random text), labels of short parts
+  (``aws-us-east-1-…``), agents' ids and hash names, ``0x`` literals, SSH and bech32 public keys,
+  certificate and public-key blocks, a JWK's public members. Measured on formats held out while the
+  rule was written (TruffleHog's detector tests split by provider family): ``bench/redaction.py
+  --trufflehog``.
 * Passwords in URLs: ``scheme://user:pass@host`` keeps scheme, user and host.
 * HTTP auth: ``Authorization: Bearer/Basic/Token … <credential>`` (scheme kept), a standalone
   ``Bearer <16+ chars>`` or ``Basic <base64 with a digit, + / or =>``, and ``curl -u user:pass`` /
-  ``--user user:pass`` (the password part, also with no user: ``-u :TOKEN``; ``-u 1000:1000`` uid:gid is
-  kept; a token given as the user, ``-u TOKEN:``, goes by its own shape).
+  ``--user user:pass`` (the password part, also with no user: ``-u :s3cr3t``; ``-u 1000:1000`` uid:gid and
+  placeholders ``-u user:TOKEN``, ``-u me:<password>`` are kept; a token given as the user, ``-u TOKEN:``,
+  goes by its own shape).
 * Values of secret-named keys (``KEY=value``, ``export KEY=value``, ``set KEY=value``,
   ``KEY: value``, ``"key": "value"``, ``key = 'value'``, ``--key=value``, ``--key value``,
   ``os.environ["KEY"] = …``, ``process.env.KEY = …``, ``ENV["KEY"] = …``, Windows
@@ -140,17 +151,18 @@ The literal-value rule for secret-named keys (so that code is not mangled):
   is prose (``auth: rotate the token cache``, ``ENV TOKEN is read from …``, a commit subject)
   and is kept; ``path::symbol`` anchors never count as ``key: value``.
 
-Deliberately not caught (too ambiguous, or would destroy ordinary text): bare high-entropy
-strings with no prefix, no URL and no secret- or key-like name (``Client('<40 chars>')``),
-a digit-free literal that looks like an identifier (``password: CorrectHorse``, a PascalCase word;
-``auth: hunter``), a literal with digits where the text is code (``f(password=hunter2)``,
-``password: hunter2,``), a JWK private member more than 2 KB from ``"kty"``, and other bare
-strings (a 40-hex git SHA and a UUID in prose must survive; memories cite commits), ``-p value`` /
-``-pSECRET`` short flags (unless the secret is a prefixed token), ``password is
-hunter2`` in prose, a value that is a bare everyday variable-like word naming a secret
-(``PASSWORD=secret``), secrets inside triple-quoted multi-line strings, tokens glued to letters
-on either side (``xAKIA…``: not the token format), DSN/key names on their own (``SENTRY_DSN`` holds
-a public key; DSNs with a password lose it through the URL rule), non-string leaves such as
+Deliberately not caught (too ambiguous, or would destroy ordinary text): bare strings shorter
+than 20 characters or that read as identifiers, hexadecimal ones (an API key of 32 hex digits is
+caught only after a key name or prefix: a 40-hex git SHA and a UUID in prose must survive, memories
+cite commits), a digit-free literal that looks like an identifier (``password: CorrectHorse``, a
+PascalCase word; ``auth: hunter``), a literal with digits where the text is code
+(``f(password=hunter2)``, ``password: hunter2,``), a JWK private member more than 2 KB from
+``"kty"``, ``-p value`` / ``-pSECRET`` short flags (unless the secret is a prefixed or bare token),
+``password is hunter2`` in prose, an all-capitals ``-u user:PASSWORD`` (a placeholder), a value
+that is a bare everyday variable-like word naming a secret (``PASSWORD=secret``), secrets inside
+triple-quoted multi-line strings, tokens glued to letters on either side (``xAKIA…``: not the token
+format), DSN/key names on their own (``SENTRY_DSN`` holds a public key; DSNs with a password lose it
+through the URL rule), non-string leaves such as
 ``bytes`` in :func:`redact` (returned unchanged), and:
 
 * an unquoted value in assignment context that has the shape of a call (``PASSWORD=ab(cd)``,
@@ -432,8 +444,10 @@ def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: L
         if group == 0:
             return mark
         v = m.group(group)
-        if _is_reference(v) or (kind == "basic-auth" and v.replace(":", "").isdigit()):
-            return m.group(0)
+        if _is_reference(v) or (kind == "basic-auth" and (v.replace(":", "").isdigit()
+                                                          or _rx(r"<[^<>]*>|[A-Z][A-Z_]{0,39}").fullmatch(
+                                                              v.rstrip(".,;)")))):
+            return m.group(0)        # -u 1000:1000 (uid:gid), -u user:TOKEN, -u me:<password> (placeholders)
         if kind == "authorization":
             if not m.group("s") and v.isalpha() and len(v) < 20:
                 return m.group(0)        # prose: "Authorization: check roles first"
@@ -1171,7 +1185,7 @@ def _redact_prefixed_tokens(text: str) -> str:
 # (``xxx.yyy.zzz``: JWT-like, Mapbox, Discord bot tokens) are taken whole when their parts are tokens.
 _BARE_MIN = 20
 _BARE_RUN = (r"(?<![A-Za-z0-9_+/=.~-])(?=[A-Za-z0-9_+/.~-]{20})[A-Za-z0-9_+/.~-]{20,2048}={0,3}"
-             r"(?![A-Za-z0-9_+/=.~-])")
+             r"(?![A-Za-z0-9_+/=~-]|\.[A-Za-z0-9_+/=~-])")
 _ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
 #: The least share of a mixed-case bare token's neighbouring characters that switch between upper case, lower
 #: case and digits: random base62 switches at 62 % of them (1 - (26² + 26² + 10²) / 62²; 0.45 is two standard
