@@ -971,3 +971,12 @@ def test_curl_user_forms() -> None:
     out = redact_text("curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:")
     assert out == "curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]:"  # one marker, not nested
     assert redact_text("curl -u Zk39dkLq0aPzX81bQm2Wv7Ty: x") == "curl -u [REDACTED:token]: x"
+
+
+def test_bare_tokens_in_escaped_text_and_what_stays() -> None:
+    escaped = '{"out": "line\\nZk39dkLq0aPzX81bQm2Wv7TyQ\\nnext"}'
+    assert redact_text(escaped) == '{"out": "line\\n[REDACTED:token]\\nnext"}'
+    kept = ("fp=SHA256:J6VESFdD3xSChn8y9PzWzeF+1tl892mOy2TqkMLO4ow (a key's fingerprint), "
+            "kex gss-group14-sha1-toWM5Slw5Ew8Mqkay+al2g==, mail 222-nprqovg5k43uum874cs9osjt2koe97g8@dev.example, "
+            "route /get/abc/123abc/xxx8/1234/ffas321")
+    assert redact_text(kept) == kept

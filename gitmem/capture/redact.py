@@ -1209,9 +1209,9 @@ def _bare_token(run: str) -> bool:
     if "/" in run or "." in run:
         if any(_rx(_WORD_PART).fullmatch(p) for p in _rx(r"[/.]").split(run)):
             return False          # a path, a URL's rest, a dotted name
-    head = _rx(r"[_.~+/=-]").split(run.lower(), maxsplit=1)[0]
-    if head in _ID_PREFIXES or head in _HASH_PREFIXES:
-        return False
+    heads = _rx(r"[_.~+/=-]").split(run.lower())[:4]
+    if heads[0] in _ID_PREFIXES or not _HASH_PREFIXES.isdisjoint(heads):
+        return False              # call_…, sha512-…, gss-group14-sha1-…: an id or an algorithm's name
     parts = [p for p in _rx(r"[-_.]").split(run) if p]
     if sum(map(len, parts)) < _BARE_PART * len(parts):
         return False
@@ -1227,6 +1227,7 @@ def _bare_token(run: str) -> bool:
 _PUBLIC_BLOCK = (r"-{5}BEGIN [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}"
                  r"[\s\S]{0,65536}?-{5}END [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}")
 _PUBLIC_RUN = r"AAAA[A-Za-z0-9+/]+={0,3}|[a-z]{1,10}1[02-9ac-hj-np-z]{20,}"
+_FINGERPRINT = r"(?i:sha(?:1|224|256|384|512)?|md5|blake2[bs]|h1):\Z"
 # A JWK's public members (RFC 7518: ``x y n e``; ``kid``, ``x5t``), looked at when the text has ``"kty"``.
 _JWK_PUBLIC = r'\\?"(?:x|y|n|e|kid|x5t(?:#S256)?)\\?"[ \t]*:[ \t]*\\?"\Z'
 
@@ -1239,15 +1240,19 @@ def _redact_bare_tokens(text: str) -> str:
     for m in _rx(_BARE_RUN).finditer(text):
         run = m.group()
         end = m.end()
-        if _rx(_PUBLIC_RUN).fullmatch(run) or any(a <= m.start() < b for a, b in public):
-            continue
-        if jwk and _rx(_JWK_PUBLIC).search(text, max(0, m.start() - 16), m.start()):
+        start = m.start()
+        if start and text[start - 1] == "\\" and run[0] in "nrt":
+            run, start = run[1:], start + 1      # JSON- or C-escaped text: "\\n" ends the line before
+        if (_rx(_PUBLIC_RUN).fullmatch(run) or any(a <= start < b for a, b in public) or run[0] == "/"
+                or text.startswith("@", end) or _rx(_FINGERPRINT).search(text, max(0, start - 8), start)):
+            continue              # public; a path; user@host; SHA256:<base64> (a key's public fingerprint)
+        if jwk and _rx(_JWK_PUBLIC).search(text, max(0, start - 16), start):
             continue
         while run and run[-1] in ".-_~/":   # a sentence's full stop, a trailing separator
             run, end = run[:-1], end - 1
         if len(run) < _BARE_MIN or not _bare_token(run):
             continue
-        out.append(text[done:m.start()])
+        out.append(text[done:start])
         out.append(_marker("token"))
         done = end
     if not out:
