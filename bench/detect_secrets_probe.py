@@ -1,6 +1,6 @@
 """Run Yelp's detect-secrets (https://github.com/Yelp/detect-secrets) on texts, for ``bench/redaction.py``.
 
-Run by another interpreter that has ``detect-secrets`` installed (``--detect-secrets PYTHON``; gitmem does not
+Run by another interpreter that has ``detect-secrets`` installed (``--detect-secrets-python PYTHON``; gitmem does not
 depend on it). Reads a JSON list of texts on stdin; writes ``{"import_s", "texts_s", "found": [[secret, …], …]}``:
 the seconds to import it, to scan all texts, and the secret values it reported per text. Each text is scanned
 as a file (``SecretsCollection.scan_file`` with the default plugins and filters: how the tool is meant to run;

@@ -28,13 +28,13 @@ it is loaded straight from the checkout's file):
 6. **Cost on the hot path**: a fresh interpreter importing the module, against ``python -c pass``
    (median of 7), and one ``redact_text`` of a typical shell tool event (median of 200 calls).
 
-``--detect-secrets PYTHON`` adds Yelp's detect-secrets (installed for that interpreter, not for gitmem)
+``--detect-secrets-python PYTHON`` adds Yelp's detect-secrets (installed for that interpreter, not for gitmem)
 as a column for 4-6 (``bench/detect_secrets_probe.py``): a text's secret is caught when the values it
 reports cover it.
 
     python bench/redaction.py --impl before=/work/main --impl after=. --repo /tmp/redact-repos/requests \
         [--repo …] [--corpus tests/fixtures/secret_formats.json] [--show] [--json] \
-        [--trufflehog /tmp/trufflehog] [--prose .] [--detect-secrets /tmp/ds-venv/bin/python]
+        [--trufflehog /tmp/trufflehog] [--prose .] [--detect-secrets-python /tmp/ds-venv/bin/python]
 
 The repositories are only read (``git ls-files`` picks the files; nothing is written).
 """
@@ -238,13 +238,14 @@ def hot_path_cost(checkout: Path) -> dict:
 
 def prose_texts(repo: Path) -> list[str]:
     """A repository's own prose: Markdown files, every commit message, the last 200 commits' patches
-    (``tests/`` left out: its fixtures hold fake secrets on purpose)."""
+    (``tests/``, ``bench/`` and the redactor itself left out: they hold fake secrets on purpose)."""
     def git(*a: str) -> str:
         return subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True, check=True).stdout
 
     texts = [(repo / f).read_text(encoding="utf-8", errors="replace") for f in git("ls-files", "*.md").split()]
     texts.append(git("log", "--format=%B"))
-    texts.append(git("log", "-p", "-n", "200", "--", ".", ":(exclude)tests"))
+    texts.append(git("log", "-p", "-n", "200", "--", ".", ":(exclude)tests", ":(exclude)bench",
+                     ":(exclude)gitmem/capture/redact.py"))
     return texts
 
 
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trufflehog", type=Path, help="a TruffleHog clone: recall on held-out provider families")
     ap.add_argument("--prose", type=Path, action="append", default=[],
                     help="a repository whose own prose (Markdown, commit messages, patches) counts false positives")
-    ap.add_argument("--detect-secrets", dest="ds", metavar="PYTHON",
+    ap.add_argument("--detect-secrets-python", dest="ds", metavar="PYTHON",
                     help="an interpreter with detect-secrets installed: measured as a column too")
     args = ap.parse_args(argv)
     impls = [tuple(s.split("=", 1)) for s in args.impl] or [("this", str(HERE.parent))]
