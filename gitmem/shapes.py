@@ -508,9 +508,10 @@ def import_json(r: ImportReport) -> JSONObject:
 
 
 def claude_mem_import_json(r: ClaudeMemImport) -> JSONObject:
-    """``{"written": [id], "already", "other_projects", "unanchored"}`` (counts)."""
+    """``{"written": [id], "already", "other_projects", "unanchored"}`` (counts), ``"rejected": ["<table> row
+    <id>: why"]``."""
     return {"written": r.written, "already": r.already, "other_projects": r.other_projects,
-            "unanchored": r.unanchored}
+            "unanchored": r.unanchored, "rejected": r.rejected}
 
 
 # -- MCP ------------------------------------------------------------------------------------------

@@ -66,8 +66,12 @@ def import_cmd(source: str, db: str | None) -> None:
 
         rep = import_claude_mem(store, db)
         _out(shapes.claude_mem_import_json(rep),
-             f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported before, "
-             f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here")
+             "\n".join([f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported "
+                        f"before, {rep.other_projects} of other projects left out, {rep.unanchored} without an "
+                        f"anchor here" + (f", rejected {len(rep.rejected)} rows" if rep.rejected else "")]
+                       + [f"  rejected {x}" for x in rep.rejected[:20]]))
+        if rep.rejected:
+            sys.exit(EXIT_ERROR)
         return
     if source != "-" and not os.path.isfile(source):
         raise GitmemError(f"no such file: {source}",

@@ -135,6 +135,12 @@ def bounded_lines(stream: Iterable[str] | Any, limit: int = MAX_LINE_CHARS) -> I
         yield line
 
 
+def control_character(text: str) -> str | None:
+    """``U+XXXX`` of the first control character or bidirectional override in ``text`` (``_CONTROL``), or None."""
+    bad = _CONTROL.search(text)
+    return None if bad is None else f"U+{ord(bad.group()):04X}"
+
+
 def _depth(value: Any) -> int:
     """The nesting depth of a parsed JSON value (a scalar: 0), without recursion."""
     deepest, todo = 0, [(value, 1)]
@@ -169,9 +175,9 @@ def hostile(raw: dict[str, Any]) -> str | None:
     for key in _TEXT_FIELDS:
         value = raw.get(key)
         for text in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
-            bad = _CONTROL.search(text)
+            bad = control_character(text)
             if bad is not None:
-                return f"{key} holds the control character U+{ord(bad.group()):04X}"
+                return f"{key} holds the control character {bad}"
             if key == "title" and ("\n" in text or "\r" in text):
                 return "title holds a line break"
             redacted = redact_text(text)
