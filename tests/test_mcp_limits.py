@@ -35,7 +35,8 @@ CASES: list[tuple[bytes, object, int]] = [
     (b"this is not json", None, -32700),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', None, -32700),        # cut short
     (b"\xff\xfe{}", None, -32700),                                            # not UTF-8
-    (b"[" * 100_000, None, -32600),                                           # RecursionError in json.loads
+    (b"[" * 100_000, None, -32700),                                           # RecursionError in json.loads
+    (b"[" * 100_000 + b"]" * 100_000, None, -32600),                         # well-formed, too deep
     (b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"search","arguments":{"query":'
      + b"[" * 5000 + b"]" * 5000 + b"}}}", "deep", -32600),                 # valid JSON, too deep: its id
     (b"[]", None, -32600),

@@ -251,8 +251,9 @@ _ID_VALUE = r'\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null)'
 
 
 def _depth_and_id(line: bytes) -> tuple[int, Any]:
-    """(the deepest nesting of ``[``/``{`` in the JSON text ``line``, outside strings; the value of a
-    top-level ``"id"`` member, or None): one regular-expression pass, no parsing, no recursion."""
+    """(the deepest nesting of ``[``/``{`` in the JSON text ``line``, outside strings, or -1 when its brackets
+    do not balance (not JSON); the value of a top-level ``"id"`` member, or None): one regular-expression
+    pass, no parsing, no recursion."""
     import re
 
     global _JSON_TOKEN
@@ -267,6 +268,8 @@ def _depth_and_id(line: bytes) -> tuple[int, Any]:
             deepest = max(deepest, depth)
         elif tok in (b"]", b"}"):
             depth -= 1
+            if depth < 0:
+                return -1, None
         elif depth == 1 and tok == b'"id"' and rid is None:
             value = re.match(_ID_VALUE.encode(), line[m.end():])
             if value is not None:
@@ -274,7 +277,7 @@ def _depth_and_id(line: bytes) -> tuple[int, Any]:
                     rid = json.loads(value.group(1))
                 except ValueError:
                     rid = None
-    return deepest, rid
+    return (deepest if depth == 0 else -1), rid
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
@@ -291,9 +294,9 @@ def screen(line: bytes) -> tuple[Any, dict[str, Any] | None]:
     (None, the error to send back): the front answers every client line that is not a valid message, so the
     SDK (which drops some silently) never sees one, and nothing in it can raise.
 
-    * not JSON (or not UTF-8): -32700 Parse error, id null;
-    * longer than ``MAX_LINE_BYTES`` or nested deeper than ``MAX_DEPTH``: -32600 Invalid Request, with the
-      line's top-level id when one can be read without parsing (else null);
+    * not JSON (or not UTF-8, or brackets that do not balance, however deep): -32700 Parse error, id null;
+    * longer than ``MAX_LINE_BYTES``, or well-formed but nested deeper than ``MAX_DEPTH``: -32600 Invalid
+      Request, with the line's top-level id when one can be read without parsing (else null);
     * a batch (an array: MCP has none since 2025-06-18), not an object, ``jsonrpc`` not ``"2.0"``, an id that
       is not a string, number or null (a request's: not a string or integer, MCP's rule), a ``method`` that is
       not a string, ``params`` that are not an object (MCP's rule; null is taken as none), or a message with
@@ -308,6 +311,8 @@ def screen(line: bytes) -> tuple[Any, dict[str, Any] | None]:
         return None, _error(rid if _valid_id(rid) else None, INVALID_REQUEST,
                             f"Invalid Request: a message longer than {MAX_LINE_BYTES} bytes")
     depth, rid = _depth_and_id(line)
+    if depth < 0:
+        return None, _error(None, PARSE_ERROR, "Parse error: not a JSON text (unbalanced brackets)")
     if depth > MAX_DEPTH:
         return None, _error(rid if _valid_id(rid) else None, INVALID_REQUEST,
                             f"Invalid Request: nested deeper than {MAX_DEPTH} levels")

@@ -36,7 +36,8 @@ from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
 from ..errors import GitError, GitmemError
 from ..git import Repo
-from ..layout import TEAM_MEMORIES
+from ..layout import MEMORY_SUFFIX, TEAM_MEMORIES
+from ..memfile import valid_id
 from ..model import Memory, Status
 from ..store import Store
 
@@ -168,8 +169,9 @@ def secrets_in_files(store: Store) -> list[Problem]:
 
     Every regular file of ``.gitmem/memories/`` (recursively, whatever its name) is read — live,
     retired and superseded memories, files that do not parse, stray files — since all of them are
-    committed; symbolic links are not followed (``load_all`` reports them). The subject is the file's
-    path as shown (``store.display``); the message names the kinds of secret (the redactor's markers).
+    committed; symbolic links are not followed (``load_all`` reports them). The subject is the memory id
+    of a ``<id>.md`` file, else the file's path as shown (``store.display``); the message names the file
+    and the kinds of secret (the redactor's markers), never the secret.
     """
     from ..capture.redact import redact_text
 
@@ -194,7 +196,8 @@ def secrets_in_files(store: Store) -> list[Problem]:
         if redacted != text:
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             shown = store.display(path)
-            problems.append(Problem("secret", shown, f"{shown} holds a secret ({', '.join(kinds)}): "
+            subject = path.stem if path.suffix == MEMORY_SUFFIX and valid_id(path.stem) else shown
+            problems.append(Problem("secret", subject, f"{shown} holds a secret ({', '.join(kinds)}): "
                                                      "remove it before committing (and revoke it: it may be in "
                                                      "the history)"))
     return problems

@@ -172,6 +172,18 @@ def hostile(raw: dict[str, Any]) -> str | None:
     anchors = raw.get("anchors")
     if anchors is not None and not (isinstance(anchors, list) and all(isinstance(a, dict) for a in anchors)):
         return "anchors must be a list of objects"
+    for a in anchors or []:
+        for key in ("path", "symbol", "kind", "commit", "anchor", "fingerprint"):
+            if a.get(key) is not None and not isinstance(a[key], str):
+                return f"an anchor's {key} must be a string, not {type(a[key]).__name__}"
+            bad = control_character(a[key]) if isinstance(a.get(key), str) else None
+            if bad is not None:
+                return f"an anchor's {key} holds the control character {bad}"
+    confidence = raw.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
+        return f"confidence must be a number, not {type(confidence).__name__}"
+    if raw.get("invariant") is not None and not isinstance(raw["invariant"], bool):
+        return f"invariant must be true or false, not {type(raw['invariant']).__name__}"
     for key in _TEXT_FIELDS:
         value = raw.get(key)
         for text in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
