@@ -131,6 +131,8 @@ def check(base: str | None) -> None:
 
     One line per problem. For CI on pull requests; a memory made stale is
     resolved in the same change with `gitmem reanchor`, `retire` or `supersede`.
+    Every file of .gitmem/memories/ is scanned for secrets, retired and
+    superseded memories included.
 
     \b
     Example usage:
