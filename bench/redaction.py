@@ -17,8 +17,24 @@ it is loaded straight from the checkout's file):
 3. **Speed**: ``redact_text`` on ~1 MB of the repositories' source (best of 5, after one warm-up),
    and on the largest single source file.
 
+4. **Held-out recall** (``--trufflehog CLONE``): formats nobody looked at while writing the rules —
+   TruffleHog's detector tests split by provider family (``bench/heldout_secrets.py`` says how), each
+   secret in eight contexts (env export, Authorization header, X-API-Key header, ``curl -u``, JSON, YAML,
+   prose naming the provider, a bare log line). The development families are reported too, and only
+   the held-out families' aggregate (never a listing of their misses).
+5. **False positives on prose** (``--prose REPO``): redaction markers added to a repository's own text —
+   its Markdown files, every commit message and the patches of its last 200 commits (real text with no
+   credential in it; a test fixture's fake secrets are in ``tests/``, left out of the patches).
+6. **Cost on the hot path**: a fresh interpreter importing the module, against ``python -c pass``
+   (median of 7), and one ``redact_text`` of a typical shell tool event (median of 200 calls).
+
+``--detect-secrets-python PYTHON`` adds Yelp's detect-secrets (installed for that interpreter, not for gitmem)
+as a column for 4-6 (``bench/detect_secrets_probe.py``): a text's secret is caught when the values it
+reports cover it.
+
     python bench/redaction.py --impl before=/work/main --impl after=. --repo /tmp/redact-repos/requests \
-        [--repo …] [--corpus tests/fixtures/secret_formats.json] [--show] [--json]
+        [--repo …] [--corpus tests/fixtures/secret_formats.json] [--show] [--json] \
+        [--trufflehog /tmp/trufflehog] [--prose .] [--detect-secrets-python /tmp/ds-venv/bin/python]
 
 The repositories are only read (``git ls-files`` picks the files; nothing is written).
 """
@@ -188,6 +204,105 @@ def speed(redact: Callable[[str], str], repos: list[Path]) -> dict:
     return {"mb_s": best(big), "largest_chars": len(largest), "largest_s": best(largest)}
 
 
+#: A typical shell tool event as the PostToolUse hook redacts it (command, output), ~1.5 KB.
+EVENT = ("$ pytest -q tests/test_api.py -x\n" + "".join(
+    f"tests/test_api.py::test_case_{i} PASSED [{i * 3}%] in 0.0{i}s (src/api/handlers.py:{i * 17})\n"
+    for i in range(20)) + "export API_BASE=https://api.example.com/v1 && curl -s $API_BASE/health\n")
+
+
+def _median(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
+
+
+def hot_path_cost(checkout: Path) -> dict:
+    """{"import_ms": a fresh interpreter importing ``redact.py`` minus ``python -c pass`` (median of 7),
+    "call_us": one ``redact_text(EVENT)``, median of 200, after one warm-up}."""
+    path = checkout / "gitmem" / "capture" / "redact.py"
+    load = (f"import importlib.util as u; s = u.spec_from_file_location('r', {str(path)!r}); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m)")
+    base, imp = [], []
+    for _ in range(7):
+        for argv, out in ((["-c", "pass"], base), (["-c", load], imp)):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, *argv], check=True)
+            out.append(time.perf_counter() - t0)
+    mod = load_impl(checkout, f"cost_{abs(hash(str(checkout)))}")
+    mod.redact_text(EVENT)
+    calls = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        mod.redact_text(EVENT)
+        calls.append(time.perf_counter() - t0)
+    return {"import_ms": (_median(imp) - _median(base)) * 1000, "call_us": _median(calls) * 1e6}
+
+
+def prose_texts(repo: Path) -> list[str]:
+    """A repository's own prose: Markdown files, every commit message, the last 200 commits' patches
+    (``tests/``, ``bench/`` and the redactor itself left out: they hold fake secrets on purpose)."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True, check=True).stdout
+
+    texts = [(repo / f).read_text(encoding="utf-8", errors="replace") for f in git("ls-files", "*.md").split()]
+    texts.append(git("log", "--format=%B"))
+    texts.append(git("log", "-p", "-n", "200", "--", ".", ":(exclude)tests", ":(exclude)bench",
+                     ":(exclude)gitmem/capture/redact.py"))
+    return texts
+
+
+_MARKERS = re.compile(r"\[(?:REDACTED(?::[a-z0-9-]+)?|PRIVATE)\]")
+
+
+def detect_secrets_run(python: str, texts: list[str]) -> dict:
+    """``bench/detect_secrets_probe.py`` under ``python`` on ``texts``: its JSON answer."""
+    proc = subprocess.run([python, str(HERE / "detect_secrets_probe.py")], input=json.dumps(texts),
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def _covering(found: list[str]) -> Callable[[str], str]:
+    """A redactor that removes the values detect-secrets reported (longest first)."""
+    def redact(text: str) -> str:
+        for v in sorted(found, key=len, reverse=True):
+            text = text.replace(v, "[REDACTED]")
+        return text
+    return redact
+
+
+def heldout_report(redactors: dict[str, Callable[[str], str]], clone: Path, ds_python: str | None) -> dict:
+    """{label: {"dev": [caught, total], "held_out": [caught, total], "held_out_per_context": {…}}}."""
+    import heldout_secrets as h
+
+    fams = h.families(clone)
+    split = {"dev": {f: v for f, v in fams.items() if not h.held_out(f)},
+             "held_out": {f: v for f, v in fams.items() if h.held_out(f)}}
+    out: dict = {"_families": {k: [len(v), sum(map(len, v.values()))] for k, v in split.items()}}
+    for label, redact in redactors.items():
+        row: dict = {}
+        for part, fs in split.items():
+            r = h.score(redact, fs)
+            row[part] = [r["caught"], r["total"]]
+            if part == "held_out":
+                row["held_out_per_context"] = r["per_context"]
+        out[label] = row
+    if ds_python:
+        row = {}
+        for part, fs in split.items():
+            texts = [(t.format(s=s, f=f, F=f.upper()), s) for f, ss in sorted(fs.items()) for s in ss
+                     for _, t in h.CONTEXTS]
+            found = detect_secrets_run(ds_python, [t for t, _ in texts])["found"]
+            caught = sum(not h.leaked(s, _covering(fv)(t)) for (t, s), fv in zip(texts, found, strict=True))
+            row[part] = [caught, len(texts)]
+            if part == "held_out":
+                per: dict[str, list[int]] = {name: [0, 0] for name, _ in h.CONTEXTS}
+                for i, ((t, s), fv) in enumerate(zip(texts, found, strict=True)):
+                    name = h.CONTEXTS[i % len(h.CONTEXTS)][0]
+                    per[name][1] += 1
+                    per[name][0] += not h.leaked(s, _covering(fv)(t))
+                row["held_out_per_context"] = per
+        out["detect-secrets"] = row
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--impl", action="append", default=[], metavar="LABEL=CHECKOUT",
@@ -196,17 +311,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--show", action="store_true", help="print every changed span")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--trufflehog", type=Path, help="a TruffleHog clone: recall on held-out provider families")
+    ap.add_argument("--prose", type=Path, action="append", default=[],
+                    help="a repository whose own prose (Markdown, commit messages, patches) counts false positives")
+    ap.add_argument("--detect-secrets-python", dest="ds", metavar="PYTHON",
+                    help="an interpreter with detect-secrets installed: measured as a column too")
     args = ap.parse_args(argv)
     impls = [tuple(s.split("=", 1)) for s in args.impl] or [("this", str(HERE.parent))]
     corpus = json.loads(args.corpus.read_text(encoding="utf-8"))
+    sys.path.insert(0, str(HERE))
     report = {}
     for label, checkout in impls:
         mod = load_impl(Path(checkout).resolve(), label)
         report[label] = {"recall": recall(mod.redact_text, corpus),
                          "false_positives": false_positives(mod.redact_text, args.repo, args.show, label),
                          "speed": speed(mod.redact_text, args.repo)}
+    mods = {label: load_impl(Path(checkout).resolve(), f"{label}_x") for label, checkout in impls}
+    extra: dict = {"cost": {label: hot_path_cost(Path(checkout).resolve()) for label, checkout in impls}}
+    prose = [t for repo in args.prose for t in prose_texts(repo)]
+    if prose:
+        extra["prose"] = {label: sum(len(_MARKERS.findall(m.redact_text(t))) - len(_MARKERS.findall(t)) for t in prose)
+                          for label, m in mods.items()}
+        extra["prose_chars"] = sum(map(len, prose))
+    if args.trufflehog:
+        extra["heldout"] = heldout_report({label: m.redact_text for label, m in mods.items()}, args.trufflehog,
+                                          args.ds)
+    if args.ds:
+        ds_event = detect_secrets_run(args.ds, [EVENT] * 200)
+        extra["cost"]["detect-secrets"] = {"import_ms": ds_event["import_s"] * 1000,
+                                           "call_us": ds_event["texts_s"] / 200 * 1e6}
+        if prose:
+            extra["prose"]["detect-secrets"] = sum(map(len, detect_secrets_run(args.ds, prose)["found"]))
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps({**report, "_extra": extra}, indent=1))
         return 0
     labels = list(report)
     col = max(14, *(len(x) + 2 for x in labels))
@@ -233,6 +370,22 @@ def main(argv: list[str] | None = None) -> int:
             f"{sum(v['code_spans'] for v in r['false_positives'].values())}" for r in report.values()])
         row("speed: 1 MB of source (ms)", [f"{r['speed']['mb_s'] * 1000:.1f}" for r in report.values()])
         row("speed: largest file (ms)", [f"{r['speed']['largest_s'] * 1000:.1f}" for r in report.values()])
+    cols = labels + (["detect-secrets"] if args.ds else [])
+    print()
+    row("", cols)
+    row("import, fresh process (ms)", [f"{extra['cost'][c]['import_ms']:.1f}" for c in cols])
+    row("one shell event (µs)", [f"{extra['cost'][c]['call_us']:.0f}" for c in cols])
+    if prose:
+        row(f"prose markers ({extra['prose_chars'] // 1000} K chars)", [str(extra["prose"][c]) for c in cols])
+    if args.trufflehog:
+        ho = extra["heldout"]
+        print(f"TruffleHog families: development {ho['_families']['dev'][0]} ({ho['_families']['dev'][1]} secrets), "
+              f"held out {ho['_families']['held_out'][0]} ({ho['_families']['held_out'][1]} secrets)")
+        row("recall, development families", [f"{ho[c]['dev'][0]}/{ho[c]['dev'][1]}" for c in cols])
+        row("recall, HELD-OUT families", [f"{ho[c]['held_out'][0]}/{ho[c]['held_out'][1]}" for c in cols])
+        for name in ho[cols[0]]["held_out_per_context"]:
+            row(f"  held out: {name}", [f"{ho[c]['held_out_per_context'][name][0]}/"
+                                        f"{ho[c]['held_out_per_context'][name][1]}" for c in cols])
     for label, r in report.items():
         if r["recall"]["missed"]:
             print(f"missed [{label}]: {' '.join(r['recall']['missed'])}")

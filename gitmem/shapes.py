@@ -520,9 +520,9 @@ def import_json(r: ImportReport) -> JSONObject:
 
 def claude_mem_import_json(r: ClaudeMemImport) -> JSONObject:
     """``{"written": [id], "already", "other_projects", "unanchored", "instructions"}`` (counts; ``instructions``:
-    rows left out for a line that reads as an instruction to the agent)."""
+    rows left out for a line that reads as an instruction to the agent), ``"rejected": ["<table> row <id>: why"]``."""
     return {"written": r.written, "already": r.already, "other_projects": r.other_projects,
-            "unanchored": r.unanchored, "instructions": r.instructions}
+            "unanchored": r.unanchored, "instructions": r.instructions, "rejected": r.rejected}
 
 
 # -- MCP ------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ class Client:
         self.next_id = 0
         self.seen: dict[Any, tuple[dict[str, Any], float]] = {}
         self.notes: list[tuple[dict[str, Any], float]] = []
+        self.answers: list[dict[str, Any]] = []  # every answer (results and errors) in arrival order
 
     def send(self, method: str, params: dict[str, Any] | None = None, *, notify: bool = False,
              rid: Any = None) -> Any:
@@ -62,6 +63,17 @@ class Client:
         self.proc.stdin.flush()
         return rid
 
+    def send_raw(self, line: bytes) -> None:
+        """Send ``line`` as it is (a newline is added): for malformed and hostile input."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def wait_answers(self, n: int) -> list[dict[str, Any]]:
+        """The first ``n`` answers (results and errors, ids null included), in arrival order."""
+        self._pump(lambda: len(self.answers) >= n, f"{n} answers")
+        return self.answers[:n]
+
     def _pump(self, done: Any, what: str) -> None:
         """Read messages until ``done()``.
 
@@ -77,6 +89,7 @@ class Client:
                 at = (time.monotonic() - self.t0) * 1000
                 if "id" in msg and "method" not in msg:
                     self.seen[msg["id"]] = (msg, at)
+                    self.answers.append(msg)
                 elif "id" not in msg:
                     self.notes.append((msg, at))
                 continue

@@ -208,3 +208,42 @@ def test_a_memory_made_in_the_change_and_broken_later_in_it_is_a_problem(tmp_pat
     code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
     kinds = sorted(p["kind"] for p in json.loads(out)["problems"] if p["subject"] == mid)
     assert code == 1 and kinds == ["invariant", "stale"], out
+
+
+def test_a_token_pasted_into_a_retired_or_superseded_file_fails(tmp_path: Path, run_cli) -> None:
+    """Every committed file of the memory folder is scanned: retired, superseded, unparsable, stray."""
+    repo, mid = _repo(tmp_path, run_cli)
+    code, out, err = run_cli(repo, "supersede", mid, "parse splits on commas and strips blanks", "--json")
+    assert code == 0, err
+    code, out, err = run_cli(repo, "remember", "render joins with commas", "--anchor", "csvish.py::render", "--json")
+    retired = json.loads(out)["id"]
+    assert run_cli(repo, "retire", retired, "--reason", "render is going away")[0] == 0
+    commit(repo, "memories superseded and retired")
+    assert run_cli(repo, "check", "--base", "main")[0] == 0
+    folder = repo / ".gitmem" / "memories"
+    old = folder / f"{mid}.md"  # superseded: retired, linked to its successor
+    assert "superseded_by" in old.read_text() and "retired" in old.read_text()
+    jwt_like = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjaSJ9.c2lnbmF0dXJlX29mX3RoZV90b2tlbl8xMjM0"
+    old.write_text(old.read_text() + f"\nci deploys with curl -u deploy:{jwt_like}\n")
+    ret = folder / f"{retired}.md"
+    ret.write_text(ret.read_text() + "\ngh token: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n")
+    commit(repo, "notes")
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    found = {p["subject"]: p["message"] for p in json.loads(out)["problems"] if p["kind"] == "secret"}
+    assert code == 1
+    assert set(found) == {mid, retired}, found
+    assert f".gitmem/memories/{retired}.md" in found[retired] and "github-token" in found[retired]
+    assert jwt_like not in out  # the report never repeats the secret
+
+
+def test_a_secret_in_a_stray_or_unparsable_file_of_the_folder_fails(tmp_path: Path, run_cli) -> None:
+    repo, _ = _repo(tmp_path, run_cli)
+    folder = repo / ".gitmem" / "memories"
+    (folder / "notes.txt").write_text("export STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc\n")
+    (folder / "old").mkdir()
+    (folder / "old" / "01BADBADBADBADBADBADBADBAD.md").write_text("---\nid: [\n---\npassword: hunter2hunter2\n")
+    commit(repo, "stray files")
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    found = {p["subject"]: p["message"] for p in json.loads(out)["problems"] if p["kind"] == "secret"}
+    assert code == 1 and sorted(found) == [".gitmem/memories/notes.txt", "01BADBADBADBADBADBADBADBAD"]
+    assert found["01BADBADBADBADBADBADBADBAD"].startswith(".gitmem/memories/old/01BADBADBADBADBADBADBADBAD.md holds")

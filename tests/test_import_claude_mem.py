@@ -82,3 +82,42 @@ def test_not_a_claude_mem_database(tmp_path: Path, run_cli) -> None:
     assert code == 1 and "x.db" in err and "hint:" in err
     code, _, err = run_cli(repo, "import", "claude-mem", str(tmp_path / "missing.db"))
     assert code == 1 and "no claude-mem database" in err
+
+
+def test_hostile_rows_are_rejected_one_by_one(tmp_path: Path, run_cli) -> None:
+    """A row with a control character, a bidi override or a BLOB where text belongs is rejected with its table
+    and id; the other rows of the database are imported all the same (exit 1)."""
+    repo = make_repo(tmp_path / "shop")
+    commit(repo, "init", {"app/cache.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    db = tmp_path / "claude-mem.db"
+    con = sqlite3.connect(db)
+    con.executescript(SCHEMA)
+    modified = json.dumps([str(repo / "app" / "cache.py")])
+    rows: list[tuple[object, object]] = [
+        ("Cache.get is lazy", "fine"),
+        ("escape \x1b]0;pwned\x07 in the title", "x"),
+        ("fine title", "user\u202e\u2066 // admin only\u2069\u2066"),
+        (b"\x00\x01 a blob", "x"),
+        ("Cache.get misses return None", "also fine"),
+    ]
+    for i, (title, narrative) in enumerate(rows):
+        con.execute("INSERT INTO observations (memory_session_id, project, type, title, narrative, files_modified, "
+                    "created_at, created_at_epoch) VALUES (?,?,?,?,?,?,?,?)",
+                    ("s1", "shop", "gotcha", title, narrative, modified, "t", 1764500000000 + i))
+    con.commit()
+    con.close()
+    code, out, err = run_cli(repo, "import", "claude-mem", str(db), "--json")
+    r = json.loads(out)
+    assert code == 1 and len(r["written"]) == 2, (out, err)
+    assert [x.split(":", 1)[0] for x in r["rejected"]] == ["observations row 2", "observations row 3",
+                                                          "observations row 4"]
+    assert "U+001B" in r["rejected"][0] and "U+202E" in r["rejected"][1] and "not text" in r["rejected"][2]
+    texts = "".join(p.read_text() for p in layout_files(repo))
+    assert "\x1b" not in texts and "\u202e" not in texts
+
+
+def layout_files(repo: Path) -> list[Path]:
+    from gitmem.layout import Layout
+
+    return sorted(Layout(repo).local_memories_dir.glob("*.md"))

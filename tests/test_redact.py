@@ -725,7 +725,7 @@ def test_pathological_megabyte_inputs_finish_quickly(text):
 FORMATS = json.loads((Path(__file__).parent / "fixtures" / "secret_formats.json").read_text(encoding="utf-8"))
 # A bare value with nothing that marks it as a secret: a positional Client(…) argument has no
 # prefix and no name.
-KNOWN_MISSES = {"cohere-key"}
+KNOWN_MISSES: set[str] = set()  # cohere-key (a bare 40-character value) is caught by the bare-token rule
 
 
 def test_format_corpus_is_documented_and_covers_four_classes():
@@ -925,3 +925,58 @@ def test_agent_and_api_identifiers_are_not_tokens() -> None:
                   "ses_dcbfcc3edffewnHD8pZS9psa63", "chatcmpl-AbCdEfGhIjKlMnOpQrStUv12", "fc_67ab12CdEf34GhIj56KlMn78"):
         assert redact_text(f'"tool_use_id": "{ident}"') == f'"tool_use_id": "{ident}"', ident
     assert "[REDACTED" in redact_text("HF_TOKEN hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345")
+
+
+# -- bare tokens (issue 20): no prefix, key or URL says it is a credential -----------------------------------
+
+@pytest.mark.parametrize("token", [
+    "gRtZTX7RaarK8pXdNcUBDcgvmIP6qiX5QCjxGlABBFJwHO3531XAFxCzlaSZS6KNkBQH7Lmk",   # base62, 72
+    "9ytdevl7jl75ylv06jx1m3qzktlr0x89m8fr",                                        # base36, lower case
+    "UBENM81QDKGJ7GHB6Q68L2B4Z06DO3YD",                                            # upper case and digits
+    "KoBB7qmuBIvgqr_uC8OR-lNIm_8SPKRqqUvk-4bAFNNgivl8RFEO9pSbKXxHAmq753QFimSaC",  # base64url
+    "daNigdC0Z4fsCucz3i+KzudCr26xF5EN7xsyvLYLADR+lo3KTNtNJ4B0cDw30J0Ju1HyC6oNkX/OoZni=",  # base64
+    "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",                # dotted (a Discord bot token)
+    "AbC123dEf456.GhI789jKlMnO012pQr.345StU678vWx",                                 # xxx.yyy.zzz
+])
+@pytest.mark.parametrize("carrier", ["connecting with {t}", "{t}", "the key is {t}.", "token={t}", "'{t}'",
+                                     "Authorization: Bearer {t}", "curl -u deploy:{t} https://x"])
+def test_a_bare_machine_generated_token_is_redacted(token: str, carrier: str) -> None:
+    out = redact_text(carrier.format(t=token))
+    assert token[:12] not in out and token[-12:] not in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "see commit 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a (a SHA) and 3F9A8B7C6D5E4F3A2B1C0D9E8F7A6B5C",
+    "memory 01KB0Y1R9W3QABCDEFGHJKMNPQ and session 123e4567-e89b-12d3-a456-426614174000",
+    "src/gitmem/capture/redact_text_helpers_v2.py and com.example.service.AccountService2",
+    "the function getUserAccountSettingsV2 and Ed25519PrivateKey, PBESv2SHA256AndAES256CBC",
+    "node aws-us-east-1-nvidia-l4-x1 and region eu-west-1-prod-cluster-7",
+    "docker pull ghcr.io/org/image@sha256:0d8382fcf5f8c3be01ca2e11002d2983aaaabbbbccccdddd0d8382fcf5f8c3be",
+    "integrity sha512-zbd9gLg1YBGg4PSkNCXtYFprZMhHPQAkQ3VkMFk0kSGr7bWqcmmmq4gqkM4rGYvmgZ8a4BTMR3Te7tHBd5bB9g==",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGm1FzH4h7Vq0Ds3nHqL9t0x1n2m3b4v5c6x7z8a9s0d user@host",
+    "# public key: age1lvyvwawkr0mcnnnncssqu4d5vd38fhzrw2amz7ejkk5q4f6s8swssq7r7rx",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+    "-----END CERTIFICATE-----",
+    "curl -u user:TOKEN https://x and curl -u me:<password> and docker run -u 1000:1000",
+    "tool call toolu_01A2b3C4d5E6f7G8h9I0j1K2l3 and call_Xy7Zq9Lm3Np5Rs8Tv1Wx4Yz6",
+    "0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF581A0DB248B0A7",
+])
+def test_ids_hashes_names_and_public_keys_are_kept(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_curl_user_forms() -> None:
+    assert redact_text("curl -u :s3cr3tValue99 x") == "curl -u :[REDACTED:basic-auth] x"
+    assert redact_text("curl -u admin:pa55.w0rd.x x") == "curl -u admin:[REDACTED:basic-auth] x"
+    out = redact_text("curl https://api.stripe.com/v1/charges -u sk_test_4eC39HqLyjWDarjtT1zdp7dc:")
+    assert out == "curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]:"  # one marker, not nested
+    assert redact_text("curl -u Zk39dkLq0aPzX81bQm2Wv7Ty: x") == "curl -u [REDACTED:token]: x"
+
+
+def test_bare_tokens_in_escaped_text_and_what_stays() -> None:
+    escaped = '{"out": "line\\nZk39dkLq0aPzX81bQm2Wv7TyQ\\nnext"}'
+    assert redact_text(escaped) == '{"out": "line\\n[REDACTED:token]\\nnext"}'
+    kept = ("fp=SHA256:J6VESFdD3xSChn8y9PzWzeF+1tl892mOy2TqkMLO4ow (a key's fingerprint), "
+            "kex gss-group14-sha1-toWM5Slw5Ew8Mqkay+al2g==, mail 222-nprqovg5k43uum874cs9osjt2koe97g8@dev.example, "
+            "route /get/abc/123abc/xxx8/1234/ffas321")
+    assert redact_text(kept) == kept

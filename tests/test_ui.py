@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -108,9 +109,11 @@ class Server:
         return self.proc.returncode, out
 
 
-def start_server(repo: Path) -> Server:
-    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "ui", "--no-browser"], cwd=repo, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+def start_server(repo: Path, browser: str | None = None) -> Server:
+    """``gitmem ui`` in ``repo``: with ``browser`` (a command, as ``$BROWSER``) it opens it, else ``--no-browser``."""
+    argv = [sys.executable, "-m", "gitmem", "ui"] + ([] if browser else ["--no-browser"])
+    env = {**os.environ, "BROWSER": browser} if browser else None
+    proc = subprocess.Popen(argv, cwd=repo, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("gitmem ui: http://127.0.0.1:"), line + (proc.stdout.read() if proc.poll() else "")
@@ -426,3 +429,63 @@ def test_sessions_show_what_the_agent_was_given_and_when(demo: tuple[Demo, Serve
     produced = text.lower().split("memories this session produced", 1)[1]
     assert "render joins with commas" in produced
     page.close()
+
+
+#: A stand-in browser ($BROWSER): records its command line, and the mode and text of a file it was given.
+FAKE_BROWSER = """import json, os, stat, sys
+from urllib.parse import unquote, urlsplit
+arg = sys.argv[1]
+seen = {"argv": sys.argv[1:]}
+if arg.startswith("file://"):
+    path = unquote(urlsplit(arg).path)
+    seen.update(path=path, mode=stat.S_IMODE(os.stat(path).st_mode), uid=os.stat(path).st_uid,
+                text=open(path, encoding="utf-8").read())
+with open(os.environ["FAKE_BROWSER_LOG"], "w") as f:
+    json.dump(seen, f)
+"""
+
+
+def test_the_browser_is_opened_on_a_private_file_not_on_the_tokened_url(demo_template: Demo, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another local user can read a browser's command line (/proc/PID/cmdline), so the token is never on it:
+    the browser gets a 0600 file of this user that redirects to the URL (as Jupyter does), deleted at stop."""
+    repo = tmp_path / "demo"
+    shutil.copytree(demo_template.repo, repo, symlinks=True)
+    script = tmp_path / "fake-browser"
+    script.write_text(f"#!{sys.executable}\n{FAKE_BROWSER}")
+    script.chmod(0o700)
+    log = tmp_path / "browser.json"
+    monkeypatch.setenv("FAKE_BROWSER_LOG", str(log))
+    server = start_server(repo, browser=str(script))
+    try:
+        deadline = time.monotonic() + 60
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen = json.loads(log.read_text())
+        assert server.token not in json.dumps(seen["argv"])
+        assert seen["argv"][0].startswith("file://") and seen["mode"] == 0o600 and seen["uid"] == os.getuid()
+        assert server.url in seen["text"] or server.url.replace("&", "&amp;") in seen["text"]
+        assert Path(seen["path"]).exists()
+    finally:
+        code, _ = server.stop()
+    assert code == 0 and not Path(seen["path"]).exists()
+
+
+@needs_chromium
+def test_the_private_file_takes_the_browser_to_the_page(demo_template: Demo, tmp_path: Path, browser: Any) -> None:
+    """The redirect file (``write_opener``) opened in Chromium lands on the page, authorised (its cookie set)."""
+    from gitmem.ui.server import write_opener
+
+    repo = tmp_path / "demo"
+    shutil.copytree(demo_template.repo, repo, symlinks=True)
+    server = start_server(repo)
+    opener = write_opener(server.url)
+    try:
+        page = browser.new_page()
+        page.goto(opener.as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.url == server.origin + "/" and "token" not in page.url
+        page.close()
+    finally:
+        opener.unlink()
+        server.stop()

@@ -14,7 +14,10 @@ recompiled, e.g. under PYTHONDONTWRITEBYTECODE); the first ``redact()`` of a typ
 for source code, ≈ 3-5 ms for Markdown prose (non-ASCII), ≈ 20-45 ms for a worst case holding
 ~4500 secrets. Every rule is linear (bounded repetitions, literal prefixes, memoised value runs):
 1 MB pathological inputs (``password=`` × 110k, unclosed quotes, tags or CDATA, ``://:`` runs, 66k
-``key: value`` pairs on one line, 80k ``setx KEY`` / ``KEY=x;`` assignments) take 0.03-1.6 s.
+``key: value`` pairs on one line, 80k ``setx KEY`` / ``KEY=x;`` assignments) take 0.03-1.6 s. The bare-token
+pass (issue 20) adds ≈ 35-60 ms per MB of source and ≈ 35 µs to a typical shell event (``bench/redaction.py``,
+one regular-expression scan; candidates without a digit cost nothing more); its worst case, 1 MB of distinct
+random 25-character tokens (38k of them, every one redacted), takes ≈ 1.9 s.
 
 What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED:github-token]``:
 
@@ -49,10 +52,22 @@ What is removed, each replaced by a marker that names the kind, e.g. ``[REDACTED
   Twilio API keys (``SK`` + 32 hex), SendGrid (``SG.x.y``), Azure storage connection strings
   (``AccountKey=`` / ``SharedAccessKey=`` / ``SharedAccessSignature=`` values), Heroku UUIDs after a
   ``heroku…`` key, and JWTs (``eyJ….eyJ….sig``).
+* Bare tokens (:func:`_redact_bare_tokens`, last): a standalone run of 20+ token characters (letters,
+  digits, ``_ - + / . ~``, ``=`` padding) with a letter and a digit that is machine-generated — the
+  shape of most providers' keys, which reach tool output with no prefix or key name (a log line, a
+  sentence, ``-u TOKEN:``); dotted tokens (``xxx.yyy.zzz``) are taken whole. Kept: hexadecimal (SHAs,
+  hashes), UUIDs, ULIDs, paths and dotted names with a word part, identifiers (mixed case that switches
+  between upper, lower and digits less often than random text), labels of short parts
+  (``aws-us-east-1-…``), agents' ids and hash names, ``0x`` literals, SSH and bech32 public keys,
+  certificate and public-key blocks, a JWK's public members. Measured on formats held out while the
+  rule was written (TruffleHog's detector tests split by provider family): ``bench/redaction.py
+  --trufflehog``.
 * Passwords in URLs: ``scheme://user:pass@host`` keeps scheme, user and host.
 * HTTP auth: ``Authorization: Bearer/Basic/Token … <credential>`` (scheme kept), a standalone
   ``Bearer <16+ chars>`` or ``Basic <base64 with a digit, + / or =>``, and ``curl -u user:pass`` /
-  ``--user user:pass`` (the password part; ``-u 1000:1000`` uid:gid is kept).
+  ``--user user:pass`` (the password part, also with no user: ``-u :s3cr3t``; ``-u 1000:1000`` uid:gid and
+  placeholders ``-u user:TOKEN``, ``-u me:<password>`` are kept; a token given as the user, ``-u TOKEN:``,
+  goes by its own shape).
 * Values of secret-named keys (``KEY=value``, ``export KEY=value``, ``set KEY=value``,
   ``KEY: value``, ``"key": "value"``, ``key = 'value'``, ``--key=value``, ``--key value``,
   ``os.environ["KEY"] = …``, ``process.env.KEY = …``, ``ENV["KEY"] = …``, Windows
@@ -139,17 +154,18 @@ The literal-value rule for secret-named keys (so that code is not mangled):
   is prose (``auth: rotate the token cache``, ``ENV TOKEN is read from …``, a commit subject)
   and is kept; ``path::symbol`` anchors never count as ``key: value``.
 
-Deliberately not caught (too ambiguous, or would destroy ordinary text): bare high-entropy
-strings with no prefix, no URL and no secret- or key-like name (``Client('<40 chars>')``),
-a digit-free literal that looks like an identifier (``password: CorrectHorse``, a PascalCase word;
-``auth: hunter``), a literal with digits where the text is code (``f(password=hunter2)``,
-``password: hunter2,``), a JWK private member more than 2 KB from ``"kty"``, and other bare
-strings (a 40-hex git SHA and a UUID in prose must survive; memories cite commits), ``-p value`` /
-``-pSECRET`` short flags (unless the secret is a prefixed token), ``password is
-hunter2`` in prose, a value that is a bare everyday variable-like word naming a secret
-(``PASSWORD=secret``), secrets inside triple-quoted multi-line strings, tokens glued to letters
-on either side (``xAKIA…``: not the token format), DSN/key names on their own (``SENTRY_DSN`` holds
-a public key; DSNs with a password lose it through the URL rule), non-string leaves such as
+Deliberately not caught (too ambiguous, or would destroy ordinary text): bare strings shorter
+than 20 characters or that read as identifiers, hexadecimal ones (an API key of 32 hex digits is
+caught only after a key name or prefix: a 40-hex git SHA and a UUID in prose must survive, memories
+cite commits), a digit-free literal that looks like an identifier (``password: CorrectHorse``, a
+PascalCase word; ``auth: hunter``), a literal with digits where the text is code
+(``f(password=hunter2)``, ``password: hunter2,``), a JWK private member more than 2 KB from
+``"kty"``, ``-p value`` / ``-pSECRET`` short flags (unless the secret is a prefixed or bare token),
+``password is hunter2`` in prose, an all-capitals ``-u user:PASSWORD`` (a placeholder), a value
+that is a bare everyday variable-like word naming a secret (``PASSWORD=secret``), secrets inside
+triple-quoted multi-line strings, tokens glued to letters on either side (``xAKIA…``: not the token
+format), DSN/key names on their own (``SENTRY_DSN`` holds a public key; DSNs with a password lose it
+through the URL rule), non-string leaves such as
 ``bytes`` in :func:`redact` (returned unchanged), and:
 
 * an unquoted value in assignment context that has the shape of a call (``PASSWORD=ab(cd)``,
@@ -372,7 +388,7 @@ _LATE_RULES: tuple[_Rule, ...] = (
     ("basic-auth", ("basic",),
      r"[Bb]asic[ \t]+(?P<v>(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", 0, "v", "word"),
     ("basic-auth", ("-u", "--user"),
-     r"-(?:u|-user)(?:[ \t]+|=)[\"']?[^\s:\"'@]{1,256}:(?P<v>[^\s\"']{1,512})", 0, "v", "space"),
+     r"-(?:u|-user)(?:[ \t]+|=)[\"']?[^\s:\"'@\[\]]{0,256}:(?P<v>(?!\[REDACTED)[^\s\"']{1,512})", 0, "v", "space"),
 )
 
 
@@ -431,8 +447,10 @@ def _rule_sub(kind: str, pattern: str, flags: int, group: int | str, boundary: L
         if group == 0:
             return mark
         v = m.group(group)
-        if _is_reference(v) or (kind == "basic-auth" and v.replace(":", "").isdigit()):
-            return m.group(0)
+        if _is_reference(v) or (kind == "basic-auth" and (v.replace(":", "").isdigit()
+                                                          or _rx(r"<[^<>]*>|[A-Z][A-Z_]{0,39}").fullmatch(
+                                                              v.rstrip(".,;)")))):
+            return m.group(0)        # -u 1000:1000 (uid:gid), -u user:TOKEN, -u me:<password> (placeholders)
         if kind == "authorization":
             if not m.group("s") and v.isalpha() and len(v) < 20:
                 return m.group(0)        # prose: "Authorization: check roles first"
@@ -1159,6 +1177,99 @@ def _redact_prefixed_tokens(text: str) -> str:
     return "".join(out)
 
 
+# Bare tokens: a run of token characters standing alone (no prefix, key or URL says it is a credential) that
+# is machine-generated — most providers' keys are such runs (TruffleHog's ~800 detectors mostly look for a
+# provider's name near a 20-64 character random run). Candidates are maximal runs of ``_BARE_CHARS``
+# (letters, digits, ``_ - + / = . ~``) of at least ``_BARE_MIN`` characters with a letter and a digit;
+# one is a token when ``_token_shaped`` (not word-like; hexadecimal never: SHAs and content hashes are
+# everywhere in a repository's text) and none of: a UUID, a ULID (gitmem's memory ids), a path or
+# dotted name whose parts are words (``src/app.py``, ``com.example.Foo``), an agent's or API's
+# identifier (``_ID_PREFIXES``) or a hash name (``sha512-…``, ``h1:…``). Dotted tokens
+# (``xxx.yyy.zzz``: JWT-like, Mapbox, Discord bot tokens) are taken whole when their parts are tokens.
+_BARE_MIN = 20
+_BARE_RUN = (r"(?<![A-Za-z0-9_+/=.~-])(?=[A-Za-z0-9_+/.~-]{20})[A-Za-z0-9_+/.~-]{20,2048}={0,3}"
+             r"(?![A-Za-z0-9_+/=~-]|\.[A-Za-z0-9_+/=~-])")
+_ULID = r"[0-9A-HJKMNP-TV-Z]{26}"
+#: The least share of a mixed-case bare token's neighbouring characters that switch between upper case, lower
+#: case and digits: random base62 switches at 62 % of them (1 - (26² + 26² + 10²) / 62²; 0.45 is two standard
+#: deviations below for 32 characters); identifiers and acronym chains (``Ed25519PublicKey``: 36 %,
+#: ``PBESv2SHA256AndAES256CBC``: 39 %) switch less.
+_BARE_SWITCHES = 0.45
+_SWITCH = r"(?<=[a-z])(?=[A-Z0-9])|(?<=[A-Z])(?=[a-z0-9])|(?<=[0-9])(?=[A-Za-z])"
+#: The shortest mean length of a bare token's parts between separators (``- _ .``): a random key has long
+#: parts; names and labels (``aws-us-east-1-nvidia-l4-x1``) short ones.
+_BARE_PART = 8
+# A path segment or a dotted part that is a lower-case word (``username/…``, ``src/…``, ``com.example``).
+_WORD_PART = r"[a-z]{4,}(?:[-_][a-z]+)*"
+
+
+def _bare_token(run: str) -> bool:
+    """Whether the standalone run ``run`` is a machine-generated token (see ``_BARE_RUN`` above)."""
+    if not (any(c.isdigit() for c in run) and any(c.isalpha() for c in run)):
+        return False
+    if _rx(_UUID).search(run) or _rx(_ULID).fullmatch(run) or _rx(r"0[xX][0-9a-fA-F]+").fullmatch(run):
+        return False
+    if "/" in run or "." in run:
+        if any(_rx(_WORD_PART).fullmatch(p) for p in _rx(r"[/.]").split(run)):
+            return False          # a path, a URL's rest, a dotted name
+    heads = _rx(r"[_.~+/=-]").split(run.lower())[:4]
+    if heads[0] in _ID_PREFIXES or not _HASH_PREFIXES.isdisjoint(heads):
+        return False              # call_…, sha512-…, gss-group14-sha1-…: an id or an algorithm's name
+    parts = [p for p in _rx(r"[-_.]").split(run) if p]
+    if sum(map(len, parts)) < _BARE_PART * len(parts):
+        return False
+    t = _rx(r"[^A-Za-z0-9]+").sub("", run)
+    if t.lower() != t and t.upper() != t:
+        if len(_rx(_SWITCH).findall(t)) < _BARE_SWITCHES * (len(t) - 1):
+            return False          # mixed case in long runs: an identifier, a type, an acronym chain
+    return _token_shaped(run, _BARE_MIN, hex_ok=False)
+
+
+# Public material is kept: certificate and public-key blocks (PEM, PGP), SSH public keys (their base64 starts
+# with the length of the key type name: ``AAAA``), bech32 public keys and addresses (``age1…``, ``npub1…``).
+_PUBLIC_BLOCK = (r"-{5}BEGIN [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}"
+                 r"[\s\S]{0,65536}?-{5}END [A-Z0-9 ]{0,40}(?:PUBLIC KEY|CERTIFICATE)[A-Z0-9 ]{0,20}-{5}")
+_PUBLIC_RUN = r"AAAA[A-Za-z0-9+/]+={0,3}|[a-z]{1,10}1[02-9ac-hj-np-z]{20,}"
+_FINGERPRINT = r"(?i:sha(?:1|224|256|384|512)?|md5|blake2[bs]|h1):\Z"
+# A JWK's public members (RFC 7518: ``x y n e``; ``kid``, ``x5t``), looked at when the text has ``"kty"``.
+_JWK_PUBLIC = r'\\?"(?:x|y|n|e|kid|x5t(?:#S256)?)\\?"[ \t]*:[ \t]*\\?"\Z'
+
+
+def _redact_bare_tokens(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    public = [m.span() for m in _rx(_PUBLIC_BLOCK).finditer(text)] if "-----BEGIN" in text else []
+    jwk = '"kty' in text
+    seen: dict[str, bool] = {}   # a verdict per distinct run: logs and fixtures repeat the same strings
+    for m in _rx(_BARE_RUN).finditer(text):
+        run = m.group()
+        end = m.end()
+        start = m.start()
+        if start and text[start - 1] == "\\" and run[0] in "nrt":
+            run, start = run[1:], start + 1      # JSON- or C-escaped text: "\\n" ends the line before
+        if (_rx(_PUBLIC_RUN).fullmatch(run) or any(a <= start < b for a, b in public) or run[0] == "/"
+                or text.startswith("@", end) or _rx(_FINGERPRINT).search(text, max(0, start - 8), start)):
+            continue              # public; a path; user@host; SHA256:<base64> (a key's public fingerprint)
+        if jwk and _rx(_JWK_PUBLIC).search(text, max(0, start - 16), start):
+            continue
+        while run and run[-1] in ".-_~/":   # a sentence's full stop, a trailing separator
+            run, end = run[:-1], end - 1
+        if len(run) < _BARE_MIN:
+            continue
+        token = seen.get(run)
+        if token is None:
+            token = seen[run] = _bare_token(run)
+        if not token:
+            continue
+        out.append(text[done:start])
+        out.append(_marker("token"))
+        done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
+
+
 # JWK private members (RFC 7518 §6.2.2 EC ``d``, §6.3.2 RSA ``d p q dp dq qi``, §6.4.1 ``k``),
 # looked for within 2 KB of each ``"kty"`` (a JWK is small; the pattern has no literal prefix).
 _JWK_PRIVATE = r'\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"(?P<v>[A-Za-z0-9_-]{16,})\\?"'
@@ -1341,7 +1452,8 @@ def redact_text(text: str) -> str:
     if "://" in text:
         text = _redact_urls(text)
     text = _redact_key_values(text, low if text is before else _fold(text))
-    return _apply_rules(_LATE_RULES, text, low)
+    text = _apply_rules(_LATE_RULES, text, low)
+    return _redact_bare_tokens(text)
 
 
 def _apply_rules(rules: tuple[_Rule, ...], text: str, low: str) -> str:

@@ -141,6 +141,8 @@ def check(base: str | None, require_reviewed: bool) -> None:
 
     One line per problem. For CI on pull requests; a memory made stale is
     resolved in the same change with `gitmem reanchor`, `retire` or `supersede`.
+    Every file of .gitmem/memories/ is scanned for secrets, retired and
+    superseded memories included.
     With --require-reviewed, every team memory must also carry a person's review
     of its text as it is now (`gitmem review ID` after reading it).
 

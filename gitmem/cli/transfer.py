@@ -48,15 +48,17 @@ def import_cmd(source: str, db: str | None) -> None:
 
     Anchors are kept when their commit exists here, else re-made against the
     working tree where their file and symbol exist, else dropped. Ids that exist
-    are skipped. Text is redacted. Exits 1 when a line was rejected (the
-    others are imported all the same).
+    are skipped. A line is rejected, with its number and why, when it is not a JSON
+    object, too long or too deep, has fields of the wrong type, holds control
+    characters, bidirectional overrides or a secret. Exits 1 when a line was
+    rejected (the others are imported all the same).
 
     \b
     Example usage:
       gitmem import memories.jsonl
       gitmem import claude-mem
     """
-    from ..ops.transfer import import_lines
+    from ..ops.transfer import bounded_lines, import_lines
 
     store = _store()
     if source == "claude-mem":
@@ -64,16 +66,21 @@ def import_cmd(source: str, db: str | None) -> None:
 
         rep = import_claude_mem(store, db)
         _out(shapes.claude_mem_import_json(rep),
-             f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported before, "
-             f"{rep.other_projects} of other projects left out, {rep.unanchored} without an anchor here"
-             + (f", {rep.instructions} left out: a line reads as an instruction to the agent (run a script, "
-                "ignore instructions, send data; `gitmem check` lists the rules)" if rep.instructions else ""))
+             "\n".join([f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported "
+                        f"before, {rep.other_projects} of other projects left out, {rep.unanchored} without an "
+                        f"anchor here" + (f", rejected {len(rep.rejected)} rows" if rep.rejected else "")
+                        + (f", {rep.instructions} left out: a line reads as an instruction to the agent (run a "
+                           "script, ignore instructions, send data; `gitmem check` lists the rules)"
+                           if rep.instructions else "")]
+                       + [f"  rejected {x}" for x in rep.rejected[:20]]))
+        if rep.rejected:
+            sys.exit(EXIT_ERROR)
         return
     if source != "-" and not os.path.isfile(source):
         raise GitmemError(f"no such file: {source}",
                           "give a file written by `gitmem export` (or - to read standard input)")
     with click.open_file(source, "r", encoding="utf-8", errors="replace") as f:
-        report = import_lines(store, f)
+        report = import_lines(store, bounded_lines(f))
     _out(shapes.import_json(report),
          lambda: "\n".join([f"imported {len(report.written)} memories, skipped {len(report.skipped)} "
                             f"(ids that exist), rejected {len(report.rejected)} lines, dropped "

@@ -44,6 +44,7 @@ from pathlib import Path
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     import argparse
+    from collections.abc import Iterator
     from typing import Any, BinaryIO
 
 #: The recorded answers (``record`` writes them; ``tests/test_mcp_front.py`` compares them with the SDK's).
@@ -72,6 +73,16 @@ LISTEN_NOTIFICATIONS = {"toolsListChanged": True, "promptsListChanged": True, "r
 PRIVATE_ID = "gitmem-front-"
 #: The SDK packages the recording depends on (their versions are recorded with it).
 SDK_PACKAGES = ("mcp", "mcp_types")
+#: The longest client line read (bytes, newline excluded): a tool call with a memory of ``[memory] max_chars``
+#: (4,000 characters by default, at most 4 bytes each in UTF-8, escaped) is a few tens of KB. A longer line is
+#: read to its end in pieces of this size, never held whole, and answered with -32600.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+#: The deepest nesting of objects and arrays accepted in a client message: MCP's messages nest a few levels
+#: (``params.arguments.anchors[0]``); Python's parser raises ``RecursionError`` near 1,000 levels and the
+#: SDK's validators recurse too, so anything deeper is answered with -32600 without being parsed.
+MAX_DEPTH = 64
+#: JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
+PARSE_ERROR, INVALID_REQUEST, INTERNAL_ERROR = -32700, -32600, -32603
 
 
 def direct_args(argv: list[str]) -> argparse.Namespace | None:
@@ -234,6 +245,109 @@ def _envelope_ok(meta: Any) -> bool:
             and (CLIENT_INFO_META_KEY not in meta or _client_info_ok(meta[CLIENT_INFO_META_KEY])))
 
 
+# A JSON string (escapes included) or one bracket: enough to measure the nesting of a line without parsing it.
+_JSON_TOKEN = None  # compiled on first use (``re`` is already imported by ``json``)
+_ID_VALUE = r'\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null)'
+
+
+def _depth_and_id(line: bytes) -> tuple[int, Any]:
+    """(the deepest nesting of ``[``/``{`` in the JSON text ``line``, outside strings, or -1 when its brackets
+    do not balance (not JSON); the value of a top-level ``"id"`` member, or None): one regular-expression
+    pass, no parsing, no recursion."""
+    import re
+
+    global _JSON_TOKEN
+    if _JSON_TOKEN is None:
+        _JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+    depth = deepest = 0
+    rid: Any = None
+    for m in _JSON_TOKEN.finditer(line):
+        tok = m.group()
+        if tok in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif tok in (b"]", b"}"):
+            depth -= 1
+            if depth < 0:
+                return -1, None
+        elif depth == 1 and tok == b'"id"' and rid is None:
+            value = re.match(_ID_VALUE.encode(), line[m.end():])
+            if value is not None:
+                try:
+                    rid = json.loads(value.group(1))
+                except ValueError:
+                    rid = None
+    return (deepest if depth == 0 else -1), rid
+
+
+def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def _valid_id(rid: Any) -> bool:
+    """JSON-RPC 2.0: an id is a string, a number or null (a bool is not a number)."""
+    return rid is None or isinstance(rid, str) or (isinstance(rid, (int, float)) and not isinstance(rid, bool))
+
+
+def screen(line: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """(the client message of ``line``, None) when it is a JSON-RPC 2.0 message the SDK may be given, else
+    (None, the error to send back): the front answers every client line that is not a valid message, so the
+    SDK (which drops some silently) never sees one, and nothing in it can raise.
+
+    * not JSON (or not UTF-8, or brackets that do not balance, however deep): -32700 Parse error, id null;
+    * longer than ``MAX_LINE_BYTES``, or well-formed but nested deeper than ``MAX_DEPTH``: -32600 Invalid
+      Request, with the line's top-level id when one can be read without parsing (else null);
+    * a batch (an array: MCP has none since 2025-06-18), not an object, ``jsonrpc`` not ``"2.0"``, an id that
+      is not a string, number or null (a request's: not a string or integer, MCP's rule), a ``method`` that is
+      not a string, ``params`` that are not an object (MCP's rule; null is taken as none), or a message with
+      neither a method nor exactly one of ``result``/``error`` (a response):
+      -32600 with the message's id when it has a valid one, else null.
+
+    A notification (a method, no id) that is valid gets no answer, as JSON-RPC says.
+    """
+    line = line.rstrip(b"\r\n")
+    if len(line) > MAX_LINE_BYTES:
+        rid = _depth_and_id(line[:65536])[1]
+        return None, _error(rid if _valid_id(rid) else None, INVALID_REQUEST,
+                            f"Invalid Request: a message longer than {MAX_LINE_BYTES} bytes")
+    depth, rid = _depth_and_id(line)
+    if depth < 0:
+        return None, _error(None, PARSE_ERROR, "Parse error: not a JSON text (unbalanced brackets)")
+    if depth > MAX_DEPTH:
+        return None, _error(rid if _valid_id(rid) else None, INVALID_REQUEST,
+                            f"Invalid Request: nested deeper than {MAX_DEPTH} levels")
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None, _error(None, PARSE_ERROR, "Parse error: not a JSON text")
+    if not isinstance(msg, dict):
+        what = "a batch (MCP has no batches)" if isinstance(msg, list) else "not a JSON object"
+        return None, _error(None, INVALID_REQUEST, f"Invalid Request: {what}")
+    rid = msg.get("id")
+    if not _valid_id(rid):
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: an id must be a string, a number or null")
+    why = None
+    if msg.get("jsonrpc") != "2.0":
+        why = 'jsonrpc must be "2.0"'
+    elif "method" in msg:
+        if not isinstance(msg["method"], str):
+            why = "method must be a string"
+        elif "params" in msg and not isinstance(msg["params"], dict) and msg["params"] is not None:
+            why = "params must be an object (MCP names every parameter)"
+        elif "result" in msg or "error" in msg:
+            why = "a request has no result or error"
+        elif "id" in msg and not (isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))):
+            why = "a request's id is a string or an integer in MCP (never null)"
+    elif "id" not in msg or ("result" in msg) == ("error" in msg):
+        why = "no method, and not a response (an id and exactly one of result, error)"
+    elif "error" in msg and not (isinstance(msg["error"], dict) and isinstance(msg["error"].get("code"), int)
+                                 and isinstance(msg["error"].get("message"), str)):
+        why = "an error must be an object with an integer code and a string message"
+    if why is not None:
+        return None, _error(rid, INVALID_REQUEST, f"Invalid Request: {why}")
+    return msg, None
+
+
 def _reply(rid: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
@@ -292,6 +406,21 @@ def _feed_sdk(inbox: list[bytes], cond: threading.Condition, fd: int) -> None:
             return
 
 
+def _lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The client's lines (newline included), each at most ``MAX_LINE_BYTES + 1`` bytes: a longer line is read
+    to its end in pieces and given as its first ``MAX_LINE_BYTES + 1`` bytes, no newline (``screen`` refuses
+    it by its length), so one endless line never fills the memory."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if not line.endswith(b"\n") and len(line) > MAX_LINE_BYTES:
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = stream.readline(65536)
+        yield line
+
+
 def _dump_modules(path: str) -> None:
     """Write the names of the imported modules to ``path`` (``DEBUG_MODULES_ENV``)."""
     with open(path, "w", encoding="utf-8") as f:
@@ -345,12 +474,19 @@ def serve(repo: str | None = None) -> int:
     threading.Thread(target=_feed_sdk, args=(inbox, cond, sdk_in_w), daemon=True, name="gitmem-mcp-in").start()
     loader = threading.Thread(target=load, daemon=True, name="gitmem-mcp-sdk")
     loader.start()
-    for line in wire_in:
+    for line in _lines(wire_in):
+        if not line.strip():
+            continue  # a blank line is no message (the SDK skips it too)
+        msg, refused = screen(line)
+        if refused is not None:
+            wire.write(_dumps(refused))
+            answered.set()
+            continue
         try:
-            msg = json.loads(line)
-        except ValueError:
-            msg = None
-        sent = front.answer(msg)
+            sent = front.answer(msg)
+        except Exception as e:  # noqa: BLE001 - the front never dies on a message: the SDK answers it instead
+            sys.stderr.write(f"gitmem mcp: the front could not read a message: {type(e).__name__}: {e}\n")
+            sent = None
         if sent is not None:
             wire.write(_dumps(sent[0]))
             if debug_modules and not answered.is_set():

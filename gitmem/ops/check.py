@@ -17,8 +17,9 @@ For the change from the merge base of ``base`` (default: the default branch,
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
-* ``secret`` — a memory file holding something the redactor removes (a token, a
-  key, a password), which must not be committed;
+* ``secret`` — a file in the team memory folder holding something the redactor removes (a token, a
+  key, a password), which must not be committed: every file there, retired, superseded and unparsable
+  ones included (a token pasted by hand into an old file is as public as one in a live memory).
 * ``instruction`` — a team memory file with a line that reads as an instruction to the agent
   (``gitmem.injection``'s rules: run a downloaded script, ignore your instructions, send data
   somewhere, run encoded code, a fake role tag or gitmem header), one problem per line, naming the
@@ -29,20 +30,24 @@ shallow clone, the default checkout of most CI systems, or unrelated histories),
 raises ``GitmemError`` naming the base it tried and the fix, rather than checking nothing.
 
 Work is proportional to the change: only memories anchored to files the change
-touched are evaluated. Local-scope memories are never checked (never committed).
+touched are evaluated (the secret scan reads every file of the folder). Local-scope memories are never
+checked (never committed; redaction runs on every way in).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..analyzer import memories_touching, memory_status
 from ..anchors import Resolver
 from ..errors import GitError, GitmemError
 from ..git import Repo
-from ..layout import TEAM_MEMORIES
+from ..layout import MEMORY_SUFFIX, TEAM_MEMORIES
+from ..memfile import valid_id
 from ..model import Memory, Status
 from ..store import Store
 
@@ -129,18 +134,10 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     problems: list[Problem] = []
     for e in loaded.errors:
         problems.append(Problem("invalid", e.path if hasattr(e, "path") else "", e.message))
-    from ..capture.redact import redact_text
-
+    problems.extend(secrets_in_files(store))
     for mid, path in loaded.paths.items():
-        if loaded.memories[mid].scope != "team":
-            continue
-        text = path.read_text("utf-8", errors="replace")
-        redacted = redact_text(text)
-        if redacted != text:
-            kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
-            problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
-                                                   "remove it before committing"))
-        problems.extend(_instructions(store.display(path), mid, text))
+        if loaded.memories[mid].scope == "team":
+            problems.extend(_instructions(store.display(path), mid, path.read_text("utf-8", errors="replace")))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
@@ -193,6 +190,49 @@ def _instructions(shown: str, mid: str, text: str) -> list[Problem]:
     return [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"; reword it as a "
                                         "note about the code (memories reach every agent as data, not orders)")
             for f in injection.scan(text)]
+
+
+#: Files larger than this are scanned only up to it (a memory file is a few KB; ``[memory] max_chars``).
+SCAN_MAX_BYTES = 4 * 1024 * 1024
+
+
+def secrets_in_files(store: Store) -> list[Problem]:
+    """One ``secret`` problem per file under the team memory folder that holds a secret, by path.
+
+    Every regular file of ``.gitmem/memories/`` (recursively, whatever its name) is read — live,
+    retired and superseded memories, files that do not parse, stray files — since all of them are
+    committed; symbolic links are not followed (``load_all`` reports them). The subject is the memory id
+    of a ``<id>.md`` file, else the file's path as shown (``store.display``); the message names the file
+    and the kinds of secret (the redactor's markers), never the secret.
+    """
+    from ..capture.redact import redact_text
+
+    problems: list[Problem] = []
+    top = store.memories_dir
+    if not top.is_dir():
+        return problems
+    files: list[Path] = []
+    for folder, dirs, names in os.walk(top):
+        dirs.sort()
+        files.extend(Path(folder) / n for n in sorted(names))
+    for path in files:
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as f:
+                text = f.read(SCAN_MAX_BYTES).decode("utf-8", errors="replace")
+        except OSError as e:
+            problems.append(Problem("invalid", store.display(path), f"cannot read: {e.strerror}"))
+            continue
+        redacted = redact_text(text)
+        if redacted != text:
+            kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
+            shown = store.display(path)
+            subject = path.stem if path.suffix == MEMORY_SUFFIX and valid_id(path.stem) else shown
+            problems.append(Problem("secret", subject, f"{shown} holds a secret ({', '.join(kinds)}): "
+                                                     "remove it before committing (and revoke it: it may be in "
+                                                     "the history)"))
+    return problems
 
 
 def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:

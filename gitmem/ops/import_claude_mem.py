@@ -18,7 +18,10 @@ projects after the folder). Each row becomes a memory:
   facts, tags (concepts); source ``import``, origin and model ``claude-mem``; scope ``local``
   (one developer's capture: the ``[share] policy`` shares it with the code);
 * a deterministic id (the row's time and a hash of the database row), so a second
-  import of the same database adds nothing.
+  import of the same database adds nothing;
+* text redacted (``capture.redact``: it is one developer's capture, never redacted before); a row whose
+  text holds a control character or a bidirectional override, a column that is not text, or what the
+  memory file writer refuses is rejected on its own (``rejected``, with the table and row id).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class ClaudeMemImport:
     other_projects: int = 0
     unanchored: int = 0
     instructions: int = 0
+    rejected: list[str] = field(default_factory=list)
 
 
 def _json_list(value: Any) -> list[str]:
@@ -140,61 +144,94 @@ def import_claude_mem(store: Store, db: str | None = None) -> ClaudeMemImport:
 
     items = [("observations", r) for r in obs] + [("session_summaries", r) for r in summaries]
     for table, r in items:
-        modified = _json_list(r.get("files_modified") if table == "observations" else r.get("files_edited"))
-        read = _json_list(r.get("files_read"))
-        all_files = modified + read
-        mine = [x for x in (rel(p) for p in all_files) if x]
-        if not mine and (all_files or r.get("project") != root.name):
-            report.other_projects += 1
+        try:
+            m = _row_memory(r, table, path, existing, report, rel, resolver, limit, root)
+        except (GitmemError, ValueError, TypeError) as e:
+            why = e.message if isinstance(e, GitmemError) else str(e)
+            report.rejected.append(f"{table} row {str(r.get('id'))[:40]}: {why}")
             continue
-        mid = _memory_id(path, table, r.get("id"), r.get("created_at_epoch"))
-        if mid in existing:
-            report.already += 1
+        if m is None:
             continue
-        if table == "observations":
-            title = r.get("title") or (r.get("subtitle") or "") or (r.get("text") or "").split("\n")[0]
-            body = r.get("narrative") or r.get("text") or ""
-            if r.get("subtitle") and r.get("title"):
-                body = f"{r['subtitle']}\n\n{body}".strip()
-            facts, tags = _json_list(r.get("facts")), _json_list(r.get("concepts"))
-            t = r.get("type")
-            mtype = t if isinstance(t, str) and t in MEMORY_TYPES else "discovery"
-        else:
-            title = r.get("request") or r.get("completed") or "Session summary"
-            parts = [(k, r.get(k)) for k in ("investigated", "learned", "completed", "next_steps", "notes")]
-            body = "\n\n".join(f"**{k.replace('_', ' ').capitalize()}**: {v}" for k, v in parts if v)
-            facts, tags, mtype = [], [], "change"
-        text = " ".join([str(title), str(body), *facts])
-        targets = ([x for x in (rel(p) for p in modified) if x]
-                   or [x for x in (rel(p) for p in read) if x][:MAX_READ_ANCHORS])
-        anchors: list[Anchor] = []
-        names = set(_IDENT.findall(text))
-        for f in dict.fromkeys(targets):
-            table_ = resolver.table(WORKTREE, f) or {}
-            named = [n for n in table_ if "#" not in n and (n in names or (len(n.rsplit(".", 1)[-1]) >= 4
-                                                                           and n.rsplit(".", 1)[-1] in names))]
-            try:
-                anchors += [resolver.make(f, n, WORKTREE) for n in named[:4]] or [resolver.make(f, None, WORKTREE)]
-            except GitmemError:
-                continue
-        if not anchors:
-            report.unanchored += 1
-        stamp = _stamp(r.get("created_at_epoch"))
-        m = Memory(id=mid, type=mtype, title=redact_text(" ".join(str(title).split()))[:160] or "(untitled)",
-                   body=redact_text(str(body)), facts=[redact_text(f) for f in facts], tags=tags,
-                   anchors=anchors[:MAX_ANCHORS], source="import", origin="claude-mem", model="claude-mem",
-                   session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
-                   created=stamp, updated=stamp, scope="local")
-        m = fit(m, limit)  # claude-mem's observations can be long: cut, not lost
-        if instruction_lines(m):  # another tool's memory that tells the agent what to run: not imported
-            report.instructions += 1
-            continue
-        dumps(m)  # raises what the writer would refuse, before anything is written
         written.append(m)
-        existing.add(mid)
-        report.written.append(mid)
+        existing.add(m.id)
+        report.written.append(m.id)
     write(store, written)
     return report
+
+
+def _row_memory(r: dict[str, Any], table: str, path: Path, existing: set[str], report: ClaudeMemImport,
+                rel: Any, resolver: Resolver, limit: int, root: Path) -> Memory | None:
+    """The memory of claude-mem row ``r`` of ``table`` (``rel``: a path as the repository's relative path, or
+    None; ``root``: the work tree); None when it is skipped (counted in ``report``).
+
+    Raises:
+        ValueError: the row's text holds a control character or a bidirectional override (``transfer.hostile``'s
+            rule), or a text column is not text.
+        GitmemError: what the memory file writer refuses.
+    """
+    from .transfer import control_character
+
+    modified = _json_list(r.get("files_modified") if table == "observations" else r.get("files_edited"))
+    read = _json_list(r.get("files_read"))
+    all_files = modified + read
+    mine = [x for x in (rel(p) for p in all_files) if x]
+    if not mine and (all_files or r.get("project") != root.name):
+        report.other_projects += 1
+        return None
+    mid = _memory_id(path, table, r.get("id"), r.get("created_at_epoch"))
+    if mid in existing:
+        report.already += 1
+        return None
+    for col in ("title", "subtitle", "text", "narrative", "request", "investigated", "learned", "completed",
+                "next_steps", "notes", "facts", "concepts", "type", "project"):
+        value = r.get(col)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ValueError(f"{col} is not text ({type(value).__name__})")
+        bad = control_character(value)
+        if bad is not None:
+            raise ValueError(f"{col} holds the control character {bad}")
+    if table == "observations":
+        title = r.get("title") or (r.get("subtitle") or "") or (r.get("text") or "").split("\n")[0]
+        body = r.get("narrative") or r.get("text") or ""
+        if r.get("subtitle") and r.get("title"):
+            body = f"{r['subtitle']}\n\n{body}".strip()
+        facts, tags = _json_list(r.get("facts")), _json_list(r.get("concepts"))
+        t = r.get("type")
+        mtype = t if isinstance(t, str) and t in MEMORY_TYPES else "discovery"
+    else:
+        title = r.get("request") or r.get("completed") or "Session summary"
+        parts = [(k, r.get(k)) for k in ("investigated", "learned", "completed", "next_steps", "notes")]
+        body = "\n\n".join(f"**{k.replace('_', ' ').capitalize()}**: {v}" for k, v in parts if v)
+        facts, tags, mtype = [], [], "change"
+    text = " ".join([str(title), str(body), *facts])
+    targets = ([x for x in (rel(p) for p in modified) if x]
+               or [x for x in (rel(p) for p in read) if x][:MAX_READ_ANCHORS])
+    anchors: list[Anchor] = []
+    names = set(_IDENT.findall(text))
+    for f in dict.fromkeys(targets):
+        table_ = resolver.table(WORKTREE, f) or {}
+        named = [n for n in table_ if "#" not in n and (n in names or (len(n.rsplit(".", 1)[-1]) >= 4
+                                                                       and n.rsplit(".", 1)[-1] in names))]
+        try:
+            anchors += [resolver.make(f, n, WORKTREE) for n in named[:4]] or [resolver.make(f, None, WORKTREE)]
+        except GitmemError:
+            continue
+    if not anchors:
+        report.unanchored += 1
+    stamp = _stamp(r.get("created_at_epoch"))
+    m = Memory(id=mid, type=mtype, title=redact_text(" ".join(str(title).split()))[:160] or "(untitled)",
+               body=redact_text(str(body)), facts=[redact_text(f) for f in facts], tags=tags,
+               anchors=anchors[:MAX_ANCHORS], source="import", origin="claude-mem", model="claude-mem",
+               session=str(r.get("memory_session_id") or "") or None, confidence=0.6,
+               created=stamp, updated=stamp, scope="local")
+    m = fit(m, limit)  # claude-mem's observations can be long: cut, not lost
+    if instruction_lines(m):  # another tool's memory that tells the agent what to run: not imported
+        report.instructions += 1
+        return None
+    dumps(m)  # raises what the writer would refuse, before anything is written
+    return m
 
 
 def _has_table(path: Path, table: str) -> bool:

@@ -11,9 +11,10 @@ Security (a page on localhost is reachable by every local user and, through the 
 
 * the server binds 127.0.0.1 only, on a free port by default;
 * every request needs the launch's secret token (``secrets.token_urlsafe``): the URL printed at start
-  carries it as ``?token=``; that request sets it as an ``HttpOnly; SameSite=Strict`` cookie (named by port:
-  cookies are not scoped by port) and redirects to the same URL without it; any request with neither a valid
-  token nor the cookie gets 403;
+  carries it as ``?token=`` (for the terminal's user; the browser is opened on a 0600 file that redirects
+  to it, ``write_opener``, so the token is never on a command line other local users can read); that
+  request sets it as an ``HttpOnly; SameSite=Strict`` cookie (named by port: cookies are not scoped by port)
+  and redirects to the same URL without it; any request with neither a valid token nor the cookie gets 403;
 * the ``Host`` header must be the server's own (``127.0.0.1:PORT`` or ``localhost:PORT``): a DNS-rebinding
   page cannot borrow the cookie's origin;
 * writes (POST) also need ``Origin`` equal to the server's origin (403 otherwise), and a JSON body.
@@ -29,6 +30,7 @@ Ctrl-C stops the server (exit 0, one line).
 from __future__ import annotations
 
 import hmac
+import html
 import json
 import secrets
 import threading
@@ -203,7 +205,14 @@ class Handler(BaseHTTPRequestHandler):
         if self._valid(next(iter(query.get("token", [])), None)):
             path = urlsplit(self.path).path or "/"
             cookie = f"{self.server.cookie}={self.server.token}; HttpOnly; SameSite=Strict; Path=/"
-            self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": path, "Set-Cookie": cookie})
+            if self.headers.get("Sec-Fetch-Site", "none") in ("none", "same-origin"):
+                self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": path, "Set-Cookie": cookie})
+            else:
+                # Arrived from another site (the 0600 opener file is file://): a redirect would stay in that
+                # cross-site navigation, which a SameSite=Strict cookie is not sent with; a page of this
+                # origin that refreshes to the path starts a same-site one, which it is.
+                hop = f'<!DOCTYPE html><meta http-equiv="refresh" content="0;url={html.escape(path)}">\n'
+                self._send(HTTPStatus.OK, hop.encode(), "text/html; charset=utf-8", {"Set-Cookie": cookie})
             return None
         self._refuse("no valid token: open the URL `gitmem ui` printed")
         return False
@@ -309,15 +318,42 @@ def run(store: Store, *, port: int = 0, open_browser: bool = True, echo: Callabl
     except Exception:  # noqa: BLE001 - the background refresh tries again; the page says what is unchecked
         pass
     server = UIServer(store, port)
+    opener: Path | None = None
     try:
         echo(f"gitmem ui: {server.url}  (Ctrl-C stops it)")
         if open_browser:
             import webbrowser
 
-            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+            opener = write_opener(server.url)
+            threading.Thread(target=webbrowser.open, args=(opener.as_uri(),), daemon=True).start()
         server.serve()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        if opener is not None:
+            opener.unlink(missing_ok=True)
     echo("gitmem ui: stopped")
+
+
+def write_opener(url: str) -> Path:
+    """A new HTML file that only this user can read (mode 0600), redirecting at once to ``url``; its path.
+
+    The browser is opened on this file, not on ``url``: a browser's command line is readable by every
+    local user (``/proc/<pid>/cmdline``, ``ps``), and ``url`` carries the launch's token. Jupyter does the
+    same (``jupyter_server``'s ``browser_open_file``). ``tempfile.mkstemp`` creates the file with
+    ``O_EXCL`` and mode 0600 in the temporary folder; ``run`` deletes it when the server stops.
+
+    Raises:
+        OSError: the temporary folder is not writable.
+    """
+    import os
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="gitmem-ui-", suffix=".html")
+    link = html.escape(url, quote=True)
+    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={link}">'
+            f'<title>gitmem ui</title></head>\n<body><p>Opening <a href="{link}">gitmem ui</a>…</p></body></html>\n')
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(page)
+    return Path(name)
