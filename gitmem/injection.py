@@ -24,8 +24,22 @@ from __future__ import annotations
 
 import re
 
-#: Longest line examined, in characters: a longer line is cut there (bounds the regex work per line).
+#: Longest stretch of a line searched at once, in characters (bounds the regex work per search); a longer line
+#: is searched in windows this long, each overlapping the one before by ``WINDOW_OVERLAP``.
 MAX_LINE_CHARS = 2000
+#: Characters a window shares with the one before: more than any rule's longest match (pipe-to-shell: a fetch
+#: word, 300 characters, ``|`` and a shell; ~330) plus ``NEGATION``'s 40-character look-back, so a command that
+#: straddles a window's start is whole in the window before.
+WINDOW_OVERLAP = 500
+
+#: Characters a reader does not see, which split a command's words for a pattern yet not for a model reading
+#: the text ("cu\u200brl"): zero-width spaces and joiners, word joiner and invisible operators, soft hyphen,
+#: BOM, Mongolian vowel separator, bidirectional marks, embeddings, overrides and isolates (CVE-2021-42574,
+#: "Trojan Source"), variation selectors, and the Unicode tag characters (U+E0000–E007F, "ASCII smuggling":
+#: invisible text that models read). Removed before the rules search a line.
+INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                       "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+                       "\U000e0000-\U000e0fff]")
 
 #: A negation right before a command ("never", "don't", "do not run", "avoid piping", "instead of"): the
 #: line warns against the command rather than asking for it. At most one verb and a backtick may sit between.
@@ -102,6 +116,9 @@ RULES: tuple[Rule, ...] = (
          r"|^\s*(?:>\s*)*-\s+\S+\s+\[\s*(?:constraint|decision|gotcha|convention|note|bugfix|fact|pattern)\b"
          r"|[·\[]\s*constraint \(must hold\)\s*[·\]]",
          ("gitmem", "·", "["), negatable=False),
+    Rule("hidden-text", "holds text or reordering a reviewer cannot see (Unicode tag characters, bidirectional "
+         "overrides): what a reviewer approved is not what the agent reads",
+         "[\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]", (), negatable=False),
     Rule("conceal", "asks the agent to hide what it does from the user",
          r"\b(?:do not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|show|alert|notify)\s+"
          r"(?:the\s+)?(?:user|human|developer|reviewer)s?\b"
@@ -140,18 +157,53 @@ class Finding:
         return hash((self.line, self.rule, self.text))
 
 
-def line_rule(line: str) -> str | None:
-    """The name of the first rule ``line`` (one line of text) matches, else None."""
-    line = line[:MAX_LINE_CHARS]
-    low = line.lower()
+def visible(line: str) -> str:
+    """``line`` as the rules read it: ``INVISIBLE`` characters removed, then NFKC-normalised (fullwidth
+    ``ｃｕｒｌ`` and other compatibility forms become ``curl``, as a model reads them). ASCII is returned as is."""
+    if line.isascii():
+        return line
+    import unicodedata  # only for text that is not ASCII (~0.3 ms, once)
+
+    return unicodedata.normalize("NFKC", INVISIBLE.sub("", line))
+
+
+def _window_rule(text: str, raw: str) -> str | None:
+    """The first rule that flags ``text`` (at most ``MAX_LINE_CHARS`` of a line, made ``visible``); ``raw`` is
+    the same stretch as written, searched only by the rules without triggers (``hidden-text``)."""
+    low = text.lower()
     for rule in RULES:
+        if not rule.triggers:
+            if not raw.isascii() and rule.pattern.search(raw):
+                return rule.name
+            continue
         if not any(t in low for t in rule.triggers):
             continue
-        for m in rule.pattern.finditer(line):
-            if rule.negatable and NEGATION.search(line[max(0, m.start() - 40):m.start()]):
+        for m in rule.pattern.finditer(text):
+            if rule.negatable and NEGATION.search(text[max(0, m.start() - 40):m.start()]):
                 continue
             return rule.name
     return None
+
+
+def line_rule(line: str) -> str | None:
+    """The name of the first rule ``line`` (one line of text) matches, else None.
+
+    The line is read as ``visible`` makes it (invisible characters out, compatibility forms folded); a line
+    longer than ``MAX_LINE_CHARS`` is searched in overlapping windows (``WINDOW_OVERLAP``), every window but
+    the first behind a NUL so that a rule anchored at the line's start (``^``) cannot match mid-line. Linear in
+    the line's length."""
+    text = visible(line)
+    if len(text) <= MAX_LINE_CHARS:
+        return _window_rule(text, line)
+    step = MAX_LINE_CHARS - WINDOW_OVERLAP
+    for start in range(0, len(text), step):
+        window = text[start:start + MAX_LINE_CHARS]
+        rule = _window_rule(window if start == 0 else "\0" + window, "")
+        if rule:
+            return rule
+        if start + MAX_LINE_CHARS >= len(text):
+            break
+    return _window_rule("", line) if not line.isascii() else None
 
 
 def scan(text: str) -> list[Finding]:

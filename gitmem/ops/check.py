@@ -128,7 +128,7 @@ def check(store: Store, base: str | None = None) -> Checked:
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
                                                    "remove it before committing"))
-        problems.extend(_instructions(store.display(path), mid, text))
+        problems.extend(_instructions(store.display(path), mid, text, loaded.memories[mid]))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if base_sha == head:
         return result  # HEAD is in the base: no change to check (the memory files were)
@@ -170,14 +170,27 @@ def check(store: Store, base: str | None = None) -> Checked:
     return result
 
 
-def _instructions(shown: str, mid: str, text: str) -> list[Problem]:
+def _instructions(shown: str, mid: str, text: str, m: Memory) -> list[Problem]:
     """One ``instruction`` problem per line of memory file ``text`` (shown as ``shown``) that ``injection``
-    flags: ``<file>:<line>: <rule> — <why>: "<line>"``."""
+    flags: ``<file>:<line>: <rule> — <why>: "<line>"``; then one per line of ``m``'s front-matter fields (its
+    parsed title, tags and facts) flagged only once YAML's escapes are read (``"| \\x73h"``, ``"\\U000E0072"``):
+    ``<file> (<field> line <n>): <rule> — …``."""
     from .. import injection
 
-    return [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"; reword it as a "
-                                        "note about the code (memories reach every agent as data, not orders)")
-            for f in injection.scan(text)]
+    tail = "; reword it as a note about the code (memories reach every agent as data, not orders)"
+    found = injection.scan(text)
+    out = [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"{tail}") for f in found]
+    lines = text.splitlines()
+    raw = [lines[f.line - 1] for f in found]
+    fields = {"title": m.title, **{f"tag {i}": t for i, t in enumerate(m.tags, 1)},
+              **{f"fact {i}": f for i, f in enumerate(m.facts, 1)}}
+    for name, value in fields.items():
+        for n, line in enumerate(value.splitlines(), 1):
+            rule = injection.line_rule(line)
+            if rule and not any(line.strip() in r for r in raw):
+                out.append(Problem("instruction", mid, f"{shown} ({name} line {n}): {rule} — "
+                                                       f"{injection.BY_NAME[rule].why}: {line.strip()[:120]!r}{tail}"))
+    return out
 
 
 def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
