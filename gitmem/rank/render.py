@@ -73,6 +73,8 @@ QUOTE = "> "
 WITHHELD = "[withheld: reads as an instruction ({rule}); `gitmem show {id}`]"
 #: gitmem's separator between the fields of a header or index line; memory text shown inline gets ``SEP_SUB``
 #: in its place, so it cannot add a field.
+#: ``WITHHELD``'s characters but the rule's name and the id.
+_WITHHELD_CHARS = len(WITHHELD.format(rule="", id=""))
 SEP = "·"
 SEP_SUB = "•"
 #: Control characters (C0 but tab, DEL, C1) and Unicode line and paragraph separators: a terminal or a
@@ -339,6 +341,25 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
     return "\n".join(lines) + "\n"
 
 
+def index_line_floor(item: Item) -> int:
+    """Characters ``render_index_line(item)`` is at least, counted without rendering it: its fixed text (``- ``
+    … `` [`` … ``] `` … `` · `` … `` · `` … `` > `` … newline, 16 characters), the id (ids are ASCII letters,
+    digits, ``_`` and ``-``: ``memfile.valid_id``, so ``inline`` keeps them whole), the type, one character for
+    the age; and the first anchor, the status and the title each at its length when it is printable ASCII (then
+    ``inline`` only strips it; else 1, 0 and 0), the title no longer than ``WITHHELD`` (which replaces a flagged
+    one)."""
+    main = item.anchors[0] if item.anchors else "-"
+    title = item.title
+    return (17 + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 1)
+            + (len(item.status.strip()) if _plain(item.status) else 0)
+            + (min(len(title.strip()), _WITHHELD_CHARS + len(item.id)) if _plain(title) else 0))
+
+
+def _plain(text: str) -> bool:
+    """``text`` is printable ASCII: ``inline`` only strips it."""
+    return text.isascii() and text.isprintable()
+
+
 def render_index_line(item: Item, now: float | None = None) -> str:
     """One memory as one line, ending in a newline: id, [type[ · trust]], first anchor (with its old name when
     its code was renamed or moved), age, status, then its title after ``QUOTE`` (made one line: ``inline``;
@@ -390,6 +411,8 @@ def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, det
         nonlocal used
         if style.exact and limit - used < MIN_INDEX_LINE_CHARS:
             return False  # full: rendering the other 10,000 lines to skip them all costs half a second
+        if used + index_line_floor(item) > limit:
+            return True  # cannot fit: skipped unrendered (the hooks offer every memory; rendering is ~15 µs each)
         line = render_index_line(item, now)
         extra = len(line) + (label if not lines else 0)
         if used + extra <= limit:
