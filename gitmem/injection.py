@@ -11,7 +11,7 @@ system/role message or as gitmem's own frame, is what a prompt injection looks l
 
 Rules are narrow on purpose: an engineering note that *talks about* such things ("never pipe curl to sh in
 CI", "the installer used to run `curl | sh`; we vendor it now") must pass. A line is exempt from the
-command rules when a negation governs the command right before it (``NEGATION``); the rules were measured on
+command rules when a negation governs the command right before it (``NEGATION_SOURCE``); the rules were measured on
 gitmem's own commit messages and README and on ``bench/retrieval.py``'s memories (README, "What the agent is
 told").
 
@@ -22,13 +22,14 @@ over a class that excludes what follows it).
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: Longest stretch of a line searched at once, in characters (bounds the regex work per search); a longer line
 #: is searched in windows this long, each overlapping the one before by ``WINDOW_OVERLAP``.
 MAX_LINE_CHARS = 2000
 #: Characters a window shares with the one before: more than any rule's longest match (pipe-to-shell: a fetch
-#: word, 300 characters, ``|`` and a shell; ~330) plus ``NEGATION``'s 40-character look-back, so a command that
+#: word, 300 characters, ``|`` and a shell; ~330) plus ``NEGATION_SOURCE``'s 40-character look-back, so a command that
 #: straddles a window's start is whole in the window before.
 WINDOW_OVERLAP = 500
 
@@ -43,11 +44,19 @@ INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f
 
 #: A negation right before a command ("never", "don't", "do not run", "avoid piping", "instead of"): the
 #: line warns against the command rather than asking for it. At most one verb and a backtick may sit between.
-NEGATION = re.compile(
+NEGATION_SOURCE = (
     r"(?:\bnever|\bdon'?t|\bdo not|\bmust not|\bmustn'?t|\bshould not|\bshouldn'?t|\bavoid|\bno longer"
     r"|\binstead of|\brather than|\bnot|\bforbid(?:s|den)?|\bban(?:s|ned)?|\bprohibit(?:s|ed)?|\bstop"
     r"|\bwithout|\bused\s+to(?:\s+\w+){0,2}|\b(?:removed|dropped|replaced))\s+(?:(?:run(?:ning)?|us(?:e|ing)|pip(?:e|ing)|call(?:ing)?|execut(?:e|ing)|do(?:ing)?)\s+)?"
-    r"(?:via\s+|with\s+)?`?$", re.IGNORECASE)
+    r"(?:via\s+|with\s+)?`?$")
+
+
+@functools.cache
+def negation() -> re.Pattern[str]:
+    """``NEGATION_SOURCE`` compiled (on first use: compiling the rules costs ~5 ms, and a hook whose lines hold no
+    trigger never needs them)."""
+    return re.compile(NEGATION_SOURCE, re.IGNORECASE)
+
 
 _FETCH = r"(?:\bcurl|\bwget|\biwr|\binvoke-webrequest|\birm|\binvoke-restmethod|\bfetch)\b"
 _SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\b|\bperl\b|\bruby\b|\bnode\b|\biex\b"
@@ -55,19 +64,27 @@ _SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\
 
 class Rule:
     """One named rule: ``name`` (shown by ``gitmem check``), ``why`` (one line), ``pattern`` (searched in each
-    line), ``negatable`` (a ``NEGATION`` right before the match exempts the line)."""
+    line), ``negatable`` (a ``NEGATION_SOURCE`` match right before the match exempts the line)."""
 
-    __slots__ = ("name", "why", "pattern", "negatable", "triggers")
+    __slots__ = ("name", "why", "source", "_compiled", "negatable", "triggers")
 
     def __init__(self, name: str, why: str, pattern: str, triggers: tuple[str, ...], *,
                  negatable: bool = True) -> None:
         self.name = name
         self.why = why
-        self.pattern = re.compile(pattern, re.IGNORECASE)
+        self.source = pattern
+        self._compiled: re.Pattern[str] | None = None
         self.negatable = negatable
         #: lower-case substrings, one of which every match holds: a line with none is not searched
         #: (measured by ``bench/injection.py``: ~50 µs per line without them)
         self.triggers = triggers
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """``source`` compiled, case-insensitive, on first use (see ``negation``)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.IGNORECASE)
+        return self._compiled
 
 
 RULES: tuple[Rule, ...] = (
@@ -184,7 +201,7 @@ def _window_rule(text: str, raw: str) -> str | None:
         if not any(t in low for t in rule.triggers):
             continue
         for m in rule.pattern.finditer(text):
-            if rule.negatable and NEGATION.search(text[max(0, m.start() - 40):m.start()]):
+            if rule.negatable and negation().search(text[max(0, m.start() - 40):m.start()]):
                 continue
             return rule.name
     return None
