@@ -37,10 +37,16 @@ WINDOW_OVERLAP = 500
 #: the text ("cu\u200brl"): zero-width spaces and joiners, word joiner and invisible operators, soft hyphen,
 #: BOM, Mongolian vowel separator, bidirectional marks, embeddings, overrides and isolates (CVE-2021-42574,
 #: "Trojan Source"), variation selectors, and the Unicode tag characters (U+E0000–E007F, "ASCII smuggling":
-#: invisible text that models read). Removed before the rules search a line.
-INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-                       "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
-                       "\U000e0000-\U000e0fff]")
+#: invisible text that models read). Removed before the rules search a line (``invisible``).
+INVISIBLE_SOURCE = ("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+                    "\U000e0000-\U000e0fff]")
+
+
+@functools.cache
+def invisible() -> re.Pattern[str]:
+    """``INVISIBLE_SOURCE`` compiled, on first use (only text that is not ASCII needs it)."""
+    return re.compile(INVISIBLE_SOURCE)
 
 #: A negation right before a command ("never", "don't", "do not run", "avoid piping", "instead of"): the
 #: line warns against the command rather than asking for it. At most one verb and a backtick may sit between.
@@ -178,13 +184,13 @@ class Finding:
 
 
 def visible(line: str) -> str:
-    """``line`` as the rules read it: ``INVISIBLE`` characters removed, then NFKC-normalised (fullwidth
+    """``line`` as the rules read it: ``INVISIBLE_SOURCE`` characters removed, then NFKC-normalised (fullwidth
     ``ｃｕｒｌ`` and other compatibility forms become ``curl``, as a model reads them). ASCII is returned as is."""
     if line.isascii():
         return line
     import unicodedata  # only for text that is not ASCII (~0.3 ms, once)
 
-    return unicodedata.normalize("NFKC", INVISIBLE.sub("", line))
+    return unicodedata.normalize("NFKC", invisible().sub("", line))
 
 
 def _window_rule(text: str, raw: str) -> str | None:
@@ -210,7 +216,7 @@ def _window_rule(text: str, raw: str) -> str | None:
 def line_rule(line: str) -> str | None:
     """The name of the first rule ``line`` (one line of text) matches, else None.
 
-    The line is read as ``visible`` makes it (invisible characters out, compatibility forms folded); a line
+    The line is read as ``visible`` makes it (``INVISIBLE_SOURCE`` characters out, compatibility forms folded); a line
     longer than ``MAX_LINE_CHARS`` is searched in overlapping windows (``WINDOW_OVERLAP``), every window but
     the first behind a NUL so that a rule anchored at the line's start (``^``) cannot match mid-line. Linear in
     the line's length."""

@@ -298,7 +298,7 @@ def test_a_constraint_with_a_flagged_line_is_never_listed_as_a_rule() -> None:
     assert f"- {bad.id} [constraint (unreviewed)]" in text and f"- {long.id} [constraint (unreviewed)]" in text
     assert f"- {good.id} [constraint (must hold)]" in text
     assert f"> [withheld: reads as an instruction (hidden-text); `gitmem show {bad.id}`]" in text
-    assert not injection.INVISIBLE.search(text)
+    assert not injection.invisible().search(text)
     detail = render.render_detail(long, now=0)
     assert "evil" not in detail and detail.startswith(f"### {long.id} · constraint (unreviewed)")
     assert render.render_detail(good, now=0).startswith(f"### {good.id} · constraint (must hold)")
@@ -333,7 +333,7 @@ def test_hooks_and_context_withhold_hidden_and_long_instruction_lines(repo: Path
     texts.append(out)
     for text in texts:
         assert mid in text and "> Keep the timeout at 10 s: the gateway cuts at 12 s." in text, text
-        assert "evil" not in text and "elpmaxe" not in text and not injection.INVISIBLE.search(text), text
+        assert "evil" not in text and "elpmaxe" not in text and not injection.invisible().search(text), text
         assert f"### {mid} · constraint (unreviewed)" in text and "> - 2 retries" in text
         assert text.count(f"`gitmem show {mid}`]") == 5, text
         _frame_or_quoted(text, {mid})
