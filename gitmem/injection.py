@@ -11,7 +11,7 @@ system/role message or as gitmem's own frame, is what a prompt injection looks l
 
 Rules are narrow on purpose: an engineering note that *talks about* such things ("never pipe curl to sh in
 CI", "the installer used to run `curl | sh`; we vendor it now") must pass. A line is exempt from the
-command rules when a negation governs the command right before it (``NEGATION``); the rules were measured on
+command rules when a negation governs the command right before it (``NEGATION_SOURCE``); the rules were measured on
 gitmem's own commit messages and README and on ``bench/retrieval.py``'s memories (README, "What the agent is
 told").
 
@@ -22,18 +22,47 @@ over a class that excludes what follows it).
 
 from __future__ import annotations
 
+import functools
 import re
 
-#: Longest line examined, in characters: a longer line is cut there (bounds the regex work per line).
+#: Longest stretch of a line searched at once, in characters (bounds the regex work per search); a longer line
+#: is searched in windows this long, each overlapping the one before by ``WINDOW_OVERLAP``.
 MAX_LINE_CHARS = 2000
+#: Characters a window shares with the one before: more than any rule's longest match (pipe-to-shell: a fetch
+#: word, 300 characters, ``|`` and a shell; ~330) plus ``NEGATION_SOURCE``'s 40-character look-back, so a command that
+#: straddles a window's start is whole in the window before.
+WINDOW_OVERLAP = 500
+
+#: Characters a reader does not see, which split a command's words for a pattern yet not for a model reading
+#: the text ("cu\u200brl"): zero-width spaces and joiners, word joiner and invisible operators, soft hyphen,
+#: BOM, Mongolian vowel separator, bidirectional marks, embeddings, overrides and isolates (CVE-2021-42574,
+#: "Trojan Source"), variation selectors, and the Unicode tag characters (U+E0000–E007F, "ASCII smuggling":
+#: invisible text that models read). Removed before the rules search a line (``invisible``).
+INVISIBLE_SOURCE = ("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+                    "\U000e0000-\U000e0fff]")
+
+
+@functools.cache
+def invisible() -> re.Pattern[str]:
+    """``INVISIBLE_SOURCE`` compiled, on first use (only text that is not ASCII needs it)."""
+    return re.compile(INVISIBLE_SOURCE)
 
 #: A negation right before a command ("never", "don't", "do not run", "avoid piping", "instead of"): the
 #: line warns against the command rather than asking for it. At most one verb and a backtick may sit between.
-NEGATION = re.compile(
+NEGATION_SOURCE = (
     r"(?:\bnever|\bdon'?t|\bdo not|\bmust not|\bmustn'?t|\bshould not|\bshouldn'?t|\bavoid|\bno longer"
     r"|\binstead of|\brather than|\bnot|\bforbid(?:s|den)?|\bban(?:s|ned)?|\bprohibit(?:s|ed)?|\bstop"
     r"|\bwithout|\bused\s+to(?:\s+\w+){0,2}|\b(?:removed|dropped|replaced))\s+(?:(?:run(?:ning)?|us(?:e|ing)|pip(?:e|ing)|call(?:ing)?|execut(?:e|ing)|do(?:ing)?)\s+)?"
-    r"(?:via\s+|with\s+)?`?$", re.IGNORECASE)
+    r"(?:via\s+|with\s+)?`?$")
+
+
+@functools.cache
+def negation() -> re.Pattern[str]:
+    """``NEGATION_SOURCE`` compiled (on first use: compiling the rules costs ~5 ms, and a hook whose lines hold no
+    trigger never needs them)."""
+    return re.compile(NEGATION_SOURCE, re.IGNORECASE)
+
 
 _FETCH = r"(?:\bcurl|\bwget|\biwr|\binvoke-webrequest|\birm|\binvoke-restmethod|\bfetch)\b"
 _SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\b|\bperl\b|\bruby\b|\bnode\b|\biex\b"
@@ -41,19 +70,27 @@ _SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\
 
 class Rule:
     """One named rule: ``name`` (shown by ``gitmem check``), ``why`` (one line), ``pattern`` (searched in each
-    line), ``negatable`` (a ``NEGATION`` right before the match exempts the line)."""
+    line), ``negatable`` (a ``NEGATION_SOURCE`` match right before the match exempts the line)."""
 
-    __slots__ = ("name", "why", "pattern", "negatable", "triggers")
+    __slots__ = ("name", "why", "source", "_compiled", "negatable", "triggers")
 
     def __init__(self, name: str, why: str, pattern: str, triggers: tuple[str, ...], *,
                  negatable: bool = True) -> None:
         self.name = name
         self.why = why
-        self.pattern = re.compile(pattern, re.IGNORECASE)
+        self.source = pattern
+        self._compiled: re.Pattern[str] | None = None
         self.negatable = negatable
         #: lower-case substrings, one of which every match holds: a line with none is not searched
         #: (measured by ``bench/injection.py``: ~50 µs per line without them)
         self.triggers = triggers
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """``source`` compiled, case-insensitive, on first use (see ``negation``)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.IGNORECASE)
+        return self._compiled
 
 
 RULES: tuple[Rule, ...] = (
@@ -102,6 +139,9 @@ RULES: tuple[Rule, ...] = (
          r"|^\s*(?:>\s*)*-\s+\S+\s+\[\s*(?:constraint|decision|gotcha|convention|note|bugfix|fact|pattern)\b"
          r"|[·\[]\s*constraint \(must hold\)\s*[·\]]",
          ("gitmem", "·", "["), negatable=False),
+    Rule("hidden-text", "holds text or reordering a reviewer cannot see (Unicode tag characters, bidirectional "
+         "overrides): what a reviewer approved is not what the agent reads",
+         "[\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]", (), negatable=False),
     Rule("conceal", "asks the agent to hide what it does from the user",
          r"\b(?:do not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|show|alert|notify)\s+"
          r"(?:the\s+)?(?:user|human|developer|reviewer)s?\b"
@@ -111,6 +151,9 @@ RULES: tuple[Rule, ...] = (
 
 #: The rules by name.
 BY_NAME = {r.name: r for r in RULES}
+#: Any rule's trigger, in one search: a line with none is flagged by no rule (``_window_rule``'s fast path: one
+#: regex search instead of a generator per rule, ~5x faster on the titles of ``bench/hooks.py``'s memories).
+_ANY_TRIGGER = re.compile("|".join(re.escape(t) for r in RULES for t in r.triggers))
 
 
 class Finding:
@@ -140,18 +183,55 @@ class Finding:
         return hash((self.line, self.rule, self.text))
 
 
-def line_rule(line: str) -> str | None:
-    """The name of the first rule ``line`` (one line of text) matches, else None."""
-    line = line[:MAX_LINE_CHARS]
-    low = line.lower()
+def visible(line: str) -> str:
+    """``line`` as the rules read it: ``INVISIBLE_SOURCE`` characters removed, then NFKC-normalised (fullwidth
+    ``ｃｕｒｌ`` and other compatibility forms become ``curl``, as a model reads them). ASCII is returned as is."""
+    if line.isascii():
+        return line
+    import unicodedata  # only for text that is not ASCII (~0.3 ms, once)
+
+    return unicodedata.normalize("NFKC", invisible().sub("", line))
+
+
+def _window_rule(text: str, raw: str) -> str | None:
+    """The first rule that flags ``text`` (at most ``MAX_LINE_CHARS`` of a line, made ``visible``); ``raw`` is
+    the same stretch as written, searched only by the rules without triggers (``hidden-text``)."""
+    low = text.lower()
+    if raw.isascii() and not _ANY_TRIGGER.search(low):
+        return None
     for rule in RULES:
+        if not rule.triggers:
+            if not raw.isascii() and rule.pattern.search(raw):
+                return rule.name
+            continue
         if not any(t in low for t in rule.triggers):
             continue
-        for m in rule.pattern.finditer(line):
-            if rule.negatable and NEGATION.search(line[max(0, m.start() - 40):m.start()]):
+        for m in rule.pattern.finditer(text):
+            if rule.negatable and negation().search(text[max(0, m.start() - 40):m.start()]):
                 continue
             return rule.name
     return None
+
+
+def line_rule(line: str) -> str | None:
+    """The name of the first rule ``line`` (one line of text) matches, else None.
+
+    The line is read as ``visible`` makes it (``INVISIBLE_SOURCE`` characters out, compatibility forms folded); a line
+    longer than ``MAX_LINE_CHARS`` is searched in overlapping windows (``WINDOW_OVERLAP``), every window but
+    the first behind a NUL so that a rule anchored at the line's start (``^``) cannot match mid-line. Linear in
+    the line's length."""
+    text = visible(line)
+    if len(text) <= MAX_LINE_CHARS:
+        return _window_rule(text, line)
+    step = MAX_LINE_CHARS - WINDOW_OVERLAP
+    for start in range(0, len(text), step):
+        window = text[start:start + MAX_LINE_CHARS]
+        rule = _window_rule(window if start == 0 else "\0" + window, "")
+        if rule:
+            return rule
+        if start + MAX_LINE_CHARS >= len(text):
+            break
+    return _window_rule("", line) if not line.isascii() else None
 
 
 def scan(text: str) -> list[Finding]:

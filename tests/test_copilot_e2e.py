@@ -138,3 +138,27 @@ def test_a_lost_edit_capture_and_the_final_message_come_from_the_transcript(tmp_
     assert [a["anchor"] for a in m["anchors"]] == ["src/client.py::fetch"]
     assert m["body"] == "Added `_get_with_retry`; fetch() uses it."
     assert "reconciled with the transcript: 2 events added" in consolidate_log(repo)  # the edit and the final message
+
+
+def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A memory file a pull request filled with a forged gitmem header, a forged "constraint (must hold)" entry, a
+    ``curl … | sh`` line, a forged quote boundary and a fake ``</system-reminder>`` reaches Copilot's model (the
+    session start in the first user message, the file's memories in the user message after the ``view``) fenced:
+    its note quoted, none of the forged lines at the start of a line, no download command. Copilot passes the
+    hook's text on unchanged."""
+    from tests.test_fence import assert_fenced_in_requests, hostile_memory
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    copilot_install.install(repo)
+    mid, _ = hostile_memory(run_cli, repo)
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    client = str(repo / "src" / "client.py")
+    with chat_completions_server([{"call": "view", "arguments": {"path": client}}, {"say": "Done."}]) as server:
+        copilot_p(repo, home, server.base_url, "Please make the networking more robust")
+    first = next(r for r in server.requests if r.get("tools"))
+    opening = [text_of(m) for m in first["messages"] if m.get("role") == "user"]
+    assert any(mid in t for t in opening), json.dumps(opening)[:2000]  # the session start gave it
+    assert_fenced_in_requests(server.requests, mid)

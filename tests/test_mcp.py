@@ -111,7 +111,7 @@ def test_tools_end_to_end(tmp_path: Path) -> None:
     rem = r["remember"]
     assert not rem.is_error, _text(rem)
     mid = rem.structured_content["id"]
-    assert _text(rem).startswith(f"remembered {mid}: [decision] Config load order is env > yaml > defaults")
+    assert _text(rem).startswith(f"remembered {mid}: [decision] > Config load order is env > yaml > defaults")
     assert rem.structured_content["scope"] == "team" and rem.structured_content["source"] == "agent"
     assert rem.structured_content["path"] == f".gitmem/memories/{mid}.md"
     anchor = rem.structured_content["anchors"][0]
@@ -167,7 +167,7 @@ def test_tools_end_to_end(tmp_path: Path) -> None:
     a = row["anchors"][0]
     assert a["anchor"] == "app/config.py::parse_config" and a["commit"] == r["sha"] and "body" in a["changes"]
     assert f"body changed in {r['sha'][:12]}" in a["reason"]
-    assert f"stale    {mid}  [decision] Config load order" in _text(after)
+    assert f"stale    {mid}  [decision] > Config load order" in _text(after)
     assert f"app/config.py::parse_config  — body changed in {r['sha'][:12]}" in _text(after)
     assert r["search_after"].structured_content["hits"][0]["status"] == "stale"
     ctx2 = r["context_after"]

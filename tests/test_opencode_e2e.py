@@ -111,3 +111,33 @@ def test_opencode_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> Non
     first = next(r for r in server.requests if r.get("tools"))
     system = "\n".join(text_of(msg) for msg in first["messages"] if msg.get("role") == "system")
     assert m["id"] in system, system[-3000:]
+
+
+def test_a_hostile_memory_reaches_the_model_fenced(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A memory file a pull request filled with a forged gitmem header, a forged "constraint (must hold)" entry, a
+    ``curl … | sh`` line, a forged quote boundary and a fake ``</system-reminder>`` reaches OpenCode's model (its
+    title in the session start's system prompt, the whole memory in the ``read`` tool's result) fenced: its note
+    quoted, none of the forged lines at the start of a line, no download command. OpenCode passes the plugin's
+    text on unchanged."""
+    from tests.test_fence import assert_fenced_in_requests, hostile_memory
+
+    repo = make_repo(tmp_path / "project")
+    commit(repo, "init", {"src/client.py": REAL_CLIENT_PY, "src/other.py": "def other():\n    return 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    opencode_install.install(repo)
+    mid, _ = hostile_memory(run_cli, repo)
+    time.sleep(1.1)  # creation times are to the second: the notes below are strictly newer
+    for i in range(12):  # newer memories elsewhere fill the session start, so the file's memory comes with the read
+        remember(run_cli, repo, f"other() note {i}: " + "lorem ipsum " * 30, "src/other.py::other",
+                 mtype="discovery")
+    home = tmp_path / "opencode-home"
+    home.mkdir()
+    client = str(repo / "src" / "client.py")
+    with chat_completions_server([{"call": "read", "arguments": {"filePath": client}}, {"say": "Done."}]) as server:
+        opencode_run(repo, home, server.base_url, "Carry on.")
+    main = [r for r in server.requests if r.get("tools")]
+    system = "\n".join(text_of(m) for m in main[0]["messages"] if m.get("role") == "system")
+    assert "# gitmem" in system and f"### {mid}" not in system, system[-3000:]  # the newer notes in full
+    read = next(m for m in main[-1]["messages"] if m.get("role") == "tool")
+    assert f"### {mid}" in text_of(read), text_of(read)[-3000:]  # the read of its file gave it in full
+    assert_fenced_in_requests(server.requests, mid)

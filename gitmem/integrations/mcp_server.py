@@ -42,12 +42,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import __version__, infra, layout, provenance, shapes, usage
+from .. import __version__, infra, injection, layout, provenance, shapes, usage
 from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, Memory, MemoryStatus, Status
-from ..rank.render import QUOTE, inline
+from ..rank.render import QUOTE, WITHHELD, Item, fenced_lines, inline
 from ..rank.score import age
 from ..store import Store
 
@@ -143,7 +143,7 @@ class GitmemTools:
 
         Returns:
             text: one line per hit ``- ID [type] anchors · age · status > title`` (the title fenced as
-            ``rank.render`` fences memory text: one line, after ``> ``).
+            ``rank.render`` fences memory text: one line, after ``> ``; withheld when ``injection`` flags it).
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
@@ -159,7 +159,7 @@ class GitmemTools:
             lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {_echo(query)!r}, best first "
                      "(full text: get with their ids):"]
             lines += [f"- {inline(r['id'])} [{inline(r['type'])}] {inline(', '.join(r['anchors']) or '-')} · "
-                      f"{r['age']} · {r['status']} {QUOTE}{inline(r['title'])}" for r in rows]
+                      f"{r['age']} · {r['status']} {QUOTE}{_one_line(r['id'], r['title'])}" for r in rows]
         else:
             lines = [f"no memories match {_echo(query)!r}"]
         lines += [f"warning: {w}" for w in warnings]
@@ -169,7 +169,7 @@ class GitmemTools:
         """Full memories by id or unique id prefix, each with the status of its anchors.
 
         Returns:
-            text: per memory its header, status, anchors (status, reason), tags, body and facts.
+            text: per memory its header, status, anchors (status, reason), tags, body and facts (``_render_memory``).
             data: ``{"memories": [memory_json + {"status", "anchor_statuses", "path"}],
             "not_found": [{"id", "error", "hint"}]}``.
 
@@ -245,7 +245,7 @@ class GitmemTools:
                                                origin=provenance.agent_from_env(os.environ) or "mcp"),
                          warn=warnings.append)
         path = store.display(store.path_for(m))
-        lines = [f"remembered {m.id}: [{m.type}] {m.title}",
+        lines = [f"remembered {m.id}: [{m.type}] {QUOTE}{inline(m.title)}",
                  f"file: {path} (team scope: commit it to share it)",
                  "anchors: " + (", ".join(a.key for a in m.anchors) or "none")]
         lines += [f"warning: {w}" for w in warnings]
@@ -255,7 +255,8 @@ class GitmemTools:
         """Memories whose anchors are not fresh at the working tree, with reasons (``gitmem stale``).
 
         Returns:
-            text: per memory ``status id title`` then one line per anchor with its reason.
+            text: per memory ``status id [type] > title`` (the title fenced: one line after ``> ``, withheld
+            when flagged) then one line per anchor with its reason.
             data: ``{"memories": [memory_status_json], "invalid": [{"error", "hint"}]}``
             (each like an item of ``gitmem stale --json``).
         """
@@ -280,8 +281,9 @@ class GitmemTools:
             lines = [f"{len(rows)} of {total} memories are not fresh:"]
             used = len(lines[0])
             for s in rows:
-                block = [f"{s.status.value:8} {s.memory.id}  [{s.memory.type}] {s.memory.title}"]
-                block += [f"    {_anchor_line(a)}" for a in s.anchors]
+                block = [f"{s.status.value:8} {inline(s.memory.id)}  [{s.memory.type}] "
+                         f"{QUOTE}{_one_line(s.memory.id, s.memory.title)}"]
+                block += [f"    {inline(_anchor_line(a))}" for a in s.anchors]
                 size = sum(len(b) + 1 for b in block)
                 if shown and used + size > MAX_REPLY_CHARS - 2_000:
                     break
@@ -336,21 +338,33 @@ def _anchor_line(a: Any) -> str:
     return line + (f"  — {a.reason}" if a.reason else "")
 
 
+def _one_line(mem_id: str, text: str) -> str:
+    """Memory text shown inside one of gitmem's lines (a title, the tags): made one line (``inline``), or
+    ``WITHHELD`` when ``injection`` flags it."""
+    text = inline(text)
+    rule = injection.line_rule(text)
+    return WITHHELD.format(rule=rule, id=inline(mem_id)) if rule else text
+
+
 def _render_memory(ms: MemoryStatus) -> str:
-    """One memory in full for ``get``: its fields, then its own text (title, tags, body, facts) fenced as
-    ``rank.render`` fences it, every line quoted ``> `` (nothing withheld: ``get`` is the full text asked for)."""
+    """One memory in full for ``get``: its fields (each made one line: ``inline``), then its own text (title,
+    tags, body, facts) fenced as ``rank.render`` fences it, every line quoted ``> ``, and a line that
+    ``injection`` flags withheld as the hooks withhold it (``WITHHELD``: the whole text is ``gitmem show ID``,
+    for a person)."""
     m = ms.memory
-    lines = [f"{inline(m.id)}  [{inline(m.type)}] {QUOTE}{inline(m.title)}",
-             f"status: {ms.status.value} · scope: {m.scope} · author: {m.author or '-'} · source: {m.source} · "
-             f"trust: {provenance.of(m).label or 'unknown'} · "
-             f"updated: {m.updated or '?'}" + (f" ({age(m)} ago)" if age(m) not in ("now", "?") else "")]
-    lines += ["anchors:"] + [f"  {_anchor_line(a)}" for a in ms.anchors] if ms.anchors else ["anchors: none"]
+    quoted = fenced_lines(Item(m.id, m.type, m.title), m.body)[0] if m.body else []
+    facts = fenced_lines(Item(m.id, m.type, m.title), "\n".join(f"- {f}" for f in m.facts))[0]
+    lines = [f"{inline(m.id)}  [{inline(m.type)}] {QUOTE}{_one_line(m.id, m.title)}",
+             f"status: {ms.status.value} · scope: {m.scope} · author: {inline(m.author) or '-'} · "
+             f"source: {m.source} · trust: {provenance.of(m).label or 'unknown'} · updated: {inline(m.updated) or '?'}"
+             + (f" ({age(m)} ago)" if age(m) not in ("now", "?") else "")]
+    lines += ["anchors:"] + [f"  {inline(_anchor_line(a))}" for a in ms.anchors] if ms.anchors else ["anchors: none"]
     if m.tags:
-        lines.append("tags: " + QUOTE + inline(", ".join(m.tags)))
-    if m.body:
-        lines += ["", *(QUOTE + line for line in m.body.splitlines())]
+        lines.append("tags: " + QUOTE + _one_line(m.id, ", ".join(m.tags)))
+    if quoted:
+        lines += ["", *(QUOTE + line if line else QUOTE.rstrip() for line in quoted)]
     if m.facts:
-        lines += ["", "facts:"] + [QUOTE + line for f in m.facts for line in f"- {f}".splitlines()]
+        lines += ["", "facts:"] + [QUOTE + line for line in facts]
     return "\n".join(lines)
 
 

@@ -137,7 +137,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     problems.extend(secrets_in_files(store))
     for mid, path in loaded.paths.items():
         if loaded.memories[mid].scope == "team":
-            problems.extend(_instructions(store.display(path), mid, path.read_text("utf-8", errors="replace")))
+            problems.extend(_instructions(store.display(path), mid, path.read_text("utf-8", errors="replace"),
+                                          loaded.memories[mid]))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
@@ -182,14 +183,27 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     return result
 
 
-def _instructions(shown: str, mid: str, text: str) -> list[Problem]:
+def _instructions(shown: str, mid: str, text: str, m: Memory) -> list[Problem]:
     """One ``instruction`` problem per line of memory file ``text`` (shown as ``shown``) that ``injection``
-    flags: ``<file>:<line>: <rule> — <why>: "<line>"``."""
+    flags: ``<file>:<line>: <rule> — <why>: "<line>"``; then one per line of ``m``'s front-matter fields (its
+    parsed title, tags and facts) flagged only once YAML's escapes are read (``"| \\x73h"``, ``"\\U000E0072"``):
+    ``<file> (<field> line <n>): <rule> — …``."""
     from .. import injection
 
-    return [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"; reword it as a "
-                                        "note about the code (memories reach every agent as data, not orders)")
-            for f in injection.scan(text)]
+    tail = "; reword it as a note about the code (memories reach every agent as data, not orders)"
+    found = injection.scan(text)
+    out = [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"{tail}") for f in found]
+    lines = text.splitlines()
+    raw = [lines[f.line - 1] for f in found]
+    fields = {"title": m.title, **{f"tag {i}": t for i, t in enumerate(m.tags, 1)},
+              **{f"fact {i}": f for i, f in enumerate(m.facts, 1)}}
+    for name, value in fields.items():
+        for n, line in enumerate(value.splitlines(), 1):
+            rule = injection.line_rule(line)
+            if rule and not any(line.strip() in r for r in raw):
+                out.append(Problem("instruction", mid, f"{shown} ({name} line {n}): {rule} — "
+                                                       f"{injection.BY_NAME[rule].why}: {line.strip()[:120]!r}{tail}"))
+    return out
 
 
 #: Files larger than this are scanned only up to it (a memory file is a few KB; ``[memory] max_chars``).

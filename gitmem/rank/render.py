@@ -73,11 +73,14 @@ QUOTE = "> "
 WITHHELD = "[withheld: reads as an instruction ({rule}); `gitmem show {id}`]"
 #: gitmem's separator between the fields of a header or index line; memory text shown inline gets ``SEP_SUB``
 #: in its place, so it cannot add a field.
+#: ``WITHHELD``'s characters but the rule's name and the id.
+_WITHHELD_CHARS = len(WITHHELD.format(rule="", id=""))
 SEP = "·"
 SEP_SUB = "•"
 #: Control characters (C0 but tab, DEL, C1) and Unicode line and paragraph separators: a terminal or a
 #: tokenizer may take them for a line break or a cursor move.
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+#: (Two classes: one class mixing both ranges takes ~4 ms to compile, in every hook process; this, 0.5 ms.)
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]|[\u2028\u2029]")
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
 FOOTER = EXPAND_LINE + "\n"
 
@@ -277,14 +280,33 @@ def type_label(mtype: str, rule: bool = True) -> str:
 
 def inline(text: str) -> str:
     """``text`` made safe to show inside one of gitmem's own lines: every line break and control character a
-    space (``_CONTROL``), gitmem's field separator ``SEP`` replaced by ``SEP_SUB``, spaces at the ends stripped."""
-    return _CONTROL.sub(" ", text).replace(SEP, SEP_SUB).strip()
+    space (``_CONTROL``), characters a reader cannot see removed (``injection.INVISIBLE_SOURCE``), gitmem's field
+    separator ``SEP`` replaced by ``SEP_SUB``, spaces at the ends stripped."""
+    return _visible(_CONTROL.sub(" ", text)).replace(SEP, SEP_SUB).strip()
+
+
+def _visible(text: str) -> str:
+    """``text`` without ``injection.INVISIBLE_SOURCE`` characters (zero-width, bidirectional controls, tag characters:
+    what a model would read and a reviewer would not see)."""
+    return text if text.isascii() else injection.invisible().sub("", text)
+
+
+def first_rule(item: Item) -> str | None:
+    """The first rule ``injection.line_rule`` flags in any line of ``item``'s own text (title, the whole body,
+    facts), else None: such a memory is never shown as a rule, in full or as an index line."""
+    for text in (item.title, item.body, *item.facts):
+        for line in text.splitlines():
+            rule = injection.line_rule(line)
+            if rule:
+                return rule
+    return None
 
 
 def fenced_lines(item: Item, text: str) -> tuple[list[str], str | None]:
     """The lines of a memory's own ``text`` as shown: control characters a space, each line that
     ``injection.line_rule`` flags replaced by ``WITHHELD`` (naming ``item.id``), without the ``QUOTE`` prefix;
-    and the first rule that withheld a line (None: none). Lines split as ``str.splitlines`` does."""
+    and the first rule that withheld a line (None: none). Lines split as ``str.splitlines`` does; characters a
+    reader cannot see removed (``injection.INVISIBLE_SOURCE``)."""
     out: list[str] = []
     first: str | None = None
     for line in text.splitlines():
@@ -293,7 +315,7 @@ def fenced_lines(item: Item, text: str) -> tuple[list[str], str | None]:
             first = first or rule
             out.append(WITHHELD.format(rule=rule, id=inline(item.id)))
         else:
-            out.append(_CONTROL.sub(" ", line).rstrip())
+            out.append(_visible(_CONTROL.sub(" ", line)).rstrip())
     return out, first
 
 
@@ -322,20 +344,42 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
         body = body[:MAX_DETAIL_BODY_CHARS].rsplit(" ", 1)[0] + " …"
     own, withheld = fenced_lines(item, "\n".join([item.title.strip(), body, *(f"- {f}" for f in item.facts)]
                                                  if body else [item.title.strip(), *(f"- {f}" for f in item.facts)]))
-    lines = [f"### {inline(item.id)} {SEP} {_fields(item, withheld is None)}",
+    rule = withheld is None and (len(item.body.strip()) <= MAX_DETAIL_BODY_CHARS or first_rule(item) is None)
+    lines = [f"### {inline(item.id)} {SEP} {_fields(item, rule)}",
              f"anchors: {anchors} {SEP} {age(item.updated, now)} {SEP} {inline(item.status)}"]
     lines.extend(QUOTE + line if line else QUOTE.rstrip() for line in own)
     return "\n".join(lines) + "\n"
 
 
+def index_line_floor(item: Item) -> int:
+    """Characters ``render_index_line(item)`` is at least, counted without rendering it: its fixed text (``- ``
+    … `` [`` … ``] `` … `` · `` … `` · `` … `` > `` … newline, 16 characters), the id (ids are ASCII letters,
+    digits, ``_`` and ``-``: ``memfile.valid_id``, so ``inline`` keeps them whole), the type, one character for
+    the age; and the first anchor, the status and the title each at its length when it is printable ASCII (then
+    ``inline`` only strips it; else 1, 0 and 0), the title no longer than ``WITHHELD`` (which replaces a flagged
+    one)."""
+    main = item.anchors[0] if item.anchors else "-"
+    title = item.title
+    return (17 + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 1)
+            + (len(item.status.strip()) if _plain(item.status) else 0)
+            + (min(len(title.strip()), _WITHHELD_CHARS + len(item.id)) if _plain(title) else 0))
+
+
+def _plain(text: str) -> bool:
+    """``text`` is printable ASCII: ``inline`` only strips it."""
+    return text.isascii() and text.isprintable()
+
+
 def render_index_line(item: Item, now: float | None = None) -> str:
     """One memory as one line, ending in a newline: id, [type[ · trust]], first anchor (with its old name when
     its code was renamed or moved), age, status, then its title after ``QUOTE`` (made one line: ``inline``;
-    withheld when flagged, as in ``render_detail``)."""
+    withheld when flagged, as in ``render_detail``; the type not shown as a rule when any line of the memory's
+    text is flagged: ``first_rule``)."""
     main = item.anchors[0] + was_note(item.anchors[0], item.was.get(item.anchors[0])) if item.anchors else "-"
     rule = injection.line_rule(item.title)
     title = WITHHELD.format(rule=rule, id=inline(item.id)) if rule else inline(item.title)
-    return (f"- {inline(item.id)} [{_fields(item, rule is None)}] {inline(main)} {SEP} {age(item.updated, now)} "
+    ruled = rule is None and (item.type not in TYPE_LABELS or first_rule(item) is None)
+    return (f"- {inline(item.id)} [{_fields(item, ruled)}] {inline(main)} {SEP} {age(item.updated, now)} "
             f"{SEP} {inline(item.status)} {QUOTE}{title}\n")
 
 
@@ -377,6 +421,8 @@ def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, det
         nonlocal used
         if style.exact and limit - used < MIN_INDEX_LINE_CHARS:
             return False  # full: rendering the other 10,000 lines to skip them all costs half a second
+        if used + index_line_floor(item) > limit:
+            return True  # cannot fit: skipped unrendered (the hooks offer every memory; rendering is ~15 µs each)
         line = render_index_line(item, now)
         extra = len(line) + (label if not lines else 0)
         if used + extra <= limit:
