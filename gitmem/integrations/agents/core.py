@@ -46,8 +46,8 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``, ``rank.fusion``,
-``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or on the per-tool-call paths;
-SessionStart imports the library (``session_start``) when it runs.
+``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or
+on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
 """
 
 from __future__ import annotations
@@ -435,9 +435,11 @@ def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], list[str], list[tuple[str, float]]]:
+def prompt_candidates(con: sqlite3.Connection, prompt: str, min_bm25: float | None = None,
+                      ) -> tuple[list[str], list[str], list[tuple[str, float]]]:
     """What the catalog has for ``prompt``: (ids of memories on the paths it names, on the symbols it names
-    (``rank.mentions``), its BM25 hits (``catalog.db.search``)), for ``rank.fusion.prompt_ranking``.
+    (``rank.mentions``), its text hits above the floor (``prompt_text_hits``; ``min_bm25`` None: the default
+    ``rank.relevance.DEFAULT_MIN_BM25``)), for ``rank.fusion.prompt_ranking``.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
@@ -448,7 +450,46 @@ def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], 
     paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
     path_ids = [mid for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values() for mid in ids]
     symbol_ids = [mid for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values() for mid in ids]
-    return path_ids, symbol_ids, catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
+    return path_ids, symbol_ids, prompt_text_hits(con, prompt, min_bm25)
+
+
+def prompt_text_hits(con: sqlite3.Connection, prompt: str, min_bm25: float | None = None) -> list[tuple[str, float]]:
+    """The catalog's BM25 hits for ``prompt``'s content terms (``stopwords.content_terms``: no stop word of its
+    language, no request word), at most ``PROMPT_SEARCH_HITS``, best first as (id, FTS5 score), keeping those whose
+    absolute text score (``rank.relevance.match_score``) reaches ``min_bm25`` (None: ``DEFAULT_MIN_BM25``).
+    ``[]`` for a prompt without content terms ("explain the code") or whose hits all fall below the floor.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ... import stopwords
+    from ...catalog import db as catalog_db
+    from ...rank import relevance
+
+    terms = stopwords.content_terms(prompt)
+    hits = catalog_db.search_terms(con, terms, PROMPT_SEARCH_HITS) if terms else []
+    if not hits:
+        return []
+    texts = catalog_db.fts_texts(con, [mid for mid, _ in hits])
+    folded = {relevance.fold(t) for t in terms}
+    shared = {tok for text in texts.values() for tok in relevance.tokens(text) if tok in folded}
+    docs = catalog_db.term_docs(con, sorted(shared))
+    n = catalog_db.count(con)
+    scores = {mid: relevance.match_score(terms, text, docs, n) for mid, text in texts.items()}
+    floor = relevance.DEFAULT_MIN_BM25 if min_bm25 is None else min_bm25
+    return relevance.lexical_floor(hits, scores, floor)
+
+
+def prompt_hybrid(hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
+                  min_similarity: float | None = None) -> list[dict[str, Any]] | None:
+    """The warm process's hybrid hits the prompt hook may use (``rank.relevance.vector_floor``): those the text
+    floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
+    ``DEFAULT_MIN_SIMILARITY``); None when the warm process did not answer."""
+    from ...rank import relevance
+
+    floor = relevance.DEFAULT_MIN_SIMILARITY if min_similarity is None else min_similarity
+    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor)
+    return None if kept is None else [dict(h) for h in kept]
 
 
 def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -473,10 +514,11 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     from ...rank import fusion
 
     try:
-        found = prompt_candidates(con, prompt)
+        min_bm25, min_similarity = config.relevance_floors(cfg)
+        found = prompt_candidates(con, prompt, min_bm25)
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
-        ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
+        ranked = fusion.prompt_ranking(*found, prompt_hybrid(warm[0] if warm else None, found[2], min_similarity))
         given = given_ids(lay, key)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
         order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in given]

@@ -1,0 +1,116 @@
+"""Relevance floors: whether a memory a search found concerns the prompt at all, or only came first.
+
+Owns: the score floors of what the hooks inject unasked (``DEFAULT_MIN_BM25``, ``DEFAULT_MIN_SIMILARITY``,
+``[relevance]`` in config.toml through ``config.relevance_floors``), the absolute text score they apply to
+(``match_score``), and the floors themselves (``lexical_floor``, ``vector_floor``). A ranking only says
+which hit is best; a floor says whether the best is any good. Without one, the prompt hook injected the
+best BM25 hit of a prompt that shared one word with it ("the"), and with the warm process up the nearest
+vector of a nonsense prompt.
+
+The text score: BM25 (Robertson & Zaragoza 2009) of the memory for the prompt's content terms
+(``stopwords.content_terms``), with k1 = 1.2, b = 0 (no length normalisation: memories are short notes),
+and Lucene's smoothed IDF, ``ln(1 + (N - n + 0.5) / (n + 0.5))``, N the memories in the store but at least
+``MIN_STORE_SIZE``. It is an absolute score, comparable across prompts and stores: one match of a term
+that 1 memory in 100 holds scores ≈ 4.2, of one that every fifth memory holds ≈ 1.6. (FTS5's own ``bm25()``
+ranks, but its IDF is 0 for a term half the store holds and clamps to 1e-6: in a store of 2 memories every
+match scores ~1e-6, so no absolute floor can apply to it.)
+
+Calibration (``bench/relevance.py``, bench/README.md): the floors were set on gitmem's own history as
+memories, prompts that concern nothing in it (other repositories' commit subjects) against the prompts of
+``bench/retrieval.py`` (commit messages whose relevant memories are known): the floor is the lowest value
+that does not lower ``bench/retrieval.py``'s hook recall, whatever it lets through of the foreign prompts.
+
+Guarantees: pure, deterministic; no file or database access (callers hand in texts and counts).
+Must not import: anything outside the standard library (the prompt hook imports it).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+#: BM25's term-frequency saturation (Robertson & Zaragoza 2009; FTS5's and Lucene's default).
+BM25_K1 = 1.2
+#: The store size below which IDF is computed as if the store had this many memories (the others without the
+#: term): a handful of memories says nothing about how common a word is, so in a new store any content word
+#: they share with a prompt counts as fairly rare (a term 1 of 2 memories holds: IDF 4.2, as 1 in 100).
+MIN_STORE_SIZE = 100
+#: ``[relevance] min_bm25``: a memory found by text is injected unasked only when ``match_score`` reaches this.
+#: 2.5 ≈ one match of a term at most 1 memory in 10 holds (IDF 2.3-2.5), or two of terms every third holds.
+#: Calibrated on data (module docstring; the figures in bench/README.md).
+DEFAULT_MIN_BM25 = 2.5
+#: ``[relevance] min_similarity``: a memory found by the vectors alone (no text match above ``min_bm25``) is
+#: injected unasked only when its cosine similarity to the prompt reaches this. Calibrated on data (module
+#: docstring; bench/README.md): WordLlama puts a prompt and the memory it paraphrases (``bench/retrieval.py``'s
+#: paraphrases) at 0.30-0.62 (median 0.45), and other repositories' commit subjects and their nearest
+#: memory at 0.12-0.48 (median 0.27).
+DEFAULT_MIN_SIMILARITY = 0.4
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """``text`` lower-cased with diacritics removed, as the full-text index (FTS5 ``unicode61``) folds it."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def idf(docs: int, n: int) -> float:
+    """Lucene's smoothed inverse document frequency of a term ``docs`` memories of ``n`` hold (n taken as at
+    least ``MIN_STORE_SIZE``): ``ln(1 + (N - docs + 0.5) / (docs + 0.5))``, > 0 for every docs ≤ N."""
+    big_n = max(n, MIN_STORE_SIZE, docs)
+    return math.log(1.0 + (big_n - docs + 0.5) / (docs + 0.5))
+
+
+def tokens(text: str) -> list[str]:
+    """The terms of ``text`` as the full-text index holds them (runs of letters and digits, ``fold``-ed)."""
+    return _TOKEN.findall(fold(text))
+
+
+def match_score(terms: Sequence[str], text: str, docs: Mapping[str, int], n: int) -> float:
+    """BM25 (k1 = ``BM25_K1``, b = 0, ``idf``) of a memory's full-text ``text`` for the content ``terms`` (distinct,
+    lower-cased: ``stopwords.content_terms``); ``docs``: term → memories holding it, ``n``: memories in the store.
+    0.0 when it holds none of them."""
+    counts: dict[str, int] = {}
+    for tok in tokens(text):
+        counts[tok] = counts.get(tok, 0) + 1
+    score = 0.0
+    for t in dict.fromkeys(fold(t) for t in terms):
+        f = counts.get(t, 0)
+        if f:
+            score += idf(max(docs.get(t, 1), 1), n) * f * (BM25_K1 + 1) / (f + BM25_K1)
+    return score
+
+
+def lexical_floor(hits: Sequence[tuple[str, float]], scores: Mapping[str, float],
+                  min_bm25: float) -> list[tuple[str, float]]:
+    """``hits`` ((id, ranking score) best first, as ``catalog.db.search_terms`` returns) whose ``scores``
+    (id → ``match_score``) reach ``min_bm25``, order and ranking scores kept."""
+    return [(mid, s) for mid, s in hits if scores.get(mid, 0.0) >= min_bm25]
+
+
+def vector_floor(hybrid: Sequence[Mapping[str, Any]] | None, lexical: Iterable[str],
+                 min_similarity: float) -> list[Mapping[str, Any]] | None:
+    """The warm process's hybrid hits (each ``{"id", "similarity", ...}``, best first) that the text floor kept
+    (their id in ``lexical``) or whose cosine ``similarity`` reaches ``min_similarity``; None stays None (no
+    warm process). A hit the warm process found by its own full-text side only is dropped unless the catalog's
+    text floor kept it too: one owner of the text floor."""
+    if hybrid is None:
+        return None
+    kept = set(lexical)
+    out = []
+    for h in hybrid:
+        sim = h.get("similarity")
+        if h.get("id") in kept or (isinstance(sim, (int, float)) and not isinstance(sim, bool)
+                                   and sim >= min_similarity):
+            out.append(h)
+    return out
