@@ -97,12 +97,14 @@ follow_moves = true
 # deleted_days = 30
 
 # How well a memory must match a prompt for the prompt hook to inject it unasked (recall and MCP search rank
-# without these floors). min_bm25: BM25 of the prompt's content words (stop words out; about 2.3 per match of
-# a word one memory in ten holds); min_similarity: cosine of the prompt and a memory found by vectors alone.
+# without these floors). Text: BM25 of the prompt's content words (stop words out; about 2.3 per match of a
+# word one memory in ten holds) must reach min_coverage of the prompt's own score, or min_bm25 if that is less.
+# min_similarity: cosine of the prompt and a memory found by vectors alone. 0 turns a floor off.
 # A gitmem older than this section rejects it: uncomment once everyone sharing this file runs one that has it.
 # [relevance]
-# min_bm25 = 2.5
-# min_similarity = 0.4
+# min_bm25 = 6.0
+# min_coverage = 0.6
+# min_similarity = 0.45
 
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
@@ -236,14 +238,14 @@ def decay_half_life(cfg: dict[str, Any]) -> float | None:
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     return float(v) if ok else DEFAULT_DECAY_HALF_LIFE_DAYS
 #: ``[relevance]``'s keys: the prompt hook's score floors (``rank.relevance``: their defaults and calibration).
-RELEVANCE_KEYS = ("min_bm25", "min_similarity")
+RELEVANCE_KEYS = ("min_bm25", "min_coverage", "min_similarity")
 
 
-def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float]:
-    """``[relevance]`` of ``cfg`` (raw or merged): (min_bm25, min_similarity), each the default
-    (``rank.relevance.DEFAULT_MIN_BM25`` / ``DEFAULT_MIN_SIMILARITY``) when missing or not a number >= 0 (the
-    hooks read config.toml unvalidated)."""
-    from .rank.relevance import DEFAULT_MIN_BM25, DEFAULT_MIN_SIMILARITY
+def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float, float]:
+    """``[relevance]`` of ``cfg`` (raw or merged): (min_bm25, min_coverage, min_similarity), each the default
+    (``rank.relevance.DEFAULT_MIN_BM25`` / ``DEFAULT_MIN_COVERAGE`` / ``DEFAULT_MIN_SIMILARITY``) when missing or
+    not a number >= 0 (the hooks read config.toml unvalidated)."""
+    from .rank.relevance import DEFAULT_MIN_BM25, DEFAULT_MIN_COVERAGE, DEFAULT_MIN_SIMILARITY
 
     section = cfg.get("relevance")
     section = section if isinstance(section, dict) else {}
@@ -252,7 +254,8 @@ def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float]:
         v = section.get(key, default)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else default
 
-    return number("min_bm25", DEFAULT_MIN_BM25), number("min_similarity", DEFAULT_MIN_SIMILARITY)
+    return (number("min_bm25", DEFAULT_MIN_BM25), number("min_coverage", DEFAULT_MIN_COVERAGE),
+            number("min_similarity", DEFAULT_MIN_SIMILARITY))
 
 
 #: ``[daemon] idle_minutes``: minutes without a request after which the warm process exits (a guess at

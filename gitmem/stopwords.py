@@ -47,7 +47,7 @@ SOURCE_PACKAGE = "stopwords"
 REQUEST_WORDS = frozenset({
     "code", "explain", "explained", "explaining", "please", "pls", "thanks", "thank", "hello", "hi", "hey",
     "help", "tell", "show", "want", "need", "like", "know", "think", "look", "let", "make", "ok", "okay", "yes",
-    "thing", "things", "something", "anything", "stuff",
+    "thing", "things", "something", "anything", "stuff", "works", "worked",
 })
 #: ASCII terms shorter than this are no content (``s`` and ``t`` of "it's", "don't"; a lone digit or
 #: letter); other scripts keep their single characters (one Chinese character can be a word).

@@ -1,8 +1,9 @@
 """Relevance floors: whether a memory a search found concerns the prompt at all, or only came first.
 
-Owns: the score floors of what the hooks inject unasked (``DEFAULT_MIN_BM25``, ``DEFAULT_MIN_SIMILARITY``,
-``[relevance]`` in config.toml through ``config.relevance_floors``), the absolute text score they apply to
-(``match_score``), and the floors themselves (``lexical_floor``, ``vector_floor``). A ranking only says
+Owns: the score floors of what the hooks inject unasked (``DEFAULT_MIN_BM25``, ``DEFAULT_MIN_COVERAGE``,
+``DEFAULT_MIN_SIMILARITY``, ``[relevance]`` in config.toml through ``config.relevance_floors``), the absolute
+text score they apply to (``match_score``, ``self_score``), and the floors themselves (``text_floor``,
+``lexical_floor``, ``vector_floor``). A ranking only says
 which hit is best; a floor says whether the best is any good. Without one, the prompt hook injected the
 best BM25 hit of a prompt that shared one word with it ("the"), and with the warm process up the nearest
 vector of a nonsense prompt.
@@ -16,9 +17,10 @@ ranks, but its IDF is 0 for a term half the store holds and clamps to 1e-6: in a
 match scores ~1e-6, so no absolute floor can apply to it.)
 
 Calibration (``bench/relevance.py``, bench/README.md): the floors were set on gitmem's own history as
-memories, prompts that concern nothing in it (other repositories' commit subjects) against the prompts of
-``bench/retrieval.py`` (commit messages whose relevant memories are known): the floor is the lowest value
-that does not lower ``bench/retrieval.py``'s hook recall, whatever it lets through of the foreign prompts.
+memories, prompts that concern nothing in it (other repositories' commit subjects, requests that name no
+subject in 8 languages) against held-out commit messages whose relevant memories are known (as in
+``bench/retrieval.py``): each text floor is the strictest that keeps every relevant text hit; the vector
+floor is where noise stops (WordLlama does not separate paraphrases from noise: see its constant).
 
 Guarantees: pure, deterministic; no file or database access (callers hand in texts and counts).
 Must not import: anything outside the standard library (the prompt hook imports it).
@@ -40,16 +42,24 @@ BM25_K1 = 1.2
 #: term): a handful of memories says nothing about how common a word is, so in a new store any content word
 #: they share with a prompt counts as fairly rare (a term 1 of 2 memories holds: IDF 4.2, as 1 in 100).
 MIN_STORE_SIZE = 100
-#: ``[relevance] min_bm25``: a memory found by text is injected unasked only when ``match_score`` reaches this.
-#: 2.5 ≈ one match of a term at most 1 memory in 10 holds (IDF 2.3-2.5), or two of terms every third holds.
-#: Calibrated on data (module docstring; the figures in bench/README.md).
-DEFAULT_MIN_BM25 = 2.5
-#: ``[relevance] min_similarity``: a memory found by the vectors alone (no text match above ``min_bm25``) is
+#: ``[relevance] min_bm25`` and ``min_coverage``: a memory found by text is injected unasked only when its
+#: ``match_score`` reaches ``text_floor``: ``min_coverage`` of what the prompt would score against itself
+#: (``self_score``: all its content terms matched once), but never more than ``min_bm25``. A short prompt must be
+#: mostly matched (one shared word of four is a coincidence: "restore the logging plugin" and a memory on
+#: ``git restore``); a long one (a pasted commit message, 15 content terms) needs ``min_bm25`` ≈ two matches
+#: of terms one memory in 20 holds. Calibrated on data (module docstring; bench/README.md): 6.0 and 0.6 keep
+#: every relevant text hit of ``bench/retrieval.py``-style prompts (71 of 71; the lowest scores 6.3) and cut
+#: the other repositories' subjects' text hits from 4.2 to 2.7 memories per prompt.
+DEFAULT_MIN_BM25 = 6.0
+DEFAULT_MIN_COVERAGE = 0.6
+#: ``[relevance] min_similarity``: a memory found by the vectors alone (no text match above the floor) is
 #: injected unasked only when its cosine similarity to the prompt reaches this. Calibrated on data (module
-#: docstring; bench/README.md): WordLlama puts a prompt and the memory it paraphrases (``bench/retrieval.py``'s
-#: paraphrases) at 0.30-0.62 (median 0.45), and other repositories' commit subjects and their nearest
-#: memory at 0.12-0.48 (median 0.27).
-DEFAULT_MIN_SIMILARITY = 0.4
+#: docstring; bench/README.md): WordLlama puts other repositories' commit subjects and their nearest memory at
+#: 0.10-0.60 (median 0.30, 90th percentile 0.45) and subject-less requests ("explain the code", in 8 languages)
+#: at 0.15-0.53 (90th percentile 0.32), but a prompt and the memory it paraphrases at only 0.20-0.40: no floor
+#: keeps paraphrases and cuts noise, so the floor cuts noise (0.45: 1 nonsense prompt in 10 still gets its
+#: nearest memory) and paraphrases rely on a lower floor set by hand or a better embedding model.
+DEFAULT_MIN_SIMILARITY = 0.45
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -89,6 +99,19 @@ def match_score(terms: Sequence[str], text: str, docs: Mapping[str, int], n: int
         if f:
             score += idf(max(docs.get(t, 1), 1), n) * f * (BM25_K1 + 1) / (f + BM25_K1)
     return score
+
+
+def self_score(terms: Sequence[str], docs: Mapping[str, int], n: int) -> float:
+    """What a memory holding each of the content ``terms`` once scores (``match_score``'s sum of ``idf``; a term
+    no memory holds counts as held by none): the most a short prompt can be matched, the base of
+    ``min_coverage``."""
+    return sum(idf(max(docs.get(t, 0), 0), n) for t in dict.fromkeys(fold(t) for t in terms))
+
+
+def text_floor(prompt_score: float, min_bm25: float, min_coverage: float) -> float:
+    """The ``match_score`` a memory needs for a prompt whose ``self_score`` is ``prompt_score``:
+    ``min(min_bm25, min_coverage × prompt_score)``."""
+    return min(min_bm25, min_coverage * prompt_score)
 
 
 def lexical_floor(hits: Sequence[tuple[str, float]], scores: Mapping[str, float],

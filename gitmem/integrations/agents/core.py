@@ -435,11 +435,10 @@ def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def prompt_candidates(con: sqlite3.Connection, prompt: str, min_bm25: float | None = None,
+def prompt_candidates(con: sqlite3.Connection, prompt: str, text_floors: tuple[float, float] | None = None,
                       ) -> tuple[list[str], list[str], list[tuple[str, float]]]:
     """What the catalog has for ``prompt``: (ids of memories on the paths it names, on the symbols it names
-    (``rank.mentions``), its text hits above the floor (``prompt_text_hits``; ``min_bm25`` None: the default
-    ``rank.relevance.DEFAULT_MIN_BM25``)), for ``rank.fusion.prompt_ranking``.
+    (``rank.mentions``), its text hits above the floor (``prompt_text_hits``)), for ``rank.fusion.prompt_ranking``.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
@@ -450,14 +449,16 @@ def prompt_candidates(con: sqlite3.Connection, prompt: str, min_bm25: float | No
     paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
     path_ids = [mid for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values() for mid in ids]
     symbol_ids = [mid for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values() for mid in ids]
-    return path_ids, symbol_ids, prompt_text_hits(con, prompt, min_bm25)
+    return path_ids, symbol_ids, prompt_text_hits(con, prompt, text_floors)
 
 
-def prompt_text_hits(con: sqlite3.Connection, prompt: str, min_bm25: float | None = None) -> list[tuple[str, float]]:
+def prompt_text_hits(con: sqlite3.Connection, prompt: str,
+                     text_floors: tuple[float, float] | None = None) -> list[tuple[str, float]]:
     """The catalog's BM25 hits for ``prompt``'s content terms (``stopwords.content_terms``: no stop word of its
     language, no request word), at most ``PROMPT_SEARCH_HITS``, best first as (id, FTS5 score), keeping those whose
-    absolute text score (``rank.relevance.match_score``) reaches ``min_bm25`` (None: ``DEFAULT_MIN_BM25``).
-    ``[]`` for a prompt without content terms ("explain the code") or whose hits all fall below the floor.
+    absolute text score (``rank.relevance.match_score``) reaches ``rank.relevance.text_floor`` for ``text_floors``
+    = (min_bm25, min_coverage) (None: the defaults; ``config.relevance_floors``). ``[]`` for a prompt without
+    content terms ("explain the code") or whose hits all fall below the floor.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
@@ -470,14 +471,13 @@ def prompt_text_hits(con: sqlite3.Connection, prompt: str, min_bm25: float | Non
     hits = catalog_db.search_terms(con, terms, PROMPT_SEARCH_HITS) if terms else []
     if not hits:
         return []
+    min_bm25, min_coverage = text_floors or (relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE)
     texts = catalog_db.fts_texts(con, [mid for mid, _ in hits])
-    folded = {relevance.fold(t) for t in terms}
-    shared = {tok for text in texts.values() for tok in relevance.tokens(text) if tok in folded}
-    docs = catalog_db.term_docs(con, sorted(shared))
+    docs = catalog_db.term_docs(con, sorted({relevance.fold(t) for t in terms}))
     n = catalog_db.count(con)
+    need = relevance.text_floor(relevance.self_score(terms, docs, n), min_bm25, min_coverage)
     scores = {mid: relevance.match_score(terms, text, docs, n) for mid, text in texts.items()}
-    floor = relevance.DEFAULT_MIN_BM25 if min_bm25 is None else min_bm25
-    return relevance.lexical_floor(hits, scores, floor)
+    return relevance.lexical_floor(hits, scores, need)
 
 
 def prompt_hybrid(hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
@@ -514,8 +514,8 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     from ...rank import fusion
 
     try:
-        min_bm25, min_similarity = config.relevance_floors(cfg)
-        found = prompt_candidates(con, prompt, min_bm25)
+        min_bm25, min_coverage, min_similarity = config.relevance_floors(cfg)
+        found = prompt_candidates(con, prompt, (min_bm25, min_coverage))
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
         ranked = fusion.prompt_ranking(*found, prompt_hybrid(warm[0] if warm else None, found[2], min_similarity))
