@@ -1,12 +1,13 @@
 """Stop words: which terms of a prompt carry no content, in the languages prompts come in.
 
-Owns: the stop-word data (``resources/stopwords.json``: the per-language lists of the ``stopwords``
-package on PyPI, 42 languages, as ``textsplit.query_terms`` splits them), the guess of a prompt's
+Owns: the stop-word data (``resources/stopwords.json``: the per-language lists of the ``stop-words``
+package on PyPI, 33 languages, English narrowed by the ``stopwords`` package (``generate``), as
+``textsplit.query_terms`` splits them), the guess of a prompt's
 language by its stop words, the coding-request words (``REQUEST_WORDS``), and ``content_terms``: a
 text's search terms without any of them. The prompt hook searches with content terms only, so a
 prompt that shares only "the" or "de" with a memory matches nothing.
 
-Regenerate the data (after upgrading the ``stopwords`` package, which the ``test`` extra installs)::
+Regenerate the data (after upgrading ``stop-words`` or ``stopwords``, which the ``test`` extra installs)::
 
     python -m gitmem.stopwords            # rewrites gitmem/resources/stopwords.json
     python -m gitmem.stopwords --check    # exit 1 when the file differs from what it would write
@@ -38,16 +39,34 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 
 #: The data file, beside this module.
 DATA_FILE = os.path.join(os.path.dirname(__file__), "resources", "stopwords.json")
-#: The PyPI package the data is generated from (``python -m gitmem.stopwords``).
-SOURCE_PACKAGE = "stopwords"
+#: The PyPI packages the data is generated from (``python -m gitmem.stopwords``): ``stop-words`` for every
+#: language, ``stopwords`` to keep only its English words that ``stop-words`` lists too (``generate``).
+SOURCE_PACKAGES = ("stop-words", "stopwords")
+ENGLISH = "en"
 #: Words of requests to a coding agent that name no subject of the code base: every prompt may hold them
-#: ("explain the code", "please help me look at this"). English, the language of agents' prompts and of
-#: code; dropped whatever the prompt's language. Small on purpose: a word that names a subject (``test``,
-#: ``cache``, ``login``) is left to the score floor (``rank.relevance``), whose IDF weighs how common it is.
+#: ("explain the code", "please help me look at this"), in English (the language of code) and, for the words
+#: of "explain the code / the function, please, help, thanks", in French, German, Spanish, Italian and
+#: Portuguese (shared forms listed once); dropped whatever the prompt's language. Small on purpose: a
+#: word that names a subject (``test``, ``cache``, ``login``) is left to the score floor (``rank.relevance``),
+#: whose IDF weighs how common it is.
 REQUEST_WORDS = frozenset({
     "code", "explain", "explained", "explaining", "please", "pls", "thanks", "thank", "hello", "hi", "hey",
     "help", "tell", "show", "want", "need", "like", "know", "think", "look", "let", "make", "ok", "okay", "yes",
     "thing", "things", "something", "anything", "stuff", "works", "worked",
+    # "the function": this code, whichever it is (a prompt naming one names it: ``rank.mentions``)
+    "function", "functions", "fonction", "fonctions", "funktion", "funktionen", "función", "funcion",
+    "funciones", "funzione", "funzioni", "função", "funcao",
+    # fr
+    "explique", "expliquer", "expliquez", "merci", "aide", "aider", "aidez", "bonjour", "stp", "svp", "plaît",
+    # de
+    "erkläre", "erklär", "erklären", "erklärt", "bitte", "danke", "hilfe", "helfen", "hallo",
+    # es
+    "explica", "explicar", "explícame", "explicame", "código", "codigo", "gracias", "ayuda", "ayudar",
+    "ayúdame", "ayudame", "favor", "hola",
+    # it
+    "spiega", "spiegare", "spiegami", "codice", "grazie", "aiuto", "aiutami", "ciao",
+    # pt
+    "obrigado", "obrigada", "ajuda", "ajudar", "olá",
 })
 #: ASCII terms shorter than this are no content (``s`` and ``t`` of "it's", "don't"; a lone digit or
 #: letter); other scripts keep their single characters (one Chinese character can be a word).
@@ -110,27 +129,33 @@ def content_terms(text: str) -> list[str]:
 
 
 def generate() -> dict[str, object]:
-    """The data file's content from the installed ``stopwords`` package: ``{"source", "languages": {code:
-    [terms, sorted]}}``, each list word split as ``query_terms`` splits text (``aren't`` → ``aren``, ``t``),
-    so a term of a prompt is looked up as it is searched.
+    """The data file's content from the installed ``stop-words`` and ``stopwords`` packages: ``{"source",
+    "languages": {code: [terms, sorted]}}``. Every language of ``stop-words`` (the most used of the two, 33
+    languages); for English only the words both packages list: ``stop-words``' English list (1,300 words)
+    holds content words of programming (``fix``, ``http``, ``copy``, ``date``, ``computer``), ``stopwords``'
+    (Snowball's 175) does not. Each list word is split as ``query_terms`` splits text (``aren't`` → ``aren``,
+    ``t``), so a term of a prompt is looked up as it is searched.
 
     Raises:
-        ImportError: the ``stopwords`` package is not installed (``pip install stopwords``).
+        ImportError: a package is not installed (``pip install stop-words stopwords``: the ``test`` extra).
     """
     import importlib.metadata
 
-    import stopwords as package  # type: ignore[import-untyped]  # no type information shipped
+    import stop_words as main_package  # type: ignore[import-untyped]  # no type information shipped
+    import stopwords as snowball  # type: ignore[import-untyped]
+
+    def split(words: Iterable[str]) -> set[str]:
+        return {t for w in words for t in query_terms(w)}
 
     out: dict[str, list[str]] = {}
-    for code, name in sorted(package.LANGUAGE_MAPPING.items()):
-        terms: set[str] = set()
-        for word in package.get_stopwords(name):
-            terms.update(query_terms(word))
+    for code in sorted(main_package.LANGUAGE_MAPPING):
+        terms = split(main_package.get_stop_words(code, cache=False))
+        if code == ENGLISH:
+            terms &= split(snowball.get_stopwords(ENGLISH))
         if terms:
             out[code] = sorted(terms)
-    version = importlib.metadata.version(SOURCE_PACKAGE)
-    return {"source": f"{SOURCE_PACKAGE} {version} (PyPI), regenerated by python -m gitmem.stopwords",
-            "languages": out}
+    versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in SOURCE_PACKAGES)
+    return {"source": f"{versions} (PyPI), regenerated by python -m gitmem.stopwords", "languages": out}
 
 
 def _serialise(data: dict[str, object]) -> bytes:
