@@ -102,7 +102,7 @@ follow_moves = true
 # min_similarity: cosine of the prompt and a memory found by vectors alone. 0 turns a floor off.
 # A gitmem older than this section rejects it: uncomment once everyone sharing this file runs one that has it.
 # [relevance]
-# min_bm25 = 6.0
+# min_bm25 = 8.0
 # min_coverage = 0.6
 # min_similarity = 0.45
 
