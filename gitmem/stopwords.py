@@ -21,7 +21,8 @@ Grefenstette 1995, "Comparing two language identification schemes"); only the st
 language (all tied ones) are dropped, so "why does the worker die" keeps ``die`` and "warum stirbt der
 Prozess, wenn die Datei fehlt" drops it.
 
-Guarantees: deterministic; the data is read once per process (one JSON file, ~50 KB).
+Guarantees: deterministic; the data is read once per process, by the prompt hook only (one JSON file,
+~100 KB, ~2 ms).
 Must not import: anything outside the standard library (the prompt hook imports it).
 """
 
@@ -72,24 +73,20 @@ REQUEST_WORDS = frozenset({
 #: letter); other scripts keep their single characters (one Chinese character can be a word).
 MIN_ASCII_TERM_CHARS = 2
 
-_by_word: dict[str, frozenset[str]] | None = None
+_by_word: dict[str, str] | None = None
 
 
-def _load() -> dict[str, frozenset[str]]:
-    """term → the languages whose stop-word list holds it (read once; ``{}`` when the data cannot be read,
-    so a broken install searches with every term rather than failing a hook)."""
+def _load() -> dict[str, str]:
+    """term → the languages whose stop-word list holds it, space-separated (``"de nl"``): the data file's
+    ``words``, read once (one ``json.load``: ~2 ms; no per-word work at load). ``{}`` when the data cannot be
+    read, so a broken install searches with every term rather than failing a hook."""
     global _by_word
     if _by_word is None:
         try:
             with open(DATA_FILE, "rb") as f:
-                data = json.load(f)
-            langs: dict[str, list[str]] = data["languages"]
-            by: dict[str, set[str]] = {}
-            for lang, words in langs.items():
-                for w in words:
-                    by.setdefault(w, set()).add(lang)
-            _by_word = {w: frozenset(ls) for w, ls in by.items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                words = json.load(f)["words"]
+            _by_word = words if isinstance(words, dict) else {}
+        except (OSError, ValueError, KeyError, TypeError):
             _by_word = {}
     return _by_word
 
@@ -100,7 +97,7 @@ def languages(terms: Iterable[str]) -> frozenset[str]:
     by = _load()
     counts: dict[str, int] = {}
     for t in terms:
-        for lang in by.get(t, ()):
+        for lang in by.get(t, "").split():
             counts[lang] = counts.get(lang, 0) + 1
     if not counts:
         return frozenset()
@@ -113,7 +110,7 @@ def is_stop(term: str, langs: frozenset[str]) -> bool:
     of one of them, a ``REQUEST_WORDS`` word, or an ASCII term shorter than ``MIN_ASCII_TERM_CHARS``."""
     if term in REQUEST_WORDS or (term.isascii() and len(term) < MIN_ASCII_TERM_CHARS):
         return True
-    return bool(_load().get(term, frozenset()) & langs)
+    return any(lang in langs for lang in _load().get(term, "").split())
 
 
 def content_terms(text: str) -> list[str]:
@@ -130,11 +127,13 @@ def content_terms(text: str) -> list[str]:
 
 def generate() -> dict[str, object]:
     """The data file's content from the installed ``stop-words`` and ``stopwords`` packages: ``{"source",
-    "languages": {code: [terms, sorted]}}``. Every language of ``stop-words`` (the most used of the two, 33
-    languages); for English only the words both packages list: ``stop-words``' English list (1,300 words)
-    holds content words of programming (``fix``, ``http``, ``copy``, ``date``, ``computer``), ``stopwords``'
-    (Snowball's 175) does not. Each list word is split as ``query_terms`` splits text (``aren't`` → ``aren``,
-    ``t``), so a term of a prompt is looked up as it is searched.
+    "words": {term: "the ISO 639-1 codes of the languages listing it, space-separated"}}``.
+
+    Every language of ``stop-words`` (the most used of the two, 33 languages); for English only the words both
+    packages list: ``stop-words``' English list (1,300 words) holds content words of programming (``fix``,
+    ``http``, ``copy``, ``date``, ``computer``), ``stopwords``' (Snowball's 175) does not. Each list word is split
+    as ``query_terms`` splits text (``aren't`` → ``aren``, ``t``), so a term of a prompt is looked up as it is
+    searched.
 
     Raises:
         ImportError: a package is not installed (``pip install stop-words stopwords``: the ``test`` extra).
@@ -147,15 +146,16 @@ def generate() -> dict[str, object]:
     def split(words: Iterable[str]) -> set[str]:
         return {t for w in words for t in query_terms(w)}
 
-    out: dict[str, list[str]] = {}
+    by_word: dict[str, set[str]] = {}
     for code in sorted(main_package.LANGUAGE_MAPPING):
         terms = split(main_package.get_stop_words(code, cache=False))
         if code == ENGLISH:
             terms &= split(snowball.get_stopwords(ENGLISH))
-        if terms:
-            out[code] = sorted(terms)
+        for t in terms:
+            by_word.setdefault(t, set()).add(code)
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in SOURCE_PACKAGES)
-    return {"source": f"{versions} (PyPI), regenerated by python -m gitmem.stopwords", "languages": out}
+    return {"source": f"{versions} (PyPI), regenerated by python -m gitmem.stopwords",
+            "words": {w: " ".join(sorted(langs)) for w, langs in sorted(by_word.items())}}
 
 
 def _serialise(data: dict[str, object]) -> bytes:
