@@ -44,6 +44,8 @@ DATA_FILE = os.path.join(os.path.dirname(__file__), "resources", "stopwords.json
 #: language, ``stopwords`` to keep only its English words that ``stop-words`` lists too (``generate``).
 SOURCE_PACKAGES = ("stop-words", "stopwords")
 ENGLISH = "en"
+#: The languages of ``is_stop`` for a word of code (an identifier an error message quotes): English.
+ENGLISH_ONLY = frozenset({ENGLISH})
 #: Words of requests to a coding agent that name no subject of the code base: every prompt may hold them
 #: ("explain the code", "please help me look at this"), in English (the language of code) and, for the words
 #: of "explain the code / the function, please, help, thanks", in French, German, Spanish, Italian and
