@@ -480,13 +480,17 @@ def prompt_text_hits(con: sqlite3.Connection, prompt: str,
     return relevance.lexical_floor(hits, scores, need)
 
 
-def prompt_hybrid(hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
+def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
                   min_similarity: float | None = None) -> list[dict[str, Any]] | None:
-    """The warm process's hybrid hits the prompt hook may use (``rank.relevance.vector_floor``): those the text
-    floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
-    ``DEFAULT_MIN_SIMILARITY``); None when the warm process did not answer."""
+    """The warm process's hybrid hits for ``prompt`` the prompt hook may use (``rank.relevance.vector_floor``):
+    those the text floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
+    ``DEFAULT_MIN_SIMILARITY``); none for a prompt without content terms ("explain the code": its vector is
+    that of "code", close to any memory about code); None when the warm process did not answer."""
+    from ... import stopwords
     from ...rank import relevance
 
+    if hybrid is not None and not stopwords.content_terms(prompt):
+        return []
     floor = relevance.DEFAULT_MIN_SIMILARITY if min_similarity is None else min_similarity
     kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor)
     return None if kept is None else [dict(h) for h in kept]
@@ -518,7 +522,8 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         found = prompt_candidates(con, prompt, (min_bm25, min_coverage))
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
-        ranked = fusion.prompt_ranking(*found, prompt_hybrid(warm[0] if warm else None, found[2], min_similarity))
+        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity)
+        ranked = fusion.prompt_ranking(*found, hybrid)
         given = given_ids(lay, key)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
         order = [mid for mid, _ in sorted(ranked, key=lambda kv: (-kv[1], -fade.get(kv[0], 1.0))) if mid not in given]
