@@ -97,6 +97,15 @@ def test_the_vector_floor_keeps_text_hits_and_close_vectors() -> None:
     assert relevance.vector_floor(None, ["t"], 0.45) is None
 
 
+def test_a_prompt_without_content_terms_gets_no_vector_hit() -> None:
+    from gitmem.integrations.agents import core
+
+    close = [{"id": "v", "similarity": 0.9}]
+    assert core.prompt_hybrid("explain the code", close, []) == []  # its vector is that of "code"
+    assert core.prompt_hybrid("why is the cache cleared?", close, []) == close
+    assert core.prompt_hybrid("explain the code", None, []) is None  # no warm process: nothing to floor
+
+
 def test_the_floors_are_configured_in_relevance() -> None:
     defaults = (relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE, relevance.DEFAULT_MIN_SIMILARITY)
     assert config.relevance_floors({}) == defaults
