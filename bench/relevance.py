@@ -103,6 +103,7 @@ class Candidates:
 
     def __init__(self, store: Store, con: Any, prompt: str) -> None:
         self.prompt = prompt
+        self.con = con
         self.path_ids, self.symbol_ids, _ = core.prompt_candidates(con, prompt, (0.0, 0.0))
         self.old_bm25 = catalog_db.search(con, prompt, core.PROMPT_SEARCH_HITS)  # every query term (before)
         terms = stopwords.content_terms(prompt)
@@ -128,7 +129,7 @@ class Candidates:
                                                         self.hybrid if vectors else None)]
         need = relevance.text_floor(self.self_score, floors[0], floors[1])
         text = relevance.lexical_floor(self.new_bm25, self.scores, need)
-        hybrid = core.prompt_hybrid(self.prompt, self.hybrid, text, floors[2]) if vectors else None
+        hybrid = core.prompt_hybrid(self.prompt, self.hybrid, text, floors[2], self.con) if vectors else None
         return [m for m, _ in fusion.prompt_ranking(self.path_ids, self.symbol_ids, text, hybrid)]
 
 

@@ -327,7 +327,7 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     out: dict[str, tuple[list[str], list[str]]] = {}
     try:
         found = core.prompt_candidates(con, prompt)
-        for name, warm in (("hook", None), ("hook+vectors", core.prompt_hybrid(prompt, hybrid, found[2]))):
+        for name, warm in (("hook", None), ("hook+vectors", core.prompt_hybrid(prompt, hybrid, found[2], None, con))):
             ids = [mid for mid, _ in fusion.prompt_ranking(*found, warm)]
             packed = core.pack_prompt(con, ids, budget)
             out[name] = (ids, [] if packed is None else packed.detailed + packed.indexed)

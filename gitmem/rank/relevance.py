@@ -61,6 +61,11 @@ DEFAULT_MIN_COVERAGE = 0.6
 #: keeps paraphrases and cuts noise, so the floor cuts noise (0.45: 1 nonsense prompt in 10 still gets its
 #: nearest memory) and paraphrases rely on a lower floor set by hand or a better embedding model.
 DEFAULT_MIN_SIMILARITY = 0.45
+#: A memory found by the vectors that shares a content term with the prompt (too weakly for the text floor)
+#: needs only this cosine (the search's own vector floor, ``search.recall.MIN_VECTOR_SIMILARITY``): the word
+#: and the meaning agree. Calibrated on data (bench/README.md): with 0.45 for these too, ``bench/retrieval.py``'s
+#: hook+vectors recall@10 fell from 0.702 to 0.645; at 0.15 it is 0.704 (0.25: 0.668).
+DEFAULT_MIN_SHARED_SIMILARITY = 0.15
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -122,19 +127,22 @@ def lexical_floor(hits: Sequence[tuple[str, float]], scores: Mapping[str, float]
     return [(mid, s) for mid, s in hits if scores.get(mid, 0.0) >= min_bm25]
 
 
-def vector_floor(hybrid: Sequence[Mapping[str, Any]] | None, lexical: Iterable[str],
-                 min_similarity: float) -> list[Mapping[str, Any]] | None:
+def vector_floor(hybrid: Sequence[Mapping[str, Any]] | None, lexical: Iterable[str], min_similarity: float,
+                 shared: Iterable[str] = (), min_shared_similarity: float | None = None,
+                 ) -> list[Mapping[str, Any]] | None:
     """The warm process's hybrid hits (each ``{"id", "similarity", ...}``, best first) that the text floor kept
-    (their id in ``lexical``) or whose cosine ``similarity`` reaches ``min_similarity``; None stays None (no
-    warm process). A hit the warm process found by its own full-text side only is dropped unless the catalog's
-    text floor kept it too: one owner of the text floor."""
+    (their id in ``lexical``) or whose cosine ``similarity`` reaches ``min_similarity`` — or, for a memory that
+    shares a content term with the prompt (its id in ``shared``), ``min_shared_similarity`` (None: the same
+    floor); None stays None (no warm process). A hit the warm process found by its own full-text side only is
+    dropped unless the catalog's text floor kept it too: one owner of the text floor."""
     if hybrid is None:
         return None
-    kept = set(lexical)
+    kept, near = set(lexical), set(shared)
+    low = min_similarity if min_shared_similarity is None else min_shared_similarity
     out = []
     for h in hybrid:
         sim = h.get("similarity")
-        if h.get("id") in kept or (isinstance(sim, (int, float)) and not isinstance(sim, bool)
-                                   and sim >= min_similarity):
+        floor = low if h.get("id") in near else min_similarity
+        if h.get("id") in kept or (isinstance(sim, (int, float)) and not isinstance(sim, bool) and sim >= floor):
             out.append(h)
     return out

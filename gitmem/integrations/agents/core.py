@@ -481,18 +481,35 @@ def prompt_text_hits(con: sqlite3.Connection, prompt: str,
 
 
 def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
-                  min_similarity: float | None = None) -> list[dict[str, Any]] | None:
+                  min_similarity: float | None = None, con: sqlite3.Connection | None = None,
+                  min_shared_similarity: float | None = None) -> list[dict[str, Any]] | None:
     """The warm process's hybrid hits for ``prompt`` the prompt hook may use (``rank.relevance.vector_floor``):
     those the text floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
-    ``DEFAULT_MIN_SIMILARITY``); none for a prompt without content terms ("explain the code": its vector is
-    that of "code", close to any memory about code); None when the warm process did not answer."""
+    ``DEFAULT_MIN_SIMILARITY``), or ``min_shared_similarity`` (None: ``DEFAULT_MIN_SHARED_SIMILARITY``) for a
+    memory that shares a content term with the prompt (read from the catalog ``con``; without it, none does);
+    none for a prompt without content terms ("explain the code": its vector is that of "code", close to any
+    memory about code); None when the warm process did not answer.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
     from ... import stopwords
+    from ...catalog import db as catalog_db
     from ...rank import relevance
 
-    if hybrid is not None and not stopwords.content_terms(prompt):
+    if hybrid is None:
+        return None
+    terms = stopwords.content_terms(prompt)
+    if not terms:
         return []
+    shared: list[str] = []
+    if con is not None:
+        folded = {relevance.fold(t) for t in terms}
+        texts = catalog_db.fts_texts(con, [str(h["id"]) for h in hybrid])
+        shared = [mid for mid, text in texts.items() if folded.intersection(relevance.tokens(text))]
     floor = relevance.DEFAULT_MIN_SIMILARITY if min_similarity is None else min_similarity
-    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor)
+    low = relevance.DEFAULT_MIN_SHARED_SIMILARITY if min_shared_similarity is None else min_shared_similarity
+    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor, shared, min(low, floor))
     return None if kept is None else [dict(h) for h in kept]
 
 
@@ -522,7 +539,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         found = prompt_candidates(con, prompt, (min_bm25, min_coverage))
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
-        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity)
+        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity, con)
         ranked = fusion.prompt_ranking(*found, hybrid)
         given = given_ids(lay, key)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
