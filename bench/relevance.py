@@ -129,7 +129,8 @@ class Candidates:
                                                         self.hybrid if vectors else None)]
         need = relevance.text_floor(self.self_score, floors[0], floors[1])
         text = relevance.lexical_floor(self.new_bm25, self.scores, need)
-        hybrid = core.prompt_hybrid(self.prompt, self.hybrid, text, floors[2], self.con) if vectors else None
+        hybrid = (core.prompt_hybrid(self.prompt, self.hybrid, text, floors[2], self.con, (floors[0], floors[1]))
+                  if vectors else None)
         return [m for m, _ in fusion.prompt_ranking(self.path_ids, self.symbol_ids, text, hybrid)]
 
 

@@ -482,13 +482,17 @@ def prompt_text_hits(con: sqlite3.Connection, prompt: str,
 
 def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
                   min_similarity: float | None = None, con: sqlite3.Connection | None = None,
-                  min_shared_similarity: float | None = None) -> list[dict[str, Any]] | None:
+                  text_floors: tuple[float, float] | None = None,
+                  shared_fraction: float | None = None) -> list[dict[str, Any]] | None:
     """The warm process's hybrid hits for ``prompt`` the prompt hook may use (``rank.relevance.vector_floor``):
     those the text floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
-    ``DEFAULT_MIN_SIMILARITY``), or ``min_shared_similarity`` (None: ``DEFAULT_MIN_SHARED_SIMILARITY``) for a
-    memory that shares a content term with the prompt (read from the catalog ``con``; without it, none does);
-    none for a prompt without content terms ("explain the code": its vector is that of "code", close to any
-    memory about code); None when the warm process did not answer.
+    ``DEFAULT_MIN_SIMILARITY``), or the search's own floor for a memory whose text reaches the text floor for
+    ``text_floors`` (None: the defaults) with ``min_bm25`` scaled by ``shared_fraction`` (None:
+    ``SHARED_TEXT_FRACTION``): text and meaning agree. Only the absolute part is relaxed: a long prompt (a
+    pasted message) needs fewer shared words, a short one still most of its words. Texts are read from the
+    catalog ``con`` (without it, no memory is taken as sharing words); none for a
+    prompt without content terms ("explain the code": its vector is that of "code", close to any memory about
+    code); None when the warm process did not answer.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
@@ -504,12 +508,17 @@ def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: l
         return []
     shared: list[str] = []
     if con is not None:
-        folded = {relevance.fold(t) for t in terms}
+        min_bm25, min_coverage = text_floors or (relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE)
+        fraction = relevance.SHARED_TEXT_FRACTION if shared_fraction is None else shared_fraction
         texts = catalog_db.fts_texts(con, [str(h["id"]) for h in hybrid])
-        shared = [mid for mid, text in texts.items() if folded.intersection(relevance.tokens(text))]
+        docs = catalog_db.term_docs(con, sorted({relevance.fold(t) for t in terms}))
+        n = catalog_db.count(con)
+        need = relevance.text_floor(relevance.self_score(terms, docs, n), fraction * min_bm25, min_coverage)
+        shared = [mid for mid, text in texts.items() if (s := relevance.match_score(terms, text, docs, n)) > 0
+                  and s >= need]
     floor = relevance.DEFAULT_MIN_SIMILARITY if min_similarity is None else min_similarity
-    low = relevance.DEFAULT_MIN_SHARED_SIMILARITY if min_shared_similarity is None else min_shared_similarity
-    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor, shared, min(low, floor))
+    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor, shared,
+                                  min(relevance.DEFAULT_MIN_SHARED_SIMILARITY, floor))
     return None if kept is None else [dict(h) for h in kept]
 
 
@@ -539,7 +548,8 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         found = prompt_candidates(con, prompt, (min_bm25, min_coverage))
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
-        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity, con)
+        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity, con,
+                               (min_bm25, min_coverage))
         ranked = fusion.prompt_ranking(*found, hybrid)
         given = given_ids(lay, key)
         fade = fading(con, cfg, [mid for mid, _ in ranked if mid not in given])  # near-ties: the used first
