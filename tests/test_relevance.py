@@ -79,8 +79,8 @@ def test_match_score_is_bm25_of_the_terms_a_memory_holds() -> None:
     assert relevance.match_score(["cache", "parser", "missing"], text, docs, n) == pytest.approx(want)
     assert relevance.match_score(["café"], "le cafe", {"cafe": 1}, n) == pytest.approx(relevance.idf(1, n))
     assert relevance.match_score(["absent"], text, docs, n) == 0.0
-    assert relevance.self_score(["cache", "parser"], docs, n) == pytest.approx(
-        relevance.idf(10, n) + relevance.idf(1, n))
+    assert relevance.self_score(["cache", "parser", "lorem"], docs, n) == pytest.approx(
+        relevance.idf(10, n) + relevance.idf(1, n))  # "lorem": no memory holds it, none can match it
 
 
 def test_the_text_floor_asks_a_short_prompt_for_coverage_and_a_long_one_for_min_bm25() -> None:

@@ -111,10 +111,11 @@ def match_score(terms: Sequence[str], text: str, docs: Mapping[str, int], n: int
 
 
 def self_score(terms: Sequence[str], docs: Mapping[str, int], n: int) -> float:
-    """What a memory holding each of the content ``terms`` once scores (``match_score``'s sum of ``idf``; a term
-    no memory holds counts as held by none): the most a short prompt can be matched, the base of
-    ``min_coverage``."""
-    return sum(idf(max(docs.get(t, 0), 0), n) for t in dict.fromkeys(fold(t) for t in terms))
+    """What a memory holding each of the content ``terms`` once scores (``match_score``'s sum of ``idf``), over the
+    terms some memory holds (``docs`` > 0): the most the prompt can be matched in this store, the base of
+    ``min_coverage``. A word no memory holds ("lorem", a name from another code base) can be matched by none, so
+    it says nothing about which memory the prompt concerns."""
+    return sum(idf(d, n) for t in dict.fromkeys(fold(t) for t in terms) if (d := docs.get(t, 0)) > 0)
 
 
 def text_floor(prompt_score: float, min_bm25: float, min_coverage: float) -> float:
