@@ -50,7 +50,7 @@ MIN_STORE_SIZE = 100
 #: of terms one memory in 30 holds. Calibrated on data (module docstring; bench/README.md): min_bm25 8 is the
 #: strictest that keeps the held-out commit messages' hook recall@10 (10 lowers it); min_coverage 0.6 leaves
 #: a short prompt one filler word in three ("which gateway convention do tokens follow": 0.70). Other
-#: repositories' subjects then get 1.3 memories per prompt instead of 3.8.
+#: repositories' subjects then get 2.3 memories per prompt instead of 3.4 without vectors (bench/README.md).
 DEFAULT_MIN_BM25 = 8.0
 DEFAULT_MIN_COVERAGE = 0.6
 #: ``[relevance] min_similarity``: a memory found by the vectors alone (no text match above the floor) is
