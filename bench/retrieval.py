@@ -149,7 +149,7 @@ from gitmem.rank import fusion
 from gitmem.rank.focus import changed_symbols
 from gitmem.rank.render import render_detail, token_estimate
 from gitmem.rank.score import Scored, item, pack
-from gitmem.search.recall import recall
+from gitmem.search.recall import close_source, recall, relevant, search_healing, sync_index
 from gitmem.store import Store, init_layout
 from gitmem.textsplit import query_terms
 
@@ -307,14 +307,19 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     the hook injects).
 
     Both go through the hook's own code (``core.prompt_candidates``, ``fusion.prompt_ranking``,
-    ``core.pack_prompt`` with the default ``prompt_budget``); "hook+vectors" feeds it what the warm
-    process answers, computed in-process: ``search.recall`` with the hook's ``PROMPT_SEARCH_HITS`` (the
-    same hybrid search and floor), so the benchmark needs no running warm process. No session: nothing
-    is left out as already given.
+    ``core.pack_prompt`` with the default ``prompt_budget``, and the default ``[relevance]`` floors:
+    ``core.prompt_candidates``, ``core.prompt_hybrid``); "hook+vectors" feeds it what the warm process
+    answers, computed in-process: ``search.recall``'s hybrid search with the hook's ``PROMPT_SEARCH_HITS``
+    (the same search and floor, similarity included), so the benchmark needs no running warm process. No
+    session: nothing is left out as already given.
     """
-    hits = recall(store, prompt, limit=core.PROMPT_SEARCH_HITS)  # also brings the catalog up to date
-    hybrid = [{"id": h.memory.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
-              for h in hits]
+    index, _, source = sync_index(store, strict=False)  # also brings the catalog up to date
+    try:  # what the warm process's ``search`` answers (``daemon.server.op_search``), similarity included
+        hits = relevant(search_healing(store, index, source, prompt, core.PROMPT_SEARCH_HITS))
+    finally:
+        close_source(source)
+    hybrid = [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
+               "similarity": h.similarity} for h in hits]
     con = catalog_db.connect(store.repo.root)
     if con is None:
         raise SystemExit(f"{store.repo.root}: no catalog after a recall")
@@ -322,7 +327,7 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     out: dict[str, tuple[list[str], list[str]]] = {}
     try:
         found = core.prompt_candidates(con, prompt)
-        for name, warm in (("hook", None), ("hook+vectors", hybrid)):
+        for name, warm in (("hook", None), ("hook+vectors", core.prompt_hybrid(prompt, hybrid, found[2], None, con))):
             ids = [mid for mid, _ in fusion.prompt_ranking(*found, warm)]
             packed = core.pack_prompt(con, ids, budget)
             out[name] = (ids, [] if packed is None else packed.detailed + packed.indexed)

@@ -96,6 +96,16 @@ follow_moves = true
 # [tidy]
 # deleted_days = 30
 
+# How well a memory must match a prompt for the prompt hook to inject it unasked (recall and MCP search rank
+# without these floors). Text: BM25 of the prompt's content words (stop words out; about 2.3 per match of a
+# word one memory in ten holds) must reach min_coverage of the prompt's own score, or min_bm25 if that is less.
+# min_similarity: cosine of the prompt and a memory found by vectors alone. 0 turns a floor off.
+# A gitmem older than this section rejects it: uncomment once everyone sharing this file runs one that has it.
+# [relevance]
+# min_bm25 = 8.0
+# min_coverage = 0.6
+# min_similarity = 0.45
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -112,7 +122,7 @@ private_files = []
 #: Sections config.toml may have (``KNOWN_KEYS``: their keys), and for [context] each key's check: (test, what it
 #: must be).
 KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking",
-                  "daemon", "tidy")
+                  "daemon", "tidy", "relevance")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -175,7 +185,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
 
     [embeddings], [llm] and [share] values are checked by their owners when used
     (``embed``, ``capture.llm``, ``share``); here: the sections, and the keys of [context],
-    [claude], [review], [share], [capture], [memory], [ranking], [daemon] and [tidy].
+    [claude], [review], [share], [capture], [memory], [ranking], [daemon], [tidy] and [relevance].
 
     Raises:
         ConfigError: an unknown section or key, or a value of the wrong type or range.
@@ -236,6 +246,11 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key tidy.{key}", "known keys: deleted_days")
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
             raise ConfigError(f"{where}: tidy.deleted_days must be an integer >= 0, got {value!r}", hint)
+    for key, value in cfg.get("relevance", {}).items():
+        if key not in RELEVANCE_KEYS:
+            raise ConfigError(f"{where}: unknown key relevance.{key}", f"known keys: {', '.join(RELEVANCE_KEYS)}")
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
+            raise ConfigError(f"{where}: relevance.{key} must be a number >= 0, got {value!r}", hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -273,6 +288,27 @@ def decay_half_life(cfg: dict[str, Any]) -> float | None:
     v = section.get("decay_half_life_days", DEFAULT_DECAY_HALF_LIFE_DAYS)
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     return float(v) if ok else DEFAULT_DECAY_HALF_LIFE_DAYS
+#: ``[relevance]``'s keys: the prompt hook's score floors (``rank.relevance``: their defaults and calibration).
+RELEVANCE_KEYS = ("min_bm25", "min_coverage", "min_similarity")
+
+
+def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float, float]:
+    """``[relevance]`` of ``cfg`` (raw or merged): (min_bm25, min_coverage, min_similarity), each the default
+    (``rank.relevance.DEFAULT_MIN_BM25`` / ``DEFAULT_MIN_COVERAGE`` / ``DEFAULT_MIN_SIMILARITY``) when missing or
+    not a number >= 0 (the hooks read config.toml unvalidated)."""
+    from .rank.relevance import DEFAULT_MIN_BM25, DEFAULT_MIN_COVERAGE, DEFAULT_MIN_SIMILARITY
+
+    section = cfg.get("relevance")
+    section = section if isinstance(section, dict) else {}
+
+    def number(key: str, default: float) -> float:
+        v = section.get(key, default)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else default
+
+    return (number("min_bm25", DEFAULT_MIN_BM25), number("min_coverage", DEFAULT_MIN_COVERAGE),
+            number("min_similarity", DEFAULT_MIN_SIMILARITY))
+
+
 #: ``[daemon] idle_minutes``: minutes without a request after which the warm process exits (a guess at
 #: "a working session's pauses": long enough to stay warm over a coffee, short enough not to linger all day).
 DEFAULT_IDLE_MINUTES = 30

@@ -237,6 +237,12 @@ def test_a_generic_failure_gets_nothing(repo: Path, run_cli) -> None:  # type: i
         assert (code, out, err) == (0, "", ""), error
 
 
+def test_a_failure_quoting_a_stop_word_gets_nothing(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    remember(run_cli, repo, "the parser of the dates: the offset is in the row", "src/dates.py", mtype="bugfix")
+    error = "Exit code 1\nKeyError: 'the'\nValueError: 'which' is not a valid choice\n"
+    assert hook(failure(repo, "python run.py", error, "f-stop"), repo) == (0, "", "")
+
+
 # -- before an edit: the edited symbol's constraint, marked -----------------------------------------------
 
 

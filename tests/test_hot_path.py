@@ -38,6 +38,8 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.injection",  # the instruction-like line rules render withholds (standard library only)
     "gitmem.rank.mentions",
     "gitmem.rank.fusion",
+    "gitmem.rank.relevance",  # the prompt hook's score floors (standard library only)
+    "gitmem.stopwords",  # the prompt's content terms: stop words from resources/stopwords.json (standard library only)
     "gitmem.catalog",
     "gitmem.catalog.db",
     "gitmem.textsplit",

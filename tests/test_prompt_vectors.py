@@ -32,6 +32,10 @@ __all__ = ["servers"]  # a fixture, used by name
 PARAPHRASED = ("Timestamps are stored in UTC",
                "Convert to local time only when rendering; comparisons across servers break otherwise.")
 PROMPT = "which timezone do we persist dates with?"
+#: WordLlama puts ``PROMPT`` and ``PARAPHRASED`` at cosine 0.40, under the default vector floor
+#: (``rank.relevance.DEFAULT_MIN_SIMILARITY``, set where noise stops: WordLlama does not separate paraphrases from
+#: noise); a team that wants paraphrases found lowers it, as here.
+PARAPHRASE_FLOOR = 0.35
 
 
 # -- the ranking ---------------------------------------------------------------------------------------------------
@@ -83,8 +87,9 @@ def _prompt(repo: Path, session: str, prompt: str = PROMPT) -> str:
 
 @pytest.fixture
 def paraphrased(tmp_path: Path) -> tuple[Path, str]:
-    """A repository with two anchored memories and ``PARAPHRASED`` (its id), its catalog built."""
-    repo = init_repo(tmp_path / "repo")
+    """A repository with two anchored memories and ``PARAPHRASED`` (its id), its catalog built; the vector floor
+    lowered to ``PARAPHRASE_FLOOR`` (``[relevance] min_similarity``)."""
+    repo = init_repo(tmp_path / "repo", f"\n[relevance]\nmin_similarity = {PARAPHRASE_FLOOR}\n")
     title, body = PARAPHRASED
     assert not set(query_terms(PROMPT)) & set(query_terms(f"{title} {body}")), "the prompt must share no word"
     out = ok(repo, "remember", f"{title}\n\n{body}", "--type", "decision", "--json")

@@ -426,6 +426,33 @@ def search_terms(con: sqlite3.Connection, terms: Iterable[str], limit: int = 20)
     return _bm25(con, match, limit)
 
 
+def term_docs(con: sqlite3.Connection, terms: Iterable[str]) -> dict[str, int]:
+    """term → how many memories hold it (the full-text index's document frequency, the term tokenised as
+    the index tokenises it: lower case, diacritics folded); 0 for a term no memory holds or that cannot be
+    searched. One FTS5 count per term: for the few terms a prompt's hits share with it (``rank.relevance``).
+    """
+    out: dict[str, int] = {}
+    for t in dict.fromkeys(terms):
+        try:
+            phrase = '"' + t.replace('"', "") + '"'
+            row = con.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (phrase,)).fetchone()
+            out[t] = int(row[0]) if row else 0
+        except sqlite3.Error:
+            out[t] = 0
+    return out
+
+
+def fts_texts(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, str]:
+    """id → the full-text column of its memory (``fts_text``: what BM25 matched), for ``ids`` in the catalog."""
+    out: dict[str, str] = {}
+    for mid in dict.fromkeys(ids):
+        r = con.execute("SELECT f.text FROM memories m JOIN fts f ON f.rowid = m.rowid WHERE m.id = ?",
+                        (mid,)).fetchone()
+        if r is not None:
+            out[mid] = str(r[0] or "")
+    return out
+
+
 def _leaf(symbol: str | None) -> str | None:
     """The last part of a qualified name (``Cache.get`` → ``get``), indexed for ``symbols_named``."""
     return name_leaf(symbol) if symbol else None

@@ -52,8 +52,8 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``, ``rank.fusion``,
-``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or on the per-tool-call paths;
-SessionStart imports the library (``session_start``) when it runs.
+``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or
+on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
 """
 
 from __future__ import annotations
@@ -593,9 +593,10 @@ def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], list[str], list[tuple[str, float]]]:
+def prompt_candidates(con: sqlite3.Connection, prompt: str, text_floors: tuple[float, float] | None = None,
+                      ) -> tuple[list[str], list[str], list[tuple[str, float]]]:
     """What the catalog has for ``prompt``: (ids of memories on the paths it names, on the symbols it names
-    (``rank.mentions``), its BM25 hits (``catalog.db.search``)), for ``rank.fusion.prompt_ranking``.
+    (``rank.mentions``), its text hits above the floor (``prompt_text_hits``)), for ``rank.fusion.prompt_ranking``.
 
     Raises:
         sqlite3.Error: the catalog cannot be read.
@@ -606,7 +607,77 @@ def prompt_candidates(con: sqlite3.Connection, prompt: str) -> tuple[list[str], 
     paths, names = prompt_mentions(prompt, catalog_db.anchored_paths(con))
     path_ids = [mid for ids in catalog_db.paths_like(con, paths, NAMED_LIMIT).values() for mid in ids]
     symbol_ids = [mid for ids in catalog_db.symbols_named(con, names, NAMED_LIMIT).values() for mid in ids]
-    return path_ids, symbol_ids, catalog_db.search(con, prompt, PROMPT_SEARCH_HITS)
+    return path_ids, symbol_ids, prompt_text_hits(con, prompt, text_floors)
+
+
+def prompt_text_hits(con: sqlite3.Connection, prompt: str,
+                     text_floors: tuple[float, float] | None = None) -> list[tuple[str, float]]:
+    """The catalog's BM25 hits for ``prompt``'s content terms (``stopwords.content_terms``: no stop word of its
+    language, no request word), at most ``PROMPT_SEARCH_HITS``, best first as (id, FTS5 score), keeping those whose
+    absolute text score (``rank.relevance.match_score``) reaches ``rank.relevance.text_floor`` for ``text_floors``
+    = (min_bm25, min_coverage) (None: the defaults; ``config.relevance_floors``). ``[]`` for a prompt without
+    content terms ("explain the code") or whose hits all fall below the floor.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ... import stopwords
+    from ...catalog import db as catalog_db
+    from ...rank import relevance
+
+    terms = stopwords.content_terms(prompt)
+    hits = catalog_db.search_terms(con, terms, PROMPT_SEARCH_HITS) if terms else []
+    if not hits:
+        return []
+    min_bm25, min_coverage = text_floors or (relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE)
+    texts = catalog_db.fts_texts(con, [mid for mid, _ in hits])
+    docs = catalog_db.term_docs(con, sorted({relevance.fold(t) for t in terms}))
+    n = catalog_db.count(con)
+    need = relevance.text_floor(relevance.self_score(terms, docs, n), min_bm25, min_coverage)
+    scores = {mid: relevance.match_score(terms, text, docs, n) for mid, text in texts.items()}
+    return relevance.lexical_floor(hits, scores, need)
+
+
+def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: list[tuple[str, float]],
+                  min_similarity: float | None = None, con: sqlite3.Connection | None = None,
+                  text_floors: tuple[float, float] | None = None,
+                  shared_fraction: float | None = None) -> list[dict[str, Any]] | None:
+    """The warm process's hybrid hits for ``prompt`` the prompt hook may use (``rank.relevance.vector_floor``):
+    those the text floor kept (in ``text_hits``) or whose cosine similarity reaches ``min_similarity`` (None:
+    ``DEFAULT_MIN_SIMILARITY``), or the search's own floor for a memory whose text reaches the text floor for
+    ``text_floors`` (None: the defaults) with ``min_bm25`` scaled by ``shared_fraction`` (None:
+    ``SHARED_TEXT_FRACTION``): text and meaning agree. Only the absolute part is relaxed: a long prompt (a
+    pasted message) needs fewer shared words, a short one still most of its words. Texts are read from the
+    catalog ``con`` (without it, no memory is taken as sharing words); none for a
+    prompt without content terms ("explain the code": its vector is that of "code", close to any memory about
+    code); None when the warm process did not answer.
+
+    Raises:
+        sqlite3.Error: the catalog cannot be read.
+    """
+    from ... import stopwords
+    from ...catalog import db as catalog_db
+    from ...rank import relevance
+
+    if hybrid is None:
+        return None
+    terms = stopwords.content_terms(prompt)
+    if not terms:
+        return []
+    shared: list[str] = []
+    if con is not None:
+        min_bm25, min_coverage = text_floors or (relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE)
+        fraction = relevance.SHARED_TEXT_FRACTION if shared_fraction is None else shared_fraction
+        texts = catalog_db.fts_texts(con, [str(h["id"]) for h in hybrid])
+        docs = catalog_db.term_docs(con, sorted({relevance.fold(t) for t in terms}))
+        n = catalog_db.count(con)
+        need = relevance.text_floor(relevance.self_score(terms, docs, n), fraction * min_bm25, min_coverage)
+        shared = [mid for mid, text in texts.items() if (s := relevance.match_score(terms, text, docs, n)) > 0
+                  and s >= need]
+    floor = relevance.DEFAULT_MIN_SIMILARITY if min_similarity is None else min_similarity
+    kept = relevance.vector_floor(hybrid, [mid for mid, _ in text_hits], floor, shared,
+                                  min(relevance.DEFAULT_MIN_SHARED_SIMILARITY, floor))
+    return None if kept is None else [dict(h) for h in kept]
 
 
 def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
@@ -632,10 +703,13 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
     from ...rank import fusion
 
     try:
-        found = prompt_candidates(con, prompt)
+        min_bm25, min_coverage, min_similarity = config.relevance_floors(cfg)
+        found = prompt_candidates(con, prompt, (min_bm25, min_coverage))
         if asking is not None:
             asking.join(WARM_SEARCH_TIMEOUT_S + 0.05)  # warm_search gives up at its timeout on its own
-        ranked = fusion.prompt_ranking(*found, warm[0] if warm else None)
+        hybrid = prompt_hybrid(prompt, warm[0] if warm else None, found[2], min_similarity, con,
+                               (min_bm25, min_coverage))
+        ranked = fusion.prompt_ranking(*found, hybrid)
         given = given_statuses(lay, key)
         again = news(con, root, lay, found[0] + found[1], given)  # named, and their status changed since given
         skip = set(given) - set(again)

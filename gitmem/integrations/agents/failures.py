@@ -48,6 +48,14 @@ _FRAME = re.compile(r'File "([^"]+)", line \d+, in ([A-Za-z_]\w*)')
 _CODE = re.compile(r"\b([A-Z]{1,4}\d{3,5}|ERR_[A-Z0-9_]{3,}|E[A-Z]{3,11})\b")
 
 
+def is_stop_word(word: str) -> bool:
+    """Whether a quoted name of an error message is an English stop word (``'the'``, ``'which'``: code names
+    things in English; ``stopwords``), which the full-text search would match in most memories."""
+    from ... import stopwords
+
+    return stopwords.is_stop(word.lower(), stopwords.ENGLISH_ONLY)
+
+
 def failure_text(event: AfterToolFailure) -> str:
     """The failure's text: the agent's error, then the tool's ``stderr`` / ``stdout`` / ``output`` when it kept
     them (``AfterTool.response``); cut to its first and last ``MAX_TEXT_CHARS`` / 2 characters."""
@@ -102,7 +110,8 @@ def failure_terms(text: str, command: str = "") -> tuple[list[str], list[tuple[s
             term(leaf)
     for m in _EXCEPTION_LINE.finditer(text):
         for q in _QUOTED.findall(m.group(1)):
-            term(q.strip(".:/"))
+            if not is_stop_word(q):  # ``KeyError: 'the'`` names nothing a memory would be about
+                term(q.strip(".:/"))
     for code in _CODE.findall(text):
         if not code.startswith("E") or code[1:].isdigit() or code in ERRNO or code.startswith("ERR_") \
                 or any(c.isdigit() for c in code):
