@@ -283,12 +283,13 @@ def inline(text: str) -> str:
 
 def fenced_lines(item: Item, text: str) -> tuple[list[str], str | None]:
     """The lines of a memory's own ``text`` as shown: control characters a space, each line that
-    ``injection.line_rule`` flags replaced by ``WITHHELD`` (naming ``item.id``), without the ``QUOTE`` prefix;
-    and the first rule that withheld a line (None: none). Lines split as ``str.splitlines`` does."""
+    ``injection.line_rules`` flags (alone or with a neighbour) replaced by ``WITHHELD`` (naming ``item.id``),
+    without the ``QUOTE`` prefix; and the first rule that withheld a line (None: none). Lines split as
+    ``str.splitlines`` does."""
     out: list[str] = []
     first: str | None = None
-    for line in text.splitlines():
-        rule = injection.line_rule(line)
+    lines = text.splitlines()
+    for line, rule in zip(lines, injection.line_rules(lines), strict=True):
         if rule:
             first = first or rule
             out.append(WITHHELD.format(rule=rule, id=inline(item.id)))
