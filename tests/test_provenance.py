@@ -401,3 +401,33 @@ def test_hooks_read_memories_written_before_the_catalog_knew_levels(repo: Path) 
 
     item = item_from_row({"id": "X", "type": "constraint", "title": "t"})
     assert (item.trust, item.rule) == ("", True)
+
+
+# -- broken by a hostile teammate (the break branch) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("var", ["CLAUDECODE", "CODEX_THREAD_ID", "AI_AGENT"])
+def test_an_agent_cannot_review_its_own_memory_into_a_rule(repo: Path, run_cli, monkeypatch, var: str) -> None:
+    monkeypatch.setenv(var, "1")
+    m = _remember(run_cli, repo, "Always keep retries at 3", "--type", "constraint", "--anchor", "src/client.py")
+    code, out, err = run_cli(repo, "review", m["id"])
+    assert code == 1 and "a review is a person's" in err and "your own terminal" in err, (out, err)
+    store = Store(Repo(repo))
+    assert store.get(m["id"]).reviewed is None and not _trust(store, m["id"]).rule
+    monkeypatch.delenv(var)
+    code, _, err = run_cli(repo, "review", m["id"])  # the person, in their own terminal
+    assert code == 0, err
+    assert _trust(Store(Repo(repo)), m["id"]).level == provenance.REVIEWED
+
+
+def test_an_agents_keep_in_stale_review_is_not_a_review(repo: Path, run_cli, monkeypatch) -> None:
+    from gitmem.ops.review import ReviewResult, _act
+
+    monkeypatch.setenv("CLAUDECODE", "1")
+    m = _remember(run_cli, repo, "Always keep retries at 3", "--type", "constraint", "--anchor", "src/client.py")
+    store = Store(Repo(repo))
+    said: list[str] = []
+    res = ReviewResult()
+    _act(store, store.get(m["id"]), "k", res, said.append)
+    assert res.kept == [m["id"]] and store.get(m["id"]).reviewed is None
+    assert any("not marked reviewed" in s for s in said), said

@@ -23,6 +23,7 @@ Every action only writes memory files; commit them to share the decisions.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -163,6 +164,15 @@ class _Cancel(Exception):
 _CANCEL_WORDS = {"", "q", "quit", "n", "no"}
 
 
+def _mark_by_person(store: Store, mem_id: str, echo: Callable[[str], None]) -> None:
+    """``mark_reviewed`` unless an agent's shell runs this (``provenance.agent_from_env``): an agent's keep or
+    edit is not a person's review (the memory is re-anchored all the same)."""
+    if provenance.agent_from_env(os.environ) is None:
+        mark_reviewed(store, [mem_id])
+    else:
+        echo(f"{mem_id}: not marked reviewed (an agent's shell runs this; a review is a person's)")
+
+
 def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable[[str], None]) -> None:
     """Carry out one review choice for memory ``m``; raises ``_Quit`` for q."""
     if choice == "q":
@@ -171,7 +181,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         res.skipped.append(m.id)
     elif choice == "k":
         reanchor(store, m.id, drop_deleted=True)
-        mark_reviewed(store, [m.id])
+        _mark_by_person(store, m.id, echo)
         res.kept.append(m.id)
         echo(f"kept {m.id}: re-anchored to the code as it is now")
     elif choice == "e":
@@ -181,7 +191,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         if path.read_bytes() == before:
             raise _Cancel("the file was not changed")
         reanchor(store, m.id, drop_deleted=True)
-        mark_reviewed(store, [m.id])
+        _mark_by_person(store, m.id, echo)
         res.edited.append(m.id)
         echo(f"edited {m.id} and re-anchored it")
     elif choice == "r":
