@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
+#: A YAML key (``was: ``, ``- anchor: ``) at the start of a memory file's line.
+_YAML_LINE = re.compile(r"^[-\s]*[\w-]+:\s*")
 
 
 @dataclass
@@ -140,7 +142,7 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
             kinds = sorted(set(_MARKER.findall(redacted)) - set(_MARKER.findall(text))) or ["private"]
             problems.append(Problem("secret", mid, f"{store.display(path)} holds a secret ({', '.join(kinds)}): "
                                                    "remove it before committing"))
-        problems.extend(_instructions(store.display(path), mid, text))
+        problems.extend(_instructions(store.display(path), loaded.memories[mid], text))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
@@ -185,14 +187,26 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     return result
 
 
-def _instructions(shown: str, mid: str, text: str) -> list[Problem]:
+def _instructions(shown: str, m: Memory, text: str) -> list[Problem]:
     """One ``instruction`` problem per line of memory file ``text`` (shown as ``shown``) that ``injection``
-    flags: ``<file>:<line>: <rule> — <why>: "<line>"``."""
+    flags: ``<file>:<line>: <rule> — <why>: "<line>"``; then one per flagged line of ``m``'s fields as read
+    (title, body, facts, tags, anchors and their old names) that the file's own lines do not show as they are
+    (YAML escapes, ``"\\x7C"`` for ``|``, or a quoted string folded over lines): ``<file>: <field> line N: …``."""
     from .. import injection
+    from ..memories import instruction_lines
 
-    return [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"; reword it as a "
-                                        "note about the code (memories reach every agent as data, not orders)")
-            for f in injection.scan(text)]
+    tail = "; reword it as a note about the code (memories reach every agent as data, not orders)"
+    raw = injection.scan(text)
+    out = [Problem("instruction", m.id, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"{tail}") for f in raw]
+    anchors = {f"anchor {i}": a.key + (f" (was {a.was})" if a.was else "") for i, a in enumerate(m.anchors, 1)}
+    # what each flagged file line says without its YAML key and quotes, to tell the same line read from the file
+    said = [(f.rule, _YAML_LINE.sub("", f.text).strip("-\"'\\ ")) for f in raw]
+    for name, f in [*instruction_lines(m), *injection.scan_fields(anchors)]:
+        if f.text in text or any(rule == f.rule and bit and bit in f.text for rule, bit in said):
+            continue  # the file shows this line as it is: reported by its line above
+        out.append(Problem("instruction", m.id, f"{shown}: {name} line {f.line}: {f.rule} — {f.why}: "
+                                                f"\"{f.text}\" (as read from the file's escapes){tail}"))
+    return out
 
 
 def _reviewed(repo: Repo, m: Memory, made_stale: str | None, base: str) -> bool:
