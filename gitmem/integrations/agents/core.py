@@ -1079,7 +1079,7 @@ def main(argv: list[str] | None, *, usage: str, to_event: Callable[[Any, str | N
         data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
         try:
             raw = json.loads(data) if data.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return to_event(raw, args[0] if args else None)
 
