@@ -431,3 +431,16 @@ def test_an_agents_keep_in_stale_review_is_not_a_review(repo: Path, run_cli, mon
     _act(store, store.get(m["id"]), "k", res, said.append)
     assert res.kept == [m["id"]] and store.get(m["id"]).reviewed is None
     assert any("not marked reviewed" in s for s in said), said
+
+
+def test_an_agents_supersede_in_stale_review_is_the_agents_text(repo: Path, run_cli, monkeypatch) -> None:
+    from gitmem.ops.review import ReviewResult, _act
+
+    m = _remember(run_cli, repo, "Retries are capped at 3", "--type", "constraint", "--anchor", "src/client.py")
+    monkeypatch.setenv("GEMINI_CLI", "1")
+    monkeypatch.setattr("click.prompt", lambda *a, **k: "Retries are capped at 5 now")
+    store = Store(Repo(repo))
+    res = ReviewResult()
+    _act(store, store.get(m["id"]), "s", res, lambda _: None)
+    new = store.get(store.get(m["id"]).superseded_by[0])
+    assert (new.source, new.origin, new.reviewed) == ("agent", "gemini", None) and not provenance.of(new).rule

@@ -209,6 +209,8 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
                             show_default=False).strip()
         if text.lower() in _CANCEL_WORDS:
             raise _Cancel("no replacement text")
-        sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
+        agent = provenance.agent_from_env(os.environ)  # typed in an agent's shell: the agent's text
+        sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user" if agent is None else "agent",
+                                                     origin=agent))
         res.superseded.append(m.id)
         echo(f"{sup.new.id} supersedes {m.id}")
