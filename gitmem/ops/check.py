@@ -13,7 +13,7 @@ For the change from the merge base of ``base`` (default: the default branch,
   memory read by a person): a team memory no person has reviewed since its text last changed
   (``provenance``: its ``reviewed`` entry is missing or no longer matches its text), named by file;
   (warnings, never a failure: memory files with front-matter keys this version does not know, a newer
-  gitmem's, kept as they are);
+  gitmem's, kept as they are; a memory the change makes a rule when it was not, ``raised_warnings``);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
@@ -151,6 +151,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
     touched = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
+    result.warnings += raised_warnings(store, base_sha, [m for m in loaded.memories.values()
+                                                         if f"{TEAM_MEMORIES}/{m.id}.md" in touched], loaded.paths)
     commits = repo.commits_between(base_sha, head)  # the change, oldest first
     order = {c: i for i, c in enumerate(commits)}
     resolver = Resolver(repo)
@@ -246,6 +248,38 @@ def unreviewed(store: Store, memories: Iterable[Memory], paths: Mapping[str, Pat
         out.append(Problem("unreviewed", m.id, f"{name} \"{m.title}\": not reviewed by a person ({why}; "
                                                f"{trust.label or 'source ' + m.source}) — read it, then "
                                                f"`gitmem review {m.id}`"))
+    return out
+
+
+def raised_warnings(store: Store, base: str, memories: Iterable[Memory], paths: Mapping[str, Path]) -> list[str]:
+    """One line per team memory of ``memories`` (those whose files the change wrote) that the change makes a rule
+    (``provenance``: reviewed or person-written) when it was not one at ``base`` (agent-captured, imported,
+    model-written, from a commit), or adds as reviewed text no person wrote: a review or a ``source`` is a line
+    anyone (an agent too) can write by hand, so the pull request's reviewer is told to confirm a person did."""
+    from .. import provenance
+    from ..memfile import loads
+
+    out = []
+    for m in sorted(memories, key=lambda m: m.id):
+        now = provenance.of(m)
+        if m.scope != "team" or not now.rule:
+            continue
+        data = store.repo.read(base, f"{TEAM_MEMORIES}/{m.id}.md")
+        try:
+            then = provenance.of(loads(data.decode("utf-8", "replace"))) if data is not None else None
+        except GitmemError:
+            then = None
+        if then is not None and then.rule:
+            continue
+        if then is None and m.source == "user":
+            continue  # a person's new memory (``remember``): the usual case
+        name = store.display(paths[m.id]) if m.id in paths else m.id
+        was = f"from {then.label or 'unknown'}" if then is not None else f"added ({m.source}"
+        was += "" if then is not None else (f" {m.origin})" if m.origin else ")")
+        by = f"reviewed by {m.reviewed.by or '?'}" if now.level == provenance.REVIEWED and m.reviewed else \
+            f"source: {m.source}"
+        out.append(f"{name} \"{m.title}\": this change makes it a rule {was}, {by}; a review or source "
+                   "is a line anyone can write: make sure a person read it (agents cannot run gitmem review)")
     return out
 
 
