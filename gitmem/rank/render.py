@@ -271,6 +271,14 @@ def given_again(was: str | None, when: str, now: str) -> str:
     return f"was given as {label}{f' at {when}' if when else ''}; now {now}"
 
 
+def replaces_given(ids: list[str], whens: list[str], now: str) -> str:
+    """The status note ``now`` of a memory that replaces (supersedes) memories ``ids`` this session was given
+    (``whens``: the event that gave each, "" when not known), followed by: ``replaces <id> given at <when>
+    (retired: this one holds instead)``."""
+    given = ", ".join(f"{i}" + (f" given at {w}" if w else " given earlier") for i, w in zip(ids, whens, strict=True))
+    return f"{now}; replaces {given} (retired: this one holds instead)"
+
+
 def type_label(mtype: str, rule: bool = True) -> str:
     """``mtype`` as shown in a header or index line: ``TYPE_LABELS``' label when ``rule`` (the memory may be
     shown as a rule: ``Item.rule``), else ``UNRULED_LABELS``' (``constraint (unreviewed)``); else the type."""
