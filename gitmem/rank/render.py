@@ -295,9 +295,21 @@ def anchor_shown(item: Item, key: str) -> str:
     """Anchor ``key`` of ``item`` as shown on gitmem's own anchors or index line: with its old name
     (``was_note``), made one line (``inline``), or ``WITHHELD_ANCHOR`` when ``injection`` flags it (a memory file
     written by hand can hold any text in an anchor or its ``was``, and that line is not fenced)."""
-    text = inline(key + was_note(key, item.was.get(key)))
+    return anchor_text_shown(key + was_note(key, item.was.get(key)))
+
+
+def anchor_text_shown(text: str) -> str:
+    """``text`` (anchor keys) made one line (``inline``), or ``WITHHELD_ANCHOR`` when ``injection`` flags it."""
+    text = inline(text)
     rule = injection.line_rule(text)
     return WITHHELD_ANCHOR.format(rule=rule) if rule else text
+
+
+def title_shown(title: str, mem_id: str) -> str:
+    """A memory's ``title`` on one of gitmem's index lines (after ``QUOTE``): made one line (``inline``), or
+    ``WITHHELD`` (naming ``mem_id``) when ``injection`` flags it."""
+    rule = injection.line_rule(title)
+    return WITHHELD.format(rule=rule, id=inline(mem_id)) if rule else inline(title)
 
 
 def fenced_lines(item: Item, text: str) -> tuple[list[str], str | None]:
