@@ -58,8 +58,10 @@ def _out(obj: JSONObject | Sequence[JSONObject], text: str | Callable[[], str]) 
         click.echo(dumps_document(obj))
     else:
         t = text() if callable(text) else text
-        if t:
-            click.echo(t.rstrip("\n"))
+        if t:  # memory text and code are anyone's: no escape sequence of theirs reaches the terminal
+            from ..rank.render import visible
+
+            click.echo(visible(t.rstrip("\n")))
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

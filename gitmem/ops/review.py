@@ -36,6 +36,7 @@ from ..git import WORKTREE
 from ..infra import utc_now
 from ..memories import RememberRequest, write
 from ..model import AnchorStatus, Memory, MemoryStatus, Review, Status
+from ..rank.render import visible
 from ..store import Store
 from .lifecycle import retire, supersede
 from .reanchor import reanchor
@@ -109,17 +110,18 @@ def _highlight(diff: str, color: bool) -> str:
 def render(resolver: Resolver, ms: MemoryStatus, color: bool) -> str:
     """The memory and the diffs of its not-fresh anchors, ready to print."""
     m = ms.memory
-    out = [click.style(f"{m.id}  [{m.type}] {m.title}", bold=True) if color else f"{m.id}  [{m.type}] {m.title}"]
+    head = visible(f"{m.id}  [{m.type}] {m.title}")  # the text as the agent is given it: nothing hidden
+    out = [click.style(head, bold=True) if color else head]
     if m.body:
-        out += ["", m.body.strip()]
-    out += [f"- {f}" for f in m.facts]
+        out += ["", visible(m.body.strip())]
+    out += [visible(f"- {f}") for f in m.facts]
     for a in ms.anchors:
         if a.status == Status.FRESH:
             continue
-        out += ["", f"{a.status.value}: {a.anchor.key} — {a.reason}"]
+        out += ["", visible(f"{a.status.value}: {a.anchor.key} — {a.reason}")]
         diff = anchor_diff(resolver, a)
         if diff:
-            out.append(_highlight(diff, color).rstrip("\n"))
+            out.append(_highlight(visible(diff), color).rstrip("\n"))
     return "\n".join(out)
 
 

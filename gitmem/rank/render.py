@@ -285,6 +285,22 @@ def type_label(mtype: str, rule: bool = True) -> str:
     return (TYPE_LABELS if rule else UNRULED_LABELS).get(mtype, mtype)
 
 
+#: What ``visible`` shows for each character a terminal acts on rather than prints: C0 controls as their Unicode
+#: control pictures (ESC as ``␛``), DEL as ``␡``, C1 controls and the bidirectional overrides and isolates
+#: (which reorder what a reader sees, "Trojan Source") as ``<U+XXXX>``. Line feed and tab stay.
+_VISIBLE = {**{c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09, 0x0A)}, 0x7F: "\u2421",
+            **{c: f"<U+{c:04X}>" for c in [*range(0x80, 0xA0), 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                           *range(0x2066, 0x206A)]}}
+
+
+def visible(text: str) -> str:
+    """``text`` for a person's terminal: every character that would move the cursor, clear the screen, hide or
+    recolour text, write the clipboard (ANSI and OSC escape sequences) or reorder a line shown instead as a
+    printable mark (``_VISIBLE``), so what a person reads (before ``gitmem review``) is what an agent is
+    given."""
+    return text.translate(_VISIBLE)
+
+
 def inline(text: str) -> str:
     """``text`` made safe to show inside one of gitmem's own lines: every line break and control character a
     space (``_CONTROL``), gitmem's field separator ``SEP`` replaced by ``SEP_SUB``, spaces at the ends stripped."""
