@@ -77,7 +77,10 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _warn(message: str) -> None:
     """A warning on stderr (a JSON object in JSON mode)."""
-    click.echo(dumps_line(versioned(warning_json(message))) if State.json else f"warning: {message}", err=True)
+    from ..rank.render import visible  # a warning can quote a memory's title
+
+    click.echo(dumps_line(versioned(warning_json(message))) if State.json else visible(f"warning: {message}"),
+               err=True)
 
 
 def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> None:
