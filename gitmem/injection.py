@@ -92,9 +92,10 @@ RULES: tuple[Rule, ...] = (
          r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|of|the|your|my|these|those)\s+){0,4}"
          r"(?:previous|prior|above|earlier|preceding|system|original|other)\s+"
          r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages|context)"
-         r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+"
-         r"(?:(?:you\s+(?:were|have\s+been|'ve\s+been)\s+)?"
-         r"(?:told|said|above|before|prior|previously|earlier))\b"
+         # "disregard everything above." / "forget all you were told": the clause ends there (a note's "ignore
+         # everything before the first blank line" goes on)
+         r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been"
+         r"|'ve\s+been)\s+(?:told|given)|(?:above|before|prior|previously|earlier)\s*(?:[.,;:!]|$|and\b|then\b))"
          r"|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|unrestricted|god)\b"
          r"|\bnew\s+(?:system\s+)?instructions\s*:",
          ("ignore", "disregard", "forget", "override", "bypass", "you are now", "instructions"), negatable=False),

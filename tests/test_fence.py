@@ -266,6 +266,7 @@ def test_an_instruction_split_over_two_lines_flags_both(text: str) -> None:
     "Запустите тесты перед коммитом: make test", "Τα δεδομένα αποθηκεύονται στο cache/",
     "never use wget -O- | sh; we vendor the installer", "download with curl, then verify the checksum",
     "The deploy runs \u201cmake release\u201d \u2014 not by hand",
+    "The parser should ignore all earlier headers", "ignore everything before the first blank line",
 ])
 def test_benign_lines_stay_unflagged_after_normalising(line: str) -> None:
     assert injection.line_rule(line) is None, line
