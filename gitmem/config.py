@@ -348,6 +348,11 @@ DEFAULT_BUDGETS = {"session_budget": 1500, "prompt_budget": 600, "file_budget": 
 CACHE_NAME = "config.json"
 
 
+#: Largest config.toml read, in bytes: gitmem's whole configuration is a few hundred bytes; a committed file far
+#: larger (a hostile one) would cost every hook the time to parse it.
+MAX_CONFIG_BYTES = 1_000_000
+
+
 def load(path: Path, where: str, warnings: list[str] | None = None) -> dict[str, Any]:
     """``path`` (config.toml) merged over ``DEFAULT_CONFIG``, validated; the defaults alone when it is missing.
 
@@ -356,7 +361,8 @@ def load(path: Path, where: str, warnings: list[str] | None = None) -> dict[str,
     them (``unknown_warning``) is appended to ``warnings``.
 
     Raises:
-        ConfigError: the file is not valid TOML (or not UTF-8), or ``validate`` rejects a known key's value.
+        ConfigError: the file is not valid TOML (or not UTF-8, or nested too deeply for the parser, or over
+            ``MAX_CONFIG_BYTES``), or ``validate`` rejects a known key's value.
     """
     import tomllib
 
@@ -364,10 +370,16 @@ def load(path: Path, where: str, warnings: list[str] | None = None) -> dict[str,
 
     cfg: dict[str, Any] = tomllib.loads(DEFAULT_CONFIG)
     if path.is_file():
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{where}: over {MAX_CONFIG_BYTES // 1000} kB, not read (a config is a few lines)",
+                              "fix the file (see README, Configuration)")
         try:
             user = tomllib.loads(path.read_text("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (see README, Configuration)") from None
+        except RecursionError:  # tomllib recurses per nesting level: a committed file can nest thousands deep
+            raise ConfigError(f"{where}: nested too deeply to read", "fix the file (see README, Configuration)") \
+                from None
         warning = unknown_warning(user, where)
         if warning is not None:
             if warnings is not None:
@@ -403,11 +415,13 @@ def read_cached(lay: Layout) -> dict[str, Any]:
             return cached["config"]  # type: ignore[no-any-return]  # JSON: a dict checked above
     except (OSError, ValueError, AttributeError):
         pass
+    if st.st_size > MAX_CONFIG_BYTES:
+        return {}
     try:
         import tomllib
 
         cfg = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     try:
         from . import infra

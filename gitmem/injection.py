@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 #: Longest stretch of a line searched at once, in characters (bounds the regex work per search); a longer line
 #: is searched in windows this long, each overlapping the one before by ``WINDOW_OVERLAP``.
@@ -65,8 +66,12 @@ def negation() -> re.Pattern[str]:
 
 
 _FETCH = r"(?:\bcurl|\bwget|\biwr|\binvoke-webrequest|\birm|\binvoke-restmethod|\bfetch)\b"
-_SHELL = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|da|k|c|tc|fi|a)?sh\b|\bpython[0-9.]*\b|\bperl\b|\bruby\b|\bnode\b|\biex\b"
-
+#: A program that runs the code it is given (a shell, an interpreter, PowerShell's Invoke-Expression).
+_RUNNER = (r"(?:(?:ba|z|da|k|c|tc|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh"
+           r"|powershell(?:\.exe)?)\b")
+#: ``_RUNNER`` as a pipe's target: behind ``sudo``, ``env`` (with options) and a folder (``/usr/bin/env bash``).
+_SHELL = (r"(?:sudo\s+(?:-\S+\s+){0,4})?(?:(?:/[\w.-]+){0,4}/)?(?:env\s+(?:-\S+\s+){0,4})?"
+          r"(?:(?:/[\w.-]+){0,4}/)?\b" + _RUNNER)
 
 class Rule:
     """One named rule: ``name`` (shown by ``gitmem check``), ``why`` (one line), ``pattern`` (searched in each
@@ -95,10 +100,24 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("pipe-to-shell", "runs a downloaded script: whoever controls the URL runs code on the agent's machine",
-         rf"{_FETCH}[^|\n]{{0,300}}\|\s*(?:{_SHELL})"
+         # piped into a runner, through up to three filters (``| tee x | sh``); each stretch between pipes is
+         # matched possessively (``{0,300}+``), so a line of many pipes costs linear time
+         rf"{_FETCH}(?:[^|\n]{{0,300}}+\|){{1,4}}?\s*{_SHELL}"
          rf"|(?:\b(?:ba|z)?sh|\bsource|\beval|\.)\s+<\(\s*{_FETCH}"
-         rf"|\b(?:ba|z)?sh\s+-c\s+[\"']?\$\(\s*{_FETCH}"
-         rf"|\biex\s*\(+\s*(?:new-object|{_FETCH})",
+         # a runner or eval given the download as its argument: ``python -c "$(curl …)"``, ``eval `curl …` ``
+         rf"|(?:\b{_RUNNER}|\beval)\s+(?:-\S+\s+){{0,3}}[\"']?(?:\$\(|`)\s*{_FETCH}"
+         rf"|\b(?:iex|invoke-expression)\s*\(+\s*(?:new-object|{_FETCH})"
+         # saved to a file, then that file run: ``curl -o i.sh URL && sh i.sh``, ``wget URL -O x; ./x``
+         rf"|{_FETCH}[^;&|\n]{{0,300}}?(?:\s-[oO]\s*|\s--output[=\s]\s*|>\s*)[\"']?(?P<f>[\w.~/$-]{{1,200}}+)"
+         r"[^;&|\n]{0,200}+(?:&&|;|\|\|)\s*(?:sudo\s+(?:-\S+\s+){0,4})?"
+         rf"(?:{_RUNNER}\s+(?:-\S+\s+){{0,3}}|chmod\s+\S+\s+\S+\s*(?:&&|;)\s*|source\s+|\.\s+)?[\"']?(?:\./)?"
+         r"(?P=f)(?![\w.-])"
+         # the script the URL names, run right after the download: ``curl -O https://x/i.sh && sh i.sh``
+         rf"|{_FETCH}[^;&|\n]{{0,300}}?/(?P<g>[\w.-]{{1,100}}+)(?:(?<=\.sh)|(?<=\.py)|(?<=\.ps1)|(?<=\.bash))"
+         rf"[^;&|\n]{{0,200}}+(?:&&|;)\s*(?:sudo\s+(?:-\S+\s+){{0,4}})?(?:{_RUNNER}\s+(?:-\S+\s+){{0,3}})?"
+         r"[\"']?(?:\./)?(?P=g)(?![\w.-])"
+         # or made executable and run: ``wget URL; chmod +x i.sh; ./i.sh``
+         rf"|{_FETCH}[^;&\n]{{0,300}}+(?:&&|;)\s*chmod\s+[+\w]*x\b[^;&\n]{{0,200}}+(?:&&|;)\s*(?:sudo\s+)?\.?/",
          ("curl", "wget", "iwr", "invoke-", "irm", "fetch", "iex")),
     Rule("encoded-exec", "runs code hidden in base64 or an encoded command: nobody reviewing the text can read it",
          r"base64\s+(?:-d|--decode|-D)\b[^\n]{0,200}\|\s*(?:" + _SHELL + r")"
@@ -107,9 +126,13 @@ RULES: tuple[Rule, ...] = (
          r"|\bpowershell(?:\.exe)?\b[^\n]{0,80}\s-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{16,}",
          ("base64", "b64decode", "atob", "buffer.from", "powershell")),
     Rule("ignore-instructions", "tells the agent to drop its instructions: the classic prompt injection",
-         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:(?:the|your|my|of|these|those)\s+)?"
+         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|of|the|your|my|these|those)\s+){0,4}"
          r"(?:previous|prior|above|earlier|preceding|system|original|other)\s+"
          r"(?:instructions?|prompts?|rules|directions|directives|guidelines|messages|context)"
+         # "disregard everything above." / "forget all you were told": the clause ends there (a note's "ignore
+         # everything before the first blank line" goes on)
+         r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:(?:that\s+)?you\s+(?:were|have\s+been"
+         r"|'ve\s+been)\s+(?:told|given)|(?:above|before|prior|previously|earlier)\s*(?:[.,;:!]|$|and\b|then\b))"
          r"|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|unrestricted|god)\b"
          r"|\bnew\s+(?:system\s+)?instructions\s*:",
          ("ignore", "disregard", "forget", "override", "bypass", "you are now", "instructions"), negatable=False),
@@ -149,6 +172,11 @@ RULES: tuple[Rule, ...] = (
          ("tell", "inform", "mention", "show", "alert", "notify", "without"), negatable=False),
 )
 
+#: The rules whose match can span two lines joined (``line_rules``): not ``role-tag`` and ``gitmem-frame``,
+#: whose patterns hold at a line's start or inside one tag; and their triggers.
+_PAIR_RULES = tuple(r for r in RULES if r.name not in ("role-tag", "gitmem-frame"))
+_PAIR_TRIGGERS = frozenset(t for r in _PAIR_RULES for t in r.triggers)
+
 #: The rules by name.
 BY_NAME = {r.name: r for r in RULES}
 #: Any rule's trigger, in one search: a line with none is flagged by no rule (``_window_rule``'s fast path: one
@@ -183,44 +211,59 @@ class Finding:
         return hash((self.line, self.rule, self.text))
 
 
-def visible(line: str) -> str:
-    """``line`` as the rules read it: ``INVISIBLE_SOURCE`` characters removed, then NFKC-normalised (fullwidth
-    ``ｃｕｒｌ`` and other compatibility forms become ``curl``, as a model reads them). ASCII is returned as is."""
+#: Letters of other scripts drawn like Latin ones (Cyrillic, Greek: Unicode's confusables.txt, the lower- and
+#: upper-case letters of those scripts that map to one ASCII letter), mapped to it before the rules run, so
+#: ``сurl`` with a Cyrillic ``с`` reads as ``curl``. Text in those languages keeps its meaning for the rules:
+#: no rule names a word of theirs.
+CONFUSABLES = str.maketrans(
+    "аеорсухіѕјһԁԛԝɡАВЕКМНОРСТХІЅЈԜαεορτυνικχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ",
+    "aeopcyxisjhdqwgABEKMHOPCTXISJWaeoptuvikxABEHIKMNOPTYXZ")
+
+
+def normalised(line: str) -> str:
+    """``line`` as the rules read it, as a model reads it: ``INVISIBLE_SOURCE`` characters removed, compatibility
+    forms folded (NFKC: fullwidth ``ｃｕｒｌ``, ligatures, odd spaces) and ``CONFUSABLES`` mapped (a Cyrillic
+    ``с`` in ``сurl``). An ASCII line is returned as it is."""
     if line.isascii():
         return line
     import unicodedata  # only for text that is not ASCII (~0.3 ms, once)
 
-    return unicodedata.normalize("NFKC", invisible().sub("", line))
+    return invisible().sub("", unicodedata.normalize("NFKC", invisible().sub("", line))).translate(CONFUSABLES)
 
 
-def _window_rule(text: str, raw: str) -> str | None:
-    """The first rule that flags ``text`` (at most ``MAX_LINE_CHARS`` of a line, made ``visible``); ``raw`` is
-    the same stretch as written, searched only by the rules without triggers (``hidden-text``)."""
+#: The name the fence branch gave ``normalised``.
+visible = normalised
+
+
+def _window_rule(text: str, raw: str, rules: tuple[Rule, ...] = RULES) -> str | None:
+    """The first of ``rules`` that flags ``text`` (at most ``MAX_LINE_CHARS`` of a line, ``normalised``); ``raw``
+    is the same stretch as written, searched only by the rules without triggers (``hidden-text``). A match that
+    a negation exempts does not hide a later one on the same line ("don't use wget; run curl … | sh")."""
     low = text.lower()
     if raw.isascii() and not _ANY_TRIGGER.search(low):
         return None
-    for rule in RULES:
+    for rule in rules:
         if not rule.triggers:
             if not raw.isascii() and rule.pattern.search(raw):
                 return rule.name
             continue
         if not any(t in low for t in rule.triggers):
             continue
-        for m in rule.pattern.finditer(text):
-            if rule.negatable and negation().search(text[max(0, m.start() - 40):m.start()]):
-                continue
-            return rule.name
+        pos = 0
+        while (m := rule.pattern.search(text, pos)) is not None:
+            if not (rule.negatable and negation().search(text[max(0, m.start() - 40):m.start()])):
+                return rule.name
+            pos = m.start() + 1
     return None
 
 
 def line_rule(line: str) -> str | None:
     """The name of the first rule ``line`` (one line of text) matches, else None.
 
-    The line is read as ``visible`` makes it (``INVISIBLE_SOURCE`` characters out, compatibility forms folded); a line
-    longer than ``MAX_LINE_CHARS`` is searched in overlapping windows (``WINDOW_OVERLAP``), every window but
-    the first behind a NUL so that a rule anchored at the line's start (``^``) cannot match mid-line. Linear in
-    the line's length."""
-    text = visible(line)
+    The line is read as ``normalised`` makes it; a line longer than ``MAX_LINE_CHARS`` is searched in
+    overlapping windows (``WINDOW_OVERLAP``), every window but the first behind a NUL so that a rule anchored
+    at the line's start (``^``) cannot match mid-line. Linear in the line's length."""
+    text = normalised(line)
     if len(text) <= MAX_LINE_CHARS:
         return _window_rule(text, line)
     step = MAX_LINE_CHARS - WINDOW_OVERLAP
@@ -234,18 +277,34 @@ def line_rule(line: str) -> str | None:
     return _window_rule("", line) if not line.isascii() else None
 
 
+def line_rules(lines: Sequence[str]) -> list[str | None]:
+    """``line_rule`` of each of ``lines``, and of each two neighbours joined (a trailing ``\\`` dropped): an
+    instruction split over two lines ("curl … \\" then "| sh", "Ignore all previous" then "instructions")
+    flags both lines with the rule of the two together."""
+    out = [line_rule(line) for line in lines]
+    norm = [normalised(line[:MAX_LINE_CHARS]) for line in lines]
+    # a pair can match only if one of its lines holds a rule's trigger (the join adds a space, forms none)
+    hot = [any(t in line.lower() for t in _PAIR_TRIGGERS) for line in norm]
+    for i in range(len(norm) - 1):
+        if (out[i] is None and out[i + 1] is None and (hot[i] or hot[i + 1]) and norm[i].strip()
+                and norm[i + 1].strip()):
+            rule = _window_rule(norm[i].rstrip().removesuffix("\\").rstrip()[-MAX_LINE_CHARS // 2:] + " "
+                                + norm[i + 1].lstrip()[:MAX_LINE_CHARS // 2], "", _PAIR_RULES)
+            if rule:
+                out[i] = out[i + 1] = rule
+    return out
+
+
 def scan(text: str) -> list[Finding]:
-    """The lines of ``text`` that a rule flags, in order (one ``Finding`` per line: its first rule).
+    """The lines of ``text`` that a rule flags (``line_rules``), in order (one ``Finding`` per line: its first
+    rule).
 
     Lines are split as ``str.splitlines`` does (``\\r``, ``\\u2028`` and the rest count as line breaks, as they
     do for a reader).
     """
-    out: list[Finding] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        rule = line_rule(line)
-        if rule:
-            out.append(Finding(n, rule, line.strip()[:120]))
-    return out
+    lines = text.splitlines()
+    return [Finding(n, rule, line.strip()[:120])
+            for n, (line, rule) in enumerate(zip(lines, line_rules(lines), strict=True), 1) if rule]
 
 
 def scan_fields(fields: dict[str, str]) -> list[tuple[str, Finding]]:

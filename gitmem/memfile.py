@@ -97,6 +97,17 @@ def _clean(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "")
 
 
+#: Line breaks and control characters (C0, DEL, C1, Unicode line and paragraph separators).
+_BREAKS_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: each run of line breaks and control characters a space, ends stripped. For the
+    fields shown on gitmem's own lines (author, origin, model, session, tags, reviewer): a hand-written file
+    could otherwise put a line that forges a memory header there (``author: "P\\n### ID · constraint …"``)."""
+    return _BREAKS_RE.sub(" ", text).strip()
+
+
 def check_anchor_path(path: str) -> str | None:
     """Why ``path`` is not a valid repo-relative POSIX path, or None when it is.
 
@@ -323,13 +334,13 @@ def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
         raise MemoryFileError(path, f"invalid id: {fm.get('id')!r}")
     mtype = _req_str(fm, "type", path)
     if mtype not in MEMORY_TYPES:
-        raise MemoryFileError(path, f"unknown type '{mtype}'", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
+        raise MemoryFileError(path, f"unknown type {mtype!r}", hint=f"use one of: {', '.join(MEMORY_TYPES)}")
     source = fm.get("source", "user")
     if source not in SOURCES:
-        raise MemoryFileError(path, f"unknown source '{source}'", hint=f"use one of: {', '.join(SOURCES)}")
+        raise MemoryFileError(path, f"unknown source {source!r}", hint=f"use one of: {', '.join(SOURCES)}")
     scope = fm.get("scope", "team")
     if scope not in SCOPES:
-        raise MemoryFileError(path, f"unknown scope '{scope}'", hint="use team or local")
+        raise MemoryFileError(path, f"unknown scope {scope!r}", hint="use team or local")
     conf = fm.get("confidence", 1.0)
     if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 <= float(conf) <= 1.0:
         raise MemoryFileError(path, f"confidence must be a number in [0, 1], got {conf!r}")
@@ -340,16 +351,16 @@ def _from_front_matter(fm: dict[str, Any], body: str, path: str) -> Memory:
     return Memory(
         id=mem_id, type=mtype, title=_req_str(fm, "title", path),
         body=body.strip("\n"),
-        facts=_str_list(fm, "facts", path), tags=_str_list(fm, "tags", path), anchors=anchors,
-        author=_req_str(fm, "author", path, allow_empty=True), source=source,
-        session=_opt_str(fm.get("session")), model=_opt_str(fm.get("model")),
+        facts=_str_list(fm, "facts", path), tags=[one_line(t) for t in _str_list(fm, "tags", path)],
+        anchors=anchors, author=one_line(_req_str(fm, "author", path, allow_empty=True)), source=source,
+        session=_opt_line(fm.get("session")), model=_opt_line(fm.get("model")),
         confidence=float(conf),
         created=_time_str(fm.get("created"), "created", path),
         updated=_time_str(fm.get("updated"), "updated", path),
         supersedes=_str_list(fm, "supersedes", path), superseded_by=_str_list(fm, "superseded_by", path),
         retired=_time_str(fm.get("retired"), "retired", path) or None,
         invariant=_bool(fm.get("invariant", False), "invariant", path), scope=scope,
-        origin=_opt_str(fm.get("origin")), reviewed=_review_from(fm.get("reviewed"), path), extra=extra,
+        origin=_opt_line(fm.get("origin")), reviewed=_review_from(fm.get("reviewed"), path), extra=extra,
     )
 
 
@@ -365,7 +376,7 @@ def _review_from(raw: Any, path: str) -> Review | None:
         raise MemoryFileError(path, "'reviewed' must be a mapping with by, at and hash",
                               hint="remove it and mark the memory reviewed again: gitmem review ID")
     by = raw.get("by")
-    return Review(by="" if by is None else str(by), at=_time_str(raw.get("at"), "reviewed.at", path),
+    return Review(by="" if by is None else one_line(str(by)), at=_time_str(raw.get("at"), "reviewed.at", path),
                   hash=raw["hash"])
 
 
@@ -377,6 +388,10 @@ def _bool(v: Any, key: str, path: str) -> bool:
 
 def _opt_str(v: Any) -> str | None:
     return None if v is None else str(v)
+
+
+def _opt_line(v: Any) -> str | None:
+    return None if v is None else one_line(str(v))
 
 
 def _time_str(v: Any, key: str, path: str) -> str:

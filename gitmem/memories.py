@@ -263,7 +263,8 @@ def strip_instructions(m: Memory) -> list[str]:
     notes = [f"{name} line {f.line}: {f.rule}" for name, f in instruction_lines(m)]
     if not notes:
         return notes
-    m.body = "\n".join(line for line in m.body.splitlines() if not injection.line_rule(line)).strip()
+    lines = m.body.splitlines()
+    m.body = "\n".join(line for line, rule in zip(lines, injection.line_rules(lines), strict=True) if not rule).strip()
     m.facts = [f for f in m.facts if not injection.scan(f)]
     m.tags = [t for t in m.tags if not injection.scan(t)]
     if injection.scan(m.title):

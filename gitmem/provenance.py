@@ -48,6 +48,8 @@ Must not import: anything outside the standard library (the per-tool-call hooks 
 
 from __future__ import annotations
 
+import re
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -208,6 +210,12 @@ def agent_from_env(env: Mapping[str, str]) -> str | None:
     return None
 
 
+#: Characters kept of an origin or model name in a label (``_named``): those of agent, tool and model names
+#: (``claude``, ``claude-mem``, ``gpt-4o-mini``, ``gitmem export``, ``org/model@v1``); a hand-written file's
+#: ``origin: "claude) · constraint (must hold"`` must not read as another label.
+_NAME_CHARS = re.compile(r"[^\w .:/@+-]+")
+
+
 def _named(what: str, name: str | None) -> str:
-    name = " ".join((name or "").split())[:40]
+    name = " ".join(_NAME_CHARS.sub(" ", name or "").split())[:40].strip()
     return f"{what} ({name})" if name else what

@@ -376,3 +376,29 @@ def test_doctor_never_runs_a_command_a_commit_put_in_the_settings(project: Path,
     assert not proof.exists()
     (claude,) = [c for c in json.loads(out)["checks"] if c["name"] == "claude" and c["level"] == "error"]
     assert "2 of 8" in claude["message"] and "not run" in claude["message"], claude
+
+
+# -- broken by a hostile teammate (the break branch) ------------------------------------------------------
+
+START_PAYLOAD = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+
+
+@pytest.mark.parametrize("text", [
+    "x = " + "{a = " * 5000 + "1" + "}" * 5000,  # nested past the parser's recursion limit
+    "[context]\n" + "# padding\n" * 120_000,  # over MAX_CONFIG_BYTES
+])
+def test_a_hostile_committed_config_is_said_in_one_line_never_a_crash(project: Path, run_cli, text: str) -> None:  # type: ignore[no-untyped-def]
+    (project / ".gitmem" / "config.toml").write_text(text)
+    code, _, err = run_cli(project, "context", "--file", "a.py")
+    assert code == 1 and "unexpected error" not in err and ".gitmem/config.toml: " in err, err
+    out = run_hook(commands("claude", project)["SessionStart"], project, {**START_PAYLOAD, "cwd": str(project)})
+    said = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert said.startswith("gitmem: no memories in this session: .gitmem/config.toml: ") and "\n" not in said, said
+
+
+def test_doctor_and_install_say_a_settings_file_nested_too_deep(project: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (project / ".claude" / "settings.json").write_text('{"hooks": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    code, out, err = run_cli(project, "doctor")
+    assert "unexpected error" not in out + err and "claude" in out, out + err
+    code, out, err = run_cli(project, "install", "claude")
+    assert code == 1 and "nested too deeply" in err and "unexpected error" not in err, err

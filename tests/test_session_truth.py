@@ -297,3 +297,29 @@ def test_a_command_running_changed_code_corrects_a_memory_of_any_type(repo: Path
     text = context_of(hook(shell, repo)[1], "PreToolUse")
     assert why in text and f"{AGAIN} stale: src/auth.py::check_token" in text
     assert hook(shell, repo)[1] == ""
+
+
+# -- broken by a demanding user (the break branch) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ("read", "prompt"))
+def test_a_pulled_memory_that_replaces_one_given_says_so(repo: Path, run_cli, tmp_path: Path, kind: str) -> None:
+    """A teammate supersedes a rule this session was given; after the pull, the replacement comes with the id it
+    replaces (before: two contradicting "must hold" rules, the first never withdrawn)."""
+    on_auth, _ = _setup(repo, run_cli)
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    git(other, "config", "user.email", "o@example.com")
+    git(other, "config", "user.name", "Other")
+    code, out, err = run_cli(other, "supersede", on_auth, "check_token also rejects whitespace-only tokens", "--json")
+    assert code == 0, err
+    new = json.loads(out)["id"]
+    commit(other, "supersede", no_verify=True)
+    _settled(repo, run_cli)
+    session = f"sup-{kind}"
+    _start(repo, session, on_auth)
+    git(repo, "pull", "-q", "--no-rebase", str(other), "main")
+    _settled(repo, run_cli)
+    event, name = _event(repo, kind, session)
+    text = context_of(hook(event, repo)[1], name)
+    assert new in text and f"replaces {on_auth} given at session start (retired: this one holds instead)" in text, text

@@ -335,7 +335,14 @@ def digests(con: sqlite3.Connection) -> dict[str, tuple[str, str | None, dict[st
 
 def _row(r: sqlite3.Row) -> dict[str, Any]:
     d = dict(r)
-    d.pop("memory", None)  # the full memory is for ``all_memories``; hooks render from the columns
+    memory = d.pop("memory", None)  # the full memory is for ``all_memories``; hooks render from the columns
+    d["supersedes"] = []  # the ids it replaced: a session given one of them is told (``core.session_items``)
+    if isinstance(memory, str) and '"supersedes"' in memory:
+        try:
+            sup = json.loads(memory).get("supersedes")
+        except (ValueError, AttributeError):
+            sup = None
+        d["supersedes"] = [x for x in sup if isinstance(x, str)] if isinstance(sup, list) else []
     for c in ("facts", "tags", "anchors", "checked"):
         try:
             d[c] = json.loads(d[c]) if d.get(c) else ([] if c != "checked" else {})

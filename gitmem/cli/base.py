@@ -58,8 +58,10 @@ def _out(obj: JSONObject | Sequence[JSONObject], text: str | Callable[[], str]) 
         click.echo(dumps_document(obj))
     else:
         t = text() if callable(text) else text
-        if t:
-            click.echo(t.rstrip("\n"))
+        if t:  # memory text and code are anyone's: no escape sequence of theirs reaches the terminal
+            from ..rank.render import visible
+
+            click.echo(visible(t.rstrip("\n")))
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,7 +77,10 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _warn(message: str) -> None:
     """A warning on stderr (a JSON object in JSON mode)."""
-    click.echo(dumps_line(versioned(warning_json(message))) if State.json else f"warning: {message}", err=True)
+    from ..rank.render import visible  # a warning can quote a memory's title
+
+    click.echo(dumps_line(versioned(warning_json(message))) if State.json else visible(f"warning: {message}"),
+               err=True)
 
 
 def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> None:

@@ -143,14 +143,21 @@ def review(mem_ids: tuple[str, ...]) -> None:
     whoever wrote it, ranks as person-written, and passes `gitmem check
     --require-reviewed`. Any later change of its text (a model's rewrite, a
     merge, an edit) lapses the review by itself. Commit the files to share it.
+    Refused in an agent's shell (CLAUDECODE, GEMINI_CLI, CODEX_THREAD_ID … set).
 
     \b
     Example usage:
       gitmem show 01KB0Y1R9W3Q
       gitmem review 01KB0Y1R9W3Q
     """
+    from ..errors import GitmemError
     from ..ops.review import mark_reviewed
 
+    agent = provenance.agent_from_env(os.environ)
+    if agent is not None:  # an agent reviewing text would make its own memories rules
+        raise GitmemError(f"a review is a person's, and this command runs in an agent's shell ({agent or 'AI_AGENT'}"
+                          " is set): nothing was marked reviewed",
+                          "read the memory (gitmem show ID) and run gitmem review ID in your own terminal")
     done = mark_reviewed(_store(), list(mem_ids))
     _out([shapes.memory_json(m) for m in done],
          lambda: "\n".join(f"reviewed {m.id} {m.title} ({provenance.of(m).label})" for m in done))

@@ -47,7 +47,7 @@ from ..analyzer import evaluate
 from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, Memory, MemoryStatus, Status
-from ..rank.render import QUOTE, WITHHELD, Item, fenced_lines, inline
+from ..rank.render import QUOTE, WITHHELD, Item, anchor_text_shown, fenced_lines, inline, title_shown
 from ..rank.score import age
 from ..store import Store
 
@@ -143,7 +143,8 @@ class GitmemTools:
 
         Returns:
             text: one line per hit ``- ID [type] anchors · age · status > title`` (the title fenced as
-            ``rank.render`` fences memory text: one line, after ``> ``; withheld when ``injection`` flags it).
+            ``rank.render`` fences memory text: one line, after ``> ``; it and the anchors withheld when they
+            read as an instruction: ``render.title_shown``, ``render.anchor_text_shown``).
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
@@ -158,8 +159,8 @@ class GitmemTools:
         if rows:
             lines = [f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'} for {_echo(query)!r}, best first "
                      "(full text: get with their ids):"]
-            lines += [f"- {inline(r['id'])} [{inline(r['type'])}] {inline(', '.join(r['anchors']) or '-')} · "
-                      f"{r['age']} · {r['status']} {QUOTE}{_one_line(r['id'], r['title'])}" for r in rows]
+            lines += [f"- {inline(r['id'])} [{inline(r['type'])}] {anchor_text_shown(', '.join(r['anchors']) or '-')} "
+                      f"· {r['age']} · {r['status']} {QUOTE}{title_shown(r['title'], r['id'])}" for r in rows]
         else:
             lines = [f"no memories match {_echo(query)!r}"]
         lines += [f"warning: {w}" for w in warnings]

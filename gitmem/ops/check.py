@@ -13,7 +13,7 @@ For the change from the merge base of ``base`` (default: the default branch,
   memory read by a person): a team memory no person has reviewed since its text last changed
   (``provenance``: its ``reviewed`` entry is missing or no longer matches its text), named by file;
   (warnings, never a failure: memory files with front-matter keys this version does not know, a newer
-  gitmem's, kept as they are);
+  gitmem's, kept as they are; a memory the change makes a rule when it was not, ``raised_warnings``);
 * ``invariant`` — an ``invariant: true`` memory whose sites the change did not
   change together (``gitmem.invariants``), counted from the last commit of the change
   that wrote the memory (its creation, for one made in the change), else from the base;
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
+#: A YAML key (``was: ``, ``- anchor: ``) at the start of a memory file's line.
+_YAML_LINE = re.compile(r"^[-\s]*[\w-]+:\s*")
 
 
 @dataclass
@@ -137,8 +139,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     problems.extend(secrets_in_files(store))
     for mid, path in loaded.paths.items():
         if loaded.memories[mid].scope == "team":
-            problems.extend(_instructions(store.display(path), mid, path.read_text("utf-8", errors="replace"),
-                                          loaded.memories[mid]))
+            problems.extend(_instructions(store.display(path), loaded.memories[mid],
+                                          path.read_text("utf-8", errors="replace")))
     result = Checked(base_ref, tip, base_sha, head, problems)
     if require_reviewed:
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
@@ -147,6 +149,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
         return result  # HEAD is in the base: no change to check (the memory files were)
     changes = repo.changed_files(base_sha, head)
     touched = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
+    result.warnings += raised_warnings(store, base_sha, [m for m in loaded.memories.values()
+                                                         if f"{TEAM_MEMORIES}/{m.id}.md" in touched], loaded.paths)
     commits = repo.commits_between(base_sha, head)  # the change, oldest first
     order = {c: i for i, c in enumerate(commits)}
     resolver = Resolver(repo)
@@ -183,26 +187,25 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
     return result
 
 
-def _instructions(shown: str, mid: str, text: str, m: Memory) -> list[Problem]:
+def _instructions(shown: str, m: Memory, text: str) -> list[Problem]:
     """One ``instruction`` problem per line of memory file ``text`` (shown as ``shown``) that ``injection``
-    flags: ``<file>:<line>: <rule> — <why>: "<line>"``; then one per line of ``m``'s front-matter fields (its
-    parsed title, tags and facts) flagged only once YAML's escapes are read (``"| \\x73h"``, ``"\\U000E0072"``):
-    ``<file> (<field> line <n>): <rule> — …``."""
+    flags: ``<file>:<line>: <rule> — <why>: "<line>"``; then one per flagged line of ``m``'s fields as read
+    (title, body, facts, tags, anchors and their old names) that the file's own lines do not show as they are
+    (YAML escapes, ``"\\x7C"`` for ``|``, or a quoted string folded over lines): ``<file>: <field> line N: …``."""
     from .. import injection
+    from ..memories import instruction_lines
 
     tail = "; reword it as a note about the code (memories reach every agent as data, not orders)"
-    found = injection.scan(text)
-    out = [Problem("instruction", mid, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"{tail}") for f in found]
-    lines = text.splitlines()
-    raw = [lines[f.line - 1] for f in found]
-    fields = {"title": m.title, **{f"tag {i}": t for i, t in enumerate(m.tags, 1)},
-              **{f"fact {i}": f for i, f in enumerate(m.facts, 1)}}
-    for name, value in fields.items():
-        for n, line in enumerate(value.splitlines(), 1):
-            rule = injection.line_rule(line)
-            if rule and not any(line.strip() in r for r in raw):
-                out.append(Problem("instruction", mid, f"{shown} ({name} line {n}): {rule} — "
-                                                       f"{injection.BY_NAME[rule].why}: {line.strip()[:120]!r}{tail}"))
+    raw = injection.scan(text)
+    out = [Problem("instruction", m.id, f"{shown}:{f.line}: {f.rule} — {f.why}: \"{f.text}\"{tail}") for f in raw]
+    anchors = {f"anchor {i}": a.key + (f" (was {a.was})" if a.was else "") for i, a in enumerate(m.anchors, 1)}
+    # what each flagged file line says without its YAML key and quotes, to tell the same line read from the file
+    said = [(f.rule, _YAML_LINE.sub("", f.text).strip("-\"'\\ ")) for f in raw]
+    for name, f in [*instruction_lines(m), *injection.scan_fields(anchors)]:
+        if f.text in text or any(rule == f.rule and bit and bit in f.text for rule, bit in said):
+            continue  # the file shows this line as it is: reported by its line above
+        out.append(Problem("instruction", m.id, f"{shown}: {name} line {f.line}: {f.rule} — {f.why}: "
+                                                f"\"{f.text}\" (as read from the file's escapes){tail}"))
     return out
 
 
@@ -286,6 +289,38 @@ def unreviewed(store: Store, memories: Iterable[Memory], paths: Mapping[str, Pat
         out.append(Problem("unreviewed", m.id, f"{name} \"{m.title}\": not reviewed by a person ({why}; "
                                                f"{trust.label or 'source ' + m.source}) — read it, then "
                                                f"`gitmem review {m.id}`"))
+    return out
+
+
+def raised_warnings(store: Store, base: str, memories: Iterable[Memory], paths: Mapping[str, Path]) -> list[str]:
+    """One line per team memory of ``memories`` (those whose files the change wrote) that the change makes a rule
+    (``provenance``: reviewed or person-written) when it was not one at ``base`` (agent-captured, imported,
+    model-written, from a commit), or adds as reviewed text no person wrote: a review or a ``source`` is a line
+    anyone (an agent too) can write by hand, so the pull request's reviewer is told to confirm a person did."""
+    from .. import provenance
+    from ..memfile import loads
+
+    out = []
+    for m in sorted(memories, key=lambda m: m.id):
+        now = provenance.of(m)
+        if m.scope != "team" or not now.rule:
+            continue
+        data = store.repo.read(base, f"{TEAM_MEMORIES}/{m.id}.md")
+        try:
+            then = provenance.of(loads(data.decode("utf-8", "replace"))) if data is not None else None
+        except GitmemError:
+            then = None
+        if then is not None and then.rule:
+            continue
+        if then is None and m.source == "user":
+            continue  # a person's new memory (``remember``): the usual case
+        name = store.display(paths[m.id]) if m.id in paths else m.id
+        was = f"from {then.label or 'unknown'}" if then is not None else f"added ({m.source}"
+        was += "" if then is not None else (f" {m.origin})" if m.origin else ")")
+        by = f"reviewed by {m.reviewed.by or '?'}" if now.level == provenance.REVIEWED and m.reviewed else \
+            f"source: {m.source}"
+        out.append(f"{name} \"{m.title}\": this change makes it a rule {was}, {by}; a review or source "
+                   "is a line anyone can write: make sure a person read it (agents cannot run gitmem review)")
     return out
 
 

@@ -23,6 +23,7 @@ Every action only writes memory files; commit them to share the decisions.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ from ..git import WORKTREE
 from ..infra import utc_now
 from ..memories import RememberRequest, write
 from ..model import AnchorStatus, Memory, MemoryStatus, Review, Status
+from ..rank.render import visible
 from ..store import Store
 from .lifecycle import retire, supersede
 from .reanchor import reanchor
@@ -108,17 +110,18 @@ def _highlight(diff: str, color: bool) -> str:
 def render(resolver: Resolver, ms: MemoryStatus, color: bool) -> str:
     """The memory and the diffs of its not-fresh anchors, ready to print."""
     m = ms.memory
-    out = [click.style(f"{m.id}  [{m.type}] {m.title}", bold=True) if color else f"{m.id}  [{m.type}] {m.title}"]
+    head = visible(f"{m.id}  [{m.type}] {m.title}")  # the text as the agent is given it: nothing hidden
+    out = [click.style(head, bold=True) if color else head]
     if m.body:
-        out += ["", m.body.strip()]
-    out += [f"- {f}" for f in m.facts]
+        out += ["", visible(m.body.strip())]
+    out += [visible(f"- {f}") for f in m.facts]
     for a in ms.anchors:
         if a.status == Status.FRESH:
             continue
-        out += ["", f"{a.status.value}: {a.anchor.key} — {a.reason}"]
+        out += ["", visible(f"{a.status.value}: {a.anchor.key} — {a.reason}")]
         diff = anchor_diff(resolver, a)
         if diff:
-            out.append(_highlight(diff, color).rstrip("\n"))
+            out.append(_highlight(visible(diff), color).rstrip("\n"))
     return "\n".join(out)
 
 
@@ -163,6 +166,15 @@ class _Cancel(Exception):
 _CANCEL_WORDS = {"", "q", "quit", "n", "no"}
 
 
+def _mark_by_person(store: Store, mem_id: str, echo: Callable[[str], None]) -> None:
+    """``mark_reviewed`` unless an agent's shell runs this (``provenance.agent_from_env``): an agent's keep or
+    edit is not a person's review (the memory is re-anchored all the same)."""
+    if provenance.agent_from_env(os.environ) is None:
+        mark_reviewed(store, [mem_id])
+    else:
+        echo(f"{mem_id}: not marked reviewed (an agent's shell runs this; a review is a person's)")
+
+
 def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable[[str], None]) -> None:
     """Carry out one review choice for memory ``m``; raises ``_Quit`` for q."""
     if choice == "q":
@@ -171,7 +183,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         res.skipped.append(m.id)
     elif choice == "k":
         reanchor(store, m.id, drop_deleted=True)
-        mark_reviewed(store, [m.id])
+        _mark_by_person(store, m.id, echo)
         res.kept.append(m.id)
         echo(f"kept {m.id}: re-anchored to the code as it is now")
     elif choice == "e":
@@ -181,7 +193,7 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         if path.read_bytes() == before:
             raise _Cancel("the file was not changed")
         reanchor(store, m.id, drop_deleted=True)
-        mark_reviewed(store, [m.id])
+        _mark_by_person(store, m.id, echo)
         res.edited.append(m.id)
         echo(f"edited {m.id} and re-anchored it")
     elif choice == "r":
@@ -199,6 +211,8 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
                             show_default=False).strip()
         if text.lower() in _CANCEL_WORDS:
             raise _Cancel("no replacement text")
-        sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user"))
+        agent = provenance.agent_from_env(os.environ)  # typed in an agent's shell: the agent's text
+        sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user" if agent is None else "agent",
+                                                     origin=agent))
         res.superseded.append(m.id)
         echo(f"{sup.new.id} supersedes {m.id}")

@@ -164,7 +164,7 @@ def _toml_data(text: str) -> dict[str, Any] | None:
     """``text`` parsed by the standard library's TOML reader (None when it is not valid TOML)."""
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
 
 
@@ -198,7 +198,7 @@ def mcp_registered(config: Path) -> bool | None:
         data = tomllib.loads(config.read_text("utf-8"))
     except FileNotFoundError:
         return False
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
     servers = data.get("mcp_servers")
     return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))

@@ -138,7 +138,7 @@ def to_event(raw: Any, name: str | None) -> Event | list[Event] | None:
     if isinstance(args, str):  # older releases sent a JSON string
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):
             args = {}
     args = args if isinstance(args, dict) else {}
     path = _str(args.get("path"))

@@ -312,7 +312,8 @@ def news(con: sqlite3.Connection, root: Path, lay: layout.Layout, ids: list[str]
 def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str, str]],
                   again: Iterable[str]) -> list[render.Item]:
     """``rows`` as ``rank.render`` items; those given again (``again``: ids, ``news``) say what they were given
-    as and when (``render.given_again``: "was given as fresh at session start; now ⚠ stale: …")."""
+    as and when (``render.given_again``: "was given as fresh at session start; now ⚠ stale: …"); one that
+    replaces (``supersedes``) a memory given to this session says so (``render.replaces_given``)."""
     from ...rank import render
 
     again = set(again)
@@ -322,6 +323,9 @@ def session_items(rows: list[dict[str, Any]], given: dict[str, tuple[str, str, s
         if r["id"] in again and r["id"] in given:
             was, when, _ = given[r["id"]]
             item.status = render.given_again(None if was == UNCHECKED else was, when, item.status)
+        replaced = [i for i in r.get("supersedes") or () if i in given]
+        if replaced:  # a pull brought the memory that replaces one this session was given: say which
+            item.status = render.replaces_given(replaced, [given[i][1] for i in replaced], item.status)
         items.append(item)
     return items
 
@@ -1153,7 +1157,7 @@ def main(argv: list[str] | None, *, usage: str, to_event: Callable[[Any, str | N
         data = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
         try:
             raw = json.loads(data) if data.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return to_event(raw, args[0] if args else None)
 

@@ -133,6 +133,8 @@ def parse_json(text: str, path: Path) -> dict[str, Any]:
                           parse_constant=_no_constant(path))
     except ValueError as e:
         raise SettingsError(f"{path} is not valid JSON ({e})", FIX_HINT) from None
+    except RecursionError:  # the parser recurses per nesting level; a committed file can nest deeper
+        raise SettingsError(f"{path} is not valid JSON (nested too deeply to read)", FIX_HINT) from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path} is not a JSON object", FIX_HINT)
     return data
@@ -321,7 +323,7 @@ def _load_record(path: Path) -> dict[str, dict[str, Any]]:
     ({} when missing or unreadable: then gitmem deletes no file it did not make in this run)."""
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
     return {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}

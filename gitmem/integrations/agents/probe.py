@@ -72,7 +72,7 @@ class Probe:
 def _json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a committed file nested deeper than the parser goes
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -168,7 +168,7 @@ def registered(root: Path) -> list[Probe]:
     out += _hook_probes("codex", hooks)
     try:
         servers = tomllib.loads(config.read_text("utf-8")).get("mcp_servers") or {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         servers = {}
     out += _mcp_probe("codex", config, servers.get(installing.MCP_NAME) if isinstance(servers, dict) else None)
     path = gemini_install.location(root, False)
