@@ -155,17 +155,22 @@ def _recheck_range(store: Store, old: str | None, new: str) -> str | None:
         old_sha = repo.resolve(old) if old else None
     except GitError:  # ORIG_HEAD may be missing (a merge into an unborn branch)
         return None
-    from ..catalog.sync import known_statuses, record_statuses
+    from ..analyzer import memory_status
+    from ..anchors import Resolver
+    from ..catalog.sync import record_statuses
 
     statuses, paths = analyze_range(store, old_sha, new_sha)
-    before = known_statuses(store, [s.memory.id for s in statuses])
     record_statuses(store, {s.memory.id: s for s in statuses}, rev=new_sha)
     if any(p.startswith(MEMORY_DIRS) for p in paths):
         spawn_index_sync(store)  # only when memory files changed; otherwise the index is current
     if paths:
         settle_statuses(store)
-    # Only memories that were fresh (or never checked) before this merge / checkout are news.
-    news = [s for s in statuses if s.status != Status.FRESH and before.get(s.memory.id) in (None, "fresh")]
+    # Only memories that were fresh at the commit before this merge / checkout are news. Asked of the code at
+    # ``old`` (only for the few not fresh now), not of the hook index: a background check an earlier hook
+    # started (``settle_statuses``) may already have recorded the new working tree's statuses there.
+    resolver = Resolver(repo)
+    news = [s for s in statuses if s.status != Status.FRESH
+            and (old_sha is None or memory_status(resolver, s.memory, old_sha).status == Status.FRESH)]
     return summary_line(news)
 
 
