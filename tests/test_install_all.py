@@ -177,6 +177,27 @@ def test_agent_commands_are_built_from_the_registry(repo: Path, run_cli) -> None
     assert os.environ.get("HOME")  # the session's temp HOME (conftest): nothing here touched the real one
 
 
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_a_dry_run_for_one_agent_writes_nothing_before_or_after_its_name(repo: Path, run_cli, name: str) -> None:  # type: ignore[no-untyped-def]
+    """``gitmem install --dry-run AGENT`` and ``gitmem install AGENT --dry-run`` print the plan and write nothing
+    (the first once wrote every file); so do both forms of ``uninstall`` after a real install."""
+    before = _tree(repo)
+    for args in (["install", "--dry-run", name], ["install", name, "--dry-run"]):
+        code, out, err = run_cli(repo, *args, "--json")
+        assert code == 0, err
+        plan = json.loads(out)
+        assert plan["dry_run"] and [a["agent"] for a in plan["agents"]] == [name] and plan["agents"][0]["would_change"]
+        assert _tree(repo) == before
+    assert run_cli(repo, "install", name)[0] == 0
+    installed = _tree(repo)
+    assert installed != before
+    for args in (["uninstall", "--dry-run", name], ["uninstall", name, "--dry-run"]):
+        code, out, err = run_cli(repo, *args)
+        assert code == 0 and "would uninstall" in out, err
+        assert _tree(repo) == installed
+
+
 # -- what gitmem created, what it found: the install record (issue 11's installer defects 3, 4, 8, 9) ----------
 
 

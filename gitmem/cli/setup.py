@@ -272,21 +272,44 @@ def _agent_commands(name: str) -> tuple[click.Command, click.Command]:
         return click.option("--project", "scope", flag_value="project", default=True,
                             help="This repository's settings (default).")(f)
 
+    def dry_run_option(f: Callable[..., None]) -> Callable[..., None]:
+        return click.option("--dry-run", is_flag=True, help="Say what would be written, write nothing.")(f)
+
+    def planned_only(install: bool, user: bool) -> bool:
+        """Whether this is a dry run (``--dry-run`` after the agent, or before it on the group: ``gitmem install
+        --dry-run claude``); if so, the plan is printed and nothing is written."""
+        ctx = click.get_current_context()
+        if not (ctx.params.get("dry_run") or (ctx.parent is not None and ctx.parent.params.get("dry_run"))):
+            return False
+        if user:
+            raise click.UsageError("--dry-run shows this repository's plan: drop --user to see it")
+        root = _store(require=False).repo.root
+        _run_all(installers.plan_all([(name, "named on the command line")], root, uninstall=not install),
+                 install, True)
+        return True
+
     @click.command(name, help=installers.help_text(name) + f"\n\nUndo with `gitmem uninstall {name}`.")
     @scope_options
+    @dry_run_option
     @json_option
-    def install_cmd(scope: str) -> None:
+    def install_cmd(scope: str, dry_run: bool = False) -> None:
         user = scope == "user"
+        if planned_only(True, user):
+            return
         res = installers.get(name).install(_scope(name, user), user=user)
         _out(shapes.install_json(res), lambda: _render(res))
 
     @click.command(name, help=f"Remove what `gitmem install {name}` registered; everything else stays as it is.")
     @scope_options
+    @dry_run_option
     @json_option
-    def uninstall_cmd(scope: str) -> None:
+    def uninstall_cmd(scope: str, dry_run: bool = False) -> None:
         user = scope == "user"
+        if planned_only(False, user):
+            return
         res = installers.get(name).uninstall(_scope(name, user), user=user)
         _out(shapes.uninstall_json(res), lambda: _render(res))
+
 
     return install_cmd, uninstall_cmd
 
