@@ -12,6 +12,11 @@ from ..errors import GitmemError
 from .base import EXIT_ERROR, _out, _store, cli, json_option
 
 
+def _memories(n: int) -> str:
+    """``1 memory``, ``2 memories``."""
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
 @cli.command("export")
 @click.option("--local", "include_local", is_flag=True, help="Include local memories.")
 @click.option("--retired", "include_retired", is_flag=True, help="Include retired memories.")
@@ -19,6 +24,7 @@ from .base import EXIT_ERROR, _out, _store, cli, json_option
               help="File to write (- for stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Accepted like every command's --json: the output is JSON "
                                                       "Lines already.")
+
 def export_cmd(include_local: bool, include_retired: bool, output: str, as_json: bool) -> None:
     """Write memories as JSON Lines (one memory per line, anchors included), for other tools or repositories.
 
@@ -66,7 +72,7 @@ def import_cmd(source: str, db: str | None) -> None:
 
         rep = import_claude_mem(store, db)
         _out(shapes.claude_mem_import_json(rep),
-             "\n".join([f"imported {len(rep.written)} memories from claude-mem (local scope), {rep.already} imported "
+             "\n".join([f"imported {_memories(len(rep.written))} from claude-mem (local scope), {rep.already} imported "
                         f"before, {rep.other_projects} of other projects left out, {rep.unanchored} without an "
                         f"anchor here" + (f", rejected {len(rep.rejected)} rows" if rep.rejected else "")
                         + (f", {rep.instructions} left out: a line reads as an instruction to the agent (run a "
@@ -82,7 +88,7 @@ def import_cmd(source: str, db: str | None) -> None:
     with click.open_file(source, "r", encoding="utf-8", errors="replace") as f:
         report = import_lines(store, bounded_lines(f))
     _out(shapes.import_json(report),
-         lambda: "\n".join([f"imported {len(report.written)} memories, skipped {len(report.skipped)} "
+         lambda: "\n".join([f"imported {_memories(len(report.written))}, skipped {len(report.skipped)} "
                             f"(ids that exist), rejected {len(report.rejected)} lines, dropped "
                             f"{len(report.dropped_anchors)} anchors (not in this repository)"]
                            + [f"  rejected {r}" for r in report.rejected[:20]]
