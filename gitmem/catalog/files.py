@@ -42,7 +42,7 @@ import stat
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,12 @@ def memory_row(m: Memory, digest: str, agent: str | None = None) -> dict[str, An
     """The hook-index row of ``m`` (status unknown until checked), with its provenance (``provenance.of``):
     ``level``, ``trust`` (the label the agent sees) and ``rule`` (1 when a constraint may be shown as a rule).
     ``agent``: the agent whose file tools wrote its file since gitmem last marked it (``agent_edits.pending``):
-    then it is the agent's text whatever the file claims (the pre-commit hook rewrites the file so)."""
-    trust = provenance.of(m) if agent is None else provenance.trust("agent", origin=agent)
+    then the row holds it as the agent's text whatever the file claims (``source: agent``, ``origin``, no model,
+    no review), for the hooks and for every reader of the catalog's memories, as the pre-commit hook will
+    rewrite the file (``ops.agent_edits``)."""
+    if agent is not None:
+        m = replace(m, source="agent", origin=agent, model=None, reviewed=None)
+    trust = provenance.of(m)
     anchors = []
     for a in m.anchors:
         span = a.span or (None, None)
