@@ -198,3 +198,32 @@ def test_the_record_ignores_other_files_and_failed_calls(repo: Path) -> None:
                          "tool_response": {}}, repo)
     assert code == 0, err
     assert not layout.of(repo).agent_edits_log.exists()
+
+
+def test_a_lapsed_review_lowers_only_a_persons_memory() -> None:
+    review = {"by": "Ann", "at": "2026-12-04T10:00:00Z", "hash": "sha256:0000000000000000"}
+    lapsed = provenance.trust("user", reviewed=review, current_hash="sha256:1111111111111111")
+    assert (lapsed.level, lapsed.label, lapsed.rule) == (provenance.LAPSED, "edited since review", False)
+    assert lapsed.weight == provenance.WEIGHT[provenance.AGENT] < provenance.WEIGHT[provenance.PERSON]
+    held = provenance.trust("user", reviewed=review, current_hash=review["hash"])
+    assert (held.level, held.rule) == (provenance.REVIEWED, True)
+    # no review recorded (old files, written by hand): today's default
+    assert provenance.trust("user").level == provenance.PERSON
+    # other sources are below a rule already: their own level
+    assert provenance.trust("agent", origin="codex", reviewed=review, current_hash="x").level == provenance.AGENT
+    m = memfile.loads("---\nid: 01KB0Y1R9W3Q6ZC1V8M2N4P5TX\ntype: constraint\ntitle: t\nsource: user\n"
+                      "reviewed:\n  by: Ann\n  at: 2026-12-04T10:00:00Z\n  hash: sha256:0000000000000000\n---\n\nb\n")
+    assert provenance.weight_of(m) == provenance.WEIGHT[provenance.LAPSED]
+
+
+def test_git_commit_path_carries_the_marked_file_and_leaves_the_index_clean(repo: Path, run_cli) -> None:
+    mid = _remember(run_cli, repo, RULE)
+    git(repo, "add", ".gitmem")
+    _commit(repo, "a rule")
+    rel = f".gitmem/memories/{mid}.md"
+    _agent_wrote(repo, rel, "never retry a POST", "retry a POST twice")
+    proc = subprocess.run(["git", "commit", "-qm", "only the memory", rel], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "marked as the agent's text" in proc.stderr
+    assert memfile.loads(git(repo, "show", f"HEAD:{rel}")).source == "agent"
+    assert git(repo, "status", "--porcelain") == ""
