@@ -227,3 +227,27 @@ def test_git_commit_path_carries_the_marked_file_and_leaves_the_index_clean(repo
     assert "marked as the agent's text" in proc.stderr
     assert memfile.loads(git(repo, "show", f"HEAD:{rel}")).source == "agent"
     assert git(repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize(("module", "argv", "fixture", "agent"), [
+    ("gemini", (), "gemini/AfterTool.write_file.json", "gemini"),
+    ("gemini", (), "gemini/AfterTool.replace.json", "gemini"),
+    ("copilot", ("postToolUse",), "copilot/postToolUse.edit.json", "copilot"),
+    ("copilot", ("postToolUse",), "copilot/postToolUse.create.json", "copilot"),
+    ("cursor", (), "cursor/afterFileEdit.json", "cursor"),  # Cursor's edits are captured from afterFileEdit
+    ("opencode", ("tool.execute.after",), "opencode/tool.execute.after.edit.json", "opencode"),
+    ("opencode", ("tool.execute.after",), "opencode/tool.execute.after.write.json", "opencode"),
+])
+def test_each_agents_write_or_edit_of_a_memory_file_is_noted(repo: Path, run_cli, module: str,
+                                                             argv: tuple[str, ...], fixture: str, agent: str) -> None:
+    mid = _remember(run_cli, repo, RULE)
+    text = (Path(__file__).parent / "fixtures" / fixture).read_text()
+    mem = f"/home/dev/project/.gitmem/memories/{mid}.md"
+    for code_file in ("/home/dev/project/src/client.py", "/home/dev/project/src/retry.py"):
+        text = text.replace(code_file, mem)
+    text = text.replace("/home/dev/project", str(repo))
+    assert f"{mid}.md" in text, "the fixture names no file this test knows"
+    proc = subprocess.run([sys.executable, "-m", f"gitmem.integrations.agents.{module}", *argv], input=text,
+                          cwd=repo, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert agent_edits.pending(layout.of(repo)) == {mid: agent}
