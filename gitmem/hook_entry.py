@@ -193,6 +193,18 @@ def _share_pending(root: Path) -> bool:
         return False
 
 
+def _agent_edits_pending(root: Path) -> bool:
+    """Whether memory files an agent's file tools wrote wait to be marked as the agent's text (``agent_edits``):
+    one ``stat`` when none was ever written, else one read of a small file."""
+    from . import agent_edits
+
+    try:
+        lay = layout.of(root)
+        return lay.agent_edits_log.exists() and bool(agent_edits.pending(lay))
+    except OSError:
+        return True
+
+
 def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
     """Whether the staged change touches a file some memory is anchored to: only then can pre-commit have
     moved code to follow. Standard library only (one ``git diff --cached --name-only``, one catalog query),
@@ -295,9 +307,9 @@ def _run(run: _Run) -> None:
     scrub_git_env()
     stdin = _read_stdin()
     run.stdin_bytes = len(stdin)
-    if run.name == "pre-commit" and not _share_pending(run.root) \
+    if run.name == "pre-commit" and not _share_pending(run.root) and not _agent_edits_pending(run.root) \
             and not _staged_touches_anchors(run.root, index_file):
-        return  # nothing to share, no anchored code staged: no library import, the commit waits for nothing
+        return  # nothing to share or mark, no anchored code staged: no library import, the commit waits for nothing
     try:
         from .integrations.git_hook_actions import run_hook
     except Exception as e:  # noqa: BLE001 - a missing or broken module must not break git

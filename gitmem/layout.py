@@ -17,6 +17,7 @@ What lives where (DESIGN.md §3)::
         local/memories/<id>.md        local-scope memories
         spool/ sessions/ logs/        captured events, what each session was given, logs
         usage.jsonl                   when each memory was given, found, opened (``gitmem.usage``)
+        agent-edits.jsonl             memory files an agent's file tools wrote (``gitmem.agent_edits``)
         cache/                        symbol tables and import graphs by blob SHA
     <git-dir>/gitmem/                 per worktree (its checkout differs)
         catalog.sqlite                the catalog of memory files, statuses, change log, FTS5
@@ -160,6 +161,12 @@ class Layout:
         """When each memory was given to an agent, found by a search or opened: JSON Lines, appended
         (``gitmem.usage``); per clone, the only record of use (the catalog folds it)."""
         return self.clone_dir / "usage.jsonl"
+
+    @property
+    def agent_edits_log(self) -> Path:
+        """Team memory files an agent wrote or edited with its file tools, until gitmem marks them as the agent's
+        text: JSON Lines, appended (``gitmem.agent_edits``)."""
+        return self.clone_dir / "agent-edits.jsonl"
 
     @property
     def problems_dir(self) -> Path:

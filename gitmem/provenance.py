@@ -14,9 +14,11 @@ reviewed      a person reviewed this very text (``reviewed.hash`` ``reviewed``; 
               equals ``text_hash`` of the text now), whoever      ``person-written`` when
               wrote it                                            ``source: user``
 person        ``source: user``: typed by a person (``remember``,  ``person-written``          yes
-              ``supersede``, the ui), its review lapsed since
-              (a hand edit, a merge) or never recorded (a file
+              ``supersede``, the ui), no review recorded (a file
               written by hand, a file older than reviews)
+lapsed        ``source: user`` whose ``reviewed`` entry no longer ``edited since review``     no
+              matches its text: changed since a person wrote or
+              read it (a hand edit, a merge, an agent's edit)
 commit        ``source: commit``: taken from a commit message     ``from a commit``           no
 agent         ``source: agent``: captured from an agent session   ``agent-captured (codex)``  no
               (rules), written by the agent through MCP, or
@@ -35,6 +37,10 @@ the CLI or in the ui (for the author), an edit or keep in ``gitmem ui`` or ``git
 A review lapses by itself: it holds the hash of the text reviewed, so any later change of the type,
 title, body or facts (a model's rewrite, a merge, a hand edit) makes it no longer match. Anchors, tags,
 confidence and times are not in the hash: re-anchoring a memory to moved code does not change what it says.
+
+A lapsed review of a person's memory (``source: user``) makes it ``lapsed`` ("edited since review"): not a
+rule, ranked as unreviewed, listed by ``--require-reviewed``, until a person's ``gitmem review`` restores it.
+Other sources already read below a rule and keep their source's level when a review lapses.
 
 Old files (before this module) carry ``source`` but no ``reviewed``: they read at their source's level
 (a ``user`` memory is ``person-written``, as gitmem's only person writer was ``remember``), none is
@@ -55,11 +61,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-REVIEWED, PERSON, COMMIT, AGENT, IMPORTED, MODEL, UNKNOWN = (
-    "reviewed", "person", "commit", "agent", "imported", "model", "unknown")
+REVIEWED, PERSON, LAPSED, COMMIT, AGENT, IMPORTED, MODEL, UNKNOWN = (
+    "reviewed", "person", "lapsed", "commit", "agent", "imported", "model", "unknown")
 
 #: The levels, most trusted first.
-LEVELS: tuple[str, ...] = (REVIEWED, PERSON, COMMIT, AGENT, IMPORTED, MODEL, UNKNOWN)
+LEVELS: tuple[str, ...] = (REVIEWED, PERSON, LAPSED, COMMIT, AGENT, IMPORTED, MODEL, UNKNOWN)
 
 #: Level of each ``source`` value before any review.
 SOURCE_LEVEL = {"user": PERSON, "commit": COMMIT, "agent": AGENT, "import": IMPORTED, "llm": MODEL}
@@ -74,8 +80,11 @@ RULE_LEVELS = frozenset({REVIEWED, PERSON})
 #: instructions): 0.93 puts it under person text of near-equal relevance (about four places in a 60-long RRF
 #: list, a little more than a stale memory's 0.95) without burying it, because a memory on the very code
 #: being edited still matters most. A model's text is one step further from what happened (0.92); an unknown
-#: source (a newer gitmem's) is treated as the least trusted (0.9).
-WEIGHT = {REVIEWED: 1.0, PERSON: 1.0, COMMIT: 0.97, AGENT: 0.93, IMPORTED: 0.93, MODEL: 0.92, UNKNOWN: 0.9}
+#: source (a newer gitmem's) is treated as the least trusted (0.9). A person's memory changed since its review
+#: (lapsed) ranks as unreviewed text of unknown hand (0.93, as captured text): whoever changed it, no person
+#: has read it as it is.
+WEIGHT = {REVIEWED: 1.0, PERSON: 1.0, LAPSED: 0.93, COMMIT: 0.97, AGENT: 0.93, IMPORTED: 0.93, MODEL: 0.92,
+          UNKNOWN: 0.9}
 
 #: Characters of the hex SHA-256 kept in ``reviewed.hash`` (64 bits: a change detector, not a signature).
 HASH_HEX_CHARS = 16
@@ -145,6 +154,8 @@ def trust(source: str, *, origin: str | None = None, model: str | None = None,
     if review_holds(reviewed, current_hash):
         return Trust(REVIEWED, "person-written" if source == "user" else "reviewed")
     level = source_level(source)
+    if level == PERSON and reviewed:  # a review recorded, and it no longer holds: changed since a person read it
+        return Trust(LAPSED, "edited since review")
     if level == PERSON:
         return Trust(PERSON, "person-written")
     if level == COMMIT:
@@ -168,11 +179,10 @@ def of(m: Any) -> Trust:
 
 
 def weight_of(m: Any) -> float:
-    """``of(m).weight`` without hashing the text where the answer does not depend on it (a person's memory weighs
-    the same reviewed or not; an unreviewed one by its source): ranking calls it for every candidate."""
-    level = source_level(m.source)
-    if m.reviewed is None or WEIGHT[level] == WEIGHT[REVIEWED]:
-        return WEIGHT[level]
+    """``of(m).weight`` without hashing the text where the answer does not depend on it (a memory with no review
+    weighs by its source): ranking calls it for every candidate."""
+    if m.reviewed is None:
+        return WEIGHT[source_level(m.source)]
     return of(m).weight
 
 

@@ -31,6 +31,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.infra",
     "gitmem.config",
     "gitmem.usage",  # the use log's append and the decay factor (standard library only)
+    "gitmem.agent_edits",  # the record of memory files an agent's file tools wrote (standard library only)
     "gitmem.errors",  # raised by config only when validating, never on a hook path today; harmless (no imports)
     "gitmem.provenance",  # the trust levels' ranking weights (standard library only)
     "gitmem.rank",

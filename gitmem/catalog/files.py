@@ -42,11 +42,11 @@ import stat
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import memfile, provenance
+from .. import agent_edits, memfile, provenance
 from ..errors import GitError, MemoryFileError
 from ..layout import TEAM_MEMORIES as TEAM_DIR
 from ..model import KIND_COMMIT, Memory
@@ -80,9 +80,15 @@ class Refresh:
     seq: int = 0
 
 
-def memory_row(m: Memory, digest: str) -> dict[str, Any]:
+def memory_row(m: Memory, digest: str, agent: str | None = None) -> dict[str, Any]:
     """The hook-index row of ``m`` (status unknown until checked), with its provenance (``provenance.of``):
-    ``level``, ``trust`` (the label the agent sees) and ``rule`` (1 when a constraint may be shown as a rule)."""
+    ``level``, ``trust`` (the label the agent sees) and ``rule`` (1 when a constraint may be shown as a rule).
+    ``agent``: the agent whose file tools wrote its file since gitmem last marked it (``agent_edits.pending``):
+    then the row holds it as the agent's text whatever the file claims (``source: agent``, ``origin``, no model,
+    no review), for the hooks and for every reader of the catalog's memories, as the pre-commit hook will
+    rewrite the file (``ops.agent_edits``)."""
+    if agent is not None:
+        m = replace(m, source="agent", origin=agent, model=None, reviewed=None)
     trust = provenance.of(m)
     anchors = []
     for a in m.anchors:
@@ -339,6 +345,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
         seq = int(catalog_db.get_meta(con, "seq") or 0) + 1
         removed: set[str] = set()
         rows: dict[str, dict[str, Any]] = {}
+        edited = agent_edits.pending(lay) if any(r[3] is not None for r in results.values()) else {}
         for f in gone:
             k = known[f]
             if k[5] == OK and k[4]:
@@ -363,7 +370,7 @@ def refresh(store: Any, con: sqlite3.Connection, *, full: bool, only: Iterable[s
                         con.execute("UPDATE files SET state = ?, note = ? WHERE file = ?",
                                     (DUPLICATE, dup_note, other[0]))
             if state == OK and mem is not None:
-                row = memory_row(mem, digest)
+                row = memory_row(mem, digest, None if lay.is_local_key(f) else edited.get(mem.id))
                 row["file"] = f
                 row["seq"] = seq
                 rows[mem.id] = row

@@ -1,7 +1,8 @@
 """What each git hook does (called by ``gitmem.hook_entry`` inside its never-fail wrapper).
 
-* ``pre-commit``: share the local memories the ``[share] policy`` says travel with
-  this commit (``gitmem.ops.share``), staged into the commit's index; one line says which,
+* ``pre-commit``: mark the memory files an agent's file tools wrote as the agent's text and stage them
+  (``gitmem.ops.agent_edits``; one line names them). Then share the local memories the ``[share] policy``
+  says travel with this commit (``gitmem.ops.share``), staged into the commit's index; one line says which,
   or which could not be shared and why (also a problem for ``doctor``: ``gitmem.problems``).
   Then re-anchor the memories whose code the staged change only moves or renames and stage
   them into the same commit (``gitmem.ops.follow.follow_staged``); one line says which, or
@@ -54,9 +55,10 @@ def run_hook(name: str, args: list[str], stdin: bytes, repo_root: Path, *,
     if name == "pre-commit":
         from ..ops.share import share_with_commit, summary
 
+        marked = pre_commit_mark_agents_text(store, index_file)
         shared = summary(share_with_commit(store, index_file))
         followed = pre_commit_follow(store, index_file)
-        return "\n".join(line for line in (shared, followed) if line) or None
+        return "\n".join(line for line in (marked, shared, followed) if line) or None
     if name == "post-commit":
         return post_commit(store)
     if name == "post-merge":
@@ -119,6 +121,19 @@ def post_commit(store: Store) -> str | None:
     lines = [f"gitmem: invariant broken: {b.line()}" for b in breaks(store.repo, touched, parents[0] if parents
                                                                        else None, head)]
     return "\n".join(([line] if line else []) + lines) or None
+
+
+def pre_commit_mark_agents_text(store: Store, index_file: str | None) -> str | None:
+    """Mark the memory files an agent's file tools wrote as the agent's text, staged into this commit
+    (``ops.agent_edits.mark_agents_text``); the line for the user, or None. Never raises: a failure is said in
+    one line and the next commit tries again."""
+    from ..ops.agent_edits import mark_agents_text, summary
+
+    try:
+        return summary(mark_agents_text(store, index_file))
+    except Exception as e:  # noqa: BLE001 - never stop the commit for it; the memories stay pending
+        failed = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        return f"gitmem: could not mark the memories an agent edited as the agent's text ({failed})"
 
 
 def pre_commit_follow(store: Store, index_file: str | None) -> str | None:

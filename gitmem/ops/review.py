@@ -50,17 +50,21 @@ def mark_reviewed(store: Store, mem_ids: Sequence[str]) -> list[Memory]:
     now (``Memory.reviewed``, with ``provenance.text_hash``), and write them; returns them, in order.
 
     Nothing else changes (not ``updated``: a review is not an edit). A later change of the text lapses the
-    review by itself (``provenance``). Used by ``gitmem review``, the keep and edit of ``gitmem stale`` and of
+    review by itself (``provenance``); an agent's edit of the file waiting to be marked as the agent's text
+    (``agent_edits``) no longer is. Used by ``gitmem review``, the keep and edit of ``gitmem stale`` and of
     ``gitmem ui``.
 
     Raises:
         MemoryNotFound: an id is unknown or an ambiguous prefix (nothing is written).
         OSError: a memory file cannot be written.
     """
+    from .. import agent_edits
+
     mems = [store.get(mid) for mid in mem_ids]
     by, now = store.repo.user_name(), utc_now()
     for m in mems:
         m.reviewed = Review(by=by, at=now, hash=provenance.memory_hash(m))
+    agent_edits.done(store.layout, [m.id for m in mems])  # a person read the agent's text: no longer to be marked
     write(store, mems)
     return mems
 

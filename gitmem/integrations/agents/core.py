@@ -62,7 +62,7 @@ import os
 import time
 from pathlib import Path
 
-from ... import config, infra, layout, usage
+from ... import agent_edits, config, infra, layout, usage
 from ...capture import redact, spool
 from ...provenance import WEIGHT
 from . import capture
@@ -846,8 +846,31 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     return packed.text
 
 
+def noted_memory_edits(event: AfterTool, root: Path, lay: layout.Layout) -> list[str]:
+    """Record (``agent_edits.note``) the team memory files a successful write or edit (Write, Edit,
+    ``apply_patch``: ``event.path_keys``) of ``event.agent`` changed: the file is the agent's text, whatever it
+    claims. Returns their ids."""
+    if event.kind not in ("write", "edit") or isinstance(event, AfterToolFailure):
+        return []
+    ids = []
+    for k in event.path_keys:
+        path = event.input.get(k)
+        if isinstance(path, str) and layout.TEAM_MEMORIES in path.replace("\\", "/"):  # cheap test first
+            mid = agent_edits.memory_id(capture.repo_relative(root, path, event.cwd or None))
+            if mid is not None and mid not in ids:
+                ids.append(mid)
+    if ids:
+        try:
+            agent_edits.note(lay, ids, event.agent)
+        except OSError as e:  # logged; the spool still records the call
+            log_error(event, e)
+    return ids
+
+
 def on_after_tool(event: AfterTool, root: Path, lay: layout.Layout, key: str) -> None:
-    """Append the redacted call to the session's spool, unless it touches a private file."""
+    """Record an agent's write of a memory file (``noted_memory_edits``); append the redacted call to the
+    session's spool, unless it touches a private file."""
+    noted_memory_edits(event, root, lay)
     cfg = config.read_cached(lay)
     if capture.is_private_event(event, root, _private_globs(cfg)):
         return  # never captured, not even redacted
