@@ -153,6 +153,24 @@ def test_a_broken_gitmem_gives_the_notice(project: Path, tmp_path: Path) -> None
     assert (p.returncode, p.stdout) == (0, b"")
 
 
+
+def test_a_b_in_the_environment_never_chooses_the_script(project: Path, tmp_path: Path) -> None:
+    """The committed command reads the folder of gitmem's scripts into ``b``; with no bin-dir file, a ``b``
+    exported by the agent's environment must not choose what runs."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    hook = planted / "gitmem-hook"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    layout.of(project).bin_pointer.unlink()
+    cmds = commands("claude", project)
+    env = {**os.environ, "PATH": BARE_PATH, "b": str(planted)}
+    proc = subprocess.run(["sh", "-c", cmds["SessionStart"]], input=b'{"session_id": "s", "source": "startup"}',
+                          capture_output=True, cwd=project, env=env, timeout=60)
+    assert proc.returncode == 0 and not marker.exists()
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == installing.ABSENT_NOTICE
+
 def test_gitmem_on_path_is_used_without_the_pointer(project: Path) -> None:
     layout.of(project).bin_pointer.unlink()
     cmd = commands("claude", project)["SessionStart"]

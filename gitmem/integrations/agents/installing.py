@@ -499,7 +499,8 @@ def _locate(script: Path | None) -> str:
     if script is not None:
         return f"b={shlex.quote(str(script.parent))};"
     rel = f"{layout.STATE_DIR}/{layout.BIN_POINTER}"
-    return (f"{{ read -r b < .git/{rel} || read -r b < \"$(git rev-parse --git-common-dir)/{rel}\"; }} "
+    # ``b=`` first: a ``b`` exported by the agent's environment must not choose the script when no file is read
+    return (f"b=; {{ read -r b < .git/{rel} || read -r b < \"$(git rev-parse --git-common-dir)/{rel}\"; }} "
             "2>/dev/null;")
 
 
