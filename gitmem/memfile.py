@@ -163,18 +163,21 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
     def opt(v: str | None) -> str | None:
         return None if v is None else _clean(v)
 
+    def opt_line(v: str | None) -> str | None:  # read back through ``one_line``: written the same way
+        return None if v is None else one_line(_clean(v))
+
     d: dict[str, Any] = {
         "id": m.id,
         "type": m.type,
         "title": _clean(m.title).replace("\n", " ").strip(),
         "anchors": [_anchor_dict(a) for a in m.anchors],
-        "tags": sorted({t for t in (_clean(t).strip() for t in m.tags) if t}),
+        "tags": sorted({t for t in (one_line(_clean(t)) for t in m.tags) if t}),
         "facts": [f for f in (_clean(f).strip() for f in m.facts) if f],
-        "author": _clean(m.author),
+        "author": one_line(_clean(m.author)),
         "source": m.source,
-        "origin": opt(m.origin),
-        "session": opt(m.session),
-        "model": opt(m.model),
+        "origin": opt_line(m.origin),
+        "session": opt_line(m.session),
+        "model": opt_line(m.model),
         "confidence": float(m.confidence),
         "created": _clean(m.created),
         "updated": _clean(m.updated),
@@ -391,7 +394,7 @@ def _opt_str(v: Any) -> str | None:
 
 
 def _opt_line(v: Any) -> str | None:
-    return None if v is None else one_line(str(v))
+    return None if v is None else one_line(str(v)) or None
 
 
 def _time_str(v: Any, key: str, path: str) -> str:

@@ -75,10 +75,19 @@ def _clean(s: str) -> str:
     return s.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "")
 
 
+def _line(s: str) -> str:
+    """The documented one-line form of the fields gitmem shows on its own lines (author, session, model, tags):
+    each run of line breaks and control characters a space, ends stripped."""
+    return re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", _clean(s)).strip()
+
+
 def _normalised(m: Memory) -> Memory:
     """What ``m`` must read back as: the contract of memfile, written independently of it."""
     def opt(s: str | None) -> str | None:
         return _clean(s) or None if s is not None else None
+
+    def opt_line(s: str | None) -> str | None:
+        return _line(s) or None if s is not None else None
 
     facts = [f for f in (_clean(f).strip() for f in m.facts) if f]
     anchors = [Anchor(path=a.path, symbol=a.symbol, commit=a.commit, kind=a.kind,
@@ -87,8 +96,8 @@ def _normalised(m: Memory) -> Memory:
     return Memory(
         id=m.id, type=m.type, title=_clean(m.title).replace("\n", " ").strip(),
         body="\n".join(line.rstrip() for line in _clean(m.body).split("\n")).strip("\n"),
-        facts=facts, tags=sorted({t for t in (_clean(t).strip() for t in m.tags) if t}), anchors=anchors,
-        author=_clean(m.author), source=m.source, session=opt(m.session), model=opt(m.model),
+        facts=facts, tags=sorted({t for t in (_line(t) for t in m.tags) if t}), anchors=anchors,
+        author=_line(m.author), source=m.source, session=opt_line(m.session), model=opt_line(m.model),
         confidence=m.confidence, created=_clean(m.created), updated=_clean(m.updated),
         supersedes=sorted({_clean(s) for s in m.supersedes}),
         superseded_by=sorted({_clean(s) for s in m.superseded_by}),
@@ -209,7 +218,7 @@ def test_hand_made_file_is_stable_after_one_normalisation(m: Memory, style: dict
     said = yaml.safe_load(front)  # what the hand-made YAML says (a short width may fold odd line breaks)
     assert again.title == _clean(said["title"]).replace("\n", " ").strip()
     assert again.facts == [f for f in (_clean(f).strip() for f in said.get("facts", [])) if f]
-    assert again.tags == sorted(set(said.get("tags", [])))
+    assert again.tags == sorted({t for t in (_line(t) for t in said.get("tags", [])) if t})
     assert [a.key for a in again.anchors] == [a.key for a in m.anchors]
 
 
