@@ -113,8 +113,12 @@ def test_two_gemini_sessions_get_and_make_memories(tmp_path: Path, run_cli) -> N
     assert "<hook_context>" in start and "# gitmem" in start, start[-3000:]
     assert start.index("# gitmem") < start.index("Please make the networking more robust")
     out = tool_output(last, "read_file")
-    assert mid in start  # the session start gave it: not again with the read
-    assert "# gitmem: memories about src/client.py" in out and late[0] in out and mid not in out, out[:2000]
+    assert mid in start
+    assert "# gitmem: memories about src/client.py" in out and late[0] in out, out[:2000]
+    # given in full once: by the session start (then not again with the read), or, when the session start's
+    # budget listed it as an index line only (the order of equal-aged memories varies with the machine's load),
+    # by the read
+    assert (f"### {mid}" in start) != (f"### {mid}" in out), (start[-3000:], out[:2000])
     assert "_get_with_retry" in (repo / "src" / "client.py").read_text()
     assert wait_for(lambda: bool(local_memories(repo)) and spool_empty(repo), timeout=60)
     (m,) = local_memories(repo)
