@@ -106,6 +106,24 @@ follow_moves = true
 # min_coverage = 0.6
 # min_similarity = 0.45
 
+# The organisation index (issue 21, docs/org.md): every listed repository's committed memories in LanceDB tables
+# on S3-compatible object storage (credentials only from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, never here),
+# searched with `gitmem recall --org`; `gitmem org index` builds it. Your own ~/.config/gitmem/config.toml may hold
+# the same section; this file's keys win. A gitmem older than this section rejects it: uncomment once everyone
+# sharing this file runs one that has it.
+# [org]
+# uri = "s3://acme-gitmem/org"          # or a folder, for one machine
+# endpoint = "https://s3.example.com"   # "" = AWS_ENDPOINT_URL, else AWS's own
+# region = ""                           # "" = AWS_REGION, else us-east-1
+# ref = ""                              # the ref indexed in each repository; "" = its default branch
+# name = ""                             # this repository's name in the org; "" = its origin URL's last part
+# inject = false                        # org memories at session start and per prompt, in their own budgets
+# session_budget = 300
+# prompt_budget = 200
+# [org.repos]
+# ledger = "https://git.example.com/acme/ledger.git"
+# billing = "../billing"
+
 [capture]
 # Files never captured, in addition to .env*, *.pem, *.key, id_rsa*, secrets/** and the other defaults.
 private_files = []
@@ -122,7 +140,7 @@ private_files = []
 #: Sections config.toml may have (``KNOWN_KEYS``: their keys), and for [context] each key's check: (test, what it
 #: must be).
 KNOWN_SECTIONS = ("context", "embeddings", "claude", "capture", "llm", "share", "review", "memory", "ranking",
-                  "daemon", "tidy", "relevance")
+                  "daemon", "tidy", "relevance", "org", "personal")
 _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
     "budget": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
     "detail": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
@@ -147,6 +165,10 @@ KNOWN_KEYS: dict[str, frozenset[str]] = {
     "ranking": frozenset({"decay", "decay_half_life_days"}),
     "daemon": frozenset({"enabled", "idle_minutes"}),
     "tidy": frozenset({"deleted_days"}),
+    "relevance": frozenset({"min_bm25", "min_coverage", "min_similarity"}),
+    "org": frozenset({"uri", "endpoint", "region", "ref", "name", "inject", "session_budget", "prompt_budget",
+                      "repos"}),
+    "personal": frozenset({"enabled", "session_budget", "prompt_budget"}),
 }
 
 
@@ -251,6 +273,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: unknown key relevance.{key}", f"known keys: {', '.join(RELEVANCE_KEYS)}")
         if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
             raise ConfigError(f"{where}: relevance.{key} must be a number >= 0, got {value!r}", hint)
+    _validate_scopes(cfg, where, hint)
     for key, value in cfg["context"].items():
         if key not in _CONTEXT_KEYS:
             raise ConfigError(f"{where}: unknown key context.{key}", f"known keys: {', '.join(_CONTEXT_KEYS)}")
@@ -258,6 +281,43 @@ def validate(cfg: dict[str, Any], where: str) -> None:
         if not ok(value):
             raise ConfigError(f"{where}: context.{key} must be {what}, got {value!r}", hint)
 
+
+
+def _is_budget(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def _validate_scopes(cfg: dict[str, Any], where: str, hint: str) -> None:
+    """The checks of ``[org]`` (with ``[org.repos]``) and ``[personal]`` (issue 21) for ``validate``."""
+    from .errors import ConfigError
+
+    for key, value in cfg.get("org", {}).items():
+        if key in ("uri", "endpoint", "region", "ref", "name"):
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: org.{key} must be a string, got {value!r}", hint)
+        elif key == "inject":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: org.inject must be true or false, got {value!r}", hint)
+        elif key in ("session_budget", "prompt_budget"):
+            if not _is_budget(value):
+                raise ConfigError(f"{where}: org.{key} must be an integer >= 1, got {value!r}", hint)
+        elif key == "repos":
+            if not (isinstance(value, dict) and all(isinstance(k, str) and k and isinstance(v, str) and v
+                                                    for k, v in value.items())):
+                raise ConfigError(f"{where}: [org.repos] must map repository names to paths or git URLs",
+                                  'e.g. ledger = "https://git.example.com/acme/ledger.git"')
+        else:
+            raise ConfigError(f"{where}: unknown key org.{key}", f"known keys: {', '.join(sorted(KNOWN_KEYS['org']))}")
+    for key, value in cfg.get("personal", {}).items():
+        if key == "enabled":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: personal.enabled must be true or false, got {value!r}", hint)
+        elif key in ("session_budget", "prompt_budget"):
+            if not _is_budget(value):
+                raise ConfigError(f"{where}: personal.{key} must be an integer >= 1, got {value!r}", hint)
+        else:
+            raise ConfigError(f"{where}: unknown key personal.{key}",
+                              f"known keys: {', '.join(sorted(KNOWN_KEYS['personal']))}")
 
 
 #: ``[memory] max_chars``: its default, and the least it may be set to (characters).
@@ -402,8 +462,85 @@ def read_cached(lay: Layout) -> dict[str, Any]:
     otherwise read back from ``<worktree state>/config.json`` (JSON is already loaded in
     a hook, tomllib costs ~8 ms to import).
     """
-    path = lay.config_file
-    cache = lay.worktree_dir / CACHE_NAME
+    return _read_cached(lay.config_file, lay.worktree_dir / CACHE_NAME)
+
+
+#: The hooks' copy of the user's parsed config.toml (``layout.user_config_file``), in the worktree's state folder.
+USER_CACHE_NAME = "user-config.json"
+#: The sections the user's config.toml may hold (issue 21): the others are a project's.
+USER_SECTIONS = ("org", "personal")
+
+
+def read_user_cached(lay: Layout) -> dict[str, Any]:
+    """The user's config.toml (``layout.user_config_file``) as a dict, as written, ``USER_SECTIONS`` only; ``{}``
+    when missing or invalid. Never raises; cached like ``read_cached`` (for the hooks)."""
+    from .layout import user_config_file
+
+    raw = _read_cached(user_config_file(), lay.worktree_dir / USER_CACHE_NAME)
+    return {k: v for k, v in raw.items() if k in USER_SECTIONS}
+
+
+def load_user(warnings: list[str] | None = None) -> dict[str, Any]:
+    """The user's config.toml (``layout.user_config_file``), ``USER_SECTIONS`` only, validated; ``{}`` when it is
+    missing. Other sections and unknown keys are left out with one line appended to ``warnings``.
+
+    Raises:
+        ConfigError: not valid TOML (or not UTF-8, too deep, over ``MAX_CONFIG_BYTES``), or a bad value.
+    """
+    import tomllib
+
+    from .errors import ConfigError
+    from .layout import user_config_file
+
+    path = user_config_file()
+    where = str(path)
+    if not path.is_file():
+        return {}
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: over {MAX_CONFIG_BYTES // 1000} kB, not read", "fix the file (docs/org.md)")
+    try:
+        raw = tomllib.loads(path.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (docs/org.md)") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply to read", "fix the file (docs/org.md)") from None
+    other = [f"[{k}]" for k in raw if k not in USER_SECTIONS]
+    if other and warnings is not None:
+        warnings.append(f"{where}: {', '.join(other)} ignored: this file holds only [org] and [personal] "
+                        "(the rest is a project's .gitmem/config.toml)")
+    user = {k: v for k, v in raw.items() if k in USER_SECTIONS}
+    warning = unknown_warning(user, where)
+    if warning is not None:
+        if warnings is not None:
+            warnings.append(warning)
+        user = without_unknown(user)
+    validate({"context": {}, **user}, where)
+    return user
+
+
+def scopes(project: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """``{"org": {...}, "personal": {...}}``: the sections of the organisation and personal scopes, from the
+    project's config (``project``, raw or merged) and the user's (``user``, from ``load_user`` or
+    ``read_user_cached``).
+
+    ``[org]``: the user's keys, then the project's over them key by key (the team's index is the team's choice);
+    ``[org.repos]`` is the union, the project's location winning for a name in both. ``[personal]``: the project's
+    keys, then the user's over them (the person decides about their own memories). Values are as given (the
+    readers of each key, ``org.settings``, fall back to defaults on a bad value).
+    """
+    def section(cfg: dict[str, Any], name: str) -> dict[str, Any]:
+        v = cfg.get(name)
+        return v if isinstance(v, dict) else {}
+
+    org = {**section(user, "org"), **section(project, "org")}
+    repos_user, repos_project = section(section(user, "org"), "repos"), section(section(project, "org"), "repos")
+    if repos_user or repos_project:
+        org["repos"] = {**repos_user, **repos_project}
+    personal = {**section(project, "personal"), **section(user, "personal")}
+    return {"org": org, "personal": personal}
+
+
+def _read_cached(path: Path, cache: Path) -> dict[str, Any]:
     try:
         st = path.stat()
     except OSError:

@@ -282,6 +282,46 @@ def short_socket_dir() -> Path:
     return Path("/tmp") / f"gitmem-{os.getuid()}"
 
 
+def user_config_dir() -> Path:
+    """The user's gitmem folder (XDG Base Directory spec): ``$XDG_CONFIG_HOME/gitmem`` when that is an absolute
+    path, else ``~/.config/gitmem``. It holds the user's ``config.toml`` (``user_config_file``) and, by default, the
+    personal scope's repository (``personal_dir``). Nothing of a project is written here."""
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    if not (base and os.path.isabs(base)):
+        base = os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / STATE_DIR
+
+
+def user_config_file() -> Path:
+    """The user's ``config.toml`` (``[org]`` and ``[personal]`` defaults that a project's own config.toml
+    overrides for ``[org]``; ``config.scopes``): ``user_config_dir() / "config.toml"``."""
+    return user_config_dir() / "config.toml"
+
+
+#: Environment variable naming the personal scope's repository instead of ``user_config_dir() / "personal"``.
+PERSONAL_DIR_ENV = "GITMEM_PERSONAL_DIR"
+
+
+def personal_dir() -> Path:
+    """The personal scope's git repository (issue 21: memories of the person, given in every repository, never
+    committed into a project): ``$GITMEM_PERSONAL_DIR`` when set to an absolute path, else
+    ``user_config_dir() / "personal"``. It may not exist yet (``gitmem personal init`` makes it)."""
+    env = os.environ.get(PERSONAL_DIR_ENV, "")
+    if env and os.path.isabs(env):
+        return Path(env)
+    return user_config_dir() / "personal"
+
+
+def org_cache_dir() -> Path:
+    """Where the organisation's repositories reached by URL are mirrored (bare, ``git clone --mirror``, fetched
+    when indexed or checked): ``$XDG_CACHE_HOME/gitmem/org`` when that is an absolute path, else
+    ``~/.cache/gitmem/org``. Derived: deleting it only costs a fetch."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not (base and os.path.isabs(base)):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / STATE_DIR / "org"
+
+
 def logs_dir_near(start: Path) -> Path | None:
     """The logs folder of the gitmem repository containing ``start``, or None (not in one); never raises."""
     try:
