@@ -31,11 +31,14 @@ def writer() -> tuple[str, str | None]:
 @click.option("--tag", "tags", multiple=True, help="A tag (concept). Repeatable.")
 @click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
 @click.option("--local", is_flag=True, help="Local scope: this clone only, never committed.")
+@click.option("--personal", is_flag=True,
+              help="Your personal repository (gitmem personal): given in every repository, never in this one's files. "
+                   "No anchors.")
 @click.option("--invariant", is_flag=True,
               help="The anchors must change together (a commit changing only some is flagged).")
 @json_option
 def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...], rev: str | None,
-             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
+             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, personal: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
     Typed by a person, it is recorded as person-written and reviewed by its
@@ -47,11 +50,21 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
       gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
         --type decision --anchor src/client.py::Client.fetch --tag retries
       gitmem remember "Parser chokes on BOM" --anchor lib/parse.js --rev v1.2.0
+      gitmem remember --personal "I run the tests with -x first" --type preference --tag testing
     """
     from ..memories import RememberRequest
     from ..memories import remember as do_remember
 
     source, origin = writer()
+    if personal:
+        if local or invariant:
+            raise click.UsageError("--personal cannot be combined with --local or --invariant")
+        from ..ops import personal as personal_ops
+
+        m = personal_ops.remember(RememberRequest(text=text, title=title, type=mtype, anchors=anchors, tags=tags,
+                                                  facts=facts, rev=rev, source=source, origin=origin), warn=_warn)
+        _out(shapes.personal_memory_json(m), f"{m.id} (personal)")
+        return
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
                                               scope="local" if local else "team", cwd=os.getcwd(),
@@ -169,8 +182,9 @@ def review(mem_ids: tuple[str, ...]) -> None:
 @click.option("--status", type=click.Choice(STATUS_FILTERS),
               help="Only memories with this status at the working tree (not-fresh: moved, stale or deleted).")
 @click.option("--scope", type=click.Choice(["team", "local"]), help="Only team (committed) or local memories.")
+@click.option("--personal", is_flag=True, help="Your personal repository's memories (gitmem personal) instead.")
 @json_option
-def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: str | None) -> None:
+def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: str | None, personal: bool) -> None:
     """List memories, newest first, each with its status (invalid files are reported on stderr).
 
     \b
@@ -178,10 +192,22 @@ def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: s
       gitmem list --type decision
       gitmem list --anchor src/auth/
       gitmem list --status not-fresh --scope team
+      gitmem list --personal
     """
     from ..memories import list_memories
     from ..ops.show import listed
 
+    if personal:
+        if anchor or status or scope:
+            raise click.UsageError("--personal takes only --type (personal memories have no anchors)")
+        from ..ops import personal as personal_ops
+
+        mine = personal_ops.list_all(mtype=mtype)
+        _out([shapes.personal_listed_json(r) for r in mine],
+             lambda: "\n".join(f"{r.memory.id}  personal  {r.memory.type:10} {r.memory.title}"
+                               + (f"  (tags: {', '.join(r.memory.tags)})" if r.memory.tags else "") for r in mine)
+             or "no personal memories")
+        return
     store = _store()
     rows = listed(store, list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd()), status=status,
                   scope=scope)
