@@ -94,10 +94,10 @@ def session_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def pack(rows: list[dict[str, Any]], budget_tokens: int, *, header: str, detail: int) -> render.Packed:
     """``rows`` (best first) packed by ``rank.render`` as the hooks give memories (``HOOK`` style), under ``header``
-    and ``render.PERSONAL_FRAME``, each labelled ``render.PERSONAL`` next to its trust label; the first ``detail``
-    in full."""
+    and ``render.PERSONAL_FRAME`` (``render.PERSONAL_FOOTER`` last), each labelled ``render.PERSONAL`` next to its
+    trust label; the first ``detail`` in full."""
     from .rank import render
 
     items = [render.item_from_row(r, scope=render.PERSONAL) for r in rows]
     return render.pack(items, budget_tokens, header=header, detail=detail, detail_among=detail,
-                       style=render.HOOK, frame=render.PERSONAL_FRAME)
+                       style=render.HOOK, frame=render.PERSONAL_FRAME, footer=render.PERSONAL_FOOTER)

@@ -49,7 +49,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
   (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
 * ``personal_memory_json``, ``personal_listed_json``, ``personal_recall_hit_json``: ``remember --personal``,
-  ``list --personal``, ``recall --personal`` (their usual shapes plus ``"label": "personal"``).
+  ``list --personal``, ``recall --personal`` (their usual shapes plus ``"label": "personal"``; ``show --personal``
+  likewise adds it to ``memory_detail_json``).
 * ``personal_init_json``, ``personal_push_json``, ``personal_pull_json``, ``personal_status_json``,
   ``personal_path_json``: ``personal init``, ``push``, ``pull``, ``status``, ``path``.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error

@@ -92,24 +92,32 @@ def forget(mem_id: str) -> None:
 @cli.command()
 @click.argument("mem_id", metavar="ID")
 @click.option("--rev", help="Evaluate anchor status at this revision (default: working tree).")
+@click.option("--personal", is_flag=True, help="A memory of your personal repository (gitmem personal).")
 @json_option
-def show(mem_id: str, rev: str | None) -> None:
+def show(mem_id: str, rev: str | None, personal: bool) -> None:
     """Show one memory in full, with the status of each anchor.
 
     \b
     Example usage:
       gitmem show 01JD3V6Q
+      gitmem show --personal 01JD3V6Q
     """
     from ..ops.show import show as do_show
 
-    store = _store()
+    if personal:
+        from ..ops.personal import open_store
+
+        store = open_store()
+    else:
+        store = _store()
     shown = do_show(store, mem_id, rev=rev)
     usage.record(store.layout, usage.OPENED, "show", [shown.status.memory.id])
     ms = shown.status
     m = ms.memory
 
     def text() -> str:
-        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
+        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   "
+                 f"scope: {shapes.PERSONAL_LABEL if personal else m.scope}   "
                  f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}",
                  f"trust: {trust_line(m)}"]
         for a in ms.anchors:
@@ -130,7 +138,8 @@ def show(mem_id: str, rev: str | None) -> None:
             lines += [""] + [f"- {f}" for f in m.facts]
         return "\n".join(lines)
 
-    _out(shapes.memory_detail_json(ms, shown.path), text)
+    detail = shapes.memory_detail_json(ms, shown.path)
+    _out(detail | {"label": shapes.PERSONAL_LABEL} if personal else detail, text)
 
 
 def trust_line(m: Memory) -> str:

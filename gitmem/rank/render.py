@@ -93,6 +93,8 @@ SEP_SUB = "•"
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]|[\u2028\u2029]")
 EXPAND_LINE = "Expand an id: `gitmem show ID` or the MCP tool `get` · search: `gitmem recall QUERY` or MCP `search`"
 FOOTER = EXPAND_LINE + "\n"
+#: The footer of the developer's personal memories (``pack``'s ``footer``): their ids are the personal repository's.
+PERSONAL_FOOTER = "Expand an id: `gitmem show --personal ID` · search: `gitmem recall --personal QUERY`\n"
 
 
 class Item:
@@ -445,7 +447,7 @@ def render_index_line(item: Item, now: float | None = None) -> str:
 
 def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, detail: int = 3,
          detail_among: int | None = None, total: int | None = None, style: Style = CONTEXT,
-         now: float | None = None, frame: str = FRAME) -> Packed:
+         now: float | None = None, frame: str = FRAME, footer: str = FOOTER) -> Packed:
     """Fit ``items`` (best first) into ``budget_tokens``: up to ``detail`` in full, the others as index lines.
 
     Layout: ``header``, ``frame``, a blank line, the detailed memories (each followed by a blank line),
@@ -463,13 +465,14 @@ def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, det
         style: layout and accounting (``CONTEXT`` or ``HOOK``).
         now: seconds since the epoch for ages (default: the clock).
         frame: the line under the header (``FRAME``; ``PERSONAL_FRAME`` for the personal scope's memories).
+        footer: the last line (``FOOTER``; ``PERSONAL_FOOTER``).
     """
     limit = budget_tokens * CHARS_PER_TOKEN
     if style.max_chars is not None:
         limit = min(limit, style.max_chars)
     # fixed text: header + FRAME + "\n" + FOOTER (the hooks' accounting reserved 2 characters more)
     header = header.rstrip("\n") + "\n" + frame
-    used = len(header) + 1 + len(FOOTER) + (0 if style.exact else 2)
+    used = len(header) + 1 + len(footer) + (0 if style.exact else 2)
     label = len("\n" + style.index_label) if style.exact else 0
     details: list[str] = []
     lines: list[str] = []
@@ -521,5 +524,5 @@ def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, det
     text = header + "\n" + "".join(details)
     if lines:
         text += style.index_label + "".join(lines) + "\n"
-    text += FOOTER
+    text += footer
     return Packed(text, detailed, indexed, token_estimate(text), offered - len(detailed) - len(indexed))

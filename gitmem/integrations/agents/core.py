@@ -527,6 +527,9 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     raw = config.read_cached(lay)
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(raw, "session_budget"))
+    mine = personal_session(root, lay, key, raw)
+    if mine:  # the developer's own memories, after the project's (their own header, frame and label)
+        text = f"{text.rstrip()}\n\n{mine}" if text else mine
     warning = config.unknown_warning(raw, layout.CONFIG_FILE)
     if warning:  # a teammate's newer gitmem wrote it: said in one line, never an outage
         text = f"{text.rstrip()}\n\ngitmem warning: {warning}" if text else f"gitmem warning: {warning}"
@@ -545,6 +548,33 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
 
 #: How ``.given`` names the session-start event (``mark_given``'s ``when``).
 SESSION_START = "session start"
+
+
+def personal_session(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any]) -> str | None:
+    """The developer's personal memories for session ``key``'s start (``session_start.personal_context``: in the
+    ``[personal] session_budget``, labelled ``personal``), marked given in this session and noted as used in the
+    personal repository's use log; None when there is no personal repository (one ``stat``), it is off here, or
+    it holds nothing. Never raises: the project's context goes out whatever happens here (a failure is logged)."""
+    from ... import personal
+
+    proot = personal.root(root)
+    if proot is None:
+        return None
+    try:
+        from .session_start import personal_context
+
+        got = personal_context(proot, cfg, config.read_user_cached(lay))
+        if got is None:
+            return None
+        packed, rows = got
+        mark_shown(lay, key, packed, rows, SESSION_START)
+        usage.note(layout.of(proot), usage.GIVEN, "session", packed.detailed)
+        return packed.text or None
+    except Exception as e:  # noqa: BLE001 - the personal scope never costs the session its project's memories
+        infra.append_log(lay.log_file("agent-hooks.log"),
+                         redact.redact_text(f"{infra.utc_now()} personal memories at session start: "
+                                            f"{type(e).__name__}: {e}\n"))
+        return None
 
 
 def catalog_statuses(root: Path, ids: list[str]) -> dict[str, str]:
@@ -703,7 +733,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         asking.start()
     con = hook_index(root, lay)
     if con is None:
-        return None
+        return personal_prompt(root, lay, key, cfg, prompt)
     from ...rank import fusion
 
     try:
@@ -725,11 +755,54 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         packed = pack_prompt_rows(rows, config.budget(cfg, "prompt_budget"), given, again)
     finally:
         con.close()
+    mine = personal_prompt(root, lay, key, cfg, prompt)
     if packed is None:
-        return None
+        return mine
     mark_shown(lay, key, packed, rows, "a prompt")
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
+    return f"{packed.text.rstrip()}\n\n{mine}" if mine else packed.text
+
+
+def personal_prompt(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any], prompt: str) -> str | None:
+    """The developer's personal memories that ``prompt`` (redacted) matches, not yet given to session ``key``: BM25
+    of its content terms in the personal repository's catalog above the same floors as the project's
+    (``prompt_text_hits``, ``[relevance]``), near-ties by trust, at most ``personal.PROMPT_MEMORIES`` in the
+    ``[personal] prompt_budget``, labelled ``personal``; marked given and noted as used in the personal
+    repository's use log. None when there is no personal repository (one ``stat``: the whole cost), it is off here
+    (``[personal] enabled``), its catalog is not built yet (a background sync is started: ``hook_index``), or
+    nothing matches. Standard library only (the prompt hook's path)."""
+    from ... import personal
+
+    proot = personal.root(root)
+    if proot is None:
+        return None
+    budget = personal.prompt_budget(cfg, config.read_user_cached(lay))
+    if budget is None:
+        return None
+    plat = layout.of(proot)
+    con = hook_index(proot, plat)  # missing or out of date (a pull, an edit): rebuilt in the background
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+
+    try:
+        min_bm25, min_coverage, _ = config.relevance_floors(cfg)
+        given = given_statuses(lay, key)
+        hits = [(mid, score) for mid, score in prompt_text_hits(con, prompt, (min_bm25, min_coverage))
+                if mid not in given]
+        weight = trust_weights(con, [mid for mid, _ in hits])
+        order = [mid for mid, _ in sorted(hits, key=lambda kv: -kv[1] * weight.get(kv[0], 1.0))]
+        rows = catalog_db.rows(con, order[:personal.PROMPT_MEMORIES])
+    finally:
+        con.close()
+    if not rows:
+        return None
+    packed = personal.pack(rows, budget, header=personal.PROMPT_HEADER, detail=personal.PROMPT_DETAIL)
+    if not packed.text:
+        return None
+    mark_shown(lay, key, packed, rows, "a prompt")
+    usage.note(plat, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
 
 
