@@ -213,12 +213,10 @@ def test_the_personal_catalog_is_rebuilt_when_missing_and_follows_its_files(
     hook(ask, proj)
     assert wait_for(lambda: rule in hook({**ask, "session_id": f"later-{os.urandom(3).hex()}"}, proj)[1], 30)
     # a memory file that arrives by plain git (another machine's, copied in) is seen: the folder changed
-    other = make_repo(tmp_path / "elsewhere")
     text = (me / ".gitmem" / "memories" / f"{rule}.md").read_text()
     new_id = "01KZZZZZZZZZZZZZZZZZZZZZZ0"
     (me / ".gitmem" / "memories" / f"{new_id}.md").write_text(
         text.replace(rule, new_id).replace("force-push", "squash-merge").replace("Never", "Always"))
-    del other
     ask2 = fixture("UserPromptSubmit", proj, session_id="squash", prompt="should I squash-merge it?")
     assert wait_for(lambda: new_id in hook({**ask2, "session_id": f"sq-{os.urandom(3).hex()}"}, proj)[1], 30)
 

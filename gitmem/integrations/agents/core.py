@@ -4,13 +4,15 @@
 event (``events``)        what gitmem does                                             time limit
 ========================  ===========================================================  ==========
 SessionStart              the ``gitmem context`` of the current focus                  8 s
-                          (``session_start``); records the session's start commit;
+                          (``session_start``), then the developer's personal
+                          memories (``personal_session``); records the start commit;
                           after compaction, forgets what the session was given and
                           gives again the memories of the files it worked on
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
                           symbols) or matches (BM25; with the warm process up, BM25
                           and vectors: ``warm_search``) not yet given this session
-                          (or named, and given with a status that changed since)
+                          (or named, and given with a status that changed since);
+                          then the personal memories it matches (``personal_prompt``)
 BeforeFile                memories anchored to the file — first those given with a     3 s
                           status that changed since, then those on the symbol the
                           edit's old text falls in — not yet given (or changed)
@@ -52,8 +54,8 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``, ``rank.fusion``,
-``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or
-on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
+``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``, ``personal``) at module
+level or on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
 """
 
 from __future__ import annotations
