@@ -94,8 +94,9 @@ def statuses_of(root: Path, ids: list[str]) -> dict[str, str | None]:
 def personal_context(proot: Path, project_cfg: dict[str, Any], user_cfg: dict[str, Any],
                      ) -> tuple[Packed, list[dict[str, Any]]] | None:
     """The developer's personal memories for a session's start in a repository whose config is ``project_cfg``
-    (the user's: ``user_cfg``): the personal repository at ``proot``'s catalog brought up to date first (rebuilt
-    when missing, as a project's is: ``sync_hook_index``, statuses within ``STATUS_CHECK_BUDGET_S``), its newest
+    (the user's: ``user_cfg``): the personal repository at ``proot``'s catalog brought up to date first when it is
+    missing or its memory folders changed (``catalog.db.is_current``; rebuilt as a project's is: ``sync_hook_index``,
+    statuses within ``STATUS_CHECK_BUDGET_S``; a current one costs no git process), its newest
     memories in ``personal.session_order``, packed in ``[personal] session_budget`` (``personal.pack``); with the
     rows offered. None when ``[personal] enabled = false`` or there is nothing to give.
 
@@ -109,12 +110,16 @@ def personal_context(proot: Path, project_cfg: dict[str, Any], user_cfg: dict[st
     _, settings = of_config(project_cfg, user_cfg)
     if not settings.enabled:
         return None
-    store = Store(Repo(proot), require=False)
-    try:
-        sync_hook_index(store, check_budget_s=STATUS_CHECK_BUDGET_S, lock_timeout_s=0.5)
-    except Exception:  # noqa: BLE001 - busy (another session syncs it) or unwritable: what the catalog holds is used
-        pass
     con = catalog_db.connect(proot)
+    if con is None or not catalog_db.is_current(con, proot):  # missing, or its files changed: a pull, a copy
+        if con is not None:
+            con.close()
+        try:
+            sync_hook_index(Store(Repo(proot), require=False), check_budget_s=STATUS_CHECK_BUDGET_S,
+                            lock_timeout_s=0.5)
+        except Exception:  # noqa: BLE001 - busy (another session syncs it) or unwritable: what it holds is used
+            pass
+        con = catalog_db.connect(proot)
     if con is None:
         return None
     try:
