@@ -342,3 +342,36 @@ def test_a_session_in_the_personal_repository_itself_is_not_given_its_memories_t
     _, out, _ = hook(fixture("SessionStart", me, session_id="inside"), me)
     text = context_of(out, "SessionStart")
     assert text.count(f"### {rule}") == 1 and "the developer's personal memories" not in text
+
+
+def test_init_is_idempotent_and_says_what_is_wrong(tmp_path: Path, run_cli, me: Path,  # type: ignore[no-untyped-def]
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run_cli(tmp_path, "personal", "init", "--json")
+    assert code == 0 and json.loads(out)["action"] == "created" and json.loads(out)["remote"] is None
+    assert git(me, "status", "--porcelain") == "" and git(me, "log", "--format=%s") != ""
+    assert "merge=gitmem" in (me / ".gitmem" / ".gitattributes").read_text()
+    assert "gitmem merge-file" in git(me, "config", "--local", "merge.gitmem.driver")
+    head = git(me, "rev-parse", "HEAD")
+    code, out, _ = run_cli(tmp_path, "personal", "init", "--json")
+    assert code == 0 and json.loads(out)["action"] == "existing" and git(me, "rev-parse", "HEAD") == head
+    code, _, err = run_cli(tmp_path, "personal", "push")
+    assert code == 1 and "has no remote" in err and "--remote URL" in err
+    code, _, err = run_cli(tmp_path, "personal", "pull")
+    assert code == 1 and "has no remote" in err
+    # a remote added later: pointed at it, and a first push tracks it
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    code, out, err = run_cli(tmp_path, "personal", "init", "--remote", str(remote), "--json")
+    assert code == 0, err
+    assert json.loads(out)["remote"] == str(remote)
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    assert git(remote, "rev-parse", "main") == git(me, "rev-parse", "HEAD")
+    # an unreachable remote, a folder in the way
+    monkey_dir = tmp_path / "other"
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(monkey_dir))
+    code, _, err = run_cli(tmp_path, "personal", "init", "--remote", str(tmp_path / "nowhere.git"))
+    assert code == 1 and "could not clone" in err and not monkey_dir.exists()
+    monkey_dir.mkdir()
+    (monkey_dir / "notes.txt").write_text("mine")
+    code, _, err = run_cli(tmp_path, "personal", "init")
+    assert code == 1 and "is not a git repository" in err and (monkey_dir / "notes.txt").read_text() == "mine"
