@@ -253,7 +253,12 @@ def pull(*, store: Store | None = None) -> Pulled:
     if _commit_pending(repo, "gitmem personal: memories changed here"):
         notes.append("committed memory files changed in the personal repository first")
     before = repo.head()
-    conflicts = repo.merge_from(upstream)
+    try:
+        conflicts = repo.merge_from(upstream)
+    except GitError as e:
+        raise GitmemError(f"could not merge {upstream} into the personal repository: {e.message}",
+                          f"commit or move away the changes in {repo.root} (git -C {repo.root} status), then "
+                          "gitmem personal pull") from None
     if conflicts:
         raise GitmemError(f"the pull from {url} left conflicts in {', '.join(conflicts)}: the merge is in progress",
                           f"resolve them in {repo.root} (edit each file, git add it, git commit), or undo the "
