@@ -119,6 +119,9 @@ def test_remember_personal_commits_in_the_personal_repository_and_never_touches_
     assert out.startswith(mid) and " personal " in out
     code, out, _ = run_cli(proj, "recall", "small commits why", "--json")
     assert mid not in out  # the project's own search never holds it
+    code, _, err = run_cli(proj, "forget", "--personal", mid)
+    assert code == 0, err
+    assert not (me / ".gitmem" / "memories" / f"{mid}.md").exists() and git(me, "status", "--porcelain") == ""
     assert tree_state(proj) == before
 
 

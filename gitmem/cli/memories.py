@@ -75,17 +75,24 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
 
 @cli.command()
 @click.argument("mem_id", metavar="ID")
+@click.option("--personal", is_flag=True, help="A memory of your personal repository (deletion committed there).")
 @json_option
-def forget(mem_id: str) -> None:
+def forget(mem_id: str, personal: bool) -> None:
     """Delete a memory (its file; commit the deletion to share it).
 
     \b
     Example usage:
       gitmem forget 01JD3V6Q
+      gitmem forget --personal 01JD3V6Q
     """
     from ..memories import forget as do_forget
 
-    m = do_forget(_store(), mem_id)
+    if personal:
+        from ..ops import personal as personal_ops
+
+        m = personal_ops.forget(mem_id)
+    else:
+        m = do_forget(_store(), mem_id)
     _out(shapes.forgotten_json(m), f"forgot {m.id} {m.title}")
 
 

@@ -356,6 +356,21 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
     return m
 
 
+def forget(mem_id: str) -> Memory:
+    """Delete personal memory ``mem_id`` (an id or a unique prefix: ``memories.forget``) and commit the deletion in
+    the personal repository (``push`` then sends it).
+
+    Raises:
+        GitmemError: no personal repository; no such memory (``MemoryNotFound``); git refused the commit.
+    """
+    from ..memories import forget as do_forget
+
+    store = open_store()
+    m = do_forget(store, mem_id)
+    store.repo.commit_paths([f"{layout.TEAM_MEMORIES}/{m.id}.md"], f"gitmem personal: forget {m.title[:64]}")
+    return m
+
+
 def recall(query: str, limit: int, *, warn: Callable[[str], None] | None = None
            ) -> list[tuple[RecallHit, MemoryStatus]]:
     """The personal repository's memories for ``query`` (``search.recall``: BM25 + vectors, its own index), each
