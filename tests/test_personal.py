@@ -378,3 +378,18 @@ def test_init_is_idempotent_and_says_what_is_wrong(tmp_path: Path, run_cli, me: 
     (monkey_dir / "notes.txt").write_text("mine")
     code, _, err = run_cli(tmp_path, "personal", "init")
     assert code == 1 and "is not a git repository" in err and (monkey_dir / "notes.txt").read_text() == "mine"
+
+
+def test_a_broken_personal_repository_never_costs_the_projects_memories(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    own = remember(run_cli, proj, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    (me / ".gitmem" / "memories").mkdir(parents=True)
+    (me / ".git").write_text("not a gitdir line\n")  # git's folder cannot be found from it
+    code, out, err = hook(fixture("SessionStart", proj, session_id="broken-start"), proj)
+    assert code == 0 and err == "" and own in context_of(out, "SessionStart")
+    code, out, err = hook(fixture("UserPromptSubmit", proj, session_id="broken-prompt",
+                                  prompt="Why must fetch keep timeout=10?"), proj)
+    assert code == 0 and err == "" and own in context_of(out, "UserPromptSubmit")
+    assert "personal memories per prompt" in (layout.of(proj).logs_dir / "agent-hooks.log").read_text()

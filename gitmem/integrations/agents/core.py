@@ -573,9 +573,7 @@ def personal_session(root: Path, lay: layout.Layout, key: str, cfg: dict[str, An
         usage.note(layout.of(proot), usage.GIVEN, "session", packed.detailed)
         return packed.text or None
     except Exception as e:  # noqa: BLE001 - the personal scope never costs the session its project's memories
-        infra.append_log(lay.log_file("agent-hooks.log"),
-                         redact.redact_text(f"{infra.utc_now()} personal memories at session start: "
-                                            f"{type(e).__name__}: {e}\n"))
+        _log_personal(lay, "at session start", e)
         return None
 
 
@@ -773,12 +771,38 @@ def personal_prompt(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any
     ``[personal] prompt_budget``, labelled ``personal``; marked given and noted as used in the personal
     repository's use log. None when there is no personal repository (one ``stat``: the whole cost), it is off here
     (``[personal] enabled``), its catalog is not built yet (a background sync is started: ``hook_index``), or
-    nothing matches. Standard library only (the prompt hook's path)."""
+    nothing matches. Standard library only (the prompt hook's path). Never raises: the project's memories go out
+    whatever happens here (a failure is logged)."""
     from ... import personal
 
     proot = personal.root(root)
     if proot is None:
         return None
+    try:
+        return _personal_prompt(proot, lay, key, cfg, prompt)
+    except Exception as e:  # noqa: BLE001 - the personal scope never costs the prompt its project's memories
+        _log_personal(lay, "per prompt", e)
+        return None
+
+
+def _log_personal(lay: layout.Layout, when: str, e: Exception) -> None:
+    """One redacted line in ``<logs>/agent-hooks.log`` about the personal scope failing ``when``; never raises."""
+    try:
+        infra.append_log(lay.log_file("agent-hooks.log"),
+                         redact.redact_text(f"{infra.utc_now()} personal memories {when}: {type(e).__name__}: {e}\n"))
+    except OSError:
+        pass
+
+
+def _personal_prompt(proot: Path, lay: layout.Layout, key: str, cfg: dict[str, Any], prompt: str) -> str | None:
+    """``personal_prompt`` once the personal repository at ``proot`` is known to be there.
+
+    Raises:
+        sqlite3.Error: its catalog cannot be read.
+        OSError: the session state or its use log cannot be written, or a sync could not be started.
+    """
+    from ... import personal
+
     budget = personal.prompt_budget(cfg, config.read_user_cached(lay))
     if budget is None:
         return None
