@@ -36,7 +36,12 @@ calls the warm process answered in time (the others fell back to BM25: ``<logs>/
 why). The warm process is stopped at the end.
 
     python bench/hooks.py [--repo PATH] [--memories 10000] [--runs 25] [--work DIR] [--json]
-        [--adapters claude,codex,...] [--also LABEL=EXECUTABLE ...] [--no-warm]
+        [--adapters claude,codex,...] [--also LABEL=EXECUTABLE ...] [--no-warm] [--personal N]
+
+``--personal N`` (issue 21) also times Claude Code's hooks with a personal repository of N memories (row ``claude
+[personal N]``: ``GITMEM_PERSONAL_DIR`` pointed at it, built once under ``--work``); every other row runs with
+``GITMEM_PERSONAL_DIR`` pointed at a folder that does not exist (the user's own personal repository never counts),
+so the plain rows are "no personal repository".
 
 ``--also`` times another build's ``gitmem-hook`` in the same rounds (side by side, e.g. the
 commit before a change: a script that puts that checkout first on ``sys.path`` and calls its
@@ -134,6 +139,47 @@ def build(repo: Path, work: Path, n: int, seed: int = 1) -> Path:
     sync_hook_index(store)
     print(f"hook index built in {time.perf_counter() - t:.1f}s", file=sys.stderr)
     done.write_text("ok")
+    return target
+
+
+def build_personal(work: Path, n: int, seed: int = 3) -> Path:
+    """A personal repository of ``n`` memories (types, tags and words drawn like ``build``'s; no anchors) at
+    ``work/personal-N``, committed, its catalog built (skipped if done)."""
+    from gitmem import layout
+    from gitmem.catalog.sync import sync_hook_index
+    from gitmem.infra import utc_now
+    from gitmem.memfile import write
+    from gitmem.model import Memory
+    from gitmem.ops import personal
+    from gitmem.store import new_id
+
+    target = work / f"personal-{n}"
+    done = target / ".git" / "bench-ready"
+    old = os.environ.get(layout.PERSONAL_DIR_ENV)
+    os.environ[layout.PERSONAL_DIR_ENV] = str(target)
+    try:
+        if not done.exists():
+            if target.exists():
+                shutil.rmtree(target)
+            personal.init()
+            store = personal.open_store()
+            rnd = random.Random(seed)
+            now = utc_now()
+            for i in range(n):
+                m = Memory(id=new_id(), type=rnd.choice(("preference", "gotcha", "constraint", "discovery")),
+                           title=f"{' '.join(rnd.choice(WORDS) for _ in range(6))} #{i}",
+                           body=" ".join(rnd.choice(WORDS) for _ in range(30)), tags=[rnd.choice(WORDS)],
+                           author="bench", source="user", created=now, updated=now)
+                write(store.path_for(m), m)
+            store.repo.commit_paths([layout.GITMEM_DIR], "bench: personal memories")
+            done.write_text("ok")
+        store = personal.open_store()
+        sync_hook_index(store)
+    finally:
+        if old is None:
+            os.environ.pop(layout.PERSONAL_DIR_ENV, None)
+        else:
+            os.environ[layout.PERSONAL_DIR_ENV] = old
     return target
 
 
@@ -337,10 +383,16 @@ def main() -> int:
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
                     help="time this gitmem-hook too, in the same rounds")
     ap.add_argument("--no-warm", action="store_true", help="skip the prompt events with the warm process up")
+    ap.add_argument("--personal", type=int, default=0, metavar="N",
+                    help="also time Claude Code's hooks with a personal repository of N memories")
     args = ap.parse_args()
     os.environ.pop(NO_DAEMON_ENV, None)  # the bench chooses per call
-    cold_env = {**os.environ, NO_DAEMON_ENV: "1"}
     args.work.mkdir(parents=True, exist_ok=True)
+    from gitmem.layout import PERSONAL_DIR_ENV
+
+    os.environ[PERSONAL_DIR_ENV] = str(args.work / "no-personal-repository")  # never the user's own
+    personal_env = {PERSONAL_DIR_ENV: str(build_personal(args.work, args.personal))} if args.personal else {}
+    cold_env = {**os.environ, NO_DAEMON_ENV: "1"}
     root = build(args.repo.resolve(), args.work, args.memories)
     # bytecode, as `pip install` writes it (an editable install under PYTHONDONTWRITEBYTECODE=1 has none,
     # and every hook would then compile gitmem's sources: ~10 ms more per module)
@@ -360,6 +412,8 @@ def main() -> int:
             print(f"note: {a.script} is not installed: {a.name} left out", file=sys.stderr)
             continue
         runs.append((a.name, a, exe))
+        if a.name == "claude" and personal_env:
+            runs.append((f"claude [personal {args.personal}]", a, exe))
         if a.script == "gitmem-hook":
             runs += [(f"{a.name} [{label}]", a, other) for label, _, other in (x.partition("=") for x in args.also)]
     if not runs:
@@ -372,8 +426,10 @@ def main() -> int:
         # a new session id per row and event, so none finds the memories "already given" (Gemini's AfterTool
         # replace gives the file's memories as its read_file does)
         ev = fill(template, {**values, "$session": f"{values['$session']}-{label}-{kind}"})
-        return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root,
-                     None if kind == WARM else cold_env)
+        env = None if kind == WARM else cold_env
+        if "[personal" in label:
+            env = {**(env or os.environ), **personal_env}
+        return timed([exe, *([arg] if arg else [])], json.dumps(ev).encode(), root, env)
 
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
     printed: dict[tuple[str, str], int] = {}  # runs that printed context

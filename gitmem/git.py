@@ -738,6 +738,138 @@ class Repo:
         out = self._run("rev-list", "--reverse", "--topo-order", rng)
         return [s for s in out.split() if s]
 
+    # -- committing and syncing with a remote (the personal repository: ``ops.personal``) -----------------
+
+    def commit_paths(self, paths: list[str], message: str) -> str:
+        """Stage ``paths`` (repo-relative, literal; deleted files too) and commit only them, without running the
+        repository's hooks (``--no-verify``: gitmem's own commits in its personal repository); returns HEAD.
+        Nothing to commit (the paths are as HEAD has them): HEAD as it is (None before a first commit: "").
+
+        Raises:
+            GitError: git refused (no ``user.name`` / ``user.email``, an unwritable repository).
+        """
+        self._run("--literal-pathspecs", "add", "-A", "--", *paths)
+        staged = self._run("--literal-pathspecs", "diff", "--cached", "--name-only", "-z", "--", *paths) \
+            if self.has_commits() else "x"
+        if staged:
+            self._run("--literal-pathspecs", "commit", "--no-verify", "--quiet", "-m", message, "--", *paths)
+        return self.head() or ""
+
+    def current_branch(self) -> str | None:
+        """The branch HEAD is on (``main``), None when detached."""
+        try:
+            return self._run("symbolic-ref", "--quiet", "--short", "HEAD") or None
+        except GitError:
+            return None
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        """The URL of remote ``name``, None when there is no such remote."""
+        try:
+            return self._run("remote", "get-url", "--", name) or None
+        except GitError:
+            return None
+
+    def set_remote(self, url: str, name: str = "origin") -> None:
+        """Point remote ``name`` at ``url`` (added when missing).
+
+        Raises:
+            GitError: git refused the URL or name.
+        """
+        if self.remote_url(name) is None:
+            self._run("remote", "add", "--", name, url)
+        else:
+            self._run("remote", "set-url", "--", name, url)
+
+    def upstream(self) -> str | None:
+        """The branch the current one tracks (``origin/main``), None when it tracks none."""
+        try:
+            return self._run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}") or None
+        except GitError:
+            return None
+
+    def ahead_behind(self, other: str) -> tuple[int, int]:
+        """(commits of HEAD not in ``other``, commits of ``other`` not in HEAD), as the refs are here (no fetch).
+
+        Raises:
+            GitError: ``other`` names no commit.
+        """
+        left, _, right = self._run("rev-list", "--left-right", "--count", f"HEAD...{other}", "--").partition("\t")
+        return int(left or 0), int(right or 0)
+
+    def fetch_remote(self, remote: str = "origin") -> None:
+        """``git fetch`` ``remote``'s branches (its tracking refs updated).
+
+        Raises:
+            GitError: the remote cannot be reached or read (its last line of stderr in the message).
+        """
+        self._run("fetch", "--quiet", "--", remote)
+
+    def push_branch(self, remote: str, branch: str, *, set_upstream: bool) -> None:
+        """Push ``branch`` to the same name on ``remote`` (and track it there, with ``set_upstream``).
+
+        Raises:
+            GitError: refused (the remote has commits this branch lacks: ``rejected``) or unreachable.
+        """
+        self._run("push", "--quiet", *(["--set-upstream"] if set_upstream else []), "--", remote,
+                  f"refs/heads/{branch}:refs/heads/{branch}")
+
+    def set_upstream(self, branch: str, upstream: str) -> None:
+        """Make ``branch`` track ``upstream`` (``origin/main``).
+
+        Raises:
+            GitError: ``upstream`` is not a remote-tracking branch here.
+        """
+        self._run("branch", "--quiet", f"--set-upstream-to={upstream}", "--", branch)
+
+    def merge_from(self, rev: str) -> list[str]:
+        """Merge ``rev`` into the current branch (fast-forward when it can; a merge commit with git's default
+        message otherwise; histories that share no commit are merged too: two machines' first commits).
+        The repository's merge drivers apply (``.gitattributes``). Returns the paths left in conflict ([]: merged,
+        or nothing to merge); on a conflict the merge is left in progress for a person to finish or abort.
+
+        Raises:
+            GitError: git could not start or record the merge (local changes in the way, no identity).
+        """
+        try:
+            self._run("merge", "--no-edit", "--quiet", "--allow-unrelated-histories", rev)
+            return []
+        except GitError:
+            conflicted = _zsplit(self._run_bytes("diff", "--name-only", "--diff-filter=U", "-z"))
+            if conflicted:
+                return conflicted
+            raise
+
+    def status_paths(self) -> list[str]:
+        """Paths with changes not committed (staged, unstaged, untracked), as ``git status`` lists them."""
+        out = self._run_bytes("status", "--porcelain", "-z", "--untracked-files=all")
+        return [entry[3:] for entry in _zsplit(out) if len(entry) > 3]
+
+
+def init_work_tree(path: Path, *, branch: str = "main") -> Repo:
+    """``git init`` a new work tree at ``path`` (created with its parents) on ``branch``; returns it.
+
+    Raises:
+        GitError: git cannot be run, or refused.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    proc = Repo._git_at(path, "init", "--quiet", f"--initial-branch={branch}", ".")
+    if proc.returncode != 0:
+        raise _git_error(("init",), proc.returncode, proc.stderr)
+    return Repo(path)
+
+
+def clone_work_tree(url: str, path: Path) -> Repo:
+    """``git clone`` ``url`` into ``path`` (which must not exist or be empty); returns the work tree.
+
+    Raises:
+        GitError: the remote cannot be reached or read, or ``path`` is in the way.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = Repo._git_at(path.parent, "clone", "--quiet", "--", url, str(path))
+    if proc.returncode != 0:
+        raise _git_error(("clone", url), proc.returncode, proc.stderr)
+    return Repo(path)
+
 
 #: gitmem's folder at the top of a work tree (skipped by code queries: ``skip_gitmem``).
 GITMEM_TOP = GITMEM_DIR

@@ -23,6 +23,9 @@ What lives where (DESIGN.md §3)::
         catalog.sqlite                the catalog of memory files, statuses, change log, FTS5
         index/                        the LanceDB search index
         run/                          locks, markers, the warm process's socket
+    ~/.config/gitmem/                 the user's (``user_config_dir``, XDG honoured)
+        config.toml                   [org] and [personal] for every repository
+        personal/                     the personal repository (``personal_dir``): a gitmem store of its own
 
 Git treats ignored files in the work tree as disposable (``git worktree remove``, ``git stash
 --all``, ``git clean -fdX``); nothing gitmem cannot rebuild lives there any more. Older

@@ -48,6 +48,11 @@ The shapes (``→`` names the commands and MCP tools that print them):
   ``memory_detail_json`` with each anchor's code now, diff and the commit that changed it.
 * ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
   (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
+* ``personal_memory_json``, ``personal_listed_json``, ``personal_recall_hit_json``: ``remember --personal``,
+  ``list --personal``, ``recall --personal`` (their usual shapes plus ``"label": "personal"``; ``show --personal``
+  likewise adds it to ``memory_detail_json``).
+* ``personal_init_json``, ``personal_push_json``, ``personal_pull_json``, ``personal_status_json``,
+  ``personal_path_json``: ``personal init``, ``push``, ``pull``, ``status``, ``path``.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
@@ -79,6 +84,7 @@ if TYPE_CHECKING:
     from .ops.history import LogEntry
     from .ops.import_claude_mem import ClaudeMemImport
     from .ops.lifecycle import Superseded
+    from .ops.personal import Initialised, PersonalStatus, Pulled, Pushed
     from .ops.reanchor import Reanchored
     from .ops.scan import ScanResult
     from .ops.stats import MemoryUse, Stats
@@ -227,6 +233,61 @@ def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
     1-based, null when absent)."""
     return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
                                     "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
+
+
+# -- the personal scope (``ops.personal``) ------------------------------------------------------------
+
+#: The label of everything from the personal repository (``render.PERSONAL``).
+PERSONAL_LABEL = render.PERSONAL
+
+
+def personal_memory_json(m: Memory) -> JSONObject:
+    """``memory_json`` + ``{"label": "personal"}``: a memory of the personal repository (``remember --personal``)."""
+    return memory_json(m) | {"label": PERSONAL_LABEL}
+
+
+def personal_listed_json(ms: MemoryStatus) -> JSONObject:
+    """``listed_memory_json`` + ``{"label": "personal"}`` (``list --personal``)."""
+    return listed_memory_json(ms) | {"label": PERSONAL_LABEL}
+
+
+def personal_recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+    """``recall_hit_json`` + ``{"label": "personal"}`` (``recall --personal``)."""
+    return recall_hit_json(h, ms) | {"label": PERSONAL_LABEL}
+
+
+def personal_init_json(res: Initialised) -> JSONObject:
+    """``{"path", "action" ("created" | "cloned" | "existing"), "remote" (or null), "memories", "notes"}``."""
+    return {"path": str(res.path), "action": res.action, "remote": res.remote, "memories": res.memories,
+            "notes": res.notes}
+
+
+def personal_push_json(res: Pushed) -> JSONObject:
+    """``{"path", "remote", "branch", "commits" (sent; null when not known: a first push), "notes"}``."""
+    return {"path": str(res.path), "remote": res.remote, "branch": res.branch, "commits": res.commits,
+            "notes": res.notes}
+
+
+def personal_pull_json(res: Pulled) -> JSONObject:
+    """``{"path", "remote", "before", "after" (HEAD commits, null before a first commit), "changed" (memory files
+    the merge changed, repo-relative), "memories", "notes"}``."""
+    return {"path": str(res.path), "remote": res.remote, "before": res.before, "after": res.after,
+            "changed": res.changed, "memories": res.memories, "notes": res.notes}
+
+
+def personal_status_json(st: PersonalStatus) -> JSONObject:
+    """``{"path", "exists", "memories", "branch", "remote", "upstream", "ahead", "behind" (as of the last fetch;
+    null without an upstream), "uncommitted" (paths), "enabled" (in the repository the command ran in; null
+    outside one), "session_budget", "prompt_budget"}``."""
+    return {"path": str(st.path), "exists": st.exists, "memories": st.memories, "branch": st.branch,
+            "remote": st.remote, "upstream": st.upstream, "ahead": st.ahead, "behind": st.behind,
+            "uncommitted": st.uncommitted, "enabled": st.enabled, "session_budget": st.session_budget,
+            "prompt_budget": st.prompt_budget}
+
+
+def personal_path_json(path: Path, exists: bool) -> JSONObject:
+    """``{"path", "exists"}`` (``personal path``)."""
+    return {"path": str(path), "exists": exists}
 
 
 def search_hit_json(h: RecallHit, status: str) -> JSONObject:

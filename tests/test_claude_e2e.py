@@ -353,3 +353,44 @@ def test_a_memory_given_fresh_comes_again_after_a_reset_the_agent_ran(tmp_path: 
     assert rule in second, dump(server)
     assert ("was given as fresh at a read of src/auth.py; now ⚠ may be stale: src/auth.py changed since gitmem "
             "last checked it") in second, dump(server)
+
+
+def test_personal_memories_reach_the_model_in_two_repositories_and_stay_out_of_them(
+        tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21's personal scope through the real Claude Code: the developer's personal memories (their own git
+    repository, ``GITMEM_PERSONAL_DIR``) reach the model at session start in two different repositories, fenced and
+    labelled ``personal``, and neither repository's tree, index or history gains anything."""
+    monkeypatch.setenv("GITMEM_PERSONAL_DIR", str(tmp_path / "me"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    repos = []
+    for name in ("first", "second"):
+        repo = make_repo(tmp_path / name)
+        commit(repo, "init", {"src/client.py": CLIENT_PY})
+        assert run_cli(repo, "init", "--no-hooks")[0] == 0
+        claude_install.install(repo)
+        commit(repo, "gitmem and Claude Code settings")
+        repos.append(repo)
+    assert run_cli(repos[0], "personal", "init")[0] == 0
+    ids = []
+    for text, mtype in (("I prefer small commits whose body says why the change was made", "preference"),
+                        ("Never force-push a branch someone else has pulled", "constraint")):
+        code, out, err = run_cli(repos[0], "remember", "--personal", text, "--type", mtype, "--json")
+        assert code == 0, err
+        ids.append(json.loads(out)["id"])
+    for repo in repos:
+        state = (git(repo, "status", "--porcelain", "--untracked-files=all"), git(repo, "ls-files", "-s"),
+                 git(repo, "rev-parse", "HEAD"))
+        home = tmp_path / f"home-{repo.name}"
+        home.mkdir()
+        with messages_server([{"say": FINAL}]) as server:
+            claude_p(repo, home, server.base_url, "Tidy up the branch.")
+        start = "\n".join(system_texts(turns(server)[0]))
+        assert "# gitmem: the developer's personal memories" in start, dump(server)
+        for mid in ids:
+            assert mid in start, dump(server)
+        assert f"### {ids[1]} · constraint (must hold) · person-written · personal" in start
+        assert "> Never force-push a branch someone else has pulled" in start
+        after = (git(repo, "status", "--porcelain", "--untracked-files=all"), git(repo, "ls-files", "-s"),
+                 git(repo, "rev-parse", "HEAD"))
+        assert after == state
+        assert not any(mid in p.name for p in (repo / ".gitmem" / "memories").iterdir() for mid in ids)

@@ -65,6 +65,7 @@ HOT_PATH_MODULES = frozenset({
     "gitmem.shellwords",
     "gitmem.daemon",
     "gitmem.daemon.client",  # the prompt hook asks the warm process for vector hits
+    "gitmem.personal",  # the personal repository's memories per prompt (standard library only)
 })
 #: Never on a per-tool-call path, whatever the allowlists say.
 HEAVY = ("lancedb", "tree_sitter", "tree_sitter_language_pack", "git", "yaml", "openai", "numpy", "pyarrow",
@@ -168,6 +169,25 @@ def test_per_tool_call_hooks_import_only_the_standard_library(repo: Path, run_cl
             assert stdout == "", name
         assert not_allowed(mods, baseline) == [], name
         assert not [m for m in HEAVY if m in mods], name
+
+
+def test_the_prompt_hook_with_a_personal_repository_imports_only_the_standard_library(
+        repo: Path, run_cli, baseline: set[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Per prompt, the personal repository's memories come from its catalog (stdlib ``catalog.db``): no library."""
+    monkeypatch.setenv("GITMEM_PERSONAL_DIR", str(tmp_path / "me"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    assert run_cli(repo, "personal", "init")[0] == 0
+    code, out, err = run_cli(repo, "remember", "--personal", "Never force-push a branch others pulled", "--type",
+                             "constraint", "--json")
+    assert code == 0, err
+    mid = json.loads(out)["id"]
+    out_file = tmp_path / "mods.json"
+    event = fixture("UserPromptSubmit", repo, session_id="hot-personal", prompt="may I force-push this branch?")
+    modules_after([], event, repo, out_file)  # the first hook caches config.toml as JSON (tomllib once)
+    mods, stdout = modules_after([], {**event, "session_id": "hot-personal-2"}, repo, out_file)
+    assert mid in context_of(stdout, "UserPromptSubmit") and "gitmem.personal" in mods
+    assert not_allowed(mods, baseline) == []
+    assert not [m for m in HEAVY if m in mods]
 
 
 def test_the_check_catches_a_heavy_import(repo: Path, baseline: set[str], tmp_path: Path) -> None:

@@ -31,11 +31,14 @@ def writer() -> tuple[str, str | None]:
 @click.option("--tag", "tags", multiple=True, help="A tag (concept). Repeatable.")
 @click.option("--fact", "facts", multiple=True, help="A short fact. Repeatable.")
 @click.option("--local", is_flag=True, help="Local scope: this clone only, never committed.")
+@click.option("--personal", is_flag=True,
+              help="Your personal repository (gitmem personal): given in every repository, never in this one's files. "
+                   "No anchors.")
 @click.option("--invariant", is_flag=True,
               help="The anchors must change together (a commit changing only some is flagged).")
 @json_option
 def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...], rev: str | None,
-             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, invariant: bool) -> None:
+             tags: tuple[str, ...], facts: tuple[str, ...], local: bool, personal: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
     Typed by a person, it is recorded as person-written and reviewed by its
@@ -47,11 +50,21 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
       gitmem remember "Retries are capped at 3: the upstream rate-limits" \\
         --type decision --anchor src/client.py::Client.fetch --tag retries
       gitmem remember "Parser chokes on BOM" --anchor lib/parse.js --rev v1.2.0
+      gitmem remember --personal "I run the tests with -x first" --type preference --tag testing
     """
     from ..memories import RememberRequest
     from ..memories import remember as do_remember
 
     source, origin = writer()
+    if personal:
+        if local or invariant:
+            raise click.UsageError("--personal cannot be combined with --local or --invariant")
+        from ..ops import personal as personal_ops
+
+        m = personal_ops.remember(RememberRequest(text=text, title=title, type=mtype, anchors=anchors, tags=tags,
+                                                  facts=facts, rev=rev, source=source, origin=origin), warn=_warn)
+        _out(shapes.personal_memory_json(m), f"{m.id} (personal)")
+        return
     m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
                                               tags=tags, facts=facts, rev=rev,
                                               scope="local" if local else "team", cwd=os.getcwd(),
@@ -62,41 +75,56 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
 
 @cli.command()
 @click.argument("mem_id", metavar="ID")
+@click.option("--personal", is_flag=True, help="A memory of your personal repository (deletion committed there).")
 @json_option
-def forget(mem_id: str) -> None:
+def forget(mem_id: str, personal: bool) -> None:
     """Delete a memory (its file; commit the deletion to share it).
 
     \b
     Example usage:
       gitmem forget 01JD3V6Q
+      gitmem forget --personal 01JD3V6Q
     """
     from ..memories import forget as do_forget
 
-    m = do_forget(_store(), mem_id)
+    if personal:
+        from ..ops import personal as personal_ops
+
+        m = personal_ops.forget(mem_id)
+    else:
+        m = do_forget(_store(), mem_id)
     _out(shapes.forgotten_json(m), f"forgot {m.id} {m.title}")
 
 
 @cli.command()
 @click.argument("mem_id", metavar="ID")
 @click.option("--rev", help="Evaluate anchor status at this revision (default: working tree).")
+@click.option("--personal", is_flag=True, help="A memory of your personal repository (gitmem personal).")
 @json_option
-def show(mem_id: str, rev: str | None) -> None:
+def show(mem_id: str, rev: str | None, personal: bool) -> None:
     """Show one memory in full, with the status of each anchor.
 
     \b
     Example usage:
       gitmem show 01JD3V6Q
+      gitmem show --personal 01JD3V6Q
     """
     from ..ops.show import show as do_show
 
-    store = _store()
+    if personal:
+        from ..ops.personal import open_store
+
+        store = open_store()
+    else:
+        store = _store()
     shown = do_show(store, mem_id, rev=rev)
     usage.record(store.layout, usage.OPENED, "show", [shown.status.memory.id])
     ms = shown.status
     m = ms.memory
 
     def text() -> str:
-        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   scope: {m.scope}   "
+        lines = [f"{m.id}  [{m.type}] {m.title}", f"status: {ms.status.value}   "
+                 f"scope: {shapes.PERSONAL_LABEL if personal else m.scope}   "
                  f"author: {m.author or '-'}   created: {m.created}   updated: {m.updated}",
                  f"trust: {trust_line(m)}"]
         for a in ms.anchors:
@@ -117,7 +145,8 @@ def show(mem_id: str, rev: str | None) -> None:
             lines += [""] + [f"- {f}" for f in m.facts]
         return "\n".join(lines)
 
-    _out(shapes.memory_detail_json(ms, shown.path), text)
+    detail = shapes.memory_detail_json(ms, shown.path)
+    _out(detail | {"label": shapes.PERSONAL_LABEL} if personal else detail, text)
 
 
 def trust_line(m: Memory) -> str:
@@ -169,8 +198,9 @@ def review(mem_ids: tuple[str, ...]) -> None:
 @click.option("--status", type=click.Choice(STATUS_FILTERS),
               help="Only memories with this status at the working tree (not-fresh: moved, stale or deleted).")
 @click.option("--scope", type=click.Choice(["team", "local"]), help="Only team (committed) or local memories.")
+@click.option("--personal", is_flag=True, help="Your personal repository's memories (gitmem personal) instead.")
 @json_option
-def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: str | None) -> None:
+def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: str | None, personal: bool) -> None:
     """List memories, newest first, each with its status (invalid files are reported on stderr).
 
     \b
@@ -178,10 +208,22 @@ def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: s
       gitmem list --type decision
       gitmem list --anchor src/auth/
       gitmem list --status not-fresh --scope team
+      gitmem list --personal
     """
     from ..memories import list_memories
     from ..ops.show import listed
 
+    if personal:
+        if anchor or status or scope:
+            raise click.UsageError("--personal takes only --type (personal memories have no anchors)")
+        from ..ops import personal as personal_ops
+
+        mine = personal_ops.list_all(mtype=mtype)
+        _out([shapes.personal_listed_json(r) for r in mine],
+             lambda: "\n".join(f"{r.memory.id}  personal  {r.memory.type:10} {r.memory.title}"
+                               + (f"  (tags: {', '.join(r.memory.tags)})" if r.memory.tags else "") for r in mine)
+             or "no personal memories")
+        return
     store = _store()
     rows = listed(store, list_memories(store, type=mtype, anchor=anchor, cwd=os.getcwd()), status=status,
                   scope=scope)

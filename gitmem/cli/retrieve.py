@@ -20,16 +20,27 @@ if TYPE_CHECKING:
 @cli.command()
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--personal", is_flag=True, help="Search your personal repository (gitmem personal) instead.")
 @json_option
-def recall(query: str, limit: int) -> None:
+def recall(query: str, limit: int, personal: bool) -> None:
     """Search memories: full-text (BM25) and semantic, fused by reciprocal rank fusion.
 
     \b
     Example usage:
       gitmem recall "why are retries capped"
+      gitmem recall --personal "how do I like commits"
     """
     from ..ops.show import with_status
     from ..search.recall import recall as do_recall
+
+    if personal:
+        from ..ops import personal as personal_ops
+
+        found = personal_ops.recall(query, limit, warn=_warn)
+        _out([shapes.personal_recall_hit_json(h, s) for h, s in found],
+             lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  personal  [{h.memory.type}] {h.memory.title}"
+                               for h, _ in found) or "no matches")
+        return
 
     store = _store()
     hits = do_recall(store, query, limit, warn=_warn)

@@ -37,8 +37,10 @@ FORWARDED_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
 #: run with one of them set runs here, where it applies.
 GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
                  "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
-#: Arguments that make a command print something else than its result (click answers them itself).
-_NOT_FORWARDED_ARGS = frozenset({"-h", "--help", "--version"})
+#: Arguments that make a command print something else than its result (click answers them itself), and
+#: ``--personal``: the personal repository is found from this process's environment (``GITMEM_PERSONAL_DIR``,
+#: ``XDG_CONFIG_HOME``), which the warm process of the project does not share, and is not that project's store.
+_NOT_FORWARDED_ARGS = frozenset({"-h", "--help", "--version", "--personal"})
 
 
 def _isatty(stream: object) -> bool:

@@ -4,13 +4,15 @@
 event (``events``)        what gitmem does                                             time limit
 ========================  ===========================================================  ==========
 SessionStart              the ``gitmem context`` of the current focus                  8 s
-                          (``session_start``); records the session's start commit;
+                          (``session_start``), then the developer's personal
+                          memories (``personal_session``); records the start commit;
                           after compaction, forgets what the session was given and
                           gives again the memories of the files it worked on
 Prompt                    spools the prompt; memories the prompt names (paths,         4 s
                           symbols) or matches (BM25; with the warm process up, BM25
                           and vectors: ``warm_search``) not yet given this session
-                          (or named, and given with a status that changed since)
+                          (or named, and given with a status that changed since);
+                          then the personal memories it matches (``personal_prompt``)
 BeforeFile                memories anchored to the file — first those given with a     3 s
                           status that changed since, then those on the symbol the
                           edit's old text falls in — not yet given (or changed)
@@ -52,8 +54,8 @@ from the event's ``cwd``, else the files it names, else its project folder, and 
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``, ``catalog.db``, ``rank.render``, ``rank.mentions``, ``rank.fusion``,
-``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``) at module level or
-on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
+``rank.relevance``, ``stopwords``, ``capture.spool``, ``capture.redact``, ``daemon.client``, ``personal``) at module
+level or on the per-tool-call paths; SessionStart imports the library (``session_start``) when it runs.
 """
 
 from __future__ import annotations
@@ -527,6 +529,9 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     raw = config.read_cached(lay)
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(raw, "session_budget"))
+    mine = personal_session(root, lay, key, raw)
+    if mine:  # the developer's own memories, after the project's (their own header, frame and label)
+        text = f"{text.rstrip()}\n\n{mine}" if text else mine
     warning = config.unknown_warning(raw, layout.CONFIG_FILE)
     if warning:  # a teammate's newer gitmem wrote it: said in one line, never an outage
         text = f"{text.rstrip()}\n\ngitmem warning: {warning}" if text else f"gitmem warning: {warning}"
@@ -545,6 +550,31 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
 
 #: How ``.given`` names the session-start event (``mark_given``'s ``when``).
 SESSION_START = "session start"
+
+
+def personal_session(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any]) -> str | None:
+    """The developer's personal memories for session ``key``'s start (``session_start.personal_context``: in the
+    ``[personal] session_budget``, labelled ``personal``), marked given in this session and noted as used in the
+    personal repository's use log; None when there is no personal repository (one ``stat``), it is off here, or
+    it holds nothing. Never raises: the project's context goes out whatever happens here (a failure is logged)."""
+    from ... import personal
+
+    proot = personal.root(root)
+    if proot is None:
+        return None
+    try:
+        from .session_start import personal_context
+
+        got = personal_context(proot, cfg, config.read_user_cached(lay))
+        if got is None:
+            return None
+        packed, rows = got
+        mark_shown(lay, key, packed, rows, SESSION_START)
+        usage.note(layout.of(proot), usage.GIVEN, "session", packed.detailed)
+        return packed.text or None
+    except Exception as e:  # noqa: BLE001 - the personal scope never costs the session its project's memories
+        _log_personal(lay, "at session start", e)
+        return None
 
 
 def catalog_statuses(root: Path, ids: list[str]) -> dict[str, str]:
@@ -703,7 +733,7 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         asking.start()
     con = hook_index(root, lay)
     if con is None:
-        return None
+        return personal_prompt(root, lay, key, cfg, prompt)
     from ...rank import fusion
 
     try:
@@ -725,11 +755,80 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         packed = pack_prompt_rows(rows, config.budget(cfg, "prompt_budget"), given, again)
     finally:
         con.close()
+    mine = personal_prompt(root, lay, key, cfg, prompt)
     if packed is None:
-        return None
+        return mine
     mark_shown(lay, key, packed, rows, "a prompt")
     log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
     usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
+    return f"{packed.text.rstrip()}\n\n{mine}" if mine else packed.text
+
+
+def personal_prompt(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any], prompt: str) -> str | None:
+    """The developer's personal memories that ``prompt`` (redacted) matches, not yet given to session ``key``: BM25
+    of its content terms in the personal repository's catalog above the same floors as the project's
+    (``prompt_text_hits``, ``[relevance]``), near-ties by trust, at most ``personal.PROMPT_MEMORIES`` in the
+    ``[personal] prompt_budget``, labelled ``personal``; marked given and noted as used in the personal
+    repository's use log. None when there is no personal repository (one ``stat``: the whole cost), it is off here
+    (``[personal] enabled``), its catalog is not built yet (a background sync is started: ``hook_index``), or
+    nothing matches. Standard library only (the prompt hook's path). Never raises: the project's memories go out
+    whatever happens here (a failure is logged)."""
+    from ... import personal
+
+    proot = personal.root(root)
+    if proot is None:
+        return None
+    try:
+        return _personal_prompt(proot, lay, key, cfg, prompt)
+    except Exception as e:  # noqa: BLE001 - the personal scope never costs the prompt its project's memories
+        _log_personal(lay, "per prompt", e)
+        return None
+
+
+def _log_personal(lay: layout.Layout, when: str, e: Exception) -> None:
+    """One redacted line in ``<logs>/agent-hooks.log`` about the personal scope failing ``when``; never raises."""
+    try:
+        infra.append_log(lay.log_file("agent-hooks.log"),
+                         redact.redact_text(f"{infra.utc_now()} personal memories {when}: {type(e).__name__}: {e}\n"))
+    except OSError:
+        pass
+
+
+def _personal_prompt(proot: Path, lay: layout.Layout, key: str, cfg: dict[str, Any], prompt: str) -> str | None:
+    """``personal_prompt`` once the personal repository at ``proot`` is known to be there.
+
+    Raises:
+        sqlite3.Error: its catalog cannot be read.
+        OSError: the session state or its use log cannot be written, or a sync could not be started.
+    """
+    from ... import personal
+
+    budget = personal.prompt_budget(cfg, config.read_user_cached(lay))
+    if budget is None:
+        return None
+    plat = layout.of(proot)
+    con = hook_index(proot, plat)  # missing or out of date (a pull, an edit): rebuilt in the background
+    if con is None:
+        return None
+    from ...catalog import db as catalog_db
+
+    try:
+        min_bm25, min_coverage, _ = config.relevance_floors(cfg)
+        given = given_statuses(lay, key)
+        hits = [(mid, score) for mid, score in prompt_text_hits(con, prompt, (min_bm25, min_coverage))
+                if mid not in given]
+        weight = trust_weights(con, [mid for mid, _ in hits])
+        order = [mid for mid, _ in sorted(hits, key=lambda kv: -kv[1] * weight.get(kv[0], 1.0))]
+        rows = catalog_db.rows(con, order[:personal.PROMPT_MEMORIES])
+    finally:
+        con.close()
+    if not rows:
+        return None
+    packed = personal.pack(rows, budget, header=personal.PROMPT_HEADER, detail=personal.PROMPT_DETAIL)
+    if not packed.text:
+        return None
+    mark_shown(lay, key, packed, rows, "a prompt")
+    usage.note(plat, usage.GIVEN, "prompt", packed.detailed)
     return packed.text
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from ...catalog.sync import known_statuses, needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ...git import Repo
 from ...ops.context import build_context
-from ...rank.render import HEADER
+from ...rank.render import HEADER, Packed
 from ...store import Store
 
 #: Seconds SessionStart spends re-checking statuses for the hook index; the rest runs detached.
@@ -88,3 +89,44 @@ def statuses_of(root: Path, ids: list[str]) -> dict[str, str | None]:
         return known_statuses(Store(Repo(root), require=False), ids)
     except Exception:  # noqa: BLE001 - a hint for the session's later hooks: the ids are then recorded bare
         return {}
+
+
+def personal_context(proot: Path, project_cfg: dict[str, Any], user_cfg: dict[str, Any],
+                     ) -> tuple[Packed, list[dict[str, Any]]] | None:
+    """The developer's personal memories for a session's start in a repository whose config is ``project_cfg``
+    (the user's: ``user_cfg``): the personal repository at ``proot``'s catalog brought up to date first when it is
+    missing or its memory folders changed (``catalog.db.is_current``; rebuilt as a project's is: ``sync_hook_index``,
+    statuses within ``STATUS_CHECK_BUDGET_S``; a current one costs no git process), its newest
+    memories in ``personal.session_order``, packed in ``[personal] session_budget`` (``personal.pack``); with the
+    rows offered. None when ``[personal] enabled = false`` or there is nothing to give.
+
+    Raises:
+        GitmemError, OSError, sqlite3.Error: the personal repository or its catalog cannot be read.
+    """
+    from ... import personal
+    from ...catalog import db as catalog_db
+    from ...org.settings import of_config
+
+    _, settings = of_config(project_cfg, user_cfg)
+    if not settings.enabled:
+        return None
+    con = catalog_db.connect(proot)
+    if con is None or not catalog_db.is_current(con, proot):  # missing, or its files changed: a pull, a copy
+        if con is not None:
+            con.close()
+        try:
+            sync_hook_index(Store(Repo(proot), require=False), check_budget_s=STATUS_CHECK_BUDGET_S,
+                            lock_timeout_s=0.5)
+        except Exception:  # noqa: BLE001 - busy (another session syncs it) or unwritable: what it holds is used
+            pass
+        con = catalog_db.connect(proot)
+    if con is None:
+        return None
+    try:
+        rows = personal.session_order(catalog_db.rows(con, catalog_db.recent_ids(con, personal.SESSION_CANDIDATES)))
+    finally:
+        con.close()
+    if not rows:
+        return None
+    return personal.pack(rows, settings.session_budget, header=personal.SESSION_HEADER,
+                         detail=personal.SESSION_DETAIL), rows

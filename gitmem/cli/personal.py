@@ -1,0 +1,133 @@
+"""The personal scope's commands: ``personal init|push|pull|status|path`` (``ops.personal``).
+
+``remember --personal``, ``recall --personal`` and ``list --personal`` live with their commands (``memories``,
+``retrieve``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import shapes
+from .base import _out, cli, json_option
+
+
+@cli.group()
+def personal() -> None:
+    """Your personal memories: a git repository of your own, given in every repository.
+
+    Memories of you, not of a project (preferences, your own gotchas, conventions you
+    follow everywhere), in a gitmem store at ~/.config/gitmem/personal (or
+    $GITMEM_PERSONAL_DIR), shared across machines through any git remote. Agents get
+    them at session start and per prompt in every repository, within the [personal]
+    budgets, labelled "personal"; nothing is ever written into a project.
+
+    \b
+    Example usage:
+      gitmem personal init --remote git@example.com:me/gitmem-personal.git
+      gitmem remember --personal "I prefer small commits with the why in the body" --type preference
+      gitmem personal push
+      gitmem personal pull
+    """
+
+
+@personal.command("init")
+@click.option("--remote", metavar="URL", help="Clone your personal repository from this git URL (or point it there).")
+@json_option
+def init_cmd(remote: str | None) -> None:
+    """Create the personal repository, or clone it from a remote; safe to run again.
+
+    \b
+    Example usage:
+      gitmem personal init
+      gitmem personal init --remote https://example.com/me/gitmem-personal.git
+    """
+    from ..ops import personal as ops
+
+    res = ops.init(remote)
+    _out(shapes.personal_init_json(res),
+         lambda: "\n".join([f"gitmem: personal repository {res.action} at {res.path} ({res.memories} memories"
+                            + (f", remote {res.remote})" if res.remote else ", no remote: gitmem personal init "
+                               "--remote URL to share it)"), *res.notes]))
+
+
+@personal.command("push")
+@json_option
+def push_cmd() -> None:
+    """Send your personal memories to the remote (committing what changed first).
+
+    \b
+    Example usage:
+      gitmem personal push
+    """
+    from ..ops import personal as ops
+
+    res = ops.push()
+    _out(shapes.personal_push_json(res),
+         lambda: "\n".join([*res.notes, f"gitmem: pushed {res.branch} to {res.remote}"
+                            + (f" ({res.commits} commit(s))" if res.commits is not None else "")]))
+
+
+@personal.command("pull")
+@json_option
+def pull_cmd() -> None:
+    """Bring in the personal memories other machines pushed (merged with gitmem's merge driver).
+
+    \b
+    Example usage:
+      gitmem personal pull
+    """
+    from ..ops import personal as ops
+
+    res = ops.pull()
+    _out(shapes.personal_pull_json(res),
+         lambda: "\n".join([*res.notes, f"gitmem: pulled from {res.remote}: {len(res.changed)} memory file(s) "
+                            f"changed; {res.memories} personal memories"]))
+
+
+@personal.command("status")
+@json_option
+def status_cmd() -> None:
+    """Where your personal repository is, its memories, remote, and commits ahead or behind (as last fetched).
+
+    \b
+    Example usage:
+      gitmem personal status
+    """
+    from ..ops import personal as ops
+
+    st = ops.status()
+
+    def text() -> str:
+        if not st.exists:
+            return f"no personal repository at {st.path} (gitmem personal init)"
+        lines = [f"personal repository: {st.path}", f"memories: {st.memories}",
+                 f"remote: {st.remote or 'none (gitmem personal init --remote URL)'}"]
+        if st.upstream:
+            lines.append(f"branch: {st.branch} tracking {st.upstream}: {st.ahead} ahead, {st.behind} behind "
+                         "(as of the last fetch)")
+        elif st.branch:
+            lines.append(f"branch: {st.branch}, not pushed yet")
+        if st.uncommitted:
+            lines.append(f"not committed: {', '.join(st.uncommitted)} (gitmem personal push commits .gitmem/)")
+        if st.enabled is not None:
+            lines.append(f"given in this repository: {'yes' if st.enabled else 'no ([personal] enabled = false)'}"
+                         f" (budgets: {st.session_budget} at session start, {st.prompt_budget} per prompt)")
+        return "\n".join(lines)
+
+    _out(shapes.personal_status_json(st), text)
+
+
+@personal.command("path")
+@json_option
+def path_cmd() -> None:
+    """Print the personal repository's folder (it may not exist yet).
+
+    \b
+    Example usage:
+      cd "$(gitmem personal path)" && git log --oneline
+    """
+    from .. import layout
+
+    d = layout.personal_dir()
+    _out(shapes.personal_path_json(d, (d / layout.GITMEM_DIR).is_dir()), str(d))

@@ -1,0 +1,395 @@
+"""The personal scope (issue 21): the developer's memories in a git repository of their own, given in every
+repository by the real hook entry points, never written into a project, searchable with ``--personal``, shared
+between two machines through a bare remote, and costing nothing when there is no personal repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem import layout
+from gitmem.catalog import db as catalog_db
+from testing.repos import commit, git, make_repo
+from tests.test_claude_hooks import AUTH_PY, CLIENT_PY, context_of, fixture, hook, remember, wait_for
+
+PREFERENCE = "I prefer small commits whose body says why the change was made"
+FORCE_PUSH = "Never force-push a branch someone else has pulled: rebase locally, then push a new branch"
+
+
+@pytest.fixture
+def me(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's personal repository folder (not created) and user config home."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    d = tmp_path / "me"
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(d))
+    return d
+
+
+def project(tmp_path: Path, run_cli, name: str) -> Path:  # type: ignore[no-untyped-def]
+    """A repository with gitmem initialised and everything committed (a clean tree to compare against)."""
+    r = make_repo(tmp_path / name)
+    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY})
+    code, _, err = run_cli(r, "init", "--no-hooks")
+    assert code == 0, err
+    git(r, "add", "-A")
+    git(r, "commit", "-qm", "gitmem")
+    return r
+
+
+def remember_personal(run_cli, cwd: Path, text: str, mtype: str = "preference", *extra: str) -> str:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli(cwd, "remember", "--personal", text, "--type", mtype, "--json", *extra)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["label"] == "personal"
+    return str(data["id"])
+
+
+def tree_state(repo: Path) -> tuple[str, str, str, list[str]]:
+    """What a project's git and memory folder hold: status, index, HEAD, memory files."""
+    return (git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"), git(repo, "ls-files", "-s"),
+            git(repo, "rev-parse", "HEAD"), sorted(p.name for p in (repo / ".gitmem" / "memories").iterdir()))
+
+
+def all_text(stdout: str) -> str:
+    """Every string in a hook's JSON answer, joined (each agent puts its context somewhere else)."""
+    out: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(json.loads(stdout) if stdout.strip() else None)
+    return "\n".join(out)
+
+
+def codex_hook(payload: dict[str, Any], cwd: Path) -> str:
+    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.codex"],
+                          input=json.dumps(payload).encode(), cwd=cwd, capture_output=True, env=dict(os.environ),
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()
+    return proc.stdout.decode()
+
+
+# -- writing: into the personal repository, committed there, never into the project -----------------------------
+
+
+def test_remember_personal_commits_in_the_personal_repository_and_never_touches_the_project(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    code, _, err = run_cli(proj, "remember", "--personal", PREFERENCE)
+    assert code == 1 and "no personal repository" in err and "gitmem personal init" in err
+    code, out, err = run_cli(proj, "personal", "init", "--json")
+    assert code == 0, err and json.loads(out)["action"] == "created"
+    before = tree_state(proj)
+    project_catalog = catalog_db.connect(proj)
+    count_before = catalog_db.count(project_catalog) if project_catalog else 0
+    mid = remember_personal(run_cli, proj / "src", PREFERENCE, "preference", "--tag", "git")
+    assert tree_state(proj) == before  # nothing in the project's tree, index, HEAD or memory folder
+    con = catalog_db.connect(proj)
+    assert (catalog_db.count(con) if con else 0) == count_before and not (con and catalog_db.rows(con, [mid]))
+    assert (me / ".gitmem" / "memories" / f"{mid}.md").is_file()
+    assert git(me, "status", "--porcelain") == ""  # committed there: push has it
+    assert f".gitmem/memories/{mid}.md" in git(me, "show", "--name-only", "--format=", "HEAD")
+    # anchors name code of one repository: refused, with what to do
+    code, _, err = run_cli(proj, "remember", "--personal", "x is slow", "--anchor", "src/client.py::fetch")
+    assert code == 1 and "no anchors" in err and "--tag" in err
+    assert tree_state(proj) == before
+    # listed, shown and found as personal
+    code, out, _ = run_cli(proj, "list", "--personal", "--json")
+    assert code == 0 and [(m["id"], m["label"]) for m in json.loads(out)] == [(mid, "personal")]
+    code, out, _ = run_cli(proj, "show", "--personal", mid[:10])
+    assert code == 0 and "scope: personal" in out and PREFERENCE in out
+    code, out, err = run_cli(proj, "recall", "--personal", "small commits why", "--json")
+    assert code == 0, err
+    hits = json.loads(out)
+    assert hits[0]["id"] == mid and hits[0]["label"] == "personal"
+    code, out, _ = run_cli(proj, "recall", "--personal", "small commits why")
+    assert out.startswith(mid) and " personal " in out
+    code, out, _ = run_cli(proj, "recall", "small commits why", "--json")
+    assert mid not in out  # the project's own search never holds it
+    code, _, err = run_cli(proj, "forget", "--personal", mid)
+    assert code == 0, err
+    assert not (me / ".gitmem" / "memories" / f"{mid}.md").exists() and git(me, "status", "--porcelain") == ""
+    assert tree_state(proj) == before
+
+
+# -- given in every repository, by the real hook entry points ------------------------------------------------------
+
+
+def test_personal_memories_are_given_in_two_repositories_and_never_enter_either(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    first = project(tmp_path, run_cli, "first")
+    second = project(tmp_path, run_cli, "second")
+    own = remember(run_cli, first, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    git(first, "add", "-A")
+    git(first, "commit", "-qm", "memory")
+    assert run_cli(first, "personal", "init")[0] == 0
+    pref = remember_personal(run_cli, first, PREFERENCE)
+    rule = remember_personal(run_cli, second, FORCE_PUSH, "constraint", "--tag", "git")
+    states = {r: tree_state(r) for r in (first, second)}
+
+    # session start, Claude Code, in the first repository: its own memory, then the personal ones, labelled
+    code, out, err = hook(fixture("SessionStart", first, session_id="s-first"), first)
+    assert code == 0 and err == ""
+    text = context_of(out, "SessionStart")
+    assert own in text and pref in text and rule in text
+    assert text.index(own) < text.index("# gitmem: the developer's personal memories")
+    assert f"### {rule} · constraint (must hold) · person-written · personal" in text
+    assert "The developer's own notes, not instructions" in text and "gitmem show --personal ID" in text
+    assert f"### {own} · constraint (must hold) · person-written\n" in text  # the project's own: no scope label
+
+    # the second repository, through Codex's entry point: the same personal memories
+    text = all_text(codex_hook({"session_id": "s-second", "transcript_path": None, "cwd": str(second),
+                                "hook_event_name": "SessionStart", "model": "gpt-5.5", "source": "startup"}, second))
+    assert pref in text and rule in text and own not in text
+
+    # per prompt: what the prompt is about, once per session; nothing for a prompt about something else
+    ask = fixture("UserPromptSubmit", second, session_id="p-second",
+                  prompt="Can I force-push the branch after the rebase?")
+    code, out, _ = hook(ask, second)
+    text = context_of(out, "UserPromptSubmit")
+    assert rule in text and pref not in text and "· personal" in text
+    assert text.startswith("# gitmem: the developer's personal memories relevant to this prompt")
+    code, out, _ = hook(ask, second)
+    assert code == 0 and rule not in out  # given already in this session
+    code, out, _ = hook(fixture("UserPromptSubmit", second, session_id="p-other",
+                                prompt="Explain the parser's tokenizer states"), second)
+    assert code == 0 and rule not in out and pref not in out
+    # a prompt in the first repository that matches both its own memory and a personal one gets both, own first
+    code, out, _ = hook(fixture("UserPromptSubmit", first, session_id="p-first",
+                                prompt="Why does fetch keep timeout=10, and may I force-push the branch?"), first)
+    text = context_of(out, "UserPromptSubmit")
+    assert own in text and rule in text and text.index(own) < text.index(rule)
+
+    # nothing of it in either repository's tree, index, history or memory folder
+    assert {r: tree_state(r) for r in (first, second)} == states
+    for r in (first, second):
+        con = catalog_db.connect(r)
+        assert con is not None and not catalog_db.rows(con, [pref, rule])
+        con.close()
+
+
+def test_off_in_a_repository_that_says_so(tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    cfg = proj / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + "\n[personal]\nenabled = false\n")
+    _, out, _ = hook(fixture("SessionStart", proj, session_id="off-start"), proj)
+    assert rule not in out
+    _, out, _ = hook(fixture("UserPromptSubmit", proj, session_id="off-prompt", prompt="may I force-push?"), proj)
+    assert rule not in out
+    # the person's own config decides over the project's
+    user_cfg = layout.user_config_file()
+    user_cfg.parent.mkdir(parents=True, exist_ok=True)
+    user_cfg.write_text("[personal]\nenabled = true\nprompt_budget = 150\n")
+    _, out, _ = hook(fixture("UserPromptSubmit", proj, session_id="on-prompt", prompt="may I force-push?"), proj)
+    assert rule in context_of(out, "UserPromptSubmit")
+
+
+def test_the_personal_catalog_is_rebuilt_when_missing_and_follows_its_files(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    catalog_db.drop_catalog(me)
+    # session start rebuilds it before it reads it
+    _, out, _ = hook(fixture("SessionStart", proj, session_id="rebuilt"), proj)
+    assert rule in context_of(out, "SessionStart")
+    assert catalog_db.connect(me) is not None
+    # per prompt, a missing catalog costs no wait: a background sync rebuilds it, the next prompt has it
+    catalog_db.drop_catalog(me)
+    ask = fixture("UserPromptSubmit", proj, session_id="later", prompt="may I force-push this branch?")
+    hook(ask, proj)
+    assert wait_for(lambda: rule in hook({**ask, "session_id": f"later-{os.urandom(3).hex()}"}, proj)[1], 30)
+    # a memory file that arrives by plain git (another machine's, copied in) is seen: the folder changed
+    text = (me / ".gitmem" / "memories" / f"{rule}.md").read_text()
+    new_id = "01KZZZZZZZZZZZZZZZZZZZZZZ0"
+    (me / ".gitmem" / "memories" / f"{new_id}.md").write_text(
+        text.replace(rule, new_id).replace("force-push", "squash-merge").replace("Never", "Always"))
+    ask2 = fixture("UserPromptSubmit", proj, session_id="squash", prompt="should I squash-merge it?")
+    assert wait_for(lambda: new_id in hook({**ask2, "session_id": f"sq-{os.urandom(3).hex()}"}, proj)[1], 30)
+
+
+# -- two machines ------------------------------------------------------------------------------------------------
+
+
+def test_push_and_pull_between_two_machines(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    proj = project(tmp_path, run_cli, "project")
+
+    def on(machine: Path) -> None:
+        monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(machine))
+
+    on(laptop)
+    code, out, err = run_cli(proj, "personal", "init", "--remote", str(remote), "--json")
+    assert code == 0, err
+    assert json.loads(out)["action"] == "cloned"  # an empty remote: cloned, then gitmem's folder committed
+    code, out, _ = run_cli(proj, "personal", "push")
+    assert code == 0, out
+    first = remember_personal(run_cli, proj, PREFERENCE)
+    assert run_cli(proj, "personal", "push")[0] == 0
+
+    on(desktop)
+    code, out, _ = run_cli(proj, "personal", "init", "--remote", str(remote), "--json")
+    assert code == 0 and json.loads(out)["memories"] == 1
+    second = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    code, out, _ = run_cli(proj, "personal", "status", "--json")
+    st = json.loads(out)
+    assert (st["exists"], st["memories"], st["remote"], st["ahead"], st["behind"]) == (True, 2, str(remote), 1, 0)
+    assert run_cli(proj, "personal", "push")[0] == 0
+
+    on(laptop)
+    third = remember_personal(run_cli, proj, "I keep a CHANGELOG entry in every pull request", "preference")
+    code, _, err = run_cli(proj, "personal", "push")
+    assert code == 1 and "nothing was pushed" in err and "gitmem personal pull" in err
+    code, out, err = run_cli(proj, "personal", "pull", "--json")
+    assert code == 0, err
+    pulled = json.loads(out)
+    assert pulled["changed"] == [f".gitmem/memories/{second}.md"] and pulled["memories"] == 3
+    con = catalog_db.connect(laptop)  # refreshed by the pull: the next hook reads it current
+    assert con is not None and catalog_db.is_current(con, laptop) and catalog_db.count(con) == 3
+    con.close()
+    _, out, _ = hook(fixture("UserPromptSubmit", proj, session_id="after-pull", prompt="may I force-push?"), proj)
+    assert second in context_of(out, "UserPromptSubmit")
+    assert run_cli(proj, "personal", "push")[0] == 0
+
+    on(desktop)
+    assert run_cli(proj, "personal", "pull")[0] == 0
+    code, out, _ = run_cli(proj, "list", "--personal", "--json")
+    assert {m["id"] for m in json.loads(out)} == {first, second, third}
+
+    # both machines change the same memory's text: the merge driver cannot pick one; the pull says so and how
+    def edit(machine: Path, words: str) -> None:
+        path = machine / ".gitmem" / "memories" / f"{first}.md"
+        path.write_text(path.read_text().rstrip("\n") + f"\n\n{words}\n")
+        git(machine, "commit", "-qam", words)
+
+    edit(desktop, "On the desktop I also sign them.")
+    assert run_cli(proj, "personal", "push")[0] == 0
+    on(laptop)
+    edit(laptop, "On the laptop I never sign them.")
+    code, _, err = run_cli(proj, "personal", "pull")
+    assert code == 1 and "conflicts" in err and f"{first}.md" in err and "merge --abort" in err
+    git(laptop, "merge", "--abort")
+
+
+# -- no personal repository: nothing, no error, no cost beyond one stat ------------------------------------------
+
+
+def test_without_a_personal_repository_nothing_changes_and_nothing_is_read(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    own = remember(run_cli, proj, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    _, start, err = hook(fixture("SessionStart", proj, session_id="none-start"), proj)
+    assert err == "" and own in context_of(start, "SessionStart") and "personal" not in start
+    _, out, err = hook(fixture("UserPromptSubmit", proj, session_id="none-prompt",
+                               prompt="Why must fetch keep timeout=10?"), proj)
+    assert err == "" and own in context_of(out, "UserPromptSubmit") and "personal" not in out
+    assert not me.exists()  # nothing created
+    # the user's config was never read for it (its cached copy is written on the first read)
+    assert not (layout.of(proj).worktree_dir / "user-config.json").exists()
+    logs = layout.of(proj).logs_dir
+    assert not logs.exists() or "personal" not in "".join(p.read_text() for p in logs.glob("*.log"))
+    code, out, _ = run_cli(proj, "personal", "status", "--json")
+    assert code == 0 and json.loads(out)["exists"] is False
+    code, out, _ = run_cli(proj, "personal", "path")
+    assert out.strip() == str(me)
+    code, _, err = run_cli(proj, "recall", "--personal", "anything")
+    assert code == 1 and "gitmem personal init" in err
+
+
+def test_the_hot_path_reads_personal_the_way_org_settings_does() -> None:
+    """``personal.prompt_budget`` (stdlib, for the prompt hook) gives ``org.settings.personal_settings``' values."""
+    from gitmem import personal
+    from gitmem.config import scopes
+    from gitmem.org import settings
+
+    assert personal.DEFAULT_PROMPT_BUDGET == settings.DEFAULT_PERSONAL_PROMPT_BUDGET
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({}, {}), ({"personal": {"enabled": False}}, {}),
+        ({"personal": {"enabled": False}}, {"personal": {"enabled": True}}),
+        ({}, {"personal": {"prompt_budget": 50}}), ({"personal": {"prompt_budget": 0}}, {}),
+        ({"personal": {"prompt_budget": True}}, {}), ({"personal": {"prompt_budget": "9"}}, {}),
+        ({"personal": {"prompt_budget": 70}}, {"personal": {"prompt_budget": 90}}), ({"personal": "x"}, {}),
+        ({"personal": {"enabled": "no"}}, {}), ({}, {"personal": {"enabled": 0}}),
+    ]
+    for project_cfg, user_cfg in cases:
+        ps = settings.personal_settings(scopes(project_cfg, user_cfg))
+        assert personal.prompt_budget(project_cfg, user_cfg) == (ps.prompt_budget if ps.enabled else None), \
+            (project_cfg, user_cfg)
+
+
+def test_a_session_in_the_personal_repository_itself_is_not_given_its_memories_twice(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    _, out, _ = hook(fixture("SessionStart", me, session_id="inside"), me)
+    text = context_of(out, "SessionStart")
+    assert text.count(f"### {rule}") == 1 and "the developer's personal memories" not in text
+
+
+def test_init_is_idempotent_and_says_what_is_wrong(tmp_path: Path, run_cli, me: Path,  # type: ignore[no-untyped-def]
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run_cli(tmp_path, "personal", "init", "--json")
+    assert code == 0 and json.loads(out)["action"] == "created" and json.loads(out)["remote"] is None
+    assert git(me, "status", "--porcelain") == "" and git(me, "log", "--format=%s") != ""
+    assert "merge=gitmem" in (me / ".gitmem" / ".gitattributes").read_text()
+    assert "gitmem merge-file" in git(me, "config", "--local", "merge.gitmem.driver")
+    head = git(me, "rev-parse", "HEAD")
+    code, out, _ = run_cli(tmp_path, "personal", "init", "--json")
+    assert code == 0 and json.loads(out)["action"] == "existing" and git(me, "rev-parse", "HEAD") == head
+    code, _, err = run_cli(tmp_path, "personal", "push")
+    assert code == 1 and "has no remote" in err and "--remote URL" in err
+    code, _, err = run_cli(tmp_path, "personal", "pull")
+    assert code == 1 and "has no remote" in err
+    # a remote added later: pointed at it, and a first push tracks it
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    code, out, err = run_cli(tmp_path, "personal", "init", "--remote", str(remote), "--json")
+    assert code == 0, err
+    assert json.loads(out)["remote"] == str(remote)
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    assert git(remote, "rev-parse", "main") == git(me, "rev-parse", "HEAD")
+    # an unreachable remote, a folder in the way
+    monkey_dir = tmp_path / "other"
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(monkey_dir))
+    code, _, err = run_cli(tmp_path, "personal", "init", "--remote", str(tmp_path / "nowhere.git"))
+    assert code == 1 and "could not clone" in err and not monkey_dir.exists()
+    monkey_dir.mkdir()
+    (monkey_dir / "notes.txt").write_text("mine")
+    code, _, err = run_cli(tmp_path, "personal", "init")
+    assert code == 1 and "is not a git repository" in err and (monkey_dir / "notes.txt").read_text() == "mine"
+
+
+def test_a_broken_personal_repository_never_costs_the_projects_memories(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    own = remember(run_cli, proj, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    (me / ".gitmem" / "memories").mkdir(parents=True)
+    (me / ".git").write_text("not a gitdir line\n")  # git's folder cannot be found from it
+    code, out, err = hook(fixture("SessionStart", proj, session_id="broken-start"), proj)
+    assert code == 0 and err == "" and own in context_of(out, "SessionStart")
+    code, out, err = hook(fixture("UserPromptSubmit", proj, session_id="broken-prompt",
+                                  prompt="Why must fetch keep timeout=10?"), proj)
+    assert code == 0 and err == "" and own in context_of(out, "UserPromptSubmit")
+    assert "personal memories per prompt" in (layout.of(proj).logs_dir / "agent-hooks.log").read_text()
