@@ -169,6 +169,12 @@ class Layout:
         return self.clone_dir / "agent-edits.jsonl"
 
     @property
+    def xrepo_checks_file(self) -> Path:
+        """The last check of each cross-repository anchor at its repository (``gitmem.org.checks``), per clone;
+        rebuilt by the next ``gitmem stale`` or ``gitmem org check``."""
+        return self.clone_dir / "xrepo-checks.json"
+
+    @property
     def problems_dir(self) -> Path:
         """Jobs of gitmem's hooks that failed to do what they exist for, one file each until the job
         next succeeds (``gitmem.problems``; ``doctor`` reports them)."""

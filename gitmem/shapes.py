@@ -48,6 +48,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
   ``memory_detail_json`` with each anchor's code now, diff and the commit that changed it.
 * ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
   (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
+* ``foreign_check_json`` (nested), ``org_check_json``: ``org check`` (cross-repository anchors).
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from .ops.stats import MemoryUse, Stats
     from .ops.tidy import TidyReport
     from .ops.transfer import ImportReport
+    from .org.xrepo import CheckReport, ForeignCheck
     from .rank.focus import Focus
     from .rank.score import Scored
     from .search.index import SyncResult
@@ -128,10 +130,11 @@ def dumps_document(obj: JSONObject | Sequence[JSONObject]) -> str:
 
 
 def anchor_json(a: Anchor) -> JSONObject:
-    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was"}`` (``was``: the anchor
-    before its code moved or was renamed, or None)."""
+    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was", "repo"}`` (``was``: the anchor
+    before its code moved or was renamed, or None; ``repo``: the organisation repository of a cross-repository
+    anchor, whose ``path`` and ``commit`` are that repository's, or None for this repository)."""
     return {"anchor": a.key, "path": a.path, "symbol": a.symbol, "kind": a.kind, "commit": a.commit,
-            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was}
+            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was, "repo": a.repo}
 
 
 def memory_json(m: Memory) -> JSONObject:
@@ -154,7 +157,9 @@ def memory_json(m: Memory) -> JSONObject:
 
 def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
-    "old_span", "new_span", "reason", "anchored_at"}``."""
+    "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
+    cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
+    could not be reached, ``reason`` says why)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,
@@ -166,6 +171,7 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
         "new_span": list(a.new_span) if a.new_span else None,
         "reason": a.reason,
         "anchored_at": a.anchor.commit,
+        "repo": a.anchor.repo,
     }
 
 
@@ -569,3 +575,22 @@ def error_json(message: str, hint: str, candidates: list[str] | None = None) -> 
     if candidates is not None:
         d["candidates"] = candidates
     return d
+
+
+def foreign_check_json(c: ForeignCheck) -> JSONObject:
+    """One cross-repository anchor as ``org check`` found it: ``{"id", "title", "anchor", "repo", "path",
+    "symbol", "status", "reason", "commit", "changed_in", "path_now", "symbol_now", "anchored_at"}`` (``status``
+    fresh, moved, stale, deleted or unchecked; ``commit``: the other repository's commit checked at, None when
+    unchecked; ``changed_in``: its commit that made the anchor not fresh, when one can be named)."""
+    return {"id": c.memory.id, "title": c.memory.title, "anchor": c.anchor.key, "repo": c.anchor.repo,
+            "path": c.anchor.path, "symbol": c.anchor.symbol, "status": c.status.value, "reason": c.reason,
+            "commit": c.commit, "changed_in": c.changed_in, "path_now": c.path_now, "symbol_now": c.symbol_now,
+            "anchored_at": c.anchor.commit}
+
+
+def org_check_json(rep: CheckReport) -> JSONObject:
+    """``org check``: ``{"ok", "checked", "not_fresh", "repos": {name: {"commit", "error"}}, "anchors":
+    [foreign_check_json…]}`` (``ok``: every foreign anchor was checked and is fresh)."""
+    return {"ok": not rep.not_fresh, "checked": len(rep.checks), "not_fresh": len(rep.not_fresh),
+            "repos": {n: {"commit": sha, "error": why or None} for n, (sha, why) in sorted(rep.repos.items())},
+            "anchors": [foreign_check_json(c) for c in rep.checks]}

@@ -18,6 +18,7 @@ The commands, by noun group (importing a module registers its commands on ``base
 * ``transfer``     export, import
 * ``maintenance``  sync, consolidate, tidy, mcp, daemon status|stop, merge-file (hidden)
 * ``ui``           ui (the local web page: ``gitmem.ui``)
+* ``org_check``    org check (cross-repository anchors; joins the ``org`` group of ``org``)
 * ``text``         text renderings the commands share
 
 Imports: click and gitmem's light modules at import time (``gitmem --help`` stays fast); the
@@ -34,7 +35,9 @@ import click
 from .. import __version__, infra, layout
 from ..errors import GitmemError
 from ..shapes import dumps_line, error_json, versioned
-from . import maintenance, memories, retrieve, setup, transfer, ui  # noqa: F401 - registers the commands
+
+# (org_check after an ``org`` module's group, which it joins: ``gitmem org check``)
+from . import maintenance, memories, org_check, retrieve, setup, transfer, ui  # noqa: F401 - registers the commands
 from .base import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPT, EXIT_OK, EXIT_USAGE, State, cli
 
 __all__ = ["EXIT_BUG", "EXIT_ERROR", "EXIT_INTERRUPT", "EXIT_OK", "EXIT_USAGE", "cli", "entry", "main"]

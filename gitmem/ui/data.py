@@ -134,7 +134,8 @@ def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObje
         row = {"id": m.id, "type": m.type, "title": m.title, "scope": m.scope, "updated": m.updated or m.created,
                "created": m.created, "author": m.author, "session": m.session,
                "status": (rows.get(m.id) or {}).get("status"), "reason": (rows.get(m.id) or {}).get("reason"),
-               "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT))}
+               "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT
+                                                 and a.local))}
         out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6)})
     return out
 

@@ -1,0 +1,158 @@
+"""Cross-repository anchors (issue 21): ``--anchor REPO:PATH::SYMBOL`` to code of another repository of
+``[org.repos]``, checked by ``gitmem stale`` (when reachable locally) and ``gitmem org check``, and left alone by
+everything that resolves anchors against this repository (its commits, ``stale``'s own checks, tidy, reanchor)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gitmem import memfile
+from gitmem.model import Anchor, Memory
+from testing.repos import commit, git, make_repo
+
+LEDGER_API = ('"""The ledger service\'s HTTP helpers."""\n\n\n'
+              "def retry_after(resp):\n"
+              "    \"\"\"Seconds to wait before retrying.\"\"\"\n"
+              "    return int(resp.headers['Retry-After'])\n\n\n"
+              "def backoff(n):\n"
+              "    return min(60, 2 ** n)\n")
+# billing has a file at the same path, with a function of the same name: a foreign anchor must never be taken
+# for it (nor be called deleted because ledger's path is not in billing)
+BILLING_API = "def retry_after(resp):\n    return 5\n"
+
+
+def _setup(tmp_path: Path, run_cli, *, hooks: bool = True) -> tuple[Path, Path, str]:
+    ledger = make_repo(tmp_path / "ledger")
+    commit(ledger, "api", {"src/api.py": LEDGER_API})
+    billing = make_repo(tmp_path / "billing")
+    commit(billing, "client", {"client.py": "import requests\n\n\ndef charge():\n    return 1\n"})
+    code, _, err = run_cli(billing, "init", *([] if hooks else ["--no-hooks"]))
+    assert code == 0, err
+    cfg = billing / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[org.repos]\nledger = "../ledger"\n')
+    commit(billing, "gitmem")
+    code, out, err = run_cli(billing, "remember", "our client relies on ledger's retry_after being seconds",
+                             "--anchor", "ledger:src/api.py::retry_after", "--json")
+    assert code == 0, err
+    return ledger, billing, json.loads(out)["id"]
+
+
+def _stale(run_cli, repo: Path, *args: str) -> dict[str, dict[str, object]]:
+    code, out, err = run_cli(repo, "stale", "--json", *args)
+    assert code == 0, err
+    return {a["anchor"]: a for m in json.loads(out) for a in m["anchors"]}
+
+
+def test_anchor_made_at_the_other_repository_and_written_with_its_repo(tmp_path: Path, run_cli) -> None:
+    ledger, billing, mid = _setup(tmp_path, run_cli, hooks=False)
+    head = git(ledger, "rev-parse", "HEAD").strip()
+    text = (billing / ".gitmem" / "memories" / f"{mid}.md").read_text()
+    assert "- anchor: ledger:src/api.py::retry_after\n  repo: ledger\n" in text and f"commit: {head}" in text
+    m = memfile.loads(text)
+    (a,) = m.anchors
+    assert (a.repo, a.path, a.symbol, a.kind, a.span) == ("ledger", "src/api.py", "retry_after", "function", (4, 6))
+    assert memfile.dumps(m) == text  # byte-stable
+    statuses = _stale(run_cli, billing, "--all")
+    assert statuses["ledger:src/api.py::retry_after"]["status"] == "fresh"
+    assert statuses["ledger:src/api.py::retry_after"]["repo"] == "ledger"
+    code, out, _ = run_cli(billing, "org", "check", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert json.loads(out)["repos"]["ledger"] == {"commit": head, "error": None}
+
+
+def test_unknown_repository_and_unknown_symbol_are_refused_with_a_hint(tmp_path: Path, run_cli) -> None:
+    _, billing, _ = _setup(tmp_path, run_cli, hooks=False)
+    code, _, err = run_cli(billing, "remember", "x", "--anchor", "payments:src/pay.py::charge")
+    assert code == 1 and "no repository payments in [org.repos]" in err and '[org.repos] payments = "' in err
+    code, _, err = run_cli(billing, "remember", "x", "--anchor", "ledger:src/api.py::retry_afterr")
+    assert code == 1 and "no symbol retry_afterr" in err and "retry_after" in err
+    code, _, err = run_cli(billing, "remember", "x", "--anchor", "ledger:src/nope.py")
+    assert code == 1 and "no file src/nope.py" in err
+
+
+def test_a_body_change_committed_in_the_other_repository_makes_it_stale(tmp_path: Path, run_cli) -> None:
+    ledger, billing, mid = _setup(tmp_path, run_cli)
+    sha = commit(ledger, "milliseconds now", {"src/api.py": LEDGER_API.replace(
+        "int(resp.headers['Retry-After'])", "int(resp.headers['Retry-After']) * 1000")})
+    st = _stale(run_cli, billing)["ledger:src/api.py::retry_after"]
+    assert st["status"] == "stale" and st["commit"] == sha
+    assert st["reason"] == f"ledger@{sha[:7]}: `retry_after` body changed"
+    # recorded: the catalog (what the hooks read) has it stale without asking ledger again
+    code, out, _ = run_cli(billing, "list", "--status", "stale", "--json")
+    assert [m["id"] for m in json.loads(out)] == [mid]
+    code, out, _ = run_cli(billing, "org", "check", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["ok"] is False and doc["not_fresh"] == 1
+    (c,) = doc["anchors"]
+    assert (c["status"], c["changed_in"], c["commit"]) == ("stale", sha, sha)
+    code, out, _ = run_cli(billing, "org", "check")
+    assert code == 1 and f"ledger@{sha[:7]}" in out and "1 not fresh" in out
+
+
+def test_a_rename_in_the_other_repository_is_moved(tmp_path: Path, run_cli) -> None:
+    ledger, billing, _ = _setup(tmp_path, run_cli, hooks=False)
+    git(ledger, "mv", "src/api.py", "src/http.py")
+    sha = commit(ledger, "rename", {"src/http.py": LEDGER_API.replace("def retry_after", "def retry_after_s")})
+    st = _stale(run_cli, billing)["ledger:src/api.py::retry_after"]
+    assert st["status"] == "moved" and (st["path_now"], st["symbol_now"]) == ("src/http.py", "retry_after_s")
+    assert st["reason"].startswith(f"ledger@{sha[:7]}: `retry_after` ")
+
+
+def test_an_unreachable_repository_is_unchecked_never_fresh(tmp_path: Path, run_cli) -> None:
+    ledger, billing, mid = _setup(tmp_path, run_cli, hooks=False)
+    shutil.move(str(ledger), str(tmp_path / "elsewhere"))
+    st = _stale(run_cli, billing)["ledger:src/api.py::retry_after"]
+    assert st["status"] == "unchecked" and "ledger" in str(st["reason"]) and "last known: fresh" in str(st["reason"])
+    code, out, _ = run_cli(billing, "org", "check", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["anchors"][0]["status"] == "unchecked" and doc["repos"]["ledger"]["commit"] is None
+    # the last checked status stays in the catalog: the hooks are not told "unchecked" on every call
+    code, out, _ = run_cli(billing, "list", "--json")
+    assert [(m["id"], m["status"]) for m in json.loads(out)] == [(mid, "fresh")]
+
+
+def test_foreign_anchors_are_left_alone_by_this_repositorys_commits_tidy_and_reanchor(tmp_path: Path,
+                                                                                        run_cli) -> None:
+    _, billing, mid = _setup(tmp_path, run_cli)
+    path = billing / ".gitmem" / "memories" / f"{mid}.md"
+    commit(billing, "share", {})
+    before = path.read_bytes()
+    # billing's own src/api.py, its own retry_after, then changed and deleted: none of it is ledger's code
+    commit(billing, "own api", {"src/api.py": BILLING_API})
+    commit(billing, "change it", {"src/api.py": BILLING_API.replace("5", "7")})
+    (billing / "src" / "api.py").unlink()
+    commit(billing, "drop it")
+    assert path.read_bytes() == before
+    assert _stale(run_cli, billing, "--all")["ledger:src/api.py::retry_after"]["status"] == "fresh"
+    code, _, err = run_cli(billing, "tidy", "--apply")
+    assert code == 0, err
+    code, out, err = run_cli(billing, "reanchor", mid, "--json")
+    assert code == 0, err
+    after = memfile.loads(path.read_text())
+    assert [(a.key, a.commit, a.fingerprint, a.repo) for a in after.anchors] == [
+        (a.key, a.commit, a.fingerprint, a.repo) for a in memfile.loads(before.decode()).anchors]
+    assert after.retired is None
+    code, out, _ = run_cli(billing, "list", "--json")
+    assert [(m["id"], m["status"]) for m in json.loads(out)] == [(mid, "fresh")]
+    code, out, _ = run_cli(billing, "check", "--json")
+    assert code == 0, out
+
+
+def test_old_files_stay_byte_identical_and_a_local_path_with_a_colon_stays_local() -> None:
+    text = ("---\nid: m1\ntype: decision\ntitle: t\nanchors:\n- anchor: notes:2024.md\n  commit: "
+            + "a" * 40 + "\n  kind: file\nsource: user\nconfidence: 1.0\ncreated: '2026-12-04T10:00:00Z'\n"
+            "updated: '2026-12-04T10:00:00Z'\nscope: team\n---\n")
+    m = memfile.loads(text)
+    assert m.anchors[0].repo is None and m.anchors[0].path == "notes:2024.md"
+    assert memfile.dumps(m) == text
+    mem = Memory(id="m2", type="decision", title="t",
+                 anchors=[Anchor("src/a.py", "f", "b" * 40, "function", (1, 2), "ts1:x", repo="ledger")])
+    again = memfile.loads(memfile.dumps(mem))
+    assert again.anchors[0] == mem.anchors[0] and again.anchors[0].key == "ledger:src/a.py::f"
+    assert memfile.memory_from_dict(memfile.memory_to_dict(mem)).anchors[0].repo == "ledger"
+    with pytest.raises(memfile.MemoryFileError, match="repository name"):
+        memfile.loads(text.replace("  kind: file\n", "  kind: file\n  repo: ../x\n"))
