@@ -64,8 +64,11 @@ class Resolver:
     of the working tree (its caches assume revisions do not change).
     """
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, *, foreign: Callable[[Anchor], AnchorStatus] | None = None) -> None:
+        """``foreign``: how a cross-repository anchor's status is answered (``org.xrepo.live``: checked at its
+        repository now); default: its last check, recorded in this clone (``org.checks``)."""
         self.repo = repo
+        self._foreign_fn = foreign
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
         self._touching: dict[tuple[str | None, str, str], list[str]] = {}
@@ -209,6 +212,8 @@ class Resolver:
         """A cross-repository anchor's status as last checked at its repository (``gitmem.org.checks``; as made
         when never checked): never resolved against this repository's code, so nothing here (the commit hooks,
         ``stale``, re-anchoring, tidy) takes it for deleted because its path is not in this repository."""
+        if self._foreign_fn is not None:
+            return self._foreign_fn(anchor)
         if self._foreign is None:
             try:
                 self._foreign = org_checks.load(layout.of(self.repo.root).xrepo_checks_file)

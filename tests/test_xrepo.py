@@ -156,3 +156,38 @@ def test_old_files_stay_byte_identical_and_a_local_path_with_a_colon_stays_local
     assert memfile.memory_from_dict(memfile.memory_to_dict(mem)).anchors[0].repo == "ledger"
     with pytest.raises(memfile.MemoryFileError, match="repository name"):
         memfile.loads(text.replace("  kind: file\n", "  kind: file\n  repo: ../x\n"))
+
+
+def test_a_bare_repository_serves(tmp_path: Path, run_cli) -> None:
+    ledger, billing, _ = _setup(tmp_path, run_cli, hooks=False)
+    bare = tmp_path / "ledger.git"
+    git(tmp_path, "clone", "-q", "--bare", str(ledger), str(bare))
+    cfg = billing / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('ledger = "../ledger"', f'ledger = "{bare}"'))
+    assert _stale(run_cli, billing, "--all")["ledger:src/api.py::retry_after"]["status"] == "fresh"
+    sha = commit(ledger, "ms", {"src/api.py": LEDGER_API.replace("int(resp", "1000 * int(resp")})
+    git(ledger, "push", "-q", str(bare), "main")
+    st = _stale(run_cli, billing)["ledger:src/api.py::retry_after"]
+    assert st["status"] == "stale" and st["reason"] == f"ledger@{sha[:7]}: `retry_after` body changed"
+
+
+def test_a_url_is_read_from_its_mirror_stale_never_fetches(tmp_path: Path, run_cli) -> None:
+    from gitmem.org.repos import mirror_dir
+
+    ledger, billing, _ = _setup(tmp_path, run_cli, hooks=False)
+    url = ledger.as_uri()
+    cfg = billing / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('ledger = "../ledger"', f'ledger = "{url}"'))
+    # no mirror yet: stale does not clone one
+    st = _stale(run_cli, billing)["ledger:src/api.py::retry_after"]
+    assert st["status"] == "unchecked" and "--fetch" in str(st["reason"])
+    assert not mirror_dir(url).exists()
+    code, out, err = run_cli(billing, "org", "check", "--fetch", "--json")
+    assert code == 0, err
+    assert (mirror_dir(url) / "HEAD").is_file()
+    sha = commit(ledger, "ms", {"src/api.py": LEDGER_API.replace("int(resp", "1000 * int(resp")})
+    # the mirror as last fetched: stale reads it, without the network
+    assert _stale(run_cli, billing, "--all")["ledger:src/api.py::retry_after"]["status"] == "fresh"
+    code, out, _ = run_cli(billing, "org", "check", "--fetch", "--json")
+    assert code == 1 and json.loads(out)["anchors"][0]["changed_in"] == sha
+    assert _stale(run_cli, billing)["ledger:src/api.py::retry_after"]["status"] == "stale"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from .. import config as config_mod
 from ..anchors import Resolver
@@ -34,8 +35,8 @@ from ..infra import utc_now
 from ..memfile import check_anchor_path
 from ..model import Anchor, AnchorStatus, Memory, MemoryStatus, Status
 from ..store import Store
-from . import _repos_standin as repos  # TEMPORARY: gitmem.org.repos of branch i21-org, until it is merged
 from . import checks as org_checks
+from . import repos
 from .settings import OrgSettings, of_config
 
 #: ``REPO:PATH[::SYMBOL]``: a repository name (``settings.REPO_NAME``), a colon, the anchor in that repository.
@@ -86,9 +87,9 @@ class Reached:
     resolver: Resolver
 
 
-def reach(store: Store, name: str, *, fetch: bool, local_only: bool = False,
-          settings: OrgSettings | None = None) -> Reached:
-    """Open the organisation repository ``name`` at its ref.
+def reach(settings: OrgSettings, root: Path | None, name: str, *, fetch: bool, local_only: bool = False) -> Reached:
+    """Open the organisation repository ``name`` of ``settings`` at its ref (``root``: the repository whose
+    config names it, which its relative path is relative to).
 
     ``fetch``: fetch its mirror first (a repository reached by URL). ``local_only``: never the network: a
     repository reached by URL only through a mirror already in ``layout.org_cache_dir()``.
@@ -97,8 +98,7 @@ def reach(store: Store, name: str, *, fetch: bool, local_only: bool = False,
         GitmemError: ``name`` is not in ``[org.repos]`` (the hint says how to add it), or the repository cannot
             be reached or has no commit at its ref (one line with why, and what to do).
     """
-    settings = settings or settings_of(store)
-    where = repos.find(settings, store.repo.root, name)
+    where = repos.find(settings, root, name)
     if where is None:
         raise GitmemError(f"no repository {name} in [org.repos]",
                           f'add it to .gitmem/config.toml (or your own ~/.config/gitmem/config.toml): [org.repos] '
@@ -112,21 +112,8 @@ def reach(store: Store, name: str, *, fetch: bool, local_only: bool = False,
 
 
 def _local(where: repos.OrgRepo) -> bool:
-    """Whether ``where`` is reachable without the network: a local path, or a URL already mirrored."""
-    from pathlib import Path
-
-    loc = where.location
-    if "://" not in loc and not re.match(r"^[^/:]+@[^:]+:", loc):
-        return True
-    if loc.startswith("file://"):
-        return True
-    mirror = getattr(repos, "mirror_path", None)  # i21-org's mirror location, when it names one
-    if callable(mirror):
-        try:
-            return Path(mirror(where)).is_dir()
-        except (OSError, ValueError, TypeError):
-            return False
-    return False
+    """Whether ``where`` is reachable without the network: a local path, or a URL whose mirror is already here."""
+    return not where.is_url or (repos.mirror_dir(where.location) / "HEAD").is_file()
 
 
 def make(store: Store, spec: str, *, settings: OrgSettings | None = None) -> Anchor:
@@ -149,7 +136,7 @@ def make(store: Store, spec: str, *, settings: OrgSettings | None = None) -> Anc
     if why:
         raise AnchorError(f"anchor {spec}: {why}", f"a path inside {name}, from its root")
     try:
-        reached = reach(store, name, fetch=True, settings=settings)
+        reached = reach(settings or settings_of(store), store.repo.root, name, fetch=True)
         made = reached.resolver.make(path, symbol or None, reached.commit)
     except AnchorError as e:
         raise AnchorError(f"anchor {spec}: {e.message} in {name}", e.hint, candidates=e.candidates) from None
@@ -233,6 +220,46 @@ def reason_of(name: str, st: AnchorStatus, checked_at: str) -> str:
     return f"{name}@{(st.commit or checked_at)[:SHORT_SHA]}: `{a.symbol or a.path}` {what}".rstrip()
 
 
+class Live:
+    """Foreign anchors checked at their repositories now, each repository opened once (``reach``).
+
+    ``status`` suits ``anchors.Resolver(repo, foreign=…)``: ``gitmem org index`` resolves the foreign anchors of
+    the repositories it indexes with it. ``repos``: per repository name, ``(commit checked at, "")`` or ``(None,
+    why it could not be)``.
+    """
+
+    def __init__(self, settings: OrgSettings, root: Path | None, *, fetch: bool = False,
+                 local_only: bool = False) -> None:
+        self.settings, self.root, self.fetch, self.local_only = settings, root, fetch, local_only
+        self._reached: dict[str, Reached | str] = {}
+        self.repos: dict[str, tuple[str | None, str]] = {}
+
+    def reached(self, name: str) -> Reached | str:
+        """Repository ``name`` opened at its ref, or why it could not be (one line)."""
+        if name not in self._reached:
+            try:
+                got = reach(self.settings, self.root, name, fetch=self.fetch, local_only=self.local_only)
+                self._reached[name] = got
+                self.repos[name] = (got.commit, "")
+            except GitmemError as e:
+                why = f"{name} not checked: {e.message}" + (f" ({e.hint})" if e.hint else "")
+                self._reached[name] = why
+                self.repos[name] = (None, why)
+        return self._reached[name]
+
+    def status(self, a: Anchor) -> AnchorStatus:
+        """``a``'s status at its repository's ref now: the reason names that repository's commit
+        (``reason_of``); ``unchecked`` with why when the repository cannot be reached or read."""
+        r = self.reached(a.repo or "")
+        if isinstance(r, str):
+            return AnchorStatus(a, Status.UNCHECKED, reason=r)
+        try:
+            st = r.resolver.status(replace(a, repo=None), r.commit)
+        except GitmemError as e:
+            return AnchorStatus(a, Status.UNCHECKED, reason=f"{a.repo} not checked: {e.message}")
+        return replace(st, anchor=a, reason=reason_of(r.name, st, r.commit))
+
+
 def check(store: Store, *, fetch: bool = False, local_only: bool = False,
           memories: list[Memory] | None = None) -> CheckReport:
     """Check every foreign anchor of ``memories`` (default: ``foreign_memories``) against its repository's ref,
@@ -249,39 +276,24 @@ def check(store: Store, *, fetch: bool = False, local_only: bool = False,
     report = CheckReport()
     if not mems:
         return report
-    settings = settings_of(store)
-    reached: dict[str, Reached | str] = {}
+    live = Live(settings_of(store), store.repo.root, fetch=fetch, local_only=local_only)
     lay = store.layout
     recorded = org_checks.load(lay.xrepo_checks_file)
     before = dict(recorded)
     now = utc_now()
     for m in mems:
         for a in m.anchors:
-            if a.local or a.repo is None:
+            if a.local:
                 continue
-            if a.repo not in reached:
-                try:
-                    got = reach(store, a.repo, fetch=fetch, local_only=local_only, settings=settings)
-                    reached[a.repo] = got
-                    report.repos[a.repo] = (got.commit, "")
-                except GitmemError as e:
-                    reached[a.repo] = f"{a.repo} not checked: {e.message}" + (f" ({e.hint})" if e.hint else "")
-                    report.repos[a.repo] = (None, str(reached[a.repo]))
-            r = reached[a.repo]
-            if isinstance(r, str):
-                report.checks.append(ForeignCheck(m, a, Status.UNCHECKED, reason=r))
-                continue
-            try:
-                st = r.resolver.status(replace(a, repo=None), r.commit)
-            except GitmemError as e:
-                report.checks.append(ForeignCheck(m, a, Status.UNCHECKED, reason=f"{a.repo} not checked: {e.message}"))
-                continue
-            reason = reason_of(a.repo, st, r.commit)
-            report.checks.append(ForeignCheck(m, a, st.status, reason, r.commit, st.commit, st.path_now,
-                                              st.symbol_now))
-            recorded[org_checks.record_key(a)] = org_checks.Checked(
-                status=st.status.value, reason=reason, commit=r.commit, changed_in=st.commit, path_now=st.path_now,
-                symbol_now=st.symbol_now, changes=tuple(c.value for c in st.changes), at=now)
+            st = live.status(a)
+            r = live.reached(a.repo or "")
+            at = None if isinstance(r, str) or st.status == Status.UNCHECKED else r.commit
+            report.checks.append(ForeignCheck(m, a, st.status, st.reason, at, st.commit, st.path_now, st.symbol_now))
+            if at is not None:
+                recorded[org_checks.record_key(a)] = org_checks.Checked(
+                    status=st.status.value, reason=st.reason, commit=at, changed_in=st.commit, path_now=st.path_now,
+                    symbol_now=st.symbol_now, changes=tuple(c.value for c in st.changes), at=now)
+    report.repos = dict(live.repos)
     changed_ids = {c.memory.id for c in report.checks
                    if _status_of(before.get(org_checks.record_key(c.anchor))) != _status_of(
                        recorded.get(org_checks.record_key(c.anchor)))}
