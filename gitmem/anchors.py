@@ -216,7 +216,8 @@ class Resolver:
             return self._foreign_fn(anchor)
         if self._foreign is None:
             try:
-                self._foreign = org_checks.load(layout.of(self.repo.root).xrepo_checks_file)
+                # the paths alone (no ``layout.of``: this may be another repository, or a bare one: OSError)
+                self._foreign = org_checks.load(layout.Layout(self.repo.root).xrepo_checks_file)
             except OSError:
                 self._foreign = {}
         return org_checks.as_status(anchor, self._foreign.get(org_checks.record_key(anchor)))

@@ -187,17 +187,17 @@ class CheckReport:
 
 
 def foreign_memories(store: Store) -> list[Memory]:
-    """The memories (retired ones left out) with at least one cross-repository anchor, by id; one catalog query
-    when the catalog answers, else every memory file is read."""
+    """The memories (retired ones left out) with at least one cross-repository anchor, by id: the catalog's rows
+    refreshed (the memory files that changed are read) and one query; every memory file when it cannot be
+    opened."""
     from ..catalog import db as catalog_db
     from ..catalog import files as catalog_files
 
     con = None
     try:
-        con = catalog_db.connect(store.repo.root)
-        if con is not None and catalog_db.is_current(con, store.repo.root):
-            ids = catalog_db.ids_with_foreign_anchors(con)
-            mems = list(catalog_files.load(con, sorted(ids)).values())
+        con = catalog_files.open_current(store)  # the rows brought up to date: only changed files are read
+        if con is not None:
+            mems = list(catalog_files.load(con, sorted(catalog_db.ids_with_foreign_anchors(con))).values())
         else:
             mems = list(store.load_all().memories.values())
     except Exception:  # noqa: BLE001 - the catalog is a cache: read the files instead
