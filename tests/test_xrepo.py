@@ -191,3 +191,33 @@ def test_a_url_is_read_from_its_mirror_stale_never_fetches(tmp_path: Path, run_c
     code, out, _ = run_cli(billing, "org", "check", "--fetch", "--json")
     assert code == 1 and json.loads(out)["anchors"][0]["changed_in"] == sha
     assert _stale(run_cli, billing)["ledger:src/api.py::retry_after"]["status"] == "stale"
+
+
+def test_supersede_show_export_and_import_keep_the_foreign_anchor(tmp_path: Path, run_cli) -> None:
+    ledger, billing, mid = _setup(tmp_path, run_cli, hooks=False)
+    sha = commit(ledger, "ms", {"src/api.py": LEDGER_API.replace("int(resp", "1000 * int(resp")})
+    code, out, err = run_cli(billing, "show", mid)
+    assert code == 0 and "ledger:src/api.py::retry_after" in out, err
+    code, out, err = run_cli(billing, "supersede", mid, "our client now converts ledger's milliseconds", "--json")
+    assert code == 0, err
+    new = json.loads(out)
+    assert new["anchors"] == ["ledger:src/api.py::retry_after"]
+    m = memfile.loads((billing / ".gitmem" / "memories" / f"{new['id']}.md").read_text())
+    assert m.anchors[0].repo == "ledger" and m.anchors[0].commit != sha  # kept as it was: re-made only on purpose
+    code, out, err = run_cli(billing, "supersede", new["id"], "re-made at ledger's ref",
+                             "--anchor", "ledger:src/api.py::retry_after", "--json")
+    assert code == 0, err
+    last = memfile.loads((billing / ".gitmem" / "memories" / f"{json.loads(out)['id']}.md").read_text())
+    assert last.anchors[0].repo == "ledger" and last.anchors[0].commit == sha
+    export = tmp_path / "export.jsonl"
+    code, _, err = run_cli(billing, "export", "-o", str(export))
+    assert code == 0, err
+    other = make_repo(tmp_path / "other")
+    commit(other, "x", {"a.py": "x = 1\n"})
+    run_cli(other, "init", "--no-hooks")
+    code, out, err = run_cli(other, "import", str(export), "--json")
+    assert code == 0, err
+    assert json.loads(out)["dropped_anchors"] == []
+    keys = {a.key: a.repo for f in (other / ".gitmem" / "memories").glob("*.md")
+            for a in memfile.loads(f.read_text()).anchors}
+    assert keys == {"ledger:src/api.py::retry_after": "ledger"}
