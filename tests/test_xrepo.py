@@ -90,7 +90,7 @@ def test_a_body_change_committed_in_the_other_repository_makes_it_stale(tmp_path
     (c,) = doc["anchors"]
     assert (c["status"], c["changed_in"], c["commit"]) == ("stale", sha, sha)
     code, out, _ = run_cli(billing, "org", "check")
-    assert code == 1 and f"ledger@{sha[:7]}" in out and "1 not fresh" in out
+    assert code == 1 and f"ledger@{sha[:7]}" in out and "1 cross-repository anchor: stale 1" in out
 
 
 def test_a_rename_in_the_other_repository_is_moved(tmp_path: Path, run_cli) -> None:

@@ -59,7 +59,10 @@ def _render(rep: object) -> str:
     for c in rep.checks:
         lines.append(f"{c.status.value:9} {c.anchor.key}  {c.memory.id}  {c.memory.title}"
                      + (f"\n          — {c.reason}" if c.reason else ""))
-    bad = len(rep.not_fresh)
-    lines.append(f"{len(rep.checks)} cross-repository anchors checked: "
-                 + (f"{bad} not fresh" if bad else "all fresh"))
+    counts: dict[str, int] = {}
+    for c in rep.not_fresh:
+        counts[c.status.value] = counts.get(c.status.value, 0) + 1
+    n = len(rep.checks)
+    lines.append(f"{n} cross-repository anchor{'s' if n != 1 else ''}: "
+                 + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else "all fresh"))
     return "\n".join(lines)

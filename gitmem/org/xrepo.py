@@ -242,7 +242,7 @@ class Live:
                 self._reached[name] = got
                 self.repos[name] = (got.commit, "")
             except GitmemError as e:
-                why = f"{name} not checked: {e.message}" + (f" ({e.hint})" if e.hint else "")
+                why = f"{name} not checked: {e.message.removeprefix(name + ': ')}" + (f" ({e.hint})" if e.hint else "")
                 self._reached[name] = why
                 self.repos[name] = (None, why)
         return self._reached[name]
