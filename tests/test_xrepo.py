@@ -221,3 +221,28 @@ def test_supersede_show_export_and_import_keep_the_foreign_anchor(tmp_path: Path
     keys = {a.key: a.repo for f in (other / ".gitmem" / "memories").glob("*.md")
             for a in memfile.loads(f.read_text()).anchors}
     assert keys == {"ledger:src/api.py::retry_after": "ledger"}
+
+
+def test_the_hooks_warn_of_the_last_check_without_the_other_repository(tmp_path: Path, run_cli) -> None:
+    """The prompt hook (stdlib, catalog only) gives the memory as stale once a check found it so, with ledger gone:
+    no git ran in ledger for it."""
+    import os
+    import subprocess
+    import sys
+
+    from test_claude_hooks import context_of, fixture
+
+    exe = Path(sys.executable).parent / "gitmem-hook"
+    if not exe.exists():
+        pytest.skip("the gitmem-hook entry point is not installed next to this Python")
+    ledger, billing, mid = _setup(tmp_path, run_cli)
+    commit(ledger, "ms", {"src/api.py": LEDGER_API.replace("int(resp", "1000 * int(resp")})
+    assert run_cli(billing, "org", "check")[0] == 1
+    shutil.move(str(ledger), str(tmp_path / "gone"))
+    event = fixture("UserPromptSubmit", billing, session_id="xrepo",
+                    prompt="does our client still rely on ledger retry_after being seconds?")
+    proc = subprocess.run([str(exe)], input=json.dumps(event).encode(), cwd=billing, capture_output=True,
+                          timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0 and proc.stderr == b""
+    text = context_of(proc.stdout.decode(), "UserPromptSubmit")
+    assert mid in text and "ledger:src/api.py::retry_after" in text and "stale" in text
