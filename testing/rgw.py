@@ -202,6 +202,15 @@ class S3Org:
                 "aws_access_key_id": self.read_access_key if read_only else self.access_key,
                 "aws_secret_access_key": self.read_secret_key if read_only else self.secret_key}
 
+    def object_store(self, *, read_only: bool = False) -> Any:
+        """An ``obstore.store.S3Store`` of the whole bucket (the Rust object_store crate Lance itself writes with),
+        with the read-write or the read-only key pair."""
+        from obstore.store import S3Store
+
+        return S3Store(self.bucket, endpoint=self.endpoint, region=self.region, client_options={"allow_http": True},
+                       access_key_id=self.read_access_key if read_only else self.access_key,
+                       secret_access_key=self.read_secret_key if read_only else self.secret_key)
+
     def org_config(self) -> dict[str, str]:
         """The ``[org]`` table that points a repository's or the user's config.toml at this store (keys in the
         environment, never in a config file)."""

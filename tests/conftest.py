@@ -103,3 +103,18 @@ def s3_org(rgw: Rgw, monkeypatch: pytest.MonkeyPatch) -> S3Org:
     for name, value in org.env().items():
         monkeypatch.setenv(name, value)
     return org
+
+
+@pytest.fixture
+def s3_ignoring_conditions(rgw: Rgw, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Org]:
+    """A fresh bucket on the ``rgw`` store reached through ``testing/s3proxy.py``: a real S3 store that ignores
+    conditional writes (``If-None-Match`` / ``If-Match`` removed). Its ``S3Org`` has the proxy's endpoint, which is
+    also set in the test's environment as ``s3_org`` does (AWS_ENDPOINT_URL and the read-write key pair)."""
+    from testing.s3proxy import ignoring_conditions
+
+    secrets = {rgw.access_key: rgw.secret_key, rgw.read_access_key: rgw.read_secret_key}
+    with ignoring_conditions(rgw.endpoint, secrets) as proxy:
+        org = rgw.new_org(endpoint=proxy.endpoint)
+        for name, value in org.env().items():
+            monkeypatch.setenv(name, value)
+        yield org

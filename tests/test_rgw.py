@@ -12,22 +12,13 @@ import lancedb
 import obstore
 import pyarrow as pa
 import pytest
-from obstore.store import S3Store
 
 from testing import rgw as rgw_cluster
 from testing.rgw import Rgw, S3Org
 
 
-def _store(org: S3Org, *, read_only: bool = False) -> S3Store:
-    """An obstore client of ``org``'s bucket (the Rust object_store crate Lance itself writes with)."""
-    opts = org.storage_options(read_only=read_only)
-    return S3Store(org.bucket, endpoint=opts["endpoint"], region=opts["region"],
-                   access_key_id=opts["aws_access_key_id"], secret_access_key=opts["aws_secret_access_key"],
-                   client_options={"allow_http": True})
-
-
 def test_objects_are_stored_listed_and_read_back(s3_org: S3Org, rgw: Rgw) -> None:
-    store = _store(s3_org)
+    store = s3_org.object_store()
     obstore.put(store, "org/a.txt", b"alpha")
     obstore.put(store, "org/sub/b.bin", bytes(range(256)) * 4096)  # 1 MiB
     assert bytes(obstore.get(store, "org/a.txt").bytes()) == b"alpha"
@@ -44,8 +35,8 @@ def test_objects_are_stored_listed_and_read_back(s3_org: S3Org, rgw: Rgw) -> Non
 def test_each_test_gets_its_own_empty_bucket(s3_org: S3Org, rgw: Rgw) -> None:
     other = rgw.new_org()
     assert other.bucket != s3_org.bucket
-    obstore.put(_store(other), "org/x", b"1")
-    assert [m for batch in obstore.list(_store(s3_org)) for m in batch] == []
+    obstore.put(other.object_store(), "org/x", b"1")
+    assert [m for batch in obstore.list(s3_org.object_store()) for m in batch] == []
 
 
 def test_the_environment_points_at_the_store(s3_org: S3Org) -> None:
@@ -58,7 +49,7 @@ def test_the_environment_points_at_the_store(s3_org: S3Org) -> None:
 
 def test_conditional_create_is_honoured(s3_org: S3Org) -> None:
     """What LanceDB's commits rely on: a second ``If-None-Match: *`` PUT of a key fails."""
-    store = _store(s3_org)
+    store = s3_org.object_store()
     obstore.put(store, "org/probe", b"first", mode="create")
     with pytest.raises(obstore.exceptions.AlreadyExistsError):
         obstore.put(store, "org/probe", b"second", mode="create")
@@ -77,7 +68,8 @@ def test_lancedb_writes_and_reads_a_table_from_the_environment(s3_org: S3Org) ->
     hit = again.search([3.0, 1.0, 0.0, 0.5]).limit(1).to_list()[0]
     assert hit["key"] == "r\x1f3"
     keys = {f"org/memories.lance/{p}" for p in ("_versions", "data")}
-    listed = {m["path"] for batch in obstore.list(_store(s3_org), prefix="org/memories.lance") for m in batch}
+    store = s3_org.object_store()
+    listed = {m["path"] for batch in obstore.list(store, prefix="org/memories.lance") for m in batch}
     assert keys <= {str(Path(p).parent) for p in listed}
 
 
@@ -90,7 +82,7 @@ def test_the_read_only_key_reads_and_cannot_write(s3_org: S3Org) -> None:
         table.add(pa.table({"key": ["c"], "n": [3]}))
     with pytest.raises(Exception, match="(?i)403|AccessDenied|permission"):
         reader.create_table("other", data=[{"key": "x", "n": 0}])
-    ro = _store(s3_org, read_only=True)
+    ro = s3_org.object_store(read_only=True)
     with pytest.raises(obstore.exceptions.PermissionDeniedError):
         obstore.put(ro, "org/written-by-reader", b"no")
     with pytest.raises(obstore.exceptions.PermissionDeniedError):
