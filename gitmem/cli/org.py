@@ -7,6 +7,7 @@ indexed); 2 a configuration or store error (nothing indexed; one line says why, 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,7 @@ def org_index(repos: tuple[str, ...]) -> None:
         if r.hint and not State.json:
             click.echo(f"hint: {r.repo}: {r.hint}", err=True)
     if rep.failed:
-        raise click.exceptions.Exit(EXIT_ERROR)
+        sys.exit(EXIT_ERROR)
 
 
 @org.command("status")
