@@ -132,7 +132,7 @@ def org_index(repos: tuple[str, ...]) -> None:
         if r.hint and not State.json:
             click.echo(f"hint: {r.repo}: {r.hint}", err=True)
     if rep.failed:
-        raise click.exceptions.Exit(EXIT_ERROR)
+        sys.exit(EXIT_ERROR)
 
 
 @org.command("status")
