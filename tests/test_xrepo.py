@@ -246,3 +246,18 @@ def test_the_hooks_warn_of_the_last_check_without_the_other_repository(tmp_path:
     assert proc.returncode == 0 and proc.stderr == b""
     text = context_of(proc.stdout.decode(), "UserPromptSubmit")
     assert mid in text and "ledger:src/api.py::retry_after" in text and "stale" in text
+
+
+def test_the_record_of_checks_keeps_only_anchors_memories_still_have(tmp_path: Path, run_cli) -> None:
+    from gitmem import layout
+    from gitmem.org import checks
+
+    _, billing, mid = _setup(tmp_path, run_cli, hooks=False)
+    assert run_cli(billing, "org", "check")[0] == 0
+    record = layout.of(billing).xrepo_checks_file
+    assert [k.split("\x1f")[0] for k in checks.load(record)] == ["ledger:src/api.py::retry_after"]
+    assert run_cli(billing, "forget", mid)[0] == 0
+    code, out, _ = run_cli(billing, "org", "check")
+    assert code == 0 and "no memory has a cross-repository anchor" in out
+    assert run_cli(billing, "stale")[0] == 0
+    assert checks.load(record) == {}

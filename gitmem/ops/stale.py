@@ -25,15 +25,16 @@ def stale(store: Store, *, rev: str | None = None, show_all: bool = False) -> li
         GitError: ``rev`` does not exist.
     """
     target = store.repo.resolve(rev) if rev else WORKTREE
-    foreign = xrepo.foreign_memories(store)
     unchecked: dict[str, str] = {}
-    if foreign:
-        try:
-            unchecked = xrepo.check(store, local_only=True, memories=foreign).unchecked()
-        except Exception as e:  # noqa: BLE001 - never "fresh" when it could not check: every foreign anchor unchecked
-            from ..org.checks import record_key
+    try:
+        report = xrepo.check(store, local_only=True)
+        foreign = list({c.memory.id: c.memory for c in report.checks}.values())
+        unchecked = report.unchecked()
+    except Exception as e:  # noqa: BLE001 - never "fresh" when it could not check: every foreign anchor unchecked
+        from ..org.checks import record_key
 
-            unchecked = {record_key(a): f"not checked: {e}" for m in foreign for a in m.anchors if not a.local}
+        foreign = xrepo.foreign_memories(store)
+        unchecked = {record_key(a): f"not checked: {e}" for m in foreign for a in m.anchors if not a.local}
     statuses = None
     if target is WORKTREE and not show_all:
         from ..catalog.sync import not_fresh

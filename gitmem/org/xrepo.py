@@ -263,7 +263,8 @@ class Live:
 def check(store: Store, *, fetch: bool = False, local_only: bool = False,
           memories: list[Memory] | None = None) -> CheckReport:
     """Check every foreign anchor of ``memories`` (default: ``foreign_memories``) against its repository's ref,
-    record the results (``org.checks``) and the statuses of the memories they changed in the catalog.
+    record the results (``org.checks``) and the statuses of the memories they changed in the catalog. With
+    ``memories`` None the records of anchors no memory has any more are dropped.
 
     ``fetch``: fetch the mirrors of repositories reached by URL first. ``local_only``: never the network (see
     ``reach``). A repository that cannot be reached makes its anchors ``unchecked`` (with why) in the report;
@@ -275,6 +276,11 @@ def check(store: Store, *, fetch: bool = False, local_only: bool = False,
     mems = foreign_memories(store) if memories is None else memories
     report = CheckReport()
     if not mems:
+        if memories is None and store.layout.xrepo_checks_file.exists():
+            try:
+                org_checks.save(store.layout.xrepo_checks_file, {})  # no foreign anchor left: nothing to keep
+            except OSError:
+                pass
         return report
     live = Live(settings_of(store), store.repo.root, fetch=fetch, local_only=local_only)
     lay = store.layout
@@ -294,6 +300,9 @@ def check(store: Store, *, fetch: bool = False, local_only: bool = False,
                     status=st.status.value, reason=st.reason, commit=at, changed_in=st.commit, path_now=st.path_now,
                     symbol_now=st.symbol_now, changes=tuple(c.value for c in st.changes), at=now)
     report.repos = dict(live.repos)
+    if memories is None:  # every foreign anchor was checked: the records of anchors no memory has any more go
+        current = {org_checks.record_key(c.anchor) for c in report.checks}
+        recorded = {k: v for k, v in recorded.items() if k in current}
     changed_ids = {c.memory.id for c in report.checks
                    if _status_of(before.get(org_checks.record_key(c.anchor))) != _status_of(
                        recorded.get(org_checks.record_key(c.anchor)))}
