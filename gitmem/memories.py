@@ -343,12 +343,18 @@ def list_memories(store: Store, *, type: str | None = None, anchor: str | None =
     """Valid memories, newest first, optionally filtered.
 
     ``anchor`` matches ``PATH`` (any anchor on that file, or under that
-    directory) or ``PATH::Name`` (that symbol and symbols nested in it).
+    directory) or ``PATH::Name`` (that symbol and symbols nested in it); ``REPO:PATH[::Name]`` the same in
+    another repository of ``[org.repos]`` (cross-repository anchors).
     """
     mems = list(store.load_all().memories.values())
     if type:
         mems = [m for m in mems if m.type == type]
-    if anchor:
+    if anchor and xrepo.is_foreign_spec(store, anchor):
+        repo, _, rest = anchor.partition(":")
+        fpath, _, fsym = rest.partition("::")
+        mems = [m for m in mems if any(a.repo == repo and _anchor_matches(replace(a, repo=None), fpath.rstrip("/"),
+                                                                          fsym or None) for a in m.anchors)]
+    elif anchor:
         path, symbol, commit_rev = parse_anchor_spec(anchor)
         if commit_rev:
             sha = store.repo.resolve(commit_rev)

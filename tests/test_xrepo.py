@@ -261,3 +261,36 @@ def test_the_record_of_checks_keeps_only_anchors_memories_still_have(tmp_path: P
     assert code == 0 and "no memory has a cross-repository anchor" in out
     assert run_cli(billing, "stale")[0] == 0
     assert checks.load(record) == {}
+
+
+def test_a_whole_file_anchor_a_deletion_and_list_by_foreign_anchor(tmp_path: Path, run_cli) -> None:
+    ledger, billing, mid = _setup(tmp_path, run_cli, hooks=False)
+    code, out, err = run_cli(billing, "remember", "ledger's api module is ours to read",
+                             "--anchor", "ledger:src/api.py", "--json")
+    assert code == 0, err
+    fid = json.loads(out)["id"]
+    code, out, _ = run_cli(billing, "list", "--anchor", "ledger:src/api.py::retry_after", "--json")
+    assert [m["id"] for m in json.loads(out)] == [mid]
+    code, out, _ = run_cli(billing, "list", "--anchor", "ledger:src/", "--json")
+    assert sorted(m["id"] for m in json.loads(out)) == sorted([mid, fid])
+    code, out, _ = run_cli(billing, "list", "--anchor", "src/api.py", "--json")
+    assert json.loads(out) == []  # billing's own path: not ledger's
+    sha = commit(ledger, "drop retry_after", {"src/api.py": LEDGER_API.split("def retry_after")[0]
+                                              + "def backoff(n):\n    return min(60, 2 ** n)\n"})
+    st = _stale(run_cli, billing)
+    assert st["ledger:src/api.py::retry_after"]["status"] == "deleted"
+    assert st["ledger:src/api.py::retry_after"]["reason"] == f"ledger@{sha[:7]}: `retry_after` symbol deleted"
+    assert st["ledger:src/api.py"]["status"] == "stale"
+    assert st["ledger:src/api.py"]["reason"] == f"ledger@{sha[:7]}: `src/api.py` file content changed"
+    code, out, err = run_cli(billing, "tidy", "--apply", "--json")
+    assert code == 0, err
+    assert memfile.loads((billing / ".gitmem" / "memories" / f"{mid}.md").read_text()).retired is None
+
+
+def test_a_hand_written_anchor_with_repo_and_a_bare_path_reads_as_foreign() -> None:
+    text = ("---\nid: m3\ntype: gotcha\ntitle: t\nanchors:\n- anchor: src/api.py::retry_after\n  repo: ledger\n"
+            "  commit: " + "c" * 40 + "\n  kind: function\n---\n")
+    (a,) = memfile.loads(text).anchors
+    assert (a.repo, a.path, a.symbol) == ("ledger", "src/api.py", "retry_after")
+    assert a.key == "ledger:src/api.py::retry_after"
+    assert "- anchor: ledger:src/api.py::retry_after\n  repo: ledger\n" in memfile.dumps(memfile.loads(text))
