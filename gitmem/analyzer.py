@@ -54,8 +54,8 @@ def evaluate(store: Store, rev: str | None = WORKTREE, memories: Iterable[Memory
 
 
 def anchored_paths(m: Memory) -> set[str]:
-    """Repo-relative paths a memory's anchors point at (commit anchors have none)."""
-    return {a.path for a in m.anchors if a.kind != KIND_COMMIT and a.path}
+    """Repo-relative paths a memory's anchors point at (commit anchors and cross-repository anchors have none)."""
+    return {a.path for a in m.anchors if a.kind != KIND_COMMIT and a.path and a.local}
 
 
 def memories_touching(memories: Iterable[Memory], paths: set[str]) -> list[Memory]:
@@ -181,7 +181,7 @@ def analyze_commit(store: Store, commit: str, memories: Iterable[Memory] | None 
 def _stale_before_and_after(resolver: Resolver, m: Memory, parent: str | None, sha: str) -> bool:
     """True when every anchor of ``m`` is a symbol that was already stale at ``parent`` (same file, same
     name, another fingerprint) and still exists there at ``sha``: stale it stays, by an older commit."""
-    anchors = [a for a in m.anchors if a.kind != KIND_COMMIT]
+    anchors = [a for a in m.anchors if a.kind != KIND_COMMIT and a.local]  # a foreign one: no commit here moves it
     if parent is None or not anchors:
         return False
     for a in anchors:

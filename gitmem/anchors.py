@@ -25,12 +25,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import layout
 from .code.languages import language_for_path
 from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
+from .org import checks as org_checks
+from .org.checks import Checked
 from .textsplit import name_base
 
 #: How many commits that touched a file are examined to name the commit that
@@ -61,14 +64,18 @@ class Resolver:
     of the working tree (its caches assume revisions do not change).
     """
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, *, foreign: Callable[[Anchor], AnchorStatus] | None = None) -> None:
+        """``foreign``: how a cross-repository anchor's status is answered (``org.xrepo.live``: checked at its
+        repository now); default: its last check, recorded in this clone (``org.checks``)."""
         self.repo = repo
+        self._foreign_fn = foreign
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
         self._touching: dict[tuple[str | None, str, str], list[str]] = {}
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
+        self._foreign: dict[str, Checked] | None = None
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -181,6 +188,8 @@ class Resolver:
         Never raises for missing history: an anchor commit absent from this clone
         (shallow clone, rebased away) is resolved by path and name alone.
         """
+        if not anchor.local:
+            return self.foreign_status(anchor)
         if anchor.kind == KIND_COMMIT:
             return self._commit_status(anchor)
         assert anchor.path is not None
@@ -198,6 +207,24 @@ class Resolver:
             return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
         finally:
             self._from_root, self._history_missing = outer
+
+    def foreign_status(self, anchor: Anchor) -> AnchorStatus:
+        """A cross-repository anchor's status as last checked at its repository (``gitmem.org.checks``; as made
+        when never checked): never resolved against this repository's code, so nothing here (the commit hooks,
+        ``stale``, re-anchoring, tidy) takes it for deleted because its path is not in this repository."""
+        if self._foreign_fn is not None:
+            return self._foreign_fn(anchor)
+        if self._foreign is None:
+            try:
+                # the paths alone (no ``layout.of``: this may be another repository, or a bare one: OSError)
+                self._foreign = org_checks.load(layout.Layout(self.repo.root).xrepo_checks_file)
+            except OSError:
+                self._foreign = {}
+        return org_checks.as_status(anchor, self._foreign.get(org_checks.record_key(anchor)))
+
+    def forget_foreign(self) -> None:
+        """Read the foreign anchors' last checks again at the next ``status`` (``gitmem.org.xrepo`` wrote them)."""
+        self._foreign = None
 
     def _existence_status(self, a: Anchor, rev: str | None, path_now: str | None) -> AnchorStatus:
         """A hand-written anchor with no fingerprint: only whether its file / symbol still exists."""

@@ -63,7 +63,8 @@ def code_keys(m: Memory) -> set[str]:
 
 def _code(m: Memory) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(anchor keys on code, paths anchored whole, every path anchored) of ``m``."""
-    return _code_of(tuple((a.path, a.symbol) for a in m.anchors if a.kind != KIND_COMMIT and a.path))
+    return _code_of(tuple((a.key.partition("::")[0], a.symbol) for a in m.anchors  # REPO:path for a foreign one
+                          if a.kind != KIND_COMMIT and a.path))
 
 
 @functools.lru_cache(maxsize=65_536)

@@ -36,7 +36,7 @@ def _renames(repo: Repo, old: str | None, new: str) -> dict[str, str]:
 
 def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> list[InvariantBreak]:
     """The invariant memories among ``memories`` that the change ``old..new`` breaks."""
-    inv = [m for m in memories if m.invariant and sum(1 for a in m.anchors if a.kind != KIND_COMMIT) >= 2]
+    inv = [m for m in memories if m.invariant and sum(1 for a in m.anchors if a.kind != KIND_COMMIT and a.local) >= 2]
     if not inv:
         return []
     resolver = Resolver(repo)
@@ -46,7 +46,7 @@ def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> lis
         changed: list[str] = []
         unchanged: list[str] = []
         for a in m.anchors:
-            if a.kind == KIND_COMMIT or not a.path:
+            if a.kind == KIND_COMMIT or not a.path or not a.local:
                 continue
             now_path = renames.get(a.path, a.path)
             if a.symbol:

@@ -172,6 +172,12 @@ class Layout:
         return self.clone_dir / "agent-edits.jsonl"
 
     @property
+    def xrepo_checks_file(self) -> Path:
+        """The last check of each cross-repository anchor at its repository (``gitmem.org.checks``), per clone;
+        rebuilt by the next ``gitmem stale`` or ``gitmem org check``."""
+        return self.clone_dir / "xrepo-checks.json"
+
+    @property
     def problems_dir(self) -> Path:
         """Jobs of gitmem's hooks that failed to do what they exist for, one file each until the job
         next succeeds (``gitmem.problems``; ``doctor`` reports them)."""
@@ -323,6 +329,12 @@ def org_cache_dir() -> Path:
     if not (base and os.path.isabs(base)):
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / STATE_DIR / "org"
+
+
+def org_probe_file() -> Path:
+    """The user's record of object stores found to honour conditional writes (``org.store``'s probe results,
+    one entry per store URI and endpoint, each trusted for a day). Derived: deleting it only costs a probe."""
+    return org_cache_dir() / "store-probes.json"
 
 
 def logs_dir_near(start: Path) -> Path | None:

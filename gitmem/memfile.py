@@ -13,6 +13,9 @@ Format (a documented contract; see README "Memory files")::
       span: [10, 42]             # 1-based, inclusive, at that commit
       fingerprint: ts1:9c0e...
       was: src/conf.py::load_config   # optional: the key before the code moved or was renamed
+    - anchor: ledger:src/api.py::retry_after   # a cross-repository anchor: REPO:PATH::SYMBOL
+      repo: ledger               # the [org.repos] name; commit, span and fingerprint are that repository's
+      commit: 9b1d...
     tags: [config]
     facts:
     - env wins over yaml
@@ -50,6 +53,7 @@ import yaml
 from . import infra
 from .errors import MemoryFileError
 from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory, Review
+from .org.settings import REPO_NAME
 
 try:  # the C loader is ~10x faster; fall back to pure Python when libyaml is absent
     from yaml import CSafeDumper as _Dumper
@@ -139,6 +143,8 @@ def check_anchor_path(path: str) -> str | None:
 
 def _anchor_dict(a: Anchor) -> dict[str, Any]:
     d: dict[str, Any] = {"anchor": a.key}
+    if a.repo is not None and a.kind != KIND_COMMIT:
+        d["repo"] = a.repo
     if a.kind != KIND_COMMIT:
         d["commit"] = a.commit
         d["kind"] = a.kind
@@ -201,6 +207,8 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
     name = f"{m.id}{FILE_SUFFIX}"
     for a in m.anchors:
         why = check_anchor_path(a.path or "") if a.kind != KIND_COMMIT else None
+        if a.repo is not None and not why and not REPO_NAME.match(a.repo):
+            why = f"not a repository name: {a.repo!r}"
         if why:
             raise MemoryFileError(name, f"anchor {a.key!r}: {why}", hint="anchors are repo-relative POSIX paths")
     _from_front_matter(d, "", name)  # what the reader would refuse is not written
@@ -415,6 +423,17 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
         raise MemoryFileError(path, "each anchor needs an 'anchor' string",
                               hint="anchor: path/to/file.py::Symbol.name")
     spec: str = raw["anchor"]
+    repo = raw.get("repo")
+    if repo is not None:
+        # a cross-repository anchor: ``repo`` names it (an older gitmem ignores the key and sees a path
+        # ``REPO:PATH`` that is in no repository: deleted, never this repository's code); the anchor is written
+        # ``REPO:PATH[::SYMBOL]``, a hand-written one may give the path alone
+        if not isinstance(repo, str) or not REPO_NAME.match(repo):
+            raise MemoryFileError(path, f"anchor {spec}: 'repo' must be a repository name of [org.repos], "
+                                        f"got {repo!r}")
+        if spec.startswith("commit:"):
+            raise MemoryFileError(path, f"anchor {spec}: a commit anchor has no 'repo'")
+        spec = spec.removeprefix(f"{repo}:")
     commit = raw.get("commit")
     if commit is not None and (not isinstance(commit, str) or not _SHA_RE.match(commit)):
         raise MemoryFileError(path, f"anchor {spec}: commit must be a full hex SHA, got {commit!r}")
@@ -446,7 +465,7 @@ def _anchor_from(raw: Any, path: str) -> Anchor:
         if why:
             raise MemoryFileError(path, f"anchor {spec}: 'was' must be an earlier anchor (path[::Symbol]): {why}")
     return Anchor(path=file_path, symbol=symbol or None, commit=commit, kind=str(kind),
-                  span=span, fingerprint=str(fp) if fp else None, was=was or None)
+                  span=span, fingerprint=str(fp) if fp else None, was=was or None, repo=repo)
 
 
 def memory_to_dict(m: Memory) -> dict[str, Any]:
@@ -458,7 +477,7 @@ def memory_from_dict(d: dict[str, Any]) -> Memory:
     """Inverse of ``memory_to_dict``. Raises KeyError / TypeError on a malformed dict."""
     anchors = [Anchor(path=a["path"], symbol=a["symbol"], commit=a["commit"], kind=a["kind"],
                       span=tuple(a["span"]) if a["span"] else None,
-                      fingerprint=a["fingerprint"], was=a.get("was")) for a in d["anchors"]]
+                      fingerprint=a["fingerprint"], was=a.get("was"), repo=a.get("repo")) for a in d["anchors"]]
     review = d.get("reviewed")
     return Memory(**{**d, "anchors": anchors, "reviewed": Review(**review) if review else None})
 

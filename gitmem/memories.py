@@ -23,6 +23,7 @@ from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
 from .infra import utc_now
 from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, Review, parse_anchor_spec, unique_anchors
+from .org import xrepo
 from .store import Store, new_id
 
 #: Titles longer than this are cut at a word boundary (characters).
@@ -189,15 +190,22 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
                  warn: Callable[[str], None] | None = None) -> list[Anchor]:
     """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
 
+    A spec ``REPO:PATH[::SYMBOL]`` with REPO a repository of ``[org.repos]`` is a cross-repository anchor, made at
+    REPO's ref whatever ``rev`` is (``org.xrepo.make``).
+
     Raises:
         AnchorError: a path outside the repository, an unknown file or symbol
-            (with the closest names), or an unknown commit.
+            (with the closest names), or an unknown commit; for a cross-repository anchor, a repository not in
+            ``[org.repos]`` or unreachable.
     """
     repo = store.repo
     resolver = resolver or Resolver(repo)
     sha = repo.resolve(rev) if rev else WORKTREE
     out: list[Anchor] = []
     for spec in specs:
+        if xrepo.is_foreign_spec(store, spec):
+            out.append(xrepo.make(store, spec))
+            continue
         path, symbol, commit_rev = parse_anchor_spec(spec)
         if commit_rev is not None:
             try:
@@ -335,12 +343,18 @@ def list_memories(store: Store, *, type: str | None = None, anchor: str | None =
     """Valid memories, newest first, optionally filtered.
 
     ``anchor`` matches ``PATH`` (any anchor on that file, or under that
-    directory) or ``PATH::Name`` (that symbol and symbols nested in it).
+    directory) or ``PATH::Name`` (that symbol and symbols nested in it); ``REPO:PATH[::Name]`` the same in
+    another repository of ``[org.repos]`` (cross-repository anchors).
     """
     mems = list(store.load_all().memories.values())
     if type:
         mems = [m for m in mems if m.type == type]
-    if anchor:
+    if anchor and xrepo.is_foreign_spec(store, anchor):
+        repo, _, rest = anchor.partition(":")
+        fpath, _, fsym = rest.partition("::")
+        mems = [m for m in mems if any(a.repo == repo and _anchor_matches(replace(a, repo=None), fpath.rstrip("/"),
+                                                                          fsym or None) for a in m.anchors)]
+    elif anchor:
         path, symbol, commit_rev = parse_anchor_spec(anchor)
         if commit_rev:
             sha = store.repo.resolve(commit_rev)
@@ -353,7 +367,7 @@ def list_memories(store: Store, *, type: str | None = None, anchor: str | None =
 
 
 def _anchor_matches(a: Anchor, path: str, symbol: str | None) -> bool:
-    if a.kind == KIND_COMMIT or a.path is None:
+    if a.kind == KIND_COMMIT or a.path is None or not a.local:
         return False
     if symbol is None:
         return a.path == path or a.path.startswith(path + "/") or path == ""

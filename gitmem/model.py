@@ -38,10 +38,13 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
 
     Ordered by severity: a memory's status is the worst of its anchors'
     (``Status.worst``). ``moved`` is milder than ``stale`` because the code
-    itself is unchanged and the anchor can follow it.
+    itself is unchanged and the anchor can follow it. ``unchecked`` is only ever the status of a
+    cross-repository anchor whose repository could not be reached by this check (``gitmem stale``,
+    ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked.
     """
 
     FRESH = "fresh"
+    UNCHECKED = "unchecked"
     MOVED = "moved"
     STALE = "stale"
     DELETED = "deleted"
@@ -61,7 +64,7 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
         return max(statuses, key=lambda s: s.severity, default=Status.FRESH)
 
 
-_SEVERITY = {Status.FRESH: 0, Status.MOVED: 1, Status.STALE: 2, Status.DELETED: 3}
+_SEVERITY = {Status.FRESH: 0, Status.UNCHECKED: 1, Status.MOVED: 2, Status.STALE: 3, Status.DELETED: 4}
 
 #: A status filter (``gitmem list --status``): a status, or ``not-fresh`` for any other than fresh.
 STATUS_FILTERS = ("fresh", "moved", "stale", "deleted", "not-fresh")
@@ -140,6 +143,11 @@ class Anchor:
             renamed and the anchor followed it (re-anchoring, the commit hooks); the first such key
             is kept across later moves, so it is the name the memory was written about. None when
             the anchor never changed place.
+        repo: the organisation repository (a name of ``[org.repos]``) the code is in, for a
+            cross-repository anchor (``ledger:src/api.py::retry_after``): ``path`` is relative to that
+            repository and ``commit`` is one of its commits. None (the default): this repository. Nothing
+            that resolves anchors against this repository touches a foreign one (``local``);
+            ``gitmem.org.xrepo`` checks it against the other repository.
     """
 
     path: str | None
@@ -149,15 +157,28 @@ class Anchor:
     span: tuple[int, int] | None = None
     fingerprint: str | None = None
     was: str | None = None
+    repo: str | None = None
+
+    @property
+    def local(self) -> bool:
+        """Whether the anchor is to this repository's code or commits (not a cross-repository anchor)."""
+        return self.repo is None
 
     @property
     def key(self) -> str:
-        """The anchor's text form: ``path::Qualified.Name``, ``path`` or ``commit:<sha>``."""
+        """The anchor's text form: ``path::Qualified.Name``, ``path`` or ``commit:<sha>``; a cross-repository
+        anchor's has its repository in front: ``REPO:path::Qualified.Name``, ``REPO:path``."""
         if self.kind == KIND_COMMIT:
             return f"commit:{self.commit}"
+        where = f"{self.repo}:" if self.repo is not None else ""
         if self.symbol:
-            return f"{self.path}::{self.symbol}"
-        return self.path or ""
+            return f"{where}{self.path}::{self.symbol}"
+        return where + (self.path or "")
+
+    @property
+    def local_key(self) -> str:
+        """``key`` without the repository: ``path::Qualified.Name`` or ``path`` inside the anchor's repository."""
+        return Anchor(self.path, self.symbol, self.commit, self.kind).key
 
 
 def unique_anchors(anchors: list[Anchor]) -> list[Anchor]:

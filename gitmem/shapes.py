@@ -53,6 +53,10 @@ The shapes (``→`` names the commands and MCP tools that print them):
   likewise adds it to ``memory_detail_json``).
 * ``personal_init_json``, ``personal_push_json``, ``personal_pull_json``, ``personal_status_json``,
   ``personal_path_json``: ``personal init``, ``push``, ``pull``, ``status``, ``path``.
+* ``org_hit_json``: a memory of the organisation index found by ``recall --org``.
+* ``org_repo_report_json`` (nested), ``org_index_json``: ``org index``.
+* ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
+* ``foreign_check_json`` (nested), ``org_check_json``: ``org check`` (cross-repository anchors).
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
@@ -90,6 +94,9 @@ if TYPE_CHECKING:
     from .ops.stats import MemoryUse, Stats
     from .ops.tidy import TidyReport
     from .ops.transfer import ImportReport
+    from .org.index import IndexReport, RepoReport, RepoState
+    from .org.search import OrgHit
+    from .org.xrepo import CheckReport, ForeignCheck
     from .rank.focus import Focus
     from .rank.score import Scored
     from .search.index import SyncResult
@@ -134,10 +141,11 @@ def dumps_document(obj: JSONObject | Sequence[JSONObject]) -> str:
 
 
 def anchor_json(a: Anchor) -> JSONObject:
-    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was"}`` (``was``: the anchor
-    before its code moved or was renamed, or None)."""
+    """``{"anchor", "path", "symbol", "kind", "commit", "span", "fingerprint", "was", "repo"}`` (``was``: the anchor
+    before its code moved or was renamed, or None; ``repo``: the organisation repository of a cross-repository
+    anchor, whose ``path`` and ``commit`` are that repository's, or None for this repository)."""
     return {"anchor": a.key, "path": a.path, "symbol": a.symbol, "kind": a.kind, "commit": a.commit,
-            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was}
+            "span": list(a.span) if a.span else None, "fingerprint": a.fingerprint, "was": a.was, "repo": a.repo}
 
 
 def memory_json(m: Memory) -> JSONObject:
@@ -160,7 +168,9 @@ def memory_json(m: Memory) -> JSONObject:
 
 def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
-    "old_span", "new_span", "reason", "anchored_at"}``."""
+    "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
+    cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
+    could not be reached, ``reason`` says why)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,
@@ -172,6 +182,7 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
         "new_span": list(a.new_span) if a.new_span else None,
         "reason": a.reason,
         "anchored_at": a.anchor.commit,
+        "repo": a.anchor.repo,
     }
 
 
@@ -619,6 +630,48 @@ def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject
 # -- warnings and errors --------------------------------------------------------------------------
 
 
+def org_hit_json(h: OrgHit) -> JSONObject:
+    """A hit of ``recall --org``: ``{"repo", "id", "type", "title", "body", "status", "reason", "trust", "level",
+    "anchors", "tags", "path", "updated", "commit" (the repository's commit indexed), "score"}``."""
+    return {"repo": h.repo, "id": h.id, "type": h.type, "title": h.title, "body": h.body, "status": h.status,
+            "reason": h.reason, "trust": h.trust, "level": h.level, "anchors": list(h.anchors), "tags": list(h.tags),
+            "path": h.path, "updated": h.updated, "commit": h.commit, "score": round(h.score, 6)}
+
+
+def org_repo_report_json(r: RepoReport) -> JSONObject:
+    """One repository of ``org index``: ``{"repo", "location", "state" (indexed, skipped, failed), "before",
+    "after" (commits; "" = none), "added", "updated", "deleted", "rechecked", "invalid", "memories", "error",
+    "hint", "errors" (the invalid memory files)}``."""
+    return {"repo": r.repo, "location": r.location, "state": r.state, "before": r.before, "after": r.after,
+            "added": r.added, "updated": r.updated, "deleted": r.deleted, "rechecked": r.rechecked,
+            "invalid": r.invalid, "memories": r.memories, "error": r.error, "hint": r.hint, "errors": list(r.errors)}
+
+
+def org_index_json(rep: IndexReport) -> JSONObject:
+    """``org index``: ``{"uri", "repos": [org_repo_report_json], "added", "updated", "deleted", "failed" (count),
+    "seconds"}``."""
+    return {"uri": rep.uri, "repos": [org_repo_report_json(r) for r in rep.repos], "added": rep.added,
+            "updated": rep.updated, "deleted": rep.deleted, "failed": len(rep.failed),
+            "seconds": round(rep.seconds, 3)}
+
+
+def org_repo_status_json(state: RepoState | None, name: str, location: str, current: str, note: str) -> JSONObject:
+    """One repository of ``org status``: ``{"repo", "location", "indexed" (commit; "" = never), "current" (its ref
+    commit now; "" = unknown), "state" (up to date, behind, not indexed, unknown), "memories" (rows), "indexed_at",
+    "note" (why the current commit is unknown)}``."""
+    indexed = state.commit if state else ""
+    st = ("not indexed" if not indexed else "unknown" if not current else "up to date" if current == indexed
+          else "behind")
+    return {"repo": name, "location": location or (state.location if state else ""), "indexed": indexed,
+            "current": current, "state": st, "memories": state.memories if state else 0,
+            "indexed_at": state.indexed_at if state else "", "note": note}
+
+
+def org_status_json(uri: str, repos: list[JSONObject]) -> JSONObject:
+    """``org status``: ``{"uri", "repos": [org_repo_status_json], "memories" (rows in all)}``."""
+    return {"uri": uri, "repos": repos, "memories": sum(int(r["memories"]) for r in repos)}
+
+
 def warning_json(message: str, hint: str | None = None) -> JSONObject:
     """A warning on stderr: ``{"warning"}``, plus ``"hint"`` when one is given (even empty)."""
     return {"warning": message} if hint is None else {"warning": message, "hint": hint}
@@ -630,3 +683,22 @@ def error_json(message: str, hint: str, candidates: list[str] | None = None) -> 
     if candidates is not None:
         d["candidates"] = candidates
     return d
+
+
+def foreign_check_json(c: ForeignCheck) -> JSONObject:
+    """One cross-repository anchor as ``org check`` found it: ``{"id", "title", "anchor", "repo", "path",
+    "symbol", "status", "reason", "commit", "changed_in", "path_now", "symbol_now", "anchored_at"}`` (``status``
+    fresh, moved, stale, deleted or unchecked; ``commit``: the other repository's commit checked at, None when
+    unchecked; ``changed_in``: its commit that made the anchor not fresh, when one can be named)."""
+    return {"id": c.memory.id, "title": c.memory.title, "anchor": c.anchor.key, "repo": c.anchor.repo,
+            "path": c.anchor.path, "symbol": c.anchor.symbol, "status": c.status.value, "reason": c.reason,
+            "commit": c.commit, "changed_in": c.changed_in, "path_now": c.path_now, "symbol_now": c.symbol_now,
+            "anchored_at": c.anchor.commit}
+
+
+def org_check_json(rep: CheckReport) -> JSONObject:
+    """``org check``: ``{"ok", "checked", "not_fresh", "repos": {name: {"commit", "error"}}, "anchors":
+    [foreign_check_json…]}`` (``ok``: every foreign anchor was checked and is fresh)."""
+    return {"ok": not rep.not_fresh, "checked": len(rep.checks), "not_fresh": len(rep.not_fresh),
+            "repos": {n: {"commit": sha, "error": why or None} for n, (sha, why) in sorted(rep.repos.items())},
+            "anchors": [foreign_check_json(c) for c in rep.checks]}

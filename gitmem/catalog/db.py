@@ -54,7 +54,8 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 #: 11: ``commands``, the commands each memory quotes (``shellwords.quoted_commands``).
 #: 12: ``usage`` (the use log folded, ``catalog.usage``) and ``code_times`` (anchored files' last commit times).
 #: 13: each memory's provenance (``provenance``): ``level``, ``trust`` (its label for the agent) and ``rule``.
-SCHEMA_VERSION = "13"
+#: 14: cross-repository anchors (``Anchor.repo``) kept out of the anchored paths and symbols; ``repo`` per anchor.
+SCHEMA_VERSION = "14"
 #: (An index added later, such as ``anchors_path_symbol``, needs no new version: every ``connect(create=True)``
 #: runs ``_SCHEMA``, whose ``IF NOT EXISTS`` statements add it to an older file once, without a rebuild.)
 
@@ -546,6 +547,12 @@ def status_counts(con: sqlite3.Connection) -> dict[str | None, int]:
 def recent_ids(con: sqlite3.Connection, n: int) -> list[str]:
     """The ids of the ``n`` most recently updated memories, newest first."""
     return [r[0] for r in con.execute("SELECT id FROM memories ORDER BY updated DESC, id DESC LIMIT ?", (int(n),))]
+
+
+def ids_with_foreign_anchors(con: sqlite3.Connection) -> set[str]:
+    """Ids of the memories with a cross-repository anchor (an anchor entry with a ``repo``: ``files.memory_row``).
+    A scan of the ``anchors`` column: the caller (``org.xrepo``) runs it once per check, never on a hook's path."""
+    return {r[0] for r in con.execute("SELECT id FROM memories WHERE anchors LIKE '%\"repo\":%'")}
 
 
 def ids_on_paths(con: sqlite3.Connection, paths: Iterable[str], *, moved: bool = True) -> set[str]:

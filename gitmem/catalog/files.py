@@ -93,8 +93,11 @@ def memory_row(m: Memory, digest: str, agent: str | None = None) -> dict[str, An
     anchors = []
     for a in m.anchors:
         span = a.span or (None, None)
-        anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT else None, "symbol": a.symbol,
-                        "start": span[0], "end": span[1], **({"was": a.was} if a.was else {})})
+        # a cross-repository anchor has no path here: its path is another repository's, so the queries by
+        # anchored file (hooks, proximity, which memories a change touches) never match it
+        anchors.append({"key": a.key, "path": a.path if a.kind != KIND_COMMIT and a.local else None,
+                        "symbol": a.symbol if a.local else None, "start": span[0], "end": span[1],
+                        **({"was": a.was} if a.was else {}), **({"repo": a.repo} if a.repo is not None else {})})
     return {"id": m.id, "type": m.type, "title": m.title, "body": m.body, "facts": list(m.facts),
             "tags": list(m.tags), "anchors": anchors, "scope": m.scope, "updated": m.updated or m.created,
             "confidence": m.confidence, "digest": digest, "status": None, "reason": "", "checked": {},

@@ -83,8 +83,8 @@ def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int 
     out: list[tuple[str, str | None, int | None, int | None]] = []
     for a in ms.anchors:
         path = a.path_now or a.anchor.path
-        if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT or path is None:
-            continue
+        if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT or path is None or not a.anchor.local:
+            continue  # a cross-repository anchor's code is in another repository
         span = a.new_span or (None, None)
         out.append((path, a.symbol_now or a.anchor.symbol, span[0], span[1]))
     return out

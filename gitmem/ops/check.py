@@ -172,7 +172,7 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
         last = written[m.id]
         ms = memory_status(resolver, m, head)
         for a in ms.anchors:
-            if a.status == Status.FRESH:
+            if a.status == Status.FRESH or not a.anchor.local:  # another repository's code: gitmem org check
                 continue
             if a.commit is not None and a.commit not in order:
                 continue  # made not fresh before this change: not this change's problem

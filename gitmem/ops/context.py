@@ -142,7 +142,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
                 index, _, src = sync_index(store, loaded, strict=False)
                 text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
             if include_imports:
-                anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path}
+                anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path and a.local}
                 add_import_neighbours(repo, focus, anchored, cache_path=cache_path)
             total = len(loaded.memories)
     finally:

@@ -57,7 +57,8 @@ def in_progress(store: Store) -> bool:
 def only_moved(went: list[MemoryStatus]) -> list[MemoryStatus]:
     """The memories of ``went`` whose code only moved: status moved, every anchor fresh or moved."""
     return [ms for ms in went if ms.status == Status.MOVED
-            and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors)]
+            and all(a.status in (Status.FRESH, Status.MOVED) for a in ms.anchors)
+            and any(a.status == Status.MOVED and a.anchor.local for a in ms.anchors)]
 
 
 def follow_staged(store: Store, index_file: str | None) -> Followed:

@@ -69,7 +69,7 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
 
     now = {st.anchor.key: st.path_now for st in memory_status(resolver, m, WORKTREE).anchors}
     for a in m.anchors:
-        if a.kind == KIND_COMMIT or not a.path:
+        if a.kind == KIND_COMMIT or not a.path or not a.local:
             continue
         log_path = now.get(a.key) or a.path  # --follow walks back from where the file is now
         start = first_commit or a.commit  # since the memory was written (re-anchoring moves a.commit)

@@ -22,7 +22,7 @@ from ..errors import GitmemError
 from ..git import WORKTREE
 from ..infra import utc_now
 from ..memories import RememberRequest, remember, write
-from ..model import KIND_COMMIT, Memory, Status
+from ..model import KIND_COMMIT, Memory, Status, unique_anchors
 from ..store import Store
 
 
@@ -67,11 +67,14 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
     old = store.get(mem_id)
     if old.retired:
         raise GitmemError(f"{old.id} was retired on {old.retired}", "supersede the memory that replaced it")
+    given = bool(req.anchors)
     if not req.anchors:
         ms = memory_status(Resolver(store.repo), old, WORKTREE)
         specs = []
         for st in ms.anchors:
             a = st.anchor
+            if not a.local:
+                continue  # kept as it is (below): checked at its repository, never re-made from this one
             if a.kind == KIND_COMMIT:
                 specs.append(f"commit:{a.commit}")
             elif st.status != Status.DELETED and a.path:
@@ -85,6 +88,8 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
     req.scope = old.scope
     req.invariant = req.invariant or old.invariant  # "these places change together" still holds for the new text
     new = remember(store, req)
+    if not given:
+        new.anchors = unique_anchors([*new.anchors, *(a for a in old.anchors if not a.local)])
     link(new, old, utc_now())
     write(store, [new, old])
     return Superseded(new, old)

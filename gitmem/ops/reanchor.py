@@ -66,8 +66,8 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
     anchors: list[Anchor] = []
     for st in ms.anchors:
         a = st.anchor
-        if a.kind == KIND_COMMIT or not a.path:
-            anchors.append(a)
+        if a.kind == KIND_COMMIT or not a.path or not a.local:
+            anchors.append(a)  # a cross-repository anchor is checked and made at its repository (gitmem.org.xrepo)
             continue
         if st.status == Status.DELETED:
             if not drop_deleted:

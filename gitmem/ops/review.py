@@ -91,7 +91,10 @@ def _lines(resolver: Resolver, rev: str | None, path: str | None, span: tuple[in
 
 
 def anchor_diff(resolver: Resolver, a: AnchorStatus) -> str:
-    """Unified diff of an anchor's code: at its commit → now (empty when there is nothing to compare)."""
+    """Unified diff of an anchor's code: at its commit → now (empty when there is nothing to compare, and for a
+    cross-repository anchor: its code is another repository's)."""
+    if not a.anchor.local:
+        return ""
     old = _lines(resolver, a.anchor.commit, a.anchor.path, a.old_span or a.anchor.span)
     new = [] if a.status == Status.DELETED else _lines(resolver, WORKTREE, a.path_now or a.anchor.path, a.new_span)
     if not old and not new:

@@ -97,7 +97,7 @@ def touched_by_index(store: Store, index_file: str | None,
 
 def _touches(m: Memory, paths: set[str], symbols: set[tuple[str, str]]) -> bool:
     for a in m.anchors:
-        if a.kind == KIND_COMMIT or not a.path:
+        if a.kind == KIND_COMMIT or not a.path or not a.local:
             continue
         if a.symbol is None:
             if a.path in paths:

@@ -37,7 +37,7 @@ from ..config import deleted_days as configured_days
 from ..errors import GitmemError
 from ..infra import utc_now
 from ..memories import fit, max_chars, text_chars, write
-from ..model import KIND_COMMIT, Memory, MemoryStatus, Status, unique_anchors
+from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status, unique_anchors
 from ..store import Store
 from .lifecycle import link, retire
 
@@ -113,6 +113,11 @@ class TidyReport:
         return len(self.duplicates) + len(self.deleted)
 
 
+def _where(a: Anchor) -> str:
+    """The file of ``a`` as a key: its path, with its repository in front for a cross-repository anchor."""
+    return a.key.partition("::")[0]
+
+
 def _neighbours(mems: list[Memory]) -> dict[str, list[Memory]]:
     """id → the other memories on the same code (``compare.same_code``), by id: those sharing an anchor key, and
     for a file anchored whole every memory anchored in that file (and the other way round). Indexed by key, so
@@ -125,18 +130,18 @@ def _neighbours(mems: list[Memory]) -> dict[str, list[Memory]]:
             if a.kind == KIND_COMMIT or not a.path:
                 continue
             by_key.setdefault(a.key, []).append(m)
-            in_path.setdefault(a.path, []).append(m)
+            in_path.setdefault(_where(a), []).append(m)
             if not a.symbol:
-                whole.setdefault(a.path, []).append(m)
+                whole.setdefault(_where(a), []).append(m)
     out: dict[str, list[Memory]] = {}
     for m in mems:
         near: dict[str, Memory] = {}
         for a in m.anchors:
             if a.kind == KIND_COMMIT or not a.path:
                 continue
-            group = by_key.get(a.key, []) + whole.get(a.path, [])
+            group = by_key.get(a.key, []) + whole.get(_where(a), [])
             if not a.symbol:
-                group += in_path.get(a.path, [])
+                group += in_path.get(_where(a), [])
             near.update((o.id, o) for o in group if o.id != m.id)
         out[m.id] = sorted(near.values(), key=lambda o: o.id)
     return out
@@ -227,7 +232,7 @@ def find_long_deleted(store: Store, statuses: list[MemoryStatus], days: int, now
     out = []
     for ms in statuses:
         code = [a for a in ms.anchors if a.anchor.kind != KIND_COMMIT]
-        if ms.memory.retired or not code or any(a.status != Status.DELETED for a in code):
+        if ms.memory.retired or not code or any(a.status != Status.DELETED or not a.anchor.local for a in code):
             continue
         commits = [a.commit for a in code]
         if any(c is None for c in commits):

@@ -36,6 +36,7 @@ from ..infra import utc_now
 from ..memfile import check_anchor_path, dumps, valid_id
 from ..memories import check_size, max_chars, refuse_instructions, write
 from ..model import KIND_COMMIT, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory
+from ..org.settings import REPO_NAME
 from ..shapes import EXPORT_FORMAT, dumps_line, export_line_json
 from ..store import Store, new_id
 
@@ -79,6 +80,17 @@ def _anchor(resolver: Resolver, store: Store, raw: dict[str, Any], report: Impor
         report.dropped_anchors.append(key)
         return None
     path, symbol = raw.get("path"), raw.get("symbol")
+    repo = raw.get("repo")
+    if repo is not None:  # a cross-repository anchor: kept as exported (its repository checks it: gitmem org check)
+        span = raw.get("span")
+        if (isinstance(repo, str) and REPO_NAME.match(repo) and isinstance(path, str) and not check_anchor_path(path)
+                and isinstance(commit, str) and _SHA.fullmatch(commit) and (symbol is None or isinstance(symbol, str))):
+            fp = raw.get("fingerprint")
+            return Anchor(path=path, symbol=symbol, commit=commit, kind=str(kind), repo=repo,
+                          span=(int(span[0]), int(span[1])) if isinstance(span, list) and len(span) == 2 else None,
+                          fingerprint=fp if isinstance(fp, str) else None)
+        report.dropped_anchors.append(str(key))
+        return None
     if (not isinstance(path, str) or not path or check_anchor_path(path) or path == ".git"
             or path.startswith(".git/") or (symbol is not None and not isinstance(symbol, str))):
         report.dropped_anchors.append(str(key))

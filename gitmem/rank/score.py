@@ -127,7 +127,7 @@ def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, 
 
     ``dirs``: ``focus.dirs()``, when the caller scores many anchors against one focus.
     """
-    if a.kind == KIND_COMMIT or not a.path:
+    if a.kind == KIND_COMMIT or not a.path or not a.local:  # another repository's code is never in focus here
         return 0.0, ""
     best, why = 0.0, ""
 
@@ -177,7 +177,7 @@ def proximity(m: Memory, focus: Focus, dirs: dict[str, tuple[float, str, str]] |
         if memo is None:
             p = anchor_proximity(a, focus, dirs)
         else:
-            key = (a.kind == KIND_COMMIT, a.path, a.symbol)
+            key = (a.kind == KIND_COMMIT or not a.local, a.path, a.symbol)
             got = memo.get(key)
             if got is None:
                 got = memo[key] = anchor_proximity(a, focus, dirs)

@@ -539,7 +539,7 @@ class MemoryIndex:
             arrays["search_text"].append(search_text(m))
             arrays["tags"].append(list(m.tags))
             arrays["paths"].append(list(dict.fromkeys(a.path for a in m.anchors
-                                                      if a.path and a.kind != KIND_COMMIT)))
+                                                      if a.path and a.kind != KIND_COMMIT and a.local)))
             arrays["symbols"].append(list(dict.fromkeys(a.key for a in m.anchors if a.symbol and a.path)))
             arrays["commits"].append(list(dict.fromkeys(a.commit for a in m.anchors
                                                         if a.kind == KIND_COMMIT and a.commit)))

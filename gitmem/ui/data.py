@@ -134,7 +134,8 @@ def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObje
         row = {"id": m.id, "type": m.type, "title": m.title, "scope": m.scope, "updated": m.updated or m.created,
                "created": m.created, "author": m.author, "session": m.session,
                "status": (rows.get(m.id) or {}).get("status"), "reason": (rows.get(m.id) or {}).get("reason"),
-               "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT))}
+               "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT
+                                                 and a.local))}
         out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6)})
     return out
 
@@ -179,9 +180,10 @@ class _Code:
 
 
 def _code_now(store: Store, resolver: Any, a: AnchorStatus) -> _Code:
-    """The anchored code in the working tree: the symbol's lines, or a file's first ``MAX_CODE_LINES``."""
+    """The anchored code in the working tree: the symbol's lines, or a file's first ``MAX_CODE_LINES`` (none for
+    a cross-repository anchor: its code is another repository's)."""
     path = a.path_now or a.anchor.path
-    if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT or not path:
+    if a.status == Status.DELETED or a.anchor.kind == KIND_COMMIT or not path or not a.anchor.local:
         return _Code("", None, 0)
     data = resolver.source(WORKTREE, path)
     if data is None:
@@ -226,7 +228,8 @@ def memory(store: Store, mem_id: str) -> JSONObject:
         code = _code_now(store, resolver, a)
         diff = anchor_diff(resolver, a) if a.status != Status.FRESH else ""
         anchors.append(shapes.ui_anchor_json(a, code.html, code.lines, code.more, diff,
-                                             _diff_html(diff) if diff else "", _changed_by(store, a.commit)))
+                                             _diff_html(diff) if diff else "",
+                                             _changed_by(store, a.commit) if a.anchor.local else None))
     return shapes.ui_memory_json(shown.status, shown.path, anchors)
 
 
