@@ -389,3 +389,18 @@ def test_recall_org_runs_in_the_callers_process() -> None:
 
     assert forwardable(["recall", "x"]) == "recall"
     assert forwardable(["recall", "--org", "x"]) is None
+
+
+def test_a_duplicated_row_is_repaired_at_the_next_index(tmp_path: Path, run_cli) -> None:
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    target = [org_repos.OrgRepo("svc", str(repo))]
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    key = f"svc\x1f{ids['retry']}"
+    t.add(t.search().where(f"key = '{key}'").limit(None).to_arrow())  # what a store without conditions would leave
+    assert collections.Counter(r["key"] for r in _rows(settings))[key] == 2
+    commit(repo, "a push", {"README": "x\n"}, no_verify=True)
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    keys = collections.Counter(r["key"] for r in _rows(settings))
+    assert keys == {key: 1, f"svc\x1f{ids['charge']}": 1}

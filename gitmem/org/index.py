@@ -480,11 +480,13 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
     rows = ix.rows_of(name)
     by_path: dict[str, dict[str, Any]] = {}
     delete: set[str] = set()
+    dups: set[str] = set()
     seen_keys: set[str] = set()
     for row in rows:
         if row["key"] in seen_keys or row["path"] in by_path:
-            delete.add(row["key"])  # a duplicate (an older gitmem, a race): rewritten below from its file
-            by_path.pop(row["path"], None)
+            dups.add(row["key"])  # a duplicate (a race of another writer): every copy deleted, rewritten from its file
+            if row["path"] in by_path:
+                dups.add(by_path.pop(row["path"])["key"])
             continue
         seen_keys.add(row["key"])
         by_path[row["path"]] = row
@@ -532,7 +534,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             rechecked += 1
         written.append(_Row(m, p, files[p], status, reason))
     keys_written = {row_key(name, w.memory.id) for w in written}
-    delete -= keys_written
+    delete = (delete - keys_written) | dups
     # two files with the same id: the first (by path) wins
     unique: dict[str, _Row] = {}
     for w in written:
@@ -543,7 +545,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         table = _rows_table(part, name, new, ix.schema, ix.embedder) if part else None
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
-    return [added, updated + rechecked, len(delete), rechecked], invalid, len(now_keys)
+    return [added, updated + rechecked, len(delete - keys_written), rechecked], invalid, len(now_keys)
 
 
 def _status(resolver: Any, m: Memory, rev: str) -> tuple[str, str]:
