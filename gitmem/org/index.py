@@ -351,8 +351,9 @@ class _Index:
         return bool(res.num_updated_rows or res.num_inserted_rows)
 
     def maintain(self) -> None:
-        """Create the full-text (and ``repo`` bitmap) indexes once there are rows; fold rows written since into
-        them when ``OPTIMIZE_UNINDEXED`` accumulated. Best effort: a search works without (flat scan)."""
+        """Create the full-text (and ``repo`` bitmap) indexes once there are rows, the vector index (IVF_FLAT) from
+        ``search.index.VECTOR_INDEX_MIN_ROWS`` rows on; fold rows written since into them when
+        ``OPTIMIZE_UNINDEXED`` accumulated. Best effort: a search works without (flat scan)."""
         from lancedb.index import FTS, Bitmap
 
         t = self.memories
@@ -366,6 +367,15 @@ class _Index:
                                                                   name=f"{c}_idx"))
             if "repo_idx" not in names:
                 _retrying("bitmap", lambda: t.create_index("repo", config=Bitmap(), replace=True, name="repo_idx"))
+            if "vector" in t.schema.names and "vector_idx" not in names:
+                from lancedb.index import IvfFlat
+
+                from ..search.index import VECTOR_INDEX_MIN_ROWS, VECTOR_PARTITIONS
+
+                # the project's threshold and partitions (search.index: measured there); below it a flat scan
+                if t.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+                    _retrying("ivf", lambda: t.create_index("vector", config=IvfFlat(
+                        distance_type="cosine", num_partitions=VECTOR_PARTITIONS), replace=True, name="vector_idx"))
             if all(f"{c}_idx" in names for c in FTS_COLUMNS):
                 unindexed = max(int(t.index_stats(f"{c}_idx").num_unindexed_rows) for c in FTS_COLUMNS)
                 if unindexed > OPTIMIZE_UNINDEXED:
