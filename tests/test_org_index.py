@@ -323,3 +323,98 @@ def test_cli_store_error_exits_2_in_one_line(s3_ignoring_conditions, tmp_path: P
     code, out, err = run_cli(repo, "org", "index")
     assert code == 2 and out == ""
     assert err.startswith("error: the store at s3://") and "ignores conditional writes" in err
+
+
+def test_an_indexer_that_loses_the_race_starts_over_from_the_winners_commit(tmp_path: Path, run_cli,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repos row moves by compare-and-swap: when another indexer moved it meanwhile, this one's rows are
+    checked again against the winner's commit; the rows end right, once each."""
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    target = [org_repos.OrgRepo("svc", str(repo))]
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    code, _, _ = run_cli(repo, "forget", ids["retry"])
+    assert code == 0
+    extra = _remember(repo, run_cli, "svc: a third memory about charge", "--anchor", "src/app.py::charge")
+    commit(repo, "push", {"src/app.py": APP.replace("amount * 2", "amount * 3")}, no_verify=True)
+    head = git(repo, "rev-parse", "HEAD").strip()
+
+    real_apply = org_index._apply
+    raced: list[org_index.RepoReport] = []
+    started: list[bool] = []
+
+    def apply_then_lose_the_race(ix, r, name, before, new):  # type: ignore[no-untyped-def]
+        got = real_apply(ix, r, name, before, new)
+        if not started:  # another indexer finishes the same push first
+            started.append(True)
+            raced.append(org_index.index(settings, target, embeddings=NO_VECTORS).repos[0])
+        return got
+
+    monkeypatch.setattr(org_index, "_apply", apply_then_lose_the_race)
+    rep = org_index.index(settings, target, embeddings=NO_VECTORS).repos[0]
+    assert raced and raced[0].state == "indexed" and raced[0].after == head, raced[0].error
+    assert (rep.state, rep.after, rep.memories) == ("indexed", head, 2)
+    rows = [r for r in _rows(settings) if r["repo"] == "svc"]
+    assert sorted(str(r["id"]) for r in rows) == sorted([ids["charge"], extra])
+    assert {r["status"] for r in rows} == {"stale"}
+    assert [s.commit for s in org_index.states(settings)] == [head]
+
+
+def test_rows_written_after_the_full_text_index_are_found_and_folded_in(tmp_path: Path, run_cli,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    target = [org_repos.OrgRepo("svc", str(repo))]
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    new = _remember(repo, run_cli, "svc: the ledger rounds half to even", "--anchor", "src/app.py")
+    commit(repo, "one more", no_verify=True)
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    assert t.index_stats("title_idx").num_unindexed_rows == 1  # searched flat until folded in
+    assert [h.id for h in search(settings, "rounds half even", embeddings=NO_VECTORS)] == [new]
+    monkeypatch.setattr(org_index, "OPTIMIZE_UNINDEXED", 0)
+    commit(repo, "another", {"src/other.py": "x = 1\n"}, no_verify=True)
+    _remember(repo, run_cli, "svc: other is one", "--anchor", "src/other.py")
+    commit(repo, "and a memory", no_verify=True)
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    assert t.index_stats("title_idx").num_unindexed_rows == 0
+    assert [h.id for h in search(settings, "rounds half even", embeddings=NO_VECTORS)] == [new]
+    assert len(search(settings, "svc", embeddings=NO_VECTORS)) == 4
+
+
+def test_recall_org_runs_in_the_callers_process() -> None:
+    """The store's endpoint and keys are this shell's AWS_* variables: never the warm process's."""
+    from gitmem.daemon.front import forwardable
+
+    assert forwardable(["recall", "x"]) == "recall"
+    assert forwardable(["recall", "--org", "x"]) is None
+
+
+def test_a_duplicated_row_is_repaired_at_the_next_index(tmp_path: Path, run_cli) -> None:
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    target = [org_repos.OrgRepo("svc", str(repo))]
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    key = f"svc\x1f{ids['retry']}"
+    t.add(t.search().where(f"key = '{key}'").limit(None).to_arrow())  # what a store without conditions would leave
+    assert collections.Counter(r["key"] for r in _rows(settings))[key] == 2
+    commit(repo, "a push", {"README": "x\n"}, no_verify=True)
+    org_index.index(settings, target, embeddings=NO_VECTORS)
+    keys = collections.Counter(r["key"] for r in _rows(settings))
+    assert keys == {key: 1, f"svc\x1f{ids['charge']}": 1}
+
+
+def test_the_vector_index_is_built_from_its_threshold_on(tmp_path: Path, run_cli,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import gitmem.search.index as search_index
+
+    monkeypatch.setattr(search_index, "VECTOR_INDEX_MIN_ROWS", 2)
+    monkeypatch.setattr(search_index, "VECTOR_PARTITIONS", 2)
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    org_index.index(settings, [org_repos.OrgRepo("svc", str(repo))])
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    assert "vector_idx" in {i.name for i in t.list_indices()}
+    assert search(settings, "how long to wait before trying again")[0].id == ids["retry"]

@@ -74,7 +74,13 @@ def _targets(settings: OrgSettings, root: Path | None, args: tuple[str, ...]) ->
     from ..org import repos
 
     if args:
-        return [repos.find(settings, root, a) or repos.from_argument(a, None) for a in args]
+        out = []
+        for a in args:
+            r = repos.find(settings, root, a) or repos.from_argument(a, None)
+            if root is not None and not r.is_url and Path(r.location) == root:
+                r = repos.OrgRepo(repos.this_name(settings, root), r.location)  # this repository: [org] name
+            out.append(r)
+        return out
     configured = repos.configured(settings, root)
     if configured:
         return configured
