@@ -418,3 +418,31 @@ def test_the_vector_index_is_built_from_its_threshold_on(tmp_path: Path, run_cli
     t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
     assert "vector_idx" in {i.name for i in t.list_indices()}
     assert search(settings, "how long to wait before trying again")[0].id == ids["retry"]
+
+
+def test_a_cross_repository_anchor_goes_stale_in_the_index_when_the_other_repository_changes(
+        tmp_path: Path, run_cli) -> None:
+    """billing's memory anchored to ledger's code: fresh when indexed; ledger's body change committed and
+    re-indexed → billing's row is stale with ledger's commit as the reason, though billing's own ref did not move."""
+    settings = OrgSettings(uri=str(tmp_path / "org-index"))
+    ledger, _ = _service(tmp_path, "ledger", run_cli)
+    billing, _ = _service(tmp_path, "billing", run_cli)
+    cfg = billing / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[org.repos]\nledger = "../ledger"\n')
+    mid = _remember(billing, run_cli, "billing relies on ledger's retry_after being seconds",
+                    "--anchor", "ledger:src/app.py::retry_after")
+    commit(billing, "cross-repository memory", no_verify=True)
+    targets = [org_repos.OrgRepo("ledger", str(ledger)), org_repos.OrgRepo("billing", str(billing))]
+    org_index.index(settings, targets, embeddings=NO_VECTORS)
+    row = next(r for r in _rows(settings) if r["key"] == org_index.row_key("billing", mid))
+    assert row["status"] == "fresh", row
+    sha = commit(ledger, "milliseconds", {"src/app.py": APP.replace('["Retry-After"])', '["Retry-After"]) * 1000')},
+                 no_verify=True)
+    report = org_index.index(settings, targets, embeddings=NO_VECTORS)
+    row = next(r for r in _rows(settings) if r["key"] == org_index.row_key("billing", mid))
+    assert row["status"] == "stale" and f"ledger@{sha[:7]}" in str(row["reason"]), row
+    assert {r.repo: r.state for r in report.repos}["billing"] == "indexed"
+    # nothing moved since: both skipped... except billing's cross-repository row, re-checked and still stale
+    org_index.index(settings, targets, embeddings=NO_VECTORS)
+    rows = [r for r in _rows(settings) if r["repo"] == "billing"]
+    assert len(rows) == 3 and [r["status"] for r in rows if r["id"] == mid] == ["stale"]

@@ -296,11 +296,13 @@ def _rows_table(rows: Sequence[_Row], repo: str, commit: str, schema: Any, embed
 class _Index:
     """The two tables of one ``index`` run, opened (and created) once."""
 
-    def __init__(self, settings: OrgSettings, embedder: Any | None) -> None:
+    def __init__(self, settings: OrgSettings, embedder: Any | None, foreign: Any | None = None) -> None:
         from .store import connect, probe_conditional_writes
 
         self.settings = settings
         self.embedder = embedder
+        #: ``org.xrepo.Live``: cross-repository anchors checked at their repositories' refs during this run
+        self.foreign = foreign
         self.db = connect(settings)
         probe_conditional_writes(settings)
         name = embedder.name if embedder is not None else ""
@@ -412,7 +414,13 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
     """
     started = time.monotonic()
     say = progress or (lambda _line: None)
-    ix = _Index(settings, _embedder(embeddings))
+    from dataclasses import replace
+
+    from .xrepo import Live
+
+    # a memory's cross-repository anchor names a repository of [org.repos] or one indexed in this run
+    known = {**{r.name: r.location for r in repos}, **settings.repos}
+    ix = _Index(settings, _embedder(embeddings), Live(replace(settings, repos=known), None, fetch=fetch))
     out: list[RepoReport] = []
     for r in repos:
         say(f"{r.name}: indexing {r.location}")
@@ -456,7 +464,9 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
             before = state.commit if state else ""
             if first_before is None:
                 first_before = before
-            if before == new:  # up to date (made so by another indexer, when this is a second attempt)
+            if before == new and attempt == 0 and _foreign_rows(ix, r.name):
+                pass  # its own ref did not move, another repository's may have: cross-repository anchors re-checked
+            elif before == new:  # up to date (made so by another indexer, when this is a second attempt)
                 if attempt == 0:
                     return RepoReport(r.name, r.location, "skipped", before=before, after=new,
                                       memories=state.memories if state else 0)
@@ -513,10 +523,10 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         if p not in files or p in to_read:
             continue
         anchored = {k.split("::", 1)[0] for k in row["anchors"] or [] if not k.startswith("commit:")}
-        if changed_code is None or anchored & changed_code:
+        if changed_code is None or anchored & changed_code or _has_foreign(ix, row):
             recheck.append(p)
 
-    resolver = Resolver(repo)
+    resolver = Resolver(repo, foreign=ix.foreign.status if ix.foreign is not None else None)
     written: list[_Row] = []
     invalid: list[str] = []
     added = updated = rechecked = 0
@@ -556,6 +566,22 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
     return [added, updated + rechecked, len(delete - keys_written), rechecked], invalid, len(now_keys)
+
+
+def _has_foreign(ix: _Index, row: dict[str, Any]) -> bool:
+    """Whether ``row`` (of the ``memories`` table) has a cross-repository anchor (``REPO:path…`` whose REPO is a
+    repository this run knows: ``ix.foreign``'s settings)."""
+    if ix.foreign is None:
+        return False
+    names = ix.foreign.settings.repos
+    return any(":" in k and k.split(":", 1)[0] in names for k in row.get("anchors") or []
+               if not k.startswith("commit:"))
+
+
+def _foreign_rows(ix: _Index, name: str) -> bool:
+    """Whether repository ``name`` has rows with cross-repository anchors (re-checked even when its ref did not
+    move: the other repository's may have)."""
+    return ix.foreign is not None and any(_has_foreign(ix, row) for row in ix.rows_of(name))
 
 
 def _status(resolver: Any, m: Memory, rev: str) -> tuple[str, str]:
