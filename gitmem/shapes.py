@@ -22,6 +22,9 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
 * ``recall_hit_json``: a search hit with its fused score and ranks → ``recall``.
 * ``search_hit_json`` / ``search_result_json``: the compact hits of MCP ``search``.
+* ``org_hit_json`` / ``org_search_json``: a hit of the organisation index (another repository's memory, its
+  repository, status and score) and an org search → MCP ``org_search``, the warm process's ``org_search`` op,
+  ``gitmem ui`` (``/api/org-search``).
 * ``scored_json``: a ranked memory (nested in ``context_json``).
 * ``focus_json``: the code in focus (nested in ``context_json``).
 * ``context_json``: packed context → ``context``, MCP ``context``.
@@ -239,6 +242,22 @@ def search_hit_json(h: RecallHit, status: str) -> JSONObject:
 def search_result_json(query: str, hits: list[JSONObject], warnings: list[str]) -> JSONObject:
     """MCP ``search``: ``{"query", "hits": [search_hit_json], "warnings"}``."""
     return {"query": query, "hits": hits, "warnings": warnings}
+
+
+def org_hit_json(h: Any) -> JSONObject:
+    """A hit of the organisation index (``gitmem.org.search.OrgHit``): ``{"repo", "id", "title", "body", "type",
+    "status" (fresh, stale, moved, deleted, unchecked: at the commit indexed), "reason", "trust", "anchors",
+    "score", "commit" (the repository's commit indexed)}``."""
+    return {"repo": h.repo, "id": h.id, "title": h.title, "body": h.body, "type": h.type, "status": h.status,
+            "reason": h.reason, "trust": h.trust, "anchors": list(h.anchors), "score": round(float(h.score), 6),
+            "commit": h.commit}
+
+
+def org_search_json(query: str, hits: list[JSONObject], *, configured: bool, exclude: list[str],
+                    warnings: list[str]) -> JSONObject:
+    """An org search: ``{"query", "configured" (false: no ``[org] uri``, no hits), "exclude" (repositories left
+    out: this one's own memories), "hits": [org_hit_json], "warnings"}``."""
+    return {"query": query, "configured": configured, "exclude": exclude, "hits": hits, "warnings": warnings}
 
 
 def scored_json(s: Scored) -> JSONObject:
