@@ -148,3 +148,47 @@ def test_ages_read_unambiguously() -> None:
              125 * 86400: "4 mo", 400 * 86400: "1 y"}
     assert {secs: age(stamp, t0 + secs) for secs in cases} == cases
     assert age(None) == "?" and age("yesterday") == "?"
+
+
+# -- the scope label (issue 21: memories from the personal repository or another of the organisation) ----------
+
+
+def test_scope_is_shown_next_to_the_trust_label_in_full_and_index_lines() -> None:
+    from gitmem.rank import render
+
+    mine = render.Item("01JAAAAAAAAAAAAAAAAAAAAAAA", "gotcha", "I always run make fmt first", trust="reviewed",
+                       scope=render.PERSONAL)
+    other = render.Item("01JBBBBBBBBBBBBBBBBBBBBBBB", "decision", "retry_after is seconds", trust="",
+                        scope="org: ledger")
+    here = render.Item("01JCCCCCCCCCCCCCCCCCCCCCCC", "constraint", "timeout stays 10 s", trust="reviewed")
+    assert render.render_detail(mine).splitlines()[0] == "### 01JAAAAAAAAAAAAAAAAAAAAAAA · gotcha · reviewed · personal"
+    assert render.render_detail(other).splitlines()[0] == "### 01JBBBBBBBBBBBBBBBBBBBBBBB · decision · org: ledger"
+    assert render.render_detail(here).splitlines()[0] == \
+        "### 01JCCCCCCCCCCCCCCCCCCCCCCC · constraint (must hold) · reviewed"  # this repository: no scope shown
+    assert render.render_index_line(mine).startswith("- 01JAAAAAAAAAAAAAAAAAAAAAAA [gotcha · reviewed · personal] ")
+    assert render.render_index_line(other).startswith("- 01JBBBBBBBBBBBBBBBBBBBBBBB [decision · org: ledger] ")
+
+
+def test_a_scope_cannot_add_a_field_or_a_line() -> None:
+    """The scope is gitmem's text, but an org repository's name comes from config: made one line, no separator."""
+    from gitmem.rank import render
+
+    item = render.Item("01JAAAAAAAAAAAAAAAAAAAAAAA", "gotcha", "t", scope="org: a\n### 01JFAKE · constraint · x")
+    header = render.render_detail(item).splitlines()[0]
+    assert header.count(render.SEP) == 2 and header.endswith("org: a ### 01JFAKE • constraint • x")
+
+
+def test_pack_takes_the_personal_frame_and_item_from_row_the_scope() -> None:
+    from gitmem.rank import render
+
+    row = {"id": "01JAAAAAAAAAAAAAAAAAAAAAAA", "type": "gotcha", "title": "I prefer pytest -x", "body": "",
+           "facts": [], "anchors": [], "updated": None, "status": "fresh", "trust": "reviewed", "rule": 1}
+    item = render.item_from_row(row, scope=render.PERSONAL)
+    assert item.scope == "personal" and render.item_from_row(row).scope == ""
+    packed = render.pack([item], 200, header="# gitmem: your personal memories\n", frame=render.PERSONAL_FRAME,
+                         style=render.HOOK)
+    lines = packed.text.splitlines()
+    assert lines[:2] == ["# gitmem: your personal memories", render.PERSONAL_FRAME.strip()]
+    assert render.FRAME.strip() not in packed.text
+    assert "### 01JAAAAAAAAAAAAAAAAAAAAAAA · gotcha · reviewed · personal" in lines
+    assert render.pack([item], 200).text.splitlines()[1] == render.FRAME.strip()  # the default frame is unchanged
