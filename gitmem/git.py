@@ -190,7 +190,12 @@ class Repo:
         NotARepository: ``path`` is not inside a git work tree.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = ".") -> None:
+    #: True for a bare repository opened with ``bare_ok`` (``root`` is then the repository folder itself, and
+    #: only revisions can be read: there is no work tree).
+    is_bare: bool = False
+
+    def __init__(self, path: str | os.PathLike[str] = ".", *, bare_ok: bool = False) -> None:
+        """``bare_ok``: also open a bare repository (a mirror the organisation index reads commits of)."""
         # variables a git hook exported for another repository or index must go first
         scrub_git_env()
         start = Path(os.path.abspath(path))
@@ -198,10 +203,19 @@ class Repo:
         # the nearest folder holding ``.git`` (a folder, or a file naming one: linked worktrees, submodules),
         # found as git finds it, without running git; git itself then says what is wrong with it, if anything
         found = find_root(where) if where.is_dir() else None
+        if bare_ok and where.is_dir() and not (where / ".git").exists() and (where / "HEAD").is_file() \
+                and (where / "objects").is_dir():
+            found = None  # a bare repository inside some work tree is itself, not that work tree
         if found is None:
             if where.is_dir() and self._git_at(where, "rev-parse", "--is-bare-repository").stdout.strip() == b"true":
-                raise NotARepository(f"bare repository: {os.fspath(path)}",
-                                     "gitmem needs a work tree; run it in a clone")
+                if bare_ok:
+                    git_dir = self._git_at(where, "rev-parse", "--absolute-git-dir").stdout.decode().strip()
+                    found = Path(git_dir or where)
+                    self.is_bare = True
+                else:
+                    raise NotARepository(f"bare repository: {os.fspath(path)}",
+                                         "gitmem needs a work tree; run it in a clone")
+        if found is None:
             raise NotARepository(f"not a git repository: {os.fspath(path)}",
                                  "run gitmem inside a git work tree (git init first)")
         self.root = found.resolve()
@@ -732,11 +746,76 @@ class Repo:
         out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
         return [s for s in out.split() if s]
 
+    # -- mirrors and committed trees (the organisation index: no work tree needed) -----------------
+
+    def files_under(self, rev: str, folder: str) -> dict[str, str]:
+        """path → blob SHA of every file under ``folder`` (repo-relative, e.g. ``.gitmem/memories``) in commit
+        ``rev``, recursively (``git ls-tree -r``); {} when ``rev`` has no such folder. Submodules and symlinks
+        are left out (not files git can read as text here).
+
+        Raises:
+            GitError: ``rev`` names no commit or tree.
+        """
+        out = self._run_bytes("--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", rev, "--",
+                              folder.rstrip("/") + "/")
+        files: dict[str, str] = {}
+        for rec in out.split(b"\0"):
+            meta, _, raw = rec.partition(b"\t")
+            parts = meta.split()
+            path = _decode(raw)
+            # "<mode> SP <type> SP <object> TAB <path>" (git-ls-tree(1)); 120000 is a symlink
+            if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000" and path:
+                files[path] = parts[2].decode("ascii")
+        return files
+
+    def changes_under(self, old: str | None, new: str, folder: str) -> list[FileChange]:
+        """Files under ``folder`` changed from commit ``old`` (None: the empty tree) to ``new``, without rename
+        detection (a renamed file is a deletion and an addition): ``git diff-tree -r --name-status``.
+
+        Raises:
+            GitError: a commit is unknown here.
+        """
+        out = self._run_bytes("--literal-pathspecs", "diff-tree", "-r", "-z", "--name-status", "--no-renames",
+                              "--no-ext-diff", old or EMPTY_TREE, new, "--", folder.rstrip("/") + "/")
+        return sorted(_name_status(out), key=lambda c: (c.new_path or c.old_path or ""))
+
+    def read_blob(self, sha: str) -> bytes | None:
+        """The bytes of blob ``sha``, None when this repository has no such blob (one ``cat-file --batch``)."""
+        got = self._objects.get(sha)
+        return got[2] if got is not None and got[1] == "blob" else None
+
+    def fetch_mirror(self) -> None:
+        """Update a mirror (``clone_mirror``) from its remote: every ref as the remote has it, deleted ones
+        pruned (``git remote update --prune``).
+
+        Raises:
+            GitError: the remote is unreachable or refused.
+        """
+        self._run("remote", "update", "--prune", env={"GIT_TERMINAL_PROMPT": "0"})
+
     def commits_between(self, old: str | None, new: str) -> list[str]:
         """Commits in ``old..new``, oldest first."""
         rng = f"{old}..{new}" if old else new
         out = self._run("rev-list", "--reverse", "--topo-order", rng)
         return [s for s in out.split() if s]
+
+
+def clone_mirror(url: str, dest: Path) -> None:
+    """``git clone --mirror URL DEST``: a bare copy of every ref of ``url`` (a git URL or a local path), to be
+    updated with ``Repo.fetch_mirror``. ``dest`` must not exist; the caller makes the clone atomic (clone
+    beside, then rename).
+
+    Raises:
+        GitError: the URL is unreachable, not a repository, or git refused; the message has git's last line.
+    """
+    args = ("clone", "--mirror", "--quiet", "--", url, os.fspath(dest))
+    try:
+        proc = subprocess.run(["git", *args], env={**_scrubbed_env(), "GIT_TERMINAL_PROMPT": "0"},
+                              capture_output=True, stdin=subprocess.DEVNULL)
+    except OSError as e:
+        raise GitError(f"git cannot be run: {e}", "install git and put it on PATH", argv=list(args)) from e
+    if proc.returncode != 0:
+        raise _git_error(args, proc.returncode, proc.stderr)
 
 
 #: gitmem's folder at the top of a work tree (skipped by code queries: ``skip_gitmem``).
