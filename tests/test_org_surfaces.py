@@ -22,13 +22,14 @@ import pytest
 from gitmem import layout
 from gitmem.daemon import client
 from gitmem.rank import relevance, render
-from testing.repos import commit, git, make_repo
+from testing.repos import commit, make_repo
 from tests.test_claude_hooks import context_of, fixture, hook, wait_for
 
 #: What the org hook blocks and the MCP answer say (their headers, the frame).
 ORG_MARK = "other repositories of the organisation"
 
-LEDGER_PY = "def retry_after(resp):\n    return int(resp.headers['Retry-After'])\n\n\ndef post(entry):\n    return entry\n"
+LEDGER_PY = ("def retry_after(resp):\n    return int(resp.headers['Retry-After'])\n\n\n"
+             "def post(entry):\n    return entry\n")
 BILLING_PY = "def charge(card, amount):\n    return amount\n\n\ndef call_ledger(entry):\n    return entry\n"
 PAYMENTS_PY = "def tokenize(card):\n    return 'tok_' + card[-4:]\n"
 
@@ -170,3 +171,93 @@ def test_mcp_org_search_without_an_org_says_how_to_configure_one(project: Path, 
     text, data = GitmemTools(project).org_search("retry_after")
     assert text == NO_ORG and "\n" not in text and "[org] uri" in text
     assert data["configured"] is False and data["hits"] == [] and data["schema_version"] == 1
+
+
+# -- with an organisation index (three real repositories, a local folder URI) ----------------------
+
+BILLING_NOTE = "Billing sleeps ledger's retry_after in seconds, never milliseconds"
+PAYMENTS_NOTE = "Card tokens from tokenize expire after 15 minutes: charge them before"
+LEDGER_NOTE = "Ledger entries are append-only: post never updates a row"
+
+
+@pytest.fixture
+def org(project: Path, home: Path, tmp_path: Path) -> dict[str, Any]:
+    """``billing`` and ``payments`` beside ``ledger`` (the project), all three indexed into an org index on a local
+    folder by i21-org's indexer; the user's config points at it with ``inject = true``."""
+    from gitmem.org import repos as org_repos
+    from gitmem.org.index import index
+    from gitmem.org.settings import OrgSettings
+
+    billing = make_service(tmp_path / "org", "billing", {"src/billing.py": BILLING_PY},
+                           [(BILLING_NOTE, "src/billing.py::call_ledger", "gotcha")])
+    payments = make_service(tmp_path / "org", "payments", {"src/pay.py": PAYMENTS_PY},
+                            [(PAYMENTS_NOTE, "src/pay.py::tokenize", "constraint")])
+    uri = tmp_path / "org-index"
+    settings = OrgSettings(uri=str(uri))
+    report = index(settings, [org_repos.from_argument(str(p), None) for p in (project, billing, payments)])
+    assert not report.failed, report
+    user_config(home, f'[org]\nuri = "{uri}"\ninject = true\n')
+    return {"uri": uri, "billing": billing, "payments": payments}
+
+
+def test_session_start_gives_the_memories_of_other_repositories_about_this_one(project: Path,
+                                                                               org: dict[str, Any]) -> None:
+    """No warm process (the tests' default): searched in the hook's process, beside the repository's own context."""
+    code, out, err = hook(fixture("SessionStart", project, session_id="org-start"), project)
+    assert code == 0, err
+    text = context_of(out, "SessionStart")
+    assert ORG_MARK in text and "· org: billing" in text
+    assert f"> {BILLING_NOTE}" in text  # fenced: the memory's own text after `> `
+    assert "org: payments" not in text  # about tokens, not about ledger
+    assert "org: ledger" not in text  # this repository's own memories never come back as the organisation's
+    assert LEDGER_NOTE in text  # … they come as its own
+
+
+def test_per_prompt_through_the_warm_process(project: Path, org: dict[str, Any],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    lay = layout.of(project)
+    hook(fixture("SessionStart", project, session_id="warm-start"), project)  # builds the catalog
+    try:
+        client.ensure_started(lay)
+        assert wait_for(lambda: client.request(lay, "org_search", {"query": "tokens", "limit": 3}, timeout_s=30,
+                                               start=False) is not None, timeout=180), "no warm process"
+        reply = client.request(lay, "org_search", {"query": "card tokens expire", "limit": 5}, timeout_s=30)
+        assert reply is not None and reply["configured"] and reply["exclude"] == ["ledger"]
+        assert reply["hits"][0]["repo"] == "payments" and {h["repo"] for h in reply["hits"]} <= {"billing", "payments"}
+
+        def prompt(text: str, session: str = "warm-prompt") -> str:
+            code, out, err = hook(fixture("UserPromptSubmit", project, session_id=session, prompt=text), project)
+            assert code == 0, err
+            return out
+
+        out = prompt("how long do card tokens from tokenize stay valid before we charge them?")
+        text = context_of(out, "UserPromptSubmit")
+        assert ORG_MARK in text and "· org: payments" in text and f"> {PAYMENTS_NOTE}" in text
+        assert "constraint (must hold)" in text  # a person wrote it (remember at the CLI): a rule, as at home
+        # given once per session
+        assert ORG_MARK not in prompt("how long do card tokens from tokenize stay valid before we charge them?")
+        # an unrelated prompt: nothing from the organisation
+        assert ORG_MARK not in prompt("rename the sidebar css class to something clearer", "warm-other")
+        # this repository's own memory: given as its own, never as the organisation's
+        own = prompt("can post update a ledger entry row?", "warm-own")
+        assert "org: ledger" not in own
+    finally:
+        client.stop(lay)
+        assert wait_for(lambda: not client.running(lay), timeout=30)
+
+
+def test_mcp_org_search_labels_each_hit_with_its_repository(project: Path, org: dict[str, Any]) -> None:
+    from gitmem.integrations.mcp_server import GitmemTools
+
+    tools = GitmemTools(project)
+    text, data = tools.org_search("ledger retry_after seconds")
+    assert data["configured"] and data["exclude"] == ["ledger"] and data["schema_version"] == 1
+    assert data["hits"][0]["repo"] == "billing" and data["hits"][0]["title"] == BILLING_NOTE
+    lines = text.splitlines()
+    assert ORG_MARK.split()[0] in lines[0] and "· org: billing]" in lines[1] and lines[1].endswith(f"> {BILLING_NOTE}")
+    assert all(h["repo"] != "ledger" for h in data["hits"])
+    _, only = tools.org_search("tokens", repo="payments")
+    assert only["hits"] and {h["repo"] for h in only["hits"]} == {"payments"}
+    _, own = tools.org_search("append-only ledger entries", repo="ledger")  # asked by name: this one's too
+    assert own["exclude"] == [] and own["hits"][0]["title"] == LEDGER_NOTE
