@@ -85,5 +85,12 @@ class EmbeddingError(GitmemError):
     """The configured embedding provider failed (endpoint down, bad answer)."""
 
 
+class OrgStoreError(GitmemError):
+    """The organisation index's object store cannot be used: unreachable, refused credentials, or it ignores
+    conditional writes (LanceDB would lose rows on it)."""
+
+    exit_code = 2
+
+
 class ConfigError(GitmemError):
     """``.gitmem/config.toml`` is invalid."""

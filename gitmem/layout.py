@@ -322,6 +322,12 @@ def org_cache_dir() -> Path:
     return Path(base) / STATE_DIR / "org"
 
 
+def org_probe_file() -> Path:
+    """The user's record of object stores found to honour conditional writes (``org.store``'s probe results,
+    one entry per store URI and endpoint, each trusted for a day). Derived: deleting it only costs a probe."""
+    return org_cache_dir() / "store-probes.json"
+
+
 def logs_dir_near(start: Path) -> Path | None:
     """The logs folder of the gitmem repository containing ``start``, or None (not in one); never raises."""
     try:
