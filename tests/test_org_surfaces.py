@@ -30,6 +30,11 @@ ORG_MARK = "other repositories of the organisation"
 
 LEDGER_PY = ("def retry_after(resp):\n    return int(resp.headers['Retry-After'])\n\n\n"
              "def post(entry):\n    return entry\n")
+BILLING_NOTE = "Billing sleeps ledger's retry_after in seconds, never milliseconds"
+PAYMENTS_NOTE = "Card tokens from tokenize expire after 15 minutes: charge them before"
+LEDGER_NOTE = "Ledger entries are append-only: post never updates a row"
+#: The billing memory's body: markup that the page must show as text.
+BILLING_BODY = "The client's sleep takes <b>retry_after</b> as seconds: <script>alert(1)</script>"
 BILLING_PY = "def charge(card, amount):\n    return amount\n\n\ndef call_ledger(entry):\n    return entry\n"
 PAYMENTS_PY = "def tokenize(card):\n    return 'tok_' + card[-4:]\n"
 
@@ -113,8 +118,7 @@ def test_the_org_floor_keeps_what_the_prompt_is_about_and_nothing_for_an_unrelat
 # -- real repositories ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This test's own user config folder (``XDG_CONFIG_HOME``) and cache: the user's config.toml goes there."""
     cfg = tmp_path / "xdg-config"
     cfg.mkdir()
@@ -124,12 +128,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cfg
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def make_project(tmp_path: Path) -> Path:
     """``ledger``: the repository the agent works in, with a memory of its own."""
     return make_service(tmp_path / "org", "ledger", {"src/ledger.py": LEDGER_PY},
-                        [("Ledger entries are append-only: post never updates a row", "src/ledger.py::post",
-                          "constraint")])
+                        [(LEDGER_NOTE, "src/ledger.py::post", "constraint")])
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return isolated_home(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path)
 
 
 def test_off_by_default_no_org_text_at_session_start_or_per_prompt(project: Path, home: Path, tmp_path: Path) -> None:
@@ -175,13 +187,14 @@ def test_mcp_org_search_without_an_org_says_how_to_configure_one(project: Path, 
 
 # -- with an organisation index (three real repositories, a local folder URI) ----------------------
 
-BILLING_NOTE = "Billing sleeps ledger's retry_after in seconds, never milliseconds"
-PAYMENTS_NOTE = "Card tokens from tokenize expire after 15 minutes: charge them before"
-LEDGER_NOTE = "Ledger entries are append-only: post never updates a row"
 
 
 @pytest.fixture
 def org(project: Path, home: Path, tmp_path: Path) -> dict[str, Any]:
+    return build_org(project, home, tmp_path)
+
+
+def build_org(project: Path, home: Path, tmp_path: Path) -> dict[str, Any]:
     """``billing`` and ``payments`` beside ``ledger`` (the project), all three indexed into an org index on a local
     folder by i21-org's indexer; the user's config points at it with ``inject = true``."""
     from gitmem.org import repos as org_repos
@@ -189,7 +202,7 @@ def org(project: Path, home: Path, tmp_path: Path) -> dict[str, Any]:
     from gitmem.org.settings import OrgSettings
 
     billing = make_service(tmp_path / "org", "billing", {"src/billing.py": BILLING_PY},
-                           [(BILLING_NOTE, "src/billing.py::call_ledger", "gotcha")])
+                           [(f"{BILLING_NOTE}\n\n{BILLING_BODY}", "src/billing.py::call_ledger", "gotcha")])
     payments = make_service(tmp_path / "org", "payments", {"src/pay.py": PAYMENTS_PY},
                             [(PAYMENTS_NOTE, "src/pay.py::tokenize", "constraint")])
     uri = tmp_path / "org-index"

@@ -424,10 +424,10 @@ async function orgSearch(q) {
 }
 
 function orgItem(h) {
-  const body = el("div", {class: "body", text: h.body, hidden: true});
+  const body = h.body ? el("div", {class: "body", text: h.body, hidden: true}) : null;
   const status = h.status === "unchecked" ? "unchecked" : h.status;
   return el("li", {class: "item org", dataset: {repo: h.repo, id: h.id, status},
-                   onclick: () => { body.hidden = !body.hidden; }},
+                   onclick: () => { if (body) body.hidden = !body.hidden; }},
     el("div", {class: "t"}, el("span", {class: `badge st-${status}`, text: status}),
        el("span", {class: "repo", text: h.repo}), " ", h.title),
     el("div", {class: "m", text: `${h.type} · ${h.trust || "trust unknown"} · ${h.repo} ${short(h.commit)}` +
