@@ -51,6 +51,9 @@ The shapes (``→`` names the commands and MCP tools that print them):
   ``memory_detail_json`` with each anchor's code now, diff and the commit that changed it.
 * ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
   (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
+* ``org_hit_json``: a memory of the organisation index found by ``recall --org``.
+* ``org_repo_report_json`` (nested), ``org_index_json``: ``org index``.
+* ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
@@ -87,6 +90,8 @@ if TYPE_CHECKING:
     from .ops.stats import MemoryUse, Stats
     from .ops.tidy import TidyReport
     from .ops.transfer import ImportReport
+    from .org.index import IndexReport, RepoReport, RepoState
+    from .org.search import OrgHit
     from .rank.focus import Focus
     from .rank.score import Scored
     from .search.index import SyncResult
@@ -575,6 +580,48 @@ def mcp_remembered_json(m: Memory, path: str, warnings: list[str]) -> JSONObject
 
 
 # -- warnings and errors --------------------------------------------------------------------------
+
+
+def org_hit_json(h: OrgHit) -> JSONObject:
+    """A hit of ``recall --org``: ``{"repo", "id", "type", "title", "body", "status", "reason", "trust", "level",
+    "anchors", "tags", "path", "updated", "commit" (the repository's commit indexed), "score"}``."""
+    return {"repo": h.repo, "id": h.id, "type": h.type, "title": h.title, "body": h.body, "status": h.status,
+            "reason": h.reason, "trust": h.trust, "level": h.level, "anchors": list(h.anchors), "tags": list(h.tags),
+            "path": h.path, "updated": h.updated, "commit": h.commit, "score": round(h.score, 6)}
+
+
+def org_repo_report_json(r: RepoReport) -> JSONObject:
+    """One repository of ``org index``: ``{"repo", "location", "state" (indexed, skipped, failed), "before",
+    "after" (commits; "" = none), "added", "updated", "deleted", "rechecked", "invalid", "memories", "error",
+    "hint", "errors" (the invalid memory files)}``."""
+    return {"repo": r.repo, "location": r.location, "state": r.state, "before": r.before, "after": r.after,
+            "added": r.added, "updated": r.updated, "deleted": r.deleted, "rechecked": r.rechecked,
+            "invalid": r.invalid, "memories": r.memories, "error": r.error, "hint": r.hint, "errors": list(r.errors)}
+
+
+def org_index_json(rep: IndexReport) -> JSONObject:
+    """``org index``: ``{"uri", "repos": [org_repo_report_json], "added", "updated", "deleted", "failed" (count),
+    "seconds"}``."""
+    return {"uri": rep.uri, "repos": [org_repo_report_json(r) for r in rep.repos], "added": rep.added,
+            "updated": rep.updated, "deleted": rep.deleted, "failed": len(rep.failed),
+            "seconds": round(rep.seconds, 3)}
+
+
+def org_repo_status_json(state: RepoState | None, name: str, location: str, current: str, note: str) -> JSONObject:
+    """One repository of ``org status``: ``{"repo", "location", "indexed" (commit; "" = never), "current" (its ref
+    commit now; "" = unknown), "state" (up to date, behind, not indexed, unknown), "memories" (rows), "indexed_at",
+    "note" (why the current commit is unknown)}``."""
+    indexed = state.commit if state else ""
+    st = ("not indexed" if not indexed else "unknown" if not current else "up to date" if current == indexed
+          else "behind")
+    return {"repo": name, "location": location or (state.location if state else ""), "indexed": indexed,
+            "current": current, "state": st, "memories": state.memories if state else 0,
+            "indexed_at": state.indexed_at if state else "", "note": note}
+
+
+def org_status_json(uri: str, repos: list[JSONObject]) -> JSONObject:
+    """``org status``: ``{"uri", "repos": [org_repo_status_json], "memories" (rows in all)}``."""
+    return {"uri": uri, "repos": repos, "memories": sum(int(r["memories"]) for r in repos)}
 
 
 def warning_json(message: str, hint: str | None = None) -> JSONObject:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from testing import rgw as rgw_cluster
 from testing.repos import make_repo
+from testing.rgw import Rgw, S3Org
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -32,8 +36,11 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
     for k in list(os.environ):
         if k.startswith("GIT_") and k not in env:
             del os.environ[k]
+    # a person's object-store credentials and endpoint: only the s3_org fixture sets them, for its own store
+    aws_env = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("AWS_")}
     yield
     os.environ.update(agent_env)
+    os.environ.update(aws_env)
     for k, v in old.items():
         if v is None:
             os.environ.pop(k, None)
@@ -71,3 +78,43 @@ def run_json(run_cli):
         return json.loads(out)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def rgw() -> Iterator[Rgw]:
+    """A real S3-compatible object store for the whole test run: a single-node Ceph cluster with a RADOS Gateway on
+    127.0.0.1 (``testing/rgw.py``), started by the first test that asks for it (~20 s), stopped by its pids at the
+    end. Skipped, with the reason, when the Ceph packages are not installed."""
+    absent = rgw_cluster.missing()
+    if absent:
+        pytest.skip(f"no object store: {', '.join(absent)} not on PATH "
+                    "(apt-get install radosgw ceph-mon ceph-osd ceph-common curl; .ci/run installs them)")
+    # a short folder of its own (not the test's tmp path): the admin sockets' paths must fit a unix socket's 107 bytes
+    with rgw_cluster.cluster(Path(tempfile.mkdtemp(prefix="gitmem-rgw-"))) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def s3_org(rgw: Rgw, monkeypatch: pytest.MonkeyPatch) -> S3Org:
+    """A fresh bucket on the ``rgw`` store: its ``S3Org`` (``uri`` ``s3://BUCKET/org``, endpoint, region, the
+    read-write and read-only key pairs), with the read-write pair set in the test's environment as
+    AWS_ENDPOINT_URL / AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_REGION (and AWS_ALLOW_HTTP)."""
+    org = rgw.new_org()
+    for name, value in org.env().items():
+        monkeypatch.setenv(name, value)
+    return org
+
+
+@pytest.fixture
+def s3_ignoring_conditions(rgw: Rgw, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Org]:
+    """A fresh bucket on the ``rgw`` store reached through ``testing/s3proxy.py``: a real S3 store that ignores
+    conditional writes (``If-None-Match`` / ``If-Match`` removed). Its ``S3Org`` has the proxy's endpoint, which is
+    also set in the test's environment as ``s3_org`` does (AWS_ENDPOINT_URL and the read-write key pair)."""
+    from testing.s3proxy import ignoring_conditions
+
+    secrets = {rgw.access_key: rgw.secret_key, rgw.read_access_key: rgw.read_secret_key}
+    with ignoring_conditions(rgw.endpoint, secrets) as proxy:
+        org = rgw.new_org(endpoint=proxy.endpoint)
+        for name, value in org.env().items():
+            monkeypatch.setenv(name, value)
+        yield org

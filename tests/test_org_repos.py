@@ -61,8 +61,9 @@ def test_local_work_tree_and_bare_repository(tmp_path: Path) -> None:
     assert b.read(head, "src/app.py") == b"def f():\n    return 1\n"
     with pytest.raises(GitmemError, match="no commit at ref"):
         repos.ref_commit(b, "no-such-branch")
+    (tmp_path / "plain").mkdir()
     with pytest.raises(GitmemError, match="not a git repository"):
-        repos.open_repo(repos.OrgRepo("x", str(tmp_path / "nothing")), fetch=False)
+        repos.open_repo(repos.OrgRepo("x", str(tmp_path / "plain")), fetch=False)
 
 
 def test_work_tree_ref_is_origin_head_when_it_has_one(tmp_path: Path) -> None:
@@ -107,3 +108,11 @@ def test_unreachable_url_says_so_in_one_line(tmp_path: Path) -> None:
         repos.open_repo(repos.OrgRepo("gone", (tmp_path / "gone.git").as_uri()), fetch=True)
     assert "gone: cannot clone" in e.value.message and "\n" not in e.value.message and e.value.hint
     assert not any(p.suffix == ".git" for p in org_cache_dir().glob("gone-*"))
+
+
+def test_a_folder_inside_a_work_tree_names_the_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = _service(tmp_path / "svc")
+    monkeypatch.chdir(work / "src")
+    assert repos.from_argument(".", None) == repos.OrgRepo("svc", str(work))
+    with pytest.raises(GitmemError, match="does not exist"):
+        repos.open_repo(repos.from_argument("nothing-here", None), fetch=False)

@@ -17,6 +17,7 @@ The commands, by noun group (importing a module registers its commands on ``base
 * ``retrieve``     recall, context, stale, check, scan
 * ``transfer``     export, import
 * ``maintenance``  sync, consolidate, tidy, mcp, daemon status|stop, merge-file (hidden)
+* ``org``          org index|status (the organisation index: ``gitmem.org``); ``recall --org`` calls its search
 * ``ui``           ui (the local web page: ``gitmem.ui``)
 * ``text``         text renderings the commands share
 
@@ -34,7 +35,7 @@ import click
 from .. import __version__, infra, layout
 from ..errors import GitmemError
 from ..shapes import dumps_line, error_json, versioned
-from . import maintenance, memories, retrieve, setup, transfer, ui  # noqa: F401 - registers the commands
+from . import maintenance, memories, org, retrieve, setup, transfer, ui  # noqa: F401 - registers the commands
 from .base import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPT, EXIT_OK, EXIT_USAGE, State, cli
 
 __all__ = ["EXIT_BUG", "EXIT_ERROR", "EXIT_INTERRUPT", "EXIT_OK", "EXIT_USAGE", "cli", "entry", "main"]

@@ -20,14 +20,25 @@ if TYPE_CHECKING:
 @cli.command()
 @click.argument("query")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--org", "org", is_flag=True, help="Search the organisation index ([org] uri): every indexed "
+              "repository's memories, labelled with their repository and status.")
+@click.option("--repo", "repos", multiple=True, metavar="NAME", help="With --org: only this repository. Repeatable.")
 @json_option
-def recall(query: str, limit: int) -> None:
+def recall(query: str, limit: int, org: bool, repos: tuple[str, ...]) -> None:
     """Search memories: full-text (BM25) and semantic, fused by reciprocal rank fusion.
 
     \b
     Example usage:
       gitmem recall "why are retries capped"
+      gitmem recall --org "retry_after units" --repo ledger
     """
+    if org:
+        from .org import recall_org
+
+        recall_org(query, limit, repos)
+        return
+    if repos:
+        raise click.UsageError("--repo needs --org")
     from ..ops.show import with_status
     from ..search.recall import recall as do_recall
 

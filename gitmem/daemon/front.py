@@ -52,10 +52,13 @@ def forwardable(args: list[str]) -> str | None:
     """The command of ``args`` when the warm process may run it here and now, else None.
 
     Not: a command off ``READ_COMMANDS``, ``--help``/``--version``, a git redirect in the
-    environment (``GIT_REDIRECTS``), or ``stale`` on a terminal without ``--list``/``--json``
-    (it would walk the memories interactively).
+    environment (``GIT_REDIRECTS``), ``stale`` on a terminal without ``--list``/``--json``
+    (it would walk the memories interactively), or ``recall --org`` (the object store's endpoint and
+    credentials are this shell's ``AWS_*`` variables, not the warm process's).
     """
     if not args or args[0] not in READ_COMMANDS or _NOT_FORWARDED_ARGS.intersection(args):
+        return None
+    if args[0] == "recall" and "--org" in args:
         return None
     if any(v in os.environ for v in GIT_REDIRECTS):
         return None

@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import git
 from ..errors import GitError, GitmemError, NotARepository
 from ..infra import file_lock
-from ..layout import org_cache_dir
+from ..layout import find_root, org_cache_dir
 from .settings import REPO_NAME, OrgSettings
 
 #: A location that is a git URL rather than a local path: ``scheme://…`` or scp-like ``user@host:path``.
@@ -79,12 +79,18 @@ def configured(settings: OrgSettings, root: Path | None) -> list[OrgRepo]:
 
 def from_argument(arg: str, root: Path | None) -> OrgRepo:
     """The repository ``gitmem org index REPO`` names: a path (relative to the current folder) or a git URL;
-    named by the last part of its path minus ``.git`` (a path's folder resolved first: ``.`` is named after it).
+    named by the last part of its path minus ``.git`` (a folder inside a work tree stands for that work tree:
+    ``.`` in ``svc/src`` is ``svc``).
 
     Raises:
         GitmemError: no repository name can be made of it.
     """
     loc = arg if is_url(arg) else os.path.normpath(os.path.abspath(os.path.expanduser(arg)))
+    bare = os.path.isfile(os.path.join(loc, "HEAD")) and os.path.isdir(os.path.join(loc, "objects"))
+    if not is_url(loc) and os.path.isdir(loc) and not bare:
+        top = find_root(Path(loc))  # a folder inside a work tree names that work tree
+        if top is not None:
+            loc = os.path.normpath(top)
     name = name_of(loc)
     if not name:
         raise GitmemError(f"no repository name can be made of {arg!r}",
@@ -129,6 +135,9 @@ def open_repo(repo: OrgRepo, *, fetch: bool) -> git.Repo:
         GitmemError: the location is not a repository or the URL is unreachable (one line, and what to do).
     """
     if not repo.is_url:
+        if not os.path.isdir(repo.location):
+            raise GitmemError(f"{repo.name}: {repo.location} does not exist",
+                              "give the path of a clone, or its URL ([org.repos] or gitmem org index PATH)")
         try:
             return git.Repo(repo.location, bare_ok=True)
         except NotARepository as e:

@@ -39,6 +39,8 @@ from .settings import OrgSettings
 __all__ = ["OrgStoreError", "PROBE_TTL_S", "connect", "db_uri", "endpoint", "probe_conditional_writes",
            "storage_options"]
 
+os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: keeps Rust WARN lines off stderr
+
 #: How long a store found to honour conditional writes is trusted before it is probed again (seconds): a day.
 #: A store does not change its semantics between two CI jobs; a probe costs 3 requests and a few hundred ms.
 PROBE_TTL_S = 24 * 3600
@@ -106,7 +108,6 @@ def connect(settings: OrgSettings, root: Path | None = None) -> Any:
         OrgStoreError: no uri configured, or an unsupported one; or LanceDB refused the options.
     """
     uri = db_uri(settings, root)
-    os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: keeps Rust WARN lines off stderr
     import lancedb
 
     try:
