@@ -22,9 +22,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
 * ``recall_hit_json``: a search hit with its fused score and ranks → ``recall``.
 * ``search_hit_json`` / ``search_result_json``: the compact hits of MCP ``search``.
-* ``org_hit_json`` / ``org_search_json``: a hit of the organisation index (another repository's memory, its
-  repository, status and score) and an org search → MCP ``org_search``, the warm process's ``org_search`` op,
-  ``gitmem ui`` (``/api/org-search``).
+* ``org_search_json`` (``org_hit_json`` nested): an org search → MCP ``org_search``, the warm process's
+  ``org_search`` op (its hits), ``gitmem ui`` (``/api/org-search``).
 * ``scored_json``: a ranked memory (nested in ``context_json``).
 * ``focus_json``: the code in focus (nested in ``context_json``).
 * ``context_json``: packed context → ``context``, MCP ``context``.
@@ -51,7 +50,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
   ``memory_detail_json`` with each anchor's code now, diff and the commit that changed it.
 * ``session_event_json`` (``given_json`` nested), ``session_json``: an agent session in ``gitmem ui``
   (``/api/sessions``): what gitmem gave it and when, and the memories it produced.
-* ``org_hit_json``: a memory of the organisation index found by ``recall --org``.
+* ``org_hit_json``: a memory of the organisation index found by ``recall --org`` (also MCP ``org_search``, the
+  warm process's ``org_search`` op, ``gitmem ui``).
 * ``org_repo_report_json`` (nested), ``org_index_json``: ``org index``.
 * ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
@@ -247,15 +247,6 @@ def search_hit_json(h: RecallHit, status: str) -> JSONObject:
 def search_result_json(query: str, hits: list[JSONObject], warnings: list[str]) -> JSONObject:
     """MCP ``search``: ``{"query", "hits": [search_hit_json], "warnings"}``."""
     return {"query": query, "hits": hits, "warnings": warnings}
-
-
-def org_hit_json(h: Any) -> JSONObject:
-    """A hit of the organisation index (``gitmem.org.search.OrgHit``): ``{"repo", "id", "title", "body", "type",
-    "status" (fresh, stale, moved, deleted, unchecked: at the commit indexed), "reason", "trust", "anchors",
-    "score", "commit" (the repository's commit indexed)}``."""
-    return {"repo": h.repo, "id": h.id, "title": h.title, "body": h.body, "type": h.type, "status": h.status,
-            "reason": h.reason, "trust": h.trust, "anchors": list(h.anchors), "score": round(float(h.score), 6),
-            "commit": h.commit}
 
 
 def org_search_json(query: str, hits: list[JSONObject], *, configured: bool, exclude: list[str],

@@ -280,9 +280,9 @@ def item_from_row(row: dict[str, Any], *, scope: str = "") -> Item:
                 trust=row.get("trust") or "", rule=bool(row.get("rule", True)), scope=scope)
 
 
-#: The trust labels (``provenance``: a person wrote or reviewed the text) under which an org memory's
-#: ``constraint`` is shown as a rule; an org hit carries its label only.
-RULE_TRUST = ("reviewed", "person-written")
+#: The trust levels (``provenance.RULE_LEVELS``: a person wrote or reviewed the text) under which an org memory's
+#: ``constraint`` is shown as a rule (``item_from_org``; this module does not import ``provenance``).
+RULE_LEVELS = ("reviewed", "person")
 
 
 def org_key(hit: dict[str, Any]) -> str:
@@ -293,7 +293,7 @@ def org_key(hit: dict[str, Any]) -> str:
 
 def item_from_org(hit: dict[str, Any]) -> Item:
     """A hit of the organisation index (``shapes.org_hit_json``: repo, id, type, title, body, anchors, status,
-    reason, trust, commit) as an ``Item`` with ``scope`` ``org: <repo>``; its status as at the repository's commit
+    reason, trust, level, commit) as an ``Item`` with ``scope`` ``org: <repo>``; its status as at the repository's commit
     indexed (``row_status``: a stale one is marked ⚠, with the commit: ``… (at <repo> <commit>)``)."""
     status = str(hit.get("status") or "")
     note = row_status({"status": None if status in ("", "unchecked") else status, "reason": hit.get("reason")})
@@ -302,7 +302,7 @@ def item_from_org(hit: dict[str, Any]) -> Item:
         note += f" (at {hit.get('repo')} {commit})"
     return Item(str(hit.get("id")), str(hit.get("type")), str(hit.get("title")), body=str(hit.get("body") or ""),
                 anchors=[str(a) for a in hit.get("anchors") or ()], status=note, trust=str(hit.get("trust") or ""),
-                rule=hit.get("trust") in RULE_TRUST, scope=f"org: {hit.get('repo')}")
+                rule=hit.get("level") in RULE_LEVELS, scope=f"org: {hit.get('repo')}")
 
 
 def given_again(was: str | None, when: str, now: str) -> str:
