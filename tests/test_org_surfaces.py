@@ -71,8 +71,8 @@ def user_config(home: Path, text: str) -> None:
 def hit(**over: Any) -> dict[str, Any]:
     h = {"repo": "billing", "id": "01JBILLING0000000000000000", "title": "ledger's retry_after is in seconds",
          "body": "The billing client sleeps retry_after seconds, not milliseconds.", "type": "gotcha",
-         "status": "fresh", "reason": "", "trust": "person-written", "level": "person", "anchors": ["src/billing.py::call_ledger"],
-         "score": 0.03, "commit": "a" * 40}
+         "status": "fresh", "reason": "", "trust": "person-written", "level": "person",
+         "anchors": ["src/billing.py::call_ledger"], "score": 0.03, "commit": "a" * 40}
     return h | over
 
 
@@ -274,3 +274,47 @@ def test_mcp_org_search_labels_each_hit_with_its_repository(project: Path, org: 
     assert only["hits"] and {h["repo"] for h in only["hits"]} == {"payments"}
     _, own = tools.org_search("append-only ledger entries", repo="ledger")  # asked by name: this one's too
     assert own["exclude"] == [] and own["hits"][0]["title"] == LEDGER_NOTE
+
+
+def test_on_the_real_object_store_with_read_only_keys(project: Path, home: Path, tmp_path: Path, s3_org: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The org index on Ceph's RADOS Gateway (``s3://``), indexed with the write keys; the agent's side holds only
+    the read-only pair: session start (in the hook's process), the warm process's prompt path and MCP all read it."""
+    from gitmem.integrations.mcp_server import GitmemTools
+    from gitmem.org import repos as org_repos
+    from gitmem.org.index import index
+    from gitmem.org.settings import OrgSettings
+
+    billing = make_service(tmp_path / "org", "billing", {"src/billing.py": BILLING_PY},
+                           [(BILLING_NOTE, "src/billing.py::call_ledger", "gotcha")])
+    payments = make_service(tmp_path / "org", "payments", {"src/pay.py": PAYMENTS_PY},
+                            [(PAYMENTS_NOTE, "src/pay.py::tokenize", "constraint")])
+    report = index(OrgSettings(uri=s3_org.uri), [org_repos.from_argument(str(p), None)
+                                                 for p in (project, billing, payments)])
+    assert not report.failed, report
+    for name, value in s3_org.env(read_only=True).items():
+        monkeypatch.setenv(name, value)
+    user_config(home, f'[org]\nuri = "{s3_org.uri}"\ninject = true\n')
+
+    code, out, err = hook(fixture("SessionStart", project, session_id="s3-start"), project)
+    assert code == 0, err
+    text = context_of(out, "SessionStart")
+    assert "· org: billing" in text and f"> {BILLING_NOTE}" in text and "org: ledger" not in text
+
+    _, data = GitmemTools(project).org_search("card tokens expire")
+    assert data["hits"][0]["repo"] == "payments" and data["hits"][0]["title"] == PAYMENTS_NOTE
+
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    lay = layout.of(project)
+    try:
+        client.ensure_started(lay)
+        assert wait_for(lambda: client.request(lay, "org_search", {"query": "tokens", "limit": 3}, timeout_s=30,
+                                               start=False) is not None, timeout=180), "no warm process"
+        code, out, err = hook(fixture("UserPromptSubmit", project, session_id="s3-prompt",
+                                      prompt="how long do card tokens from tokenize stay valid?"), project)
+        assert code == 0, err
+        text = context_of(out, "UserPromptSubmit")
+        assert "· org: payments" in text and f"> {PAYMENTS_NOTE}" in text
+    finally:
+        client.stop(lay)
+        assert wait_for(lambda: not client.running(lay), timeout=30)
