@@ -293,8 +293,9 @@ def org_key(hit: dict[str, Any]) -> str:
 
 def item_from_org(hit: dict[str, Any]) -> Item:
     """A hit of the organisation index (``shapes.org_hit_json``: repo, id, type, title, body, anchors, status,
-    reason, trust, level, commit) as an ``Item`` with ``scope`` ``org: <repo>``; its status as at the repository's commit
-    indexed (``row_status``: a stale one is marked ⚠, with the commit: ``… (at <repo> <commit>)``)."""
+    reason, trust, level, commit) as an ``Item`` with ``scope`` ``org: <repo>``; its status as at the repository's
+    commit indexed (``row_status``: a stale one is marked ⚠, with the commit: ``… (at <repo> <commit>)``); a
+    ``constraint`` shown as a rule only at ``RULE_LEVELS``."""
     status = str(hit.get("status") or "")
     note = row_status({"status": None if status in ("", "unchecked") else status, "reason": hit.get("reason")})
     commit = str(hit.get("commit") or "")[:10]
