@@ -17,7 +17,10 @@ JSON on stdin, a new session id each call) for SessionStart and UserPromptSubmit
 Reports per event and configuration the median and p90 (ms), the median's ratio to ``python -c pass`` and to
 ``off`` (cold) or ``off, warm``, and in how many calls the output held org memories.
 
-    python bench/org_hooks.py [--repos 2] [--memories 100] [--runs 7] [--work DIR] [--json]
+    python bench/org_hooks.py [--repos 2] [--memories 100] [--runs 7] [--work DIR] [--json] [--s3]
+
+``--s3``: the org index on a real S3 store, a single-node Ceph RADOS Gateway on 127.0.0.1 started and stopped
+here (``testing/rgw.py``, ~20 s), reached with the standard AWS environment variables.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ WORDS = ("cache retry timeout parser config index token budget anchor session co
 PROMPT = "does the ledger retry timeout of the gateway worker come in seconds?"
 
 
-def build(work: Path, repos: int, n: int, seed: int = 1) -> tuple[Path, Path]:
-    """The project and the org index (folder): (project root, index uri)."""
+def build(work: Path, repos: int, n: int, uri: str, seed: int = 1) -> Path:
+    """The project and the org index at ``uri`` (a folder or ``s3://``): the project's root."""
     from gitmem.anchors import Resolver
     from gitmem.git import WORKTREE, Repo
     from gitmem.infra import utc_now
@@ -63,12 +66,12 @@ def build(work: Path, repos: int, n: int, seed: int = 1) -> tuple[Path, Path]:
         name = "ledger" if k == 0 else f"service{k}"
         code = "".join(f"def {w}_{i}(x):\n    return x + {i}\n\n\n" for i, w in enumerate(WORDS))
         root = make_repo(work / name, {f"src/{name}.py": code})
-        init_layout(root)
+        init_layout(Repo(root))
         store = Store(Repo(root))
-        resolver = Resolver(store.repo, WORKTREE)
+        resolver = Resolver(store.repo)
         for i in range(n):
             w = rnd.randrange(len(WORDS))
-            anchor = resolver.make(f"src/{name}.py::{WORDS[w]}_{w}")
+            anchor = resolver.make(f"src/{name}.py", f"{WORDS[w]}_{w}", WORKTREE)
             about = "ledger's " if k and i % 3 == 0 else ""
             words = " ".join(rnd.choice(WORDS) for _ in range(25))
             m = Memory(id=new_id(), type=rnd.choice(("decision", "gotcha", "constraint", "discovery")),
@@ -77,12 +80,11 @@ def build(work: Path, repos: int, n: int, seed: int = 1) -> tuple[Path, Path]:
             write(store.path_for(m), m)
         commit(root, "memories")
         roots.append(root)
-    uri = work / "org-index"
     t = time.perf_counter()
-    index(OrgSettings(uri=str(uri)), [org_repos.from_argument(str(r), None) for r in roots])
-    print(f"org index of {len(roots)} repositories x {n} memories built in {time.perf_counter() - t:.1f} s",
+    index(OrgSettings(uri=uri), [org_repos.from_argument(str(r), None) for r in roots])
+    print(f"org index of {len(roots)} repositories x {n} memories at {uri} built in {time.perf_counter() - t:.1f} s",
           file=sys.stderr)
-    return roots[0], uri
+    return roots[0]
 
 
 def call(root: Path, event: str, env: dict[str, str], i: int) -> tuple[float, bool]:
@@ -126,8 +128,26 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--s3", action="store_true", help="the org index on a Ceph RADOS Gateway started here "
+                                                     "(testing/rgw.py) instead of a local folder")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="gitmem-org-hooks-"))
+    if not args.s3:
+        return run(args, work, str(work / "org-index"))
+    from testing import rgw
+
+    missing = rgw.missing()
+    if missing:
+        print(f"no object store: {', '.join(missing)} not on PATH (.ci/run installs them)", file=sys.stderr)
+        return 1
+    with rgw.cluster(Path(tempfile.mkdtemp(prefix="gitmem-rgw-"))) as cluster:
+        org = cluster.new_org()
+        os.environ.update(org.env())
+        return run(args, work, org.uri)
+
+
+def run(args: argparse.Namespace, work: Path, uri: str) -> int:
+    """Build the organisation at ``uri`` and time the four configurations (module docstring)."""
     home = work / "home"
     (home / "xdg" / "gitmem").mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
@@ -135,7 +155,7 @@ def main() -> int:
     base = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1",
             "XDG_CONFIG_HOME": str(home / "xdg"), "XDG_CACHE_HOME": str(home / "cache"), "LANCEDB_LOG": "error"}
     os.environ.update(base)
-    root, uri = build(work, args.repos, args.memories)
+    root = build(work, args.repos, args.memories, uri)
     user_cfg = home / "xdg" / "gitmem" / "config.toml"
     off = {**base, "XDG_CONFIG_HOME": str(home / "xdg-off"), "GITMEM_NO_DAEMON": "1"}
     user_cfg.write_text(f'[org]\nuri = "{uri}"\ninject = true\n')
@@ -171,8 +191,8 @@ def main() -> int:
         print(json.dumps(rows, indent=1))
         return 0
     print(f"{'':40} {'median ms':>10} {'p90 ms':>8}  org given")
-    for r in rows:
-        print(f"{r['row']:40} {r['median_ms']:>10} {r['p90_ms']:>8}  {r['org_given']}")
+    for row in rows:
+        print(f"{row['row']:40} {row['median_ms']:>10} {row['p90_ms']:>8}  {row['org_given']}")
     return 0
 
 
