@@ -221,6 +221,9 @@ def test_session_start_gives_the_memories_of_other_repositories_about_this_one(p
     text = context_of(out, "SessionStart")
     assert ORG_MARK in text and "· org: billing" in text
     assert f"> {BILLING_NOTE}" in text  # fenced: the memory's own text after `> `
+    org_block = text[text.index("# gitmem: memories of other repositories"):]
+    assert render.ORG_FRAME.strip() in org_block and org_block.rstrip().endswith(render.ORG_FOOTER.strip())
+    assert "gitmem show" not in org_block  # their ids are another repository's
     assert "org: payments" not in text  # about tokens, not about ledger
     assert "org: ledger" not in text  # this repository's own memories never come back as the organisation's
     assert LEDGER_NOTE in text  # … they come as its own

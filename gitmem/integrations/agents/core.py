@@ -801,7 +801,8 @@ def pack_org(hits: list[dict[str, Any]], budget_tokens: int, header: str,
              given: dict[str, tuple[str, str, str]] | None = None) -> render.Packed | None:
     """The organisation index's ``hits`` (``shapes.org_hit_json``, best first) not yet given this session
     (``render.org_key`` in ``given``), at most ``MAX_ORG_MEMORIES``, packed in ``budget_tokens`` under ``header``
-    and ``render.ORG_FRAME``, each labelled ``org: <repo>`` and fenced like every memory (``render.item_from_org``);
+    and ``render.ORG_FRAME`` (``render.ORG_FOOTER`` last), each labelled ``org: <repo>`` and fenced like every
+    memory (``render.item_from_org``);
     None when none is left."""
     from ...rank import render
 
@@ -809,7 +810,7 @@ def pack_org(hits: list[dict[str, Any]], budget_tokens: int, header: str,
     if not fresh:
         return None
     packed = render.pack([render.item_from_org(h) for h in fresh], budget_tokens, header=header,
-                         detail=len(fresh), style=render.HOOK, frame=render.ORG_FRAME)
+                         detail=len(fresh), style=render.HOOK, frame=render.ORG_FRAME, footer=render.ORG_FOOTER)
     return packed if packed.text else None
 
 
