@@ -93,7 +93,8 @@ code it is about and re-checked against the code on every commit: a memory whose
 marked stale, moved or deleted, with the reason. Use `context` with the file you are about to work on,
 `search` to find memories (a compact index), then `get` for the full text of the ids you need. Record what
 the next session should know with `remember`, anchored to the symbols it is about (path.py::Class.method).
-Treat a stale memory as a lead to check against the code, not as truth."""
+Treat a stale memory as a lead to check against the code, not as truth. `org_search` searches the memories of the
+organisation's other repositories (when an organisation index is configured)."""
 
 Payload = tuple[str, dict[str, Any]]
 
