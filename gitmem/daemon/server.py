@@ -18,8 +18,9 @@ Ops:
 * ``org_search`` ``{"query": str, "limit": int, "exclude": [str] (optional)}`` → ``{"configured", "exclude",
   "hits": [shapes.org_hit_json], "inject", "session_budget", "prompt_budget"}``: the organisation index's hits
   (``org.search.search``) for this worktree's ``[org]`` settings (its config.toml and the user's, re-read when
-  they change: ``org_settings``) through a long-lived connection (``HeldOrg``: tables kept open, newer versions
-  looked for every ``ORG_CONSISTENCY_S``), this repository's own memories left out (``exclude`` absent: its org name,
+  they change: ``org_settings``) through the long-lived connection and table handles ``org.search`` keeps for the
+  process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
+  this repository's own memories left out (``exclude`` absent: its org name,
   ``org.repos.this_name``). One at a time, beside (never behind) the local searches and CLI commands.
 * ``ping`` / ``status`` → pid, version, root, started, uptime, requests served, idle timeout, socket, RSS.
 * ``stop`` → ``{"stopping": true}``, then exits once the requests in flight are answered.
@@ -108,39 +109,6 @@ def _client_gone(conn: socket.socket | None) -> bool:
             pass
 
 
-#: Seconds the warm process's org connection may serve a table version before looking for a newer one (LanceDB's
-#: ``read_consistency_interval``): an indexer's commit reaches the hooks within this; in between a search reads
-#: no manifest. Measured on Ceph RGW (a loaded 2-core machine): a search on a new connection and newly opened
-#: tables ~1.4 s (every table property call lists the versions), on this held connection ~60 ms.
-ORG_CONSISTENCY_S = 5.0
-
-
-class HeldOrg:
-    """The warm process's long-lived connection to the organisation index: one LanceDB connection with
-    ``read_consistency_interval`` ``ORG_CONSISTENCY_S`` and each table opened once (``open_table``, what
-    ``org.search.search`` asks its ``db`` for); a table that does not exist yet is looked for again next time.
-
-    Raises (constructor, ``open_table``): what ``lancedb`` raises (``org.search`` turns it into ``OrgStoreError``).
-    """
-
-    def __init__(self, settings: Any, root: Path) -> None:
-        from datetime import timedelta
-
-        from ..org.store import db_uri, storage_options
-
-        os.environ.setdefault("LANCEDB_LOG", "error")
-        import lancedb
-
-        self.db = lancedb.connect(db_uri(settings, root), storage_options=storage_options(settings) or None,
-                                  read_consistency_interval=timedelta(seconds=ORG_CONSISTENCY_S))
-        self.tables: dict[str, Any] = {}
-
-    def open_table(self, name: str) -> Any:
-        if name not in self.tables:
-            self.tables[name] = self.db.open_table(name)
-        return self.tables[name]
-
-
 class Server:
     """One worktree's warm process. ``run()`` serves until idle, stopped or outdated.
 
@@ -172,7 +140,6 @@ class Server:
         self.cli_lock = threading.Lock()
         self.org_lock = threading.Lock()
         self._org: tuple[Any, str] | None = None  # (OrgSettings, this repository's org name) as last read
-        self._held: HeldOrg | None = None  # the org connection of those settings (``op_org_search``)
         self._listener: socket.socket | None = None
         self._code = self._code_stamps()
         self._code_checked = 0.0
@@ -207,7 +174,6 @@ class Server:
         settings = of_config(config.read_cached(self.lay), config.read_user_cached(self.lay))[0]
         if self._org is None or self._org[0] != settings:
             self._org = (settings, this_name(settings, self.lay.root) if settings.configured else "")
-            self._held = None  # another uri, endpoint or region: another connection
         return self._org
 
     def op_org_search(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -227,10 +193,8 @@ class Server:
             return reply
         from ..org.search import search as org_search
 
-        with self.org_lock:
-            if self._held is None:
-                self._held = HeldOrg(settings, self.lay.root)
-            hits = org_search(settings, query, limit=limit, exclude=left_out, db=self._held)
+        with self.org_lock:  # org.search keeps its connection and table handles for the process: kept warm here
+            hits = org_search(settings, query, limit=limit, exclude=left_out)
         reply["hits"] = [shapes.org_hit_json(h) for h in hits]
         return reply
 

@@ -97,16 +97,13 @@ def _query_vector(table: Any, query: str, embeddings: Mapping[str, Any] | None) 
 
 
 def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequence[str] | None = None,
-           exclude: Sequence[str] = (), embeddings: Mapping[str, Any] | None = None,
-           db: Any | None = None) -> list[OrgHit]:
+           exclude: Sequence[str] = (), embeddings: Mapping[str, Any] | None = None) -> list[OrgHit]:
     """The memories of the organisation index that best match ``query``, best first, at most ``limit``.
 
     Hybrid: BM25 over title and body and cosine similarity of the vectors (``embeddings``: the ``[embeddings]``
     table, None = the default embedder), fused with ``rank.fusion.rrf`` (Cormack et al. 2009, k = 60, equal
     weights). ``repos``: only these repositories (None = all); ``exclude``: never these (the current repository,
-    whose own memories the caller has already). ``db``: a connection to search through (anything with
-    ``open_table(name)``, e.g. the warm process's long-lived one, ``daemon.server.HeldOrg``); None = a new one
-    (``org.store.connect``). Reads only.
+    whose own memories the caller has already). Reads only.
 
     Returns:
         ``OrgHit`` per memory, by fused score descending then repository and id; [] when nothing is indexed or the
@@ -123,7 +120,7 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
 
     if limit <= 0 or not query.strip():
         return []
-    db = connect(settings) if db is None else db
+    db = connect(settings)
     try:
         table = open_table(db, MEMORIES_TABLE)
         if table is None:
