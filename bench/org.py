@@ -14,8 +14,9 @@ For each store (``rgw``: a bucket on a single-node Ceph cluster this script star
 * full build: ``gitmem.org.index.index`` of every repository into an empty index, in a fresh process (seconds
   inside ``index``, the process's wall time with imports, its peak RSS);
 * incremental re-index after a push that changed 10 memory files in one repository (a new commit on its
-  ``main``), every repository named (the others are skipped as up to date), fresh process, median of ``--runs``
-  pushes;
+  ``main``), every repository named (the others are skipped as up to date): in a fresh process (a CI job: imports
+  and the embedding model's load included), median of ``--runs`` pushes; and in a warm process (``--runs`` more
+  pushes, each indexed by the same process), beside a re-index when nothing changed (first in that process, then warm);
 * search latency: ``gitmem.org.search.search`` from a second, warm process (index open, model loaded: one
   untimed query first), median and p90 over ``--queries`` queries; and whole process, ``gitmem recall --org
   QUERY --json`` (the CLI, interpreter start and imports included) median and p90 of ``--runs``, beside
@@ -307,6 +308,24 @@ def worker(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
         out.update(added=report.added, updated=report.updated, deleted=report.deleted,
                    failed=[f"{r.repo}: {r.error}" for r in report.failed],
                    states=sorted({r.state for r in report.repos}))
+    elif kind == "incremental_warm":
+        from gitmem.org import index as org_index
+        from gitmem.org.repos import OrgRepo
+
+        repos = [OrgRepo(name, path) for name, path in spec["repos"]]
+        settings = _settings(spec["uri"])
+        org = Org(Path(spec["work"]), spec["n_repos"], spec["n_memories"]).build()
+        warm = org_index.index(settings, repos, embeddings=spec.get("embeddings"), fetch=False)  # all up to date
+        out["up_to_date_s"] = warm.seconds
+        times, updated = [], []
+        for rev in spec["revs"]:
+            org.push(0, rev)
+            t = time.perf_counter()
+            report = org_index.index(settings, repos, embeddings=spec.get("embeddings"), fetch=False)
+            times.append(time.perf_counter() - t)
+            updated.append(report.updated)
+        again = org_index.index(settings, repos, embeddings=spec.get("embeddings"), fetch=False)  # nothing new
+        out.update(times=times, updated=updated, warm_up_to_date_s=again.seconds)
     elif kind == "search":
         from gitmem.org.search import search
 
@@ -388,8 +407,13 @@ def measure(org: Org, store: Store, args: argparse.Namespace, only: set[str]) ->
                 raise RuntimeError(f"incremental re-index wrong: {r}")
             inc.append(r)
             log(f"{store.kind}: incremental {rev}: {r['index_s']:.2f} s (~{r['updated']})")
+        w = run("incremental_warm", {"uri": uri, "repos": repos, "embeddings": embeddings, "work": args.work,
+                                     "n_repos": org.n_repos, "n_memories": org.n_memories,
+                                     "revs": list(range(args.runs + 1, 2 * args.runs + 1))}, wenv)
         res["incremental"] = {"index_s": statistics.median(x["index_s"] for x in inc),
                               "wall_s": statistics.median(x["wall_s"] for x in inc),
+                              "warm_s": statistics.median(w["times"]), "up_to_date_s": w["up_to_date_s"],
+                              "warm_up_to_date_s": w["warm_up_to_date_s"],
                               "updated": inc[0]["updated"], "runs": len(inc)}
         res["bytes_after_incremental"], res["objects_after_incremental"] = store.bytes_stored(uri, s3)
     if "search" in only:
@@ -483,6 +507,9 @@ def table(org: Org, results: dict[str, dict[str, Any]]) -> str:
     row("full build: peak RSS MB", lambda r: f"{r['build']['maxrss_mb']:.0f}")
     row(f"incremental ({PUSH_CHANGES} files, 1 repo): index() s", lambda r: f"{r['incremental']['index_s']:.2f}")
     row("incremental: process wall s", lambda r: f"{r['incremental']['wall_s']:.2f}")
+    row("incremental: warm process, index() s", lambda r: f"{r['incremental']['warm_s']:.2f}")
+    row("nothing changed: fresh process, index() s", lambda r: f"{r['incremental']['up_to_date_s']:.2f}")
+    row("nothing changed: warm process, index() s", lambda r: f"{r['incremental']['warm_up_to_date_s']:.2f}")
     row("search warm: median ms", lambda r: f"{r['search_warm']['median_ms']:.0f}")
     row("search warm: p90 ms", lambda r: f"{r['search_warm']['p90_ms']:.0f}")
     row("search warm: first query ms", lambda r: f"{r['search_warm']['first_ms']:.0f}")
