@@ -423,9 +423,28 @@ def measure(org: Org, store: Store, args: argparse.Namespace, only: set[str]) ->
                               "p90_ms": 1000 * pct(s["latencies"], 90), "first_ms": 1000 * s["first_s"],
                               "mean_hits": statistics.mean(s["hits"]), "queries": len(s["latencies"])}
         res["recall_cli"] = recall_cli(uri, renv, queries[: args.runs + 1], Path(args.work))
+        if s3 is not None:
+            res["search_warm"]["requests_per_query"] = requests_per_query(store, uri, renv, queries, embeddings)
     if "concurrent" in only:
         res["concurrent"] = concurrent(org, store, args, embeddings)
     return res
+
+
+def requests_per_query(store: Store, uri: str, env: dict[str, str], queries: list[str], embeddings: Any) -> float:
+    """S3 requests one warm search sends: counted by ``testing/s3proxy.py`` (no conditional headers on reads, so it
+    forwards them unchanged) for a process searching once and one searching 11 times, the difference / 10."""
+    from testing.s3proxy import ignoring_conditions
+
+    gw = store.s3
+    secrets = {gw.access_key: gw.secret_key, gw.read_access_key: gw.read_secret_key}
+    counts = []
+    with ignoring_conditions(gw.endpoint, secrets) as proxy:
+        for n in (1, 11):
+            before = proxy.requests
+            run("search", {"uri": uri, "queries": queries[:n] if n > 1 else queries[:1] * 2,
+                           "embeddings": embeddings}, {**env, "AWS_ENDPOINT_URL": proxy.endpoint})
+            counts.append(proxy.requests - before)
+    return (counts[1] - counts[0]) / 9
 
 
 def recall_cli(uri: str, env: dict[str, str], queries: list[str], work: Path) -> dict[str, Any]:
@@ -513,6 +532,7 @@ def table(org: Org, results: dict[str, dict[str, Any]]) -> str:
     row("search warm: median ms", lambda r: f"{r['search_warm']['median_ms']:.0f}")
     row("search warm: p90 ms", lambda r: f"{r['search_warm']['p90_ms']:.0f}")
     row("search warm: first query ms", lambda r: f"{r['search_warm']['first_ms']:.0f}")
+    row("search warm: S3 requests per query", lambda r: f"{r['search_warm']['requests_per_query']:.0f}")
     row("recall --org process: median ms", lambda r: f"{r['recall_cli']['median_ms']:.0f}")
     row("recall --org process: p90 ms", lambda r: f"{r['recall_cli']['p90_ms']:.0f}")
     row("python -c pass: median ms", lambda r: f"{r['recall_cli']['python_pass_ms']:.0f}")
