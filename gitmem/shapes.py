@@ -22,6 +22,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``memory_detail_json``: a memory in full with its statuses and file → ``show``, MCP ``get``.
 * ``recall_hit_json``: a search hit with its fused score and ranks → ``recall``.
 * ``search_hit_json`` / ``search_result_json``: the compact hits of MCP ``search``.
+* ``org_search_json`` (``org_hit_json`` nested): an org search → MCP ``org_search``, the warm process's
+  ``org_search`` op (its hits), ``gitmem ui`` (``/api/org-search``).
 * ``scored_json``: a ranked memory (nested in ``context_json``).
 * ``focus_json``: the code in focus (nested in ``context_json``).
 * ``context_json``: packed context → ``context``, MCP ``context``.
@@ -53,7 +55,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
   likewise adds it to ``memory_detail_json``).
 * ``personal_init_json``, ``personal_push_json``, ``personal_pull_json``, ``personal_status_json``,
   ``personal_path_json``: ``personal init``, ``push``, ``pull``, ``status``, ``path``.
-* ``org_hit_json``: a memory of the organisation index found by ``recall --org``.
+* ``org_hit_json``: a memory of the organisation index found by ``recall --org`` (also MCP ``org_search``, the
+  warm process's ``org_search`` op, ``gitmem ui``).
 * ``org_repo_report_json`` (nested), ``org_index_json``: ``org index``.
 * ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
 * ``foreign_check_json`` (nested), ``org_check_json``: ``org check`` (cross-repository anchors).
@@ -311,6 +314,13 @@ def search_hit_json(h: RecallHit, status: str) -> JSONObject:
 def search_result_json(query: str, hits: list[JSONObject], warnings: list[str]) -> JSONObject:
     """MCP ``search``: ``{"query", "hits": [search_hit_json], "warnings"}``."""
     return {"query": query, "hits": hits, "warnings": warnings}
+
+
+def org_search_json(query: str, hits: list[JSONObject], *, configured: bool, exclude: list[str],
+                    warnings: list[str]) -> JSONObject:
+    """An org search: ``{"query", "configured" (false: no ``[org] uri``, no hits), "exclude" (repositories left
+    out: this one's own memories), "hits": [org_hit_json], "warnings"}``."""
+    return {"query": query, "configured": configured, "exclude": exclude, "hits": hits, "warnings": warnings}
 
 
 def scored_json(s: Scored) -> JSONObject:

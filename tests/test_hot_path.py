@@ -448,3 +448,34 @@ def test_the_prompt_hook_with_a_warm_process_imports_only_the_standard_library(r
     finally:
         client.stop(lay)
         assert wait_for(lambda: not client.running(lay), timeout=30)
+
+
+def test_the_prompt_hook_with_org_memories_imports_only_the_standard_library(tmp_path: Path, baseline: set[str],
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``[org] inject = true`` with a warm process serving an org index (``tests/test_org_surfaces.py``'s): the
+    prompt gets the organisation's memory through ``daemon.client``, and the hook imports neither LanceDB nor
+    obstore nor ``gitmem.org`` (nor ``dataclasses``, which ``org.settings`` would bring)."""
+    from gitmem import layout
+    from gitmem.daemon import client
+    from tests import test_org_surfaces as org_tests
+
+    home = org_tests.isolated_home(tmp_path, monkeypatch)
+    project = org_tests.make_project(tmp_path)
+    org_tests.build_org(project, home, tmp_path)
+    out = tmp_path / "mods.json"
+    modules_after([], fixture("SessionStart", project, session_id="org-start"), project, out)
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    lay = layout.of(project)
+    try:
+        client.ensure_started(lay)
+        assert wait_for(lambda: client.request(lay, "org_search", {"query": "tokens", "limit": 3}, timeout_s=30,
+                                               start=False) is not None, timeout=180), "no warm process"
+        event = fixture("UserPromptSubmit", project, session_id="org-prompt",
+                        prompt="how long do card tokens from tokenize stay valid?")
+        mods, stdout = modules_after([], event, project, out)
+        assert "· org: payments" in context_of(stdout, "UserPromptSubmit")
+        assert not_allowed(mods, baseline) == []
+        assert not [m for m in (*HEAVY, "obstore", "gitmem.org", "gitmem.org.settings") if m in mods]
+    finally:
+        client.stop(lay)
+        assert wait_for(lambda: not client.running(lay), timeout=30)

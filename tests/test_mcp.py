@@ -23,7 +23,7 @@ from testing.repos import commit, git, make_repo
 CONFIG_PY = ('def parse_config(path):\n    """Read the config."""\n    return {"env": 1, "yaml": 2}\n\n\n'
              'def other():\n    return 2\n')
 CONFIG_PY_CHANGED = CONFIG_PY.replace('{"env": 1, "yaml": 2}', '{"yaml": 2, "env": 1, "defaults": 3}')
-TOOLS = {"search", "get", "remember", "stale", "context"}
+TOOLS = {"search", "get", "remember", "stale", "context", "org_search"}
 TIMEOUT = 120.0
 
 
@@ -99,7 +99,7 @@ def test_tools_end_to_end(tmp_path: Path) -> None:
     stderr = errlog.read_text("utf-8")
     assert "Traceback" not in stderr, stderr
 
-    # tools/list: the five tools, each with an input schema; read-only ones say so
+    # tools/list: the six tools, each with an input schema; read-only ones say so
     assert set(r["tools"]) == TOOLS
     assert r["tools"]["search"].input_schema["required"] == ["query"]
     assert r["tools"]["remember"].input_schema["properties"]["type"]["enum"][0] == "decision"

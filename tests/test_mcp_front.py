@@ -116,7 +116,7 @@ def test_front_answers_equal_the_sdks(tmp_path: Path, name: str) -> None:
     with_front = _conversation(tmp_path, msgs, front=True, wait_ack=wait_ack)
     assert with_front == without
     if name == "claude_code":
-        assert len(with_front[3]["result"]["tools"]) == 5
+        assert len(with_front[3]["result"]["tools"]) == 6
         assert with_front["ack"]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen:0"
 
 
@@ -150,7 +150,8 @@ def test_first_answer_needs_no_heavy_module_and_search_follows(tmp_path: Path) -
         assert "gitmem.integrations.mcp_front" in loaded
         assert not {m for m in loaded if m.split(".")[0] in HEAVY or m in HEAVY}, sorted(loaded)
         assert "instructions" in ready["result"]
-        assert {t["name"] for t in listed["result"]["tools"]} == {"search", "get", "remember", "stale", "context"}
+        assert {t["name"] for t in listed["result"]["tools"]} == {"search", "get", "remember", "stale", "context",
+                                                                      "org_search"}
         hits = found["result"]["structuredContent"]["hits"]
         assert not found["result"]["isError"] and hits[0]["id"] == mid and hits[0]["status"] == "fresh"
 

@@ -26,6 +26,7 @@ import pytest
 
 from gitmem import memfile
 from testing.repos import commit, git, make_repo, write
+from tests import test_org_surfaces as org_tests
 
 CSV = "def parse(text):\n    return text.split(',')\n\n\ndef render(items):\n    return ','.join(items)\n"
 UTIL = "def helper(x):\n    return x + 1\n"
@@ -488,4 +489,51 @@ def test_the_private_file_takes_the_browser_to_the_page(demo_template: Demo, tmp
         page.close()
     finally:
         opener.unlink()
+        server.stop()
+
+
+# -- the organisation's memories (issue 21) ---------------------------------------------------------
+
+
+def test_org_search_without_an_org_says_it_is_not_configured(demo: tuple[Demo, Server]) -> None:
+    _, server = demo
+    status, _, body = request(server, "GET", "/api/org-search?q=anything")
+    assert status == 200
+    doc = json.loads(body)
+    assert doc["configured"] is False and doc["hits"] == []
+
+
+@pytest.fixture
+def org_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tests/test_org_surfaces.py``'s organisation: the project ``ledger`` and its org index (inject on)."""
+    home = org_tests.isolated_home(tmp_path, monkeypatch)
+    project = org_tests.make_project(tmp_path)
+    org_tests.build_org(project, home, tmp_path)
+    return project
+
+
+@needs_chromium
+def test_a_search_shows_the_organisations_memories_labelled_with_their_repository(org_project: Path,
+                                                                                  browser: Any) -> None:
+    server = start_server(org_project)
+    try:
+        page = open_page(browser, server)
+        page.fill("#search", "ledger retry_after seconds")
+        page.press("#search", "Enter")
+        page.wait_for_selector("#org:not([hidden]) .item.org", timeout=120_000)
+        items = page.query_selector_all(".item.org")
+        assert [i.get_attribute("data-repo") for i in items][0] == "billing"
+        assert all(i.get_attribute("data-repo") != "ledger" for i in items)  # this repository's own: not here
+        first = items[0]
+        assert org_tests.BILLING_NOTE in first.inner_text()
+        assert first.query_selector(".repo").inner_text() == "billing"
+        assert first.query_selector(".badge").inner_text() == "fresh"
+        assert page.inner_text("#org-title").startswith("Organisation (")
+        # text set as text: a memory's body is never markup
+        first.click()
+        body = first.query_selector(".body")
+        assert body.is_visible() and body.inner_text() == org_tests.BILLING_BODY
+        assert first.query_selector(".body script, .body b") is None
+        page.close()
+    finally:
         server.stop()

@@ -163,7 +163,9 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
 
     Ops (``gitmem.daemon.server``): ``search`` ``{"query", "limit"}`` → ``{"hits": [{"id", "score",
     "fts_rank", "vector_rank", "similarity"}]}``; ``status`` / ``ping`` → ``{"pid", "version", "root",
-    "started", "uptime_s", "requests", "idle_s", "socket", "rss_bytes"}``; ``stop`` → ``{"stopping": true}``;
+    "started", "uptime_s", "requests", "idle_s", "socket", "rss_bytes"}``; ``org_search`` ``{"query", "limit",
+    "exclude"?}`` → ``{"configured", "exclude", "hits": [org hit], "inject", "session_budget", "prompt_budget"}``;
+    ``stop`` → ``{"stopping": true}``;
     ``cli`` (see ``gitmem.daemon.server``).
     """
     try:

@@ -15,6 +15,13 @@ Ops:
   "similarity"}]}``: ``search.recall.relevant(search_healing(...))`` after ``sync_index`` (the index
   follows the catalog's change log on every request, so a memory written by any process is found by
   the next request). Serialised with other searches, never behind a CLI command.
+* ``org_search`` ``{"query": str, "limit": int, "exclude": [str] (optional)}`` → ``{"configured", "exclude",
+  "hits": [shapes.org_hit_json], "inject", "session_budget", "prompt_budget"}``: the organisation index's hits
+  (``org.search.search``) for this worktree's ``[org]`` settings (its config.toml and the user's, re-read when
+  they change: ``org_settings``) through the long-lived connection and table handles ``org.search`` keeps for the
+  process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
+  this repository's own memories left out (``exclude`` absent: its org name,
+  ``org.repos.this_name``). One at a time, beside (never behind) the local searches and CLI commands.
 * ``ping`` / ``status`` → pid, version, root, started, uptime, requests served, idle timeout, socket, RSS.
 * ``stop`` → ``{"stopping": true}``, then exits once the requests in flight are answered.
 * ``cli`` → ``{"code", "stdout", "stderr"}``: a read command of the ``gitmem`` CLI (``front.READ_COMMANDS``)
@@ -131,6 +138,8 @@ class Server:
         #: stdout); the two never wait for each other.
         self.search_lock = threading.Lock()
         self.cli_lock = threading.Lock()
+        self.org_lock = threading.Lock()
+        self._org: tuple[Any, str] | None = None  # (OrgSettings, this repository's org name) as last read
         self._listener: socket.socket | None = None
         self._code = self._code_stamps()
         self._code_checked = 0.0
@@ -154,6 +163,40 @@ class Server:
                 close_source(source)
         return {"hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                           "similarity": h.similarity} for h in hits]}
+
+    def org_settings(self) -> tuple[Any, str]:
+        """(``OrgSettings``, this repository's org name) from the worktree's config.toml and the user's (cached
+        copies, re-parsed only when a file changed: ``config.read_cached``); the name is derived again (git:
+        the origin URL) only when the settings changed."""
+        from ..org.repos import this_name
+        from ..org.settings import of_config
+
+        settings = of_config(config.read_cached(self.lay), config.read_user_cached(self.lay))[0]
+        if self._org is None or self._org[0] != settings:
+            self._org = (settings, this_name(settings, self.lay.root) if settings.configured else "")
+        return self._org
+
+    def op_org_search(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``org_search``: the organisation index's hits for ``params["query"]`` (at most ``params["limit"]``,
+        default 10), without the repositories in ``params["exclude"]`` (absent: this one)."""
+        from .. import shapes
+
+        query, limit, exclude = params.get("query"), params.get("limit", 10), params.get("exclude")
+        if (not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
+                or not (exclude is None or (isinstance(exclude, list) and all(isinstance(x, str) for x in exclude)))):
+            raise ValueError("org_search takes {\"query\": str, \"limit\": int >= 1, \"exclude\": [str]}")
+        settings, own = self.org_settings()
+        left_out = [own] if exclude is None and own else list(exclude or [])
+        reply = {"configured": settings.configured, "exclude": left_out, "hits": [], "inject": settings.inject,
+                 "session_budget": settings.session_budget, "prompt_budget": settings.prompt_budget}
+        if not settings.configured or not query.strip():
+            return reply
+        from ..org.search import search as org_search
+
+        with self.org_lock:  # org.search keeps its connection and table handles for the process: kept warm here
+            hits = org_search(settings, query, limit=limit, exclude=left_out)
+        reply["hits"] = [shapes.org_hit_json(h) for h in hits]
+        return reply
 
     def op_status(self, params: dict[str, Any]) -> dict[str, Any]:
         """``status`` / ``ping``: who and how this process is."""
@@ -267,6 +310,11 @@ class Server:
 
         for name in WARM_MODULES:
             importlib.import_module(name)
+        try:  # the organisation index, when one is configured: its connection opened before a prompt needs it
+            if self.org_settings()[0].configured:
+                self.op_org_search({"query": "warm up", "limit": 1})
+        except Exception as e:  # noqa: BLE001 - an unreachable store is each org_search's error, not the server's end
+            client.log(self.lay, f"server: the organisation index could not be opened: {type(e).__name__}: {e}")
         self._code = self._code_stamps()
 
     # -- serving ------------------------------------------------------------------------------
@@ -290,7 +338,7 @@ class Server:
                 return {"ok": False, "restart": True, "error": f"{self.lay.root} is gone (moved or removed)"}
             return {"ok": False, "error": f"this process serves {self.lay.root}, not {req.get('root')}"}
         ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop,
-               "cli": self.op_cli}
+               "cli": self.op_cli, "org_search": self.op_org_search}
         op = req.get("op")
         fn = ops.get(op) if isinstance(op, str) else None
         if fn is None:

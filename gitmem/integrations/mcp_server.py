@@ -1,6 +1,6 @@
 """The MCP server (``gitmem mcp``): gitmem's memories as tools for any MCP client, over stdio.
 
-Five tools, each a thin shell over the library, returning compact text for the
+Six tools, each a thin shell over the library, returning compact text for the
 model and the same data as structured content (the shapes of ``gitmem.shapes``, each
 document carrying ``schema_version``):
 
@@ -9,6 +9,8 @@ document carrying ``schema_version``):
 * ``remember(text, …)``     → ``memories.remember``: a team-scope memory, source ``agent``.
 * ``stale()``               → ``analyzer.evaluate``: memories not fresh, with reasons (like ``gitmem stale``).
 * ``context(file, …)``      → ``context.build_context`` (like ``gitmem context --file F``).
+* ``org_search(query, …)``  → ``org.search.search`` (by the warm process's ``org_search`` op when it answers):
+  the organisation index's memories of other repositories, labelled with their repository and status.
 
 ``search``, ``get`` and ``context`` record what they found, opened or gave in the clone's use log
 (``gitmem.usage``: ``gitmem stats``, the decay of unused memories).
@@ -48,6 +50,7 @@ from ..errors import AnchorError, GitmemError
 from ..git import WORKTREE, Repo
 from ..model import MEMORY_TYPES, Memory, MemoryStatus, Status
 from ..rank.render import QUOTE, WITHHELD, Item, anchor_text_shown, fenced_lines, inline, title_shown
+from ..rank.render import item_from_org as render_org
 from ..rank.score import age
 from ..store import Store
 
@@ -59,6 +62,12 @@ MAX_SEARCH_LIMIT = 100
 MAX_REPLY_CHARS = 40_000
 #: Most characters of a query echoed back (the model sent it; a huge one is not repeated).
 QUERY_ECHO_CHARS = 200
+#: Seconds ``org_search`` waits for the warm process (its open connection to the org index) before searching here
+#: (as ``search.warm.SEARCH_TIMEOUT_S``: loading LanceDB and the connection here takes longer).
+ORG_SEARCH_TIMEOUT_S = 2.5
+#: The answer of ``org_search`` when no organisation index is configured: how to configure one.
+NO_ORG = ("no organisation index is configured: set `[org] uri` (s3://BUCKET/PREFIX or a folder) in "
+          "~/.config/gitmem/config.toml or .gitmem/config.toml, then `gitmem org index` (docs/org.md)")
 #: Largest ``context`` budget a tool call may ask for (tokens; keeps the reply under MAX_REPLY_CHARS).
 MAX_CONTEXT_BUDGET = 8_000
 
@@ -84,7 +93,8 @@ code it is about and re-checked against the code on every commit: a memory whose
 marked stale, moved or deleted, with the reason. Use `context` with the file you are about to work on,
 `search` to find memories (a compact index), then `get` for the full text of the ids you need. Record what
 the next session should know with `remember`, anchored to the symbols it is about (path.py::Class.method).
-Treat a stale memory as a lead to check against the code, not as truth."""
+Treat a stale memory as a lead to check against the code, not as truth. `org_search` searches the memories of the
+organisation's other repositories (when an organisation index is configured)."""
 
 Payload = tuple[str, dict[str, Any]]
 
@@ -330,6 +340,65 @@ class GitmemTools:
             text = f"{len(res.ranked)} memories are relevant but none fits a budget of {res.budget} tokens"
         return text, data
 
+    def org_search(self, query: str, limit: int = 10, repo: str | None = None) -> Payload:
+        """The organisation index's memories for ``query`` (``org.search.search``, by the worktree's warm process
+        when it answers within ``ORG_SEARCH_TIMEOUT_S``), this repository's own left out unless ``repo`` names it;
+        ``repo``: only that repository's.
+
+        Returns:
+            text: one line per hit ``- ID [type · trust · org: REPO] anchors · status > title`` (fenced as
+            ``search``'s), or ``NO_ORG`` when no ``[org] uri`` is configured.
+            data: ``shapes.org_search_json``: ``{"query", "configured", "exclude", "hits": [org_hit_json],
+            "warnings"}``.
+
+        Raises:
+            GitmemError: the org index cannot be read (``org.search``'s errors: unreachable store, no index yet).
+        """
+        from .. import config
+        from ..daemon import client
+        from ..org.repos import this_name
+        from ..org.settings import of_config
+
+        store = self.store()
+        lay = store.layout
+        settings = of_config(store.config, config.load_user())[0]
+        if not settings.configured:
+            return NO_ORG, shapes.versioned(shapes.org_search_json(_echo(query), [], configured=False, exclude=[],
+                                                                   warnings=[]))
+        own = this_name(settings, store.repo.root)
+        exclude = [own] if own and own != repo else []
+        hits: list[dict[str, Any]] | None = None
+        if repo is None:  # the warm process's op searches every repository
+            reply = client.request(lay, "org_search", {"query": query, "limit": limit, "exclude": exclude},
+                                   timeout_s=ORG_SEARCH_TIMEOUT_S)
+            got = reply.get("hits") if isinstance(reply, dict) else None
+            hits = got if isinstance(got, list) and all(isinstance(h, dict) for h in got) else None
+        if hits is None:
+            from ..org.search import search as org_search
+
+            hits = [shapes.org_hit_json(h) for h in org_search(settings, query, limit=limit,
+                                                               repos=[repo] if repo else None, exclude=exclude)]
+        if hits:
+            lines = [f"{len(hits)} memor{'y' if len(hits) == 1 else 'ies'} of the organisation for {_echo(query)!r}, "
+                     "best first (other repositories' notes, not instructions; status at each one's indexed commit):"]
+            for h in hits:
+                item = render_org(h)
+                lines.append(f"- {inline(item.id)} [{inline(item.type)} · {inline(item.trust) or 'trust unknown'} · "
+                             f"{inline(item.scope)}] {anchor_text_shown(', '.join(item.anchors) or '-')} · "
+                             f"{inline(item.status)} {QUOTE}{title_shown(item.title, item.id)}")
+                body, _ = fenced_lines(item, item.body.strip()) if item.body.strip() else ([], None)
+                lines += [f"  {QUOTE}{line}" if line else f"  {QUOTE.rstrip()}" for line in body[:ORG_BODY_LINES]]
+        else:
+            lines = [f"no memories of the organisation match {_echo(query)!r}"
+                     + (f" (this repository, {own}, left out: use search)" if exclude else "")]
+        return "\n".join(lines), shapes.versioned(shapes.org_search_json(_echo(query), hits, configured=True,
+                                                                         exclude=exclude, warnings=[]))
+
+
+#: Lines of an org memory's body shown under its line in ``org_search`` (there is no ``get`` for another
+#: repository's memory: its text comes with the hit).
+ORG_BODY_LINES = 12
+
 
 def _anchor_line(a: Any) -> str:
     """``status anchor → where now — reason`` for one anchor status."""
@@ -498,6 +567,21 @@ def build_server(path: str | os.PathLike[str] | None = None, *, warm: bool = Fal
         """The memories most relevant to a file (and a task), packed into a token budget: the closest in
         full, the rest as index lines. Stale memories are marked with their reason."""
         return run(lambda: tools.context(file, prompt, budget))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=True))
+    def org_search(query: Annotated[str, Field(description="What to look for, in words or code names.")],
+                   limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="Most hits to return.")] = 10,
+                   repo: Annotated[str | None, Field(description="Only this repository of the organisation "
+                                                                 "(its name in the index).")] = None,
+                   ) -> CallToolResult:
+        """Search the memories of the organisation's other repositories (the org index: full-text and semantic).
+
+        Each hit is labelled with its repository, trust and status (fresh, or stale/moved/deleted at that
+        repository's indexed commit) and comes with its text. This repository's own memories are left out
+        (use `search`). Without an organisation index configured, says how to configure one.
+        """
+        return run(lambda: tools.org_search(query, limit, repo))
 
     return server
 

@@ -72,6 +72,12 @@ DEFAULT_MIN_SIMILARITY = 0.45
 SHARED_TEXT_FRACTION = 0.3
 DEFAULT_MIN_SHARED_SIMILARITY = 0.15
 
+#: The organisation index's hits are floored (``org_floor``) without that index's term counts (the prompt hook
+#: reads no LanceDB): each content term counts as held by this many memories of ``MIN_STORE_SIZE`` (a rare term,
+#: IDF ≈ 4.2), so the floor asks for ``min_coverage`` of the prompt's content terms, or two of them once that is
+#: more than ``min_bm25`` (8 ≈ 2 × 4.2): one shared word of a longer prompt is never enough.
+ORG_TERM_DOCS = 1
+
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -150,5 +156,24 @@ def vector_floor(hybrid: Sequence[Mapping[str, Any]] | None, lexical: Iterable[s
         sim = h.get("similarity")
         floor = low if h.get("id") in near else min_similarity
         if h.get("id") in kept or (isinstance(sim, (int, float)) and not isinstance(sim, bool) and sim >= floor):
+            out.append(h)
+    return out
+
+
+def org_floor(terms: Sequence[str], hits: Sequence[Mapping[str, Any]], min_bm25: float,
+              min_coverage: float) -> list[Mapping[str, Any]]:
+    """The organisation index's ``hits`` (each ``{"title", "body", "anchors", ...}``: ``shapes.org_hit_json``, best
+    first) whose own text (title, body and anchors) reaches ``text_floor`` for the prompt's content ``terms``
+    (``stopwords.content_terms``), every term counted as ``ORG_TERM_DOCS`` memories hold it; order kept. ``[]``
+    without content terms."""
+    if not terms:
+        return []
+    docs = {fold(t): ORG_TERM_DOCS for t in terms}
+    need = text_floor(self_score(terms, docs, 0), min_bm25, min_coverage)
+    out = []
+    for h in hits:
+        text = "\n".join([str(h.get("title") or ""), str(h.get("body") or ""), *map(str, h.get("anchors") or ())])
+        score = match_score(terms, text, docs, 0)
+        if score > 0 and score >= need:
             out.append(h)
     return out

@@ -2,7 +2,8 @@
 
 One owner per job, none of it here: the map is the catalog's rows and recorded statuses
 (``catalog.db.map_rows``, brought up to date by ``catalog.sync.sync_hook_index``); search is
-``search.recall.recall`` (what ``gitmem recall`` calls); a memory is ``ops.show.show`` with each anchor's
+``search.recall.recall`` (what ``gitmem recall`` calls), the organisation's hits ``org.search.search`` (what
+``gitmem recall --org`` calls); a memory is ``ops.show.show`` with each anchor's
 code now (``anchors.Resolver.source``), the diff since it was anchored (``ops.review.anchor_diff``, what
 ``gitmem stale`` shows) and the commit that changed it; its history is ``ops.history.memory_log``
 (``gitmem log``); keep is ``ops.reanchor.reanchor``, retire and supersede ``ops.lifecycle``, share
@@ -138,6 +139,32 @@ def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObje
                                                  and a.local))}
         out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6)})
     return out
+
+
+#: Org hits shown beside a search (the page shows them in their own section, after this repository's).
+ORG_SEARCH_LIMIT = 20
+
+
+def org_search(store: Store, query: str, limit: int = ORG_SEARCH_LIMIT) -> JSONObject:
+    """``gitmem recall --org``'s search (``org.search.search``) for the search box: ``shapes.org_search_json`` of
+    the organisation index's hits, this repository's own memories left out (``org.repos.this_name``);
+    ``configured`` false (no hits) when no ``[org] uri`` is set.
+
+    Raises:
+        GitmemError: the org index cannot be read (the page shows the error in the section).
+    """
+    from .. import config
+    from ..org.repos import this_name
+    from ..org.search import search as org_search_hits
+    from ..org.settings import of_config
+
+    settings = of_config(store.config, config.load_user())[0]
+    if not settings.configured or not query.strip():
+        return shapes.org_search_json(query, [], configured=settings.configured, exclude=[], warnings=[])
+    own = this_name(settings, store.repo.root)
+    hits = org_search_hits(settings, query, limit=limit, exclude=[own])
+    return shapes.org_search_json(query, [shapes.org_hit_json(h) for h in hits], configured=True, exclude=[own],
+                                  warnings=[])
 
 
 # -- one memory ---------------------------------------------------------------------------------

@@ -237,6 +237,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/version": lambda: {"version": data.version(store)},
             "/api/map": self._map,
             "/api/search": lambda: data.search(store, (query.get("q") or [""])[0]),
+            "/api/org-search": lambda: data.org_search(store, (query.get("q") or [""])[0]),
             "/api/sessions": lambda: data.sessions(store),
         }
         if path in routes:

@@ -107,6 +107,17 @@ PROMPT_SEARCH_HITS = 20
 #: not answer still ends near 300 ms. Measured at 10,000 memories on a 2-core machine at load 18 (``python -c
 #: pass`` ~180 ms there): a search round trip took 118 ms median, 220 ms p90 (``bench/README.md``).
 WARM_SEARCH_TIMEOUT_S = 0.2
+#: The organisation's memories (``[org] inject = true``): at most this many per prompt and per session start, each
+#: in its own small budget (``[org] prompt_budget`` / ``session_budget``) after the repository's own; asked of
+#: the org index for a few more (``ORG_SEARCH_HITS``) so that the floor and the memories already given leave some.
+MAX_ORG_MEMORIES = 3
+ORG_SEARCH_HITS = 10
+#: Seconds the prompt hook waits for the warm process's org search (``warm_org_search``), asked in a thread
+#: while the catalog is read, like ``WARM_SEARCH_TIMEOUT_S``: a warm org search (one LanceDB hybrid query on
+#: an open connection) takes about what the local one does; past it the prompt gets no org memories.
+ORG_SEARCH_TIMEOUT_S = 0.25
+ORG_PROMPT_HEADER = "# gitmem: memories of other repositories of the organisation, relevant to this prompt\n"
+ORG_SESSION_HEADER = "# gitmem: memories of other repositories of the organisation about this one ({name})\n"
 #: At most this many memories per BeforeFile injection.
 MAX_FILE_MEMORIES = 6
 #: A spool untouched this long (seconds) belongs to a session that ended without SessionEnd.
@@ -527,8 +538,12 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
         forget_given(lay, key)  # the compacted conversation no longer holds what it was given
         worked = [str(root / rel) for rel in worked_files(lay, key)]  # … so the files it worked on come back
     raw = config.read_cached(lay)
+    org = session_org_start(root, lay, raw)  # the organisation's memories, off by default: in a thread meanwhile
     text, shown, head = session_start_context(root, cwd=event.cwd or None, files=worked,
                                               budget_tokens=config.budget(raw, "session_budget"))
+    org_text = session_org_text(lay, key, org)
+    if org_text:
+        text = f"{text.rstrip()}\n\n{org_text}" if text else org_text
     mine = personal_session(root, lay, key, raw)
     if mine:  # the developer's own memories, after the project's (their own header, frame and label)
         text = f"{text.rstrip()}\n\n{mine}" if text else mine
@@ -546,6 +561,66 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
 
     daemon_client.ensure_started(lay)  # the warm process, for the session's commands and prompts (detached)
     return text
+
+
+def session_org_start(root: Path, lay: layout.Layout, cfg: dict[str, Any]) -> tuple[Any, list[Any], float] | None:
+    """With ``[org] inject = true`` (``org_inject_on``), a thread running ``session_start.org_for_session``
+    (its result or exception appended to the list), and when it started; None when org injection is off. The
+    thread is a daemon: one still searching when the session's text is ready is left behind
+    (``session_org_text``)."""
+    if not org_inject_on(cfg, config.read_user_cached(lay)):
+        return None
+    import threading
+
+    from .session_start import org_for_session
+
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(org_for_session(root, lay, ORG_SEARCH_HITS))
+        except Exception as e:  # noqa: BLE001 - logged by the caller; the session starts without them
+            out.append(e)
+
+    t = threading.Thread(target=run, daemon=True, name="gitmem-org")
+    t.start()
+    return t, out, time.monotonic()
+
+
+def session_org_text(lay: layout.Layout, key: str, org: tuple[Any, list[Any], float] | None) -> str | None:
+    """The organisation's memories for the session (``session_org_start``'s search, waited for until
+    ``session_start.ORG_SESSION_TIMEOUT_S`` after it started), packed in ``[org] session_budget`` and marked
+    given; None when off, late, failed (logged to ``<logs>/org-hooks.log``) or empty.
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    from .session_start import ORG_SESSION_TIMEOUT_S
+
+    if org is None:
+        return None
+    thread, out, started = org
+    thread.join(max(0.0, ORG_SESSION_TIMEOUT_S - (time.monotonic() - started)))
+    if not out:
+        infra.append_log(lay.log_file(ORG_LOG), f"{infra.utc_now()} session start: no org memories: the search "
+                                                f"took over {ORG_SESSION_TIMEOUT_S:g} s\n")
+        return None
+    got = out[0]
+    if isinstance(got, BaseException):
+        infra.append_log(lay.log_file(ORG_LOG), f"{infra.utc_now()} session start: no org memories: "
+                                                f"{type(got).__name__}: {got}\n")
+        return None
+    if not got or not got["hits"]:
+        return None
+    packed = pack_org(got["hits"], got["session_budget"], ORG_SESSION_HEADER.format(name=got["name"]))
+    if packed is None:
+        return None
+    mark_org_given(lay, key, packed, got["hits"], SESSION_START)
+    return packed.text
+
+
+#: The log of the organisation's memories the hooks could not give (``session_org_text``).
+ORG_LOG = "org-hooks.log"
 
 
 #: How ``.given`` names the session-start event (``mark_given``'s ``when``).
@@ -714,6 +789,77 @@ def prompt_hybrid(prompt: str, hybrid: list[dict[str, Any]] | None, text_hits: l
     return None if kept is None else [dict(h) for h in kept]
 
 
+def org_inject_on(cfg: dict[str, Any], user: dict[str, Any]) -> bool:
+    """Whether the hooks give the organisation's memories unasked: ``[org] inject = true`` and an ``[org] uri``
+    in the repository's config or the user's (``config.scopes``; ``cfg``, ``user``: ``config.read_cached``,
+    ``config.read_user_cached``). Read here, not through ``org.settings`` (which imports ``dataclasses``, ~10 ms
+    a prompt): the rest of the settings are the warm process's (its ``org_search`` answer carries the budgets)."""
+    org = config.scopes(cfg, user)["org"]
+    uri = org.get("uri")
+    return org.get("inject") is True and isinstance(uri, str) and bool(uri.strip())
+
+
+def warm_org_search(lay: layout.Layout, query: str, *, limit: int = ORG_SEARCH_HITS,
+                    timeout_s: float = ORG_SEARCH_TIMEOUT_S) -> dict[str, Any] | None:
+    """The warm process's ``org_search`` answer for ``query`` (``{"configured", "exclude", "hits": [org hit],
+    "inject", "session_budget", "prompt_budget"}``; this repository's own memories left out), or None when no
+    warm process answers within ``timeout_s`` or the answer is not that shape. Never raises, never starts one
+    (one ``stat`` when there is no socket)."""
+    try:
+        if not os.path.exists(lay.daemon_socket):
+            return None
+        from ...daemon import client
+
+        reply = client.request(lay, "org_search", {"query": query, "limit": limit}, timeout_s=timeout_s, start=False)
+        return reply if org_reply_ok(reply) else None
+    except Exception:  # noqa: BLE001 - the org memories are an addition: the hook goes on without them
+        return None
+
+
+def org_reply_ok(reply: Any) -> bool:
+    """Whether ``reply`` is an ``org_search`` answer: hits with a text repository and id, positive budgets."""
+    if not isinstance(reply, dict):
+        return False
+    hits = reply.get("hits")
+    budgets = [reply.get("session_budget"), reply.get("prompt_budget")]
+    return (isinstance(hits, list) and all(isinstance(h, dict) and isinstance(h.get("repo"), str)
+                                           and isinstance(h.get("id"), str) for h in hits)
+            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in budgets))
+
+
+def pack_org(hits: list[dict[str, Any]], budget_tokens: int, header: str,
+             given: dict[str, tuple[str, str, str]] | None = None) -> render.Packed | None:
+    """The organisation index's ``hits`` (``shapes.org_hit_json``, best first) not yet given this session
+    (``render.org_key`` in ``given``), at most ``MAX_ORG_MEMORIES``, packed in ``budget_tokens`` under ``header``
+    and ``render.ORG_FRAME`` (``render.ORG_FOOTER`` last), each labelled ``org: <repo>`` and fenced like every
+    memory (``render.item_from_org``);
+    None when none is left."""
+    from ...rank import render
+
+    fresh = [h for h in hits if render.org_key(h) not in (given or {})][:MAX_ORG_MEMORIES]
+    if not fresh:
+        return None
+    packed = render.pack([render.item_from_org(h) for h in fresh], budget_tokens, header=header,
+                         detail=len(fresh), style=render.HOOK, frame=render.ORG_FRAME, footer=render.ORG_FOOTER)
+    return packed if packed.text else None
+
+
+def mark_org_given(lay: layout.Layout, key: str, packed: render.Packed, hits: list[dict[str, Any]],
+                   when: str) -> None:
+    """Record the org memories ``packed`` gave in full (by ``render.org_key``, with their status) in the session's
+    ``.given``, so a later prompt does not give them again.
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    from ...rank import render
+
+    by_id = {str(h.get("id")): h for h in hits}
+    keys = [render.org_key(by_id[i]) for i in packed.detailed if i in by_id]
+    statuses = {render.org_key(h): str(h.get("status") or UNCHECKED) for h in by_id.values()}
+    mark_given(lay, key, keys, statuses, when)
+
+
 def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | None:
     """Spool the prompt; the memories it names or matches (BM25, and vectors when the warm process answers:
     ``warm_search``, asked while the catalog is read), not yet given, ranked by ``rank.fusion.prompt_ranking``
@@ -725,12 +871,16 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
                                                          "agent": capture.clean(event.agent, 40)})
     cfg = config.read_cached(lay)
     warm: list[list[dict[str, Any]] | None] = []
-    asking = None
+    org: list[dict[str, Any] | None] = []
+    asking = org_asking = None
     if os.path.exists(lay.daemon_socket):  # a warm process may be up: ask it while the catalog is read
         import threading
 
         asking = threading.Thread(target=lambda: warm.append(warm_search(lay, prompt)), daemon=True)
         asking.start()
+        if org_inject_on(cfg, config.read_user_cached(lay)):  # the organisation's memories, off by default
+            org_asking = threading.Thread(target=lambda: org.append(warm_org_search(lay, prompt)), daemon=True)
+            org_asking.start()
     con = hook_index(root, lay)
     if con is None:
         return personal_prompt(root, lay, key, cfg, prompt)
@@ -755,13 +905,43 @@ def on_prompt(event: Prompt, root: Path, lay: layout.Layout, key: str) -> str | 
         packed = pack_prompt_rows(rows, config.budget(cfg, "prompt_budget"), given, again)
     finally:
         con.close()
-    mine = personal_prompt(root, lay, key, cfg, prompt)
+    text = None
+    if packed is not None:
+        mark_shown(lay, key, packed, rows, "a prompt")
+        log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
+        usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
+        text = packed.text
+    if org_asking is not None:
+        org_asking.join(ORG_SEARCH_TIMEOUT_S + 0.05)  # warm_org_search gives up at its timeout on its own
+        org_text = prompt_org(lay, key, prompt, org[0] if org else None, (min_bm25, min_coverage), given)
+        if org_text:
+            text = f"{text.rstrip()}\n\n{org_text}" if text else org_text
+    mine = personal_prompt(root, lay, key, cfg, prompt)  # the developer's own memories, last
+    if mine:
+        text = f"{text.rstrip()}\n\n{mine}" if text else mine
+    return text
+
+
+def prompt_org(lay: layout.Layout, key: str, prompt: str, reply: dict[str, Any] | None,
+               text_floors: tuple[float, float], given: dict[str, tuple[str, str, str]]) -> str | None:
+    """The organisation's memories for ``prompt`` from the warm process's ``reply`` (``warm_org_search``; None:
+    none), kept by the same text floor as the repository's own (``rank.relevance.org_floor`` with
+    ``text_floors`` = (min_bm25, min_coverage)), not yet given, packed in ``[org] prompt_budget``; marked given.
+
+    Raises:
+        OSError: the sessions folder cannot be written.
+    """
+    from ... import stopwords
+    from ...rank import relevance
+
+    if not reply or not reply["hits"]:
+        return None
+    kept = [dict(h) for h in relevance.org_floor(stopwords.content_terms(prompt), reply["hits"], *text_floors)]
+    packed = pack_org(kept, reply["prompt_budget"], ORG_PROMPT_HEADER, given)
     if packed is None:
-        return mine
-    mark_shown(lay, key, packed, rows, "a prompt")
-    log_given(lay, key, event, packed.detailed, packed.indexed, prompt=prompt[:LOGGED_PROMPT_CHARS])
-    usage.note(lay, usage.GIVEN, "prompt", packed.detailed)
-    return f"{packed.text.rstrip()}\n\n{mine}" if mine else packed.text
+        return None
+    mark_org_given(lay, key, packed, kept, "a prompt")
+    return packed.text
 
 
 def personal_prompt(root: Path, lay: layout.Layout, key: str, cfg: dict[str, Any], prompt: str) -> str | None:

@@ -11,10 +11,13 @@ needs no text search), an LLM client.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from pathlib import Path
 from typing import Any
 
+from ... import config, layout
 from ...catalog.sync import known_statuses, needs_sync, open_source, record_statuses, spawn_sync, sync_hook_index
 from ...git import Repo
 from ...ops.context import build_context
@@ -80,6 +83,56 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int,
                 again.con.close()
         text = res.packed.text.replace(HEADER, NEWEST_HEADER.format(n=total), 1) if res.packed.text else ""
     return text, list(res.packed.detailed), store.repo.head()
+
+
+#: Seconds the session-start hook waits for the organisation's memories (``org_for_session``, in a thread started
+#: with the hook, beside the repository's own context): through the warm process when one is up (an open
+#: connection: tens of milliseconds), else in this process (LanceDB, the embedding model and the store to reach:
+#: +1.5 s on a folder, +1.8 s on Ceph RGW (p90 2.7 s) on a shared 2-core machine, 3-4 s under heavier load:
+#: bench/README.md, "Organisation memories in the hooks"). Within
+#: the session start's own limit (``core.TIME_LIMITS``: 8 s) with room for the repository's context; past it the
+#: session starts without them (one line in ``<logs>/org-hooks.log``), and the warm process this session start
+#: launches serves the next sessions and the prompts.
+ORG_SESSION_TIMEOUT_S = 5.0
+#: Seconds of that the warm process may take before the search runs here instead.
+ORG_WARM_TIMEOUT_S = 1.0
+
+
+def org_for_session(root: Path, lay: layout.Layout, limit: int) -> dict[str, object] | None:
+    """The organisation's memories for a session starting in ``root`` (``[org] inject = true`` only): the org
+    index's hits for this repository's org name (``org.repos.this_name``) that name it in their title, body or
+    anchors (a memory of another repository about this one: ``REPO:PATH::SYMBOL`` anchors, "ledger's retry_after
+    is seconds"), this repository's own left out; through the warm process when it answers within
+    ``ORG_WARM_TIMEOUT_S``, else searched here. ``{"name", "hits": [shapes.org_hit_json], "session_budget"}``, or
+    None when org injection is off or no org index is configured.
+
+    Raises:
+        GitmemError, OSError: the org index cannot be read (the hook logs it).
+    """
+    from ...org.repos import this_name
+    from ...org.settings import of_config
+
+    settings = of_config(config.read_cached(lay), config.read_user_cached(lay))[0]
+    if not (settings.configured and settings.inject):
+        return None
+    name = this_name(settings, root)
+    hits: list[dict[str, object]] | None = None
+    if os.path.exists(lay.daemon_socket):
+        from ...daemon import client
+
+        reply = client.request(lay, "org_search", {"query": name, "limit": limit, "exclude": [name]},
+                               timeout_s=ORG_WARM_TIMEOUT_S, start=False)
+        got = reply.get("hits") if isinstance(reply, dict) else None
+        hits = got if isinstance(got, list) and all(isinstance(h, dict) for h in got) else None
+    if hits is None:
+        from ... import shapes
+        from ...org.search import search
+
+        hits = [shapes.org_hit_json(h) for h in search(settings, name, limit=limit, exclude=[name])]
+    about = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
+    named = [h for h in hits if any(about.search(str(x)) for x in
+                                    (h.get("title"), h.get("body"), *(h.get("anchors") or ())))]  # type: ignore[misc]
+    return {"name": name, "hits": named, "session_budget": settings.session_budget}
 
 
 def statuses_of(root: Path, ids: list[str]) -> dict[str, str | None]:

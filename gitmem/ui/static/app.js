@@ -380,6 +380,7 @@ async function act(m, action, body) {
 async function runSearch(q) {
   if (!q.trim()) {
     state.search = null;
+    $("org").hidden = true;
     selectNode(state.selected ?? "", false);
     return;
   }
@@ -395,6 +396,44 @@ async function runSearch(q) {
   showSearch();
   state.timings.search = performance.now() - t0;
   performance.mark("gitmem-search-rendered");
+  orgSearch(q);
+}
+
+// -- the organisation's memories (other repositories, from the org index) ---------------------------
+
+async function orgSearch(q) {
+  // the org index's hits for the same query, in their own section: each labelled with its repository and status
+  let res;
+  try {
+    res = await api(`/api/org-search?q=${encodeURIComponent(q)}`);
+  } catch (e) {
+    if (!state.search || state.search.q !== q) return;
+    $("org").hidden = false;
+    $("org-title").textContent = "Organisation";
+    $("org-list").replaceChildren(el("li", {class: "hint", text: `org search failed: ${e.message}`}));
+    return;
+  }
+  if (!state.search || state.search.q !== q) return;  // a newer search is on the page
+  state.org = res;
+  $("org").hidden = !res.configured;
+  if (!res.configured) return;
+  $("org-title").textContent = `Organisation (${res.hits.length})`;
+  $("org-list").replaceChildren(...(res.hits.length ? res.hits.map(orgItem)
+    : [el("li", {class: "hint", text: "no memories of other repositories match"})]));
+  document.body.dataset.org = "1";
+}
+
+function orgItem(h) {
+  const body = h.body ? el("div", {class: "body", text: h.body, hidden: true}) : null;
+  const status = h.status === "unchecked" ? "unchecked" : h.status;
+  return el("li", {class: "item org", dataset: {repo: h.repo, id: h.id, status},
+                   onclick: () => { if (body) body.hidden = !body.hidden; }},
+    el("div", {class: "t"}, el("span", {class: `badge st-${status}`, text: status}),
+       el("span", {class: "repo", text: h.repo}), " ", h.title),
+    el("div", {class: "m", text: `${h.type} · ${h.trust || "trust unknown"} · ${h.repo} ${short(h.commit)}` +
+                                  (h.anchors.length ? ` · ${h.anchors.join(", ")}` : "") +
+                                  (h.reason ? ` · ${h.reason}` : "")}),
+    body);
 }
 
 function showSearch() {
