@@ -442,3 +442,28 @@ def test_a_broken_personal_repository_never_costs_the_projects_memories(
                                   prompt="Why must fetch keep timeout=10?"), proj)
     assert code == 0 and err == "" and own in context_of(out, "UserPromptSubmit")
     assert "personal memories per prompt" in (layout.of(proj).logs_dir / "agent-hooks.log").read_text()
+
+
+def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    """The README, docs/personal.md and docs/org.md give lines that run an agent's hook by hand: run as written
+    (bash, the installed ``gitmem-hook``), they print the project's memories and the personal ones that
+    ``gitmem context`` leaves out."""
+    proj = project(tmp_path, run_cli, "project")
+    own = remember(run_cli, proj, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    code, out, _ = run_cli(proj, "context")
+    assert code == 0 and own in out and rule not in out  # what the docs say `gitmem context` is
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for doc in ("README.md", "docs/personal.md", "docs/org.md"):
+        lines = [line.removeprefix("$ ") for line in (root / doc).read_text().splitlines()
+                 if line.startswith("$ echo '{\"hook_event_name\"") and "| gitmem-hook |" in line]
+        assert len(lines) == 2, doc
+        start, prompt = (subprocess.run(["bash", "-c", line], cwd=proj, env=env, capture_output=True, text=True,
+                                        timeout=120) for line in lines)
+        assert start.returncode == 0 and start.stderr == "", (doc, start.stderr)
+        assert own in start.stdout and rule in start.stdout and "· personal" in start.stdout, doc
+        assert start.stdout.startswith("# gitmem: "), doc  # the text itself, not JSON
+        assert prompt.returncode == 0 and rule in prompt.stdout, (doc, prompt.stderr)
