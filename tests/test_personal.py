@@ -297,8 +297,11 @@ def test_push_and_pull_between_two_machines(tmp_path: Path, run_cli, monkeypatch
     code, out, _ = run_cli(proj, "personal", "status")
     assert "memories: 2 (and 1 file in conflict, below)" in out
     assert f"merge in progress: a pull left conflicts in {conflicted}" in out and "merge --abort" in out
-    for command in (("personal", "push"), ("personal", "pull"), ("forget", "--personal", second)):
+    files_before = sorted((laptop / ".gitmem" / "memories").iterdir())
+    for command in (("personal", "push"), ("personal", "pull"), ("forget", "--personal", second),
+                    ("remember", "--personal", "I review my own diff before asking for a review")):
         code, out, err = run_cli(proj, *command)
+        assert sorted((laptop / ".gitmem" / "memories").iterdir()) == files_before, command
         assert code == 1 and out == "", (command, out)
         assert f"a pull left conflicts in {conflicted}: resolve them (or `git -C {laptop} merge --abort`)" in err
         assert "fatal" not in err and "partial commit" not in err

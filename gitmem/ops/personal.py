@@ -202,8 +202,9 @@ def push() -> Pushed:
     """Commit what is pending under ``.gitmem/`` and push the current branch to ``origin`` (tracking it).
 
     Raises:
-        GitmemError: no personal repository or remote; the remote has commits this one lacks (pull first); the
-            remote cannot be reached (git's last line).
+        GitmemError: no personal repository or remote; a pull's merge is in progress (nothing staged: the files
+            in conflict named); the remote has commits this one lacks (pull first); the remote cannot be reached
+            (git's last line).
     """
     store = open_store()
     repo = store.repo
@@ -249,8 +250,9 @@ def pull(*, store: Store | None = None) -> Pulled:
     What is pending under ``.gitmem/`` is committed first (a merge needs a clean tree).
 
     Raises:
-        GitmemError: no personal repository or remote; the remote cannot be reached; the merge left conflicts
-            (named, with how to finish or undo it; the merge stays in progress).
+        GitmemError: no personal repository or remote; an earlier pull's merge is still in progress; the remote
+            cannot be reached; the merge left conflicts (named, with how to finish or undo it; the merge stays in
+            progress).
     """
     store = store or open_store()
     repo = store.repo
@@ -364,7 +366,8 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
     lines and size) and commit it there. Personal memories are about the person, not code: no anchors.
 
     Raises:
-        GitmemError: anchors or a revision were given; no personal repository; see ``memories.remember``.
+        GitmemError: anchors or a revision were given; no personal repository; a pull's merge is in progress
+            there (nothing written); see ``memories.remember``.
     """
     from ..memories import remember as do_remember
 
@@ -373,6 +376,7 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
                           "leave out --anchor and --rev (use --tag for what it is about), or remember it in the "
                           "project without --personal")
     store = open_store()
+    _no_merge_in_progress(store.repo, "remember it", "gitmem remember --personal again")
     personal = RememberRequest(text=req.text, title=req.title, type=req.type, tags=req.tags, facts=req.facts,
                                scope="team", source=req.source, origin=req.origin)
     m = do_remember(store, personal, warn=warn)
@@ -391,7 +395,8 @@ def forget(mem_id: str) -> Memory:
     the personal repository (``push`` then sends it).
 
     Raises:
-        GitmemError: no personal repository; no such memory (``MemoryNotFound``); git refused the commit.
+        GitmemError: no personal repository; a pull's merge is in progress there (nothing deleted); no such memory
+            (``MemoryNotFound``); git refused the commit.
     """
     from ..memories import forget as do_forget
 
