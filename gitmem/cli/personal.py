@@ -51,9 +51,9 @@ def init_cmd(remote: str | None) -> None:
 
     res = ops.init(remote)
     _out(shapes.personal_init_json(res),
-         lambda: "\n".join([f"gitmem: personal repository {res.action} at {res.path} ({res.memories} memories"
+         lambda: "\n".join([f"gitmem: personal repository {res.action} at {res.path} ({_plural(res.memories, 'memory')}"
                             + (f", remote {res.remote})" if res.remote else ", no remote: gitmem personal init "
-                               "--remote URL to share it)"), *res.notes]))
+                               "--remote URL to share it)"), *(f"gitmem: {n}" for n in res.notes)]))
 
 
 @personal.command("push")
