@@ -28,9 +28,12 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 
     from .layout import Layout
 
-#: The config written by ``gitmem init``. Every key is documented in the README.
+#: The hint of a config file that cannot be read.
+FIX_FILE = "fix the file (every key: gitmem's docs/configuration.md)"
+
+#: The config written by ``gitmem init``. Every key is documented in docs/configuration.md.
 DEFAULT_CONFIG = """\
-# gitmem team settings (committed). See README.md "Configuration".
+# gitmem team settings (committed). Every key, its default and what it does: gitmem's docs/configuration.md.
 
 [context]
 # Token budget of `gitmem context` (tokens estimated as characters / 4).
@@ -106,7 +109,7 @@ follow_moves = true
 # min_coverage = 0.6
 # min_similarity = 0.45
 
-# The organisation index (issue 21, docs/org.md): every listed repository's committed memories in LanceDB tables
+# The organisation index (gitmem's docs/org.md): every listed repository's committed memories in LanceDB tables
 # on S3-compatible object storage (credentials only from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, never here),
 # searched with `gitmem recall --org`; `gitmem org index` builds it. Your own ~/.config/gitmem/config.toml may hold
 # the same section; this file's keys win. A gitmem older than this section rejects it: uncomment once everyone
@@ -214,7 +217,7 @@ def validate(cfg: dict[str, Any], where: str) -> None:
     """
     from .errors import ConfigError
 
-    hint = "fix the value (see README, Configuration)"
+    hint = "fix the value (every key: gitmem's docs/configuration.md)"
     for key in cfg:
         if key not in KNOWN_SECTIONS:
             raise ConfigError(f"{where}: unknown section [{key}]", f"known sections: {', '.join(KNOWN_SECTIONS)}")
@@ -432,13 +435,13 @@ def load(path: Path, where: str, warnings: list[str] | None = None) -> dict[str,
     if path.is_file():
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{where}: over {MAX_CONFIG_BYTES // 1000} kB, not read (a config is a few lines)",
-                              "fix the file (see README, Configuration)")
+                              FIX_FILE)
         try:
             user = tomllib.loads(path.read_text("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (see README, Configuration)") from None
+            raise ConfigError(f"{where}: invalid TOML: {e}", FIX_FILE) from None
         except RecursionError:  # tomllib recurses per nesting level: a committed file can nest thousands deep
-            raise ConfigError(f"{where}: nested too deeply to read", "fix the file (see README, Configuration)") \
+            raise ConfigError(f"{where}: nested too deeply to read", FIX_FILE) \
                 from None
         warning = unknown_warning(user, where)
         if warning is not None:
@@ -497,13 +500,13 @@ def load_user(warnings: list[str] | None = None) -> dict[str, Any]:
     if not path.is_file():
         return {}
     if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{where}: over {MAX_CONFIG_BYTES // 1000} kB, not read", "fix the file (docs/org.md)")
+        raise ConfigError(f"{where}: over {MAX_CONFIG_BYTES // 1000} kB, not read", FIX_FILE)
     try:
         raw = tomllib.loads(path.read_text("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{where}: invalid TOML: {e}", "fix the file (docs/org.md)") from None
+        raise ConfigError(f"{where}: invalid TOML: {e}", FIX_FILE) from None
     except RecursionError:
-        raise ConfigError(f"{where}: nested too deeply to read", "fix the file (docs/org.md)") from None
+        raise ConfigError(f"{where}: nested too deeply to read", FIX_FILE) from None
     other = [f"[{k}]" for k in raw if k not in USER_SECTIONS]
     if other and warnings is not None:
         warnings.append(f"{where}: {', '.join(other)} ignored: this file holds only [org] and [personal] "

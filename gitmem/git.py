@@ -857,6 +857,15 @@ class Repo:
         left, _, right = self._run("rev-list", "--left-right", "--count", f"HEAD...{other}", "--").partition("\t")
         return int(left or 0), int(right or 0)
 
+    def count_unpushed(self, remote: str = "origin") -> int:
+        """How many commits of HEAD no remote-tracking branch of ``remote`` holds (as last fetched): what a push of
+        HEAD to ``remote`` sends (all of HEAD's commits before a first push).
+
+        Raises:
+            GitError: there is no HEAD commit.
+        """
+        return int(self._run("rev-list", "--count", "HEAD", "--not", f"--remotes={remote}", "--") or 0)
+
     def fetch_remote(self, remote: str = "origin") -> None:
         """``git fetch`` ``remote``'s branches (its tracking refs updated).
 
@@ -895,10 +904,24 @@ class Repo:
             self._run("merge", "--no-edit", "--quiet", "--allow-unrelated-histories", rev)
             return []
         except GitError:
-            conflicted = _zsplit(self._run_bytes("diff", "--name-only", "--diff-filter=U", "-z"))
+            conflicted = self.unmerged_paths()
             if conflicted:
                 return conflicted
             raise
+
+    def merge_in_progress(self) -> bool:
+        """Whether a merge is under way here (``MERGE_HEAD`` exists: a merge stopped on conflicts, or one whose
+        conflicts are resolved but not committed yet)."""
+        try:
+            self._run("rev-parse", "-q", "--verify", "MERGE_HEAD")
+            return True
+        except GitError:
+            return False
+
+    def unmerged_paths(self) -> list[str]:
+        """Paths the index holds in conflict (unmerged entries: not resolved and ``git add``-ed yet), repo-relative,
+        sorted; [] when there are none."""
+        return sorted(set(_zsplit(self._run_bytes("diff", "--name-only", "--diff-filter=U", "-z"))))
 
     def status_paths(self) -> list[str]:
         """Paths with changes not committed (staged, unstaged, untracked), as ``git status`` lists them."""

@@ -292,11 +292,12 @@ def personal_pull_json(res: Pulled) -> JSONObject:
 def personal_status_json(st: PersonalStatus) -> JSONObject:
     """``{"path", "exists", "memories", "branch", "remote", "upstream", "ahead", "behind" (as of the last fetch;
     null without an upstream), "uncommitted" (paths), "enabled" (in the repository the command ran in; null
-    outside one), "session_budget", "prompt_budget"}``."""
+    outside one), "session_budget", "prompt_budget", "merging" (a pull's merge is under way), "conflicts" (the files
+    it left in conflict, not counted in "memories")}``."""
     return {"path": str(st.path), "exists": st.exists, "memories": st.memories, "branch": st.branch,
             "remote": st.remote, "upstream": st.upstream, "ahead": st.ahead, "behind": st.behind,
             "uncommitted": st.uncommitted, "enabled": st.enabled, "session_budget": st.session_budget,
-            "prompt_budget": st.prompt_budget}
+            "prompt_budget": st.prompt_budget, "merging": st.merging, "conflicts": st.conflicts}
 
 
 def personal_path_json(path: Path, exists: bool) -> JSONObject:

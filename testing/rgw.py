@@ -369,3 +369,67 @@ def cluster(root: Path, **kwargs: Any) -> Iterator[Rgw]:
         yield rgw
     finally:
         rgw.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m testing.rgw [FOLDER]``: start a cluster in ``FOLDER`` (empty or missing; default a new temp
+    folder), create a bucket, print the environment and ``[org]`` lines that point gitmem at it, serve until Ctrl-C
+    (or SIGTERM), then stop the daemons by their pids and remove the folder. A test server for trying the
+    organisation index on one machine: one replica, known keys, plain HTTP, nothing kept — not for production.
+    Returns the exit code (1: the folder is in use, or the cluster could not start)."""
+    import argparse
+    import sys
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="python -m testing.rgw", description=main.__doc__.split("\n")[0]
+                                     if main.__doc__ else None)
+    parser.add_argument("folder", nargs="?", type=Path,
+                        help="an empty or missing folder for the cluster (short: unix socket paths); default: a "
+                             "new temp folder. Removed when it stops.")
+    args = parser.parse_args(argv)
+    root: Path = args.folder or Path(tempfile.mkdtemp(prefix="gitmem-rgw-"))
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        print(f"error: {root} is not an empty folder (it would be removed when the cluster stops); give an empty "
+              "or missing one", file=sys.stderr)
+        return 1
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)  # also when started in the background, where SIGINT comes ignored
+    print(f"starting a Ceph cluster with a RADOS Gateway in {root} (~20 s) ...", file=sys.stderr, flush=True)
+    try:
+        rgw = start(root)
+    except RgwError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        shutil.rmtree(root, ignore_errors=True)
+        return 130
+    try:
+        org = rgw.new_org()
+        lines = [f"export {k}={v}" for k, v in org.env().items()]
+        lines += ["", "# read-only keys (for recall --org): "
+                  f"AWS_ACCESS_KEY_ID={org.read_access_key} AWS_SECRET_ACCESS_KEY={org.read_secret_key}", "",
+                  "# in .gitmem/config.toml or ~/.config/gitmem/config.toml:", "[org]", f'uri = "{org.uri}"',
+                  f'endpoint = "{org.endpoint}"', "",
+                  f"# a test server (one replica, known keys, plain HTTP, in {root}): not for production.",
+                  "# Ctrl-C stops it and removes everything it stored."]
+        print("\n".join(lines), flush=True)
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        pass
+    except RgwError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        pids = ", ".join(str(p.pid) for p in rgw.procs.values())
+        rgw.stop()
+        print(f"stopped (pids {pids}); removed {root}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

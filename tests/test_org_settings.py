@@ -20,6 +20,26 @@ def test_every_section_of_the_default_config_is_known() -> None:
     assert "# [org]" in DEFAULT_CONFIG
 
 
+def test_the_default_config_points_at_docs_that_document_every_org_and_personal_key() -> None:
+    """``gitmem init``'s comments name a page that exists and no internal issue number; that page has every key of
+    [org] and [personal], their defaults, and which of the two config files wins."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    assert "docs/configuration.md" in DEFAULT_CONFIG.splitlines()[0] and (docs / "configuration.md").is_file()
+    assert 'README.md "Configuration"' not in DEFAULT_CONFIG and "issue" not in DEFAULT_CONFIG.lower()
+    page = (docs / "configuration.md").read_text()
+    org = page[page.index("### The organisation index: `[org]`"):page.index("### Your personal memories")]
+    personal = page[page.index("### Your personal memories: `[personal]`"):]
+    for key in KNOWN_KEYS["org"] - {"repos"}:
+        assert f"`org.{key}`" in org, key
+    assert "`org.repos.NAME`" in org
+    for key in KNOWN_KEYS["personal"]:
+        assert f"`personal.{key}`" in personal, key
+    for default in ("`300`, `200`", "`false`", "`us-east-1`"):
+        assert default in org
+    assert "`true`" in personal and "`300`, `200`" in personal
+    assert "~/.config/gitmem/config.toml" in page and "**project's**" in page and "**yours** wins" in page
+
+
 def test_project_org_wins_user_personal_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("AWS_REGION", raising=False)

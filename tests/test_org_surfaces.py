@@ -85,6 +85,20 @@ def test_an_org_hit_is_labelled_with_its_repository_and_fenced() -> None:
                    "> The billing client sleeps retry_after seconds, not milliseconds."]
 
 
+def test_an_org_hit_shows_its_age_and_leaves_it_out_when_unknown() -> None:
+    now = render.epoch("2026-12-04T12:00:00Z")
+    dated = render.item_from_org(hit(updated="2026-11-27T12:00:00Z"))
+    assert render.render_detail(dated, now).splitlines()[1] == "anchors: src/billing.py::call_ledger · 1 wk · fresh"
+    assert " · 1 wk · fresh > " in render.render_index_line(dated, now)
+    for updated in ("", None, "not a time"):
+        item = render.item_from_org(hit(updated=updated))
+        detail, line = render.render_detail(item, now), render.render_index_line(item, now)
+        assert detail.splitlines()[1] == "anchors: src/billing.py::call_ledger · fresh", updated
+        assert "?" not in detail and "?" not in line and " · fresh > " in line
+        assert render.index_line_floor(item) <= len(line), updated
+    assert render.index_line_floor(dated) <= len(render.render_index_line(dated, now))
+
+
 def test_a_stale_org_hit_is_marked_stale_with_its_repositorys_commit() -> None:
     item = render.item_from_org(hit(status="stale", reason="src/billing.py::call_ledger changed in 1234abc"))
     assert item.status == f"⚠ stale: src/billing.py::call_ledger changed in 1234abc (at billing {'a' * 10})"

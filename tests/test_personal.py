@@ -287,7 +287,59 @@ def test_push_and_pull_between_two_machines(tmp_path: Path, run_cli, monkeypatch
     edit(laptop, "On the laptop I never sign them.")
     code, _, err = run_cli(proj, "personal", "pull")
     assert code == 1 and "conflicts" in err and f"{first}.md" in err and "merge --abort" in err
-    git(laptop, "merge", "--abort")
+    conflicted = f".gitmem/memories/{first}.md"
+    index_before = git(laptop, "ls-files", "-s")
+    # with the merge in progress, status says so and push refuses before it stages anything
+    code, out, err = run_cli(proj, "personal", "status", "--json")
+    st = json.loads(out)
+    assert code == 0, err
+    assert (st["merging"], st["conflicts"], st["memories"]) == (True, [conflicted], 2)
+    code, out, _ = run_cli(proj, "personal", "status")
+    assert "memories: 2 (and 1 file in conflict, below)" in out
+    assert f"merge in progress: a pull left conflicts in {conflicted}" in out and "merge --abort" in out
+    files_before = sorted((laptop / ".gitmem" / "memories").iterdir())
+    for command in (("personal", "push"), ("personal", "pull"), ("forget", "--personal", second),
+                    ("remember", "--personal", "I review my own diff before asking for a review")):
+        code, out, err = run_cli(proj, *command)
+        assert sorted((laptop / ".gitmem" / "memories").iterdir()) == files_before, command
+        assert code == 1 and out == "", (command, out)
+        assert f"a pull left conflicts in {conflicted}: resolve them (or `git -C {laptop} merge --abort`)" in err
+        assert "fatal" not in err and "partial commit" not in err
+        assert git(laptop, "ls-files", "-s") == index_before  # nothing staged: the conflict is still there
+        assert git(laptop, "diff", "--name-only", "--diff-filter=U").strip() == conflicted
+    # resolved and added but not committed: push says how to finish the merge
+    path = laptop / ".gitmem" / "memories" / f"{first}.md"
+    path.write_text("\n".join(line for line in path.read_text().splitlines()
+                               if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))) + "\n")
+    git(laptop, "add", conflicted)
+    code, _, err = run_cli(proj, "personal", "push")
+    assert code == 1 and "resolved but not committed" in err and "commit --no-edit" in err
+    code, out, _ = run_cli(proj, "personal", "status")
+    assert "merge in progress, its conflicts resolved" in out and "memories: 3\n" in out
+    git(laptop, "commit", "-q", "--no-edit")
+    code, out, err = run_cli(proj, "personal", "push")
+    branch = git(laptop, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    assert code == 0 and out == f"gitmem: pushed {branch} to {remote} (2 commits)\n", (out, err)
+
+
+def test_push_says_the_same_thing_every_time(tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    branch = git(me, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    code, out, err = run_cli(tmp_path, "personal", "push")  # the first push: gitmem's folder, one commit
+    assert code == 0 and out == f"gitmem: pushed {branch} to {remote} (1 commit)\n", (out, err)
+    code, out, _ = run_cli(tmp_path, "personal", "push")
+    assert code == 0 and out == f"gitmem: pushed {branch} to {remote} (up to date: nothing new to send)\n"
+    mid = remember_personal(run_cli, tmp_path, PREFERENCE)
+    remember_personal(run_cli, tmp_path, FORCE_PUSH, "constraint")
+    path = me / ".gitmem" / "memories" / f"{mid}.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n\nAnd a test for each fix.\n")  # edited, not committed
+    code, out, _ = run_cli(tmp_path, "personal", "push")
+    assert code == 0 and out.splitlines() == [
+        "gitmem: committed memory files changed in the personal repository",
+        f"gitmem: pushed {branch} to {remote} (3 commits)"], out
+    assert git(remote, "rev-parse", branch) == git(me, "rev-parse", "HEAD")
 
 
 # -- no personal repository: nothing, no error, no cost beyond one stat ------------------------------------------
@@ -393,3 +445,28 @@ def test_a_broken_personal_repository_never_costs_the_projects_memories(
                                   prompt="Why must fetch keep timeout=10?"), proj)
     assert code == 0 and err == "" and own in context_of(out, "UserPromptSubmit")
     assert "personal memories per prompt" in (layout.of(proj).logs_dir / "agent-hooks.log").read_text()
+
+
+def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    """The README, docs/personal.md and docs/org.md give lines that run an agent's hook by hand: run as written
+    (bash, the installed ``gitmem-hook``), they print the project's memories and the personal ones that
+    ``gitmem context`` leaves out."""
+    proj = project(tmp_path, run_cli, "project")
+    own = remember(run_cli, proj, "fetch must keep timeout=10: the gateway cuts requests at 12 s",
+                   "src/client.py::fetch")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    code, out, _ = run_cli(proj, "context")
+    assert code == 0 and own in out and rule not in out  # what the docs say `gitmem context` is
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for doc in ("README.md", "docs/personal.md", "docs/org.md"):
+        lines = [line.removeprefix("$ ") for line in (root / doc).read_text().splitlines()
+                 if line.startswith("$ echo '{\"hook_event_name\"") and "| gitmem-hook |" in line]
+        assert len(lines) == 2, doc
+        start, prompt = (subprocess.run(["bash", "-c", line], cwd=proj, env=env, capture_output=True, text=True,
+                                        timeout=120) for line in lines)
+        assert start.returncode == 0 and start.stderr == "", (doc, start.stderr)
+        assert own in start.stdout and rule in start.stdout and "· personal" in start.stdout, doc
+        assert start.stdout.startswith("# gitmem: "), doc  # the text itself, not JSON
+        assert prompt.returncode == 0 and rule in prompt.stdout, (doc, prompt.stderr)

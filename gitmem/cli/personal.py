@@ -6,10 +6,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .. import shapes
 from .base import _out, cli, json_option
+
+if TYPE_CHECKING:
+    from ..ops.personal import Pushed
 
 
 @cli.group()
@@ -46,9 +51,9 @@ def init_cmd(remote: str | None) -> None:
 
     res = ops.init(remote)
     _out(shapes.personal_init_json(res),
-         lambda: "\n".join([f"gitmem: personal repository {res.action} at {res.path} ({res.memories} memories"
+         lambda: "\n".join([f"gitmem: personal repository {res.action} at {res.path} ({_plural(res.memories, 'memory')}"
                             + (f", remote {res.remote})" if res.remote else ", no remote: gitmem personal init "
-                               "--remote URL to share it)"), *res.notes]))
+                               "--remote URL to share it)"), *(f"gitmem: {n}" for n in res.notes)]))
 
 
 @personal.command("push")
@@ -63,9 +68,30 @@ def push_cmd() -> None:
     from ..ops import personal as ops
 
     res = ops.push()
-    _out(shapes.personal_push_json(res),
-         lambda: "\n".join([*res.notes, f"gitmem: pushed {res.branch} to {res.remote}"
-                            + (f" ({res.commits} commit(s))" if res.commits is not None else "")]))
+    _out(shapes.personal_push_json(res), lambda: _pushed_text(res))
+
+
+def _plural(n: int, word: str) -> str:
+    """``1 commit``, ``2 commits``, ``0 personal memories`` (a word ending in "y" after a consonant takes "ies")."""
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else f"{n} {word}s"
+
+
+def _files(n: int) -> str:
+    return _plural(n, "file")
+
+
+def _pushed_text(res: Pushed) -> str:
+    """One line per note then the push, each ``gitmem:``-prefixed: ``gitmem: pushed main to URL (2 commits)``,
+    ``(up to date)`` when it sent none; the count is left out only when git could not tell it."""
+    if res.commits is None:
+        sent = ""
+    elif res.commits == 0:
+        sent = " (up to date: nothing new to send)"
+    else:
+        sent = f" ({_plural(res.commits, 'commit')})"
+    return "\n".join([*(f"gitmem: {n}" for n in res.notes), f"gitmem: pushed {res.branch} to {res.remote}{sent}"])
 
 
 @personal.command("pull")
@@ -81,8 +107,9 @@ def pull_cmd() -> None:
 
     res = ops.pull()
     _out(shapes.personal_pull_json(res),
-         lambda: "\n".join([*res.notes, f"gitmem: pulled from {res.remote}: {len(res.changed)} memory file(s) "
-                            f"changed; {res.memories} personal memories"]))
+         lambda: "\n".join([*(f"gitmem: {n}" for n in res.notes),
+                            f"gitmem: pulled from {res.remote}: {_plural(len(res.changed), 'memory file')} changed; "
+                            f"{_plural(res.memories, 'personal memory')}"]))
 
 
 @personal.command("status")
@@ -101,15 +128,24 @@ def status_cmd() -> None:
     def text() -> str:
         if not st.exists:
             return f"no personal repository at {st.path} (gitmem personal init)"
-        lines = [f"personal repository: {st.path}", f"memories: {st.memories}",
+        lines = [f"personal repository: {st.path}",
+                 f"memories: {st.memories}" + (f" (and {_files(len(st.conflicts))} in conflict, below)"
+                                               if st.conflicts else ""),
                  f"remote: {st.remote or 'none (gitmem personal init --remote URL)'}"]
         if st.upstream:
             lines.append(f"branch: {st.branch} tracking {st.upstream}: {st.ahead} ahead, {st.behind} behind "
                          "(as of the last fetch)")
         elif st.branch:
             lines.append(f"branch: {st.branch}, not pushed yet")
-        if st.uncommitted:
-            lines.append(f"not committed: {', '.join(st.uncommitted)} (gitmem personal push commits .gitmem/)")
+        if st.conflicts:
+            lines.append(f"merge in progress: a pull left conflicts in {', '.join(st.conflicts)}: resolve them "
+                         f"(edit, git add, git commit) or git -C {st.path} merge --abort")
+        elif st.merging:
+            lines.append(f"merge in progress, its conflicts resolved: git -C {st.path} commit --no-edit to finish it")
+        pending = [p for p in st.uncommitted if p not in st.conflicts]
+        if pending:
+            lines.append(f"not committed: {', '.join(pending)}"
+                         + (" (in the merge)" if st.merging else " (gitmem personal push commits .gitmem/)"))
         if st.enabled is not None:
             lines.append(f"given in this repository: {'yes' if st.enabled else 'no ([personal] enabled = false)'}"
                          f" (budgets: {st.session_budget} at session start, {st.prompt_budget} per prompt)")

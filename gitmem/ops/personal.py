@@ -63,6 +63,27 @@ def refresh_catalog(store: Store) -> None:
         pass
 
 
+def _no_merge_in_progress(repo: Repo, then: str, again: str) -> None:
+    """Refuse, before anything is staged, while a pull's merge is under way in the personal repository: committing
+    ``.gitmem/`` then would stage the conflicted files with their markers, and git refuses a partial commit during
+    a merge anyway. ``then``: what to do next, in the message ("push"); ``again``: the command that does it.
+
+    Raises:
+        GitmemError: a merge is in progress (the conflicted files named, or how to finish a resolved one).
+    """
+    if not repo.merge_in_progress():
+        return
+    root = repo.root
+    conflicts = repo.unmerged_paths()
+    if conflicts:
+        raise GitmemError(f"a pull left conflicts in {', '.join(conflicts)}: resolve them (or `git -C {root} merge "
+                          f"--abort`), then {then}: nothing was changed",
+                          f"in {root}: edit each file (keep what is right, drop the <<<<<<< ======= >>>>>>> lines), "
+                          f"git add it, git commit; then {again}")
+    raise GitmemError(f"a pull's merge is resolved but not committed in {root}: nothing was changed",
+                      f"git -C {root} commit --no-edit (or git -C {root} merge --abort), then {again}")
+
+
 def _commit_pending(repo: Repo, message: str) -> bool:
     """Commit what changed under ``.gitmem/`` and is not committed (a memory edited or forgotten with gitmem in
     the personal repository itself); True when something was."""
@@ -151,7 +172,8 @@ def _count(store: Store) -> int:
 
 @dataclass
 class Pushed:
-    """What ``push`` did: the branch pushed to ``remote``, and how many commits it sent (None: not known)."""
+    """What ``push`` did: the branch pushed to ``remote``, and how many commits it sent (the ones no branch of the
+    remote held as last fetched; None: git could not count them)."""
 
     path: Path
     remote: str
@@ -180,22 +202,23 @@ def push() -> Pushed:
     """Commit what is pending under ``.gitmem/`` and push the current branch to ``origin`` (tracking it).
 
     Raises:
-        GitmemError: no personal repository or remote; the remote has commits this one lacks (pull first); the
-            remote cannot be reached (git's last line).
+        GitmemError: no personal repository or remote; a pull's merge is in progress (nothing staged: the files
+            in conflict named); the remote has commits this one lacks (pull first); the remote cannot be reached
+            (git's last line).
     """
     store = open_store()
     repo = store.repo
     url = _remote_of(repo)
     branch = _branch_of(repo)
+    _no_merge_in_progress(repo, "push", "gitmem personal push")
     notes = ["committed memory files changed in the personal repository"] \
         if _commit_pending(repo, "gitmem personal: memories changed here") else []
     upstream = repo.upstream()
-    ahead: int | None = None
-    if upstream is not None:
-        try:
-            ahead = repo.ahead_behind(upstream)[0]
-        except GitError:
-            ahead = None
+    ahead: int | None
+    try:
+        ahead = repo.count_unpushed(REMOTE)
+    except GitError:
+        ahead = None
     try:
         repo.push_branch(REMOTE, branch, set_upstream=upstream is None)
     except GitError as e:
@@ -227,14 +250,16 @@ def pull(*, store: Store | None = None) -> Pulled:
     What is pending under ``.gitmem/`` is committed first (a merge needs a clean tree).
 
     Raises:
-        GitmemError: no personal repository or remote; the remote cannot be reached; the merge left conflicts
-            (named, with how to finish or undo it; the merge stays in progress).
+        GitmemError: no personal repository or remote; an earlier pull's merge is still in progress; the remote
+            cannot be reached; the merge left conflicts (named, with how to finish or undo it; the merge stays in
+            progress).
     """
     store = store or open_store()
     repo = store.repo
     url = _remote_of(repo)
     branch = _branch_of(repo)
     notes: list[str] = []
+    _no_merge_in_progress(repo, "pull", "gitmem personal pull")
     try:
         repo.fetch_remote(REMOTE)
     except GitError as e:
@@ -279,7 +304,8 @@ def pull(*, store: Store | None = None) -> Pulled:
 class PersonalStatus:
     """Where the personal repository is and how it stands (``ahead`` / ``behind``: against the tracked branch as
     last fetched; None without one). ``enabled``: whether the repository the command ran in gives personal
-    memories (``[personal] enabled``; None outside a repository)."""
+    memories (``[personal] enabled``; None outside a repository). ``merging``: a pull's merge is under way;
+    ``conflicts``: the files it left in conflict (not counted in ``memories``, which holds the others)."""
 
     path: Path
     exists: bool
@@ -293,6 +319,8 @@ class PersonalStatus:
     enabled: bool | None = None
     session_budget: int | None = None
     prompt_budget: int | None = None
+    merging: bool = False
+    conflicts: list[str] = field(default_factory=list)
 
 
 def status(cwd: str | None = None) -> PersonalStatus:
@@ -316,7 +344,11 @@ def status(cwd: str | None = None) -> PersonalStatus:
         return st
     store = open_store()
     repo = store.repo
-    st.memories = _count(store)
+    st.merging = repo.merge_in_progress()
+    st.conflicts = repo.unmerged_paths() if st.merging else []
+    conflicted = {(repo.root / p).resolve() for p in st.conflicts}
+    loaded = store.load_all()
+    st.memories = sum(1 for i in loaded.memories if loaded.paths.get(i, Path()).resolve() not in conflicted)
     st.branch = repo.current_branch()
     st.remote = repo.remote_url(REMOTE)
     st.upstream = repo.upstream()
@@ -334,7 +366,8 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
     lines and size) and commit it there. Personal memories are about the person, not code: no anchors.
 
     Raises:
-        GitmemError: anchors or a revision were given; no personal repository; see ``memories.remember``.
+        GitmemError: anchors or a revision were given; no personal repository; a pull's merge is in progress
+            there (nothing written); see ``memories.remember``.
     """
     from ..memories import remember as do_remember
 
@@ -343,6 +376,7 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
                           "leave out --anchor and --rev (use --tag for what it is about), or remember it in the "
                           "project without --personal")
     store = open_store()
+    _no_merge_in_progress(store.repo, "remember it", "gitmem remember --personal again")
     personal = RememberRequest(text=req.text, title=req.title, type=req.type, tags=req.tags, facts=req.facts,
                                scope="team", source=req.source, origin=req.origin)
     m = do_remember(store, personal, warn=warn)
@@ -361,11 +395,13 @@ def forget(mem_id: str) -> Memory:
     the personal repository (``push`` then sends it).
 
     Raises:
-        GitmemError: no personal repository; no such memory (``MemoryNotFound``); git refused the commit.
+        GitmemError: no personal repository; a pull's merge is in progress there (nothing deleted); no such memory
+            (``MemoryNotFound``); git refused the commit.
     """
     from ..memories import forget as do_forget
 
     store = open_store()
+    _no_merge_in_progress(store.repo, "forget it", f"gitmem forget --personal {mem_id}")
     m = do_forget(store, mem_id)
     store.repo.commit_paths([f"{layout.TEAM_MEMORIES}/{m.id}.md"], f"gitmem personal: forget {m.title[:64]}")
     return m

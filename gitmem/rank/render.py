@@ -261,6 +261,12 @@ def age(stamp: str | None, now: float | None = None) -> str:
     return "now"
 
 
+def _age_part(item: Item, now: float | None) -> str:
+    """``<age> · `` for a header or index line, "" when the memory's last change is not known (an age of "?"
+    tells a reader nothing)."""
+    return f"{age(item.updated, now)} {SEP} " if item.updated and epoch(item.updated) is not None else ""
+
+
 def row_status(row: dict[str, Any]) -> str:
     """The status note of a catalog row: ``fresh``, ``⚠ stale: <anchor> <reason>``, ``moved: …`` or
     ``status not checked yet`` (no status recorded)."""
@@ -297,17 +303,18 @@ def org_key(hit: dict[str, Any]) -> str:
 
 def item_from_org(hit: dict[str, Any]) -> Item:
     """A hit of the organisation index (``shapes.org_hit_json``: repo, id, type, title, body, anchors, status,
-    reason, trust, level, commit) as an ``Item`` with ``scope`` ``org: <repo>``; its status as at the repository's
-    commit indexed (``row_status``: a stale one is marked ⚠, with the commit: ``… (at <repo> <commit>)``); a
-    ``constraint`` shown as a rule only at ``RULE_LEVELS``."""
+    reason, trust, level, commit, updated: its age, left out when "") as an ``Item`` with ``scope``
+    ``org: <repo>``; its status as at the repository's commit indexed (``row_status``: a stale one is marked ⚠,
+    with the commit: ``… (at <repo> <commit>)``); a ``constraint`` shown as a rule only at ``RULE_LEVELS``."""
     status = str(hit.get("status") or "")
     note = row_status({"status": None if status in ("", "unchecked") else status, "reason": hit.get("reason")})
     commit = str(hit.get("commit") or "")[:10]
     if status not in ("", "fresh", "unchecked") and commit:
         note += f" (at {hit.get('repo')} {commit})"
     return Item(str(hit.get("id")), str(hit.get("type")), str(hit.get("title")), body=str(hit.get("body") or ""),
-                anchors=[str(a) for a in hit.get("anchors") or ()], status=note, trust=str(hit.get("trust") or ""),
-                rule=hit.get("level") in RULE_LEVELS, scope=f"org: {hit.get('repo')}")
+                anchors=[str(a) for a in hit.get("anchors") or ()], updated=str(hit.get("updated") or "") or None,
+                status=note, trust=str(hit.get("trust") or ""), rule=hit.get("level") in RULE_LEVELS,
+                scope=f"org: {hit.get('repo')}")
 
 
 def given_again(was: str | None, when: str, now: str) -> str:
@@ -439,7 +446,7 @@ def render_detail(item: Item, max_anchors: int | None = MAX_DETAIL_ANCHORS, now:
                                                  if body else [item.title.strip(), *(f"- {f}" for f in item.facts)]))
     rule = withheld is None and (len(item.body.strip()) <= MAX_DETAIL_BODY_CHARS or first_rule(item) is None)
     lines = [f"### {inline(item.id)} {SEP} {_fields(item, rule)}",
-             f"anchors: {anchors} {SEP} {age(item.updated, now)} {SEP} {inline(item.status)}"]
+             f"anchors: {anchors} {SEP} {_age_part(item, now)}{inline(item.status)}"]
     lines.extend(QUOTE + line if line else QUOTE.rstrip() for line in own)
     return "\n".join(lines) + "\n"
 
@@ -448,12 +455,14 @@ def index_line_floor(item: Item) -> int:
     """Characters ``render_index_line(item)`` is at least, counted without rendering it: its fixed text (``- ``
     … `` [`` … ``] `` … `` · `` … `` · `` … `` > `` … newline, 16 characters), the id (ids are ASCII letters,
     digits, ``_`` and ``-``: ``memfile.valid_id``, so ``inline`` keeps them whole), the type, one character for
-    the age; and the first anchor, the status and the title each at its length when it is printable ASCII (then
+    the age (with its `` · ``, left out when the age is not known: ``_age_part``); and the first anchor, the
+    status and the title each at its length when it is printable ASCII (then
     ``inline`` only strips it; else 1, 0 and 0), the title no longer than ``WITHHELD`` (which replaces a flagged
     one)."""
     main = item.anchors[0] if item.anchors else "-"
     title = item.title
-    return (17 + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 1)
+    no_age = 0 if item.updated and epoch(item.updated) is not None else 4  # "? · " left out: ``_age_part``
+    return (17 - no_age + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 1)
             + (len(item.status.strip()) if _plain(item.status) else 0)
             + (min(len(title.strip()), _WITHHELD_CHARS + len(item.id)) if _plain(title) else 0))
 
@@ -472,8 +481,8 @@ def render_index_line(item: Item, now: float | None = None) -> str:
     rule = injection.line_rule(item.title)
     title = WITHHELD.format(rule=rule, id=inline(item.id)) if rule else inline(item.title)
     ruled = rule is None and (item.type not in TYPE_LABELS or first_rule(item) is None)
-    return (f"- {inline(item.id)} [{_fields(item, ruled)}] {main} {SEP} {age(item.updated, now)} "
-            f"{SEP} {inline(item.status)} {QUOTE}{title}\n")
+    return (f"- {inline(item.id)} [{_fields(item, ruled)}] {main} {SEP} {_age_part(item, now)}"
+            f"{inline(item.status)} {QUOTE}{title}\n")
 
 
 def pack(items: Iterable[Item], budget_tokens: int, *, header: str = HEADER, detail: int = 3,
