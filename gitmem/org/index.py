@@ -232,7 +232,8 @@ def _retrying(what: str, fn: Callable[[], Any]) -> Any:
             return fn()
         except Exception as e:
             text = str(e).lower()
-            if attempt == WRITE_ATTEMPTS - 1 or not any(w in text for w in ("conflict", "retry", "concurrent",
+            # "retryable", not "retry": object_store's text of a refused request holds "RetryError" (not a conflict)
+            if attempt == WRITE_ATTEMPTS - 1 or not any(w in text for w in ("conflict", "retryable", "concurrent",
                                                                                "precondition", "already exists")):
                 raise
             log.info("%s: commit conflict (%s); retrying", what, str(e).splitlines()[0] if str(e) else e)
