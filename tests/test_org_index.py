@@ -608,3 +608,30 @@ def test_cli_index_says_each_line_once_and_when_this_repository_is_not_listed(tm
     code, out, err = run_cli(svc, "org", "index")
     assert code == 0 and "hint" not in err and "svc: nothing -> " in out and "ledger: up to date" in out, err
     assert "2 repositories: 1 indexed, 1 up to date" in out
+
+
+def test_index_full_drops_a_retired_memorys_row_an_older_version_wrote(tmp_path: Path, run_cli) -> None:
+    """An index built before retired memories were left out still holds their rows at the commit indexed (nothing
+    to re-read incrementally); ``org index --full`` re-reads every file and drops them."""
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    cfg = repo / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + f'[org]\nuri = "{tmp_path / "idx"}"\n')
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    code, _, err = run_cli(repo, "org", "index")
+    assert code == 0, err
+    first = git(repo, "rev-parse", "HEAD").strip()
+    code, _, err = run_cli(repo, "retire", ids["charge"], "--reason", "the fee moved to the ledger")
+    assert code == 0, err
+    now = commit(repo, "retire", no_verify=True)
+    # what an older gitmem wrote at this commit: the retired memory's row, its blob the retired file's
+    ix = org_index._Index(settings, None)
+    row = next(r for r in ix.rows_of("svc") if r["id"] == ids["charge"])
+    blob = git(repo, "rev-parse", f"{now}:{row['path']}").strip()
+    ix.memories.update(where=f"key = {org_index.sql_str(row['key'])}", values={"blob": blob})
+    assert ix.move_repo(org_index.RepoState("svc", str(repo), "", now, "2026-12-04T00:00:00Z", 2), first)
+    code, out, err = run_cli(repo, "org", "index")
+    assert code == 0 and "svc: up to date" in out and ids["charge"] in {r["id"] for r in _rows(settings)}, err
+    code, out, err = run_cli(repo, "org", "index", "--full")
+    assert code == 0 and "-1" in out and "1 memory)" in out, (out, err)
+    assert {r["id"] for r in _rows(settings)} == {ids["retry"]}
+    assert [s.memories for s in org_index.states(settings)] == [1]

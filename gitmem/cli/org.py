@@ -127,8 +127,10 @@ def org() -> None:
 
 @org.command("index")
 @click.argument("repos", nargs=-1, metavar="[REPO]…")
+@click.option("--full", is_flag=True, help="Re-read and rewrite every memory of the repositories, not only what "
+              "changed (e.g. after upgrading gitmem: rows an older version wrote are brought up to date).")
 @json_option
-def org_index(repos: tuple[str, ...]) -> None:
+def org_index(repos: tuple[str, ...], full: bool) -> None:
     """Index the committed memories of repositories into [org] uri (incremental).
 
     REPO: a name of [org.repos], a path or a git URL (default: every repository of [org.repos], else this one).
@@ -146,7 +148,7 @@ def org_index(repos: tuple[str, ...]) -> None:
             click.echo(line, err=True)
 
     try:
-        rep = index(settings, targets, progress=progress, embeddings=embeddings)
+        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full)
     except ConfigError as e:
         raise OrgConfigError(e.message, e.hint) from e
 

@@ -309,6 +309,8 @@ class _Index:
         self.embedder = embedder
         #: ``org.xrepo.Live``: cross-repository anchors checked at their repositories' refs during this run
         self.foreign = foreign
+        #: every memory file re-read and its row rewritten (``index(full=True)``)
+        self.full = False
         self.db = connect(settings)
         probe_conditional_writes(settings)
         name = embedder.name if embedder is not None else ""
@@ -403,7 +405,7 @@ def _embedder(embeddings: Mapping[str, Any] | None) -> Any | None:
 
 def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
           progress: Callable[[str], None] | None = None, embeddings: Mapping[str, Any] | None = None,
-          fetch: bool = True) -> IndexReport:
+          fetch: bool = True, full: bool = False) -> IndexReport:
     """Index ``repos`` into the organisation index at ``settings.uri`` (see the module docstring).
 
     Args:
@@ -413,6 +415,9 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
             them on stderr, the results on stdout: each line is seen once in a terminal).
         embeddings: the ``[embeddings]`` table (None: the default, wordllama; ``provider = "none"``: no vectors).
         fetch: fetch mirrors of URLs first (``org.repos.open_repo``).
+        full: re-read every memory file of each repository, not only those whose blob changed, and rewrite its
+            rows, even at the commit indexed (``org index --full``: rows an older gitmem wrote, such as a retired
+            memory's, are brought to this version's rules).
 
     Returns:
         An ``IndexReport``: per repository indexed / skipped / failed, rows added, updated and deleted, commits.
@@ -432,6 +437,7 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
     # a memory's cross-repository anchor names a repository of [org.repos] or one indexed in this run
     known = {**{r.name: r.location for r in repos}, **settings.repos}
     ix = _Index(settings, _embedder(embeddings), Live(replace(settings, repos=known), None, fetch=fetch))
+    ix.full = full
     out: list[RepoReport] = []
     for r in repos:
         say(f"{r.name}: indexing {r.location}")
@@ -482,7 +488,7 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
             before = state.commit if state else ""
             if first_before is None:
                 first_before = before
-            if before == new and attempt == 0 and _foreign_rows(ix, r.name):
+            if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name)):
                 pass  # its own ref did not move, another repository's may have: cross-repository anchors re-checked
             elif before == new:  # up to date (made so by another indexer, when this is a second attempt)
                 if attempt == 0:
@@ -538,7 +544,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         by_path[row["path"]] = row
     gone = [row for p, row in by_path.items() if p not in files]
     delete |= {row["key"] for row in gone}
-    to_read = sorted(p for p, blob in files.items() if by_path.get(p, {}).get("blob") != blob)
+    to_read = sorted(p for p, blob in files.items() if ix.full or by_path.get(p, {}).get("blob") != blob)
 
     # anchored code changed since the indexed commit: those memories' statuses are re-resolved
     changed_code: set[str] | None = None
