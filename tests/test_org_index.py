@@ -580,6 +580,10 @@ def test_the_error_translator_names_each_cause_and_leaves_the_unknown_alone() ->
             raise RuntimeError("outer text") from inner
     except RuntimeError as chained:
         assert "(NoSuchBucket)" in org_store.explain(chained, s3)[0]  # type: ignore[index]
+    other = RuntimeError('inner: Status { status: 400, body: Some("<Error><Code>InvalidBucketName</Code></Error>") }')
+    assert org_store.explain(other, s3)[0].endswith("the store refused the request (InvalidBucketName)")  # type: ignore[index]
+    bare = ValueError("ListRequest { source: RetryError(RetryErrorImpl { inner: Status { status: 404, body: None }")
+    assert "answered HTTP 404 with no S3 error" in org_store.explain(bare, s3)[0]  # type: ignore[index]
     odd = RuntimeError("Schema error: field vector has dimension 3\nsecond line")
     assert org_store.explain(odd, s3) is None
     err = org_store.store_error(odd, s3, "search the organisation index")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -185,6 +186,15 @@ def explain(exc: BaseException, settings: OrgSettings, *, writing: bool = False)
             return (f"the credentials may not read {where} (AccessDenied)",
                     "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY: the key needs read access to the bucket")
         return f"{where}: {cause}", hint
+    code = re.search(r"<code>(\w+)</code>", text)
+    if code:  # another S3 error code (the XML body of the reply)
+        original = re.search(rf"<code>({re.escape(code.group(1))})</code>", "\n".join(texts), re.IGNORECASE)
+        return (f"{where}: the store refused the request ({original.group(1) if original else code.group(1)})",
+                _hint(settings))
+    status = re.search(r"status(?: code)?:? (\d{3})", text)
+    if status:  # an HTTP status with no S3 error code: often not an S3 endpoint at all, or no such bucket
+        return (f"{where}: the endpoint answered HTTP {status.group(1)} with no S3 error",
+                "check [org] endpoint (an S3 API endpoint, not a web console) and the bucket of [org] uri")
     return None
 
 
