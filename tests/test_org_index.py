@@ -82,7 +82,9 @@ def test_index_three_repositories_and_search_across_them(org: OrgSettings, tmp_p
     assert [(r.repo, r.state, r.added, r.updated, r.deleted, r.memories) for r in rep.repos] == [
         ("billing", "indexed", 2, 0, 0, 2), ("ledger", "indexed", 2, 0, 0, 2), ("web", "indexed", 2, 0, 0, 2)]
     assert all(r.before == "" and len(r.after) == 40 for r in rep.repos)
-    assert len(lines) == 6 and lines[0].startswith("billing: indexing")
+    # progress: one start line per repository (the results are the report's, printed once by the CLI)
+    assert [line.split(":")[0] for line in lines] == ["billing", "ledger", "web"]
+    assert all(": indexing " in line for line in lines)
     rows = _rows(org)
     assert sorted(r["key"] for r in rows) == sorted(f"{n}\x1f{i}" for n, (_, ids) in made.items() for i in ids.values())
     assert {r["status"] for r in rows} == {"fresh"}
@@ -197,20 +199,21 @@ def test_reading_needs_only_the_read_only_key(s3_org, tmp_path: Path, run_cli, m
     assert hits[0].id == ids["retry"]
     assert [s.repo for s in org_index.states(settings)] == ["svc"]
     # writing is refused with the read-only key (the probe's first write), in one line
-    with pytest.raises(OrgStoreError, match="cannot write to the store"):
+    with pytest.raises(OrgStoreError, match=r"the credentials cannot write to s3://.*\(AccessDenied\)"):
         org_store.probe_conditional_writes(settings, use_cache=False)
 
 
 def test_storage_options_from_config_and_environment() -> None:
     env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "ak", "AWS_SECRET_ACCESS_KEY": "sk"}
     s3 = OrgSettings(uri="s3://b/p", region="eu-west-1")
+    timeouts = {"connect_timeout": "5s", "client_max_retries": "3", "client_retry_timeout": "20"}
     assert org_store.storage_options(s3, env) == {"region": "eu-west-1", "endpoint": "http://127.0.0.1:9000",
                                                   "allow_http": "true", "aws_access_key_id": "ak",
-                                                  "aws_secret_access_key": "sk"}
+                                                  "aws_secret_access_key": "sk", **timeouts}
     https = OrgSettings(uri="s3://b/p", endpoint="https://s3.example.com")
     assert org_store.storage_options(https, env)["endpoint"] == "https://s3.example.com"
     assert "allow_http" not in org_store.storage_options(https, env)
-    assert org_store.storage_options(OrgSettings(uri="s3://b/p"), {}) == {"region": "us-east-1"}
+    assert org_store.storage_options(OrgSettings(uri="s3://b/p"), {}) == {"region": "us-east-1", **timeouts}
     assert org_store.storage_options(OrgSettings(uri="/srv/org"), env) == {}
     assert org_store.db_uri(OrgSettings(uri="file:///srv/my%20org")) == "/srv/my org"
     assert org_store.db_uri(OrgSettings(uri="org"), Path("/repo")) == "/repo/org"
@@ -433,7 +436,9 @@ def test_a_cross_repository_anchor_goes_stale_in_the_index_when_the_other_reposi
                     "--anchor", "ledger:src/app.py::retry_after")
     commit(billing, "cross-repository memory", no_verify=True)
     targets = [org_repos.OrgRepo("ledger", str(ledger)), org_repos.OrgRepo("billing", str(billing))]
-    org_index.index(settings, targets, embeddings=NO_VECTORS)
+    first = {r.repo: r for r in org_index.index(settings, targets, embeddings=NO_VECTORS).repos}["billing"]
+    assert (first.added, first.foreign) == (3, 1) and "1 with cross-repository anchors checked" in org_index.repo_line(
+        first)
     row = next(r for r in _rows(settings) if r["key"] == org_index.row_key("billing", mid))
     assert row["status"] == "fresh", row
     sha = commit(ledger, "milliseconds", {"src/app.py": APP.replace('["Retry-After"])', '["Retry-After"]) * 1000')},
@@ -442,7 +447,195 @@ def test_a_cross_repository_anchor_goes_stale_in_the_index_when_the_other_reposi
     row = next(r for r in _rows(settings) if r["key"] == org_index.row_key("billing", mid))
     assert row["status"] == "stale" and f"ledger@{sha[:7]}" in str(row["reason"]), row
     assert {r.repo: r.state for r in report.repos}["billing"] == "indexed"
-    # nothing moved since: both skipped... except billing's cross-repository row, re-checked and still stale
-    org_index.index(settings, targets, embeddings=NO_VECTORS)
+    # nothing moved since: both up to date; billing's cross-repository row re-checked, still stale: not rewritten
+    versions = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE).version
+    report = org_index.index(settings, targets, embeddings=NO_VECTORS)
     rows = [r for r in _rows(settings) if r["repo"] == "billing"]
     assert len(rows) == 3 and [r["status"] for r in rows if r["id"] == mid] == ["stale"]
+    billing_report = {r.repo: r for r in report.repos}["billing"]
+    assert (billing_report.state, billing_report.updated, billing_report.rechecked, billing_report.foreign) == (
+        "skipped", 0, 1, 1)
+    assert org_index.repo_line(billing_report).startswith("billing: up to date at ")
+    assert "1 with cross-repository anchors checked" in org_index.repo_line(billing_report)
+    assert org_store.connect(settings).open_table(org_index.MEMORIES_TABLE).version == versions
+
+
+# ------------------------------------------------------------------------------------------ what a new user met
+
+
+def test_a_retired_or_superseded_memory_leaves_the_index(org: OrgSettings, tmp_path: Path, run_cli) -> None:
+    """``gitmem supersede`` and ``gitmem retire``, committed, then indexed: their rows are deleted (the repository's
+    own recall hides them, so does the organisation's) and the counts leave them out."""
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    targets = [org_repos.OrgRepo("svc", str(repo))]
+    org_index.index(org, targets, embeddings=NO_VECTORS)
+    assert search(org, "Retry-After seconds", embeddings=NO_VECTORS)[0].id == ids["retry"]
+    code, out, err = run_cli(repo, "supersede", ids["retry"], "svc: Retry-After may be an HTTP date, or seconds",
+                             "--anchor", "src/app.py::retry_after", "--json")
+    assert code == 0, err
+    new_id = str(json.loads(out)["id"])
+    code, _, err = run_cli(repo, "retire", ids["charge"], "--reason", "the fee moved to the ledger")
+    assert code == 0, err
+    commit(repo, "supersede and retire", no_verify=True)
+
+    rep = org_index.index(org, targets, embeddings=NO_VECTORS).repos[0]
+    assert (rep.state, rep.added, rep.deleted, rep.memories) == ("indexed", 1, 2, 1)
+    assert {r["id"] for r in _rows(org)} == {new_id}
+    assert [s.memories for s in org_index.states(org)] == [1]
+    hits = search(org, "Retry-After seconds charge doubles the amount", embeddings=NO_VECTORS, limit=10)
+    assert [h.id for h in hits] == [new_id]
+    # indexed again after another commit: the retired files are read, and stay out
+    commit(repo, "unrelated", {"README": "svc\n"}, no_verify=True)
+    rep = org_index.index(org, targets, embeddings=NO_VECTORS).repos[0]
+    assert (rep.state, rep.added, rep.updated, rep.deleted, rep.memories) == ("indexed", 0, 0, 0, 1)
+    assert {r["id"] for r in _rows(org)} == {new_id}
+
+
+def test_indexing_with_the_read_only_key_stops_in_one_line_with_exit_2(
+        s3_org, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe passed with the write key (remembered for a day), then ``org index`` runs with the read-only key:
+    the first write is refused and the whole run stops with the cause, once, exit 2."""
+    repo, _ = _service(tmp_path, "svc", run_cli)
+    with (repo / ".gitmem" / "config.toml").open("a") as f:
+        f.write(f'[org]\nuri = "{s3_org.uri}"\nendpoint = "{s3_org.endpoint}"\n')
+    code, out, err = run_cli(repo, "org", "index")
+    assert code == 0, err
+    _remember(repo, run_cli, "svc: refunds are never charged twice", "--anchor", "src/app.py::charge")
+    commit(repo, "a memory", no_verify=True)
+    for name, value in s3_org.env(read_only=True).items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli(repo, "org", "index")
+    assert code == 2 and out == "", (out, err)
+    lines = [line for line in err.splitlines() if not line.startswith("svc: indexing")]
+    assert lines == [f"error: the credentials cannot write to {s3_org.uri} ({s3_org.endpoint}) (AccessDenied)",
+                     "hint: `gitmem org index` needs the write key (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of a key "
+                     "that may write the bucket); searching needs only the read-only one"], err
+    assert "lance" not in err.lower()
+    code, out, err = run_cli(repo, "recall", "--org", "Retry-After")  # reading still works with it
+    assert code == 0 and "Retry-After" in out, err
+
+
+def test_missing_or_wrong_credentials_and_an_unreachable_store_say_the_cause(
+        s3_org, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Rust debug text: one line with the cause and one with what to do, exit 2, from index, status and recall."""
+    repo, _ = _service(tmp_path, "svc", run_cli)
+    cfg = repo / ".gitmem" / "config.toml"
+    base = cfg.read_text()
+    cfg.write_text(base + f'[org]\nuri = "{s3_org.uri}"\nendpoint = "{s3_org.endpoint}"\n')
+    code, _, err = run_cli(repo, "org", "index")
+    assert code == 0, err
+
+    def said(*args: str) -> tuple[str, str]:
+        code, out, err = run_cli(repo, *args)
+        lines = [line for line in err.splitlines() if not line.startswith("svc: indexing")]
+        assert code == 2 and out == "" and len(lines) == 2, (args, code, out, err)
+        assert lines[0].startswith("error: ") and lines[1].startswith("hint: "), err
+        assert not any(w in err for w in ("RetryError", "LanceError", "Debug", ".rs:", "{")), err
+        return lines[0], lines[1]
+
+    commands = (("org", "index"), ("org", "status"), ("recall", "--org", "Retry-After"))
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    for args in commands:
+        error, hint = said(*args)
+        assert "(SignatureDoesNotMatch)" in error and "AWS_SECRET_ACCESS_KEY" in hint
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "NOBODYKNOWSME")
+    for args in commands:
+        error, hint = said(*args)
+        assert "(InvalidAccessKeyId)" in error and "AWS_ACCESS_KEY_ID" in hint
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
+        monkeypatch.setenv(name, str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    for args in commands:
+        error, hint = said(*args)
+        assert "no S3 credentials were found" in error and "AWS_ACCESS_KEY_ID" in hint
+    for name, value in s3_org.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    closed = "http://127.0.0.1:9"  # the discard port: nothing listens on it here
+    # another bucket's uri: Lance keeps the object store of a uri it opened for the process (this one's, reached)
+    cfg.write_text(base + f'[org]\nuri = "s3://elsewhere-{s3_org.bucket}/org"\nendpoint = "{closed}"\n')
+    for args in commands:
+        error, hint = said(*args)
+        assert f"({closed}): the endpoint cannot be reached" in error and "[org] endpoint" in hint
+
+
+def test_the_error_translator_names_each_cause_and_leaves_the_unknown_alone() -> None:
+    s3 = OrgSettings(uri="s3://b/p", endpoint="http://127.0.0.1:9000")
+    lance_403 = RuntimeError("lance error: LanceError(IO): single PUT of p/t.lance/data/x.lance failed: 403 Forbidden: "
+                             "<Code>AccessDenied</Code>, /root/.cargo/lance-io/src/object_writer.rs:627:9")
+    assert org_store.explain(lance_403, s3, writing=True) == (
+        "the credentials cannot write to s3://b/p (http://127.0.0.1:9000) (AccessDenied)",
+        "`gitmem org index` needs the write key (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of a key that may write "
+        "the bucket); searching needs only the read-only one")
+    assert "may not read" in org_store.explain(lance_403, s3)[0]  # type: ignore[index]
+    cut = ValueError('Failed to connect to namespace: IO { source: Generic { store: "N/A", source: IO { source: '
+                     '"Failed to get AWS credentials: CredentialsNotLoaded(CredentialsNotLoaded { source: Some(')
+    assert org_store.explain(cut, s3)[0].endswith("no S3 credentials were found")  # type: ignore[index]
+    try:
+        try:
+            raise OSError("Code>NoSuchBucket</Code")
+        except OSError as inner:
+            raise RuntimeError("outer text") from inner
+    except RuntimeError as chained:
+        assert "(NoSuchBucket)" in org_store.explain(chained, s3)[0]  # type: ignore[index]
+    other = RuntimeError('inner: Status { status: 400, body: Some("<Error><Code>InvalidBucketName</Code></Error>") }')
+    assert org_store.explain(other, s3)[0].endswith("the store refused the request (InvalidBucketName)")  # type: ignore[index]
+    bare = ValueError("ListRequest { source: RetryError(RetryErrorImpl { inner: Status { status: 404, body: None }")
+    assert "answered HTTP 404 with no S3 error" in org_store.explain(bare, s3)[0]  # type: ignore[index]
+    odd = RuntimeError("Schema error: field vector has dimension 3\nsecond line")
+    assert org_store.explain(odd, s3) is None
+    err = org_store.store_error(odd, s3, "search the organisation index")
+    assert err.message == ("cannot search the organisation index at s3://b/p (http://127.0.0.1:9000): Schema error: "
+                           "field vector has dimension 3")
+
+
+def test_cli_index_says_each_line_once_and_when_this_repository_is_not_listed(tmp_path: Path, run_cli) -> None:
+    """Progress (what is being done) on stderr, the results on stdout, each once; "1 repository"; a repository with
+    memories but not in its own [org.repos] is told so (and still not indexed: the list is the whole list)."""
+    ledger, _ = _service(tmp_path, "ledger", run_cli)
+    svc, _ = _service(tmp_path, "svc", run_cli)
+    cfg = svc / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + f'[org]\nuri = "{tmp_path / "idx"}"\n[org.repos]\nledger = "../ledger"\n')
+    code, out, err = run_cli(svc, "org", "index")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("ledger: nothing -> ") and "+2 ~0 -0" in out
+    assert out.splitlines()[-1].startswith("1 repository: 1 indexed, 0 up to date, 0 failed; rows +2 ~0 -0")
+    assert "nothing ->" not in err and "1 repository" not in err
+    assert err.splitlines() == [
+        f"ledger: indexing {ledger}",
+        'hint: this repository (svc) has memories but is not in [org.repos], so they were not indexed: add '
+        'svc = "." under [org.repos] (docs/org.md), or run gitmem org index .']
+    assert {r["repo"] for r in _rows(OrgSettings(uri=str(tmp_path / "idx")))} == {"ledger"}
+    cfg.write_text(cfg.read_text() + 'svc = "."\n')
+    code, out, err = run_cli(svc, "org", "index")
+    assert code == 0 and "hint" not in err and "svc: nothing -> " in out and "ledger: up to date" in out, err
+    assert "2 repositories: 1 indexed, 1 up to date" in out
+
+
+def test_index_full_drops_a_retired_memorys_row_an_older_version_wrote(tmp_path: Path, run_cli) -> None:
+    """An index built before retired memories were left out still holds their rows at the commit indexed (nothing
+    to re-read incrementally); ``org index --full`` re-reads every file and drops them."""
+    repo, ids = _service(tmp_path, "svc", run_cli)
+    cfg = repo / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + f'[org]\nuri = "{tmp_path / "idx"}"\n')
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    code, _, err = run_cli(repo, "org", "index")
+    assert code == 0, err
+    first = git(repo, "rev-parse", "HEAD").strip()
+    code, _, err = run_cli(repo, "retire", ids["charge"], "--reason", "the fee moved to the ledger")
+    assert code == 0, err
+    now = commit(repo, "retire", no_verify=True)
+    # what an older gitmem wrote at this commit: the retired memory's row, its blob the retired file's
+    ix = org_index._Index(settings, None)
+    row = next(r for r in ix.rows_of("svc") if r["id"] == ids["charge"])
+    blob = git(repo, "rev-parse", f"{now}:{row['path']}").strip()
+    ix.memories.update(where=f"key = {org_index.sql_str(row['key'])}", values={"blob": blob})
+    assert ix.move_repo(org_index.RepoState("svc", str(repo), "", now, "2026-12-04T00:00:00Z", 2), first)
+    code, out, err = run_cli(repo, "org", "index")
+    assert code == 0 and "svc: up to date" in out and ids["charge"] in {r["id"] for r in _rows(settings)}, err
+    code, out, err = run_cli(repo, "org", "index", "--full")
+    assert code == 0 and "-1" in out and "1 memory)" in out, (out, err)
+    assert {r["id"] for r in _rows(settings)} == {ids["retry"]}
+    assert [s.memories for s in org_index.states(settings)] == [1]

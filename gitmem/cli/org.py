@@ -90,6 +90,29 @@ def _targets(settings: OrgSettings, root: Path | None, args: tuple[str, ...]) ->
                          "gitmem org index PATH_OR_URL…, or list them under [org.repos] (docs/org.md)")
 
 
+def _this_repo_left_out(settings: OrgSettings, root: Path | None, targets: list[OrgRepo]) -> str:
+    """The hint line when ``gitmem org index`` (no REPO) runs in a repository that has committed-folder memories
+    but is not among the repositories of ``[org.repos]`` it indexes ("" otherwise). Its memories are not indexed:
+    ``[org.repos]``, once set, is the whole list (a CI job indexing a fixed set must not pick up the repository
+    it happens to run in)."""
+    from ..layout import TEAM_MEMORIES
+    from ..memfile import FILE_SUFFIX
+    from ..org import repos as org_repos
+
+    if root is None or not settings.repos:
+        return ""
+    here = root.resolve()
+    name = org_repos.this_name(settings, root)
+    for t in targets:
+        if t.name == name or (not t.is_url and Path(t.location).resolve() == here):
+            return ""
+    folder = root / TEAM_MEMORIES
+    if not folder.is_dir() or not any(p.suffix == FILE_SUFFIX for p in folder.iterdir()):
+        return ""
+    return (f"this repository ({name}) has memories but is not in [org.repos], so they were not indexed: add "
+            f'{name} = "." under [org.repos] (docs/org.md), or run gitmem org index .')
+
+
 @cli.group()
 def org() -> None:
     """The organisation index: the memories of many repositories, searchable from each (``recall --org``).
@@ -104,8 +127,10 @@ def org() -> None:
 
 @org.command("index")
 @click.argument("repos", nargs=-1, metavar="[REPO]…")
+@click.option("--full", is_flag=True, help="Re-read and rewrite every memory of the repositories, not only what "
+              "changed (e.g. after upgrading gitmem: rows an older version wrote are brought up to date).")
 @json_option
-def org_index(repos: tuple[str, ...]) -> None:
+def org_index(repos: tuple[str, ...], full: bool) -> None:
     """Index the committed memories of repositories into [org] uri (incremental).
 
     REPO: a name of [org.repos], a path or a git URL (default: every repository of [org.repos], else this one).
@@ -116,24 +141,28 @@ def org_index(repos: tuple[str, ...]) -> None:
 
     settings, root, embeddings = org_context()
     targets = _targets(settings, root, repos)
+    left_out = _this_repo_left_out(settings, root, targets) if not repos else ""
 
     def progress(line: str) -> None:
         if not State.json:
             click.echo(line, err=True)
 
     try:
-        rep = index(settings, targets, progress=progress, embeddings=embeddings)
+        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full)
     except ConfigError as e:
         raise OrgConfigError(e.message, e.hint) from e
 
     def text() -> str:
         lines = [repo_line(r) for r in rep.repos]
         n = {s: sum(1 for r in rep.repos if r.state == s) for s in ("indexed", "skipped", "failed")}
-        lines.append(f"{len(rep.repos)} repositories: {n['indexed']} indexed, {n['skipped']} up to date, "
+        count = f"{len(rep.repos)} repositor{'y' if len(rep.repos) == 1 else 'ies'}"
+        lines.append(f"{count}: {n['indexed']} indexed, {n['skipped']} up to date, "
                      f"{n['failed']} failed; rows +{rep.added} ~{rep.updated} -{rep.deleted} in {rep.seconds:.1f} s")
         return "\n".join(lines)
 
     _out(shapes.org_index_json(rep), text)
+    if left_out and not State.json:
+        click.echo(f"hint: {left_out}", err=True)
     for r in rep.failed:
         if r.hint and not State.json:
             click.echo(f"hint: {r.repo}: {r.hint}", err=True)

@@ -83,8 +83,12 @@ class RepoReport:
         repo: its name; location: its path or URL.
         state: ``indexed``, ``skipped`` (ref commit unchanged) or ``failed`` (``error`` and ``hint`` say why).
         before: the commit indexed before ("" = never); after: the commit indexed now ("" when failed).
-        added, updated, deleted: rows written new, rewritten (a changed file or a re-resolved status), removed.
-        rechecked: memories whose status was re-resolved because their anchored code changed.
+        added, updated, deleted: rows written new, rewritten (a changed file, or a re-resolved status that
+            changed), removed (a deleted file, or a memory retired or superseded since: ``model.Memory.retired``).
+        rechecked: memories whose file did not change but whose status was re-resolved (their anchored code
+            changed, or they have a cross-repository anchor); rewritten only when the status or reason changed.
+        foreign: memories with a cross-repository anchor whose status was resolved in this run (new, changed or
+            re-checked): checked at the other repository's ref.
         invalid: memory files that could not be parsed (left out; ``errors`` names them).
         memories: the repository's rows after this run.
     """
@@ -99,6 +103,7 @@ class RepoReport:
     deleted: int = 0
     rechecked: int = 0
     invalid: int = 0
+    foreign: int = 0
     memories: int = 0
     error: str = ""
     hint: str = ""
@@ -227,7 +232,8 @@ def _retrying(what: str, fn: Callable[[], Any]) -> Any:
             return fn()
         except Exception as e:
             text = str(e).lower()
-            if attempt == WRITE_ATTEMPTS - 1 or not any(w in text for w in ("conflict", "retry", "concurrent",
+            # "retryable", not "retry": object_store's text of a refused request holds "RetryError" (not a conflict)
+            if attempt == WRITE_ATTEMPTS - 1 or not any(w in text for w in ("conflict", "retryable", "concurrent",
                                                                                "precondition", "already exists")):
                 raise
             log.info("%s: commit conflict (%s); retrying", what, str(e).splitlines()[0] if str(e) else e)
@@ -297,17 +303,23 @@ class _Index:
     """The two tables of one ``index`` run, opened (and created) once."""
 
     def __init__(self, settings: OrgSettings, embedder: Any | None, foreign: Any | None = None) -> None:
-        from .store import connect, probe_conditional_writes
+        from .store import connect, probe_conditional_writes, store_error
 
         self.settings = settings
         self.embedder = embedder
         #: ``org.xrepo.Live``: cross-repository anchors checked at their repositories' refs during this run
         self.foreign = foreign
+        #: every memory file re-read and its row rewritten (``index(full=True)``)
+        self.full = False
         self.db = connect(settings)
         probe_conditional_writes(settings)
         name = embedder.name if embedder is not None else ""
-        self.memories = _create_or_open(self.db, MEMORIES_TABLE, memories_schema(
-            int(embedder.dim) if embedder is not None else None, name))
+        try:
+            self.memories = _create_or_open(self.db, MEMORIES_TABLE, memories_schema(
+                int(embedder.dim) if embedder is not None else None, name))
+            self.repos = _create_or_open(self.db, REPOS_TABLE, repos_schema())
+        except Exception as e:  # lancedb raises many types: one line for the person
+            raise store_error(e, settings, "open the organisation index's tables", writing=True) from e
         have = (self.memories.schema.metadata or {}).get(EMBEDDER_META, b"").decode()
         if have != name:
             raise OrgStoreError(f"the organisation index at {settings.uri} holds vectors of embedder "
@@ -315,7 +327,6 @@ class _Index:
                                 "index with the same [embeddings] as the index was built with, or delete the "
                                 "index's folder to rebuild it with this one")
         self.schema = self.memories.schema
-        self.repos = _create_or_open(self.db, REPOS_TABLE, repos_schema())
 
     def repo_state(self, name: str) -> RepoState | None:
         got = self.repos.search().where(f"repo = {sql_str(name)}").limit(None).to_arrow().to_pylist()
@@ -327,7 +338,7 @@ class _Index:
 
     def rows_of(self, name: str) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self.memories.search().where(f"repo = {sql_str(name)}").select(
-            ["key", "id", "path", "blob", "anchors", "commit"]).limit(None).to_arrow().to_pylist()
+            ["key", "id", "path", "blob", "anchors", "commit", "status", "reason"]).limit(None).to_arrow().to_pylist()
         return rows
 
     def write(self, table: Any, rows: Any, delete_keys: Sequence[str]) -> None:
@@ -394,15 +405,19 @@ def _embedder(embeddings: Mapping[str, Any] | None) -> Any | None:
 
 def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
           progress: Callable[[str], None] | None = None, embeddings: Mapping[str, Any] | None = None,
-          fetch: bool = True) -> IndexReport:
+          fetch: bool = True, full: bool = False) -> IndexReport:
     """Index ``repos`` into the organisation index at ``settings.uri`` (see the module docstring).
 
     Args:
         settings: ``[org]``: the uri, endpoint, region and ref.
         repos: the repositories, in order (``org.repos.configured`` / ``from_argument``).
-        progress: called with one line per repository as it starts and ends (the CLI prints them on stderr).
+        progress: called with one line per repository as it starts (``NAME: indexing LOCATION``; the CLI prints
+            them on stderr, the results on stdout: each line is seen once in a terminal).
         embeddings: the ``[embeddings]`` table (None: the default, wordllama; ``provider = "none"``: no vectors).
         fetch: fetch mirrors of URLs first (``org.repos.open_repo``).
+        full: re-read every memory file of each repository, not only those whose blob changed, and rewrite its
+            rows, even at the commit indexed (``org index --full``: rows an older gitmem wrote, such as a retired
+            memory's, are brought to this version's rules).
 
     Returns:
         An ``IndexReport``: per repository indexed / skipped / failed, rows added, updated and deleted, commits.
@@ -416,11 +431,13 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
     say = progress or (lambda _line: None)
     from dataclasses import replace
 
+    from .store import is_refused, store_error
     from .xrepo import Live
 
     # a memory's cross-repository anchor names a repository of [org.repos] or one indexed in this run
     known = {**{r.name: r.location for r in repos}, **settings.repos}
     ix = _Index(settings, _embedder(embeddings), Live(replace(settings, repos=known), None, fetch=fetch))
+    ix.full = full
     out: list[RepoReport] = []
     for r in repos:
         say(f"{r.name}: indexing {r.location}")
@@ -430,10 +447,11 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
             if isinstance(e, OrgStoreError):
                 raise
             rep = RepoReport(r.name, r.location, "failed", error=e.message, hint=e.hint)
-        except Exception as e:  # noqa: BLE001 - one repository's failure (a store error mid-write) must not stop the rest
+        except Exception as e:
+            if is_refused(e, settings):  # credentials refused, no bucket, unreachable: every repository would fail
+                raise store_error(e, settings, "write the organisation index", writing=True) from e
             rep = RepoReport(r.name, r.location, "failed", error=f"{type(e).__name__}: {str(e).splitlines()[0]}"
                              if str(e) else type(e).__name__, hint="run gitmem org index again for this repository")
-        say(repo_line(rep))
         out.append(rep)
     ix.maintain()
     return IndexReport(settings.uri, out, time.monotonic() - started)
@@ -443,19 +461,25 @@ def repo_line(r: RepoReport) -> str:
     """One line of text for a repository's report (the CLI's and the progress's)."""
     if r.state == "failed":
         return f"{r.repo}: failed: {r.error}"
+    foreign = f", {r.foreign} with cross-repository anchors checked" if r.foreign else ""
     if r.state == "skipped":
-        return f"{r.repo}: up to date at {r.after[:12]} ({r.memories} memories)"
+        return f"{r.repo}: up to date at {r.after[:12]} ({_n(r.memories, 'memory', 'memories')}{foreign})"
     before = r.before[:12] or "nothing"
     extra = f", {r.invalid} invalid" if r.invalid else ""
     return (f"{r.repo}: {before} -> {r.after[:12]}: +{r.added} ~{r.updated} -{r.deleted} "
-            f"({r.rechecked} re-checked{extra}; {r.memories} memories)")
+            f"({r.rechecked} re-checked{foreign}{extra}; {_n(r.memories, 'memory', 'memories')})")
+
+
+def _n(count: int, one: str, many: str) -> str:
+    """``count`` and the noun, singular for 1 ("1 memory", "3 memories")."""
+    return f"{count} {one if count == 1 else many}"
 
 
 def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
     repo = org_repos.open_repo(r, fetch=fetch)
     try:
         new = org_repos.ref_commit(repo, ix.settings.ref)
-        totals = [0, 0, 0, 0]
+        totals = [0, 0, 0, 0, 0]
         invalid: list[str] = []
         first_before: str | None = None
         memories = 0
@@ -464,7 +488,7 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
             before = state.commit if state else ""
             if first_before is None:
                 first_before = before
-            if before == new and attempt == 0 and _foreign_rows(ix, r.name):
+            if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name)):
                 pass  # its own ref did not move, another repository's may have: cross-repository anchors re-checked
             elif before == new:  # up to date (made so by another indexer, when this is a second attempt)
                 if attempt == 0:
@@ -474,6 +498,10 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
                 break
             counts, invalid, memories = _apply(ix, repo, r.name, before, new)
             totals = [a + b for a, b in zip(totals, counts, strict=True)]
+            if before == new and not any(counts[:3]):
+                # only its cross-repository anchors were re-checked and none changed: nothing written
+                return RepoReport(r.name, r.location, "skipped", before=before, after=new, rechecked=totals[3],
+                                  foreign=totals[4], memories=memories)
             moved = ix.move_repo(RepoState(r.name, r.location, ix.settings.ref, new, utc_now(), memories), before)
             if moved:
                 break
@@ -483,14 +511,18 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
                               "run gitmem org index again")
         return RepoReport(r.name, r.location, "indexed", before=first_before or "", after=new, added=totals[0],
                           updated=totals[1], deleted=totals[2], rechecked=totals[3], invalid=len(invalid),
-                          memories=memories, errors=tuple(invalid))
+                          foreign=totals[4], memories=memories, errors=tuple(invalid))
     finally:
         repo.close()
 
 
 def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tuple[list[int], list[str], int]:
     """Bring the rows of repository ``name`` to commit ``new`` (the ``repos`` row says ``before``): returns
-    ([added, updated, deleted, rechecked], invalid files as ``path: message``, rows now)."""
+    ([added, updated, deleted, rechecked, foreign], invalid files as ``path: message``, rows now).
+
+    A retired (or superseded) memory has no row: the rule of the repository's own recall (``store.load`` puts a
+    memory whose ``retired`` is set in ``Loaded.retired``, in no ranking, index or status); its row, if any, is
+    deleted. A re-checked row (its file unchanged) is rewritten only when its status or reason changed."""
     from ..anchors import Resolver
     from ..errors import MemoryFileError
     from ..memfile import FILE_SUFFIX, parse_bytes
@@ -512,7 +544,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         by_path[row["path"]] = row
     gone = [row for p, row in by_path.items() if p not in files]
     delete |= {row["key"] for row in gone}
-    to_read = sorted(p for p, blob in files.items() if by_path.get(p, {}).get("blob") != blob)
+    to_read = sorted(p for p, blob in files.items() if ix.full or by_path.get(p, {}).get("blob") != blob)
 
     # anchored code changed since the indexed commit: those memories' statuses are re-resolved
     changed_code: set[str] | None = None
@@ -529,7 +561,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
     resolver = Resolver(repo, foreign=ix.foreign.status if ix.foreign is not None else None)
     written: list[_Row] = []
     invalid: list[str] = []
-    added = updated = rechecked = 0
+    added = updated = rechecked = foreign = 0
     for p in [*to_read, *recheck]:
         data = repo.read_blob(files[p])
         try:
@@ -541,8 +573,14 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             if p in by_path:
                 delete.add(by_path[p]["key"])
             continue
-        status, reason = _status(resolver, m, new)
         old = by_path.get(p)
+        if m.retired:  # retired or superseded: out of the index, as out of the repository's own recall
+            if old is not None:
+                delete.add(old["key"])
+            continue
+        status, reason = _status(resolver, m, new)
+        if _memory_has_foreign(ix, m):
+            foreign += 1
         if old is not None and old["key"] != row_key(name, m.id):
             delete.add(old["key"])  # the file now holds another id
             old = None
@@ -552,6 +590,9 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             updated += 1
         else:
             rechecked += 1
+            if (old.get("status"), old.get("reason") or "") == (status, reason) and old["key"] not in dups:
+                continue  # re-checked, unchanged: no write
+            updated += 1
         written.append(_Row(m, p, files[p], status, reason))
     keys_written = {row_key(name, w.memory.id) for w in written}
     delete = (delete - keys_written) | dups
@@ -565,7 +606,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         table = _rows_table(part, name, new, ix.schema, ix.embedder) if part else None
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
-    return [added, updated + rechecked, len(delete - keys_written), rechecked], invalid, len(now_keys)
+    return [added, updated, len(delete - keys_written), rechecked, foreign], invalid, len(now_keys)
 
 
 def _has_foreign(ix: _Index, row: dict[str, Any]) -> bool:
@@ -576,6 +617,11 @@ def _has_foreign(ix: _Index, row: dict[str, Any]) -> bool:
     names = ix.foreign.settings.repos
     return any(":" in k and k.split(":", 1)[0] in names for k in row.get("anchors") or []
                if not k.startswith("commit:"))
+
+
+def _memory_has_foreign(ix: _Index, m: Memory) -> bool:
+    """Whether memory ``m`` has a cross-repository anchor (``model.Anchor.repo`` set)."""
+    return ix.foreign is not None and any(not a.local for a in m.anchors)
 
 
 def _foreign_rows(ix: _Index, name: str) -> bool:
@@ -604,16 +650,14 @@ def states(settings: OrgSettings) -> list[RepoState]:
     Raises:
         OrgStoreError: the store cannot be opened or read.
     """
-    from .store import connect
+    from .store import connect, store_error
 
     db = connect(settings)
     try:
         t = open_table(db, REPOS_TABLE)
         got = t.search().limit(None).to_arrow().to_pylist() if t is not None else []
     except Exception as e:  # lancedb raises many types: one line for the person
-        raise OrgStoreError(f"cannot read the organisation index at {settings.uri}: "
-                            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                            "check [org] uri and the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)") from e
+        raise store_error(e, settings, "read the organisation index") from e
     rows = {r["repo"]: RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "",
                                  r["indexed_at"] or "", int(r["memories"] or 0)) for r in got}
     return [rows[k] for k in sorted(rows)]

@@ -17,10 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import EmbeddingError, GitmemError, OrgStoreError
+from ..errors import EmbeddingError, GitmemError
 from ..rank.fusion import rrf
 from .index import EMBEDDER_META, FTS_COLUMNS, MEMORIES_TABLE, REPOS_TABLE, open_table, sql_str
 from .settings import OrgSettings
+from .store import store_error
 
 log = logging.getLogger(__name__)
 
@@ -183,9 +184,7 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
         except Exception as e:  # lancedb raises many types: one line for the person
             _forget(db)  # a handle kept from before the table was rebuilt: open it again, once
             if attempt == 2:
-                raise OrgStoreError(f"cannot search the organisation index at {settings.uri}: "
-                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                                    "check [org] uri, the endpoint and the credentials (read-only ones suffice)") from e
+                raise store_error(e, settings, "search the organisation index") from e
     rows: dict[str, dict[str, Any]] = {r["key"]: r for r in got_fts}
     for r in got_vec:
         rows.setdefault(r["key"], r)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -36,8 +37,8 @@ from ..infra import atomic_write
 from ..layout import org_probe_file
 from .settings import OrgSettings
 
-__all__ = ["OrgStoreError", "PROBE_TTL_S", "connect", "db_uri", "endpoint", "probe_conditional_writes",
-           "storage_options"]
+__all__ = ["OrgStoreError", "PROBE_TTL_S", "connect", "db_uri", "endpoint", "explain", "is_refused",
+           "probe_conditional_writes", "storage_options", "store_error"]
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # before lancedb loads: keeps Rust WARN lines off stderr
 
@@ -92,6 +93,10 @@ def storage_options(settings: OrgSettings, env: Mapping[str, str] | None = None)
         opts["endpoint"] = ep
         if ep.startswith("http://"):
             opts["allow_http"] = "true"
+    # fail in seconds when the endpoint cannot be reached (object_store's client options; Lance's retry options)
+    opts["connect_timeout"] = f"{CONNECT_TIMEOUT_S}s"
+    opts["client_max_retries"] = str(CLIENT_MAX_RETRIES)
+    opts["client_retry_timeout"] = str(CLIENT_RETRY_TIMEOUT_S)
     for env_key, opt in (("AWS_ACCESS_KEY_ID", "aws_access_key_id"), ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
                          ("AWS_SESSION_TOKEN", "aws_session_token")):
         if e.get(env_key):
@@ -114,8 +119,99 @@ def connect(settings: OrgSettings, root: Path | None = None) -> Any:
         return lancedb.connect(uri, storage_options=storage_options(settings) or None,
                                read_consistency_interval=timedelta(0))
     except Exception as e:  # lancedb raises many types: one line for the person
-        raise OrgStoreError(f"cannot open the organisation index at {settings.uri}: {_one_line(e)}",
-                            _hint(settings)) from e
+        raise store_error(e, settings, "open the organisation index") from e
+
+
+#: Seconds to wait for a TCP connection to the store before the attempt fails (object_store's default is none
+#: beyond the OS's, about two minutes): a store on the network answers a connect in well under a second.
+CONNECT_TIMEOUT_S = 5
+#: Retries of one request that failed in a way object_store retries (a connection refused or reset, a 5xx), and
+#: the time they may take in all: object_store's defaults (10 retries, 180 s) make an unreachable endpoint
+#: fail after minutes; three retries with backoff ride out a store's restart without that.
+CLIENT_MAX_RETRIES = 3
+CLIENT_RETRY_TIMEOUT_S = 20
+
+#: (marker in the error's text, lower-cased; cause; what to do) of the errors of Lance / object_store / obstore,
+#: first match wins: S3 error codes (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html) and the
+#: object_store crate's own wording. ``{where}`` is the store, ``{write}`` " to write" when writing.
+_CAUSES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("signaturedoesnotmatch",), "the secret key does not match the access key (SignatureDoesNotMatch)",
+     "check AWS_SECRET_ACCESS_KEY (it belongs to AWS_ACCESS_KEY_ID)"),
+    (("invalidaccesskeyid",), "the store does not know the access key (InvalidAccessKeyId)",
+     "check AWS_ACCESS_KEY_ID (and [org] endpoint: the key may be another store's)"),
+    (("expiredtoken", "tokenrefreshrequired"), "the session token has expired (ExpiredToken)",
+     "renew the credentials (AWS_SESSION_TOKEN)"),
+    (("nosuchbucket",), "the bucket does not exist (NoSuchBucket)",
+     "create the bucket, or check [org] uri and [org] endpoint"),
+    (("failed to get aws credentials", "providererror", "credentialsnotloaded", "no providers in chain",
+      "no credentials", "missing credentials", "169.254.169.254"),  # the last: the instance-metadata fallback
+     "no S3 credentials were found",
+     "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile or instance role)"),
+    (("accessdenied", "403 forbidden", "lacked the necessary privileges", "permission denied"),
+     "", ""),  # AccessDenied: worded by ``explain`` (reading or writing)
+    (("connection refused", "error sending request", "dns error", "failed to lookup address", "timed out",
+      "connection reset", "tcp connect error", "connect error"),
+     "the endpoint cannot be reached", "check [org] endpoint (or AWS_ENDPOINT_URL) and the network"),
+)
+
+
+def _where(settings: OrgSettings) -> str:
+    ep = endpoint(settings)
+    return settings.uri + (f" ({ep})" if ep and settings.is_s3 else "")
+
+
+def explain(exc: BaseException, settings: OrgSettings, *, writing: bool = False) -> tuple[str, str] | None:
+    """(cause, what to do) of an error Lance, LanceDB or obstore raised on the store at ``[org] uri``, each one
+    line; None when it is none of the known causes (an unexpected error: the caller words it itself).
+
+    Known causes: SignatureDoesNotMatch, InvalidAccessKeyId, ExpiredToken, NoSuchBucket, no credentials found,
+    AccessDenied (``writing``: "the credentials cannot write to …": ``gitmem org index`` needs the write key),
+    the endpoint unreachable (refused, unresolvable, timed out). The whole chain of causes is searched (Lance's
+    text is Rust debug output cut anywhere)."""
+    texts: list[str] = []
+    e: BaseException | None = exc
+    while e is not None and len(texts) < 8:
+        texts.append(str(e))
+        e = e.__cause__ or e.__context__
+    text = "\n".join(texts).lower()
+    where = _where(settings)
+    for markers, cause, hint in _CAUSES:
+        if not any(m in text for m in markers):
+            continue
+        if not cause:  # AccessDenied
+            if writing:
+                return (f"the credentials cannot write to {where} (AccessDenied)",
+                        "`gitmem org index` needs the write key (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of a key "
+                        "that may write the bucket); searching needs only the read-only one")
+            return (f"the credentials may not read {where} (AccessDenied)",
+                    "check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY: the key needs read access to the bucket")
+        return f"{where}: {cause}", hint
+    code = re.search(r"<code>(\w+)</code>", text)
+    if code:  # another S3 error code (the XML body of the reply)
+        original = re.search(rf"<code>({re.escape(code.group(1))})</code>", "\n".join(texts), re.IGNORECASE)
+        return (f"{where}: the store refused the request ({original.group(1) if original else code.group(1)})",
+                _hint(settings))
+    status = re.search(r"status(?: code)?:? (\d{3})", text)
+    if status:  # an HTTP status with no S3 error code: often not an S3 endpoint at all, or no such bucket
+        return (f"{where}: the endpoint answered HTTP {status.group(1)} with no S3 error",
+                "check [org] endpoint (an S3 API endpoint, not a web console) and the bucket of [org] uri")
+    return None
+
+
+def store_error(exc: BaseException, settings: OrgSettings, doing: str, *, writing: bool = False) -> OrgStoreError:
+    """The ``OrgStoreError`` to raise for ``exc`` (raised by Lance / LanceDB / obstore while ``doing``, e.g. "search
+    the organisation index"): its cause and what to do in one line each (``explain``), else "cannot DOING at
+    URI: <the error's first line>" with the generic hint. Every place the org code catches a store error uses it."""
+    known = explain(exc, settings, writing=writing)
+    if known is not None:
+        return OrgStoreError(*known)
+    return OrgStoreError(f"cannot {doing} at {_where(settings)}: {_one_line(exc)}", _hint(settings))
+
+
+def is_refused(exc: BaseException, settings: OrgSettings) -> bool:
+    """Whether ``exc`` is a store error that every further request would meet as well (credentials refused or
+    missing, no bucket, endpoint unreachable): an indexing run stops at it rather than failing each repository."""
+    return explain(exc, settings) is not None
 
 
 def _hint(settings: OrgSettings) -> str:
@@ -192,13 +288,19 @@ def probe_conditional_writes(settings: OrgSettings, *, use_cache: bool = True) -
     where = settings.uri + (f" ({opts['endpoint']})" if "endpoint" in opts else "")
     try:
         store = S3Store.from_url(settings.uri, config=config,  # type: ignore[arg-type]
-                                 client_options={"allow_http": opts.get("allow_http") == "true"})
+                                 client_options={"allow_http": opts.get("allow_http") == "true",
+                                                 "connect_timeout": f"{CONNECT_TIMEOUT_S}s"},
+                                 retry_config={"max_retries": CLIENT_MAX_RETRIES,
+                                               "retry_timeout": timedelta(seconds=CLIENT_RETRY_TIMEOUT_S)})
     except Exception as e:  # obstore's configuration errors are of several types
-        raise OrgStoreError(f"cannot open the store at {where}: {_one_line(e)}", _hint(settings)) from e
+        raise store_error(e, settings, "open the store") from e
     key = f"{PROBE_DIR}/{uuid.uuid4().hex}"
     try:
         obstore.put(store, key, b"1", mode="create")
     except Exception as e:  # unreachable, denied, or conditional PUT rejected
+        known = explain(e, settings, writing=True)
+        if known is not None:
+            raise OrgStoreError(*known) from e
         raise OrgStoreError(f"cannot write to the store at {where}: {_one_line(e)}",
                             _hint(settings) + "; indexing needs write credentials, a store that honours "
                             "conditional writes (If-None-Match) and the bucket to exist") from e
