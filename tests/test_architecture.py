@@ -265,6 +265,8 @@ SQL_MODULES = {
     "gitmem.ops.import_claude_mem": "reads claude-mem's own sqlite database (another program's file, read-only)",
     "gitmem.search.index": "LanceDB merge_insert(...).execute(rows): the vector index's builder, caught by the "
                     ".execute() rule; not SQL",
+    "gitmem.org.index": "LanceDB merge_insert(...).execute(rows): the organisation index's writer, caught by the "
+                        ".execute() rule; not SQL",
 }
 
 

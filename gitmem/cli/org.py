@@ -7,6 +7,7 @@ indexed); 2 a configuration or store error (nothing indexed; one line says why, 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +73,13 @@ def _targets(settings: OrgSettings, root: Path | None, args: tuple[str, ...]) ->
     from ..org import repos
 
     if args:
-        return [repos.find(settings, root, a) or repos.from_argument(a, None) for a in args]
+        out = []
+        for a in args:
+            r = repos.find(settings, root, a) or repos.from_argument(a, None)
+            if root is not None and not r.is_url and Path(r.location) == root:
+                r = repos.OrgRepo(repos.this_name(settings, root), r.location)  # this repository: [org] name
+            out.append(r)
+        return out
     configured = repos.configured(settings, root)
     if configured:
         return configured
@@ -130,7 +137,7 @@ def org_index(repos: tuple[str, ...]) -> None:
         if r.hint and not State.json:
             click.echo(f"hint: {r.repo}: {r.hint}", err=True)
     if rep.failed:
-        raise click.exceptions.Exit(EXIT_ERROR)
+        sys.exit(EXIT_ERROR)
 
 
 @org.command("status")

@@ -351,8 +351,9 @@ class _Index:
         return bool(res.num_updated_rows or res.num_inserted_rows)
 
     def maintain(self) -> None:
-        """Create the full-text (and ``repo`` bitmap) indexes once there are rows; fold rows written since into
-        them when ``OPTIMIZE_UNINDEXED`` accumulated. Best effort: a search works without (flat scan)."""
+        """Create the full-text (and ``repo`` bitmap) indexes once there are rows, the vector index (IVF_FLAT) from
+        ``search.index.VECTOR_INDEX_MIN_ROWS`` rows on; fold rows written since into them when
+        ``OPTIMIZE_UNINDEXED`` accumulated. Best effort: a search works without (flat scan)."""
         from lancedb.index import FTS, Bitmap
 
         t = self.memories
@@ -366,6 +367,15 @@ class _Index:
                                                                   name=f"{c}_idx"))
             if "repo_idx" not in names:
                 _retrying("bitmap", lambda: t.create_index("repo", config=Bitmap(), replace=True, name="repo_idx"))
+            if "vector" in t.schema.names and "vector_idx" not in names:
+                from lancedb.index import IvfFlat
+
+                from ..search.index import VECTOR_INDEX_MIN_ROWS, VECTOR_PARTITIONS
+
+                # the project's threshold and partitions (search.index: measured there); below it a flat scan
+                if t.count_rows() >= VECTOR_INDEX_MIN_ROWS:
+                    _retrying("ivf", lambda: t.create_index("vector", config=IvfFlat(
+                        distance_type="cosine", num_partitions=VECTOR_PARTITIONS), replace=True, name="vector_idx"))
             if all(f"{c}_idx" in names for c in FTS_COLUMNS):
                 unindexed = max(int(t.index_stats(f"{c}_idx").num_unindexed_rows) for c in FTS_COLUMNS)
                 if unindexed > OPTIMIZE_UNINDEXED:
@@ -480,11 +490,13 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
     rows = ix.rows_of(name)
     by_path: dict[str, dict[str, Any]] = {}
     delete: set[str] = set()
+    dups: set[str] = set()
     seen_keys: set[str] = set()
     for row in rows:
         if row["key"] in seen_keys or row["path"] in by_path:
-            delete.add(row["key"])  # a duplicate (an older gitmem, a race): rewritten below from its file
-            by_path.pop(row["path"], None)
+            dups.add(row["key"])  # a duplicate (a race of another writer): every copy deleted, rewritten from its file
+            if row["path"] in by_path:
+                dups.add(by_path.pop(row["path"])["key"])
             continue
         seen_keys.add(row["key"])
         by_path[row["path"]] = row
@@ -532,7 +544,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             rechecked += 1
         written.append(_Row(m, p, files[p], status, reason))
     keys_written = {row_key(name, w.memory.id) for w in written}
-    delete -= keys_written
+    delete = (delete - keys_written) | dups
     # two files with the same id: the first (by path) wins
     unique: dict[str, _Row] = {}
     for w in written:
@@ -543,7 +555,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         table = _rows_table(part, name, new, ix.schema, ix.embedder) if part else None
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
-    return [added, updated + rechecked, len(delete), rechecked], invalid, len(now_keys)
+    return [added, updated + rechecked, len(delete - keys_written), rechecked], invalid, len(now_keys)
 
 
 def _status(resolver: Any, m: Memory, rev: str) -> tuple[str, str]:

@@ -11,7 +11,9 @@ Imports lancedb (through ``org.store.connect``): never on a hook's path (the hoo
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +98,50 @@ def _query_vector(table: Any, query: str, embeddings: Mapping[str, Any] | None) 
     return vec[0] if vec.shape == (1, table.schema.field("vector").type.list_size) and vec.any() else None
 
 
+#: Open databases kept per process, by store and credentials (``_database``): a warm process (the daemon, the MCP
+#: server) reuses LanceDB's caches of manifests and index files; on an object store opening a table costs requests.
+_DATABASES: dict[tuple[str, ...], Any] = {}
+_DB_LOCK = threading.Lock()
+
+
+def _database(settings: OrgSettings) -> Any:
+    """The database of ``settings``, opened once per process for the same uri, endpoint, region and access key
+    (``read_consistency_interval=0``: each query still sees the latest commit)."""
+    import os
+
+    from .store import connect, endpoint
+
+    key = (settings.uri, endpoint(settings), settings.region, os.environ.get("AWS_ACCESS_KEY_ID", ""),
+           os.environ.get("AWS_SECRET_ACCESS_KEY", ""), os.getcwd() if not settings.is_s3 else "")
+    with _DB_LOCK:
+        db = _DATABASES.get(key)
+        if db is None:
+            db = _DATABASES[key] = connect(settings)
+        return db
+
+
+_TABLES: dict[tuple[int, str], Any] = {}
+
+
+def _table(db: Any, name: str) -> Any | None:
+    """Table ``name`` of ``db``, its handle kept for the process once it exists (None while it does not)."""
+    key = (id(db), name)
+    with _DB_LOCK:
+        t = _TABLES.get(key)
+    if t is None:
+        t = open_table(db, name)
+        if t is not None:
+            with _DB_LOCK:
+                _TABLES[key] = t
+    return t
+
+
+def _forget(db: Any) -> None:
+    with _DB_LOCK:
+        for key in [k for k in _TABLES if k[0] == id(db)]:
+            del _TABLES[key]
+
+
 def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequence[str] | None = None,
            exclude: Sequence[str] = (), embeddings: Mapping[str, Any] | None = None) -> list[OrgHit]:
     """The memories of the organisation index that best match ``query``, best first, at most ``limit``.
@@ -103,7 +149,8 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
     Hybrid: BM25 over title and body and cosine similarity of the vectors (``embeddings``: the ``[embeddings]``
     table, None = the default embedder), fused with ``rank.fusion.rrf`` (Cormack et al. 2009, k = 60, equal
     weights). ``repos``: only these repositories (None = all); ``exclude``: never these (the current repository,
-    whose own memories the caller has already). Reads only.
+    whose own memories the caller has already). Reads only. The two searches and the read of the repositories'
+    indexed commits run side by side (each is a few requests to an object store).
 
     Returns:
         ``OrgHit`` per memory, by fused score descending then repository and id; [] when nothing is indexed or the
@@ -112,54 +159,38 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
     Raises:
         OrgStoreError: the store cannot be opened or read (the message says which, the hint what to check).
     """
-    from .store import connect  # first: it keeps lancedb's Rust warnings off stderr
-
-    from lancedb.query import FullTextOperator, MultiMatchQuery  # isort: skip
-
-    from ..textsplit import query_terms
-
     if limit <= 0 or not query.strip():
         return []
-    db = connect(settings)
-    try:
-        table = open_table(db, MEMORIES_TABLE)
-        if table is None:
-            return []
-        k = max(limit * CANDIDATES_PER_HIT, 20)
-        where = _where(repos, exclude)
-        rows: dict[str, dict[str, Any]] = {}
-        fts_keys: list[str] = []
-        terms = query_terms(query)
-        if terms:
-            q = table.search(MultiMatchQuery(" ".join(terms), list(FTS_COLUMNS), boosts=None,
-                                             operator=FullTextOperator.OR),
-                             query_type="fts")
-            if where:
-                q = q.where(where, prefilter=True)
-            got = q.select(HIT_COLUMNS).limit(k).to_arrow().to_pylist()
-            got.sort(key=lambda r: (-float(r.get("_score") or 0.0), r["key"]))
-            fts_keys = [r["key"] for r in got]
-            rows.update({r["key"]: r for r in got})
-        vec_keys: list[str] = []
-        qvec = _query_vector(table, query, embeddings)
-        if qvec is not None:
-            q = table.search(qvec, vector_column_name="vector").distance_type("cosine").nprobes(VECTOR_NPROBES)
-            if where:
-                q = q.where(where, prefilter=True)
-            got = q.select(HIT_COLUMNS).limit(k).to_arrow().to_pylist()
-            got.sort(key=lambda r: (float(r.get("_distance") or 0.0), r["key"]))
-            vec_keys = [r["key"] for r in got]
-            for r in got:
-                rows.setdefault(r["key"], r)
-        fused = rrf([(fts_keys, 1.0), (vec_keys, 1.0)])
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        commits = _indexed_commits(db, {rows[key]["repo"] for key, _ in best}) if best else {}
-    except GitmemError:
-        raise
-    except Exception as e:  # lancedb raises many types: one line for the person
-        raise OrgStoreError(f"cannot search the organisation index at {settings.uri}: "
-                            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                            "check [org] uri, the endpoint and the credentials (read-only ones suffice)") from e
+    db = _database(settings)
+    k = max(limit * CANDIDATES_PER_HIT, 20)
+    where = _where(repos, exclude)
+    for attempt in (1, 2):
+        try:
+            table = _table(db, MEMORIES_TABLE)
+            if table is None:
+                return []
+            qvec = _query_vector(table, query, embeddings)
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                fts = pool.submit(_fts, table, query, where, k)
+                vec = pool.submit(_vectors, table, qvec, where, k) if qvec is not None else None
+                commits_f = pool.submit(_indexed_commits, db)
+                got_fts = fts.result()
+                got_vec = vec.result() if vec is not None else []
+                commits = commits_f.result()
+            break
+        except GitmemError:
+            raise
+        except Exception as e:  # lancedb raises many types: one line for the person
+            _forget(db)  # a handle kept from before the table was rebuilt: open it again, once
+            if attempt == 2:
+                raise OrgStoreError(f"cannot search the organisation index at {settings.uri}: "
+                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                                    "check [org] uri, the endpoint and the credentials (read-only ones suffice)") from e
+    rows: dict[str, dict[str, Any]] = {r["key"]: r for r in got_fts}
+    for r in got_vec:
+        rows.setdefault(r["key"], r)
+    fused = rrf([([r["key"] for r in got_fts], 1.0), ([r["key"] for r in got_vec], 1.0)])
+    best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     hits = []
     for key, score in best:
         r = rows[key]
@@ -171,11 +202,39 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
     return hits
 
 
-def _indexed_commits(db: Any, names: set[str]) -> dict[str, str]:
-    """repo → the commit its ``repos`` row says is indexed (every row of a repository is right at it)."""
-    t = open_table(db, REPOS_TABLE)
-    if t is None or not names:
+def _fts(table: Any, query: str, where: str | None, k: int) -> list[dict[str, Any]]:
+    """BM25 hits (rows of ``HIT_COLUMNS``), best first (ties by key); [] when the query has no searchable term."""
+    from lancedb.query import FullTextOperator, MultiMatchQuery
+
+    from ..textsplit import query_terms
+
+    terms = query_terms(query)
+    if not terms:
+        return []
+    q = table.search(MultiMatchQuery(" ".join(terms), list(FTS_COLUMNS), boosts=None, operator=FullTextOperator.OR),
+                     query_type="fts")
+    if where:
+        q = q.where(where, prefilter=True)
+    got: list[dict[str, Any]] = q.select(HIT_COLUMNS).limit(k).to_arrow().to_pylist()
+    got.sort(key=lambda r: (-float(r.get("_score") or 0.0), r["key"]))
+    return got
+
+
+def _vectors(table: Any, qvec: Any, where: str | None, k: int) -> list[dict[str, Any]]:
+    """Nearest rows by cosine (rows of ``HIT_COLUMNS``), nearest first (ties by key)."""
+    q = table.search(qvec, vector_column_name="vector").distance_type("cosine").nprobes(VECTOR_NPROBES)
+    if where:
+        q = q.where(where, prefilter=True)
+    got: list[dict[str, Any]] = q.select(HIT_COLUMNS).limit(k).to_arrow().to_pylist()
+    got.sort(key=lambda r: (float(r.get("_distance") or 0.0), r["key"]))
+    return got
+
+
+def _indexed_commits(db: Any) -> dict[str, str]:
+    """repo → the commit its ``repos`` row says is indexed (every row of a repository is right at it); the table
+    is one small row per repository."""
+    t = _table(db, REPOS_TABLE)
+    if t is None:
         return {}
-    got = t.search().where("repo IN (" + ", ".join(sql_str(n) for n in sorted(names)) + ")").select(
-        ["repo", "commit"]).limit(None).to_arrow().to_pylist()
+    got = t.search().select(["repo", "commit"]).limit(None).to_arrow().to_pylist()
     return {r["repo"]: r["commit"] or "" for r in got}
