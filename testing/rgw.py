@@ -17,7 +17,8 @@ The facts this rests on (which ceph.conf settings matter, the bootstrap order, t
 ``radosgw`` waits 300 s for a secure session the monitor never offers), the bluestore block file lives outside the
 OSD data folder, pools have one replica. The gateway's ``beast`` frontend is given ``tcp_nodelay=1``: without it
 every small response waits for the client's delayed ACK (Nagle), ~44 ms per request, and a LanceDB search, some
-60 sequential requests, takes 1.5 s instead of 0.1 s (measured with bench/org.py). Bootstrap takes ~20 s on a loaded 2-core machine.
+60 sequential requests, takes 1.5 s instead of 0.1 s (measured with bench/org.py). Bootstrap takes ~20 s on a
+loaded 2-core machine.
 
 Requires the Debian packages ``ceph-mon ceph-osd radosgw ceph-common`` and ``curl``; ``missing()`` says which
 executable is absent (the fixtures skip with that reason).
