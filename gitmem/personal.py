@@ -50,13 +50,18 @@ SESSION_HEADER = "# gitmem: the developer's personal memories (kept for every re
 
 
 def root(project: Path | None = None) -> Path | None:
-    """The personal repository's work tree when it holds a gitmem store (``.gitmem/``), else None: one ``stat``.
+    """The personal repository's work tree when it holds a gitmem store (``.gitmem/``) and a ``.git`` of its own,
+    else None: one ``stat`` when there is none.
 
     None too when it is ``project`` itself (a session in the personal repository gets its memories as that
-    repository's own, not twice).
+    repository's own, not twice; and ``$GITMEM_PERSONAL_DIR`` pointed at a project never makes the hooks write
+    the personal scope's state for it). A folder with ``.gitmem/`` but no ``.git`` is not one: git would find the
+    enclosing repository (the commands refuse it: ``ops.personal.own_repository``).
     """
     d = layout.personal_dir()
     if not os.path.isdir(d / layout.GITMEM_DIR):
+        return None
+    if not os.path.exists(d / ".git"):
         return None
     if project is not None and os.path.realpath(d) == os.path.realpath(project):
         return None

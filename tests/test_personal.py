@@ -470,3 +470,104 @@ def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cl
         assert own in start.stdout and rule in start.stdout and "· personal" in start.stdout, doc
         assert start.stdout.startswith("# gitmem: "), doc  # the text itself, not JSON
         assert prompt.returncode == 0 and rule in prompt.stdout, (doc, prompt.stderr)
+
+
+# -- the guard: a personal memory is never written, committed or pushed into a project ---------------------------
+
+
+def git_state(repo: Path) -> tuple[str, str, str, str]:
+    """A repository's tree, index, HEAD and refs (to check nothing changed)."""
+    return (git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"), git(repo, "ls-files", "-s"),
+            git(repo, "rev-parse", "HEAD"), git(repo, "for-each-ref"))
+
+
+def test_a_project_is_never_taken_for_the_personal_repository(
+        tmp_path: Path, run_cli, me: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    git(proj, "remote", "add", "origin", str(origin))
+    link = tmp_path / "link"
+    link.symlink_to(proj)
+    before = git_state(proj)
+    for where in (proj, link):
+        monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(where))
+        for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push"),
+                        ("personal", "pull"), ("forget", "--personal", "01ABC")):
+            code, out, err = run_cli(proj / "src", *command)
+            assert code == 1 and out == "", (where, command, out)
+            assert "is the repository you are working in" in err and layout.PERSONAL_DIR_ENV in err, (command, err)
+            assert len(err.strip().splitlines()) == 2  # the error and what to do
+            assert git_state(proj) == before, (where, command)
+    assert git(origin, "for-each-ref") == ""  # nothing pushed to the project's origin
+
+    # a folder with .gitmem/ and no .git of its own, inside the project: git would commit into the project
+    pp = proj / "pp"
+    (pp / ".gitmem" / "memories").mkdir(parents=True)
+    (pp / ".gitmem" / "config.toml").write_text("")
+    git(proj, "add", "-A")
+    git(proj, "commit", "-qm", "a folder that looks like a personal repository")
+    before = git_state(proj)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(pp))
+    for cwd in (proj, tmp_path):
+        for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push"),
+                        ("personal", "pull"), ("recall", "--personal", "commits")):
+            code, out, err = run_cli(cwd, *command)
+            assert code == 1 and out == "", (cwd, command, out)
+            assert ("not a git repository of its own" in err or "is not a git repository" in err), (command, err)
+            assert git_state(proj) == before, (cwd, command)
+    # and the hooks give nothing from it and write nothing for it
+    _, out, err = hook(fixture("SessionStart", proj, session_id="pp-start"), proj)
+    assert err == "" and "personal" not in out and git_state(proj) == before
+
+
+def test_a_personal_repository_inside_a_project_is_its_own_and_init_says_how_to_hide_it(
+        tmp_path: Path, run_cli, me: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    before = git_state(proj)
+    qq = proj / "qq"
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(qq))
+    code, out, err = run_cli(proj, "personal", "init")
+    assert code == 0, err
+    assert f"inside the repository {proj.resolve()}" in out and f"/qq/ to {proj.resolve()}/.git/info/exclude" in out
+    mid = remember_personal(run_cli, proj, PREFERENCE)
+    assert git(qq, "show", "--name-only", "--format=", "HEAD").strip() == f".gitmem/memories/{mid}.md"
+    status, index, head, refs = git_state(proj)
+    assert (index, head, refs) == before[1:]  # nothing of it in the project's index, HEAD or refs
+    assert sorted(status.splitlines()) == sorted([*before[0].splitlines(), "?? qq/"])  # only listed, as said
+    # working inside the personal repository itself is fine: init marked it as personal
+    code, _, err = run_cli(qq, "remember", "--personal", FORCE_PUSH, "--type", "constraint")
+    assert code == 0, err
+    assert git(qq, "status", "--porcelain") == ""
+
+
+def test_a_broken_user_config_is_said_by_the_commands_and_logged_by_the_hooks(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    user_file = layout.user_config_file()
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    for text, problem in (("[personal\nenabled = false\n", "invalid TOML"),
+                          ('[personal]\nenabled = "no"\n', "personal.enabled must be true or false, got 'no'")):
+        user_file.write_text(text)
+        for command in (("recall", "--personal", "force-push"), ("remember", "--personal", "I rebase before I push")):
+            code, out, err = run_cli(proj, *command)
+            assert code == 0, err
+            warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+            assert len(warnings) == 1 and problem in warnings[0] and str(user_file) in warnings[0], err
+            assert "only [personal] enabled = false turns them off" in warnings[0]
+        # the command that depends on it refuses, in one line and what to do
+        code, out, err = run_cli(proj, "personal", "status")
+        assert code != 0 and problem in err and out == ""
+        # the hooks: the same rule (given, as if not set), silent, logged
+        session = f"cfg-{len(text)}"
+        code, out, err = hook(fixture("SessionStart", proj, session_id=session), proj)
+        assert code == 0 and err == "" and rule in context_of(out, "SessionStart")
+        log = (layout.of(proj).logs_dir / "agent-hooks.log").read_text()
+        assert problem in log and "your config.toml" in log
+    user_file.write_text("[personal]\nenabled = false\n")
+    code, out, err = hook(fixture("SessionStart", proj, session_id="cfg-off"), proj)
+    assert code == 0 and rule not in out
+    code, _, err = run_cli(proj, "recall", "--personal", "force-push")
+    assert code == 0 and "warning" not in err

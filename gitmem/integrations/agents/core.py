@@ -638,6 +638,11 @@ def personal_session(root: Path, lay: layout.Layout, key: str, cfg: dict[str, An
     if proot is None:
         return None
     try:
+        from ...ops.personal import user_config_warning
+
+        bad = user_config_warning()  # the commands say it; a hook only logs it (read as if not set: one rule)
+        if bad is not None:
+            _log_personal(lay, "at session start (your config.toml)", ValueError(bad))
         from .session_start import personal_context
 
         got = personal_context(proot, cfg, config.read_user_cached(lay))
