@@ -571,3 +571,44 @@ def test_a_broken_user_config_is_said_by_the_commands_and_logged_by_the_hooks(
     assert code == 0 and rule not in out
     code, _, err = run_cli(proj, "recall", "--personal", "force-push")
     assert code == 0 and "warning" not in err
+
+
+def retitle(machine: Path, mid: str, title: str, updated: str) -> None:
+    """Change memory ``mid``'s title and ``updated`` in ``machine``'s personal repository, committed there."""
+    path = machine / ".gitmem" / "memories" / f"{mid}.md"
+    lines = [f"title: {title}" if line.startswith("title: ") else f"updated: '{updated}'"
+             if line.startswith("updated: ") else line for line in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+    git(machine, "commit", "-qam", f"retitle {title}")
+
+
+def test_pull_says_which_side_won_a_field_both_machines_changed(
+        tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    remote, laptop, desktop = tmp_path / "remote.git", tmp_path / "laptop", tmp_path / "desktop"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    mid = remember_personal(run_cli, tmp_path, PREFERENCE)
+    other = remember_personal(run_cli, tmp_path, FORCE_PUSH, "constraint")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(desktop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    retitle(desktop, mid, "Small commits (desktop)", "2030-01-02T00:00:00Z")
+    retitle(desktop, other, "Force-push (desktop, older)", "2030-01-01T00:00:00Z")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    retitle(laptop, mid, "Small commits (laptop, older)", "2030-01-01T00:00:00Z")
+    retitle(laptop, other, "Force-push (laptop)", "2030-01-02T00:00:00Z")
+    code, out, err = run_cli(tmp_path, "personal", "pull")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line for line in lines if mid in line] == [
+        f"gitmem: {mid} changed on both sides, merged field by field (title: the remote's kept: the later updated "
+        f"wins; the other value is in git -C {laptop} log -p -- .gitmem/memories/{mid}.md)"], out
+    assert [line for line in lines if other in line] == [
+        f"gitmem: {other} changed on both sides, merged field by field (title: this machine's kept: the later "
+        f"updated wins; the other value is in git -C {laptop} log -p -- .gitmem/memories/{other}.md)"], out
+    code, out, _ = run_cli(tmp_path, "list", "--personal", "--json")
+    assert {m["id"]: m["title"] for m in json.loads(out)} == {mid: "Small commits (desktop)",
+                                                              other: "Force-push (laptop)"}

@@ -337,6 +337,7 @@ def pull(*, store: Store | None = None) -> Pulled:
     if _commit_pending(repo, "gitmem personal: memories changed here"):
         notes.append("committed memory files changed in the personal repository first")
     before = repo.head()
+    notes.extend(_decided(repo, before, upstream))
     try:
         conflicts = repo.merge_from(upstream)
     except GitError as e:
@@ -357,6 +358,44 @@ def pull(*, store: Store | None = None) -> Pulled:
                           if p and p.startswith(prefix)})
     refresh_catalog(store)
     return Pulled(repo.root, url, before, after, changed, _count(store), notes)
+
+
+def _decided(repo: Repo, ours: str | None, upstream: str) -> list[str]:
+    """One line per memory both machines changed since they last agreed whose single values (title, type, …) the
+    merge driver will decide field by field (``merge_driver.decided_fields``: the later ``updated`` wins), saying
+    which side's value is kept; read before the merge, from the three commits. [] when there is none (or no
+    common history)."""
+    from ..errors import MemoryFileError
+    from ..integrations.merge_driver import decided_fields
+    from ..memfile import loads
+
+    if ours is None:
+        return []
+    theirs = repo.resolve(upstream)
+    base = repo.merge_base(ours, theirs)
+    if base is None or base in (ours, theirs):
+        return []
+    prefix = layout.TEAM_MEMORIES + "/"
+
+    def touched(new: str) -> set[str]:
+        return {c.new_path for c in repo.changed_files(base, new) if c.new_path and c.new_path.startswith(prefix)
+                and c.old_path == c.new_path}
+
+    lines = []
+    for path in sorted(touched(ours) & touched(theirs)):
+        try:
+            versions = [repo.read(rev, path) for rev in (base, ours, theirs)]
+            b, o, t = (loads(v.decode("utf-8"), path=path) if v else None for v in versions)
+        except (MemoryFileError, UnicodeDecodeError):
+            continue  # git's own text merge takes it (and says so in its conflicts)
+        if o is None or t is None:
+            continue
+        decided = decided_fields(b, o, t)
+        if decided:
+            said = ", ".join(f"{f}: {'this machine' if side == 'ours' else 'the remote'}'s kept" for f, side in decided)
+            lines.append(f"{o.id} changed on both sides, merged field by field ({said}: the later updated wins; "
+                         f"the other value is in git -C {repo.root} log -p -- {path})")
+    return lines
 
 
 @dataclass
