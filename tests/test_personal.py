@@ -612,3 +612,51 @@ def test_pull_says_which_side_won_a_field_both_machines_changed(
     code, out, _ = run_cli(tmp_path, "list", "--personal", "--json")
     assert {m["id"]: m["title"] for m in json.loads(out)} == {mid: "Small commits (desktop)",
                                                               other: "Force-push (laptop)"}
+
+
+def test_a_memory_left_in_conflict_by_a_pull_is_never_given_nor_found(
+        tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The project's rule (``memfile.loads``: a file with ``<<<<<<<`` … ``>>>>>>>`` is invalid, never loaded), and
+    for the personal scope during an unfinished pull: a half-resolved file (some markers left, so it parses) and
+    a file git still lists as unmerged are left out of recall, list and both hooks."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    proj = project(tmp_path, run_cli, "project")
+    remote, laptop, desktop = tmp_path / "remote.git", tmp_path / "laptop", tmp_path / "desktop"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    mid = remember_personal(run_cli, tmp_path, FORCE_PUSH, "constraint")
+    keep = remember_personal(run_cli, tmp_path, "I force-push only my own draft branches, never shared ones")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(desktop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    path = desktop / ".gitmem" / "memories" / f"{mid}.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n\nforce-push: the desktop says yes\n")
+    git(desktop, "commit", "-qam", "desktop")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    path = laptop / ".gitmem" / "memories" / f"{mid}.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n\nforce-push: the laptop says no\n")
+    git(laptop, "commit", "-qam", "laptop")
+    assert run_cli(tmp_path, "personal", "pull")[0] == 1  # the bodies conflict: the merge is in progress
+    text = path.read_text()
+    assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text
+    for state in ("conflicted", "half-resolved"):
+        if state == "half-resolved":  # the >>>>>>> line removed, the rest not yet: the file parses again
+            path.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith(">>>")))
+        code, out, err = run_cli(proj, "recall", "--personal", "force-push", "--json")
+        assert code == 0, err
+        assert [h["id"] for h in json.loads(out)] == [keep], state
+        code, out, _ = run_cli(proj, "list", "--personal", "--json")
+        assert [m["id"] for m in json.loads(out)] == [keep], state
+        _, out, err = hook(fixture("SessionStart", proj, session_id=f"c-start-{state}"), proj)
+        assert err == "" and keep in out and mid not in out and "<<<<<<<" not in out, state
+        _, out, err = hook(fixture("UserPromptSubmit", proj, session_id=f"c-prompt-{state}",
+                                   prompt="may I force-push the branch?"), proj)
+        assert err == "" and mid not in out and "<<<<<<<" not in out, state
+    # resolved and committed: given again
+    path.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if not line.startswith(("<<<", "===", ">>>"))))
+    git(laptop, "commit", "-qam", "resolved")
+    code, out, _ = run_cli(proj, "list", "--personal", "--json")
+    assert sorted(m["id"] for m in json.loads(out)) == sorted([mid, keep])

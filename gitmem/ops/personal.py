@@ -546,8 +546,25 @@ def recall(query: str, limit: int, *, warn: Callable[[str], None] | None = None
 
     store = open_store()
     _warn_config(warn)
-    hits = do_recall(store, query, limit, warn=warn)
+    skip = in_conflict(store)
+    hits = [h for h in do_recall(store, query, limit + len(skip), warn=warn) if h.memory.id not in skip][:limit]
     return list(zip(hits, with_status(store, [h.memory for h in hits]), strict=True))
+
+
+def in_conflict(store: Store) -> set[str]:
+    """Ids of the personal memories an unfinished pull left in conflict: files git still lists as unmerged, and
+    files whose text holds git's conflict-marker lines (``personal.has_conflict_lines``; a file with both
+    ``<<<<<<<`` and ``>>>>>>>`` is not loaded at all: ``memfile.loads``); empty when no merge is under way. The
+    personal scope's searches and lists leave them out, as the hooks do (``personal.unconflicted``)."""
+    from ..personal import has_conflict_lines
+
+    repo = store.repo
+    if not repo.merge_in_progress():
+        return set()
+    prefix = layout.TEAM_MEMORIES + "/"
+    out = {Path(p).stem for p in repo.unmerged_paths() if p.startswith(prefix)}
+    out |= {m.id for m in store.load_all().memories.values() if has_conflict_lines(m.title, m.body, *m.facts)}
+    return out
 
 
 def list_all(*, mtype: str | None = None) -> list[MemoryStatus]:
@@ -560,4 +577,5 @@ def list_all(*, mtype: str | None = None) -> list[MemoryStatus]:
     from .show import listed
 
     store = open_store()
-    return listed(store, list_memories(store, type=mtype))
+    skip = in_conflict(store)
+    return listed(store, [m for m in list_memories(store, type=mtype) if m.id not in skip])

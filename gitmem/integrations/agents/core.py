@@ -1004,7 +1004,8 @@ def _personal_prompt(proot: Path, lay: layout.Layout, key: str, cfg: dict[str, A
                 if mid not in given]
         weight = trust_weights(con, [mid for mid, _ in hits])
         order = [mid for mid, _ in sorted(hits, key=lambda kv: -kv[1] * weight.get(kv[0], 1.0))]
-        rows = catalog_db.rows(con, order[:personal.PROMPT_MEMORIES])
+        wanted = order if personal.merging(proot) else order[:personal.PROMPT_MEMORIES]  # some may be left out
+        rows = personal.unconflicted(proot, catalog_db.rows(con, wanted))[:personal.PROMPT_MEMORIES]
     finally:
         con.close()
     if not rows:
