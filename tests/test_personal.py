@@ -500,6 +500,11 @@ def test_a_project_is_never_taken_for_the_personal_repository(
             assert len(err.strip().splitlines()) == 2  # the error and what to do
             assert git_state(proj) == before, (where, command)
     assert git(origin, "for-each-ref") == ""  # nothing pushed to the project's origin
+    # from outside it too: a project is not adopted (it tracks code), unless the person says it is theirs
+    for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push")):
+        code, out, err = run_cli(tmp_path, *command)
+        assert code == 1 and "looks like a project" in err and "src/auth.py and 1 more" in err, (command, err)
+        assert git_state(proj) == before, command
 
     # a folder with .gitmem/ and no .git of its own, inside the project: git would commit into the project
     pp = proj / "pp"

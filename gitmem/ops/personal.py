@@ -62,7 +62,9 @@ def own_repository(d: Path) -> Repo:
     ``d`` must be the top of its own git work tree (git's ``--show-toplevel``, symlinks resolved, is ``d``'s
     realpath): a folder without ``.git`` inside another repository would have its memories committed into that
     one. And it must not be the repository the command runs in unless ``init`` marked it personal (``MARK``):
-    ``$GITMEM_PERSONAL_DIR`` pointed at a project would write personal memories into the project's ``.gitmem/``.
+    ``$GITMEM_PERSONAL_DIR`` pointed at a project would write personal memories into the project's ``.gitmem/``;
+    nor, unmarked, track files outside ``.gitmem/`` at HEAD (a project reached from outside it; a personal
+    repository made before the mark, holding only memories, is adopted by ``init``).
     A personal repository nested in another work tree is allowed (git keeps them apart; ``init`` warns).
 
     Raises:
@@ -79,9 +81,17 @@ def own_repository(d: Path) -> Repo:
     if repo is None or top != real:
         where = f" (it is inside the repository {top or repo.root})" if repo is not None else ""
         raise GitmemError(f"{d} is not a git repository of its own{where}: nothing was changed", OTHER_FOLDER)
-    if _working_root() == real and repo.local_config(MARK) != "true":
+    if repo.local_config(MARK) == "true":
+        return repo
+    if _working_root() == real:
         raise GitmemError(f"{d} is the repository you are working in, not a personal repository: nothing was "
                           "changed", OTHER_FOLDER)
+    outside = repo.files_at("HEAD", skip_gitmem=True) if repo.has_commits() else []
+    if outside:
+        raise GitmemError(f"{d} looks like a project, not a personal repository (it tracks {outside[0]}"
+                          f"{f' and {len(outside) - 1} more' if len(outside) > 1 else ''} outside .gitmem/): "
+                          "nothing was changed",
+                          f"{OTHER_FOLDER}; if it is your personal repository: git -C {d} config {MARK} true")
     return repo
 
 
