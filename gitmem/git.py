@@ -373,6 +373,14 @@ class Repo:
         """Whether ``path`` differs from HEAD in the index or the work tree, or is untracked."""
         return bool(self._run("--literal-pathspecs", "status", "--porcelain", "--", path))
 
+    def toplevel(self) -> Path:
+        """The work tree's top as git itself reports it (``git rev-parse --show-toplevel``), symlinks resolved.
+
+        Raises:
+            GitError: git cannot read the repository (a ``.git`` that names no git folder).
+        """
+        return Path(os.path.realpath(self._run("rev-parse", "--show-toplevel")))
+
     def local_config(self, key: str) -> str:
         """The value of ``key`` in the repository's own config (``.git/config``), "" when unset."""
         return self._run("config", "--local", "--default", "", "--get", key)

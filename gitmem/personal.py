@@ -20,6 +20,7 @@ it): not ``org.settings`` (its dataclasses cost a hook ~30 ms to import; ``promp
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from . import layout
@@ -45,22 +46,63 @@ SESSION_CANDIDATES = 200
 #: fallback does the same (``session_start``).
 FIRST_TYPES = ("constraint", "gotcha")
 
+#: A line git writes around a conflict (``<<<<<<<``, ``|||||||``, ``>>>>>>>``, then a label or nothing): the lines
+#: ``memfile.loads`` refuses a file for (there: a ``<<<<<<<`` then a ``>>>>>>>``; here any one of them, since a
+#: half-resolved file keeps some), looked for only while a pull's merge is under way (``merging``), when they are
+#: git's and not a memory's own Markdown.
+_CONFLICT_LINE = re.compile(r"^(?:<{7}|\|{7}|>{7})(?: |$)", re.M)
+
 PROMPT_HEADER = "# gitmem: the developer's personal memories relevant to this prompt\n"
 SESSION_HEADER = "# gitmem: the developer's personal memories (kept for every repository)\n"
 
 
 def root(project: Path | None = None) -> Path | None:
-    """The personal repository's work tree when it holds a gitmem store (``.gitmem/``), else None: one ``stat``.
+    """The personal repository's work tree when it holds a gitmem store (``.gitmem/``) and a ``.git`` of its own,
+    else None: one ``stat`` when there is none.
 
     None too when it is ``project`` itself (a session in the personal repository gets its memories as that
-    repository's own, not twice).
+    repository's own, not twice; and ``$GITMEM_PERSONAL_DIR`` pointed at a project never makes the hooks write
+    the personal scope's state for it). A folder with ``.gitmem/`` but no ``.git`` is not one: git would find the
+    enclosing repository (the commands refuse it: ``ops.personal.own_repository``).
     """
     d = layout.personal_dir()
     if not os.path.isdir(d / layout.GITMEM_DIR):
         return None
+    if not os.path.exists(d / ".git"):
+        return None
     if project is not None and os.path.realpath(d) == os.path.realpath(project):
         return None
     return d
+
+
+def merging(proot: Path) -> bool:
+    """Whether a pull's merge is under way in the personal repository at ``proot``: its git folder holds
+    ``MERGE_HEAD`` (one ``stat``; a ``.git`` file's ``gitdir:`` line is followed)."""
+    git_dir = proot / ".git"
+    if git_dir.is_file():
+        try:
+            line = git_dir.read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return False
+        if not line.startswith("gitdir:"):
+            return False
+        git_dir = proot / line[len("gitdir:"):].strip()
+    return os.path.exists(git_dir / "MERGE_HEAD")
+
+
+def has_conflict_lines(*texts: str) -> bool:
+    """Whether any of ``texts`` (a memory's title, body, facts) holds a line git writes around a conflict."""
+    return any(_CONFLICT_LINE.search(t) for t in texts if t)
+
+
+def unconflicted(proot: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Catalog rows of the personal repository at ``proot`` without the memories an unfinished pull left
+    conflict-marker lines in (``has_conflict_lines`` of title, body and facts); ``rows`` itself when no merge is
+    under way (``merging``: one ``stat``). What the hooks give: a memory is never given with git's markers."""
+    if not rows or not merging(proot):
+        return rows
+    return [r for r in rows if not has_conflict_lines(str(r.get("title") or ""), str(r.get("body") or ""),
+                                                      *(str(f) for f in r.get("facts") or []))]
 
 
 def prompt_budget(project: dict[str, Any], user: dict[str, Any]) -> int | None:

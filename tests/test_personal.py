@@ -470,3 +470,198 @@ def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cl
         assert own in start.stdout and rule in start.stdout and "· personal" in start.stdout, doc
         assert start.stdout.startswith("# gitmem: "), doc  # the text itself, not JSON
         assert prompt.returncode == 0 and rule in prompt.stdout, (doc, prompt.stderr)
+
+
+# -- the guard: a personal memory is never written, committed or pushed into a project ---------------------------
+
+
+def git_state(repo: Path) -> tuple[str, str, str, str]:
+    """A repository's tree, index, HEAD and refs (to check nothing changed)."""
+    return (git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored"), git(repo, "ls-files", "-s"),
+            git(repo, "rev-parse", "HEAD"), git(repo, "for-each-ref"))
+
+
+def test_a_project_is_never_taken_for_the_personal_repository(
+        tmp_path: Path, run_cli, me: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    git(proj, "remote", "add", "origin", str(origin))
+    link = tmp_path / "link"
+    link.symlink_to(proj)
+    before = git_state(proj)
+    for where in (proj, link):
+        monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(where))
+        for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push"),
+                        ("personal", "pull"), ("forget", "--personal", "01ABC")):
+            code, out, err = run_cli(proj / "src", *command)
+            assert code == 1 and out == "", (where, command, out)
+            assert "is the repository you are working in" in err and layout.PERSONAL_DIR_ENV in err, (command, err)
+            assert len(err.strip().splitlines()) == 2  # the error and what to do
+            assert git_state(proj) == before, (where, command)
+    assert git(origin, "for-each-ref") == ""  # nothing pushed to the project's origin
+    # from outside it too: a project is not adopted (it tracks code), unless the person says it is theirs
+    for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push")):
+        code, out, err = run_cli(tmp_path, *command)
+        assert code == 1 and "looks like a project" in err and "src/auth.py and 1 more" in err, (command, err)
+        assert git_state(proj) == before, command
+
+    # a folder with .gitmem/ and no .git of its own, inside the project: git would commit into the project
+    pp = proj / "pp"
+    (pp / ".gitmem" / "memories").mkdir(parents=True)
+    (pp / ".gitmem" / "config.toml").write_text("")
+    git(proj, "add", "-A")
+    git(proj, "commit", "-qm", "a folder that looks like a personal repository")
+    before = git_state(proj)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(pp))
+    for cwd in (proj, tmp_path):
+        for command in (("personal", "init"), ("remember", "--personal", PREFERENCE), ("personal", "push"),
+                        ("personal", "pull"), ("recall", "--personal", "commits")):
+            code, out, err = run_cli(cwd, *command)
+            assert code == 1 and out == "", (cwd, command, out)
+            assert ("not a git repository of its own" in err or "is not a git repository" in err), (command, err)
+            assert git_state(proj) == before, (cwd, command)
+    # and the hooks give nothing from it and write nothing for it
+    _, out, err = hook(fixture("SessionStart", proj, session_id="pp-start"), proj)
+    assert err == "" and "personal" not in out and git_state(proj) == before
+
+
+def test_a_personal_repository_inside_a_project_is_its_own_and_init_says_how_to_hide_it(
+        tmp_path: Path, run_cli, me: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    before = git_state(proj)
+    qq = proj / "qq"
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(qq))
+    code, out, err = run_cli(proj, "personal", "init")
+    assert code == 0, err
+    assert f"inside the repository {proj.resolve()}" in out and f"/qq/ to {proj.resolve()}/.git/info/exclude" in out
+    mid = remember_personal(run_cli, proj, PREFERENCE)
+    assert git(qq, "show", "--name-only", "--format=", "HEAD").strip() == f".gitmem/memories/{mid}.md"
+    status, index, head, refs = git_state(proj)
+    assert (index, head, refs) == before[1:]  # nothing of it in the project's index, HEAD or refs
+    assert sorted(status.splitlines()) == sorted([*before[0].splitlines(), "?? qq/"])  # only listed, as said
+    # working inside the personal repository itself is fine: init marked it as personal
+    code, _, err = run_cli(qq, "remember", "--personal", FORCE_PUSH, "--type", "constraint")
+    assert code == 0, err
+    assert git(qq, "status", "--porcelain") == ""
+
+
+def test_a_broken_user_config_is_said_by_the_commands_and_logged_by_the_hooks(
+        tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
+    proj = project(tmp_path, run_cli, "project")
+    assert run_cli(proj, "personal", "init")[0] == 0
+    rule = remember_personal(run_cli, proj, FORCE_PUSH, "constraint")
+    user_file = layout.user_config_file()
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    for text, problem in (("[personal\nenabled = false\n", "invalid TOML"),
+                          ('[personal]\nenabled = "no"\n', "personal.enabled must be true or false, got 'no'")):
+        user_file.write_text(text)
+        for command in (("recall", "--personal", "force-push"), ("remember", "--personal", "I rebase before I push")):
+            code, out, err = run_cli(proj, *command)
+            assert code == 0, err
+            warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+            assert len(warnings) == 1 and problem in warnings[0] and str(user_file) in warnings[0], err
+            assert "only [personal] enabled = false turns them off" in warnings[0]
+        # the command that depends on it refuses, in one line and what to do
+        code, out, err = run_cli(proj, "personal", "status")
+        assert code != 0 and problem in err and out == ""
+        # the hooks: the same rule (given, as if not set), silent, logged
+        session = f"cfg-{len(text)}"
+        code, out, err = hook(fixture("SessionStart", proj, session_id=session), proj)
+        assert code == 0 and err == "" and rule in context_of(out, "SessionStart")
+        log = (layout.of(proj).logs_dir / "agent-hooks.log").read_text()
+        assert problem in log and "your config.toml" in log
+    user_file.write_text("[personal]\nenabled = false\n")
+    code, out, err = hook(fixture("SessionStart", proj, session_id="cfg-off"), proj)
+    assert code == 0 and rule not in out
+    code, _, err = run_cli(proj, "recall", "--personal", "force-push")
+    assert code == 0 and "warning" not in err
+
+
+def retitle(machine: Path, mid: str, title: str, updated: str) -> None:
+    """Change memory ``mid``'s title and ``updated`` in ``machine``'s personal repository, committed there."""
+    path = machine / ".gitmem" / "memories" / f"{mid}.md"
+    lines = [f"title: {title}" if line.startswith("title: ") else f"updated: '{updated}'"
+             if line.startswith("updated: ") else line for line in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+    git(machine, "commit", "-qam", f"retitle {title}")
+
+
+def test_pull_says_which_side_won_a_field_both_machines_changed(
+        tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    remote, laptop, desktop = tmp_path / "remote.git", tmp_path / "laptop", tmp_path / "desktop"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    mid = remember_personal(run_cli, tmp_path, PREFERENCE)
+    other = remember_personal(run_cli, tmp_path, FORCE_PUSH, "constraint")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(desktop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    retitle(desktop, mid, "Small commits (desktop)", "2030-01-02T00:00:00Z")
+    retitle(desktop, other, "Force-push (desktop, older)", "2030-01-01T00:00:00Z")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    retitle(laptop, mid, "Small commits (laptop, older)", "2030-01-01T00:00:00Z")
+    retitle(laptop, other, "Force-push (laptop)", "2030-01-02T00:00:00Z")
+    code, out, err = run_cli(tmp_path, "personal", "pull")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [line for line in lines if mid in line] == [
+        f"gitmem: {mid} changed on both sides, merged field by field (title: the remote's kept: the later updated "
+        f"wins; the other value is in git -C {laptop} log -p -- .gitmem/memories/{mid}.md)"], out
+    assert [line for line in lines if other in line] == [
+        f"gitmem: {other} changed on both sides, merged field by field (title: this machine's kept: the later "
+        f"updated wins; the other value is in git -C {laptop} log -p -- .gitmem/memories/{other}.md)"], out
+    code, out, _ = run_cli(tmp_path, "list", "--personal", "--json")
+    assert {m["id"]: m["title"] for m in json.loads(out)} == {mid: "Small commits (desktop)",
+                                                              other: "Force-push (laptop)"}
+
+
+def test_a_memory_left_in_conflict_by_a_pull_is_never_given_nor_found(
+        tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The project's rule (``memfile.loads``: a file with ``<<<<<<<`` … ``>>>>>>>`` is invalid, never loaded), and
+    for the personal scope during an unfinished pull: a half-resolved file (some markers left, so it parses) and
+    a file git still lists as unmerged are left out of recall, list and both hooks."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    proj = project(tmp_path, run_cli, "project")
+    remote, laptop, desktop = tmp_path / "remote.git", tmp_path / "laptop", tmp_path / "desktop"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    mid = remember_personal(run_cli, tmp_path, FORCE_PUSH, "constraint")
+    keep = remember_personal(run_cli, tmp_path, "I force-push only my own draft branches, never shared ones")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(desktop))
+    assert run_cli(tmp_path, "personal", "init", "--remote", str(remote))[0] == 0
+    path = desktop / ".gitmem" / "memories" / f"{mid}.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n\nforce-push: the desktop says yes\n")
+    git(desktop, "commit", "-qam", "desktop")
+    assert run_cli(tmp_path, "personal", "push")[0] == 0
+    monkeypatch.setenv(layout.PERSONAL_DIR_ENV, str(laptop))
+    path = laptop / ".gitmem" / "memories" / f"{mid}.md"
+    path.write_text(path.read_text().rstrip("\n") + "\n\nforce-push: the laptop says no\n")
+    git(laptop, "commit", "-qam", "laptop")
+    assert run_cli(tmp_path, "personal", "pull")[0] == 1  # the bodies conflict: the merge is in progress
+    text = path.read_text()
+    assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text
+    for state in ("conflicted", "half-resolved"):
+        if state == "half-resolved":  # the >>>>>>> line removed, the rest not yet: the file parses again
+            path.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith(">>>")))
+        code, out, err = run_cli(proj, "recall", "--personal", "force-push", "--json")
+        assert code == 0, err
+        assert [h["id"] for h in json.loads(out)] == [keep], state
+        code, out, _ = run_cli(proj, "list", "--personal", "--json")
+        assert [m["id"] for m in json.loads(out)] == [keep], state
+        _, out, err = hook(fixture("SessionStart", proj, session_id=f"c-start-{state}"), proj)
+        assert err == "" and keep in out and mid not in out and "<<<<<<<" not in out, state
+        _, out, err = hook(fixture("UserPromptSubmit", proj, session_id=f"c-prompt-{state}",
+                                   prompt="may I force-push the branch?"), proj)
+        assert err == "" and mid not in out and "<<<<<<<" not in out, state
+    # resolved and committed: given again
+    path.write_text("".join(line for line in text.splitlines(keepends=True)
+                            if not line.startswith(("<<<", "===", ">>>"))))
+    git(laptop, "commit", "-qam", "resolved")
+    code, out, _ = run_cli(proj, "list", "--personal", "--json")
+    assert sorted(m["id"] for m in json.loads(out)) == sorted([mid, keep])

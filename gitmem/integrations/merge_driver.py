@@ -59,6 +59,21 @@ def _union(base: list[Any], ours: list[Any], theirs: list[Any]) -> list[Any]:
     return [x for x in dict.fromkeys([*ours, *theirs]) if not (x in b and (x not in ours or x not in theirs))]
 
 
+def decided_fields(base: Memory | None, ours: Memory, theirs: Memory) -> list[tuple[str, str]]:
+    """The single values both sides changed differently, each with the side ``merge_memories`` keeps for it:
+    ``[(field, "ours" | "theirs"), ...]`` in ``_SINGLE`` order (the side with the later ``updated``; theirs only
+    when strictly later). What a merge decided without a conflict, for a command to say (``gitmem personal
+    pull``); [] when nothing was decided that way."""
+    base = base or ours
+    later = (theirs.updated or "") > (ours.updated or "")
+    out = []
+    for f in _SINGLE:
+        b, o, t = getattr(base, f), getattr(ours, f), getattr(theirs, f)
+        if o != t and o != b and t != b:
+            out.append((f, "theirs" if later else "ours"))
+    return out
+
+
 def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[Memory, bool]:
     """The merged memory and whether the bodies conflict (see the module docstring)."""
     base = base or ours

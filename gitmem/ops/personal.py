@@ -39,16 +39,73 @@ def _no_repo() -> GitmemError:
     return GitmemError(f"no personal repository at {_where()}", INIT_HINT)
 
 
-def open_store() -> Store:
-    """The personal repository's store.
+#: The personal repository's mark (its own git config, never committed): set by ``init`` in a repository it
+#: created, cloned or adopted from outside it, so that working inside the personal repository itself is allowed
+#: while a project you work in (``$GITMEM_PERSONAL_DIR`` pointed at it) is refused (``own_repository``).
+MARK = "gitmem.personal"
+OTHER_FOLDER = f"choose a folder of its own: {layout.PERSONAL_DIR_ENV}=/absolute/path (or unset it for " \
+               "~/.config/gitmem/personal), then gitmem personal init"
+
+
+def _working_root() -> Path | None:
+    """The realpath of the git work tree the command runs in (the current directory's), None outside one."""
+    try:
+        return Repo(Path.cwd()).toplevel()
+    except GitmemError:
+        return None
+
+
+def own_repository(d: Path) -> Repo:
+    """The personal repository at ``d``, once it is known to be a repository of its own and not the project being
+    worked in: the guard of every personal write, ``init`` (on an existing folder), ``push`` and ``pull``.
+
+    ``d`` must be the top of its own git work tree (git's ``--show-toplevel``, symlinks resolved, is ``d``'s
+    realpath): a folder without ``.git`` inside another repository would have its memories committed into that
+    one. And it must not be the repository the command runs in unless ``init`` marked it personal (``MARK``):
+    ``$GITMEM_PERSONAL_DIR`` pointed at a project would write personal memories into the project's ``.gitmem/``;
+    nor, unmarked, track files outside ``.gitmem/`` at HEAD (a project reached from outside it; a personal
+    repository made before the mark, holding only memories, is adopted by ``init``).
+    A personal repository nested in another work tree is allowed (git keeps them apart; ``init`` warns).
 
     Raises:
-        GitmemError: there is none yet (``INIT_HINT``), or it is not a git work tree.
+        GitmemError: either rule broken (one line, what to do); nothing was changed.
+    """
+    real = Path(os.path.realpath(d))
+    repo: Repo | None = None
+    top: Path | None = None
+    try:
+        repo = Repo(d)
+        top = repo.toplevel()
+    except GitmemError:
+        pass
+    if repo is None or top != real:
+        where = f" (it is inside the repository {top or repo.root})" if repo is not None else ""
+        raise GitmemError(f"{d} is not a git repository of its own{where}: nothing was changed", OTHER_FOLDER)
+    if repo.local_config(MARK) == "true":
+        return repo
+    if _working_root() == real:
+        raise GitmemError(f"{d} is the repository you are working in, not a personal repository: nothing was "
+                          "changed", OTHER_FOLDER)
+    outside = repo.files_at("HEAD", skip_gitmem=True) if repo.has_commits() else []
+    if outside:
+        raise GitmemError(f"{d} looks like a project, not a personal repository (it tracks {outside[0]}"
+                          f"{f' and {len(outside) - 1} more' if len(outside) > 1 else ''} outside .gitmem/): "
+                          "nothing was changed",
+                          f"{OTHER_FOLDER}; if it is your personal repository: git -C {d} config {MARK} true")
+    return repo
+
+
+def open_store() -> Store:
+    """The personal repository's store (``own_repository``'s guard passed).
+
+    Raises:
+        GitmemError: there is none yet (``INIT_HINT``); it is not a repository of its own, or it is the project
+            being worked in (``own_repository``).
     """
     d = _where()
     if not (d / layout.GITMEM_DIR).is_dir():
         raise _no_repo()
-    return Store(Repo(d))
+    return Store(own_repository(d))
 
 
 def refresh_catalog(store: Store) -> None:
@@ -120,10 +177,7 @@ def init(remote: str | None = None) -> Initialised:
     notes: list[str] = []
     if (d / ".git").exists():
         action = "existing"
-        repo = Repo(d)
-        if repo.root != d.resolve():
-            raise GitmemError(f"{d} is inside another git repository ({repo.root}), not one of its own",
-                              f"choose another folder: {layout.PERSONAL_DIR_ENV}=/absolute/path")
+        repo = own_repository(d)
     elif d.exists() and any(d.iterdir()):
         raise GitmemError(f"{d} exists and is not a git repository: nothing was changed",
                           f"move it away, or choose another folder: {layout.PERSONAL_DIR_ENV}=/absolute/path")
@@ -139,6 +193,9 @@ def init(remote: str | None = None) -> Initialised:
         action = "created"
         repo = init_work_tree(d)
     _complete(repo, notes)
+    if repo.local_config(MARK) != "true":
+        repo.set_local_config(MARK, "true")
+    notes.extend(_nested_note(repo.root))
     store = Store(repo)
     if action == "existing" and remote:
         if repo.remote_url(REMOTE) != remote:
@@ -148,6 +205,18 @@ def init(remote: str | None = None) -> Initialised:
         notes.extend(pulled.notes)
     refresh_catalog(store)
     return Initialised(d, action, repo.remote_url(REMOTE), _count(store), notes)
+
+
+def _nested_note(root: Path) -> list[str]:
+    """A line about the work tree enclosing the personal repository at ``root`` (a repository of its own inside
+    another: git keeps them apart, but the other lists it as untracked), with how to hide it there; [] when none."""
+    try:
+        outer = Repo(root.parent).toplevel()
+    except GitmemError:
+        return []
+    rel = os.path.relpath(root, outer)
+    return [f"warning: this folder is inside the repository {outer}, which lists it as untracked ({rel}/): add "
+            f"the line /{rel}/ to {outer}/.git/info/exclude (or choose a folder outside it)"]
 
 
 def _complete(repo: Repo, notes: list[str]) -> None:
@@ -278,6 +347,7 @@ def pull(*, store: Store | None = None) -> Pulled:
     if _commit_pending(repo, "gitmem personal: memories changed here"):
         notes.append("committed memory files changed in the personal repository first")
     before = repo.head()
+    notes.extend(_decided(repo, before, upstream))
     try:
         conflicts = repo.merge_from(upstream)
     except GitError as e:
@@ -298,6 +368,44 @@ def pull(*, store: Store | None = None) -> Pulled:
                           if p and p.startswith(prefix)})
     refresh_catalog(store)
     return Pulled(repo.root, url, before, after, changed, _count(store), notes)
+
+
+def _decided(repo: Repo, ours: str | None, upstream: str) -> list[str]:
+    """One line per memory both machines changed since they last agreed whose single values (title, type, …) the
+    merge driver will decide field by field (``merge_driver.decided_fields``: the later ``updated`` wins), saying
+    which side's value is kept; read before the merge, from the three commits. [] when there is none (or no
+    common history)."""
+    from ..errors import MemoryFileError
+    from ..integrations.merge_driver import decided_fields
+    from ..memfile import loads
+
+    if ours is None:
+        return []
+    theirs = repo.resolve(upstream)
+    base = repo.merge_base(ours, theirs)
+    if base is None or base in (ours, theirs):
+        return []
+    prefix = layout.TEAM_MEMORIES + "/"
+
+    def touched(new: str) -> set[str]:
+        return {c.new_path for c in repo.changed_files(base, new) if c.new_path and c.new_path.startswith(prefix)
+                and c.old_path == c.new_path}
+
+    lines = []
+    for path in sorted(touched(ours) & touched(theirs)):
+        try:
+            versions = [repo.read(rev, path) for rev in (base, ours, theirs)]
+            b, o, t = (loads(v.decode("utf-8"), path=path) if v else None for v in versions)
+        except (MemoryFileError, UnicodeDecodeError):
+            continue  # git's own text merge takes it (and says so in its conflicts)
+        if o is None or t is None:
+            continue
+        decided = decided_fields(b, o, t)
+        if decided:
+            said = ", ".join(f"{f}: {'this machine' if side == 'ours' else 'the remote'}'s kept" for f, side in decided)
+            lines.append(f"{o.id} changed on both sides, merged field by field ({said}: the later updated wins; "
+                         f"the other value is in git -C {repo.root} log -p -- {path})")
+    return lines
 
 
 @dataclass
@@ -361,6 +469,33 @@ def status(cwd: str | None = None) -> PersonalStatus:
     return st
 
 
+#: How the hooks read a user config.toml that the commands refuse (``user_config_warning``): the one rule of
+#: ``personal.prompt_budget`` and ``org.settings.personal_settings``.
+AS_IF_UNSET = "ignored until fixed (agents are given personal memories as if it were not set: only [personal] " \
+              "enabled = false turns them off)"
+
+
+def user_config_warning() -> str | None:
+    """One line about the user's config.toml when ``config.load_user`` refuses it (not valid TOML, or a bad
+    value such as ``[personal] enabled = "no"``), for the commands that write or search the personal repository
+    without depending on it; None when it is fine or missing. The hooks read it without validating
+    (``config.read_user_cached``) and log the same line at session start (``integrations.agents.core``)."""
+    from ..config import load_user
+    from ..errors import ConfigError
+
+    try:
+        load_user()
+    except ConfigError as e:
+        return f"{e.message}: {AS_IF_UNSET} ({e.hint})" if e.hint else f"{e.message}: {AS_IF_UNSET}"
+    return None
+
+
+def _warn_config(warn: Callable[[str], None] | None) -> None:
+    line = user_config_warning()
+    if line is not None and warn is not None:
+        warn(line)
+
+
 def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None) -> Memory:
     """Write a personal memory (``memories.remember`` in the personal store: redacted, checked for instruction-like
     lines and size) and commit it there. Personal memories are about the person, not code: no anchors.
@@ -377,6 +512,7 @@ def remember(req: RememberRequest, *, warn: Callable[[str], None] | None = None)
                           "project without --personal")
     store = open_store()
     _no_merge_in_progress(store.repo, "remember it", "gitmem remember --personal again")
+    _warn_config(warn)
     personal = RememberRequest(text=req.text, title=req.title, type=req.type, tags=req.tags, facts=req.facts,
                                scope="team", source=req.source, origin=req.origin)
     m = do_remember(store, personal, warn=warn)
@@ -419,8 +555,26 @@ def recall(query: str, limit: int, *, warn: Callable[[str], None] | None = None
     from .show import with_status
 
     store = open_store()
-    hits = do_recall(store, query, limit, warn=warn)
+    _warn_config(warn)
+    skip = in_conflict(store)
+    hits = [h for h in do_recall(store, query, limit + len(skip), warn=warn) if h.memory.id not in skip][:limit]
     return list(zip(hits, with_status(store, [h.memory for h in hits]), strict=True))
+
+
+def in_conflict(store: Store) -> set[str]:
+    """Ids of the personal memories an unfinished pull left in conflict: files git still lists as unmerged, and
+    files whose text holds git's conflict-marker lines (``personal.has_conflict_lines``; a file with both
+    ``<<<<<<<`` and ``>>>>>>>`` is not loaded at all: ``memfile.loads``); empty when no merge is under way. The
+    personal scope's searches and lists leave them out, as the hooks do (``personal.unconflicted``)."""
+    from ..personal import has_conflict_lines
+
+    repo = store.repo
+    if not repo.merge_in_progress():
+        return set()
+    prefix = layout.TEAM_MEMORIES + "/"
+    out = {Path(p).stem for p in repo.unmerged_paths() if p.startswith(prefix)}
+    out |= {m.id for m in store.load_all().memories.values() if has_conflict_lines(m.title, m.body, *m.facts)}
+    return out
 
 
 def list_all(*, mtype: str | None = None) -> list[MemoryStatus]:
@@ -433,4 +587,5 @@ def list_all(*, mtype: str | None = None) -> list[MemoryStatus]:
     from .show import listed
 
     store = open_store()
-    return listed(store, list_memories(store, type=mtype))
+    skip = in_conflict(store)
+    return listed(store, [m for m in list_memories(store, type=mtype) if m.id not in skip])

@@ -638,6 +638,11 @@ def personal_session(root: Path, lay: layout.Layout, key: str, cfg: dict[str, An
     if proot is None:
         return None
     try:
+        from ...ops.personal import user_config_warning
+
+        bad = user_config_warning()  # the commands say it; a hook only logs it (read as if not set: one rule)
+        if bad is not None:
+            _log_personal(lay, "at session start (your config.toml)", ValueError(bad))
         from .session_start import personal_context
 
         got = personal_context(proot, cfg, config.read_user_cached(lay))
@@ -999,7 +1004,8 @@ def _personal_prompt(proot: Path, lay: layout.Layout, key: str, cfg: dict[str, A
                 if mid not in given]
         weight = trust_weights(con, [mid for mid, _ in hits])
         order = [mid for mid, _ in sorted(hits, key=lambda kv: -kv[1] * weight.get(kv[0], 1.0))]
-        rows = catalog_db.rows(con, order[:personal.PROMPT_MEMORIES])
+        wanted = order if personal.merging(proot) else order[:personal.PROMPT_MEMORIES]  # some may be left out
+        rows = personal.unconflicted(proot, catalog_db.rows(con, wanted))[:personal.PROMPT_MEMORIES]
     finally:
         con.close()
     if not rows:

@@ -176,7 +176,8 @@ def personal_context(proot: Path, project_cfg: dict[str, Any], user_cfg: dict[st
     if con is None:
         return None
     try:
-        rows = personal.session_order(catalog_db.rows(con, catalog_db.recent_ids(con, personal.SESSION_CANDIDATES)))
+        rows = personal.session_order(personal.unconflicted(
+            proot, catalog_db.rows(con, catalog_db.recent_ids(con, personal.SESSION_CANDIDATES))))
     finally:
         con.close()
     if not rows:
