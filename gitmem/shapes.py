@@ -652,11 +652,13 @@ def org_hit_json(h: OrgHit) -> JSONObject:
 def org_repo_report_json(r: RepoReport) -> JSONObject:
     """One repository of ``org index``: ``{"repo", "location", "state" (indexed, skipped, failed), "before",
     "after" (commits; "" = none), "added", "updated", "deleted", "rechecked", "invalid", "memories", "error",
-    "hint", "errors" (the invalid memory files), "foreign" (memories with cross-repository anchors checked)}``."""
+    "hint", "errors" (the invalid memory files), "foreign" (memories with cross-repository anchors checked),
+    "truncated" (``REPO:path`` of memories indexed cut to ``[memory] max_chars``), "redacted" (``REPO:path`` of
+    memories whose secrets were redacted)}``."""
     return {"repo": r.repo, "location": r.location, "state": r.state, "before": r.before, "after": r.after,
             "added": r.added, "updated": r.updated, "deleted": r.deleted, "rechecked": r.rechecked,
             "invalid": r.invalid, "memories": r.memories, "error": r.error, "hint": r.hint, "errors": list(r.errors),
-            "foreign": r.foreign}
+            "foreign": r.foreign, "truncated": list(r.truncated), "redacted": list(r.redacted)}
 
 
 def org_index_json(rep: IndexReport) -> JSONObject:

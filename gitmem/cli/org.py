@@ -28,6 +28,11 @@ NOT_CONFIGURED = ('no organisation index is configured: set [org] uri = "s3://BU
                   ".gitmem/config.toml or ~/.config/gitmem/config.toml (docs/org.md)")
 
 
+#: Invalid or cut memory files named under a repository's line of ``org index`` (the rest counted; ``--json``
+#: has them all).
+NAMED_FILES = 5
+
+
 class OrgConfigError(GitmemError):
     """``[org]``, ``[embeddings]`` or the user's config cannot be used for the organisation index (exit 2)."""
 
@@ -138,6 +143,7 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
     mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error.
     """
     from ..org.index import index, repo_line
+    from ..rank.render import inline, visible
 
     settings, root, embeddings = org_context()
     targets = _targets(settings, root, repos)
@@ -145,7 +151,7 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
 
     def progress(line: str) -> None:
         if not State.json:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)
 
     try:
         rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full)
@@ -153,7 +159,13 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
         raise OrgConfigError(e.message, e.hint) from e
 
     def text() -> str:
-        lines = [repo_line(r) for r in rep.repos]
+        lines = []
+        for r in rep.repos:
+            lines.append(visible(repo_line(r)))
+            named = [("invalid", e) for e in r.errors] + [("cut", p) for p in r.truncated]
+            lines += [f"    {what}: {visible(inline(e))}" for what, e in named[:NAMED_FILES]]
+            if len(named) > NAMED_FILES:
+                lines.append(f"    … and {len(named) - NAMED_FILES} more (--json lists them all)")
         n = {s: sum(1 for r in rep.repos if r.state == s) for s in ("indexed", "skipped", "failed")}
         count = f"{len(rep.repos)} repositor{'y' if len(rep.repos) == 1 else 'ies'}"
         lines.append(f"{count}: {n['indexed']} indexed, {n['skipped']} up to date, "
@@ -165,7 +177,7 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
         click.echo(f"hint: {left_out}", err=True)
     for r in rep.failed:
         if r.hint and not State.json:
-            click.echo(f"hint: {r.repo}: {r.hint}", err=True)
+            click.echo(visible(f"hint: {r.repo}: {r.hint}"), err=True)
     if rep.failed:
         sys.exit(EXIT_ERROR)
 
@@ -201,7 +213,8 @@ def org_status() -> None:
                     opened.close()
             except GitmemError as e:
                 note = e.message
-        rows.append(shapes.org_repo_status_json(st, name, r.location if r else "", current, note))
+        rows.append(shapes.org_repo_status_json(st, name, org_repos.safe_location(r.location) if r else "", current,
+                                                org_repos.strip_userinfo(note)))
     doc = shapes.org_status_json(settings.uri, rows)
 
     def text() -> str:
@@ -267,7 +280,17 @@ def recall_org(query: str, limit: int, repo: tuple[str, ...]) -> None:
 
 
 def _hit_line(h: OrgHit) -> str:
-    status = h.status if h.status == "fresh" else f"⚠ {h.status}"
-    trust = f" ({h.trust})" if h.trust else ""
-    line = f"{h.repo}:{h.id}  {h.score:.4f}  {status:9} [{h.type}] {h.title}{trust}"
-    return line + (f"\n    {h.status}: {h.reason}" if h.reason and h.status != "fresh" else "")
+    """One hit for a person's terminal: every field made one line with its escape sequences visible
+    (``render.inline``; the title at most ``render.MAX_ORG_TITLE_CHARS``), the reason as the agents get it
+    (``render.org_reason_shown``: another repository's text that is not gitmem's reason withheld)."""
+    from ..rank.render import MAX_ORG_TITLE_CHARS, cap_text, inline, org_reason_shown, visible
+
+    def one(text: str) -> str:
+        return visible(inline(text))
+
+    status = one(h.status) if h.status == "fresh" else f"⚠ {one(h.status)}"
+    trust = f" ({one(h.trust)})" if h.trust else ""
+    line = (f"{one(h.repo)}:{one(h.id)}  {h.score:.4f}  {status:9} [{one(h.type)}] "
+            f"{one(cap_text(h.title, MAX_ORG_TITLE_CHARS))}{trust}")
+    reason = org_reason_shown(h.reason)
+    return line + (f"\n    {one(h.status)}: {one(reason)}" if reason and h.status != "fresh" else "")
