@@ -162,3 +162,96 @@ def test_credentials_in_a_git_url_are_never_stored_nor_printed(tmp_path: Path, r
     assert "s3cr3tTOKEN" not in out + err and "https://***@127.0.0.1:9/ledger.git" in err
     code, out, err = run_cli(repo, "org", "index", "--json")
     assert "s3cr3tTOKEN" not in out + err
+
+
+def _configured(repo: Path, uri: Path) -> None:
+    (repo / ".gitmem").mkdir(exist_ok=True)
+    (repo / ".gitmem" / "config.toml").write_text(f'[org]\nuri = "{uri}"\n[embeddings]\nprovider = "none"\n')
+
+
+def test_org_remove_and_rebuild_a_damaged_index(tmp_path: Path, run_cli) -> None:
+    import shutil
+
+    uri = tmp_path / "idx"
+    a = _svc(tmp_path / "svc", "team a")
+    _configured(a, uri)
+    code, out, err = run_cli(a, "org", "index", ".")
+    assert code == 0, err
+    code, out, err = run_cli(a, "org", "remove", "svc", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert {k: doc[k] for k in ("uri", "repo", "removed", "memories")} == {
+        "uri": str(uri), "repo": "svc", "removed": True, "memories": 1}
+    assert search(OrgSettings(uri=str(uri)), "retry_after", limit=5) == []
+    assert org_index.states(OrgSettings(uri=str(uri))) == []
+    code, out, err = run_cli(a, "org", "remove", "svc")
+    assert code == 1 and "no repository svc in the organisation index" in out
+    # damaged: the data files gone, the manifests left
+    code, out, err = run_cli(a, "org", "index", ".")
+    assert code == 0, err
+    for data in uri.glob("*.lance/data"):
+        shutil.rmtree(data)
+    code, out, err = run_cli(a, "org", "index", "--full", ".")
+    assert code == 1 and "--rebuild" in err, (out, err)
+    code, out, err = run_cli(a, "org", "index", "--rebuild", ".")
+    assert code == 0, (out, err)
+    assert [h.title for h in search(OrgSettings(uri=str(uri)), "retry_after", limit=5)] == ["team a retry_after"]
+
+
+def test_an_older_commit_never_moves_the_index_backwards(tmp_path: Path) -> None:
+    from testing.repos import git
+
+    settings = OrgSettings(uri=str(tmp_path / "idx"))
+    a = _svc(tmp_path / "svc", "team a")
+    old = git(a, "rev-parse", "HEAD").strip()
+    commit(a, "newer", {".gitmem/memories/01SVC000000000000000000002.md": _memory(
+        "01SVC000000000000000000002", "retry_after newer", ["src/api.py::retry_after"])}, no_verify=True)
+    new = git(a, "rev-parse", "HEAD").strip()
+    org_index.index(settings, [org_repos.OrgRepo("svc", str(a))], embeddings=NO_VECTORS)
+    git(a, "checkout", "-q", old)  # the old pipeline's checkout
+    rep = org_index.index(settings, [org_repos.OrgRepo("svc", str(a))], embeddings=NO_VECTORS).repos[0]
+    assert (rep.state, rep.memories) == ("skipped", 2)
+    assert org_index.repo_line(rep) == f"svc: behind the indexed commit {new[:12]}: not indexed"
+    assert org_index.states(settings)[0].commit == new
+    rep = org_index.index(settings, [org_repos.OrgRepo("svc", str(a))], embeddings=NO_VECTORS, full=True).repos[0]
+    assert (rep.state, rep.after, rep.memories) == ("indexed", old, 1)
+
+
+def test_progress_and_invalid_files_are_named_and_sanitised(tmp_path: Path, run_cli) -> None:
+    uri = tmp_path / "idx"
+    a = _svc(tmp_path / "svc", "team a")
+    commit(a, "broken", {f".gitmem/memories/01BAD{n}000000000000000000000.md": "---\nnot: [valid\n"
+                         for n in range(7)}, no_verify=True)
+    _configured(a, uri)
+    (a / ".gitmem" / "config.toml").write_text(
+        f'[org]\nuri = "{uri}"\n[org.repos]\n"esc" = "{tmp_path / "x"}"\nsvc = "."\n[embeddings]\nprovider = "none"\n')
+    (tmp_path / "x").write_text("a file\n")
+    code, out, err = run_cli(a, "org", "index")
+    assert code == 1, (out, err)
+    assert "esc: failed: esc: " in out and "is not a git repository (a file)" in out
+    assert out.count("    invalid: svc:.gitmem/memories/01BAD") == 5 and "… and 2 more" in out
+    # a location holding a terminal escape sequence is printed visible, never raw
+    evil = tmp_path / "e\x1b]0;pwned\x07vil"
+    evil.mkdir()
+    code, out, err = run_cli(a, "org", "index", str(evil))
+    assert "\x1b" not in out + err and "\x07" not in out + err and "␛" in err
+
+
+def test_a_killed_mirror_clone_leaves_no_lock_that_blocks(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    lock = tmp_path / "m.git.lock"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
+                               "from gitmem.infra import file_lock\n"
+                               f"with file_lock(Path({str(lock)!r})):\n print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    os.kill(holder.pid, 9)
+    holder.wait()
+    from gitmem.infra import file_lock
+
+    assert lock.exists()
+    with file_lock(lock, timeout_s=2):
+        pass

@@ -134,15 +134,19 @@ def org() -> None:
 @click.argument("repos", nargs=-1, metavar="[REPO]…")
 @click.option("--full", is_flag=True, help="Re-read and rewrite every memory of the repositories, not only what "
               "changed (e.g. after upgrading gitmem: rows an older version wrote are brought up to date).")
+@click.option("--rebuild", is_flag=True, help="Drop the index's tables first and index every repository again "
+              "from git (a damaged index: its data files gone).")
 @json_option
-def org_index(repos: tuple[str, ...], full: bool) -> None:
+def org_index(repos: tuple[str, ...], full: bool, rebuild: bool) -> None:
     """Index the committed memories of repositories into [org] uri (incremental).
 
     REPO: a name of [org.repos], a path or a git URL (default: every repository of [org.repos], else this one).
     Reads each repository's ref ([org] ref, else its default branch) with git, no work tree needed; a URL is
-    mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error.
+    mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error
+    (or a name the index holds for another repository).
     """
-    from ..org.index import index, repo_line
+    from ..config import max_chars
+    from ..org.index import drop, index, repo_line
     from ..rank.render import inline, visible
 
     settings, root, embeddings = org_context()
@@ -153,8 +157,11 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
         if not State.json:
             click.echo(visible(line), err=True)
 
+    if rebuild:
+        drop(settings)
     try:
-        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full)
+        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full or rebuild,
+                    max_chars=max_chars(_project_config()))
     except ConfigError as e:
         raise OrgConfigError(e.message, e.hint) from e
 
@@ -180,6 +187,37 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
             click.echo(visible(f"hint: {r.repo}: {r.hint}"), err=True)
     if rep.failed:
         sys.exit(EXIT_ERROR)
+
+
+def _project_config() -> dict[str, Any]:
+    """The project's config when run in a repository, else {} (for ``[memory] max_chars``)."""
+    from ..errors import NotARepository
+    from .base import _store
+
+    try:
+        return _store(require=False).config
+    except (NotARepository, ConfigError):
+        return {}
+
+
+@org.command("remove")
+@click.argument("name")
+@json_option
+def org_remove(name: str) -> None:
+    """Remove repository NAME from the organisation index: its memories and its row (exit 1 when not indexed).
+
+    Its memory files are untouched; `gitmem org index` indexes it again if it is still in [org.repos].
+    """
+    from ..org.index import remove
+
+    settings, _, _ = org_context()
+    rows = remove(settings, name)
+    doc = shapes.org_remove_json(settings.uri, name, rows)
+    if rows is None:
+        _out(doc, lambda: f"gitmem: no repository {name} in the organisation index at {settings.uri} "
+                          "(gitmem org status lists them)")
+        sys.exit(EXIT_ERROR)
+    _out(doc, lambda: f"gitmem: removed {name} from {settings.uri} ({rows} memor{'y' if rows == 1 else 'ies'})")
 
 
 @org.command("status")

@@ -93,6 +93,8 @@ class RepoReport:
         invalid: memory files that could not be parsed (left out; ``errors`` names them).
         truncated: ``REPO:path`` of memories over ``[memory] max_chars``, indexed cut (``safe_memory``).
         redacted: ``REPO:path`` of memories whose secrets were redacted from their row.
+        note: why a repository was skipped other than being up to date (``behind the indexed commit X: not
+            indexed``: its ref is an ancestor of the commit indexed, e.g. an old CI pipeline run again).
         memories: the repository's rows after this run.
     """
 
@@ -113,6 +115,7 @@ class RepoReport:
     errors: tuple[str, ...] = ()
     truncated: tuple[str, ...] = ()
     redacted: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -474,10 +477,67 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
             rep = RepoReport(r.name, org_repos.safe_location(r.location), "failed",
                              error=org_repos.strip_userinfo(f"{type(e).__name__}: {str(e).splitlines()[0]}"
                                                             if str(e) else type(e).__name__),
-                             hint="run gitmem org index again for this repository")
+                             hint=_failure_hint(e, settings))
         out.append(rep)
     ix.maintain()
     return IndexReport(settings.uri, out, time.monotonic() - started)
+
+
+def _failure_hint(e: BaseException, settings: OrgSettings) -> str:
+    """What to do about an unexpected error indexing one repository: a store whose data files are gone
+    (LanceDB's ``Not found``; running again fails the same) is rebuilt, else run again."""
+    if "not found" in str(e).lower():
+        return (f"the index's data files at {settings.uri} are missing or damaged: rebuild it with gitmem org index "
+                "--rebuild (drops the tables and indexes every repository again from git)")
+    return "run gitmem org index again for this repository"
+
+
+def remove(settings: OrgSettings, name: str) -> int | None:
+    """Delete repository ``name`` from the index: its memories' rows and its ``repos`` row (``gitmem org remove``).
+
+    Returns:
+        The memory rows deleted, or None when the index has no repository ``name`` (neither rows nor a ``repos``
+        row).
+
+    Raises:
+        OrgStoreError: the store cannot be opened or written (or ignores conditional writes).
+    """
+    from .store import connect, probe_conditional_writes, store_error
+
+    db = connect(settings)
+    probe_conditional_writes(settings)
+    try:
+        mem = open_table(db, MEMORIES_TABLE)
+        repos = open_table(db, REPOS_TABLE)
+        pred = f"repo = {sql_str(name)}"
+        rows = mem.count_rows(pred) if mem is not None else 0
+        known = repos is not None and repos.count_rows(pred) > 0
+        if not rows and not known:
+            return None
+        for table, has in ((mem, rows), (repos, known)):
+            if table is not None and has:
+                _retrying("delete", lambda t=table: t.delete(pred))  # type: ignore[misc]
+    except Exception as e:  # lancedb raises many types: one line for the person
+        raise store_error(e, settings, "write the organisation index", writing=True) from e
+    return int(rows)
+
+
+def drop(settings: OrgSettings) -> None:
+    """Drop the index's two tables (``gitmem org index --rebuild``): the next ``index`` creates them empty and
+    indexes every repository again from git. For a damaged index (data files gone).
+
+    Raises:
+        OrgStoreError: the store cannot be opened or written.
+    """
+    from .store import connect, probe_conditional_writes, store_error
+
+    db = connect(settings)
+    probe_conditional_writes(settings)
+    for name in (MEMORIES_TABLE, REPOS_TABLE):
+        try:
+            db.drop_table(name, ignore_missing=True)
+        except Exception as e:  # lancedb raises many types: one line for the person
+            raise store_error(e, settings, "drop the organisation index's tables", writing=True) from e
 
 
 def repo_line(r: RepoReport) -> str:
@@ -485,6 +545,8 @@ def repo_line(r: RepoReport) -> str:
     if r.state == "failed":
         return f"{r.repo}: failed: {r.error}"
     foreign = f", {r.foreign} with cross-repository anchors checked" if r.foreign else ""
+    if r.state == "skipped" and r.note:
+        return f"{r.repo}: {r.note}"
     if r.state == "skipped":
         return f"{r.repo}: up to date at {r.after[:12]} ({_n(r.memories, 'memory', 'memories')}{foreign})"
     before = r.before[:12] or "nothing"
@@ -515,6 +577,10 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
             state = ix.repo_state(r.name)
             _check_identity(r, state, roots)
             before = state.commit if state else ""
+            if before and before != new and not ix.full and _behind(repo, new, before):
+                return RepoReport(r.name, where, "skipped", before=before, after=before,
+                                  memories=state.memories if state else 0,
+                                  note=f"behind the indexed commit {before[:12]}: not indexed")
             if first_before is None:
                 first_before = before
             if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name)):
@@ -546,6 +612,16 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
                           foreign=totals[4], memories=memories, errors=tuple(invalid))
     finally:
         repo.close()
+
+
+def _behind(repo: git.Repo, new: str, indexed: str) -> bool:
+    """Whether commit ``new`` is a strict ancestor of the commit ``indexed`` (which ``repo`` holds): indexing it
+    would move the index backwards (an older CI pipeline run again). False when ``indexed`` is not in ``repo``
+    (another clone's commit, a force-push): then ``new`` is indexed."""
+    try:
+        return repo.commit_exists(indexed) and repo.is_ancestor(new, indexed)
+    except GitmemError:
+        return False
 
 
 def _check_identity(r: org_repos.OrgRepo, state: RepoState | None, roots: str) -> None:
@@ -700,7 +776,7 @@ def safe_memory(m: Memory, limit: int) -> tuple[Memory, bool, bool]:
 
 def _check_anchors(m: Memory, display: str) -> None:
     """Refuse memory ``m`` (read from ``display``) when one of its anchor keys is not the shape of an anchor
-    (``model.anchor_key_problem``: text in a symbol, control characters, a run of whitespace): the row's anchors
+    (``injection.anchor_key_problem``: text in a symbol, control characters, a run of whitespace): the row's anchors
     and its status reason (which names the worst anchor) are shown to agents outside the ``> `` fence, so text
     that is not a path never reaches them. The message names the anchor by position, never its text.
 
@@ -708,7 +784,7 @@ def _check_anchors(m: Memory, display: str) -> None:
         MemoryFileError: the first anchor whose key is not an anchor's shape.
     """
     from ..errors import MemoryFileError
-    from ..model import anchor_key_problem
+    from ..injection import anchor_key_problem
 
     for n, a in enumerate(m.anchors, 1):
         why = anchor_key_problem(a.key)

@@ -152,6 +152,9 @@ def open_repo(repo: OrgRepo, *, fetch: bool) -> git.Repo:
         GitmemError: the location is not a repository or the URL is unreachable (one line, and what to do).
     """
     if not repo.is_url:
+        if os.path.exists(repo.location) and not os.path.isdir(repo.location):
+            raise GitmemError(f"{repo.name}: {repo.location} is not a git repository (a file)",
+                              "give the path of a clone, or its URL ([org.repos] or gitmem org index PATH)")
         if not os.path.isdir(repo.location):
             raise GitmemError(f"{repo.name}: {repo.location} does not exist",
                               "give the path of a clone, or its URL ([org.repos] or gitmem org index PATH)")
@@ -185,7 +188,8 @@ def open_repo(repo: OrgRepo, *, fetch: bool) -> git.Repo:
                           "git's own (ssh agent, credential helper)") from e
     except TimeoutError as e:
         raise GitmemError(f"{repo.name}: another process has been updating {dest} for "
-                          f"{MIRROR_LOCK_TIMEOUT_S:.0f} s", f"wait for it, or delete {dest}.lock if none runs") from e
+                          f"{MIRROR_LOCK_TIMEOUT_S:.0f} s", "wait for it: the lock (an flock on "
+                          f"{dest}.lock) is released when that process ends, even killed") from e
 
 
 def ref_commit(repo: git.Repo, ref: str) -> str:

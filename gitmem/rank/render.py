@@ -38,7 +38,6 @@ import math
 import re
 
 from .. import injection
-from ..model import anchor_key_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
@@ -316,17 +315,17 @@ def item_from_org(hit: dict[str, Any]) -> Item:
     anchors = [str(a) for a in hit.get("anchors") or ()]
     return Item(str(hit.get("id")), str(hit.get("type")), cap_text(str(hit.get("title")), MAX_ORG_TITLE_CHARS),
                 body=cap_text(str(hit.get("body") or ""), MAX_ORG_TEXT_CHARS),
-                anchors=[WITHHELD_NOT_ANCHOR if anchor_key_problem(a) else a for a in anchors],
+                anchors=[WITHHELD_NOT_ANCHOR if injection.anchor_key_problem(a) else a for a in anchors],
                 updated=str(hit.get("updated") or "") or None, status=note, trust=str(hit.get("trust") or ""),
                 rule=hit.get("level") in RULE_LEVELS, scope=f"org: {hit.get('repo')}")
 
 
-#: What replaces an org hit's anchor that is not an anchor's shape (``model.anchor_key_problem``).
+#: What replaces an org hit's anchor that is not an anchor's shape (``injection.anchor_key_problem``).
 WITHHELD_NOT_ANCHOR = "[withheld anchor: not a path]"
 #: What replaces an org hit's status reason that reads as an instruction or is not gitmem's own text.
 WITHHELD_REASON = "[reason withheld: {why}]"
 #: The most characters of an org hit's status reason shown: gitmem's reasons (``catalog.sync.status_reason``:
-#: an anchor key, at most ``model.MAX_ANCHOR_KEY_CHARS``, and what changed in which commit) are far shorter.
+#: an anchor key, at most ``injection.MAX_ANCHOR_KEY_CHARS``, and what changed in which commit) are far shorter.
 MAX_ORG_REASON_CHARS = 600
 #: The most characters of an org hit's body (and facts) an agent surface reads, scans or shows: ``[memory]
 #: max_chars``' default (``config.DEFAULT_MAX_CHARS``); the indexer cuts rows to the indexing repository's limit
@@ -344,7 +343,7 @@ def cap_text(text: str, limit: int) -> str:
 
 def org_reason_shown(reason: str) -> str:
     """An org hit's status ``reason`` as shown outside the fence: itself when it is gitmem's own shape (its first
-    word an anchor key: ``model.anchor_key_problem``; no run of whitespace, no control character, no line that
+    word an anchor key: ``injection.anchor_key_problem``; no run of whitespace, no control character, no line that
     ``injection`` flags, at most ``MAX_ORG_REASON_CHARS``), else ``WITHHELD_REASON`` (an index row can hold any
     text: it comes from another repository's files)."""
     if not reason:
@@ -354,7 +353,7 @@ def org_reason_shown(reason: str) -> str:
         why = "too long"
     elif _CONTROL.search(reason) or "  " in reason:
         why = "not gitmem's text"
-    elif anchor_key_problem(reason.split(" ", 1)[0]):
+    elif injection.anchor_key_problem(reason.split(" ", 1)[0]):
         why = "not an anchor"
     else:
         rule = injection.line_rule(reason)
