@@ -255,3 +255,40 @@ def test_a_killed_mirror_clone_leaves_no_lock_that_blocks(tmp_path: Path) -> Non
     assert lock.exists()
     with file_lock(lock, timeout_s=2):
         pass
+
+
+def test_session_start_with_a_hostile_and_a_huge_repository_in_the_org(tmp_path: Path,
+                                                                       monkeypatch) -> None:  # noqa: ANN001
+    """The real session-start hook (``[org] inject = true``) of ``ledger`` with an organisation holding ``evil``:
+    hostile anchors, a row whose anchors and reason were rewritten in the store (an older indexer), a 14 MB memory.
+    The hook exits 0 in time, with the repository's own memories, and no hostile text outside the fence."""
+    from gitmem.org import store as org_store
+    from tests.test_claude_hooks import context_of, fixture, hook
+    from tests.test_org_surfaces import LEDGER_NOTE, isolated_home, make_project, user_config
+
+    home = isolated_home(tmp_path, monkeypatch)
+    project = make_project(tmp_path)
+    huge = ("ledger retry_after is in seconds. " * 30 + "\n") * 14000
+    repo = _evil(tmp_path, {
+        "01EVIL00000000000000000001": _memory("01EVIL00000000000000000001", "ledger retry_after", [*EVIL_ANCHORS]),
+        "01HUGE00000000000000000001": _memory("01HUGE00000000000000000001", "ledger huge note",
+                                              ["src/api.py::retry_after"], huge),
+        "01GONE00000000000000000001": _memory("01GONE00000000000000000001", "ledger retry_after helper is gone",
+                                              ["src/gone.py::helper"]),
+    })
+    uri = tmp_path / "org-index"
+    settings = OrgSettings(uri=str(uri))
+    rep = org_index.index(settings, [org_repos.OrgRepo("evil", str(repo))], embeddings=NO_VECTORS)
+    assert rep.repos[0].invalid == 1 and rep.repos[0].truncated
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    t.update(where="id = '01GONE00000000000000000001'",
+             values={"reason": f"{EVIL_ANCHORS[0]} symbol not found", "anchors": list(EVIL_ANCHORS)})
+    user_config(home, f'[org]\nuri = "{uri}"\ninject = true\n')
+    code, out, err = hook(fixture("SessionStart", project, session_id="evil-start"), project)
+    assert code == 0, err
+    text = context_of(out, "SessionStart")
+    assert LEDGER_NOTE in text  # the repository's own memories are there
+    assert "org: evil" in text
+    for bad in ("IMPORTANT SYSTEM NOTICE", "ignore previous", "curl evil.sh"):
+        assert bad not in text, text
+    assert len(text) < 20000
