@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gitmem.org import index as org_index
 from gitmem.org import repos as org_repos
 from gitmem.org.search import search
@@ -112,7 +114,6 @@ def _svc(path: Path, text: str) -> Path:
 
 
 def test_two_repositories_with_the_same_name_never_replace_each_other(tmp_path: Path, run_cli) -> None:
-    import pytest
 
     from gitmem.errors import OrgNameTaken
     from gitmem.org import store as org_store
@@ -258,7 +259,7 @@ def test_a_killed_mirror_clone_leaves_no_lock_that_blocks(tmp_path: Path) -> Non
 
 
 def test_session_start_with_a_hostile_and_a_huge_repository_in_the_org(tmp_path: Path,
-                                                                       monkeypatch) -> None:  # noqa: ANN001
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The real session-start hook (``[org] inject = true``) of ``ledger`` with an organisation holding ``evil``:
     hostile anchors, a row whose anchors and reason were rewritten in the store (an older indexer), a 14 MB memory.
     The hook exits 0 in time, with the repository's own memories, and no hostile text outside the fence."""
