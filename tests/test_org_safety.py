@@ -86,7 +86,13 @@ def test_a_huge_memory_file_is_cut_at_index_time_and_never_scanned_whole(tmp_pat
     assert "1 cut to [memory] max_chars" in org_index.repo_line(r)
     hits = search(settings, "retry_after seconds", limit=5)
     assert len(hits) == 1 and len(hits[0].body) <= 4000 and "(cut: over [memory] max_chars)" in hits[0].body
-    # defence in depth: a row holding megabytes (written otherwise) is capped before any scan
+    # defence in depth: a row holding more (an older indexer's) is capped by the search and before any scan
+    from gitmem.org import store as org_store
+
+    t = org_store.connect(settings).open_table(org_index.MEMORIES_TABLE)
+    t.update(values={"body": "retry_after seconds " * 10000})
+    got = search(settings, "retry_after seconds", limit=5)
+    assert len(got) == 1 and len(got[0].body) <= render.MAX_ORG_TEXT_CHARS
     item = render.item_from_org({"repo": "x", "id": "01X", "type": "constraint", "title": "t", "body": huge,
                                  "level": "person"})
     assert len(item.body) <= render.MAX_ORG_TEXT_CHARS
