@@ -323,14 +323,18 @@ def describe(findings: list[tuple[str, Finding]]) -> str:
 MAX_ANCHOR_KEY_CHARS = 400
 #: Characters no anchor key holds: C0 and C1 controls, DEL, the Unicode line and paragraph separators.
 _ANCHOR_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-#: Whitespace never in a symbol name (``Class.method``) and never twice in a row in a path.
+#: Spaces a symbol name may hold: a JavaScript member named by a string key (``obj["retry after"]``,
+#: ``code.languages._js_member_name``) is a few words; a sentence is not a symbol.
+MAX_SYMBOL_SPACES = 3
+#: A run of whitespace: never in an anchor key (a path or symbol has single spaces at most).
 _ANCHOR_WS_RUN = re.compile(r"\s{2}")
 
 
 def anchor_key_problem(key: str) -> str | None:
     """Why ``key`` cannot be an anchor key (``path``, ``path::Symbol``, ``REPO:path[::Symbol]``,
     ``commit:<sha>``), or None when its shape is one: no control character, at most ``MAX_ANCHOR_KEY_CHARS``
-    characters, no whitespace in the symbol, no run of whitespace (nor whitespace at the ends) in the path.
+    characters, at most ``MAX_SYMBOL_SPACES`` spaces (and no other whitespace) in the symbol, no run of whitespace
+    (nor whitespace at the ends) in the path or the symbol.
 
     The shape check applied to anchors read from another repository's memory file (``org.index``) and to the
     anchors of an organisation hit shown to an agent (``rank.render.item_from_org``): a hand-written file can put
@@ -344,8 +348,9 @@ def anchor_key_problem(key: str) -> str | None:
     if _ANCHOR_CONTROL.search(key):
         return "holds a control character or line break"
     path, _, symbol = key.partition("::")
-    if any(c.isspace() for c in symbol):
-        return "whitespace in its symbol name"
-    if path != path.strip() or _ANCHOR_WS_RUN.search(path):
-        return "a run of whitespace in its path"
+    if symbol.count(" ") > MAX_SYMBOL_SPACES or any(c.isspace() and c != " " for c in symbol):
+        return "words in its symbol name"
+    for part in (path, symbol):
+        if part != part.strip() or _ANCHOR_WS_RUN.search(part):
+            return "a run of whitespace"
     return None
