@@ -632,10 +632,13 @@ def _check_identity(r: org_repos.OrgRepo, state: RepoState | None, roots: str) -
     Raises:
         OrgNameTaken: one line naming the other repository's root commit and location, and what to do.
     """
+    from ..rank.render import inline, visible
+
     if state is None or not state.roots or not roots or set(state.roots.split()) & set(roots.split()):
         return
+    where = visible(inline(org_repos.safe_location(state.location)))  # another indexer's text, for a terminal
     raise OrgNameTaken(f"{r.name} is already indexed from another repository (root commit "
-                       f"{state.roots.split()[0][:12]}, at {org_repos.safe_location(state.location)}); rename one in "
+                       f"{state.roots.split()[0][:12]}, at {where}); rename one in "
                        f"[org.repos] / [org] name, or `gitmem org remove {r.name}` first")
 
 
