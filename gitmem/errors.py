@@ -92,5 +92,12 @@ class OrgStoreError(GitmemError):
     exit_code = 2
 
 
+class OrgNameTaken(GitmemError):
+    """A repository claims a name the organisation index holds for another repository (different root commits):
+    indexing it would replace the other's rows (``org.index``)."""
+
+    exit_code = 2
+
+
 class ConfigError(GitmemError):
     """``.gitmem/config.toml`` is invalid."""

@@ -495,6 +495,29 @@ class Repo:
             return None
         return out.split()[0] if out.strip() else None
 
+    def is_ancestor(self, a: str, b: str) -> bool:
+        """Whether commit ``a`` is an ancestor of commit ``b`` (or ``b`` itself): ``git merge-base --is-ancestor``.
+
+        Raises:
+            GitError: git failed otherwise than answering no (exit 1), e.g. a commit it does not know.
+        """
+        try:
+            self._run("merge-base", "--is-ancestor", a, b)
+        except GitError as e:
+            if e.code == 1:
+                return False
+            raise
+        return True
+
+    def root_commits(self, rev: str) -> list[str]:
+        """The root commits (no parent) reachable from ``rev``, sorted: ``git rev-list --max-parents=0``. A
+        repository's identity across clones at different paths or URLs (the same history has the same roots).
+
+        Raises:
+            GitError: ``rev`` names no commit.
+        """
+        return sorted(self._run("rev-list", "--max-parents=0", rev).split())
+
     def is_shallow(self) -> bool:
         """Whether this is a shallow clone (``git rev-parse --is-shallow-repository``)."""
         return self._run("rev-parse", "--is-shallow-repository").strip() == "true"

@@ -59,6 +59,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
   warm process's ``org_search`` op, ``gitmem ui``).
 * ``org_repo_report_json`` (nested), ``org_index_json``: ``org index``.
 * ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
+* ``org_remove_json``: ``org remove``.
 * ``foreign_check_json`` (nested), ``org_check_json``: ``org check`` (cross-repository anchors).
 * ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
@@ -652,11 +653,14 @@ def org_hit_json(h: OrgHit) -> JSONObject:
 def org_repo_report_json(r: RepoReport) -> JSONObject:
     """One repository of ``org index``: ``{"repo", "location", "state" (indexed, skipped, failed), "before",
     "after" (commits; "" = none), "added", "updated", "deleted", "rechecked", "invalid", "memories", "error",
-    "hint", "errors" (the invalid memory files), "foreign" (memories with cross-repository anchors checked)}``."""
+    "hint", "errors" (the invalid memory files), "foreign" (memories with cross-repository anchors checked),
+    "truncated" (``REPO:path`` of memories indexed cut to ``[memory] max_chars``), "redacted" (``REPO:path`` of
+    memories whose secrets were redacted), "note" (why a repository was skipped when not up to date: behind the
+    indexed commit)}``."""
     return {"repo": r.repo, "location": r.location, "state": r.state, "before": r.before, "after": r.after,
             "added": r.added, "updated": r.updated, "deleted": r.deleted, "rechecked": r.rechecked,
             "invalid": r.invalid, "memories": r.memories, "error": r.error, "hint": r.hint, "errors": list(r.errors),
-            "foreign": r.foreign}
+            "foreign": r.foreign, "truncated": list(r.truncated), "redacted": list(r.redacted), "note": r.note}
 
 
 def org_index_json(rep: IndexReport) -> JSONObject:
@@ -665,6 +669,12 @@ def org_index_json(rep: IndexReport) -> JSONObject:
     return {"uri": rep.uri, "repos": [org_repo_report_json(r) for r in rep.repos], "added": rep.added,
             "updated": rep.updated, "deleted": rep.deleted, "failed": len(rep.failed),
             "seconds": round(rep.seconds, 3)}
+
+
+def org_remove_json(uri: str, repo: str, rows: int | None) -> JSONObject:
+    """``org remove``: ``{"uri", "repo", "removed" (false: the index had no such repository), "memories" (rows
+    deleted)}``."""
+    return {"uri": uri, "repo": repo, "removed": rows is not None, "memories": rows or 0}
 
 
 def org_repo_status_json(state: RepoState | None, name: str, location: str, current: str, note: str) -> JSONObject:

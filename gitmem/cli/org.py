@@ -28,6 +28,11 @@ NOT_CONFIGURED = ('no organisation index is configured: set [org] uri = "s3://BU
                   ".gitmem/config.toml or ~/.config/gitmem/config.toml (docs/org.md)")
 
 
+#: Invalid or cut memory files named under a repository's line of ``org index`` (the rest counted; ``--json``
+#: has them all).
+NAMED_FILES = 5
+
+
 class OrgConfigError(GitmemError):
     """``[org]``, ``[embeddings]`` or the user's config cannot be used for the organisation index (exit 2)."""
 
@@ -129,15 +134,20 @@ def org() -> None:
 @click.argument("repos", nargs=-1, metavar="[REPO]…")
 @click.option("--full", is_flag=True, help="Re-read and rewrite every memory of the repositories, not only what "
               "changed (e.g. after upgrading gitmem: rows an older version wrote are brought up to date).")
+@click.option("--rebuild", is_flag=True, help="Drop the index's tables first and index every repository again "
+              "from git (a damaged index: its data files gone).")
 @json_option
-def org_index(repos: tuple[str, ...], full: bool) -> None:
+def org_index(repos: tuple[str, ...], full: bool, rebuild: bool) -> None:
     """Index the committed memories of repositories into [org] uri (incremental).
 
     REPO: a name of [org.repos], a path or a git URL (default: every repository of [org.repos], else this one).
     Reads each repository's ref ([org] ref, else its default branch) with git, no work tree needed; a URL is
-    mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error.
+    mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error
+    (or a name the index holds for another repository).
     """
-    from ..org.index import index, repo_line
+    from ..config import max_chars
+    from ..org.index import drop, index, repo_line
+    from ..rank.render import inline, visible
 
     settings, root, embeddings = org_context()
     targets = _targets(settings, root, repos)
@@ -145,15 +155,24 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
 
     def progress(line: str) -> None:
         if not State.json:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)
 
+    if rebuild:
+        drop(settings)
     try:
-        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full)
+        rep = index(settings, targets, progress=progress, embeddings=embeddings, full=full or rebuild,
+                    max_chars=max_chars(_project_config()))
     except ConfigError as e:
         raise OrgConfigError(e.message, e.hint) from e
 
     def text() -> str:
-        lines = [repo_line(r) for r in rep.repos]
+        lines = []
+        for r in rep.repos:
+            lines.append(visible(repo_line(r)))
+            named = [("invalid", e) for e in r.errors] + [("cut", p) for p in r.truncated]
+            lines += [f"    {what}: {visible(inline(e))}" for what, e in named[:NAMED_FILES]]
+            if len(named) > NAMED_FILES:
+                lines.append(f"    … and {len(named) - NAMED_FILES} more (--json lists them all)")
         n = {s: sum(1 for r in rep.repos if r.state == s) for s in ("indexed", "skipped", "failed")}
         count = f"{len(rep.repos)} repositor{'y' if len(rep.repos) == 1 else 'ies'}"
         lines.append(f"{count}: {n['indexed']} indexed, {n['skipped']} up to date, "
@@ -165,9 +184,40 @@ def org_index(repos: tuple[str, ...], full: bool) -> None:
         click.echo(f"hint: {left_out}", err=True)
     for r in rep.failed:
         if r.hint and not State.json:
-            click.echo(f"hint: {r.repo}: {r.hint}", err=True)
+            click.echo(visible(f"hint: {r.repo}: {r.hint}"), err=True)
     if rep.failed:
         sys.exit(EXIT_ERROR)
+
+
+def _project_config() -> dict[str, Any]:
+    """The project's config when run in a repository, else {} (for ``[memory] max_chars``)."""
+    from ..errors import NotARepository
+    from .base import _store
+
+    try:
+        return _store(require=False).config
+    except (NotARepository, ConfigError):
+        return {}
+
+
+@org.command("remove")
+@click.argument("name")
+@json_option
+def org_remove(name: str) -> None:
+    """Remove repository NAME from the organisation index: its memories and its row (exit 1 when not indexed).
+
+    Its memory files are untouched; `gitmem org index` indexes it again if it is still in [org.repos].
+    """
+    from ..org.index import remove
+
+    settings, _, _ = org_context()
+    rows = remove(settings, name)
+    doc = shapes.org_remove_json(settings.uri, name, rows)
+    if rows is None:
+        _out(doc, lambda: f"gitmem: no repository {name} in the organisation index at {settings.uri} "
+                          "(gitmem org status lists them)")
+        sys.exit(EXIT_ERROR)
+    _out(doc, lambda: f"gitmem: removed {name} from {settings.uri} ({rows} memor{'y' if rows == 1 else 'ies'})")
 
 
 @org.command("status")
@@ -201,7 +251,8 @@ def org_status() -> None:
                     opened.close()
             except GitmemError as e:
                 note = e.message
-        rows.append(shapes.org_repo_status_json(st, name, r.location if r else "", current, note))
+        rows.append(shapes.org_repo_status_json(st, name, org_repos.safe_location(r.location) if r else "", current,
+                                                org_repos.strip_userinfo(note)))
     doc = shapes.org_status_json(settings.uri, rows)
 
     def text() -> str:
@@ -267,7 +318,17 @@ def recall_org(query: str, limit: int, repo: tuple[str, ...]) -> None:
 
 
 def _hit_line(h: OrgHit) -> str:
-    status = h.status if h.status == "fresh" else f"⚠ {h.status}"
-    trust = f" ({h.trust})" if h.trust else ""
-    line = f"{h.repo}:{h.id}  {h.score:.4f}  {status:9} [{h.type}] {h.title}{trust}"
-    return line + (f"\n    {h.status}: {h.reason}" if h.reason and h.status != "fresh" else "")
+    """One hit for a person's terminal: every field made one line with its escape sequences visible
+    (``render.inline``; the title at most ``render.MAX_ORG_TITLE_CHARS``), the reason as the agents get it
+    (``render.org_reason_shown``: another repository's text that is not gitmem's reason withheld)."""
+    from ..rank.render import MAX_ORG_TITLE_CHARS, cap_text, inline, org_reason_shown, visible
+
+    def one(text: str) -> str:
+        return visible(inline(text))
+
+    status = one(h.status) if h.status == "fresh" else f"⚠ {one(h.status)}"
+    trust = f" ({one(h.trust)})" if h.trust else ""
+    line = (f"{one(h.repo)}:{one(h.id)}  {h.score:.4f}  {status:9} [{one(h.type)}] "
+            f"{one(cap_text(h.title, MAX_ORG_TITLE_CHARS))}{trust}")
+    reason = org_reason_shown(h.reason)
+    return line + (f"\n    {one(h.status)}: {one(reason)}" if reason and h.status != "fresh" else "")

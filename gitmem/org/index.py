@@ -36,12 +36,13 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .. import git
-from ..errors import EmbeddingError, GitmemError, OrgStoreError
+from ..config import DEFAULT_MAX_CHARS
+from ..errors import EmbeddingError, GitmemError, OrgNameTaken, OrgStoreError
 from ..infra import utc_now
 from ..layout import TEAM_MEMORIES
 from ..model import Memory
@@ -90,6 +91,10 @@ class RepoReport:
         foreign: memories with a cross-repository anchor whose status was resolved in this run (new, changed or
             re-checked): checked at the other repository's ref.
         invalid: memory files that could not be parsed (left out; ``errors`` names them).
+        truncated: ``REPO:path`` of memories over ``[memory] max_chars``, indexed cut (``safe_memory``).
+        redacted: ``REPO:path`` of memories whose secrets were redacted from their row.
+        note: why a repository was skipped other than being up to date (``behind the indexed commit X: not
+            indexed``: its ref is an ancestor of the commit indexed, e.g. an old CI pipeline run again).
         memories: the repository's rows after this run.
     """
 
@@ -108,6 +113,9 @@ class RepoReport:
     error: str = ""
     hint: str = ""
     errors: tuple[str, ...] = ()
+    truncated: tuple[str, ...] = ()
+    redacted: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,9 @@ class IndexReport:
 
 @dataclass(frozen=True)
 class RepoState:
-    """A row of the ``repos`` table (``status``)."""
+    """A row of the ``repos`` table (``status``). ``roots``: the repository's root commits, space-separated and
+    sorted (``git.Repo.root_commits``): which repository the name was indexed from ("" = not known: a row of an
+    older gitmem, adopted at its next index)."""
 
     repo: str
     location: str
@@ -145,6 +155,7 @@ class RepoState:
     commit: str
     indexed_at: str
     memories: int
+    roots: str = ""
 
 
 def row_key(repo: str, mid: str) -> str:
@@ -188,7 +199,7 @@ def repos_schema() -> Any:
     return pa.schema([
         pa.field("repo", pa.string(), nullable=False, metadata={"lance-schema:unenforced-primary-key:position": "1"}),
         pa.field("location", pa.string()), pa.field("ref", pa.string()), pa.field("commit", pa.string()),
-        pa.field("indexed_at", pa.string()), pa.field("memories", pa.int64()),
+        pa.field("indexed_at", pa.string()), pa.field("memories", pa.int64()), pa.field("roots", pa.string()),
     ])
 
 
@@ -311,6 +322,11 @@ class _Index:
         self.foreign = foreign
         #: every memory file re-read and its row rewritten (``index(full=True)``)
         self.full = False
+        #: ``[memory] max_chars``: the most characters of one indexed memory (``safe_memory``)
+        self.max_chars = DEFAULT_MAX_CHARS
+        #: ``REPO:path`` of the memories cut to ``max_chars`` / with secrets redacted, in this run
+        self.truncated: list[str] = []
+        self.redacted: list[str] = []
         self.db = connect(settings)
         probe_conditional_writes(settings)
         name = embedder.name if embedder is not None else ""
@@ -318,6 +334,10 @@ class _Index:
             self.memories = _create_or_open(self.db, MEMORIES_TABLE, memories_schema(
                 int(embedder.dim) if embedder is not None else None, name))
             self.repos = _create_or_open(self.db, REPOS_TABLE, repos_schema())
+            if "roots" not in self.repos.schema.names:  # a table of an older gitmem: the identity column added
+                import pyarrow as pa
+
+                _retrying("add roots", lambda: self.repos.add_columns(pa.field("roots", pa.string())))
         except Exception as e:  # lancedb raises many types: one line for the person
             raise store_error(e, settings, "open the organisation index's tables", writing=True) from e
         have = (self.memories.schema.metadata or {}).get(EMBEDDER_META, b"").decode()
@@ -334,7 +354,7 @@ class _Index:
             return None
         r = got[-1]
         return RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "", r["indexed_at"] or "",
-                         int(r["memories"] or 0))
+                         int(r["memories"] or 0), r.get("roots") or "")
 
     def rows_of(self, name: str) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self.memories.search().where(f"repo = {sql_str(name)}").select(
@@ -355,9 +375,9 @@ class _Index:
         True when it did (compare-and-swap through a conditional ``merge_insert``)."""
         import pyarrow as pa
 
-        row = pa.table({"repo": [state.repo], "location": [state.location], "ref": [state.ref],
-                        "commit": [state.commit], "indexed_at": [state.indexed_at], "memories": [state.memories]},
-                       schema=self.repos.schema)
+        cols = {"repo": [state.repo], "location": [state.location], "ref": [state.ref], "commit": [state.commit],
+                "indexed_at": [state.indexed_at], "memories": [state.memories], "roots": [state.roots]}
+        row = pa.table({k: v for k, v in cols.items() if k in self.repos.schema.names}, schema=self.repos.schema)
         cond = f"target.commit = {sql_str(expected)}" if expected else "false"
         res = _retrying("repos", lambda: self.repos.merge_insert("repo").when_matched_update_all(where=cond)
                         .when_not_matched_insert_all().execute(row))
@@ -405,7 +425,7 @@ def _embedder(embeddings: Mapping[str, Any] | None) -> Any | None:
 
 def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
           progress: Callable[[str], None] | None = None, embeddings: Mapping[str, Any] | None = None,
-          fetch: bool = True, full: bool = False) -> IndexReport:
+          fetch: bool = True, full: bool = False, max_chars: int = DEFAULT_MAX_CHARS) -> IndexReport:
     """Index ``repos`` into the organisation index at ``settings.uri`` (see the module docstring).
 
     Args:
@@ -418,6 +438,8 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
         full: re-read every memory file of each repository, not only those whose blob changed, and rewrite its
             rows, even at the commit indexed (``org index --full``: rows an older gitmem wrote, such as a retired
             memory's, are brought to this version's rules).
+        max_chars: the most characters of one memory's row (``[memory] max_chars``): a longer one is cut
+            (``safe_memory``; reported in ``RepoReport.truncated``).
 
     Returns:
         An ``IndexReport``: per repository indexed / skipped / failed, rows added, updated and deleted, commits.
@@ -429,8 +451,6 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
     """
     started = time.monotonic()
     say = progress or (lambda _line: None)
-    from dataclasses import replace
-
     from .store import is_refused, store_error
     from .xrepo import Live
 
@@ -438,23 +458,86 @@ def index(settings: OrgSettings, repos: Sequence[org_repos.OrgRepo], *,
     known = {**{r.name: r.location for r in repos}, **settings.repos}
     ix = _Index(settings, _embedder(embeddings), Live(replace(settings, repos=known), None, fetch=fetch))
     ix.full = full
+    ix.max_chars = max_chars
     out: list[RepoReport] = []
     for r in repos:
-        say(f"{r.name}: indexing {r.location}")
+        say(f"{r.name}: indexing {org_repos.safe_location(r.location)}")
+        ix.truncated, ix.redacted = [], []
         try:
             rep = _index_repo(ix, r, fetch=fetch)
+            rep = replace(rep, truncated=tuple(ix.truncated), redacted=tuple(ix.redacted))
         except GitmemError as e:
-            if isinstance(e, OrgStoreError):
+            if isinstance(e, OrgStoreError | OrgNameTaken):
                 raise
-            rep = RepoReport(r.name, r.location, "failed", error=e.message, hint=e.hint)
+            rep = RepoReport(r.name, org_repos.safe_location(r.location), "failed",
+                             error=org_repos.strip_userinfo(e.message), hint=org_repos.strip_userinfo(e.hint))
         except Exception as e:
             if is_refused(e, settings):  # credentials refused, no bucket, unreachable: every repository would fail
                 raise store_error(e, settings, "write the organisation index", writing=True) from e
-            rep = RepoReport(r.name, r.location, "failed", error=f"{type(e).__name__}: {str(e).splitlines()[0]}"
-                             if str(e) else type(e).__name__, hint="run gitmem org index again for this repository")
+            rep = RepoReport(r.name, org_repos.safe_location(r.location), "failed",
+                             error=org_repos.strip_userinfo(f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                                                            if str(e) else type(e).__name__),
+                             hint=_failure_hint(e, settings))
         out.append(rep)
     ix.maintain()
     return IndexReport(settings.uri, out, time.monotonic() - started)
+
+
+def _failure_hint(e: BaseException, settings: OrgSettings) -> str:
+    """What to do about an unexpected error indexing one repository: a store whose data files are gone
+    (LanceDB's ``Not found``; running again fails the same) is rebuilt, else run again."""
+    if "not found" in str(e).lower():
+        return (f"the index's data files at {settings.uri} are missing or damaged: rebuild it with gitmem org index "
+                "--rebuild (drops the tables and indexes every repository again from git)")
+    return "run gitmem org index again for this repository"
+
+
+def remove(settings: OrgSettings, name: str) -> int | None:
+    """Delete repository ``name`` from the index: its memories' rows and its ``repos`` row (``gitmem org remove``).
+
+    Returns:
+        The memory rows deleted, or None when the index has no repository ``name`` (neither rows nor a ``repos``
+        row).
+
+    Raises:
+        OrgStoreError: the store cannot be opened or written (or ignores conditional writes).
+    """
+    from .store import connect, probe_conditional_writes, store_error
+
+    db = connect(settings)
+    probe_conditional_writes(settings)
+    try:
+        mem = open_table(db, MEMORIES_TABLE)
+        repos = open_table(db, REPOS_TABLE)
+        pred = f"repo = {sql_str(name)}"
+        rows = mem.count_rows(pred) if mem is not None else 0
+        known = repos is not None and repos.count_rows(pred) > 0
+        if not rows and not known:
+            return None
+        for table, has in ((mem, rows), (repos, known)):
+            if table is not None and has:
+                _retrying("delete", lambda t=table: t.delete(pred))  # type: ignore[misc]
+    except Exception as e:  # lancedb raises many types: one line for the person
+        raise store_error(e, settings, "write the organisation index", writing=True) from e
+    return int(rows)
+
+
+def drop(settings: OrgSettings) -> None:
+    """Drop the index's two tables (``gitmem org index --rebuild``): the next ``index`` creates them empty and
+    indexes every repository again from git. For a damaged index (data files gone).
+
+    Raises:
+        OrgStoreError: the store cannot be opened or written.
+    """
+    from .store import connect, probe_conditional_writes, store_error
+
+    db = connect(settings)
+    probe_conditional_writes(settings)
+    for name in (MEMORIES_TABLE, REPOS_TABLE):
+        try:
+            db.drop_table(name, ignore_missing=True)
+        except Exception as e:  # lancedb raises many types: one line for the person
+            raise store_error(e, settings, "drop the organisation index's tables", writing=True) from e
 
 
 def repo_line(r: RepoReport) -> str:
@@ -462,10 +545,14 @@ def repo_line(r: RepoReport) -> str:
     if r.state == "failed":
         return f"{r.repo}: failed: {r.error}"
     foreign = f", {r.foreign} with cross-repository anchors checked" if r.foreign else ""
+    if r.state == "skipped" and r.note:
+        return f"{r.repo}: {r.note}"
     if r.state == "skipped":
         return f"{r.repo}: up to date at {r.after[:12]} ({_n(r.memories, 'memory', 'memories')}{foreign})"
     before = r.before[:12] or "nothing"
     extra = f", {r.invalid} invalid" if r.invalid else ""
+    extra += f", {len(r.truncated)} cut to [memory] max_chars" if r.truncated else ""
+    extra += f", {len(r.redacted)} with secrets redacted" if r.redacted else ""
     return (f"{r.repo}: {before} -> {r.after[:12]}: +{r.added} ~{r.updated} -{r.deleted} "
             f"({r.rechecked} re-checked{foreign}{extra}; {_n(r.memories, 'memory', 'memories')})")
 
@@ -476,23 +563,33 @@ def _n(count: int, one: str, many: str) -> str:
 
 
 def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
+    where = org_repos.safe_location(r.location)  # a URL's credentials never stored nor printed
     repo = org_repos.open_repo(r, fetch=fetch)
     try:
         new = org_repos.ref_commit(repo, ix.settings.ref)
+        # a shallow clone's "roots" are where its history was cut: no identity (neither checked nor recorded)
+        roots = "" if repo.is_shallow() else " ".join(repo.root_commits(new))
         totals = [0, 0, 0, 0, 0]
         invalid: list[str] = []
         first_before: str | None = None
         memories = 0
         for attempt in range(CAS_ATTEMPTS):
             state = ix.repo_state(r.name)
+            _check_identity(r, state, roots)
             before = state.commit if state else ""
+            if before and before != new and not ix.full and _behind(repo, new, before):
+                return RepoReport(r.name, where, "skipped", before=before, after=before,
+                                  memories=state.memories if state else 0,
+                                  note=f"behind the indexed commit {before[:12]}: not indexed")
             if first_before is None:
                 first_before = before
             if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name)):
                 pass  # its own ref did not move, another repository's may have: cross-repository anchors re-checked
             elif before == new:  # up to date (made so by another indexer, when this is a second attempt)
                 if attempt == 0:
-                    return RepoReport(r.name, r.location, "skipped", before=before, after=new,
+                    if state is not None and roots and not state.roots:  # a row of an older gitmem: adopted
+                        ix.move_repo(replace(state, roots=roots), before)
+                    return RepoReport(r.name, where, "skipped", before=before, after=new,
                                       memories=state.memories if state else 0)
                 memories = state.memories if state else memories
                 break
@@ -500,20 +597,49 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
             totals = [a + b for a, b in zip(totals, counts, strict=True)]
             if before == new and not any(counts[:3]):
                 # only its cross-repository anchors were re-checked and none changed: nothing written
-                return RepoReport(r.name, r.location, "skipped", before=before, after=new, rechecked=totals[3],
+                return RepoReport(r.name, where, "skipped", before=before, after=new, rechecked=totals[3],
                                   foreign=totals[4], memories=memories)
-            moved = ix.move_repo(RepoState(r.name, r.location, ix.settings.ref, new, utc_now(), memories), before)
+            moved = ix.move_repo(RepoState(r.name, where, ix.settings.ref, new,
+                                           utc_now(), memories, roots or (state.roots if state else "")), before)
             if moved:
                 break
             log.info("%s: another indexer moved it meanwhile; starting over from its commit", r.name)
         else:
             raise GitmemError(f"{r.name}: other indexers kept moving it ({CAS_ATTEMPTS} attempts)",
                               "run gitmem org index again")
-        return RepoReport(r.name, r.location, "indexed", before=first_before or "", after=new, added=totals[0],
+        return RepoReport(r.name, where, "indexed", before=first_before or "", after=new, added=totals[0],
                           updated=totals[1], deleted=totals[2], rechecked=totals[3], invalid=len(invalid),
                           foreign=totals[4], memories=memories, errors=tuple(invalid))
     finally:
         repo.close()
+
+
+def _behind(repo: git.Repo, new: str, indexed: str) -> bool:
+    """Whether commit ``new`` is a strict ancestor of the commit ``indexed`` (which ``repo`` holds): indexing it
+    would move the index backwards (an older CI pipeline run again). False when ``indexed`` is not in ``repo``
+    (another clone's commit, a force-push): then ``new`` is indexed."""
+    try:
+        return repo.commit_exists(indexed) and repo.is_ancestor(new, indexed)
+    except GitmemError:
+        return False
+
+
+def _check_identity(r: org_repos.OrgRepo, state: RepoState | None, roots: str) -> None:
+    """Refuse to index ``r`` under its name when the index holds that name for another repository: ``state``'s
+    root commits and ``roots`` (``git.Repo.root_commits``) share none. Either unknown ("": a row of an older
+    gitmem, or a shallow clone) is not a conflict.
+
+    Raises:
+        OrgNameTaken: one line naming the other repository's root commit and location, and what to do.
+    """
+    from ..rank.render import inline, visible
+
+    if state is None or not state.roots or not roots or set(state.roots.split()) & set(roots.split()):
+        return
+    where = visible(inline(org_repos.safe_location(state.location)))  # another indexer's text, for a terminal
+    raise OrgNameTaken(f"{r.name} is already indexed from another repository (root commit "
+                       f"{state.roots.split()[0][:12]}, at {where}); rename one in "
+                       f"[org.repos] / [org] name, or `gitmem org remove {r.name}` first")
 
 
 def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tuple[list[int], list[str], int]:
@@ -561,6 +687,8 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
     resolver = Resolver(repo, foreign=ix.foreign.status if ix.foreign is not None else None)
     written: list[_Row] = []
     invalid: list[str] = []
+    truncated: list[str] = ix.truncated
+    redacted: list[str] = ix.redacted
     added = updated = rechecked = foreign = 0
     for p in [*to_read, *recheck]:
         data = repo.read_blob(files[p])
@@ -568,6 +696,7 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             if data is None:
                 raise MemoryFileError(p, "blob missing from the repository")
             m = parse_bytes(data, Path(p), display=f"{name}:{p}")
+            _check_anchors(m, f"{name}:{p}")
         except MemoryFileError as e:
             invalid.append(e.message)
             if p in by_path:
@@ -578,6 +707,11 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
             if old is not None:
                 delete.add(old["key"])
             continue
+        m, cut, secret = safe_memory(m, ix.max_chars)
+        if cut:
+            truncated.append(f"{name}:{p}")
+        if secret:
+            redacted.append(f"{name}:{p}")
         status, reason = _status(resolver, m, new)
         if _memory_has_foreign(ix, m):
             foreign += 1
@@ -607,6 +741,59 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
     return [added, updated, len(delete - keys_written), rechecked, foreign], invalid, len(now_keys)
+
+
+#: The most characters of an indexed memory's title (one line; ``rank.render.MAX_ORG_TITLE_CHARS`` shows as much).
+MAX_TITLE_CHARS = 300
+#: The most tags of an indexed memory, and characters of each (a tag is a word or two).
+MAX_TAGS, MAX_TAG_CHARS = 50, 100
+
+
+def safe_memory(m: Memory, limit: int) -> tuple[Memory, bool, bool]:
+    """``m`` as it is indexed: its title, body, facts and tags cut to ``limit`` characters in all
+    (``memories.fit``, the rule of ``[memory] max_chars``: the body ends in ``memories.CUT_MARK`` when cut; the
+    title at most ``MAX_TITLE_CHARS``, tags ``MAX_TAGS`` × ``MAX_TAG_CHARS``) and secrets redacted
+    (``capture.redact.redact_text``, the redactor of ``gitmem remember``); and whether it was cut, whether
+    anything was redacted. A memory file committed by hand can be any size and hold any text: a 14 MB one would
+    otherwise be scanned by every session start of the organisation, and a key in it given to every agent.
+
+    Text is cut to twice ``limit`` before redacting (redaction runs over what may be shown, not megabytes), then
+    to ``limit``."""
+    from ..capture.redact import redact_text
+    from ..memories import fit, text_chars
+
+    cut = text_chars(m) > limit or len(m.title) > MAX_TITLE_CHARS or len(m.tags) > MAX_TAGS
+    room = 2 * limit
+    pre = replace(m, title=m.title[:MAX_TITLE_CHARS], body=m.body[:room], facts=[f[:room] for f in m.facts[:room]],
+                  tags=[t[:MAX_TAG_CHARS] for t in m.tags[:MAX_TAGS]])
+    clean = replace(pre, title=redact_text(pre.title), body=redact_text(pre.body),
+                    facts=[redact_text(f) for f in pre.facts], tags=[redact_text(t) for t in pre.tags])
+    secret = (clean.title, clean.body, clean.facts, clean.tags) != (pre.title, pre.body, pre.facts, pre.tags)
+    fitted = fit(clean, limit)
+    if fitted is not clean:
+        cut = True
+    if len(fitted.title) > limit:  # fit leaves the title: the title alone over a small limit
+        fitted = replace(fitted, title=fitted.title[:limit])
+    return fitted, cut, secret
+
+
+def _check_anchors(m: Memory, display: str) -> None:
+    """Refuse memory ``m`` (read from ``display``) when one of its anchor keys is not the shape of an anchor
+    (``injection.anchor_key_problem``: text in a symbol, control characters, a run of whitespace): the row's anchors
+    and its status reason (which names the worst anchor) are shown to agents outside the ``> `` fence, so text
+    that is not a path never reaches them. The message names the anchor by position, never its text.
+
+    Raises:
+        MemoryFileError: the first anchor whose key is not an anchor's shape.
+    """
+    from ..errors import MemoryFileError
+    from ..injection import anchor_key_problem
+
+    for n, a in enumerate(m.anchors, 1):
+        why = anchor_key_problem(a.key)
+        if why:
+            raise MemoryFileError(display, f"anchor {n} is not a path or path::symbol ({why}): memory left out",
+                                  hint="anchors are repo-relative paths, path::Symbol.name or REPO:path::Symbol")
 
 
 def _has_foreign(ix: _Index, row: dict[str, Any]) -> bool:
@@ -659,5 +846,5 @@ def states(settings: OrgSettings) -> list[RepoState]:
     except Exception as e:  # lancedb raises many types: one line for the person
         raise store_error(e, settings, "read the organisation index") from e
     rows = {r["repo"]: RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "",
-                                 r["indexed_at"] or "", int(r["memories"] or 0)) for r in got}
+                                 r["indexed_at"] or "", int(r["memories"] or 0), r.get("roots") or "") for r in got}
     return [rows[k] for k in sorted(rows)]

@@ -53,6 +53,23 @@ def is_url(location: str) -> bool:
     return bool(_URL.match(location))
 
 
+#: The userinfo of a URL (``scheme://USER[:PASSWORD]@``), anywhere in a text.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@]+@")
+
+
+def strip_userinfo(text: str) -> str:
+    """``text`` with the userinfo of every ``scheme://user:token@host`` URL in it replaced by ``***``
+    (``https://***@host/ledger.git``): what the ``repos`` table stores and what lines print. An scp-like
+    ``git@host:path`` has no secret and is kept."""
+    return _USERINFO.sub(lambda m: f"{m.group('scheme')}***@", text)
+
+
+def safe_location(location: str) -> str:
+    """``location`` as stored in the shared ``repos`` table and printed: a URL without its credentials
+    (``strip_userinfo``); a path as it is."""
+    return strip_userinfo(location) if is_url(location) else location
+
+
 def _absolute(location: str, root: Path | None) -> str:
     if is_url(location):
         return location
@@ -135,6 +152,9 @@ def open_repo(repo: OrgRepo, *, fetch: bool) -> git.Repo:
         GitmemError: the location is not a repository or the URL is unreachable (one line, and what to do).
     """
     if not repo.is_url:
+        if os.path.exists(repo.location) and not os.path.isdir(repo.location):
+            raise GitmemError(f"{repo.name}: {repo.location} is not a git repository (a file)",
+                              "give the path of a clone, or its URL ([org.repos] or gitmem org index PATH)")
         if not os.path.isdir(repo.location):
             raise GitmemError(f"{repo.name}: {repo.location} does not exist",
                               "give the path of a clone, or its URL ([org.repos] or gitmem org index PATH)")
@@ -162,12 +182,14 @@ def open_repo(repo: OrgRepo, *, fetch: bool) -> git.Repo:
                 opened.fetch_mirror()
             return opened
     except GitError as e:
-        raise GitmemError(f"{repo.name}: cannot {'fetch' if dest.exists() else 'clone'} {repo.location}: {e.message}",
+        raise GitmemError(strip_userinfo(f"{repo.name}: cannot {'fetch' if dest.exists() else 'clone'} "
+                                         f"{repo.location}: {e.message}"),
                           "check the URL and that git can reach it here (git ls-remote URL); credentials come from "
                           "git's own (ssh agent, credential helper)") from e
     except TimeoutError as e:
         raise GitmemError(f"{repo.name}: another process has been updating {dest} for "
-                          f"{MIRROR_LOCK_TIMEOUT_S:.0f} s", f"wait for it, or delete {dest}.lock if none runs") from e
+                          f"{MIRROR_LOCK_TIMEOUT_S:.0f} s", "wait for it: the lock (an flock on "
+                          f"{dest}.lock) is released when that process ends, even killed") from e
 
 
 def ref_commit(repo: git.Repo, ref: str) -> str:

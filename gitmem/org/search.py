@@ -190,10 +190,14 @@ def search(settings: OrgSettings, query: str, *, limit: int = 10, repos: Sequenc
         rows.setdefault(r["key"], r)
     fused = rrf([([r["key"] for r in got_fts], 1.0), ([r["key"] for r in got_vec], 1.0)])
     best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    from ..rank.render import MAX_ORG_TEXT_CHARS, MAX_ORG_TITLE_CHARS, cap_text
+
     hits = []
     for key, score in best:
         r = rows[key]
-        hits.append(OrgHit(repo=r["repo"], id=r["id"], title=r["title"] or "", body=r["body"] or "",
+        # a row written before the indexer cut rows to [memory] max_chars (org.index.safe_memory) may hold megabytes
+        hits.append(OrgHit(repo=r["repo"], id=r["id"], title=cap_text(r["title"] or "", MAX_ORG_TITLE_CHARS),
+                           body=cap_text(r["body"] or "", MAX_ORG_TEXT_CHARS),
                            type=r["type"] or "", status=r["status"] or "unchecked", reason=r["reason"] or "",
                            trust=r["trust"] or "", anchors=tuple(r["anchors"] or ()), score=score,
                            commit=commits.get(r["repo"], r["commit"] or ""), level=r["level"] or "",

@@ -307,14 +307,58 @@ def item_from_org(hit: dict[str, Any]) -> Item:
     ``org: <repo>``; its status as at the repository's commit indexed (``row_status``: a stale one is marked ⚠,
     with the commit: ``… (at <repo> <commit>)``); a ``constraint`` shown as a rule only at ``RULE_LEVELS``."""
     status = str(hit.get("status") or "")
-    note = row_status({"status": None if status in ("", "unchecked") else status, "reason": hit.get("reason")})
+    reason = org_reason_shown(str(hit.get("reason") or ""))
+    note = row_status({"status": None if status in ("", "unchecked") else status, "reason": reason})
     commit = str(hit.get("commit") or "")[:10]
     if status not in ("", "fresh", "unchecked") and commit:
         note += f" (at {hit.get('repo')} {commit})"
-    return Item(str(hit.get("id")), str(hit.get("type")), str(hit.get("title")), body=str(hit.get("body") or ""),
-                anchors=[str(a) for a in hit.get("anchors") or ()], updated=str(hit.get("updated") or "") or None,
-                status=note, trust=str(hit.get("trust") or ""), rule=hit.get("level") in RULE_LEVELS,
-                scope=f"org: {hit.get('repo')}")
+    anchors = [str(a) for a in hit.get("anchors") or ()]
+    return Item(str(hit.get("id")), str(hit.get("type")), cap_text(str(hit.get("title")), MAX_ORG_TITLE_CHARS),
+                body=cap_text(str(hit.get("body") or ""), MAX_ORG_TEXT_CHARS),
+                anchors=[WITHHELD_NOT_ANCHOR if injection.anchor_key_problem(a) else a for a in anchors],
+                updated=str(hit.get("updated") or "") or None, status=note, trust=str(hit.get("trust") or ""),
+                rule=hit.get("level") in RULE_LEVELS, scope=f"org: {hit.get('repo')}")
+
+
+#: What replaces an org hit's anchor that is not an anchor's shape (``injection.anchor_key_problem``).
+WITHHELD_NOT_ANCHOR = "[withheld anchor: not a path]"
+#: What replaces an org hit's status reason that reads as an instruction or is not gitmem's own text.
+WITHHELD_REASON = "[reason withheld: {why}]"
+#: The most characters of an org hit's status reason shown: gitmem's reasons (``catalog.sync.status_reason``:
+#: an anchor key, at most ``injection.MAX_ANCHOR_KEY_CHARS``, and what changed in which commit) are far shorter.
+MAX_ORG_REASON_CHARS = 600
+#: The most characters of an org hit's body (and facts) an agent surface reads, scans or shows: ``[memory]
+#: max_chars``' default (``config.DEFAULT_MAX_CHARS``); the indexer cuts rows to the indexing repository's limit
+#: already (``org.index``), this caps what a row written otherwise could hold (defence in depth: scanning
+#: megabytes would time the hook out).
+MAX_ORG_TEXT_CHARS = 4000
+#: The most characters of an org hit's title read and shown (a title is one line).
+MAX_ORG_TITLE_CHARS = 300
+
+
+def cap_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters (ending in `` …`` when cut)."""
+    return text if len(text) <= limit else text[:max(0, limit - 2)].rstrip() + " …"
+
+
+def org_reason_shown(reason: str) -> str:
+    """An org hit's status ``reason`` as shown outside the fence: itself when it is gitmem's own shape (its first
+    word an anchor key: ``injection.anchor_key_problem``; no run of whitespace, no control character, no line that
+    ``injection`` flags, at most ``MAX_ORG_REASON_CHARS``), else ``WITHHELD_REASON`` (an index row can hold any
+    text: it comes from another repository's files)."""
+    if not reason:
+        return ""
+    why = None
+    if len(reason) > MAX_ORG_REASON_CHARS:
+        why = "too long"
+    elif _CONTROL.search(reason) or "  " in reason:
+        why = "not gitmem's text"
+    elif injection.anchor_key_problem(reason.split(" ", 1)[0]):
+        why = "not an anchor"
+    else:
+        rule = injection.line_rule(reason)
+        why = f"reads as an instruction ({rule})" if rule else None
+    return WITHHELD_REASON.format(why=why) if why else reason
 
 
 def given_again(was: str | None, when: str, now: str) -> str:
@@ -369,10 +413,20 @@ def _visible(text: str) -> str:
     return text if text.isascii() else injection.invisible().sub("", text)
 
 
+#: The most characters of one text of a memory ``first_rule`` scans: 4 × ``[memory] max_chars``' default. A hook
+#: has seconds; the instruction check over megabytes takes longer (a 14 MB body timed a session start out).
+MAX_SCAN_CHARS = 16000
+#: ``first_rule``'s answer for a text over ``MAX_SCAN_CHARS``: not checked, so not shown as a rule.
+TOO_LONG_RULE = "too long to check"
+
+
 def first_rule(item: Item) -> str | None:
     """The first rule ``injection.line_rule`` flags in any line of ``item``'s own text (title, the whole body,
-    facts), else None: such a memory is never shown as a rule, in full or as an index line."""
+    facts), else None: such a memory is never shown as a rule, in full or as an index line. A text over
+    ``MAX_SCAN_CHARS`` is not scanned past it and counts as flagged (``TOO_LONG_RULE``): never a rule."""
     for text in (item.title, item.body, *item.facts):
+        if len(text) > MAX_SCAN_CHARS:
+            return TOO_LONG_RULE
         for line in text.splitlines():
             rule = injection.line_rule(line)
             if rule:
