@@ -156,6 +156,9 @@ class RepoState:
     indexed_at: str
     memories: int
     roots: str = ""
+    #: how many of its memories have cross-repository anchors (re-checked at every run even when its ref did not
+    #: move); -1 = not known (a row of an older gitmem: its rows are looked at)
+    foreign: int = -1
 
 
 def row_key(repo: str, mid: str) -> str:
@@ -200,6 +203,7 @@ def repos_schema() -> Any:
         pa.field("repo", pa.string(), nullable=False, metadata={"lance-schema:unenforced-primary-key:position": "1"}),
         pa.field("location", pa.string()), pa.field("ref", pa.string()), pa.field("commit", pa.string()),
         pa.field("indexed_at", pa.string()), pa.field("memories", pa.int64()), pa.field("roots", pa.string()),
+        pa.field("foreign", pa.int64()),
     ])
 
 
@@ -334,10 +338,18 @@ class _Index:
             self.memories = _create_or_open(self.db, MEMORIES_TABLE, memories_schema(
                 int(embedder.dim) if embedder is not None else None, name))
             self.repos = _create_or_open(self.db, REPOS_TABLE, repos_schema())
-            if "roots" not in self.repos.schema.names:  # a table of an older gitmem: the identity column added
-                import pyarrow as pa
+            import pyarrow as pa
 
-                _retrying("add roots", lambda: self.repos.add_columns(pa.field("roots", pa.string())))
+            for field in (pa.field("roots", pa.string()), pa.field("foreign", pa.int64())):
+                if field.name not in self.repos.schema.names:  # a table of an older gitmem: the column added
+                    _retrying(f"add {field.name}", lambda f=field: self.repos.add_columns(f))  # type: ignore[misc]
+            #: every repository's row as this run started: the first look of each repository (one read, not one
+            #: per repository); a second attempt reads its row again (another indexer moved it)
+            self.snapshot: dict[str, RepoState] | None = None
+            try:
+                self.snapshot = {r["repo"]: _state(r) for r in self.repos.search().limit(None).to_arrow().to_pylist()}
+            except Exception:  # noqa: BLE001 - a damaged table: each repository reads its row, and says why it fails
+                self.snapshot = None
         except Exception as e:  # lancedb raises many types: one line for the person
             raise store_error(e, settings, "open the organisation index's tables", writing=True) from e
         have = (self.memories.schema.metadata or {}).get(EMBEDDER_META, b"").decode()
@@ -348,13 +360,12 @@ class _Index:
                                 "index's folder to rebuild it with this one")
         self.schema = self.memories.schema
 
-    def repo_state(self, name: str) -> RepoState | None:
+    def repo_state(self, name: str, *, fresh: bool = True) -> RepoState | None:
+        """Repository ``name``'s row (None: not indexed); ``fresh`` False: as this run started (``snapshot``)."""
+        if not fresh and self.snapshot is not None:
+            return self.snapshot.get(name)
         got = self.repos.search().where(f"repo = {sql_str(name)}").limit(None).to_arrow().to_pylist()
-        if not got:
-            return None
-        r = got[-1]
-        return RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "", r["indexed_at"] or "",
-                         int(r["memories"] or 0), r.get("roots") or "")
+        return _state(got[-1]) if got else None
 
     def rows_of(self, name: str) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = self.memories.search().where(f"repo = {sql_str(name)}").select(
@@ -376,7 +387,8 @@ class _Index:
         import pyarrow as pa
 
         cols = {"repo": [state.repo], "location": [state.location], "ref": [state.ref], "commit": [state.commit],
-                "indexed_at": [state.indexed_at], "memories": [state.memories], "roots": [state.roots]}
+                "indexed_at": [state.indexed_at], "memories": [state.memories], "roots": [state.roots],
+                "foreign": [state.foreign if state.foreign >= 0 else None]}
         row = pa.table({k: v for k, v in cols.items() if k in self.repos.schema.names}, schema=self.repos.schema)
         cond = f"target.commit = {sql_str(expected)}" if expected else "false"
         res = _retrying("repos", lambda: self.repos.merge_insert("repo").when_matched_update_all(where=cond)
@@ -574,7 +586,7 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
         first_before: str | None = None
         memories = 0
         for attempt in range(CAS_ATTEMPTS):
-            state = ix.repo_state(r.name)
+            state = ix.repo_state(r.name, fresh=attempt > 0)
             _check_identity(r, state, roots)
             before = state.commit if state else ""
             if before and before != new and not ix.full and _behind(repo, new, before):
@@ -583,7 +595,7 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
                                   note=f"behind the indexed commit {before[:12]}: not indexed")
             if first_before is None:
                 first_before = before
-            if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name)):
+            if before == new and attempt == 0 and (ix.full or _foreign_rows(ix, r.name, state)):
                 pass  # its own ref did not move, another repository's may have: cross-repository anchors re-checked
             elif before == new:  # up to date (made so by another indexer, when this is a second attempt)
                 if attempt == 0:
@@ -593,14 +605,14 @@ def _index_repo(ix: _Index, r: org_repos.OrgRepo, *, fetch: bool) -> RepoReport:
                                       memories=state.memories if state else 0)
                 memories = state.memories if state else memories
                 break
-            counts, invalid, memories = _apply(ix, repo, r.name, before, new)
+            counts, invalid, memories, foreign_now = _apply(ix, repo, r.name, before, new)
             totals = [a + b for a, b in zip(totals, counts, strict=True)]
             if before == new and not any(counts[:3]):
                 # only its cross-repository anchors were re-checked and none changed: nothing written
                 return RepoReport(r.name, where, "skipped", before=before, after=new, rechecked=totals[3],
                                   foreign=totals[4], memories=memories)
-            moved = ix.move_repo(RepoState(r.name, where, ix.settings.ref, new,
-                                           utc_now(), memories, roots or (state.roots if state else "")), before)
+            moved = ix.move_repo(RepoState(r.name, where, ix.settings.ref, new, utc_now(), memories,
+                                           roots or (state.roots if state else ""), foreign_now), before)
             if moved:
                 break
             log.info("%s: another indexer moved it meanwhile; starting over from its commit", r.name)
@@ -642,9 +654,10 @@ def _check_identity(r: org_repos.OrgRepo, state: RepoState | None, roots: str) -
                        f"[org.repos] / [org] name, or `gitmem org remove {r.name}` first")
 
 
-def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tuple[list[int], list[str], int]:
+def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tuple[list[int], list[str], int, int]:
     """Bring the rows of repository ``name`` to commit ``new`` (the ``repos`` row says ``before``): returns
-    ([added, updated, deleted, rechecked, foreign], invalid files as ``path: message``, rows now).
+    ([added, updated, deleted, rechecked, foreign], invalid files as ``path: message``, rows now, rows now with
+    cross-repository anchors).
 
     A retired (or superseded) memory has no row: the rule of the repository's own recall (``store.load`` puts a
     memory whose ``retired`` is set in ``Loaded.retired``, in no ranking, index or status); its row, if any, is
@@ -740,7 +753,9 @@ def _apply(ix: _Index, repo: git.Repo, name: str, before: str, new: str) -> tupl
         table = _rows_table(part, name, new, ix.schema, ix.embedder) if part else None
         ix.write(ix.memories, table, sorted(delete) if start == 0 else [])
     now_keys = ({row["key"] for row in by_path.values()} - delete) | keys_written
-    return [added, updated, len(delete - keys_written), rechecked, foreign], invalid, len(now_keys)
+    foreign_now = sum(1 for row in by_path.values() if row["key"] in now_keys and row["key"] not in keys_written
+                      and _has_foreign(ix, row)) + sum(1 for w in unique.values() if _memory_has_foreign(ix, w.memory))
+    return [added, updated, len(delete - keys_written), rechecked, foreign], invalid, len(now_keys), foreign_now
 
 
 #: The most characters of an indexed memory's title (one line; ``rank.render.MAX_ORG_TITLE_CHARS`` shows as much).
@@ -811,10 +826,21 @@ def _memory_has_foreign(ix: _Index, m: Memory) -> bool:
     return ix.foreign is not None and any(not a.local for a in m.anchors)
 
 
-def _foreign_rows(ix: _Index, name: str) -> bool:
+def _foreign_rows(ix: _Index, name: str, state: RepoState | None) -> bool:
     """Whether repository ``name`` has rows with cross-repository anchors (re-checked even when its ref did not
-    move: the other repository's may have)."""
-    return ix.foreign is not None and any(_has_foreign(ix, row) for row in ix.rows_of(name))
+    move: the other repository's may have): its ``repos`` row's count, else (a row of an older gitmem) its rows."""
+    if ix.foreign is None:
+        return False
+    if state is not None and state.foreign >= 0:
+        return state.foreign > 0
+    return any(_has_foreign(ix, row) for row in ix.rows_of(name))
+
+
+def _state(r: dict[str, Any]) -> RepoState:
+    """A ``RepoState`` of a ``repos`` table row (as a dict)."""
+    foreign = r.get("foreign")
+    return RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "", r["indexed_at"] or "",
+                     int(r["memories"] or 0), r.get("roots") or "", int(foreign) if foreign is not None else -1)
 
 
 def _status(resolver: Any, m: Memory, rev: str) -> tuple[str, str]:
@@ -845,6 +871,5 @@ def states(settings: OrgSettings) -> list[RepoState]:
         got = t.search().limit(None).to_arrow().to_pylist() if t is not None else []
     except Exception as e:  # lancedb raises many types: one line for the person
         raise store_error(e, settings, "read the organisation index") from e
-    rows = {r["repo"]: RepoState(r["repo"], r["location"] or "", r["ref"] or "", r["commit"] or "",
-                                 r["indexed_at"] or "", int(r["memories"] or 0), r.get("roots") or "") for r in got}
+    rows = {r["repo"]: _state(r) for r in got}
     return [rows[k] for k in sorted(rows)]
