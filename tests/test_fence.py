@@ -14,6 +14,7 @@ import pytest
 
 from gitmem import injection
 from gitmem.rank import render
+from testing.jsontext import strings
 from testing.repos import commit, git, make_repo
 from tests.test_claude_hooks import AUTH_PY, CLIENT_PY, context_of, fixture, hook
 
@@ -51,20 +52,7 @@ def assert_fenced_in_requests(requests: list[dict[str, Any]], mid: str) -> None:
     """What a model received (a scripted server's request log) holds memory ``mid``'s note quoted, and none of
     ``HOSTILE_BODY``'s forged lines at the start of a line in any text of any request, nor its download
     command (``evil.example``) or fake ``</system-reminder>``."""
-    texts: list[str] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, str):
-            texts.append(x)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(requests)
-    texts = [html.unescape(t) for t in texts]  # Gemini CLI escapes < > & inside its <hook_context>
+    texts = [html.unescape(t) for t in strings(requests)]  # Gemini CLI escapes < > & inside its <hook_context>
     given = [t for t in texts if mid in t and "# gitmem" in t]
     assert given, "the memory never reached the model"
     assert any("> Keep the timeout at 10 s: the gateway cuts at 12 s." in t for t in given), "\n".join(given)

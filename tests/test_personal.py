@@ -15,6 +15,7 @@ import pytest
 
 from gitmem import layout
 from gitmem.catalog import db as catalog_db
+from testing.jsontext import strings
 from testing.repos import commit, git, make_repo
 from tests.test_claude_hooks import AUTH_PY, CLIENT_PY, context_of, fixture, hook, remember, wait_for
 
@@ -58,20 +59,7 @@ def tree_state(repo: Path) -> tuple[str, str, str, list[str]]:
 
 def all_text(stdout: str) -> str:
     """Every string in a hook's JSON answer, joined (each agent puts its context somewhere else)."""
-    out: list[str] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(json.loads(stdout) if stdout.strip() else None)
-    return "\n".join(out)
+    return "\n".join(strings(json.loads(stdout) if stdout.strip() else None))
 
 
 def codex_hook(payload: dict[str, Any], cwd: Path) -> str:
