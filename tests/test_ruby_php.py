@@ -227,3 +227,17 @@ def test_staleness_on_a_real_repository(tmp_path: Path, path, text, name, span, 
     c3 = commit(root, "change the body", {new_path: text.replace(*other).replace(*body)})
     st = Resolver(repo).status(a, c3)
     assert st.status == Status.STALE and st.commit == c3 and st.symbol_now == name
+
+
+@pytest.mark.parametrize("path, written, name", [
+    ("lib/billing.rb", "Billing::Invoice#total", "Billing.Invoice.total"),
+    ("lib/billing.rb", "Billing::Invoice.build", "Billing.Invoice.build"),
+    ("lib/billing.rb", "::Billing::Invoice::Line", "Billing.Invoice.Line"),
+    ("lib/billing.rb", "Report#2#footer", "Report#2.footer"),
+    ("app/Ctl.php", "\\App\\Http\\OrderController::make", "OrderController.make"),
+    ("app/Ctl.php", "OrderController->show", "OrderController.show"),
+], ids=["ruby-instance", "ruby-singleton", "ruby-const", "ruby-reopened", "php-static", "php-arrow"])
+def test_anchors_accept_the_languages_own_separators(tmp_path: Path, path, written, name):
+    fixture = FIXTURES / ("ruby/sample.rb" if path.endswith(".rb") else "php/sample.php")
+    root = make_repo(tmp_path / "r", {path: fixture.read_text()})
+    assert Resolver(Repo(root)).make(path, written).symbol == name

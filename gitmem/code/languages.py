@@ -213,6 +213,8 @@ class LanguageSpec:
             ``"key"`` (separate implementations named by their ``Def.key``,
             Java overloads, Rust ``cfg`` variants) or ``"number"`` (``#2``,
             ``#3`` ... in source order).
+        written_name: a symbol name as a person writes it in this language
+            (``A::B#m``) -> gitmem's name (``A.B.m``); identity by default.
     """
 
     name: str
@@ -234,6 +236,7 @@ class LanguageSpec:
     comma_after_block: frozenset[str] = frozenset()
     docstrings: bool = False
     same_name: str = "number"
+    written_name: Callable[[str], str] = lambda name: name
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1058,6 +1061,12 @@ def _ruby_string(node: Node, src: bytes) -> bytes | None:
     return b"S|" + raw[1:-1]
 
 
+def _ruby_written_name(name: str) -> str:
+    """``A::B#m`` / ``A::B::m`` / ``::A.m`` -> ``A.B.m``; a ``#2`` numbering suffix is kept."""
+    name = re.sub(r"#(?=[^\d])", ".", name)
+    return ".".join(p for p in name.split("::") if p).replace("..", ".")
+
+
 RUBY = LanguageSpec(
     name="ruby",
     handlers={"class": _ruby_module, "module": _ruby_module,
@@ -1068,6 +1077,7 @@ RUBY = LanguageSpec(
     # `def f; end` is `def f` + newline + `end`: a `;` only separates statements.
     drop_semicolon=lambda parent, grandparent: True,
     same_name="key",
+    written_name=_ruby_written_name,
 )
 
 
@@ -1107,15 +1117,32 @@ def _php_string(node: Node, src: bytes) -> bytes | None:
     return b"S|" + raw[1:-1]
 
 
+def _php_written_name(name: str) -> str:
+    r"""``\App\Http\Ctl::show`` / ``Ctl->show`` -> ``Ctl.show`` (namespaces are not part of names)."""
+    name = name.replace("->", ".").replace("::", ".")
+    return name.rsplit("\\", 1)[-1]
+
+
 PHP = LanguageSpec(
     name="php",
     handlers={t: _php_decl for t in (*_PHP_TYPES, "method_declaration", "function_definition")},
     barriers=frozenset({"string", "encapsed_string", "heredoc", "nowdoc", "namespace_use_declaration"}),
     atomic={"string": _php_string, "encapsed_string": _php_string},
     lowercase=frozenset({"integer", "float"}),
+    written_name=_php_written_name,
 )
 
 
 #: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP)}
+
+
+def written_symbol(path: str, name: str) -> str:
+    """A symbol name typed by a person for the file at ``path``, in gitmem's dotted form.
+
+    Each language's own separators are accepted (Ruby ``Billing::Invoice#total``,
+    PHP ``App\\Http\\Ctl::show``); names of other files are returned unchanged.
+    """
+    language = language_for_path(path)
+    return SPECS[language].written_name(name) if language in SPECS else name
