@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.anchors import Resolver
+from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
 from gitmem.code.symbols import extract_symbols
 from gitmem.git import Repo
@@ -241,3 +242,21 @@ def test_anchors_accept_the_languages_own_separators(tmp_path: Path, path, writt
     fixture = FIXTURES / ("ruby/sample.rb" if path.endswith(".rb") else "php/sample.php")
     root = make_repo(tmp_path / "r", {path: fixture.read_text()})
     assert Resolver(Repo(root)).make(path, written).symbol == name
+
+
+def test_ruby_imports_extracted_and_resolved():
+    src = b'require "shop/cart"\nrequire_relative "../util/money"\nrequire("json")\nrequire "x#{v}"\n'
+    assert extract_imports("lib/shop/order.rb", src) == ["shop/cart", "./../util/money", "json"]
+    files = {"lib/shop/order.rb", "lib/shop/cart.rb", "lib/util/money.rb", "vendor/json.txt", "other/cart.rb"}
+    assert resolve_imports("lib/shop/order.rb", extract_imports("lib/shop/order.rb", src), files) == {
+        "lib/shop/cart.rb", "lib/util/money.rb"}
+
+
+def test_php_imports_extracted_and_resolved():
+    src = b"<?php\nnamespace App\\Http;\nuse App\\Models\\{Order, Line as L};\nuse \\App\\Support\\Money, Psr\\Log;\n"
+    specs = extract_imports("app/Http/Ctl.php", src)
+    assert specs == ["App\\Models\\Order", "App\\Models\\Line", "App\\Support\\Money", "Psr\\Log"]
+    files = {"app/Http/Ctl.php", "app/Models/Order.php", "app/Models/Line.php", "app/Support/Money.php",
+             "app/Models/Other.php"}
+    assert resolve_imports("app/Http/Ctl.php", specs, files) == {
+        "app/Models/Order.php", "app/Models/Line.php", "app/Support/Money.php"}
