@@ -163,6 +163,11 @@ def test_fingerprint_ignores_formatting_comments_and_quotes(language, name, base
         assert _fp(variant, language, name) != original, f"changed #{i}"
 
 
+def test_empty_parameter_parentheses_are_formatting():
+    assert _fp("def f()\n  1\nend\n", "ruby", "f") == _fp("def f\n  1\nend\n", "ruby", "f")
+    assert _fp("def f(a)\n  1\nend\n", "ruby", "f") != _fp("def f\n  1\nend\n", "ruby", "f")
+
+
 def test_quote_style_is_formatting_only_without_escapes_or_interpolation():
     def f(lit: str) -> str:
         return _fp(f"def f\n  {lit}\nend\n", "ruby", "f")

@@ -1076,6 +1076,8 @@ RUBY = LanguageSpec(
     lowercase=frozenset({"integer", "float"}),
     # `def f; end` is `def f` + newline + `end`: a `;` only separates statements.
     drop_semicolon=lambda parent, grandparent: True,
+    # `def f()` is `def f`: empty parameter parentheses are formatting (RuboCop removes them).
+    drop_empty=frozenset({("method", "method_parameters"), ("singleton_method", "method_parameters")}),
     same_name="key",
     written_name=_ruby_written_name,
 )
