@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.languages import language_for_path
+from .code.languages import language_for_path, written_symbol
 from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
@@ -153,6 +153,8 @@ class Resolver:
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself: --anchor {spec_path}")
+        if symbol not in table:  # the language's own separators: Ruby `A::B#m`, PHP `Ctl::show`
+            symbol = written_symbol(spec_path, symbol)
         same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]
         if symbol not in table and len(same) > 1:  # Java overloads, Rust cfg variants: separate implementations
             raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",

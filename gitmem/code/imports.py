@@ -21,6 +21,11 @@ Two steps, kept apart so the expensive one can be cached by content:
      a glob ``a::*`` is ``a``, ``x as y`` is ``x``); ``mod foo;`` -> ``mod foo``.
    * java: ``import a.b.C;`` -> ``a.b.C``; ``import static a.b.C.m;`` ->
      ``a.b.C.m``; ``import a.b.*;`` -> ``a.b.*``.
+   * ruby: ``require "a/b"`` -> ``a/b``; ``require_relative "../c"`` ->
+     ``./../c`` (a string literal without interpolation only).
+   * php: each name a ``use`` brings in, group uses expanded, without the
+     leading ``\\``: ``use App\\Models\\{Order, Line}`` -> ``App\\Models\\Order``,
+     ``App\\Models\\Line`` (``include`` / ``require`` paths are not followed).
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
    repo-relative paths of files in a given file list. Bare package names
@@ -86,6 +91,9 @@ _QUERIES: dict[str, str] = {
     "go": "(import_spec path: (_) @s)",
     "rust": "(use_declaration argument: (_) @use) (mod_item name: (identifier) @mod !body)",
     "java": "(import_declaration) @import",
+    "ruby": """(call method: (identifier) @fn arguments: (argument_list . (string) @s)
+                     (#match? @fn "^require(_relative)?$"))""",
+    "php": "(namespace_use_clause) @use",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -201,8 +209,39 @@ def _java(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _ruby(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        if any(c.type not in ("string_content", '"', "'") for c in node.children):
+            continue  # interpolated: not a path we can know
+        spec = _text(node, src)[1:-1]
+        call = node.parent.parent if node.parent is not None else None
+        method = call.child_by_field_name("method") if call is not None else None
+        if method is not None and _text(method, src) == "require_relative":
+            spec = "./" + spec
+        out.append(spec)
+    return out
+
+
+def _php(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        name = next((c for c in node.named_children if c.type in ("qualified_name", "name")), None)
+        if name is None:
+            continue
+        spec = _squash(name, src)
+        group = node.parent
+        if group is not None and group.type == "namespace_use_group" and group.parent is not None:
+            prefix = next((c for c in group.parent.named_children if c.type == "namespace_name"), None)
+            if prefix is not None:
+                spec = _squash(prefix, src) + "\\" + spec
+        out.append(spec.lstrip("\\"))
+    return out
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
+    "ruby": _ruby, "php": _php,
 }
 
 
@@ -378,6 +417,7 @@ class ImportResolver:
         self._go_modules: list[tuple[str, str]] | None = None
         self._dirs: dict[str, list[str]] | None = None
         self._java_by_name: dict[str, list[str]] | None = None
+        self._by_basename: dict[str, list[str]] | None = None
         self._rust_roots: set[str] | None = None
         self._memo: dict[tuple[str, str], list[str]] = {}
         self._py_paths: dict[str, tuple[list[str], bool]] = {}
@@ -415,6 +455,12 @@ class ImportResolver:
           (trailing lower-case segments such as a static member are dropped
           first); ``a.b.*`` -> ``a/b.java`` when such a class file exists, else
           every ``.java`` file directly in a directory ending in ``a/b``.
+        * ruby: ``./x`` (``require_relative``) -> ``x`` / ``x.rb`` from the
+          file's directory; ``a/b`` (``require``) -> ``a/b.rb`` at the root or
+          ending in ``lib/a/b.rb`` (gems and load paths outside the list resolve to nothing).
+        * php: ``A\\B\\C`` -> every ``.php`` path ending in ``A/B/C.php``, else
+          in ``B/C.php`` (PSR-4 maps the first namespace part to a directory
+          such as ``src/`` or ``app/``); ``A\\C`` and ``C`` -> ``C.php`` anywhere.
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -422,6 +468,7 @@ class ImportResolver:
         resolve_one = {
             "python": self._python, "javascript": self._js, "typescript": self._js, "tsx": self._js,
             "go": self._go, "rust": self._rust, "java": self._java,
+            "ruby": self._ruby, "php": self._php,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -669,6 +716,35 @@ class ImportResolver:
             pkg = "/".join(parts)
             return sorted(p for d, ps in self._dir_index().items() if d == pkg or d.endswith("/" + pkg)
                           for p in ps if p.endswith(".java"))
+        return []
+
+
+    # -- ruby / php -------------------------------------------------------------------------
+
+    def _by_suffix(self, suffix: str) -> list[str]:
+        """Listed paths equal to or ending in ``/`` + ``suffix``, sorted (a basename index, built once)."""
+        if self._by_basename is None:
+            index: dict[str, list[str]] = {}
+            for p in self.files:
+                index.setdefault(posixpath.basename(p), []).append(p)
+            self._by_basename = index
+        return sorted(p for p in self._by_basename.get(posixpath.basename(suffix), [])
+                      if p == suffix or p.endswith("/" + suffix))
+
+    def _ruby(self, path: str, spec: str) -> list[str]:
+        if spec.startswith("./"):
+            target = posixpath.normpath(_join(_parent(path), spec[2:]))
+            return [p for p in (target, target + ".rb") if p in self.files and p.endswith(".rb")][:1]
+        target = spec if spec.endswith(".rb") else spec + ".rb"
+        return [p for p in self._by_suffix(target) if p == target or p == "lib/" + target
+                or p.endswith("/lib/" + target)]
+
+    def _php(self, path: str, spec: str) -> list[str]:
+        parts = [p for p in spec.split("\\") if p]
+        for k in range(len(parts), max(len(parts) - 1, 1) - 1, -1):
+            hits = self._by_suffix("/".join(parts[-k:]) + ".php")
+            if hits:
+                return hits
         return []
 
 

@@ -14,7 +14,7 @@ light paths); nodes are only duck-typed ``tree_sitter.Node`` objects.
 Symbols and kinds per language (names nest with ``.``; several definitions of
 one qualified name are named by ``LanguageSpec.same_name``, see
 ``symbols.name_groups``: Python merges them into one symbol, Java and Rust name
-separate implementations by their ``Def.key``, the others number repeats ``#2``,
+separate implementations by their ``Def.key`` (Ruby too), the others number repeats ``#2``,
 ``#3`` ... in source order; anonymous code that is not listed, such as callbacks
 passed as arguments, object literals and anonymous classes, is not a symbol):
 
@@ -47,6 +47,22 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   named by their parameter types, without packages or spaces:
   ``Parser.parse(String)``, ``Parser.parse(List<String>,int...)``,
   ``Sample.Sample()``; a method without same-named siblings keeps the plain name.
+* ruby: ``module``, ``class`` (``class A::B`` is ``A.B``, as is ``class B``
+  nested in ``module A``), ``method`` (``def`` in a class or module, and
+  singleton methods: ``def self.x`` and ``def x`` under ``class << self`` are
+  ``C.x`` like instance methods; when ``C`` also has an instance method ``x``
+  the singleton one is ``C.x[self]``; ``def Other.x`` is ``Other.x``),
+  ``function`` (a top-level ``def``). A class reopened at the same nesting is
+  ``C``, ``C#2`` ... with its methods under that name (``C#2.m``); reopened by
+  its full path at another nesting (``class A::B`` after ``module A; class B``)
+  it is one symbol holding both. ``=begin``/``=end`` and ``#`` comments are not
+  fingerprinted; ``'a'`` == ``"a"`` when neither escapes nor interpolates; a
+  ``;`` is a line break.
+* php: ``class``, ``interface``, ``trait``, ``enum``, ``method`` (static or
+  not: ``Class.m``), ``function``. Namespaces are not part of names (like Java
+  packages; ``Ctl::show`` is ``Ctl.show``); braced namespace blocks
+  are searched. ``#[...]`` attributes are part of the span; doc comments are
+  comments. ``'a'`` == ``"a"`` without escapes or ``$`` interpolation.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -78,10 +94,15 @@ _EXTENSIONS: dict[str, str] = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby",
+    ".php": "php",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
-SUPPORTED_LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "tsx", "go", "rust", "java")
+SUPPORTED_LANGUAGES: tuple[str, ...] = (
+    "python", "javascript", "typescript", "tsx", "go", "rust", "java",
+    "ruby", "php",
+)
 
 
 def language_for_path(path: str) -> str | None:
@@ -192,6 +213,8 @@ class LanguageSpec:
             ``"key"`` (separate implementations named by their ``Def.key``,
             Java overloads, Rust ``cfg`` variants) or ``"number"`` (``#2``,
             ``#3`` ... in source order).
+        written_name: a symbol name as a person writes it in this language
+            (``A::B#m``) -> gitmem's name (``A.B.m``); identity by default.
     """
 
     name: str
@@ -213,6 +236,7 @@ class LanguageSpec:
     comma_after_block: frozenset[str] = frozenset()
     docstrings: bool = False
     same_name: str = "number"
+    written_name: Callable[[str], str] = lambda name: name
 
 
 # --------------------------------------------------------------------------- helpers
@@ -977,5 +1001,150 @@ JAVA = LanguageSpec(
 )
 
 
+# --------------------------------------------------------------------------- Ruby
+
+_RUBY_SINGLETON_KEY = "[self]"  # names `def self.x` apart from an instance method `x` of the same class
+
+
+def _ruby_const_path(node: Node | None, src: bytes) -> str:
+    """``Outer::Inner`` / ``::Top`` as gitmem's dotted name (``Outer.Inner``, ``Top``)."""
+    return ".".join(p for p in re.split(r"\s*::\s*", text(node, src).strip()) if p)
+
+
+def _ruby_module(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _ruby_const_path(node.child_by_field_name("name"), src)
+    if not name:
+        return None
+    body = node.child_by_field_name("body")
+    kind = "module" if node.type == "module" else "class"
+    return [make_def(name, kind, node, node, body=body, scope=body, scope_kind=kind)]
+
+
+def _ruby_in_singleton_class(node: Node) -> bool:
+    """Is ``node`` (a ``def``) directly in a ``class << self`` block?"""
+    up = node.parent
+    if up is not None and up.type == "body_statement":
+        up = up.parent
+    if up is None or up.type != "singleton_class":
+        return False
+    value = up.child_by_field_name("value")
+    return value is not None and value.type == "self"
+
+
+def _ruby_method(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return None
+    name = text(name_node, src)
+    body = node.child_by_field_name("body")
+    key = ""
+    if node.type == "singleton_method":
+        obj = node.child_by_field_name("object")
+        if obj is not None and obj.type == "self":
+            key = _RUBY_SINGLETON_KEY
+        else:  # def Foo.bar / def obj.bar: named by its receiver
+            name = f"{_ruby_const_path(obj, src)}.{name}"
+    elif _ruby_in_singleton_class(node):
+        key = _RUBY_SINGLETON_KEY
+    kind = "method" if parent_kind in ("class", "module") or node.type == "singleton_method" else "function"
+    return [make_def(name, kind, node, node, body=body, scope=body, key=key)]
+
+
+def _ruby_string(node: Node, src: bytes) -> bytes | None:
+    """A Ruby string without interpolation or escapes as one token, quote style normalised
+    (``'a'`` == ``"a"``); anything else falls back to its children."""
+    raw = src[node.start_byte:node.end_byte]
+    if len(raw) < 2 or raw[:1] not in (b"'", b'"') or raw[-1:] != raw[:1]:
+        return None
+    if any(c.type not in ("string_content", '"', "'") for c in node.children) or b"\\" in raw:
+        return None
+    return b"S|" + raw[1:-1]
+
+
+def _ruby_written_name(name: str) -> str:
+    """``A::B#m`` / ``A::B::m`` / ``::A.m`` -> ``A.B.m``; a ``#2`` numbering suffix is kept."""
+    name = re.sub(r"#(?=[^\d])", ".", name)
+    return ".".join(p for p in name.split("::") if p).replace("..", ".")
+
+
+RUBY = LanguageSpec(
+    name="ruby",
+    handlers={"class": _ruby_module, "module": _ruby_module,
+              "method": _ruby_method, "singleton_method": _ruby_method},
+    barriers=frozenset({"string", "heredoc_body", "regex"}),
+    atomic={"string": _ruby_string},
+    lowercase=frozenset({"integer", "float"}),
+    # `def f; end` is `def f` + newline + `end`: a `;` only separates statements.
+    drop_semicolon=lambda parent, grandparent: True,
+    # `def f()` is `def f`: empty parameter parentheses are formatting (RuboCop removes them).
+    drop_empty=frozenset({("method", "method_parameters"), ("singleton_method", "method_parameters")}),
+    same_name="key",
+    written_name=_ruby_written_name,
+)
+
+
+# --------------------------------------------------------------------------- PHP
+
+_PHP_TYPES = {
+    "class_declaration": "class", "interface_declaration": "interface",
+    "trait_declaration": "trait", "enum_declaration": "enum",
+}
+
+
+def _php_attributes(node: Node) -> list[Node]:
+    attrs = node.child_by_field_name("attributes")
+    return [attrs] if attrs is not None else []
+
+
+def _php_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    body = node.child_by_field_name("body")
+    if node.type in _PHP_TYPES:
+        return [make_def(text(name, src), _PHP_TYPES[node.type], node, node, body=body,
+                         decorators=_php_attributes(node), scope=body, scope_kind="class")]
+    kind = "method" if node.type == "method_declaration" else "function"
+    return [make_def(text(name, src), kind, node, node, body=body, decorators=_php_attributes(node), scope=body)]
+
+
+def _php_string(node: Node, src: bytes) -> bytes | None:
+    """A PHP string without interpolation or escapes as one token, quote style normalised
+    (``'a'`` == ``"a"``); anything else falls back to its children."""
+    raw = src[node.start_byte:node.end_byte]
+    if len(raw) < 2 or raw[:1] not in (b"'", b'"') or raw[-1:] != raw[:1] or b"\\" in raw:
+        return None
+    if any(c.type not in ("string_content", '"', "'") for c in node.children):
+        return None
+    return b"S|" + raw[1:-1]
+
+
+def _php_written_name(name: str) -> str:
+    r"""``\App\Http\Ctl::show`` / ``Ctl->show`` -> ``Ctl.show`` (namespaces are not part of names)."""
+    name = name.replace("->", ".").replace("::", ".")
+    return name.rsplit("\\", 1)[-1]
+
+
+PHP = LanguageSpec(
+    name="php",
+    handlers={t: _php_decl for t in (*_PHP_TYPES, "method_declaration", "function_definition")},
+    barriers=frozenset({"string", "encapsed_string", "heredoc", "nowdoc", "namespace_use_declaration"}),
+    atomic={"string": _php_string, "encapsed_string": _php_string},
+    lowercase=frozenset({"integer", "float"}),
+    written_name=_php_written_name,
+)
+
+
 #: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
-SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)}
+SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+                                                             RUBY, PHP)}
+
+
+def written_symbol(path: str, name: str) -> str:
+    """A symbol name typed by a person for the file at ``path``, in gitmem's dotted form.
+
+    Each language's own separators are accepted (Ruby ``Billing::Invoice#total``,
+    PHP ``App\\Http\\Ctl::show``); names of other files are returned unchanged.
+    """
+    language = language_for_path(path)
+    return SPECS[language].written_name(name) if language in SPECS else name
