@@ -47,6 +47,12 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   named by their parameter types, without packages or spaces:
   ``Parser.parse(String)``, ``Parser.parse(List<String>,int...)``,
   ``Sample.Sample()``; a method without same-named siblings keeps the plain name.
+* csharp: ``class``, ``struct``, ``interface``, ``record``, ``enum``,
+  ``method``, ``constructor`` (``Class.Class``), ``destructor``, ``property``,
+  local ``function`` (``Class.Method.local``). Namespaces are not part of the
+  name (like Java's packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``.
+  Attributes (``[...]``) are part of the span. Overloads are named by their
+  parameter types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(List<T>,object[])``.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -78,10 +84,12 @@ _EXTENSIONS: dict[str, str] = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
+    ".cs": "csharp",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
-SUPPORTED_LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "tsx", "go", "rust", "java")
+SUPPORTED_LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "tsx", "go", "rust", "java",
+                                       "csharp")
 
 
 def language_for_path(path: str) -> str | None:
@@ -976,6 +984,64 @@ JAVA = LanguageSpec(
     same_name="key",
 )
 
+# --------------------------------------------------------------------------- C#
+
+_CS_TYPES = {
+    "class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
+    "record_declaration": "record", "record_struct_declaration": "record", "enum_declaration": "enum",
+}
+_CS_MEMBERS = {
+    "method_declaration": "method", "constructor_declaration": "constructor",
+    "destructor_declaration": "destructor", "property_declaration": "property",
+    "local_function_statement": "function",
+}
+
+
+def _cs_attributes(node: Node) -> list[Node]:
+    return [c for c in node.children if c.type == "attribute_list"]
+
+
+def _cs_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return None
+    attrs = _cs_attributes(node)
+    if node.type in _CS_TYPES:
+        body = node.child_by_field_name("body")
+        return [make_def(text(name, src), _CS_TYPES[node.type], node, node, body=body, decorators=attrs,
+                         scope=body, scope_kind="class")]
+    kind = _CS_MEMBERS[node.type]
+    body = node.child_by_field_name("body") or node.child_by_field_name("accessors") \
+        or node.child_by_field_name("value")
+    key = "" if kind == "property" else _cs_param_key(node, src)
+    return [make_def(text(name, src), kind, node, node, body=body, decorators=attrs, scope=body, key=key)]
+
+
+def _cs_param_key(node: Node, src: bytes) -> str:
+    """``(int,List<T>,object[])``: the parameter types of a C# method or constructor, without spaces or
+    namespaces (``params object[] rest`` -> ``object[]``, ``this string s`` -> ``string``)."""
+    params = node.child_by_field_name("parameters")
+    if params is None:
+        return ""
+    types = []
+    for i, p in enumerate(params.children):
+        if p.type == "parameter":
+            types.append(_java_type(p.child_by_field_name("type"), src))
+        elif params.field_name_for_child(i) == "type":  # the grammar inlines a ``params T[] x`` parameter
+            types.append(_java_type(p, src))
+    return "(" + ",".join(types) + ")"
+
+
+CSHARP = LanguageSpec(
+    name="csharp",
+    handlers={t: _cs_decl for t in (*_CS_TYPES, *_CS_MEMBERS)},
+    barriers=frozenset({"using_directive", "string_literal", "verbatim_string_literal", "raw_string_literal",
+                        "interpolated_string_expression", "anonymous_object_creation_expression"}),
+    comment_types=frozenset({"comment"}),
+    same_name="key",
+)
+
 
 #: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
-SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA)}
+SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+                                                         CSHARP)}
