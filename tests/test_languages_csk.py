@@ -41,6 +41,8 @@ def fixture(name: str) -> dict[str, Symbol]:
 
 def test_extensions():
     assert language_for_path("src/A.cs") == "csharp"
+    assert language_for_path("src/a.kt") == "kotlin"
+    assert language_for_path("build.gradle.kts") == "kotlin"
 
 
 def test_csharp_names_and_kinds():
@@ -75,6 +77,61 @@ def test_csharp_attributes_belong_to_the_symbol():
     assert tab["Sample.Run"].decorators_fp != "" and tab["Sample.Dispose"].decorators_fp == ""
 
 
+def test_kotlin_names_and_kinds():
+    assert {n: s.kind for n, s in fixture("kotlin/sample.kt").items()} == {
+        "Sample": "class",
+        "Sample.doubled": "property",
+        "Sample.label": "property",
+        "Sample.constructor": "constructor",
+        "Sample.run": "method",
+        "Sample.add(Int)": "method",
+        "Sample.add(Int,Int)": "method",
+        "Sample.Nested": "class",
+        "Sample.Nested.deep": "method",
+        "Sample.Nested.deep.local": "function",
+        "Sample.Inner": "class",
+        "Sample.Companion": "object",
+        "Sample.Companion.MAX": "property",
+        "Sample.Companion.create": "method",
+        "Sample.Named": "object",
+        "Listener": "interface",
+        "Listener.onEvent": "method",
+        "Registry": "object",
+        "Registry.register": "method",
+        "Mode": "enum",
+        "Pair": "class",
+        "String.shout": "function",
+        "List.second": "function",
+        "Sample.orEmpty": "function",
+        "String.size2": "property",
+        "top": "function",
+        "Handler": "type",
+    }
+
+
+def test_kotlin_spans():
+    tab = fixture("kotlin/sample.kt")
+    assert (tab["Sample"].start_line, tab["Sample"].end_line) == (7, 44)  # @Deprecated, not the KDoc
+    assert tab["Sample"].decorators_fp != "" and tab["Sample.run"].decorators_fp == ""
+    assert (tab["Sample.doubled"].start_line, tab["Sample.doubled"].end_line) == (9, 10)  # with its getter
+
+
+def test_kotlin_overloaded_secondary_constructors_and_varargs():
+    tab = table("""\
+        class A {
+            constructor(a: Int) : this() { go() }
+            constructor(a: kotlin.String, vararg rest: List<String>) : this()
+        }
+        """, "kotlin")
+    assert {"A.constructor(Int)", "A.constructor(String,List<String>...)"} <= set(tab)
+
+
+def test_kotlin_property_getter_change_is_a_body_change():
+    base = table("class A {\n    val x: Int\n        get() = 1\n}\n", "kotlin")["A.x"]
+    changed = table("class A {\n    val x: Int\n        get() = 2\n}\n", "kotlin")["A.x"]
+    assert changed.fingerprint != base.fingerprint and changed.signature_fp == base.signature_fp
+
+
 CS_BASE = """\
     class C {
       [Obsolete]
@@ -100,10 +157,36 @@ CS_SAME = """\
     }
     """
 CS_BODY = CS_BASE.replace("return x;", "return x + 1;")
+KT_BASE = """\
+    class C {
+      @Throws(IOException::class)
+      fun target(a: Int, b: Int): Int {
+        val x = a + b
+        return x
+      }
+    }
+    """
+KT_SAME = """\
+    class C
+    {
+        /** KDoc. */
+        @Throws(IOException::class)
+        fun target(
+            a: Int,
+            b: Int,
+        ): Int {
+            // comment
+            val x = a + b; /* block */
+            return x;
+        }
+    }
+    """
+KT_BODY = KT_BASE.replace("return x", "return x + 1")
 
 
 @pytest.mark.parametrize("language, name, base, same, changed", [
     ("csharp", "C.Target", CS_BASE, CS_SAME, CS_BODY),
+    ("kotlin", "C.target", KT_BASE, KT_SAME, KT_BODY),
 ])
 def test_fingerprint_ignores_formatting_and_comments(language, name, base, same, changed):
     b = table(base, language)[name]
@@ -129,10 +212,27 @@ namespace App {
 """
 
 
+KT_REPO = """\
+package app
+
+class Cache {
+    fun get(k: String): Int {
+        return k.length
+    }
+
+    fun put(k: String, v: Int) {
+        store[k] = v
+    }
+}
+"""
+
+
 @pytest.mark.parametrize("path, new_path, src, symbol, body_edit, other_edit", [
     ("src/Cache.cs", "src/Store.cs", CS_REPO, "Cache.Get",
      ("return k.Length;", "return k.Length * 2;"), ("store[k] = v;", "store[k] = v + 1;")),
-])
+    ("src/Cache.kt", "src/Store.kt", KT_REPO, "Cache.get",
+     ("return k.length", "return k.length * 2"), ("store[k] = v", "store[k] = v + 1")),
+], ids=["csharp", "kotlin"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
     root = make_repo(tmp_path / "r", {path: src})
     repo = Repo(root)

@@ -53,6 +53,14 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   name (like Java's packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``.
   Attributes (``[...]``) are part of the span. Overloads are named by their
   parameter types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(List<T>,object[])``.
+* kotlin: ``class``, ``interface``, ``enum``, ``object`` (companion objects
+  as ``Class.Companion`` or their own name), ``method``, ``function``
+  (top-level and local), ``constructor`` (secondary constructors as
+  ``Class.constructor``), ``property`` (top-level and members, with their
+  accessors), ``type`` (``typealias``). The package is not part of the name.
+  Extension functions and properties are named by their receiver's base type:
+  ``fun List<T>.second()`` is ``List.second``. Annotations are part of the
+  span; overloads are named by parameter types like Java's: ``Sample.add(Int,Int)``.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -85,11 +93,12 @@ _EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
     ".java": "java",
     ".cs": "csharp",
+    ".kt": "kotlin", ".kts": "kotlin",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
 SUPPORTED_LANGUAGES: tuple[str, ...] = ("python", "javascript", "typescript", "tsx", "go", "rust", "java",
-                                       "csharp")
+                                       "csharp", "kotlin")
 
 
 def language_for_path(path: str) -> str | None:
@@ -1041,7 +1050,115 @@ CSHARP = LanguageSpec(
     same_name="key",
 )
 
+# --------------------------------------------------------------------------- Kotlin
+
+_KT_COMMENTS = frozenset({"line_comment", "multiline_comment"})
+_KT_ACCESSORS = frozenset({"getter", "setter"})
+
+
+def _kt_child(node: Node, *types: str) -> Node | None:
+    return next((c for c in node.children if c.type in types), None)
+
+
+def _kt_annotations(node: Node) -> list[Node]:
+    mods = _kt_child(node, "modifiers")
+    return [] if mods is None else [c for c in mods.children if c.type == "annotation"]
+
+
+def _kt_receiver(node: Node, src: bytes) -> str:
+    """``Receiver.`` for an extension (``fun List<T>.second()`` -> ``List.``, ``Sample?`` -> ``Sample.``,
+    ``a.b.C`` -> ``C.``); "" for a plain declaration."""
+    recv = _kt_child(node, "receiver_type")
+    if recv is None:
+        return ""
+    base = re.sub(r"<.*>", "", "".join(text(recv, src).split())).rstrip("?").strip("()")
+    return base.rsplit(".", 1)[-1] + "." if base else ""
+
+
+def _kt_class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _kt_child(node, "type_identifier")
+    if node.type == "companion_object":
+        kind, label = "object", text(name, src) if name is not None else "Companion"
+    elif name is None:
+        return None
+    else:
+        keywords = {c.type for c in node.children}
+        kind = ("object" if node.type == "object_declaration" else "interface" if "interface" in keywords
+                else "enum" if "enum" in keywords else "class")
+        label = text(name, src)
+    body = _kt_child(node, "class_body", "enum_class_body")
+    return [make_def(label, kind, node, node, body=body, decorators=_kt_annotations(node), scope=body,
+                     scope_kind="class")]
+
+
+def _kt_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if node.type == "secondary_constructor":
+        label, kind = "constructor", "constructor"
+    else:
+        name = _kt_child(node, "simple_identifier")
+        if name is None:
+            return None
+        label = _kt_receiver(node, src) + text(name, src)
+        kind = "method" if parent_kind == "class" else "function"
+    body: Node | tuple[int, int] | None = _kt_child(node, "function_body")
+    if node.type == "secondary_constructor":  # its block is not wrapped in a node: what follows the header
+        head = [c for c in node.children if c.type in ("function_value_parameters", "constructor_delegation_call")]
+        rest = [c for c in node.children if head and c.start_byte >= head[-1].end_byte]
+        body = (rest[0].start_byte, node.end_byte) if rest else None
+    return [make_def(label, kind, node, node, body=body, decorators=_kt_annotations(node),
+                     scope=body if not isinstance(body, tuple) else None, key=_kt_param_key(node, src))]
+
+
+def _kt_param_key(node: Node, src: bytes) -> str:
+    """``(Int,List<String>,String...)``: parameter types without spaces or packages (``vararg`` as ``...``)."""
+    params = _kt_child(node, "function_value_parameters")
+    if params is None:
+        return ""
+    types, vararg = [], False
+    for p in params.named_children:
+        if p.type == "parameter_modifiers":
+            vararg = "vararg" in text(p, src).split()
+        elif p.type == "parameter":
+            typ = p.named_children[-1] if p.named_child_count > 1 else None
+            types.append(_java_type(typ, src) + ("..." if vararg else ""))
+            vararg = False
+    return "(" + ",".join(types) + ")"
+
+
+def _kt_property(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    var = _kt_child(node, "variable_declaration")
+    name = _kt_child(var, "simple_identifier") if var is not None else None
+    if name is None or parent_kind not in (None, "class"):  # destructuring and locals are not symbols
+        return None
+    last = node
+    nxt = _named_next(node, _KT_COMMENTS)
+    while nxt is not None and nxt.type in _KT_ACCESSORS:  # the grammar puts a getter on its own line beside it
+        last, nxt = nxt, _named_next(nxt, _KT_COMMENTS)
+    after = [c for c in node.children if c.start_byte >= var.end_byte and c.type != "="] if var else []
+    first_body = after[0] if after else (last if last is not node else None)
+    body = (first_body.start_byte, last.end_byte) if first_body is not None else None
+    return [make_def(_kt_receiver(node, src) + text(name, src), "property", node, last, body=body,
+                     decorators=_kt_annotations(node))]
+
+
+def _kt_alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _kt_child(node, "type_identifier")
+    return None if name is None else [make_def(text(name, src), "type", node, node)]
+
+
+KOTLIN = LanguageSpec(
+    name="kotlin",
+    handlers={
+        "class_declaration": _kt_class, "object_declaration": _kt_class, "companion_object": _kt_class,
+        "function_declaration": _kt_function, "secondary_constructor": _kt_function,
+        "property_declaration": _kt_property, "type_alias": _kt_alias,
+    },
+    barriers=frozenset({"package_header", "import_list", "string_literal", "object_literal"}),
+    comment_types=_KT_COMMENTS,
+    same_name="key",
+)
+
 
 #: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-                                                         CSHARP)}
+                                                         CSHARP, KOTLIN)}
