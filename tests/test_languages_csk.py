@@ -13,6 +13,7 @@ import pytest
 
 from gitmem.anchors import Resolver
 from gitmem.code import symbols as S
+from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
 from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
 from gitmem.git import Repo
@@ -249,3 +250,14 @@ def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, sym
     c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
     st = Resolver(repo).status(a, c)
     assert st.status == Status.STALE and st.commit == c
+
+
+def test_imports_are_extracted_and_kotlin_ones_resolved():
+    kt = b"package app\nimport a.b.C\nimport a.b.*\nimport a.b.D as E\n// import x.Y\nfun f() {}\n"
+    assert extract_imports("src/app/Main.kt", kt) == ["a.b.C", "a.b.*", "a.b.D"]
+    files = {"src/a/b/C.kt", "src/a/b/D.kt", "src/a/b/C.java", "src/a/c/F.kt"}
+    assert resolve_imports("src/app/Main.kt", ["a.b.C"], files) == {"src/a/b/C.kt"}
+    assert resolve_imports("src/app/Main.kt", ["a.b.*"], files) == {"src/a/b/C.kt", "src/a/b/D.kt"}
+    cs = b"using System;\nusing static A.B.C;\nusing X = A.B;\nglobal using Foo.Bar;\nclass A { }\n"
+    assert extract_imports("src/A.cs", cs) == ["System", "A.B.C", "A.B", "Foo.Bar"]
+    assert resolve_imports("src/A.cs", ["A.B"], {"A/B.cs", "src/A.cs"}) == set()  # a namespace names no file

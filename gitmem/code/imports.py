@@ -21,6 +21,9 @@ Two steps, kept apart so the expensive one can be cached by content:
      a glob ``a::*`` is ``a``, ``x as y`` is ``x``); ``mod foo;`` -> ``mod foo``.
    * java: ``import a.b.C;`` -> ``a.b.C``; ``import static a.b.C.m;`` ->
      ``a.b.C.m``; ``import a.b.*;`` -> ``a.b.*``.
+   * kotlin: as java (``import a.b.C as D`` -> ``a.b.C``).
+   * csharp: the namespace or type of each ``using`` directive (``using A.B;``,
+     ``using static A.B.C;``, ``using X = A.B;`` -> ``A.B``, ``global using``).
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
    repo-relative paths of files in a given file list. Bare package names
@@ -86,6 +89,8 @@ _QUERIES: dict[str, str] = {
     "go": "(import_spec path: (_) @s)",
     "rust": "(use_declaration argument: (_) @use) (mod_item name: (identifier) @mod !body)",
     "java": "(import_declaration) @import",
+    "kotlin": "(import_header) @import",
+    "csharp": "(using_directive) @using",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -201,8 +206,29 @@ def _java(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _kotlin(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        name = next((c for c in node.named_children if c.type == "identifier"), None)
+        if name is not None:
+            out.append(_squash(name, src) + (".*" if any(c.type == "wildcard_import" for c in node.children) else ""))
+    return out
+
+
+def _csharp(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        alias = node.child_by_field_name("name")
+        name = next((c for c in node.named_children if c.type in ("qualified_name", "identifier")
+                     and (alias is None or c.id != alias.id)), None)
+        if name is not None:
+            out.append(_squash(name, src))
+    return out
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
+    "kotlin": _kotlin, "csharp": _csharp,
 }
 
 
@@ -415,6 +441,9 @@ class ImportResolver:
           (trailing lower-case segments such as a static member are dropped
           first); ``a.b.*`` -> ``a/b.java`` when such a class file exists, else
           every ``.java`` file directly in a directory ending in ``a/b``.
+        * kotlin: as java with ``.kt`` files (a Kotlin file is found when it is
+          named after the imported class, the usual layout).
+        * csharp: nothing (a namespace names no file).
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -422,6 +451,7 @@ class ImportResolver:
         resolve_one = {
             "python": self._python, "javascript": self._js, "typescript": self._js, "tsx": self._js,
             "go": self._go, "rust": self._rust, "java": self._java,
+            "kotlin": self._kotlin,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -644,17 +674,20 @@ class ImportResolver:
     # -- java -------------------------------------------------------------------------------
 
     def _java_classes(self, suffix: str) -> list[str]:
-        """Listed ``.java`` paths equal to or ending in ``/`` + ``suffix``."""
+        """Listed ``.java`` / ``.kt`` paths equal to or ending in ``/`` + ``suffix``."""
         if self._java_by_name is None:
             by_name: dict[str, list[str]] = {}
             for p in self.files:
-                if p.endswith(".java"):
+                if p.endswith((".java", ".kt")):
                     by_name.setdefault(posixpath.basename(p), []).append(p)
             self._java_by_name = by_name
         return sorted(p for p in self._java_by_name.get(posixpath.basename(suffix), [])
                       if p == suffix or p.endswith("/" + suffix))
 
-    def _java(self, path: str, spec: str) -> list[str]:
+    def _kotlin(self, path: str, spec: str) -> list[str]:
+        return self._java(path, spec, ".kt")
+
+    def _java(self, path: str, spec: str, ext: str = ".java") -> list[str]:
         parts = spec.split(".")
         wildcard = parts[-1] == "*"
         if wildcard:
@@ -662,13 +695,13 @@ class ImportResolver:
         for k in range(len(parts), 0, -1):
             if k < len(parts) and not parts[k - 1][:1].isupper():
                 continue  # a trailing member (static import) or package segment is not a class
-            hits = self._java_classes("/".join(parts[:k]) + ".java")
+            hits = self._java_classes("/".join(parts[:k]) + ext)
             if hits:
                 return hits
         if wildcard:
             pkg = "/".join(parts)
             return sorted(p for d, ps in self._dir_index().items() if d == pkg or d.endswith("/" + pkg)
-                          for p in ps if p.endswith(".java"))
+                          for p in ps if p.endswith(ext))
         return []
 
 
