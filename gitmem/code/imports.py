@@ -234,6 +234,8 @@ _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
 
 def _code_language(path: str, source: bytes) -> str | None:
     language = language_for_path(path)
+    if language not in _QUERIES:  # None, or a language with symbols but no import rules yet
+        return None
     if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return None
     return language
