@@ -261,3 +261,23 @@ def test_imports_are_extracted_and_kotlin_ones_resolved():
     cs = b"using System;\nusing static A.B.C;\nusing X = A.B;\nglobal using Foo.Bar;\nclass A { }\n"
     assert extract_imports("src/A.cs", cs) == ["System", "A.B.C", "A.B", "Foo.Bar"]
     assert resolve_imports("src/A.cs", ["A.B"], {"A/B.cs", "src/A.cs"}) == set()  # a namespace names no file
+
+
+def test_csharp_members_without_a_plain_name():
+    tab = table("""\
+        namespace N { public partial class G<T> where T : new() {
+          public G() {}
+          public int this[int i] => i;
+          public int this[string s] => 0;
+          public static G<T> operator +(G<T> a, G<T> b) => a;
+          public static implicit operator int(G<T> a) => 1;
+          public delegate void D(int x);
+          ~G() { }
+          void M() { int Local(int q) => q; var o = new { A = 1 }; }
+        } }
+        """, "csharp")
+    assert {n: s.kind for n, s in tab.items()} == {
+        "G": "class", "G.G": "constructor", "G.this(int)": "indexer", "G.this(string)": "indexer",
+        "G.operator+": "operator", "G.implicit operator int": "operator", "G.D": "delegate",
+        "G.~G": "destructor", "G.M": "method", "G.M.Local": "function",
+    }

@@ -48,11 +48,13 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   ``Parser.parse(String)``, ``Parser.parse(List<String>,int...)``,
   ``Sample.Sample()``; a method without same-named siblings keeps the plain name.
 * csharp: ``class``, ``struct``, ``interface``, ``record``, ``enum``,
-  ``method``, ``constructor`` (``Class.Class``), ``destructor``, ``property``,
-  local ``function`` (``Class.Method.local``). Namespaces are not part of the
-  name (like Java's packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``.
-  Attributes (``[...]``) are part of the span. Overloads are named by their
-  parameter types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(List<T>,object[])``.
+  ``method``, ``constructor`` (``Class.Class``), ``destructor`` (``Class.~Class``),
+  ``property``, ``indexer`` (``Class.this``), ``operator`` (``Class.operator+``,
+  ``Class.implicit operator int``), ``delegate``, local ``function``
+  (``Class.Method.local``). Namespaces are not part of the name (like Java's
+  packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``. Attributes
+  (``[...]``) are part of the span. Overloads are named by their parameter
+  types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(List<T>,object[])``.
 * kotlin: ``class``, ``interface``, ``enum``, ``object`` (companion objects
   as ``Class.Companion`` or their own name), ``method``, ``function``
   (top-level and local), ``constructor`` (secondary constructors as
@@ -1002,7 +1004,9 @@ _CS_TYPES = {
 _CS_MEMBERS = {
     "method_declaration": "method", "constructor_declaration": "constructor",
     "destructor_declaration": "destructor", "property_declaration": "property",
-    "local_function_statement": "function",
+    "local_function_statement": "function", "indexer_declaration": "indexer",
+    "operator_declaration": "operator", "conversion_operator_declaration": "operator",
+    "delegate_declaration": "delegate",
 }
 
 
@@ -1010,20 +1014,34 @@ def _cs_attributes(node: Node) -> list[Node]:
     return [c for c in node.children if c.type == "attribute_list"]
 
 
+def _cs_name(node: Node, src: bytes) -> str:
+    """The member's name as C# writes it: ``~G`` (destructor), ``this`` (indexer), ``operator+``,
+    ``implicit operator int``; "" when it has none."""
+    if node.type == "indexer_declaration":
+        return "this"
+    if node.type == "operator_declaration":
+        return "operator" + text(node.child_by_field_name("operator"), src)
+    if node.type == "conversion_operator_declaration":
+        way = next((c.type for c in node.children if c.type in ("implicit", "explicit")), "")
+        return f"{way} operator {_java_type(node.child_by_field_name('type'), src)}".strip()
+    name = text(node.child_by_field_name("name"), src)
+    return "~" + name if node.type == "destructor_declaration" and name else name
+
+
 def _cs_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
-    name = node.child_by_field_name("name")
-    if name is None:
+    label = _cs_name(node, src)
+    if not label:
         return None
     attrs = _cs_attributes(node)
     if node.type in _CS_TYPES:
         body = node.child_by_field_name("body")
-        return [make_def(text(name, src), _CS_TYPES[node.type], node, node, body=body, decorators=attrs,
+        return [make_def(label, _CS_TYPES[node.type], node, node, body=body, decorators=attrs,
                          scope=body, scope_kind="class")]
     kind = _CS_MEMBERS[node.type]
     body = node.child_by_field_name("body") or node.child_by_field_name("accessors") \
         or node.child_by_field_name("value")
     key = "" if kind == "property" else _cs_param_key(node, src)
-    return [make_def(text(name, src), kind, node, node, body=body, decorators=attrs, scope=body, key=key)]
+    return [make_def(label, kind, node, node, body=body, decorators=attrs, scope=body, key=key)]
 
 
 def _cs_param_key(node: Node, src: bytes) -> str:
