@@ -281,3 +281,16 @@ def test_csharp_members_without_a_plain_name():
         "G.operator+": "operator", "G.implicit operator int": "operator", "G.D": "delegate",
         "G.~G": "destructor", "G.M": "method", "G.M.Local": "function",
     }
+
+
+def test_kotlin_locals_are_not_properties():
+    tab = table("""\
+        class A {
+            init { val tmp = 1 }
+            val x = run { val y = 1; y }
+            fun f(a: Int) { val z = 2 }
+        }
+        val top = 1
+        """, "kotlin")
+    assert {n: s.kind for n, s in tab.items()} == {
+        "A": "class", "A.x": "property", "A.f": "method", "top": "property"}

@@ -1171,7 +1171,8 @@ KOTLIN = LanguageSpec(
         "function_declaration": _kt_function, "secondary_constructor": _kt_function,
         "property_declaration": _kt_property, "type_alias": _kt_alias,
     },
-    barriers=frozenset({"package_header", "import_list", "string_literal", "object_literal"}),
+    barriers=frozenset({"package_header", "import_list", "string_literal", "object_literal",
+                        "anonymous_initializer"}),  # an init block's vals are locals, not properties
     comment_types=_KT_COMMENTS,
     same_name="key",
 )
