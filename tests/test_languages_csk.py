@@ -294,3 +294,9 @@ def test_kotlin_locals_are_not_properties():
         """, "kotlin")
     assert {n: s.kind for n, s in tab.items()} == {
         "A": "class", "A.x": "property", "A.f": "method", "top": "property"}
+
+
+def test_csharp_overloads_by_ref_kind():
+    tab = table("class A { void F(int a) {} void F(ref int a) {} void F(out int a, params object[] r) { a = 1; } }",
+                "csharp")
+    assert set(tab) == {"A", "A.F(int)", "A.F(ref int)", "A.F(out int,object[])"}

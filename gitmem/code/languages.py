@@ -54,7 +54,7 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   (``Class.Method.local``). Namespaces are not part of the name (like Java's
   packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``. Attributes
   (``[...]``) are part of the span. Overloads are named by their parameter
-  types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(List<T>,object[])``.
+  types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(ref int,List<T>,object[])``.
 * kotlin: ``class``, ``interface``, ``enum``, ``object`` (companion objects
   as ``Class.Companion`` or their own name), ``method``, ``function``
   (top-level and local), ``constructor`` (secondary constructors as
@@ -1010,6 +1010,9 @@ _CS_MEMBERS = {
 }
 
 
+_CS_BY_REF = frozenset({"ref", "out", "in"})
+
+
 def _cs_attributes(node: Node) -> list[Node]:
     return [c for c in node.children if c.type == "attribute_list"]
 
@@ -1052,8 +1055,9 @@ def _cs_param_key(node: Node, src: bytes) -> str:
         return ""
     types = []
     for i, p in enumerate(params.children):
-        if p.type == "parameter":
-            types.append(_java_type(p.child_by_field_name("type"), src))
+        if p.type == "parameter":  # ``ref`` / ``out`` / ``in`` tell overloads apart: ``F(ref int)``
+            mods = [text(m, src) for m in p.children if m.type == "modifier" and text(m, src) in _CS_BY_REF]
+            types.append(" ".join([*mods, _java_type(p.child_by_field_name("type"), src)]))
         elif params.field_name_for_child(i) == "type":  # the grammar inlines a ``params T[] x`` parameter
             types.append(_java_type(p, src))
     return "(" + ",".join(types) + ")"
