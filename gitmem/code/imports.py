@@ -26,6 +26,9 @@ Two steps, kept apart so the expensive one can be cached by content:
    * php: each name a ``use`` brings in, group uses expanded, without the
      leading ``\\``: ``use App\\Models\\{Order, Line}`` -> ``App\\Models\\Order``,
      ``App\\Models\\Line`` (``include`` / ``require`` paths are not followed).
+   * kotlin: as java (``import a.b.C as D`` -> ``a.b.C``).
+   * csharp: the namespace or type of each ``using`` directive (``using A.B;``,
+     ``using static A.B.C;``, ``using X = A.B;`` -> ``A.B``, ``global using``).
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
    repo-relative paths of files in a given file list. Bare package names
@@ -94,6 +97,8 @@ _QUERIES: dict[str, str] = {
     "ruby": """(call method: (identifier) @fn arguments: (argument_list . (string) @s)
                      (#match? @fn "^require(_relative)?$"))""",
     "php": "(namespace_use_clause) @use",
+    "kotlin": "(import_header) @import",
+    "csharp": "(using_directive) @using",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -239,14 +244,37 @@ def _php(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _kotlin(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        name = next((c for c in node.named_children if c.type == "identifier"), None)
+        if name is not None:
+            out.append(_squash(name, src) + (".*" if any(c.type == "wildcard_import" for c in node.children) else ""))
+    return out
+
+
+def _csharp(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        alias = node.child_by_field_name("name")
+        name = next((c for c in node.named_children if c.type in ("qualified_name", "identifier")
+                     and (alias is None or c.id != alias.id)), None)
+        if name is not None:
+            out.append(_squash(name, src))
+    return out
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
     "ruby": _ruby, "php": _php,
+    "kotlin": _kotlin, "csharp": _csharp,
 }
 
 
 def _code_language(path: str, source: bytes) -> str | None:
     language = language_for_path(path)
+    if language not in _QUERIES:  # None, or a language with symbols but no import rules yet
+        return None
     if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return None
     return language
@@ -461,6 +489,9 @@ class ImportResolver:
         * php: ``A\\B\\C`` -> every ``.php`` path ending in ``A/B/C.php``, else
           in ``B/C.php`` (PSR-4 maps the first namespace part to a directory
           such as ``src/`` or ``app/``); ``A\\C`` and ``C`` -> ``C.php`` anywhere.
+        * kotlin: as java with ``.kt`` files (a Kotlin file is found when it is
+          named after the imported class, the usual layout).
+        * csharp: nothing (a namespace names no file).
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -469,6 +500,7 @@ class ImportResolver:
             "python": self._python, "javascript": self._js, "typescript": self._js, "tsx": self._js,
             "go": self._go, "rust": self._rust, "java": self._java,
             "ruby": self._ruby, "php": self._php,
+            "kotlin": self._kotlin,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -691,17 +723,20 @@ class ImportResolver:
     # -- java -------------------------------------------------------------------------------
 
     def _java_classes(self, suffix: str) -> list[str]:
-        """Listed ``.java`` paths equal to or ending in ``/`` + ``suffix``."""
+        """Listed ``.java`` / ``.kt`` paths equal to or ending in ``/`` + ``suffix``."""
         if self._java_by_name is None:
             by_name: dict[str, list[str]] = {}
             for p in self.files:
-                if p.endswith(".java"):
+                if p.endswith((".java", ".kt")):
                     by_name.setdefault(posixpath.basename(p), []).append(p)
             self._java_by_name = by_name
         return sorted(p for p in self._java_by_name.get(posixpath.basename(suffix), [])
                       if p == suffix or p.endswith("/" + suffix))
 
-    def _java(self, path: str, spec: str) -> list[str]:
+    def _kotlin(self, path: str, spec: str) -> list[str]:
+        return self._java(path, spec, ".kt")
+
+    def _java(self, path: str, spec: str, ext: str = ".java") -> list[str]:
         parts = spec.split(".")
         wildcard = parts[-1] == "*"
         if wildcard:
@@ -709,13 +744,13 @@ class ImportResolver:
         for k in range(len(parts), 0, -1):
             if k < len(parts) and not parts[k - 1][:1].isupper():
                 continue  # a trailing member (static import) or package segment is not a class
-            hits = self._java_classes("/".join(parts[:k]) + ".java")
+            hits = self._java_classes("/".join(parts[:k]) + ext)
             if hits:
                 return hits
         if wildcard:
             pkg = "/".join(parts)
             return sorted(p for d, ps in self._dir_index().items() if d == pkg or d.endswith("/" + pkg)
-                          for p in ps if p.endswith(".java"))
+                          for p in ps if p.endswith(ext))
         return []
 
 

@@ -63,6 +63,22 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   packages; ``Ctl::show`` is ``Ctl.show``); braced namespace blocks
   are searched. ``#[...]`` attributes are part of the span; doc comments are
   comments. ``'a'`` == ``"a"`` without escapes or ``$`` interpolation.
+* csharp: ``class``, ``struct``, ``interface``, ``record``, ``enum``,
+  ``method``, ``constructor`` (``Class.Class``), ``destructor`` (``Class.~Class``),
+  ``property``, ``indexer`` (``Class.this``), ``operator`` (``Class.operator+``,
+  ``Class.implicit operator int``), ``delegate``, local ``function``
+  (``Class.Method.local``). Namespaces are not part of the name (like Java's
+  packages): ``Acme.Tools.Parser.Parse`` is ``Parser.Parse``. Attributes
+  (``[...]``) are part of the span. Overloads are named by their parameter
+  types as Java's are: ``Parser.Parse(string)``, ``Parser.Parse(ref int,List<T>,object[])``.
+* kotlin: ``class``, ``interface``, ``enum``, ``object`` (companion objects
+  as ``Class.Companion`` or their own name), ``method``, ``function``
+  (top-level and local), ``constructor`` (secondary constructors as
+  ``Class.constructor``), ``property`` (top-level and members, with their
+  accessors), ``type`` (``typealias``). The package is not part of the name.
+  Extension functions and properties are named by their receiver's base type:
+  ``fun List<T>.second()`` is ``List.second``. Annotations are part of the
+  span; overloads are named by parameter types like Java's: ``Sample.add(Int,Int)``.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -96,12 +112,14 @@ _EXTENSIONS: dict[str, str] = {
     ".java": "java",
     ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby",
     ".php": "php",
+    ".cs": "csharp",
+    ".kt": "kotlin", ".kts": "kotlin",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
 SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "python", "javascript", "typescript", "tsx", "go", "rust", "java",
-    "ruby", "php",
+    "ruby", "php", "csharp", "kotlin",
 )
 
 
@@ -1000,6 +1018,192 @@ JAVA = LanguageSpec(
     same_name="key",
 )
 
+# --------------------------------------------------------------------------- C#
+
+_CS_TYPES = {
+    "class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
+    "record_declaration": "record", "record_struct_declaration": "record", "enum_declaration": "enum",
+}
+_CS_MEMBERS = {
+    "method_declaration": "method", "constructor_declaration": "constructor",
+    "destructor_declaration": "destructor", "property_declaration": "property",
+    "local_function_statement": "function", "indexer_declaration": "indexer",
+    "operator_declaration": "operator", "conversion_operator_declaration": "operator",
+    "delegate_declaration": "delegate",
+}
+
+
+_CS_BY_REF = frozenset({"ref", "out", "in"})
+
+
+def _cs_attributes(node: Node) -> list[Node]:
+    return [c for c in node.children if c.type == "attribute_list"]
+
+
+def _cs_name(node: Node, src: bytes) -> str:
+    """The member's name as C# writes it: ``~G`` (destructor), ``this`` (indexer), ``operator+``,
+    ``implicit operator int``; "" when it has none."""
+    if node.type == "indexer_declaration":
+        return "this"
+    if node.type == "operator_declaration":
+        return "operator" + text(node.child_by_field_name("operator"), src)
+    if node.type == "conversion_operator_declaration":
+        way = next((c.type for c in node.children if c.type in ("implicit", "explicit")), "")
+        return f"{way} operator {_java_type(node.child_by_field_name('type'), src)}".strip()
+    name = text(node.child_by_field_name("name"), src)
+    return "~" + name if node.type == "destructor_declaration" and name else name
+
+
+def _cs_decl(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    label = _cs_name(node, src)
+    if not label:
+        return None
+    attrs = _cs_attributes(node)
+    if node.type in _CS_TYPES:
+        body = node.child_by_field_name("body")
+        return [make_def(label, _CS_TYPES[node.type], node, node, body=body, decorators=attrs,
+                         scope=body, scope_kind="class")]
+    kind = _CS_MEMBERS[node.type]
+    body = node.child_by_field_name("body") or node.child_by_field_name("accessors") \
+        or node.child_by_field_name("value")
+    key = "" if kind == "property" else _cs_param_key(node, src)
+    return [make_def(label, kind, node, node, body=body, decorators=attrs, scope=body, key=key)]
+
+
+def _cs_param_key(node: Node, src: bytes) -> str:
+    """``(int,List<T>,object[])``: the parameter types of a C# method or constructor, without spaces or
+    namespaces (``params object[] rest`` -> ``object[]``, ``this string s`` -> ``string``)."""
+    params = node.child_by_field_name("parameters")
+    if params is None:
+        return ""
+    types = []
+    for i, p in enumerate(params.children):
+        if p.type == "parameter":  # ``ref`` / ``out`` / ``in`` tell overloads apart: ``F(ref int)``
+            mods = [text(m, src) for m in p.children if m.type == "modifier" and text(m, src) in _CS_BY_REF]
+            types.append(" ".join([*mods, _java_type(p.child_by_field_name("type"), src)]))
+        elif params.field_name_for_child(i) == "type":  # the grammar inlines a ``params T[] x`` parameter
+            types.append(_java_type(p, src))
+    return "(" + ",".join(types) + ")"
+
+
+CSHARP = LanguageSpec(
+    name="csharp",
+    handlers={t: _cs_decl for t in (*_CS_TYPES, *_CS_MEMBERS)},
+    barriers=frozenset({"using_directive", "string_literal", "verbatim_string_literal", "raw_string_literal",
+                        "interpolated_string_expression", "anonymous_object_creation_expression"}),
+    comment_types=frozenset({"comment"}),
+    same_name="key",
+)
+
+# --------------------------------------------------------------------------- Kotlin
+
+_KT_COMMENTS = frozenset({"line_comment", "multiline_comment"})
+_KT_ACCESSORS = frozenset({"getter", "setter"})
+
+
+def _kt_child(node: Node, *types: str) -> Node | None:
+    return next((c for c in node.children if c.type in types), None)
+
+
+def _kt_annotations(node: Node) -> list[Node]:
+    mods = _kt_child(node, "modifiers")
+    return [] if mods is None else [c for c in mods.children if c.type == "annotation"]
+
+
+def _kt_receiver(node: Node, src: bytes) -> str:
+    """``Receiver.`` for an extension (``fun List<T>.second()`` -> ``List.``, ``Sample?`` -> ``Sample.``,
+    ``a.b.C`` -> ``C.``); "" for a plain declaration."""
+    recv = _kt_child(node, "receiver_type")
+    if recv is None:
+        return ""
+    base = re.sub(r"<.*>", "", "".join(text(recv, src).split())).rstrip("?").strip("()")
+    return base.rsplit(".", 1)[-1] + "." if base else ""
+
+
+def _kt_class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _kt_child(node, "type_identifier")
+    if node.type == "companion_object":
+        kind, label = "object", text(name, src) if name is not None else "Companion"
+    elif name is None:
+        return None
+    else:
+        keywords = {c.type for c in node.children}
+        kind = ("object" if node.type == "object_declaration" else "interface" if "interface" in keywords
+                else "enum" if "enum" in keywords else "class")
+        label = text(name, src)
+    body = _kt_child(node, "class_body", "enum_class_body")
+    return [make_def(label, kind, node, node, body=body, decorators=_kt_annotations(node), scope=body,
+                     scope_kind="class")]
+
+
+def _kt_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if node.type == "secondary_constructor":
+        label, kind = "constructor", "constructor"
+    else:
+        name = _kt_child(node, "simple_identifier")
+        if name is None:
+            return None
+        label = _kt_receiver(node, src) + text(name, src)
+        kind = "method" if parent_kind == "class" else "function"
+    body: Node | tuple[int, int] | None = _kt_child(node, "function_body")
+    if node.type == "secondary_constructor":  # its block is not wrapped in a node: what follows the header
+        head = [c for c in node.children if c.type in ("function_value_parameters", "constructor_delegation_call")]
+        rest = [c for c in node.children if head and c.start_byte >= head[-1].end_byte]
+        body = (rest[0].start_byte, node.end_byte) if rest else None
+    return [make_def(label, kind, node, node, body=body, decorators=_kt_annotations(node),
+                     scope=body if not isinstance(body, tuple) else None, key=_kt_param_key(node, src))]
+
+
+def _kt_param_key(node: Node, src: bytes) -> str:
+    """``(Int,List<String>,String...)``: parameter types without spaces or packages (``vararg`` as ``...``)."""
+    params = _kt_child(node, "function_value_parameters")
+    if params is None:
+        return ""
+    types, vararg = [], False
+    for p in params.named_children:
+        if p.type == "parameter_modifiers":
+            vararg = "vararg" in text(p, src).split()
+        elif p.type == "parameter":
+            typ = p.named_children[-1] if p.named_child_count > 1 else None
+            types.append(_java_type(typ, src) + ("..." if vararg else ""))
+            vararg = False
+    return "(" + ",".join(types) + ")"
+
+
+def _kt_property(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    var = _kt_child(node, "variable_declaration")
+    name = _kt_child(var, "simple_identifier") if var is not None else None
+    if name is None or parent_kind not in (None, "class"):  # destructuring and locals are not symbols
+        return None
+    last = node
+    nxt = _named_next(node, _KT_COMMENTS)
+    while nxt is not None and nxt.type in _KT_ACCESSORS:  # the grammar puts a getter on its own line beside it
+        last, nxt = nxt, _named_next(nxt, _KT_COMMENTS)
+    after = [c for c in node.children if c.start_byte >= var.end_byte and c.type != "="] if var else []
+    first_body = after[0] if after else (last if last is not node else None)
+    body = (first_body.start_byte, last.end_byte) if first_body is not None else None
+    return [make_def(_kt_receiver(node, src) + text(name, src), "property", node, last, body=body,
+                     decorators=_kt_annotations(node))]
+
+
+def _kt_alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _kt_child(node, "type_identifier")
+    return None if name is None else [make_def(text(name, src), "type", node, node)]
+
+
+KOTLIN = LanguageSpec(
+    name="kotlin",
+    handlers={
+        "class_declaration": _kt_class, "object_declaration": _kt_class, "companion_object": _kt_class,
+        "function_declaration": _kt_function, "secondary_constructor": _kt_function,
+        "property_declaration": _kt_property, "type_alias": _kt_alias,
+    },
+    barriers=frozenset({"package_header", "import_list", "string_literal", "object_literal",
+                        "anonymous_initializer"}),  # an init block's vals are locals, not properties
+    comment_types=_KT_COMMENTS,
+    same_name="key",
+)
+
 
 # --------------------------------------------------------------------------- Ruby
 
@@ -1137,7 +1341,7 @@ PHP = LanguageSpec(
 
 #: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-                                                             RUBY, PHP)}
+                                                             RUBY, PHP, CSHARP, KOTLIN)}
 
 
 def written_symbol(path: str, name: str) -> str:
