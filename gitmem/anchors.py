@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.languages import language_for_path, written_symbol
+from .code.languages import language_for_path
+from .code.specs import written_symbol
 from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo

@@ -1337,18 +1337,3 @@ PHP = LanguageSpec(
     lowercase=frozenset({"integer", "float"}),
     written_name=_php_written_name,
 )
-
-
-#: Language name -> its rules. Keys are exactly :data:`SUPPORTED_LANGUAGES`.
-SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-                                                             RUBY, PHP, CSHARP, KOTLIN)}
-
-
-def written_symbol(path: str, name: str) -> str:
-    """A symbol name typed by a person for the file at ``path``, in gitmem's dotted form.
-
-    Each language's own separators are accepted (Ruby ``Billing::Invoice#total``,
-    PHP ``App\\Http\\Ctl::show``); names of other files are returned unchanged.
-    """
-    language = language_for_path(path)
-    return SPECS[language].written_name(name) if language in SPECS else name

@@ -74,7 +74,8 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import infra
 from ..model import Symbol
 from ..textsplit import name_base, name_leaf
-from .languages import SPECS, Def, LanguageSpec, language_for_path, redundant_parens
+from .languages import Def, LanguageSpec, language_for_path, redundant_parens
+from .specs import ANALYZERS, SPECS
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -557,9 +558,16 @@ def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> str:
 
 
 def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
-    """Parse once; return (symbol table, ``ts1:`` file fingerprint). Uncached."""
-    spec = SPECS[language]
+    """Parse once; return (symbol table, file fingerprint). Uncached.
+
+    A language of ``specs.ANALYZERS`` is analysed by its own analyzer (given the
+    normalised source); the others by their ``specs.SPECS`` rules here (``ts1:``).
+    """
     src = _normalise(source)
+    analyzer = ANALYZERS.get(language)
+    if analyzer is not None:
+        return analyzer(src)
+    spec = SPECS[language]
     tree = _parser(language).parse(src)
     root = tree.root_node
     toks = _tokens(root, spec, src)

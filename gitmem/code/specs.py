@@ -1,0 +1,63 @@
+"""The registry of per-language rules: language name -> how its symbols are found.
+
+Owns :data:`SPECS` (languages whose symbols come from tree-sitter handlers and
+whose fingerprints are token hashes, see ``languages`` and ``symbols``),
+:data:`ANALYZERS` (formats with their own analyzer, e.g. configuration files
+whose keys are symbols and whose fingerprints hash values, not tokens) and
+:func:`written_symbol`. Every language of ``languages.SUPPORTED_LANGUAGES`` is
+in exactly one of the two tables (``tests/test_symbols.py`` checks it).
+
+A new language lives in its own module (``gitmem/code/lang_<name>.py``) that
+builds a :class:`~gitmem.code.languages.LanguageSpec` from the helpers in
+``languages`` and is listed here. Must not import tree-sitter at module level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .languages import (
+    CSHARP,
+    GO,
+    JAVA,
+    JAVASCRIPT,
+    KOTLIN,
+    PHP,
+    PYTHON,
+    RUBY,
+    RUST,
+    TSX,
+    TYPESCRIPT,
+    LanguageSpec,
+    language_for_path,
+)
+
+if TYPE_CHECKING:
+    from ..model import Symbol
+
+#: Language name -> its tree-sitter rules.
+SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
+                                                             RUBY, PHP, CSHARP, KOTLIN)}
+
+#: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
+Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
+
+#: Language name -> its own analyzer, for formats that are not token-hashed code.
+ANALYZERS: dict[str, Analyzer] = {}
+
+#: Language name -> written-name converter of an analyzer language (identity when absent).
+ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
+
+
+def written_symbol(path: str, name: str) -> str:
+    """A symbol name typed by a person for the file at ``path``, in gitmem's dotted form.
+
+    Each language's own separators are accepted (Ruby ``Billing::Invoice#total``,
+    PHP ``App\\Http\\Ctl::show``); names of other files are returned unchanged.
+    """
+    language = language_for_path(path)
+    if language in SPECS:
+        return SPECS[language].written_name(name)
+    convert = ANALYZER_WRITTEN_NAMES.get(language or "")
+    return convert(name) if convert is not None else name
