@@ -123,13 +123,21 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
 )
 
 
+#: Whole file names (lower-cased) with a language, for files known by name rather than extension.
+_FILENAMES: dict[str, str] = {}
+
+
 def language_for_path(path: str) -> str | None:
-    """The language of a repo-relative POSIX path, by extension (case-insensitive).
+    """The language of a repo-relative POSIX path, by file name or else extension (case-insensitive).
 
     Returns one of :data:`SUPPORTED_LANGUAGES`, or None for any other file
     (no extension, unknown extension, ``.d.ts`` is TypeScript).
     """
-    ext = posixpath.splitext(path)[1].lower()
+    base = posixpath.basename(path).lower()
+    by_name = _FILENAMES.get(base)
+    if by_name is not None:
+        return by_name
+    ext = posixpath.splitext(base)[1]
     return _EXTENSIONS.get(ext)
 
 
