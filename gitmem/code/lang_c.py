@@ -120,7 +120,7 @@ def norm_type(s: str) -> str:
     if re.search(r"[*&\[(]", s) is None:
         s = re.sub(r"^(?:const|volatile) ", "", s)
     s = re.sub(r"\*(?:const|volatile)$", "*", s)
-    if s.count("[") == 1:
+    if s.count("[") == 1 and "(" not in s:
         s = re.sub(r"\[[^\]]*\]$", "*", s)
     return s
 
@@ -137,6 +137,19 @@ def _blank_export_macros(src: bytes) -> bytes:
     if b"class" not in src and b"struct" not in src and b"union" not in src:
         return src
     return _EXPORT_MACRO_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b" " * len(m.group(1)), src)
+
+
+_CPP_MARKER_RE = re.compile(
+    rb"::|\b(?:class|namespace|template|typename|public|private|protected|virtual|operator|nullptr|constexpr"
+    rb"|decltype|static_cast|reinterpret_cast|const_cast|dynamic_cast|noexcept|explicit|friend|mutable)\b")
+_C_NOISE_RE = re.compile(rb'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
+
+
+def _grammar(src: bytes) -> str:
+    """``cpp``, or ``c`` for a source without any C++ syntax outside comments and strings: the C grammar
+    reads C's macro-wrapped declarations (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``) that the C++
+    grammar cannot."""
+    return "cpp" if _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)) else "c"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -431,6 +444,8 @@ def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
         name = ".".join([*scopes, _type_name(leaf, src)])
     else:
         name = _type_name(name_node, src)
+    if not name:
+        return None
     kind = _CLASS_KINDS[node.type]
     first = _under_template(node) or node
     if kind == "enum":
@@ -620,6 +635,7 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,
         prepare=_blank_export_macros,
+        grammar=None if c_lang else _grammar,
     )
 
 

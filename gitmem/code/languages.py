@@ -250,6 +250,9 @@ class LanguageSpec:
         prepare: the source -> the source parsed and hashed, same length and
             same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
             None: the source as it is.
+        grammar: the source -> the tree-sitter grammar to parse it with (a
+            ``.h`` file without any C++ syntax is read by the C grammar); None:
+            the grammar named ``name``.
     """
 
     name: str
@@ -273,6 +276,7 @@ class LanguageSpec:
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
+    grammar: Callable[[bytes], str] | None = None
 
 
 # --------------------------------------------------------------------------- helpers
