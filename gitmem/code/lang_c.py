@@ -1,10 +1,13 @@
 """C and C++ symbol rules (tree-sitter ``c`` and ``cpp`` grammars).
 
-Files: ``.c`` is C; ``.h`` is parsed as **C++** (tree-sitter-cpp reads almost all
-C headers, while the C grammar misreads every C++ header: classes, namespaces,
-templates); ``.cc .cpp .cxx .c++`` and ``.hpp .hh .hxx .h++ .ipp .tpp .inl``
-are C++. Names come out the same from both grammars, so a C header and its
-``.c`` source share names.
+Files: ``.c`` is C; ``.h`` is **C++** (tree-sitter-cpp reads almost all C
+headers, while the C grammar misreads every C++ header: classes, namespaces,
+templates), as are ``.cc .cpp .cxx .c++`` and ``.hpp .hh .hxx .h++ .ipp .tpp
+.inl``. A C++ file whose C++ parse has errors and that has no C++ syntax at all
+(no ``::``, ``class``, ``namespace``, ``template`` ... outside comments and
+strings) is re-read with the C grammar: C headers that wrap declarations in
+macros (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``). Names come out the same
+from both grammars, so a C header and its ``.c`` source share names.
 
 Kinds: ``function``, ``method``, ``constructor`` (``A.A``), ``destructor``
 (``A.~A``), ``operator`` (``A.operator==``, ``A.operator()``, ``A.operator bool``,
@@ -145,11 +148,13 @@ _CPP_MARKER_RE = re.compile(
 _C_NOISE_RE = re.compile(rb'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
-def _grammar(src: bytes) -> str:
-    """``cpp``, or ``c`` for a source without any C++ syntax outside comments and strings: the C grammar
-    reads C's macro-wrapped declarations (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``) that the C++
-    grammar cannot."""
-    return "cpp" if _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)) else "c"
+def _c_fallback(src: bytes, root: Node) -> str | None:
+    """``c`` for a source the C++ grammar cannot read (errors in its tree) and that has no C++ syntax outside
+    comments and strings: a C header, whose macro-wrapped declarations (``CJSON_PUBLIC(cJSON *)
+    cJSON_Parse(...)``) only the C grammar reads; None (keep the C++ tree) otherwise."""
+    if not root.has_error or _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)):
+        return None
+    return "c"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -635,9 +640,49 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,
         prepare=_blank_export_macros,
-        grammar=None if c_lang else _grammar,
+        reparse=None if c_lang else _c_fallback,
     )
 
 
 C = _spec("c", c_lang=True)
 CPP = _spec("cpp", c_lang=False)
+
+
+# --------------------------------------------------------------------------- header <-> source partners
+
+#: Extensions of C/C++ headers and of the sources that define what they declare.
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++"})
+SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++"})
+#: Kinds whose declaration and definition live in a header and a source file.
+PARTNER_KINDS = frozenset({"function", "method", "constructor", "destructor", "operator"})
+
+
+def _stem_ext(path: str) -> tuple[str, str]:
+    base = path.rsplit("/", 1)[-1].lower()
+    stem, dot, ext = base.rpartition(".")
+    return (stem, "." + ext) if dot else (base, "")
+
+
+def partner_files(path: str, files: list[str] | set[str], includes: set[str]) -> list[str]:
+    """The files that may hold the other half of a C/C++ function declared or defined in ``path``, sorted.
+
+    A header's candidates are the source files of the same stem anywhere in ``files``
+    (``include/x/a.hpp`` -> ``src/a.cpp``); a source file's are the headers it includes
+    (``includes``: resolved ``#include`` paths) and the headers of the same stem. [] for
+    any other file.
+    """
+    stem, ext = _stem_ext(path)
+    if ext in HEADER_EXTENSIONS:
+        want = SOURCE_EXTENSIONS
+    elif ext in SOURCE_EXTENSIONS:
+        want = HEADER_EXTENSIONS
+    else:
+        return []
+    out = {p for p in files if p != path and _stem_ext(p) == (stem, _stem_ext(p)[1]) and _stem_ext(p)[1] in want}
+    out |= {p for p in includes if _stem_ext(p)[1] in want}
+    return sorted(out)
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Do the files ``a`` and ``b`` have the same base name without extension (case-insensitive)?"""
+    return _stem_ext(a)[0] == _stem_ext(b)[0]

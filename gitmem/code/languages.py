@@ -250,9 +250,9 @@ class LanguageSpec:
         prepare: the source -> the source parsed and hashed, same length and
             same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
             None: the source as it is.
-        grammar: the source -> the tree-sitter grammar to parse it with (a
-            ``.h`` file without any C++ syntax is read by the C grammar); None:
-            the grammar named ``name``.
+        reparse: (the source, the root of its parse by the grammar ``name``)
+            -> another grammar to parse it with instead, or None (C++: a header
+            that the C++ grammar cannot read and that has no C++ syntax is C).
     """
 
     name: str
@@ -276,7 +276,7 @@ class LanguageSpec:
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
-    grammar: Callable[[bytes], str] | None = None
+    reparse: Callable[[bytes, Node], str | None] | None = None
 
 
 # --------------------------------------------------------------------------- helpers

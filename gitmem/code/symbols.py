@@ -585,7 +585,10 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     spec = SPECS[language]
     if spec.prepare is not None:
         src = spec.prepare(src)
-    tree = _parser(spec.grammar(src) if spec.grammar is not None else language).parse(src)
+    tree = _parser(language).parse(src)
+    other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
+    if other is not None:
+        tree = _parser(other).parse(src)
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
