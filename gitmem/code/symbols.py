@@ -599,7 +599,7 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
         sym = _symbol(name, defs[0], toks) if len(defs) == 1 and not defs[0].stubs else _group_symbol(
             name, defs, toks)
         aliases = tuple(n for n in legacy if n != name)
-        if aliases:
+        if aliases and spec.same_name != "join":  # (no earlier gitmem named a C/C++ symbol)
             sym = dataclasses.replace(sym, aliases=aliases)
         symbols.append((name, sym))
     symbols.sort(key=lambda item: item[1].start_line)  # stable: parents stay before children
