@@ -79,6 +79,12 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   Extension functions and properties are named by their receiver's base type:
   ``fun List<T>.second()`` is ``List.second``. Annotations are part of the
   span; overloads are named by parameter types like Java's: ``Sample.add(Int,Int)``.
+* c, cpp (``lang_c``): ``function``, ``method``, ``constructor``, ``destructor``,
+  ``operator``, ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
+  ``type``, ``macro``; namespaces are part of names (``fmt.detail.write``); a
+  declaration and its definition in one file are one symbol, C++ overloads
+  are named by parameter types (``A.f(const char*,size_t)``). The rules are
+  in ``lang_c``'s docstring.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
