@@ -155,6 +155,36 @@ struct S {
     assert list(extract_symbols(b"int f();\nint f(int x) { return x; }\n", "c")) == ["f"]
 
 
+def test_more_cpp_forms():
+    src = b"""\
+namespace outer { namespace inner {
+struct Outer { struct Inner { void f(); }; };
+} }
+void outer::inner::Outer::Inner::f() {}
+extern "C" { int cfun(void) { return 0; } }
+typedef enum { RED, BLUE } color_t;
+struct A {
+  friend bool operator==(A a, A b) { return true; }
+  friend void declared_only();
+  template <class T> friend void swap(A&, T&) {}
+};
+TEST(Suite, One) { run(1); }
+TEST(Suite, Two) { run(2); }
+namespace outer::inner { void later(); }
+"""
+    tab = extract_symbols(src, "cpp")
+    assert kinds(tab) == {
+        "outer": "namespace", "outer.inner": "namespace",  # `namespace outer::inner` reopens the nested one
+        "outer.inner.Outer": "struct", "outer.inner.Outer.Inner": "struct",
+        "outer.inner.Outer.Inner.f": "method", "outer.inner.later": "function",
+        "cfun": "function", "color_t": "enum",
+        "A": "struct", "A.operator==": "operator", "A.swap": "function",
+        "TEST(Suite,One)": "function", "TEST(Suite,Two)": "function",
+    }
+    assert (tab["outer.inner.Outer.Inner.f"].start_line, tab["outer.inner.Outer.Inner.f"].end_line) == (2, 4)
+    assert tab["A.swap"].start_line == 10  # the template header is part of it
+
+
 def test_written_names():
     assert written_symbol("a.cpp", "ns::A::f") == "ns.A.f"
     assert written_symbol("a.cpp", "::ns::A::f") == "ns.A.f"

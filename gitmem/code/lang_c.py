@@ -14,9 +14,12 @@ Kinds: ``function``, ``method``, ``constructor`` (``A.A``), ``destructor``
 free ``operator<<``), ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
 ``type`` (``typedef``, ``using X = ...``), ``macro`` (``#define``, object-like and
 function-like; an include guard's empty ``#define`` is not one). A ``template<...>``
-header is part of the span. Variables, enumerators, fields, friends, forward
-declarations (``struct X;``) and lambdas are not symbols; nothing inside a
-function body is.
+header is part of the span. A friend function defined in its class is named under
+the class (``A.operator==``, a ``function`` or ``operator``). Variables, enumerators,
+fields, friend declarations, forward declarations (``struct X;``) and lambdas are
+not symbols; nothing inside a function body is. A function-like macro call that
+reads as a definition, gtest's ``TEST(Suite, Name) {...}``, is a function ``TEST``
+keyed by its arguments (``TEST(Suite,Name)`` when a file has several).
 
 Names (the rules, exactly):
 
@@ -437,6 +440,17 @@ def _cpp_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] 
     return _function(node, src, parent_kind, c_lang=False)
 
 
+def _friend(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """A friend function defined in its class (``friend bool operator==(A, A) {...}``): a ``function`` or
+    ``operator`` named under the class (``A.operator==``); a friend only declared is not a symbol."""
+    inner = next((c for c in node.named_children if c.type == "function_definition"), None)
+    defs = _cpp_function(inner, src, "friend") if inner is not None else None
+    first = _under_template(node) or node
+    for d in defs or []:
+        d.start_byte, d.start_line = first.start_byte, first.start_point[0] + 1
+    return defs or []
+
+
 def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     body = node.child_by_field_name("body")
     name_node = node.child_by_field_name("name")
@@ -625,7 +639,8 @@ def _handlers(c_lang: bool) -> dict[str, Handler]:
     }
     if not c_lang:
         handlers.update({"class_specifier": _class, "alias_declaration": _alias,
-                         "namespace_definition": _namespace, "template_declaration": _template})
+                         "namespace_definition": _namespace, "template_declaration": _template,
+                         "friend_declaration": _friend})
     return handlers
 
 
