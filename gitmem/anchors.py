@@ -219,7 +219,10 @@ class Resolver:
         if not found:
             return None, ""
         other, name = found[0]
-        return self.make(other, name, rev), ""
+        try:
+            return self.make(other, name, rev), ""
+        except AnchorError:  # (cannot happen for a name of its table; never fail the anchor asked for)
+            return None, ""
 
     def _nested_repository(self, path: str) -> str | None:
         """The directory of a submodule or nested repository that contains ``path``, if any."""

@@ -7,6 +7,7 @@ tests/fixtures/code/c/ and tests/fixtures/code/cpp/.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -420,3 +421,16 @@ def test_c_prototype_and_definition_are_anchored_together(tmp_path: Path):
     git(root, "commit", "-qm", "memory")
     commit(root, "signature", {"src/list.h": header.replace("int value);", "long value);")})
     assert evaluate(Store(Repo(root)), Repo(root).head())[0].status == Status.STALE
+
+
+def test_cli_remember_says_it_anchored_both(tmp_path: Path, run_cli):
+    root = make_repo(tmp_path / "r", {"include/app/cache.hpp": HEADER,
+                                      "src/cache.cpp": CPP_SRC.replace('"cache.hpp"', '"app/cache.hpp"')})
+    code, _, err = run_cli(root, "init", "--no-hooks")
+    assert code == 0, err
+    code, out, err = run_cli(root / "src", "remember", "get is O(1)", "--anchor", "cache.cpp::app::Cache::get",
+                             "--json")
+    assert code == 0, err
+    assert sorted(a["anchor"] for a in json.loads(out)["anchors"]) == [
+        "include/app/cache.hpp::app.Cache.get", "src/cache.cpp::app.Cache.get"]
+    assert "also anchored include/app/cache.hpp::app.Cache.get" in err
