@@ -214,10 +214,13 @@ namespace n {
 int f(int *p, int n) {
   int xs[] = {1, 2, 3};
   if (n > 0) { return p[0]; }
+  log("a long message that clang-format splits");
   return xs[n];
 }
 }  // namespace n
+#ifndef M
 #define M(a, b) ((a) + (b))
+#endif
 """
     same = b"""\
 namespace n
@@ -235,18 +238,24 @@ f(int* p, int n)
     {
         return p[0];  // first
     }
+    log("a long message that "
+        "clang-format splits");
     return xs[n];
 }
 } // namespace n
-#define M(a, b)  \\
-    ((a)  +  (b))
+#ifndef M
+#  define M(a, b)  \\
+    ((a)  + /* sum */ (b))
+#endif
 """
     changed = base.replace(b"return p[0];", b"return p[1];")
+    message = base.replace(b"that clang", b"that Clang")
     macro_changed = base.replace(b"((a) + (b))", b"((a) - (b))")
     t0, t1 = extract_symbols(base, "cpp"), extract_symbols(same, "cpp")
     assert t0["n.f"].fingerprint == t1["n.f"].fingerprint
     assert t0["M"].fingerprint == t1["M"].fingerprint
     assert extract_symbols(changed, "cpp")["n.f"].fingerprint != t0["n.f"].fingerprint
+    assert extract_symbols(message, "cpp")["n.f"].fingerprint != t0["n.f"].fingerprint
     assert extract_symbols(macro_changed, "cpp")["M"].fingerprint != t0["M"].fingerprint
     # a preprocessor conditional inside a function is part of its body
     ifdef = base.replace(b"  return xs[n];", b"#ifdef DEBUG\n  log(n);\n#endif\n  return xs[n];")

@@ -69,7 +69,9 @@ normalised as above.
 
 Fingerprints: ``//`` and ``/* */`` comments (doc comments too) are left out; a
 macro's replacement text is one token of its C tokens (comments, line
-continuations and spacing out); a trailing comma before ``}`` is formatting.
+continuations and spacing out); a trailing comma before ``}`` is formatting;
+adjacent plain string literals are one (``"ab" "c"`` == ``"abc"``: clang-format
+splits long ones); ``#  define`` is ``#define``.
 Preprocessor conditionals inside a function are part of its body.
 """
 
@@ -137,9 +139,25 @@ _EXPORT_MACRO_RE = re.compile(
     rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)(?=\s+[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\b\s*)?[:{])")
 
 
-def _blank_export_macros(src: bytes) -> bytes:
-    """``class API Foo {`` -> ``class     Foo {``: same length, same lines (the macro expands to an
-    attribute tree-sitter cannot know)."""
+_DEFINE_RE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)
+_BLOCK_COMMENT_RE = re.compile(rb"/\*.*?\*/", re.S)
+
+
+def _blank(m: re.Match[bytes]) -> bytes:
+    """The match with every byte but line breaks made a space."""
+    return re.sub(rb"[^\n]", b" ", m.group(0))
+
+
+def _prepare(src: bytes) -> bytes:
+    """The source as parsed and hashed, same length and same lines:
+
+    * ``class API Foo {`` -> ``class     Foo {`` (the export macro expands to an attribute tree-sitter cannot know);
+    * ``/* comments */`` inside a ``#define``'s replacement made spaces (tree-sitter's grammars misread the
+      rest of such a macro, and comments are not fingerprinted anyway).
+    """
+    if b"/*" in src and b"define" in src:
+        src = _DEFINE_RE.sub(lambda m: _BLOCK_COMMENT_RE.sub(_blank, m.group(0)) if b"/*" in m.group(0)
+                             else m.group(0), src)
     if b"class" not in src and b"struct" not in src and b"union" not in src:
         return src
     return _EXPORT_MACRO_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b" " * len(m.group(1)), src)
@@ -548,12 +566,41 @@ _PP_TOKEN_RE = re.compile(
     r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*|\\\n|\w+|\S', re.S)
 
 
+_PLAIN_STRING_RE = re.compile(rb'"((?:[^"\\\n]|\\.)*)"\Z', re.S)
+
+
+def _string(node: Node, src: bytes) -> bytes | None:
+    """A plain string literal, or adjacent ones (``"ab" "c"``), as one token of their joined contents:
+    clang-format splits a long literal in two (``BreakStringLiterals``). Prefixed, raw, or joined with
+    a macro (``"%" PRId64``): None, the literal's own tokens."""
+    parts = [node] if node.type == "string_literal" else node.named_children
+    out = []
+    for part in parts:
+        if part.type == "comment":
+            continue
+        m = _PLAIN_STRING_RE.match(src[part.start_byte:part.end_byte]) if part.type == "string_literal" else None
+        if m is None:
+            return None
+        out.append(m.group(1))
+    return b"S|" + b"".join(out)
+
+
 def _preproc_arg(node: Node, src: bytes) -> bytes | None:
     """A macro's replacement text as one token: its C tokens joined by one space, comments and line
     continuations out (clang-format realigns the ``\\`` of a multi-line macro)."""
     raw = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
     toks = [t for t in _PP_TOKEN_RE.findall(raw) if not t.startswith(("/*", "//", "\\\n"))]
     return b"M|" + " ".join(toks).encode("utf-8")
+
+
+#: Preprocessor directive tokens: ``#  define`` (indented after the ``#``) is ``#define``.
+_DIRECTIVES = ("#define", "#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef", "#else", "#endif",
+               "#include", "preproc_directive")
+
+
+def _directive(node: Node, src: bytes) -> bytes | None:
+    """A preprocessor directive token without its inner whitespace (clang-format's ``IndentPPDirectives``)."""
+    return b"".join(src[node.start_byte:node.end_byte].split())
 
 
 def _split_top(s: str, sep: str) -> list[str]:
@@ -650,11 +697,12 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         handlers=_handlers(c_lang),
         descend=lambda t: t in _DESCEND,
         comment_types=frozenset({"comment"}),
-        atomic={"preproc_arg": _preproc_arg},
+        atomic={"preproc_arg": _preproc_arg, "string_literal": _string, "concatenated_string": _string,
+                **{d: _directive for d in _DIRECTIVES}},
         lowercase=frozenset({"number_literal"}),
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,
-        prepare=_blank_export_macros,
+        prepare=_prepare,
         reparse=None if c_lang else _c_fallback,
     )
 
