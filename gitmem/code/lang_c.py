@@ -554,12 +554,6 @@ def _macro(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     return [make_def(label, "macro", node, node, body=value)]
 
 
-def _template(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
-    # Definitions under a template header are classified by their own handler (which widens the span to
-    # the header); this only makes sure the walk reaches them.
-    return None
-
-
 # --------------------------------------------------------------------------- tokens and names
 
 _PP_TOKEN_RE = re.compile(
@@ -686,7 +680,7 @@ def _handlers(c_lang: bool) -> dict[str, Handler]:
     }
     if not c_lang:
         handlers.update({"class_specifier": _class, "alias_declaration": _alias,
-                         "namespace_definition": _namespace, "template_declaration": _template,
+                         "namespace_definition": _namespace,
                          "friend_declaration": _friend})
     return handlers
 
