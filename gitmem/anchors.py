@@ -180,8 +180,10 @@ class Resolver:
 
         Candidates (``lang_c.partner_files``): for a header, the source files of the same stem; for a
         source file, the headers it ``#include``s (resolved in the repository) and those of the same
-        stem. A candidate holds the partner when its symbol table has the anchor's name, or exactly one
-        name of which it is the base (``A.f`` <-> ``A.f(int)``). When several files hold it, those of
+        stem. A candidate holds the partner when its symbol table has the anchor's name, else exactly one
+        name of which it is the base (``A.f`` <-> ``A.f(int)``), else exactly one that ends with it or that
+        it ends with after a ``.`` (``A.f`` <-> ``ns.A.f``: ``using namespace ns;`` in the source). When
+        several files hold it, those of
         the same stem are kept; a tie is not guessed.
 
         Returns:
@@ -209,6 +211,8 @@ class Resolver:
                 continue
             base = name_base(symbol)
             names = [n for n in table if name_base(n) == base and (n == base or symbol == base)]
+            if not names:  # `using namespace ns;` in the source: `A.f` there is `ns.A.f` in the header
+                names = [n for n in table if n.endswith("." + symbol) or symbol.endswith("." + n)]
             if len(names) == 1 and table[names[0]].kind in lang_c.PARTNER_KINDS:
                 found.append((cand, names[0]))
         if len(found) > 1:

@@ -443,3 +443,10 @@ def test_cli_remember_says_it_anchored_both(tmp_path: Path, run_cli):
     assert sorted(a["anchor"] for a in json.loads(out)["anchors"]) == [
         "include/app/cache.hpp::app.Cache.get", "src/cache.cpp::app.Cache.get"]
     assert "also anchored include/app/cache.hpp::app.Cache.get" in err
+
+
+def test_a_source_using_the_headers_namespace_finds_its_declaration(tmp_path: Path):
+    source = CPP_SRC.replace("namespace app {\n", "using namespace app;\n").replace("}  // namespace app\n", "")
+    root, store = _store(tmp_path, {"src/cache.hpp": HEADER, "src/cache.cpp": source})
+    m = remember(store, RememberRequest(text="get", anchors=("src/cache.cpp::Cache::get",)))
+    assert sorted(a.key for a in m.anchors) == ["src/cache.cpp::Cache.get", "src/cache.hpp::app.Cache.get"]
