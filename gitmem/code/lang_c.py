@@ -381,7 +381,7 @@ def _template_has_params(node: Node) -> bool:
 
 def _macro_class(node: Node, src: bytes) -> bool:
     """A ``class MACRO Name {...}`` tree-sitter read as a function definition (a fallback to the
-    blanking of ``_blank_export_macros``)."""
+    blanking of ``_prepare``)."""
     typ = node.child_by_field_name("type")
     decl = node.child_by_field_name("declarator")
     return (typ is not None and typ.type in ("class_specifier", "struct_specifier", "union_specifier")
