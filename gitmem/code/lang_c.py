@@ -181,6 +181,8 @@ def _c_fallback(src: bytes, root: Node) -> str | None:
 # --------------------------------------------------------------------------- helpers
 
 _local = threading.local()
+#: One part of a qualified name: an identifier, with template arguments for a specialisation.
+_NAME_PART_RE = re.compile(r"[A-Za-z_$][\w$]*(?:<[^{};#]*>)?")
 
 
 def _file_namespaces(node: Node, src: bytes) -> frozenset[str]:
@@ -416,6 +418,8 @@ def _function(node: Node, src: bytes, parent_kind: str | None, *, c_lang: bool) 
         leaf = _leaf(leaf_node, src)
         if not leaf:
             continue
+        if not all(_NAME_PART_RE.fullmatch(p) for p in scopes):
+            continue  # a qualifier tree-sitter recovered from code it could not read
         spaces, cls = _enclosing(node, src)
         if scopes and spaces and scopes[:len(spaces)] == spaces:
             scopes = scopes[len(spaces):]
@@ -481,7 +485,7 @@ def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
         name = ".".join([*scopes, _type_name(leaf, src)])
     else:
         name = _type_name(name_node, src)
-    if not name:
+    if not name or not all(_NAME_PART_RE.fullmatch(p) for p in name.split(".")):
         return None
     kind = _CLASS_KINDS[node.type]
     first = _under_template(node) or node
