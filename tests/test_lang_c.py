@@ -450,3 +450,11 @@ def test_a_source_using_the_headers_namespace_finds_its_declaration(tmp_path: Pa
     root, store = _store(tmp_path, {"src/cache.hpp": HEADER, "src/cache.cpp": source})
     m = remember(store, RememberRequest(text="get", anchors=("src/cache.cpp::Cache::get",)))
     assert sorted(a.key for a in m.anchors) == ["src/cache.cpp::Cache.get", "src/cache.hpp::app.Cache.get"]
+
+
+def test_a_c_header_with_macro_wrapped_declarations_is_read_as_c():
+    src = b"#define API(t) t\nAPI(int *) parse(const char *value);\nAPI(void) drop(int *p);\n"
+    assert kinds(extract_symbols(src, "cpp")) == {"API": "macro", "parse": "function", "drop": "function"}
+    # the same in a header with C++ syntax stays C++ (and its classes are found)
+    cpp = src + b"class Box { int f(); };\n"
+    assert "Box.f" in extract_symbols(cpp, "cpp")
