@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .lang_c import CPP, C
 from .languages import (
     CSHARP,
     GO,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
+SPECS.update({s.name: s for s in (C, CPP)})
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
