@@ -87,15 +87,19 @@ def test_swift_overloads_by_labels_then_numbers_and_operators():
     tab = table("""\
         struct V {
           func f(_ a: Int) {}
+          func f(_ a: Swift.String, _ b: @escaping (Int) -> Void) {}
           func f(_ a: String) {}
           func g(x: Int) {}
+          func h<T>(_ a: T) where T: Equatable {}
+          func h<T>(_ a: T) where T: Hashable {}
           static func <> (a: V, b: V) -> V { a }
           static prefix func - (a: V) -> V { a }
         }
         """, "swift")
-    # labels alike: numbered in source order; operators are named by their symbol
-    assert kinds(tab) == {"V": "struct", "V.f": "method", "V.f#2": "method", "V.g": "method", "V.<>": "method",
-                          "V.-": "method"}
+    # labels alike: DocC's type signature added; labels and types alike: numbered in source order
+    assert kinds(tab) == {"V": "struct", "V.f(_:)-(Int)": "method", "V.f(_:_:)": "method",
+                          "V.f(_:)-(String)": "method", "V.g": "method", "V.h": "method", "V.h#2": "method",
+                          "V.<>": "method", "V.-": "method"}
 
 
 def test_swift_extension_alone_in_its_file_is_the_type_name():
@@ -123,6 +127,7 @@ def test_swift_locals_and_closures_are_not_symbols():
 
 def test_swift_names_survive_name_base_and_leaf():
     assert name_base("Sprite.move(to:by:)") == "Sprite.move" and name_leaf("Sprite.move(to:by:)") == "move"
+    assert name_base("V.f(_:)-(Swift.Int)") == "V.f" and name_leaf("V.f(_:)-((Int)->Void)") == "f"
     assert name_base("Sprite#2") == "Sprite" and name_leaf("Sprite.init()") == "init"
 
 
