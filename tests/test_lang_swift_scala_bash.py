@@ -186,6 +186,18 @@ def test_scala_multiple_parameter_lists_and_by_name_overloads():
                           "P.type": "method", "P.a": "value", "P.b": "value", "P.ord": "value"}
 
 
+def test_scala_3_extension_methods_are_named_by_their_receiver():
+    tab = table("""\
+        extension (c: shapes.Circle)
+          def circumference: Double = c.r * 2
+          def diameter: Double = c.r * 2
+        extension [T](xs: List[T]) def second: T = xs(1)
+        @main def hello(): Unit = println("hi")
+        """, "scala")
+    assert kinds(tab) == {"Circle.circumference": "method", "Circle.diameter": "method", "List.second": "method",
+                          "hello": "function"}
+
+
 def test_scala_object_without_a_class_beside_it_is_plain():
     tab = table("class A\nobject B { def x = 1 }\nobject Outer { class A; object A }\n", "scala")
     assert kinds(tab) == {"A": "class", "B": "object", "B.x": "method", "Outer": "object",

@@ -16,6 +16,9 @@ Names and kinds (documented in docs/how-it-works.md, "Scala"):
 * Overloads are named by their parameter types like Java's, parameter lists concatenated,
   without spaces or packages: ``Foo$.apply(String)``, ``Foo$.apply(Int,List[String]*)``,
   ``O.f(=>Int)(String)``; a ``def`` without same-named siblings keeps its plain name.
+* Scala 3 extension methods are named by their receiver's base type like Kotlin's extension
+  functions, kind ``method``: ``extension (c: Circle) def area`` is ``Circle.area``,
+  ``extension [T](xs: List[T]) def second`` is ``List.second``.
 * Backquoted names lose their backquotes (``def `type``` is ``type``). Operators are names
   (``Vec.+``).
 * Written forms accepted on input: Scaladoc's ``Foo#bar`` (an instance member) for ``Foo.bar``.
@@ -101,6 +104,18 @@ def _def(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
                      scope=body, key=_param_key(node, src))]
 
 
+def _extension(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """Scala 3 ``extension (c: Circle) def f`` / ``extension [T](xs: List[T]) def g``: a naming scope
+    (``Circle.f``, ``List.g``, named by the receiver's base type), not itself a symbol."""
+    params = node.child_by_field_name("parameters")
+    first = next((p for p in params.named_children if p.type == "parameter"), None) if params else None
+    base = re.sub(r"\[.*\]", "", _java_type(first.child_by_field_name("type"), src)) if first else ""
+    base = base.lstrip("=>").rsplit(".", 1)[-1]
+    if not base:
+        return None
+    return [make_def(base, "extension", node, node, scope=node, scope_kind=_MEMBER_SCOPE, emit=False)]
+
+
 def _value(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind not in (None, _MEMBER_SCOPE):  # locals are not symbols
         return []
@@ -134,7 +149,7 @@ SCALA = LanguageSpec(
         "function_definition": _def, "function_declaration": _def,
         "val_definition": _value, "var_definition": _value, "val_declaration": _value,
         "var_declaration": _value, "given_definition": _value,
-        "type_definition": _alias,
+        "type_definition": _alias, "extension_definition": _extension,
     },
     barriers=frozenset({"import_declaration", "package_clause", "string", "interpolated_string_expression",
                         "lambda_expression"}),
