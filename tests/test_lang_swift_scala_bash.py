@@ -94,12 +94,16 @@ def test_swift_overloads_by_labels_then_numbers_and_operators():
           func h<T>(_ a: T) where T: Hashable {}
           static func <> (a: V, b: V) -> V { a }
           static prefix func - (a: V) -> V { a }
+          subscript(i: Int) -> Int { i }
+          subscript(k: String) -> Int { 0 }
+          subscript(key k: String) -> Int { 0 }
         }
         """, "swift")
     # labels alike: DocC's type signature added; labels and types alike: numbered in source order
     assert kinds(tab) == {"V": "struct", "V.f(_:)-(Int)": "method", "V.f(_:_:)": "method",
                           "V.f(_:)-(String)": "method", "V.g": "method", "V.h": "method", "V.h#2": "method",
-                          "V.<>": "method", "V.-": "method"}
+                          "V.<>": "method", "V.-": "method", "V.subscript(_:)-(Int)": "subscript",
+                          "V.subscript(_:)-(String)": "subscript", "V.subscript(key:)": "subscript"}
 
 
 def test_swift_extension_alone_in_its_file_is_the_type_name():

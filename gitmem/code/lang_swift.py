@@ -18,6 +18,8 @@ Names and kinds (documented in docs/how-it-works.md, "Swift"):
   write them: ``Foo.move(to:by:)``, ``Foo.init(from:)``, ``Foo.f(_:)``, ``Foo.f()``; overloads in one
   body with the same labels add their parameter types the way DocC links tell them apart:
   ``Foo.f(_:)-(Int)``, ``Foo.f(_:)-(String)`` (no spaces or module prefixes, ``@escaping`` dropped).
+  Subscripts likewise (``Foo.subscript(_:)-(Int)``; their arguments are unlabelled unless given an
+  external name).
   When that does not tell them apart either (generic constraints, return types, or one in the type
   and one in an extension) the definitions of that name are numbered ``#2``, ``#3`` ... in source
   order. A name written with labels (``Foo.move(to:by:)``) is accepted on input for a
@@ -173,6 +175,8 @@ def _same_labels(node: Node, label: str, labels: str, src: bytes) -> int:
                 key = (text(sib.child_by_field_name("name"), src).strip("`"), _labels(sib, src))
             elif sib.type == "init_declaration":
                 key = ("init", _labels(sib, src))
+            elif sib.type == "subscript_declaration":
+                key = ("subscript", _labels(sib, src, subscript=True))
             else:
                 continue
             counts[key] = counts.get(key, 0) + 1
@@ -195,7 +199,7 @@ def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
             return [] if label else None
         kind = "method" if parent_kind == _MEMBER_SCOPE else "function"
     key = "" if node.type == "deinit_declaration" else _labels(node, src, subscript=kind == "subscript")
-    if key and kind != "subscript" and _same_labels(node, label, key, src) > 1:
+    if key and _same_labels(node, label, key, src) > 1:
         key += "-" + _types(node, src)  # DocC's disambiguation by type signature: f(_:)-(Int)
     return [make_def(label, kind, node, node, body=body, decorators=_attributes(node),
                      scope=body if kind != "subscript" else None, key=key)]
