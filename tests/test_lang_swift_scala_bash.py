@@ -464,9 +464,12 @@ def test_swift_overload_anchor_follows_its_labels_when_a_sibling_is_added(tmp_pa
     ("src/Sample.scala", "Circle$.apply(String)", "Circle$.apply(String)"),
     ("src/Sample.scala", "Color#hex", "Color.hex"),
     ("bin/sample.sh", "deploy::run", "deploy::run"),
+    ("bin/sample.sh", "function die()", "die"),
+    ("bin/sample.sh", "log()", "log"),
     ("lib/sample.lua", "M.greet", "M.greet"),
+    ("lib/sample.lua", "M:greet", "M.greet"),
 ], ids=["swift-labels", "swift-labels-unique", "swift-top", "swift-init", "scala-hash", "scala-companion",
-        "scala-enum", "bash-colons", "lua-method"])
+        "scala-enum", "bash-colons", "bash-function", "bash-parens", "lua-dot", "lua-colon"])
 def test_anchors_accept_the_languages_written_forms(tmp_path: Path, path, written, name):
     source = {".swift": "swift/Sample.swift", ".scala": "scala/Sample.scala", ".sh": "bash/sample.sh",
               ".lua": "lua/sample.lua"}[Path(path).suffix]

@@ -13,7 +13,9 @@ Names and kinds (documented in docs/how-it-works.md, "Bash"):
   anything: ``'a b'`` == ``"a b"`` unless the text holds ``$``, a backquote, ``\\`` or ``!``
   (inside double quotes those expand or escape; inside single quotes they do not, so ``'$x'``
   and ``"$x"`` stay different). ``$'...'`` (ANSI-C) strings and unquoted words are kept as written.
-  Known limit: ``function f {`` and ``f() {`` are different signatures.
+  Known limit: ``function f {`` and ``f() {`` are different signatures; a ``.bats`` file's
+  ``@test "..." { }`` blocks are not symbols (its helper functions are).
+* Written forms accepted on input: ``f()``, ``function f`` and ``function f()`` for ``f``.
 """
 
 from __future__ import annotations
@@ -84,6 +86,14 @@ def _string(node: Node, src: bytes) -> bytes | None:
     return b"S|" + inner
 
 
+def _written_name(name: str) -> str:
+    """``f()`` / ``function f`` / ``function f()`` -> ``f``: how a shell function is written in a script."""
+    name = name.strip()
+    if name.startswith("function "):
+        name = name[len("function "):].strip()
+    return name[:-2].rstrip() if name.endswith("()") else name
+
+
 BASH = LanguageSpec(
     name="bash",
     handlers={"function_definition": _function},
@@ -92,4 +102,5 @@ BASH = LanguageSpec(
     atomic={"string": _string, "raw_string": _string},
     # `a; b` is `a` + line break + `b` (`;;` in a case arm is another token).
     drop_semicolon=lambda parent, grandparent: True,
+    written_name=_written_name,
 )
