@@ -175,6 +175,33 @@ def test_scala_indentation_and_braces_both_parse():
     assert kinds(braces) == kinds(indented) == {"O": "object", "O.f": "method"}
 
 
+def test_scala_optional_braces_are_formatting():
+    braces = table("""\
+        object O {
+          def f(x: Int): Int = {
+            val y = x match {
+              case 1 => 2
+              case _ => 3
+            }
+            y
+          }
+        }
+        """, "scala")
+    indented = table("""\
+        object O:
+          def f(x: Int): Int =
+            val y = x match
+              case 1 => 2
+              case _ => 3
+            y
+        end O
+        """, "scala")
+    for name in ("O", "O.f"):
+        assert (braces[name].fingerprint, braces[name].body_fp) == (indented[name].fingerprint, indented[name].body_fp)
+    changed = table("object O:\n  def f(x: Int): Int =\n    x + 1\n", "scala")
+    assert changed["O.f"].fingerprint != braces["O.f"].fingerprint
+
+
 def test_scala_multiple_parameter_lists_and_by_name_overloads():
     tab = table("""\
         object P {

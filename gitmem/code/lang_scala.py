@@ -24,7 +24,9 @@ Names and kinds (documented in docs/how-it-works.md, "Scala"):
 * Written forms accepted on input: Scaladoc's ``Foo#bar`` (an instance member) for ``Foo.bar``.
 * Annotations are part of the span; ``//``, ``/* */`` and Scaladoc ``/** */`` comments are not
   fingerprinted; a ``;`` is a line break; a Scala 3 end marker (``end Foo``) is part of the span.
-  Known limit: rewriting a body between braces and indentation syntax changes its fingerprint.
+  Optional braces are formatting: a class, object, trait or enum body, a block and a ``match`` written
+  with braces or with indentation (and an end marker) hash alike (``scalafmt``'s ``removeOptionalBraces``
+  rewrites nothing gitmem sees). Known limit: so do ``{ a }; b`` and ``{ a; b }``.
 """
 
 from __future__ import annotations
@@ -157,6 +159,13 @@ SCALA = LanguageSpec(
     lowercase=frozenset({"integer_literal", "floating_point_literal"}),
     # `a; b` is `a` + line break + `b`.
     drop_semicolon=lambda parent, grandparent: True,
+    # Optional braces (Scala 3): `object O { ... }` == `object O:` + indented body (+ `end O`),
+    # `= { ... }` == an indented block, `x match { case ... }` == indented cases.
+    drop_leaves=frozenset({
+        *((parent, brace) for parent in ("template_body", "block", "case_block", "enum_body")
+          for brace in ("{", "}")),
+        ("template_body", ":"), ("enum_body", ":"), ("*", "end"), ("*", "_end_ident"),
+    }),
     same_name="key",
     written_name=_written_name,
 )
