@@ -93,19 +93,20 @@ def _extension_labels(root: Node, src: bytes) -> dict[int, str]:
     return out
 
 
-_ext_cache: list[tuple[bytes, int, dict[int, str]]] = []
+#: The last source's extension names (the source object itself is the key: one analysis passes one object).
+_ext_cache: list[tuple[bytes, dict[int, str]]] = []
 
 
 def _extension_label(node: Node, src: bytes) -> str:
     """The extension block's own name, from an index of the whole file built once per source."""
-    root = node
-    while root.parent is not None:
-        root = root.parent
     entry = _ext_cache[0] if _ext_cache else None  # one read: another thread may replace it
-    if entry is None or entry[0] is not src or entry[1] != root.id:
-        entry = (src, root.id, _extension_labels(root, src))
+    if entry is None or entry[0] is not src:
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        entry = (src, _extension_labels(root, src))
         _ext_cache[:] = [entry]
-    return entry[2].get(node.start_byte, "")
+    return entry[1].get(node.start_byte, "")
 
 
 def _type(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -155,7 +156,8 @@ def _types(node: Node, src: bytes) -> str:
     return "(" + ",".join(out) + ")"
 
 
-_label_cache: list[tuple[bytes, dict[int, dict[tuple[str, str], int]]]] = []
+#: The last source's label counts per body (keyed by the body's byte span: the same in any parse of it).
+_label_cache: list[tuple[bytes, dict[tuple[int, int], dict[tuple[str, str], int]]]] = []
 
 
 def _same_labels(node: Node, label: str, labels: str, src: bytes) -> int:
@@ -167,9 +169,10 @@ def _same_labels(node: Node, label: str, labels: str, src: bytes) -> int:
     if entry is None or entry[0] is not src:
         entry = (src, {})
         _label_cache[:] = [entry]
-    counts = entry[1].get(parent.id)
+    span = (parent.start_byte, parent.end_byte)
+    counts = entry[1].get(span)
     if counts is None:
-        counts = entry[1][parent.id] = {}
+        counts = entry[1][span] = {}
         for sib in parent.named_children:
             if sib.type in _FUNCTIONS:
                 key = (text(sib.child_by_field_name("name"), src).strip("`"), _labels(sib, src))
