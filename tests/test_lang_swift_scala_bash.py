@@ -230,9 +230,10 @@ def test_scala_3_extension_methods_are_named_by_their_receiver():
 
 
 def test_scala_object_without_a_class_beside_it_is_plain():
-    tab = table("class A\nobject B { def x = 1 }\nobject Outer { class A; object A }\n", "scala")
+    tab = table("class A\nobject B { def x = 1 }\nobject Outer { class A; object A }\nobject T\ntrait T\n",
+                "scala")
     assert kinds(tab) == {"A": "class", "B": "object", "B.x": "method", "Outer": "object",
-                          "Outer.A": "class", "Outer.A$": "object"}
+                          "Outer.A": "class", "Outer.A$": "object", "T$": "object", "T": "trait"}
 
 
 # --------------------------------------------------------------------------- Bash and Lua
@@ -545,9 +546,14 @@ def test_imports_extracted_and_resolved():
 
     sh = (FIXTURES / "bash/sample.sh").read_bytes()
     assert extract_imports("bin/sample.sh", sh) == ["./lib/common.sh", "$DIR/env.sh"]
-    files = {"bin/sample.sh", "bin/lib/common.sh", "bin/env.sh", "lib/root.sh"}
+    files = {"bin/sample.sh", "bin/lib/common.sh", "bin/env.sh", "lib/root.sh", "bin/z.sh"}
     assert resolve_imports("bin/sample.sh", ["./lib/common.sh", "$DIR/env.sh", "lib/root.sh", "/etc/x.sh"],
                            files) == {"bin/lib/common.sh", "bin/env.sh", "lib/root.sh"}
+    more = b'source "${BASH_SOURCE%/*}/z.sh"\n. "$(cd "$(dirname "$0")" && pwd)/x.sh"\nsource ~/.bashrc\n'
+    specs = extract_imports("bin/sample.sh", more)
+    assert specs == ["${BASH_SOURCE%/*}/z.sh", "$DIR/x.sh", "~/.bashrc"]
+    assert resolve_imports("bin/sample.sh", specs, files) == {"bin/z.sh"}
+    assert extract_imports("a.sh", b'source "$(git rev-parse --show-toplevel)/x.sh"\n') == []  # another command
 
     lua = (FIXTURES / "lua/sample.lua").read_bytes()
     assert extract_imports("lua/app/sample.lua", lua) == ["app.util"]

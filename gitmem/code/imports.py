@@ -35,8 +35,10 @@ Two steps, kept apart so the expensive one can be cached by content:
      ``a.b.D``; ``import a.b._`` and Scala 3 ``a.b.*`` -> ``a.b.*``; ``given``
      imports as a wildcard).
    * bash: the file of each ``source x`` / ``. x`` as written, quotes removed
-     (``"$DIR/lib.sh"`` -> ``$DIR/lib.sh``); a path built by a command
-     substitution other than a leading ``$(dirname ...)`` is left out.
+     (``"$DIR/lib.sh"`` -> ``$DIR/lib.sh``); a leading command substitution
+     that computes the script's directory (``$(dirname "$0")``, ``$(cd
+     "$(dirname "$0")" && pwd)``) is written ``$DIR``; a path built by any
+     other command is left out.
    * lua: the module of each ``require("a.b")`` / ``require "a.b"``.
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
@@ -326,7 +328,21 @@ def _scala(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
-_DIRNAME_RE = re.compile(r"""^\$\(\s*dirname\s+[^()]*\)""")
+#: A leading shell variable of a sourced path: ``$DIR``, ``${DIR}``, ``${BASH_SOURCE%/*}``.
+_BASH_LEAD_RE = re.compile(r"\$(?:\w+|\{[^}]*\})")
+def _script_dir_substitution(raw: str) -> int:
+    """Length of a leading ``$(...)`` that computes the script's own directory (it mentions ``dirname``,
+    ``$0`` or ``BASH_SOURCE``: ``$(dirname "$0")``, ``$(cd "$(dirname "$0")" && pwd)``); 0 otherwise."""
+    if not raw.startswith("$("):
+        return 0
+    depth = 0
+    for i, ch in enumerate(raw):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch == ")":
+            inner = raw[:i + 1]
+            return i + 1 if any(w in inner for w in ("dirname", "$0", "BASH_SOURCE")) else 0
+    return 0
 
 
 def _bash(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
@@ -337,7 +353,8 @@ def _bash(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
         raw = _text(node, src)
         if node.type in ("string", "raw_string") and len(raw) >= 2 and raw[0] == raw[-1]:
             raw = raw[1:-1]
-        raw = _DIRNAME_RE.sub("$DIR", raw.replace('"', ""))
+        raw = raw.replace('"', "")
+        raw = "$DIR" + raw[cut:] if (cut := _script_dir_substitution(raw)) else raw
         if raw and "$(" not in raw and "`" not in raw:
             out.append(raw)
     return out
@@ -876,10 +893,11 @@ class ImportResolver:
     # -- bash / lua -------------------------------------------------------------------------
 
     def _bash(self, path: str, spec: str) -> list[str]:
-        if spec.startswith("$"):
-            if "/" not in spec:
+        if spec.startswith("$"):  # `$DIR/x.sh`, `${BASH_SOURCE%/*}/x.sh`: what follows the variable
+            lead = _BASH_LEAD_RE.match(spec)
+            if lead is None or not spec[lead.end():].startswith("/"):
                 return []
-            spec = spec.split("/", 1)[1]
+            spec = spec[lead.end() + 1:]
         if not spec or spec.startswith(("/", "~", "$")) or "$" in spec:
             return []
         for base in (_parent(path), ""):
