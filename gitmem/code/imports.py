@@ -34,7 +34,7 @@ Two steps, kept apart so the expensive one can be cached by content:
    * scala: as java, selectors expanded (``import a.b.{C, D => E}`` -> ``a.b.C``,
      ``a.b.D``; ``import a.b._`` and Scala 3 ``a.b.*`` -> ``a.b.*``; ``given``
      imports as a wildcard).
-   * bash: the file of each ``source x`` / ``. x`` as written, quotes removed
+   * bash: the file of each ``source x`` / ``. x`` / ``\\. x`` as written, quotes removed
      (``"$DIR/lib.sh"`` -> ``$DIR/lib.sh``); a leading command substitution
      that computes the script's directory (``$(dirname "$0")``, ``$(cd
      "$(dirname "$0")" && pwd)``) is written ``$DIR``; a path built by any
@@ -112,7 +112,8 @@ _QUERIES: dict[str, str] = {
     "csharp": "(using_directive) @using",
     "swift": "(import_declaration) @import",
     "scala": "(import_declaration) @import",
-    "bash": "(command name: (command_name) @fn argument: (_) @s (#match? @fn \"^(source|[.])$\"))",
+    # `\. file` is `. file` that no alias can shadow (nvm's install instructions use it)
+    "bash": r'(command name: (command_name) @fn argument: (_) @s (#match? @fn "^(source|\\\\?[.])$"))',
     "lua": """(function_call name: (identifier) @fn arguments: (arguments . (string) @s)
                              (#eq? @fn "require"))""",
 }
@@ -330,6 +331,8 @@ def _scala(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
 
 #: A leading shell variable of a sourced path: ``$DIR``, ``${DIR}``, ``${BASH_SOURCE%/*}``.
 _BASH_LEAD_RE = re.compile(r"\$(?:\w+|\{[^}]*\})")
+
+
 def _script_dir_substitution(raw: str) -> int:
     """Length of a leading ``$(...)`` that computes the script's own directory (it mentions ``dirname``,
     ``$0`` or ``BASH_SOURCE``: ``$(dirname "$0")``, ``$(cd "$(dirname "$0")" && pwd)``); 0 otherwise."""
