@@ -554,6 +554,7 @@ def test_imports_extracted_and_resolved():
     assert specs == ["${BASH_SOURCE%/*}/z.sh", "$DIR/x.sh", "~/.bashrc"]
     assert resolve_imports("bin/sample.sh", specs, files) == {"bin/z.sh"}
     assert extract_imports("a.sh", b'source "$(git rev-parse --show-toplevel)/x.sh"\n') == []  # another command
+    assert extract_imports("a.sh", b'\\. "$NVM_DIR/nvm.sh"\n') == ["$NVM_DIR/nvm.sh"]  # the alias-proof dot
 
     lua = (FIXTURES / "lua/sample.lua").read_bytes()
     assert extract_imports("lua/app/sample.lua", lua) == ["app.util"]
