@@ -143,9 +143,9 @@ def test_scala_names_and_kinds():
         "Shape": "trait", "Shape.area": "method", "Shape.scale": "method", "Shape.Unit": "type",
         "Circle": "class", "Circle.kind": "value", "Circle.hits": "value", "Circle.area": "method",
         "Circle.scale": "method", "Circle.this": "constructor",
-        # the companion object beside class Circle
-        "Circle$": "object", "Circle$.apply(String)": "method", "Circle$.apply(Int,Int*)": "method",
-        "Circle$.unit": "value",
+        # the companion object beside class Circle is Circle$, its members are Circle's
+        "Circle$": "object", "Circle.apply(String)": "method", "Circle.apply(Int,Int*)": "method",
+        "Circle.unit": "value",
         "Registry": "object", "Registry.shapes": "value", "Registry.register": "method",
         "Registry.register.log": "function",
         "Color": "enum", "Color.hex": "method", "describe": "function",
@@ -227,6 +227,23 @@ def test_scala_3_extension_methods_are_named_by_their_receiver():
         """, "scala")
     assert kinds(tab) == {"Circle.circumference": "method", "Circle.diameter": "method", "List.second": "method",
                           "hello": "function"}
+
+
+def test_scala_companion_members_share_the_class_name_and_keep_it(tmp_path: Path):
+    tab = table("""\
+        class Money(val cents: Long) { def apply(i: Int): Long = cents; def show: String = "" }
+        object Money { def apply(i: Int): Money = new Money(i); def apply(s: String): Money = new Money(0) }
+        """, "scala")
+    # two `apply(Int)`: parameter types do not tell the three apart, so they are numbered in source order
+    assert kinds(tab) == {"Money": "class", "Money.apply": "method", "Money.show": "method", "Money$": "object",
+                          "Money.apply#2": "method", "Money.apply#3": "method"}
+    src = "object Money {\n  def zero: Money = new Money(0)\n}\n"
+    root = make_repo(tmp_path / "r", {"Money.scala": src})
+    repo = Repo(root)
+    a = Resolver(repo).make("Money.scala", "Money.zero")
+    c = commit(root, "a class beside the object", {"Money.scala": "class Money(val cents: Long)\n" + src})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.FRESH and st.symbol_now == "Money.zero"
 
 
 def test_scala_object_without_a_class_beside_it_is_plain():
@@ -443,7 +460,7 @@ return M
      ("store = [:]", "store = [\"a\": 1]"), ("return k.count", "return k.count * 2")),
     ("src/Cache.scala", "src/Store.scala", SCALA_REPO, "Cache.get",
      ("    k.length", "    k.length * 2"), ("store(k) = v", "store(k) = v + 1")),
-    ("src/Cache.scala", "src/Store.scala", SCALA_REPO, "Cache$.empty",  # a companion object's member
+    ("src/Cache.scala", "src/Store.scala", SCALA_REPO, "Cache.empty",  # a companion object's member
      ("new Cache\n", "new Cache()\n"), ("    k.length", "    k.length * 2")),
     ("bin/cache.sh", "scripts/cache.sh", BASH_REPO, "get",
      ("wc -c", "wc -l"), ('"$1=$2"', '"$1:$2"')),
@@ -489,7 +506,8 @@ def test_swift_overload_anchor_follows_its_labels_when_a_sibling_is_added(tmp_pa
     ("Sources/Sample.swift", "clamp(_:low:high:)", "clamp"),
     ("Sources/Sample.swift", "Sprite.init(at:)", "Sprite.init(at:)"),
     ("src/Sample.scala", "Circle#area", "Circle.area"),                    # Scaladoc's instance member
-    ("src/Sample.scala", "Circle$.apply(String)", "Circle$.apply(String)"),
+    ("src/Sample.scala", "Circle$.apply(String)", "Circle.apply(String)"),
+    ("src/Sample.scala", "Circle$.unit", "Circle.unit"),
     ("src/Sample.scala", "Color#hex", "Color.hex"),
     ("bin/sample.sh", "deploy::run", "deploy::run"),
     ("bin/sample.sh", "function die()", "die"),
@@ -497,7 +515,7 @@ def test_swift_overload_anchor_follows_its_labels_when_a_sibling_is_added(tmp_pa
     ("lib/sample.lua", "M.greet", "M.greet"),
     ("lib/sample.lua", "M:greet", "M.greet"),
 ], ids=["swift-labels", "swift-labels-unique", "swift-top", "swift-init", "scala-hash", "scala-companion",
-        "scala-enum", "bash-colons", "bash-function", "bash-parens", "lua-dot", "lua-colon"])
+        "scala-companion-value", "scala-enum", "bash-colons", "bash-function", "bash-parens", "lua-dot", "lua-colon"])
 def test_anchors_accept_the_languages_written_forms(tmp_path: Path, path, written, name):
     source = {".swift": "swift/Sample.swift", ".scala": "scala/Sample.scala", ".sh": "bash/sample.sh",
               ".lua": "lua/sample.lua"}[Path(path).suffix]
