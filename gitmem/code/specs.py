@@ -17,7 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .lang_bash import BASH
 from .lang_c import CPP, C
+from .lang_lua import LUA
+from .lang_scala import SCALA
+from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
     GO,
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
 SPECS.update({s.name: s for s in (C, CPP)})
+SPECS.update({s.name: s for s in (SWIFT, SCALA, BASH, LUA)})
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
