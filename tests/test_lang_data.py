@@ -20,7 +20,7 @@ from gitmem.errors import AnchorError
 from gitmem.git import Repo
 from gitmem.model import Status
 from gitmem.textsplit import name_base, name_leaf, name_parts
-from testing.repos import commit, git, make_repo
+from testing.repos import commit, make_repo
 
 
 @pytest.fixture(autouse=True)
@@ -320,13 +320,12 @@ def test_staleness_of_a_key_on_a_real_repository(tmp_path: Path, path, text, nam
     st = Resolver(repo).status(a, c2)
     assert st.status == Status.STALE and st.commit == c2 and st.symbol_now == name
 
-    c3 = commit(root, "back", {path: text})
+    commit(root, "back", {path: text})
     moved = _moved_text(text, move, moved_to)
     assert moved_to in symbol_table(moved.encode(), path)
     c4 = commit(root, "move the key", {path: moved})
     st = Resolver(repo).status(a, c4)
     assert st.status == Status.MOVED and st.symbol_now == moved_to and st.commit == c4, st.reason
-    assert c3
 
 
 @pytest.mark.parametrize("path, before, after, name, renamed", [
@@ -339,7 +338,10 @@ def test_staleness_of_a_key_on_a_real_repository(tmp_path: Path, path, text, nam
     ("tsconfig.json", '{"compilerOptions": {"strict": true, "paths": {"@/*": ["src/*"]}}}',
      '{"compilerOptions": {"strict": true, "aliases": {"@/*": ["src/*"]}}}', "compilerOptions.paths",
      "compilerOptions.aliases"),
-], ids=["yaml-key", "yaml-parent", "toml", "json"])
+    (".github/workflows/ci.yml", WORKFLOW, WORKFLOW.replace("  test:\n", "  unit:\n"), "jobs.test", "jobs.unit"),
+    ("package.json", PACKAGE, PACKAGE.replace('"build": "tsc -p ."', '"compile": "tsc -p ."'), "scripts.build",
+     "scripts.compile"),
+], ids=["yaml-key", "yaml-parent", "toml", "json", "github-job", "script"])
 def test_a_renamed_key_with_the_same_value_is_moved(tmp_path: Path, path, before, after, name, renamed):
     root = make_repo(tmp_path / "r", {path: before})
     repo = Repo(root)
@@ -404,4 +406,3 @@ def test_the_symbol_cache_is_keyed_by_dialect(tmp_path: Path):
     assert symbol_table(WORKFLOW.encode(), "docs/ci-example.yml")["jobs.test"].kind == "key"
     S.clear_memory_cache()
     assert symbol_table(WORKFLOW.encode(), ".github/workflows/ci.yml")["jobs.test"].kind == "job"  # from disk
-    assert git  # the helpers module is the one the other tests use
