@@ -308,8 +308,11 @@ def _json_value(src: bytes, node: Node) -> Any:
 def _json_key(src: bytes, node: Node | None) -> str | None:
     if node is None:
         return None
+    text = _json_text(src, node)
+    if len(text) >= 2 and text[0] == text[-1] == 34 and b"\\" not in text:  # "plain": its content as is
+        return text[1:-1].decode("utf-8", "replace")
     try:
-        key = json.loads(_json_text(src, node))
+        key = json.loads(text)
     except ValueError:
         return _json_text(src, node).decode("utf-8", "replace").strip('"')
     return key if isinstance(key, str) else str(key)
