@@ -127,6 +127,9 @@ _EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash", ".bats": "bash",
     ".lua": "lua",
+    ".yml": "yaml", ".yaml": "yaml",
+    ".toml": "toml",
+    ".json": "json", ".jsonc": "json",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
@@ -138,6 +141,7 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "scala",
     "bash",
     "lua",
+    "yaml", "toml", "json",
 )
 
 
