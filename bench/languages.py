@@ -16,6 +16,8 @@ gives every symbol it can name the way gitmem names it a canonical content, comm
   ``unchanged``): a gitmem ``moved`` / ``deleted`` on a graded anchor counts as "not stale".
 * the **file-level baseline on the same anchors**: a whole-file anchor is stale iff the file's bytes differ
   between O and L; its precision and recall against the same verdicts.
+* a ``stale`` anchor that gitmem followed to another name or file is checked the same way (the oracle
+  should find the code there changed).
 * ``moved`` checked: for a gitmem ``moved`` anchor, the oracle's content at gitmem's new place
   (``path_now::symbol_now`` at L) equals the content at O, each symbol's own last name blanked (so a pure
   rename agrees).
@@ -82,7 +84,7 @@ class Row:
     symbol_now: str | None = None
     verdict: str = ""
     file_changed: bool | None = None
-    moved_ok: bool | None = None
+    moved_ok: bool | None = None        # the oracle's code at gitmem's new place equals the original (names aside)
     error: str | None = None
     status_ms: float = 0.0
 
@@ -189,7 +191,8 @@ def replay(repo_path: str, language: str, samples: int, k: int, seed: int, max_f
         for row in rows[-len(chosen):] if chosen else []:
             row.verdict = judge.verdict(row)
             row.file_changed = repo.read(o, row.path) != repo.read(l, row.path)
-            if row.status == Status.MOVED.value:
+            if row.status == Status.MOVED.value or (row.status == Status.STALE.value and (
+                    row.path_now, row.symbol_now) != (row.path, row.symbol)):
                 row.moved_ok = judge.same_code(row)
         print(f"[{i + 1}/{len(pairs)}] {o[:10]}..{l[:10]} gap {li - oi}: {len(files)} {language} files, "
               f"{len(chosen)} anchors {dict(Counter(r.status for r in rows if r.pair == i))} "
@@ -244,6 +247,9 @@ def summarize(rows: list[Row], language: str, oracle: str) -> dict[str, Any]:
                           "precision": _ratio(f_tp, f_tp + f_fp), "recall": _ratio(f_tp, f_tp + f_fn)},
         "moved": {"gitmem_moved": len(moved), "checked": sum(1 for r in moved if r.moved_ok is not None),
                   "agreed": sum(1 for r in moved if r.moved_ok)},
+        # gitmem followed the code to another name / file and says it changed there
+        "stale_elsewhere": {"count": sum(1 for r in ok if r.status == "stale" and r.moved_ok is not None),
+                            "oracle_agrees_changed": sum(1 for r in ok if r.status == "stale" and r.moved_ok is False)},
         "missing_at_L": {"count": len(missing), "gitmem": dict(Counter(r.status for r in missing))},
         "examples": {
             "false_stale": [_ex(r) for r in fp[:MAX_EXAMPLES]],

@@ -21,6 +21,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -182,3 +183,118 @@ class PhpOracle:
 
 
 ORACLES.extend([RipperOracle(), PhpOracle()])
+
+
+# --------------------------------------------------------------------------- C#, Kotlin: ctags + Pygments
+
+_CTAGS_KINDS = {
+    "csharp": {"class", "struct", "interface", "enum", "method", "record"},
+    "kotlin": {"class", "object", "interface", "method", "typealias"},
+}
+_CTAGS_LANG = {"csharp": "C#", "kotlin": "Kotlin"}
+_CTAGS_SCOPE_DROP = {"namespace", "package"}
+MAX_HEAD_TOKENS = 400
+"""Tokens scanned from a declaration's start for its body's ``{``; a longer head is not a declaration we follow."""
+
+
+def _lex(source: str, language: str) -> list[tuple[int, str]]:
+    """(line, text) of every token that is neither whitespace nor a comment (Pygments' lexer)."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.token import Comment, Text
+
+    lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    out: list[tuple[int, str]] = []
+    line = 1
+    for kind, value in lexer.get_tokens(source):
+        if not (kind in Comment or (kind in Text and not value.strip()) or not value.strip()):
+            out.append((line, value.strip()))
+        line += value.count("\n")
+    return out
+
+
+def _extent(toks: list[tuple[int, str]], first: int, language: str) -> int | None:
+    """Index of a declaration's last token, its head starting at token ``first``; None when not followed."""
+    depth = 0
+    for j in range(first, min(len(toks), first + MAX_HEAD_TOKENS)):
+        t = toks[j][1]
+        if t in ("(", "["):
+            depth += 1
+        elif t in (")", "]"):
+            depth -= 1
+        elif depth == 0 and t == ";":
+            return j
+        elif depth == 0 and t == "=>" and language == "csharp":
+            for m in range(j, len(toks)):
+                if toks[m][1] == ";":
+                    return m
+            return None
+        elif depth == 0 and t == "=" and language == "kotlin":
+            return None  # an expression body: where it ends needs a Kotlin parser
+        elif depth == 0 and t == "{":
+            braces = 0
+            for m in range(j, len(toks)):
+                braces += toks[m][1].count("{") if toks[m][1] == "{" else 0
+                braces -= 1 if toks[m][1] == "}" else 0
+                if braces == 0:
+                    return m
+            return None
+    return None
+
+
+class CtagsOracle:
+    """C# and Kotlin: universal-ctags for names, scopes and start lines, Pygments for the tokens.
+
+    Left out: overloads (one name defined twice in a scope: gitmem names them by parameter types), Kotlin
+    expression bodies (``fun f() = ...``), extension functions (ctags does not name the receiver), locals.
+    """
+
+    name = "ctags+pygments"
+    languages = frozenset(_CTAGS_KINDS)
+
+    def available(self) -> str | None:
+        if not shutil.which("ctags"):
+            return "ctags is not on PATH (apt-get install universal-ctags)"
+        return None
+
+    def symbols(self, source: bytes, path: str) -> dict[str, str]:
+        language = "csharp" if path.endswith(".cs") else "kotlin"
+        with tempfile.NamedTemporaryFile(suffix=Path(path).suffix) as f:
+            f.write(source)
+            f.flush()
+            out = subprocess.run(["ctags", "--output-format=json", "--fields=+neKZS",
+                                  f"--languages={_CTAGS_LANG[language]}", "-o", "-", f.name],
+                                 capture_output=True, timeout=TIMEOUT_S)
+        if out.returncode != 0:
+            raise ValueError(f"ctags: {out.stderr.decode(errors='replace').strip()[:200]}")
+        tags = [json.loads(line) for line in out.stdout.splitlines() if line.startswith(b"{")]
+        spaces = {(t.get("scope") + "." if t.get("scope") else "") + t["name"]
+                  for t in tags if t.get("kind") in _CTAGS_SCOPE_DROP}
+        kinds = _CTAGS_KINDS[language]
+        text = source.decode("utf-8", errors="replace")
+        toks = _lex(text, language)
+        lines = text.split("\n")
+        named: dict[str, list[tuple[int, str]]] = {}
+        for t in tags:
+            if t.get("kind") not in kinds or t["name"].startswith("<") or t.get("scopeKind") in ("method", "function"):
+                continue
+            scope = t.get("scope", "")
+            for ns in sorted(spaces, key=len, reverse=True):
+                if scope == ns or scope.startswith(ns + "."):
+                    scope = scope[len(ns) + 1:]
+                    break
+            named.setdefault((scope + "." if scope else "") + t["name"], []).append((t["line"], t["kind"]))
+        result: dict[str, str] = {}
+        for name, places in named.items():
+            if len(places) != 1:
+                continue  # overloads / repeats: gitmem names them by parameter types
+            start = places[0][0]
+            while start > 1 and lines[start - 2].strip()[:1] in ("@", "["):
+                start -= 1  # annotations and attributes belong to the declaration
+            first = next((i for i, (ln, _) in enumerate(toks) if ln >= start), None)
+            end = _extent(toks, first, language) if first is not None else None
+            if end is not None:
+                result[name] = SEP.join(v for _, v in toks[first:end + 1])
+        return result
+
+
+ORACLES.append(CtagsOracle())
