@@ -114,12 +114,20 @@ _EXTENSIONS: dict[str, str] = {
     ".php": "php",
     ".cs": "csharp",
     ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala", ".sc": "scala",
+    ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash", ".bats": "bash",
+    ".lua": "lua",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
 SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "python", "javascript", "typescript", "tsx", "go", "rust", "java",
     "ruby", "php", "csharp", "kotlin",
+    "swift",
+    "scala",
+    "bash",
+    "lua",
 )
 
 

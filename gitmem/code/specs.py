@@ -17,6 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .lang_bash import BASH
+from .lang_lua import LUA
+from .lang_scala import SCALA
+from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
     GO,
@@ -38,7 +42,11 @@ if TYPE_CHECKING:
 
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-                                                             RUBY, PHP, CSHARP, KOTLIN)}
+                                                             RUBY, PHP, CSHARP, KOTLIN,
+                                                             SWIFT,
+                                                             SCALA,
+                                                             BASH,
+                                                             LUA)}
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]

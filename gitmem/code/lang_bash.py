@@ -1,0 +1,79 @@
+"""Bash / shell symbols (``.sh``, ``.bash``, ``.zsh``, ``.ksh``, ``.bats``): the rules of :data:`BASH`.
+
+Names and kinds (documented in docs/how-it-works.md, "Bash"):
+
+* ``function``: ``f() { ... }``, ``function f { ... }`` and ``function f() { ... }``, wherever they
+  are defined (at top level, under ``if``, inside another function): a shell has one flat
+  namespace of functions, so a function defined inside another is ``inner``, not ``outer.inner``.
+  Names are kept as written, ``::`` and ``-`` included (``nvm_ls``, ``lib::log``). A function
+  defined twice (``if`` / ``else`` variants) is ``f``, ``f#2`` ... in source order. A name
+  holding a ``.`` nests like a qualified name (``a.b`` has the leaf ``b``).
+* Fingerprints leave out ``#`` comments (the shebang too); a ``;`` is a line break. A quoted
+  string is the same token as another quoting of the same characters when neither could expand
+  anything: ``'a b'`` == ``"a b"`` unless the text holds ``$``, a backquote, ``\\`` or ``!``
+  (inside double quotes those expand or escape; inside single quotes they do not, so ``'$x'``
+  and ``"$x"`` stay different). ``$'...'`` (ANSI-C) strings and unquoted words are kept as written.
+  Known limit: ``function f {`` and ``f() {`` are different signatures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .languages import Def, LanguageSpec, make_def, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+#: Characters that a double-quoted string expands or escapes and a single-quoted one keeps as they are.
+_EXPANDING = frozenset(b"$`\\!")
+
+
+def _nested(node: Node) -> list[Node]:
+    """Function definitions inside ``node``, outermost first, in source order."""
+    out: list[Node] = []
+    stack = list(reversed(node.named_children))
+    while stack:
+        n = stack.pop()
+        if n.type == "function_definition":
+            out.append(n)
+        stack.extend(reversed(n.named_children))
+    return out
+
+
+def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = text(node.child_by_field_name("name"), src)
+    if not name:
+        return None
+    body = node.child_by_field_name("body")
+    out = [make_def(name, "function", node, node, body=body)]
+    if body is not None:  # a function defined by running another is global: a flat name, not outer.inner
+        for inner in _nested(body):
+            inner_name = text(inner.child_by_field_name("name"), src)
+            if inner_name:
+                out.append(make_def(inner_name, "function", inner, inner, body=inner.child_by_field_name("body")))
+    return out
+
+
+def _string(node: Node, src: bytes) -> bytes | None:
+    """``'x'`` / ``"x"`` as one token ``S|x`` when the quotes make no difference (see the module docstring)."""
+    raw = src[node.start_byte:node.end_byte]
+    if len(raw) < 2 or raw[:1] not in (b"'", b'"') or raw[-1:] != raw[:1]:
+        return None
+    inner = raw[1:-1]
+    if any(b in _EXPANDING for b in inner) or b'"' in inner or b"'" in inner:
+        return None
+    if node.type == "string" and any(c.type not in ("string_content", '"') for c in node.children):
+        return None
+    return b"S|" + inner
+
+
+BASH = LanguageSpec(
+    name="bash",
+    handlers={"function_definition": _function},
+    barriers=frozenset({"heredoc_body", "string", "raw_string", "comment"}),
+    comment_types=frozenset({"comment"}),
+    atomic={"string": _string, "raw_string": _string},
+    # `a; b` is `a` + line break + `b` (`;;` in a case arm is another token).
+    drop_semicolon=lambda parent, grandparent: True,
+)

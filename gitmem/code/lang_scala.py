@@ -1,0 +1,147 @@
+"""Scala symbols (``.scala``, ``.sc``; Scala 2 and 3, braces and indentation): the rules of :data:`SCALA`.
+
+Names and kinds (documented in docs/how-it-works.md, "Scala"):
+
+* ``class`` (also ``case class``), ``object`` (also ``case object`` and ``package object``),
+  ``trait``, ``enum`` (Scala 3): nested definitions are ``Outer.Inner``. The package is not part
+  of the name (like Java's).
+* A companion object (an ``object Foo`` beside a ``class`` / ``trait`` / ``enum Foo`` in the same
+  scope) is ``Foo$``, the name Scaladoc and the JVM give it; its members are ``Foo$.apply``. An
+  object without a companion is plain ``Foo``.
+* ``method`` (a ``def`` in a class, object, trait or enum, abstract or not), ``function`` (a
+  top-level ``def`` of Scala 3 or a script, and a ``def`` nested in a ``def``: ``outer.inner``),
+  ``constructor`` (an auxiliary constructor ``def this(...)``: ``Foo.this``), ``type`` (``type``
+  members and aliases), ``value`` (``val`` / ``var`` / named ``given`` members of a class, object
+  or trait and at top level; ``val a, b = 1`` is two values; a pattern ``val (a, b) = ...`` is none).
+* Overloads are named by their parameter types like Java's, parameter lists concatenated,
+  without spaces or packages: ``Foo$.apply(String)``, ``Foo$.apply(Int,List[String]*)``,
+  ``O.f(=>Int)(String)``; a ``def`` without same-named siblings keeps its plain name.
+* Backquoted names lose their backquotes (``def `type``` is ``type``). Operators are names
+  (``Vec.+``).
+* Written forms accepted on input: Scaladoc's ``Foo#bar`` (an instance member) for ``Foo.bar``.
+* Annotations are part of the span; ``//``, ``/* */`` and Scaladoc ``/** */`` comments are not
+  fingerprinted; a ``;`` is a line break; a Scala 3 end marker (``end Foo``) is part of the span.
+  Known limit: rewriting a body between braces and indentation syntax changes its fingerprint.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .languages import Def, LanguageSpec, _java_type, make_def, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+_TYPES = {"class_definition": "class", "object_definition": "object", "trait_definition": "trait",
+          "enum_definition": "enum", "package_object": "object"}
+#: Definitions an object shares its name with when it is their companion.
+_COMPANIONS = frozenset({"class_definition", "trait_definition", "enum_definition"})
+#: ``parent_kind`` of everything directly in a class, object, trait or enum body.
+_MEMBER_SCOPE = "class"
+#: Suffix of a companion object's name (Scaladoc and the JVM write the object of ``Foo`` as ``Foo$``).
+COMPANION_SUFFIX = "$"
+
+
+def _annotations(node: Node) -> list[Node]:
+    return [c for c in node.children if c.type == "annotation"]
+
+
+def _name(node: Node, src: bytes) -> str:
+    return text(node.child_by_field_name("name"), src).strip("`")
+
+
+def _last(node: Node) -> Node:
+    """``node``, or the end marker right after it (``end Foo``, Scala 3), which closes it."""
+    nxt = node.next_sibling
+    if nxt is not None and nxt.type == "end":
+        after = nxt.next_sibling
+        return after if after is not None and after.start_point[0] == nxt.start_point[0] else nxt
+    return node
+
+
+def _is_companion(node: Node, name: str, src: bytes) -> bool:
+    parent = node.parent
+    return parent is not None and any(
+        c.type in _COMPANIONS and _name(c, src) == name for c in parent.named_children)
+
+
+def _type(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _name(node, src)
+    if not name:
+        return None
+    if node.type == "object_definition" and _is_companion(node, name, src):
+        name += COMPANION_SUFFIX
+    body = node.child_by_field_name("body")
+    return [make_def(name, _TYPES[node.type], node, _last(node), body=body, decorators=_annotations(node),
+                     scope=body, scope_kind=_MEMBER_SCOPE)]
+
+
+def _param_key(node: Node, src: bytes) -> str:
+    """``(Int,List[String]*)(String)``: the parameter types of each parameter list, no spaces or packages."""
+    out = []
+    for params in node.children_by_field_name("parameters"):
+        types = [_java_type(p.child_by_field_name("type"), src) for p in params.named_children
+                 if p.type == "parameter"]
+        out.append("(" + ",".join(types) + ")")
+    return "".join(out)
+
+
+def _def(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = _name(node, src)
+    if not name:
+        return None
+    if name == "this":
+        kind = "constructor"
+    else:
+        kind = "method" if parent_kind == _MEMBER_SCOPE else "function"
+    body = node.child_by_field_name("body")
+    return [make_def(name, kind, node, _last(node), body=body, decorators=_annotations(node),
+                     scope=body, key=_param_key(node, src))]
+
+
+def _value(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    if parent_kind not in (None, _MEMBER_SCOPE):  # locals are not symbols
+        return []
+    body = node.child_by_field_name("value") or node.child_by_field_name("body")
+    if node.type == "given_definition":
+        name = _name(node, src)
+        return [make_def(name, "value", node, node, body=body, decorators=_annotations(node))] if name else []
+    pattern = node.child_by_field_name("pattern") or node.child_by_field_name("name")
+    if pattern is None:
+        return []
+    idents = [pattern] if pattern.type == "identifier" else \
+        [c for c in pattern.named_children if c.type == "identifier"] if pattern.type == "identifiers" else []
+    return [make_def(text(i, src).strip("`"), "value", node, node, body=body, decorators=_annotations(node))
+            for i in idents]
+
+
+def _alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = text(node.child_by_field_name("name"), src)
+    return [make_def(name, "type", node, node)] if name else None
+
+
+def _written_name(name: str) -> str:
+    """``Foo#bar`` (Scaladoc's instance member) -> ``Foo.bar``; a ``#2`` numbering suffix is kept."""
+    return re.sub(r"#(?=[A-Za-z_`])", ".", name)
+
+
+SCALA = LanguageSpec(
+    name="scala",
+    handlers={
+        **{t: _type for t in _TYPES},
+        "function_definition": _def, "function_declaration": _def,
+        "val_definition": _value, "var_definition": _value, "val_declaration": _value,
+        "var_declaration": _value, "given_definition": _value,
+        "type_definition": _alias,
+    },
+    barriers=frozenset({"import_declaration", "package_clause", "string", "interpolated_string_expression",
+                        "lambda_expression"}),
+    comment_types=frozenset({"comment", "block_comment"}),
+    lowercase=frozenset({"integer_literal", "floating_point_literal"}),
+    # `a; b` is `a` + line break + `b`.
+    drop_semicolon=lambda parent, grandparent: True,
+    same_name="key",
+    written_name=_written_name,
+)
