@@ -7,7 +7,7 @@
   and ``#[...]`` attributes before it included) without whitespace and comments.
 * ``ctags+pygments`` (C#, Kotlin): universal-ctags gives names, scopes and start lines (and end lines for C#),
   Pygments' lexer the comment-free token stream; a symbol runs from its start line (annotation / attribute
-  lines right above it included) to its ctags end line, or for Kotlin to the brace closing its body.
+  lines right above it included) to where :func:`layout_end` says (brackets balanced, layout back left).
 * ``libclang`` (C, C++): Debian's ``python3-clang`` (libclang 14), tokens of each cursor's extent minus comments.
 * ``bash`` (Bash): ``declare -f`` prints a function in bash's own canonical form (comments and layout gone).
 
@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.oracles import ORACLES
@@ -185,6 +186,67 @@ class PhpOracle:
 ORACLES.extend([RipperOracle(), PhpOracle()])
 
 
+# --------------------------------------------------------------------------- tokens with positions
+
+
+@dataclass
+class Tok:
+    line: int
+    col: int
+    text: str
+    string: bool = False  # a piece of a string literal (not an interpolation): never a bracket
+
+
+def lex(source: str, language: str) -> list[Tok]:
+    """Tokens (line, column, text) that are neither whitespace nor comments, from Pygments' lexer."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.token import Comment, String
+
+    out: list[Tok] = []
+    line, col = 1, 0
+    for kind, value in get_lexer_by_name(language, stripnl=False, ensurenl=False).get_tokens(source):
+        stripped = value.strip()
+        if stripped and kind not in Comment:
+            lead = len(value) - len(value.lstrip())
+            nl = value[:lead].count("\n")
+            tcol = (lead - value[:lead].rfind("\n") - 1) if nl else col + lead
+            out.append(Tok(line + nl, tcol, stripped, kind in String and kind not in String.Interpol))
+        nls = value.count("\n")
+        if nls:
+            line += nls
+            col = len(value) - value.rfind("\n") - 1
+        else:
+            col += len(value)
+    return out
+
+
+_OPEN, _CLOSE = {"(", "[", "{", "\\(", "${"}, {")", "]", "}"}  # string interpolations open too
+
+
+def layout_end(toks: list[Tok], brackets: list[str], kw: int, start: int, hi: int) -> int:
+    """Index of a declaration's last token: brackets balanced again and the next token on a line after the
+    keyword's (token ``kw``) at or left of the column of its first token (``start``); a closing bracket at
+    that column ends it (the ``}`` of a body) when nothing follows it on its line. ``hi``: the enclosing end."""
+    col, line = toks[start].col, toks[kw].line
+    depth = 0
+    for j in range(kw + 1, hi):
+        t = toks[j]
+        b = brackets[j]
+        if depth == 0 and t.line > line and t.col <= col and b not in _CLOSE:
+            return j - 1
+        if b in _OPEN:
+            depth += 1
+        elif b in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return j - 1
+            if depth == 0 and t.col <= col and t.line > line:
+                # a closing brace at the declaration's column ends it, unless more follows on its line
+                if j + 1 >= hi or toks[j + 1].line > t.line:
+                    return j
+    return hi - 1
+
+
 # --------------------------------------------------------------------------- C#, Kotlin: ctags + Pygments
 
 _CTAGS_KINDS = {
@@ -193,59 +255,13 @@ _CTAGS_KINDS = {
 }
 _CTAGS_LANG = {"csharp": "C#", "kotlin": "Kotlin"}
 _CTAGS_SCOPE_DROP = {"namespace", "package"}
-MAX_HEAD_TOKENS = 400
-"""Tokens scanned from a declaration's start for its body's ``{``; a longer head is not a declaration we follow."""
-
-
-def _lex(source: str, language: str) -> list[tuple[int, str]]:
-    """(line, text) of every token that is neither whitespace nor a comment (Pygments' lexer)."""
-    from pygments.lexers import get_lexer_by_name
-    from pygments.token import Comment, Text
-
-    lexer = get_lexer_by_name(language, stripnl=False, ensurenl=False)
-    out: list[tuple[int, str]] = []
-    line = 1
-    for kind, value in lexer.get_tokens(source):
-        if not (kind in Comment or (kind in Text and not value.strip()) or not value.strip()):
-            out.append((line, value.strip()))
-        line += value.count("\n")
-    return out
-
-
-def _extent(toks: list[tuple[int, str]], first: int, language: str) -> int | None:
-    """Index of a declaration's last token, its head starting at token ``first``; None when not followed."""
-    depth = 0
-    for j in range(first, min(len(toks), first + MAX_HEAD_TOKENS)):
-        t = toks[j][1]
-        if t in ("(", "["):
-            depth += 1
-        elif t in (")", "]"):
-            depth -= 1
-        elif depth == 0 and t == ";":
-            return j
-        elif depth == 0 and t == "=>" and language == "csharp":
-            for m in range(j, len(toks)):
-                if toks[m][1] == ";":
-                    return m
-            return None
-        elif depth == 0 and t == "=" and language == "kotlin":
-            return None  # an expression body: where it ends needs a Kotlin parser
-        elif depth == 0 and t == "{":
-            braces = 0
-            for m in range(j, len(toks)):
-                braces += toks[m][1].count("{") if toks[m][1] == "{" else 0
-                braces -= 1 if toks[m][1] == "}" else 0
-                if braces == 0:
-                    return m
-            return None
-    return None
 
 
 class CtagsOracle:
     """C# and Kotlin: universal-ctags for names, scopes and start lines, Pygments for the tokens.
 
-    Left out: overloads (one name defined twice in a scope: gitmem names them by parameter types), Kotlin
-    expression bodies (``fun f() = ...``), extension functions (ctags does not name the receiver), locals.
+    A declaration ends by :func:`layout_end`. Left out: overloads (one name defined twice in a scope: gitmem
+    names them by parameter types), extension functions (ctags does not name the receiver), locals.
     """
 
     name = "ctags+pygments"
@@ -271,7 +287,8 @@ class CtagsOracle:
                   for t in tags if t.get("kind") in _CTAGS_SCOPE_DROP}
         kinds = _CTAGS_KINDS[language]
         text = source.decode("utf-8", errors="replace")
-        toks = _lex(text, language)
+        toks = lex(text, language)
+        brackets = ["" if t.string else t.text for t in toks]
         lines = text.split("\n")
         named: dict[str, list[tuple[int, str]]] = {}
         for t in tags:
@@ -287,13 +304,14 @@ class CtagsOracle:
         for name, places in named.items():
             if len(places) != 1:
                 continue  # overloads / repeats: gitmem names them by parameter types
-            start = places[0][0]
+            line = start = places[0][0]
             while start > 1 and lines[start - 2].strip()[:1] in ("@", "["):
                 start -= 1  # annotations and attributes belong to the declaration
-            first = next((i for i, (ln, _) in enumerate(toks) if ln >= start), None)
-            end = _extent(toks, first, language) if first is not None else None
-            if end is not None:
-                result[name] = SEP.join(v for _, v in toks[first:end + 1])
+            first = next((i for i, t in enumerate(toks) if t.line >= start), None)
+            kw = next((i for i, t in enumerate(toks) if t.line >= line), None)
+            if first is not None and kw is not None:
+                end = layout_end(toks, brackets, kw, first, len(toks))
+                result[name] = SEP.join(t.text for t in toks[first:end + 1])
         return result
 
 

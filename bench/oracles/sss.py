@@ -25,44 +25,10 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 
 from bench.oracles import ORACLES
-from bench.oracles.code import SEP, TIMEOUT_S, _numbered
+from bench.oracles.code import SEP, TIMEOUT_S, _numbered, layout_end, lex
 
-
-@dataclass
-class Tok:
-    line: int
-    col: int
-    text: str
-    string: bool = False  # a piece of a string literal (not an interpolation): never a bracket
-
-
-def lex(source: str, language: str) -> list[Tok]:
-    """Tokens (line, column, text) that are neither whitespace nor comments, from Pygments' lexer."""
-    from pygments.lexers import get_lexer_by_name
-    from pygments.token import Comment, String
-
-    out: list[Tok] = []
-    line, col = 1, 0
-    for kind, value in get_lexer_by_name(language, stripnl=False, ensurenl=False).get_tokens(source):
-        stripped = value.strip()
-        if stripped and kind not in Comment:
-            lead = len(value) - len(value.lstrip())
-            nl = value[:lead].count("\n")
-            tcol = (lead - value[:lead].rfind("\n") - 1) if nl else col + lead
-            out.append(Tok(line + nl, tcol, stripped, kind in String and kind not in String.Interpol))
-        nls = value.count("\n")
-        if nls:
-            line += nls
-            col = len(value) - value.rfind("\n") - 1
-        else:
-            col += len(value)
-    return out
-
-
-_OPEN, _CLOSE = {"(", "[", "{", "\\(", "${"}, {")", "]", "}"}  # string interpolations open too
 _SPEC = {
     "swift": {
         "types": {"class", "struct", "enum", "protocol", "actor", "extension"},
@@ -123,26 +89,6 @@ def structure(source: str, language: str) -> dict[str, str]:
                 return i
         return i
 
-    def end_of(kw: int, start: int, hi: int) -> int:
-        col, line = toks[start].col, toks[kw].line
-        depth = 0
-        for j in range(kw + 1, hi):
-            t = toks[j]
-            b = brackets[j]
-            if depth == 0 and t.line > line and t.col <= col and b not in _CLOSE:
-                return j - 1
-            if b in _OPEN:
-                depth += 1
-            elif b in _CLOSE:
-                depth -= 1
-                if depth < 0:
-                    return j - 1
-                if depth == 0 and t.col <= col and t.line > line:
-                    # a closing brace at the declaration's column ends it, unless more follows on its line
-                    if j + 1 >= hi or toks[j + 1].line > t.line:
-                        return j
-        return hi - 1
-
     found: list[tuple[str, str, int, int]] = []  # name, kind, first token, last token
 
     def walk(lo: int, hi: int, prefix: str, container: str) -> None:
@@ -161,7 +107,7 @@ def structure(source: str, language: str) -> dict[str, str]:
                     j += 2
                     name += "." + texts[j]
                 start = start_of(i)
-                end = end_of(i, start, hi)
+                end = layout_end(toks, brackets, i, start, hi)
                 q = prefix + name
                 if t != "extension":
                     found.append((q, t, start, end))
@@ -179,7 +125,7 @@ def structure(source: str, language: str) -> dict[str, str]:
                     i += 1
                     continue
                 start = start_of(i)
-                end = end_of(i, start, hi)
+                end = layout_end(toks, brackets, i, start, hi)
                 found.append((prefix + name, "func", start, end))
                 walk(j + 1, end + 1, prefix + name + ".", "func")
                 i = end + 1
@@ -187,7 +133,7 @@ def structure(source: str, language: str) -> dict[str, str]:
             if t in spec["values"] and container in ("type", "top") and i + 1 < hi and _ident(texts[i + 1]) \
                     and texts[i + 1].strip("`"):
                 start = start_of(i)
-                end = end_of(i, start, hi)
+                end = layout_end(toks, brackets, i, start, hi)
                 if "," not in texts[i + 2:i + 3]:
                     found.append((prefix + texts[i + 1].strip("`"), "value", start, end))
                 i = end + 1
