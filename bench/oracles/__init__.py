@@ -46,10 +46,14 @@ class Oracle(Protocol):
         ...
 
 
+# Optional, beside the protocol: ``at_revision(git_dir: str, rev: str) -> None``, called by the harness before
+# ``symbols`` of a file at ``rev`` when the oracle defines it (libclang extracts that commit's headers for its
+# include path).
+
 ORACLES: list[Oracle] = []
 """Registry; each ``bench/oracles/<module>.py`` appends its instances on import."""
 
-ORACLE_MODULES = ("bench.oracles.code", "bench.oracles.sss", "bench.oracles.data")
+ORACLE_MODULES = ("bench.oracles.code", "bench.oracles.sss", "bench.oracles.libclang", "bench.oracles.data")
 """Modules imported by :func:`load_all` (mdata adds theirs to this tuple)."""
 
 
