@@ -118,6 +118,9 @@ _EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".ksh": "bash", ".bats": "bash",
     ".lua": "lua",
+    ".c": "c",
+    ".h": "cpp", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".tpp": "cpp", ".inl": "cpp",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
@@ -128,6 +131,7 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "scala",
     "bash",
     "lua",
+    "c", "cpp",
 )
 
 
@@ -245,10 +249,18 @@ class LanguageSpec:
         same_name: what several definitions of one qualified name are:
             ``"merge"`` (Python: one name, one symbol holding them all),
             ``"key"`` (separate implementations named by their ``Def.key``,
-            Java overloads, Rust ``cfg`` variants) or ``"number"`` (``#2``,
+            Java overloads, Rust ``cfg`` variants), ``"join"`` (C/C++: one
+            symbol per name and key, declarations as signatures; the key only
+            in the name when one name has several) or ``"number"`` (``#2``,
             ``#3`` ... in source order).
         written_name: a symbol name as a person writes it in this language
             (``A::B#m``) -> gitmem's name (``A.B.m``); identity by default.
+        prepare: the source -> the source parsed and hashed, same length and
+            same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
+            None: the source as it is.
+        grammar: the source -> the tree-sitter grammar to parse it with (a
+            ``.h`` file without any C++ syntax is read by the C grammar); None:
+            the grammar named ``name``.
     """
 
     name: str
@@ -271,6 +283,8 @@ class LanguageSpec:
     docstrings: bool = False
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
+    prepare: Callable[[bytes], bytes] | None = None
+    grammar: Callable[[bytes], str] | None = None
 
 
 # --------------------------------------------------------------------------- helpers

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .lang_bash import BASH
+from .lang_c import CPP, C
 from .lang_lua import LUA
 from .lang_scala import SCALA
 from .lang_swift import SWIFT
@@ -47,6 +48,7 @@ SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESC
                                                              SCALA,
                                                              BASH,
                                                              LUA)}
+SPECS.update({s.name: s for s in (C, CPP)})
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
