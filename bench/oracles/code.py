@@ -223,17 +223,23 @@ def lex(source: str, language: str) -> list[Tok]:
 _OPEN, _CLOSE = {"(", "[", "{", "\\(", "${"}, {")", "]", "}"}  # string interpolations open too
 
 
+CONTINUATIONS = frozenset({"extends", "with", "where", "derives", "throws", "rethrows", ":", "->", "=>", "=", "."})
+"""Tokens that continue a declaration's head even at the start of a line at its column (``class A(x)`` then
+``extends B`` on the next line at column 0; a body's ``{`` on a line of its own, Allman style, too)."""
+
+
 def layout_end(toks: list[Tok], brackets: list[str], kw: int, start: int, hi: int) -> int:
     """Index of a declaration's last token: brackets balanced again and the next token on a line after the
     keyword's (token ``kw``) at or left of the column of its first token (``start``) ends it, unless it is the
-    ``{`` of a body on a line of its own (Allman style); a closing bracket at
+    ``{`` of a body or one of ``CONTINUATIONS``; a closing bracket at
     that column ends it (the ``}`` of a body) when nothing follows it on its line. ``hi``: the enclosing end."""
     col, line = toks[start].col, toks[kw].line
     depth = 0
     for j in range(kw + 1, hi):
         t = toks[j]
         b = brackets[j]
-        if depth == 0 and t.line > line and t.col <= col and b not in _CLOSE and b != "{":  # Allman braces
+        if depth == 0 and t.line > line and t.col <= col and b not in _CLOSE and b != "{" \
+                and t.text not in CONTINUATIONS:
             return j - 1
         if b in _OPEN:
             depth += 1
