@@ -43,7 +43,8 @@ def test_bash_printout_is_split_into_flat_numbered_functions() -> None:
 
 def test_swift_members_of_an_extension_nest_under_the_type_and_overloads_are_left_out() -> None:
     src = ("struct S {\n    @discardableResult\n    public func f(_ a: Int) -> Int {\n        a // c\n    }\n"
-           "    var x: Int { 1 }\n}\n\nextension S {\n    func g() {}\n    func h(a: Int) {}\n    func h(b: Int) {}\n}\n")
+           "    var x: Int { 1 }\n}\n\nextension S {\n    func g() {}\n"
+           "    func h(a: Int) {}\n    func h(b: Int) {}\n}\n")
     out = structure(src, "swift")
     assert set(out) == {"S", "S.f", "S.x", "S.g"}
     assert out["S.f"].split(SEP)[:4] == ["@", "discardableResult", "public", "func"]
