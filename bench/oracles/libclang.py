@@ -7,7 +7,8 @@ constructors, destructors, conversion functions, function and class templates, c
 enums, namespaces, typedefs and ``using`` aliases, and ``#define`` macros, of the file itself (not of its
 headers). A symbol's content is the spelling of the tokens of its extent (clang's tokens: comments are not
 tokens), joined by ``SEP``; a declaration and the definition of the same entity in the file (same
-qualified name, same ``displayname``, e.g. ``f(int)``, and the same ``const``) are one symbol, their token runs in source order.
+qualified name, same ``displayname``, e.g. ``f(int)``, and the same ``const``) are one symbol, their token runs
+in source order.
 
 Names follow the issue-22 design: ``ns.Class.method`` (semantic parents, so an out-of-line ``A::f`` is
 ``A.f``); a namespace opened by a macro (``FMT_BEGIN_NAMESPACE``: its first token is not ``namespace`` /
