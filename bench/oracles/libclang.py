@@ -10,9 +10,11 @@ tokens), joined by ``SEP``; a declaration and the definition of the same entity 
 qualified name, same ``displayname``, e.g. ``f(int)``, and the same ``const``) are one symbol, their token runs
 in source order.
 
-Names follow the issue-22 design: ``ns.Class.method`` (semantic parents, so an out-of-line ``A::f`` is
-``A.f``); a namespace opened by a macro (``FMT_BEGIN_NAMESPACE``: its first token is not ``namespace`` /
-``inline``) is left out of names, since gitmem names what is written; anonymous namespaces, classes and
+Names follow the issue-22 design and ``gitmem/code/lang_c.py``: ``ns.Class.method`` from the enclosing
+scopes; an out-of-line definition by the scopes it is written in plus its written qualifier (``A::f`` under
+``using namespace ns;`` is ``A.f``; inside ``namespace ns {`` it is ``ns.A.f``); a namespace opened by a
+macro (``FMT_BEGIN_NAMESPACE``: its first token is not ``namespace``), an ``inline`` and an anonymous
+namespace add nothing to names (gitmem names what is written, as lang_c.py says); anonymous classes and
 unions are not symbols (their members are not mapped). Left out: names with several distinct signatures
 (overloads, which gitmem names by parameter types in its own spelling) or several kinds (``typedef struct
 X {...} X``).
@@ -60,6 +62,40 @@ def _cindex() -> Any:
     if not ci.Config.loaded:
         ci.Config.set_library_file(LIBCLANG)
     return ci
+
+
+def qualifier(toks: list[str], name: str) -> list[str]:
+    """The written qualifier before ``name`` in a declaration's tokens: ``A :: B :: f (`` -> ``["A", "B"]``.
+
+    Template arguments in the qualifier (``A<T>::f``) are dropped, as gitmem drops them; ``~ A`` is ``~A``.
+    """
+    merged: list[str] = []
+    for t in toks:
+        if merged and merged[-1] == "~" and (t[:1].isalpha() or t[:1] == "_"):
+            merged[-1] = "~" + t
+        else:
+            merged.append(t)
+    toks = merged
+    for i, t in enumerate(toks):
+        if t == name and i >= 2 and toks[i - 1] == "::":
+            out: list[str] = []
+            j = i - 1
+            while j >= 1 and toks[j] == "::":
+                k = j - 1
+                if toks[k] == ">":  # skip template arguments
+                    depth = 0
+                    while k >= 0:
+                        depth += 1 if toks[k] == ">" else -1 if toks[k] == "<" else 0
+                        if depth == 0:
+                            break
+                        k -= 1
+                    k -= 1
+                if k < 0 or not (toks[k][:1].isalpha() or toks[k][:1] == "_"):
+                    break
+                out.insert(0, toks[k])
+                j = k - 1
+            return out
+    return []
 
 
 class LibclangOracle:
@@ -110,7 +146,16 @@ class LibclangOracle:
 
         def written_namespace(c: Any) -> bool:
             first = next(iter(c.get_tokens()), None)
-            return first is not None and first.spelling in ("namespace", "inline")
+            return first is not None and first.spelling == "namespace" and bool(c.spelling)
+
+        def scope_names(p: Any) -> list[str]:
+            """Enclosing scope names, outermost first (macro-opened, inline, anonymous namespaces left out)."""
+            names: list[str] = []
+            while p is not None and p.kind.name in _SCOPES:
+                if p.kind.name != "LINKAGE_SPEC" and not (p.kind.name == "NAMESPACE" and not written_namespace(p)):
+                    names.append(p.spelling)
+                p = p.semantic_parent
+            return names[::-1]
 
         def walk(cursor: Any) -> None:
             for c in cursor.get_children():
@@ -126,14 +171,19 @@ class LibclangOracle:
                 if kind not in _SYMBOL_KINDS or not c.spelling or "(anonymous" in c.spelling \
                         or "(unnamed" in c.spelling:
                     continue
-                parents = []
-                p = c.semantic_parent
-                while p is not None and p.kind.name in _SCOPES:
-                    if p.kind.name != "LINKAGE_SPEC" and not (p.kind.name == "NAMESPACE" and not written_namespace(p)):
-                        parents.append(p.spelling)
-                    p = p.semantic_parent
-                q = ".".join([*reversed(parents), c.spelling]) if kind != "MACRO_DEFINITION" else c.spelling
                 toks = [t.spelling for t in c.get_tokens() if t.kind.name != "COMMENT"]
+                if kind == "MACRO_DEFINITION":
+                    q = c.spelling
+                elif c.lexical_parent is not None and c.semantic_parent is not None \
+                        and c.lexical_parent != c.semantic_parent:
+                    # out of line (``A::f`` under ``using namespace ns;``): named as written, like gitmem
+                    outer = scope_names(c.lexical_parent)
+                    written = qualifier(toks, c.spelling)
+                    if written[:len(outer)] == outer:
+                        written = written[len(outer):]
+                    q = ".".join([*outer, *written, c.spelling])
+                else:
+                    q = ".".join([*scope_names(c.semantic_parent), c.spelling])
                 key = c.displayname + (" const" if kind == "CXX_METHOD" and c.is_const_method() else "")
                 groups.setdefault(q, []).append((c.extent.start.offset, kind, key, SEP.join(toks)))
                 if kind in _SCOPES:
