@@ -27,7 +27,8 @@ Run it (one language at a time; progress on stderr, the JSON report to ``--out``
     .venv/bin/python bench/languages.py /work/.mirror/sinatra+sinatra/repo --language ruby \\
         [--samples 300] [--pairs 10] [--seed 1] [--out bench/results/ruby-sinatra.json]
 
-The repository may be bare (a mirror); it is only read.
+The repository may be bare (a mirror); it is only read. ``bench/languages.py --table bench/results/*.json``
+prints the saved reports as the Markdown table of bench/README.md.
 """
 
 from __future__ import annotations
@@ -265,7 +266,27 @@ def summarize(rows: list[Row], language: str, oracle: str) -> dict[str, Any]:
     }
 
 
+def table(paths: list[str]) -> str:
+    """A Markdown table of saved reports (``--out`` files), one row each, for bench/README.md."""
+    out = ["| language | repository | oracle | pairs | anchors | graded (changed) | excluded | precision | recall "
+           "| moved checked / agreed | file-level precision | time s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for path in paths:
+        r = json.loads(Path(path).read_text())
+        g, f, m = r["gitmem"], r["file_baseline"], r["moved"]
+        repo = Path(r["repo"]).parent.name.replace("+", "/") if r["repo"].endswith("/repo") else r["repo"]
+        out.append(f"| {r['language']} | {repo} | {r['oracle']} | {len(r['pairs'])} | {r['anchors']} "
+                   f"| {r['graded']} ({r['changed']}) | {sum(r['excluded'].values())} | {g['precision']} "
+                   f"| {g['recall']} | {m['checked']} / {m['agreed']} | {f['precision']} | {r['timing']['total_s']} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--table"]:
+        print(table(argv[1:]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("repo")
     ap.add_argument("--language", required=True, help="gitmem language name (ruby, php, csharp, kotlin, c, cpp ...)")
