@@ -259,6 +259,8 @@ def summarize(rows: list[Row], language: str, oracle: str) -> dict[str, Any]:
             "false_stale": [_ex(r) for r in fp[:MAX_EXAMPLES]],
             "missed_changes": [_ex(r) for r in fn[:MAX_EXAMPLES]],
             "moved_disagreed": [_ex(r) for r in moved if r.moved_ok is False][:MAX_EXAMPLES],
+            "moved_or_deleted_but_in_place": [_ex(r) for r in graded
+                                              if r.status in ("moved", "deleted")][:MAX_EXAMPLES],
             "missing_but_fresh_or_stale": [_ex(r) for r in missing if r.status in ("fresh", "stale")][:MAX_EXAMPLES],
             "unmapped": [_ex(r) for r in ok if r.verdict.startswith("unmapped")][:MAX_EXAMPLES],
             "errors": [_ex(r) for r in rows if r.error][:MAX_EXAMPLES],
