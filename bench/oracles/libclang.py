@@ -148,12 +148,18 @@ class LibclangOracle:
             first = next(iter(c.get_tokens()), None)
             return first is not None and first.spelling == "namespace" and bool(c.spelling)
 
+        def own_name(c: Any) -> str:
+            """A class template specialisation keeps its arguments (``IntTraits<long>``), as gitmem names it."""
+            if c.kind.name in ("STRUCT_DECL", "CLASS_DECL", "UNION_DECL") and "<" in c.displayname:
+                return str(c.displayname).replace(", ", ",")
+            return str(c.spelling)
+
         def scope_names(p: Any) -> list[str]:
             """Enclosing scope names, outermost first (macro-opened, inline, anonymous namespaces left out)."""
             names: list[str] = []
             while p is not None and p.kind.name in _SCOPES:
                 if p.kind.name != "LINKAGE_SPEC" and not (p.kind.name == "NAMESPACE" and not written_namespace(p)):
-                    names.append(p.spelling)
+                    names.append(own_name(p))
                 p = p.semantic_parent
             return names[::-1]
 
@@ -181,9 +187,9 @@ class LibclangOracle:
                     written = qualifier(toks, c.spelling)
                     if written[:len(outer)] == outer:
                         written = written[len(outer):]
-                    q = ".".join([*outer, *written, c.spelling])
+                    q = ".".join([*outer, *written, own_name(c)])
                 else:
-                    q = ".".join([*scope_names(c.semantic_parent), c.spelling])
+                    q = ".".join([*scope_names(c.semantic_parent), own_name(c)])
                 key = c.displayname + (" const" if kind == "CXX_METHOD" and c.is_const_method() else "")
                 groups.setdefault(q, []).append((c.extent.start.offset, kind, key, SEP.join(toks)))
                 if kind in _SCOPES:
