@@ -67,8 +67,11 @@ def _cindex() -> Any:
 def qualifier(toks: list[str], name: str) -> list[str]:
     """The written qualifier before ``name`` in a declaration's tokens: ``A :: B :: f (`` -> ``["A", "B"]``.
 
-    Template arguments in the qualifier (``A<T>::f``) are dropped, as gitmem drops them; ``~ A`` is ``~A``.
+    Template arguments in the qualifier are dropped under a ``template<...>`` with parameters
+    (``template<class T> void A<T>::f()`` -> ``["A"]``) and kept under ``template<>`` or none
+    (``A<false>::f`` -> ``["A<false>"]``), as lang_c.py names them; ``~ A`` is ``~A``.
     """
+    drop_args = toks[:2] == ["template", "<"] and toks[2:3] != [">"]
     merged: list[str] = []
     for t in toks:
         if merged and merged[-1] == "~" and (t[:1].isalpha() or t[:1] == "_"):
@@ -82,17 +85,19 @@ def qualifier(toks: list[str], name: str) -> list[str]:
             j = i - 1
             while j >= 1 and toks[j] == "::":
                 k = j - 1
-                if toks[k] == ">":  # skip template arguments
-                    depth = 0
+                args = ""
+                if toks[k] == ">":  # template arguments
+                    depth, close = 0, k
                     while k >= 0:
                         depth += 1 if toks[k] == ">" else -1 if toks[k] == "<" else 0
                         if depth == 0:
                             break
                         k -= 1
+                    args = "" if drop_args else "".join(toks[k:close + 1]).replace(",", ",")
                     k -= 1
                 if k < 0 or not (toks[k][:1].isalpha() or toks[k][:1] == "_"):
                     break
-                out.insert(0, toks[k])
+                out.insert(0, toks[k] + args)
                 j = k - 1
             return out
     return []
