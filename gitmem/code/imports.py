@@ -32,6 +32,17 @@ Two steps, kept apart so the expensive one can be cached by content:
    * c, cpp: each ``#include``: ``#include "a/b.h"`` -> ``a/b.h``,
      ``#include <a/b.h>`` -> ``<a/b.h>`` (also inside ``#if`` blocks; a macro
      ``#include NAME`` is not followed).
+   * swift: the module of each ``import`` (``import Foundation``, ``import struct
+     A.B`` -> ``A.B``, ``@testable import App`` -> ``App``).
+   * scala: as java, selectors expanded (``import a.b.{C, D => E}`` -> ``a.b.C``,
+     ``a.b.D``; ``import a.b._`` and Scala 3 ``a.b.*`` -> ``a.b.*``; ``given``
+     imports as a wildcard).
+   * bash: the file of each ``source x`` / ``. x`` / ``\\. x`` as written, quotes removed
+     (``"$DIR/lib.sh"`` -> ``$DIR/lib.sh``); a leading command substitution
+     that computes the script's directory (``$(dirname "$0")``, ``$(cd
+     "$(dirname "$0")" && pwd)``) is written ``$DIR``; a path built by any
+     other command is left out.
+   * lua: the module of each ``require("a.b")`` / ``require "a.b"``.
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
    repo-relative paths of files in a given file list. Bare package names
@@ -104,6 +115,12 @@ _QUERIES: dict[str, str] = {
     "csharp": "(using_directive) @using",
     "c": "(preproc_include path: (_) @include)",
     "cpp": "(preproc_include path: (_) @include)",
+    "swift": "(import_declaration) @import",
+    "scala": "(import_declaration) @import",
+    # `\. file` is `. file` that no alias can shadow (nvm's install instructions use it)
+    "bash": r'(command name: (command_name) @fn argument: (_) @s (#match? @fn "^(source|\\\\?[.])$"))',
+    "lua": """(function_call name: (identifier) @fn arguments: (arguments . (string) @s)
+                             (#eq? @fn "require"))""",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -280,11 +297,106 @@ def _include(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _swift(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        name = next((c for c in node.named_children if c.type == "identifier"), None)
+        if name is not None:
+            out.append(_squash(name, src))
+    return out
+
+
+def _scala_selector(prefix: str, node: Node, src: bytes) -> str | None:
+    """The specifier one import selector brings in (``D``, ``E => F``, ``G as H``, ``_``), or None."""
+    if node.type in ("namespace_wildcard", "wildcard"):
+        return prefix + ".*"
+    if node.type in ("arrow_renamed_identifier", "as_renamed_identifier"):
+        name = node.child_by_field_name("name")
+        return None if name is None else f"{prefix}.{_text(name, src).strip('`')}"
+    if node.type == "identifier":
+        return f"{prefix}.{_text(node, src).strip('`')}"
+    return None
+
+
+def _scala(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        path: list[str] = []
+        done = False  # the current clause already produced its specifiers (a selector or wildcard)
+        for i, child in enumerate(node.children):
+            if child.type == ",":  # `import a.B, c.D`: clauses in one declaration
+                if path and not done:
+                    out.append(".".join(path))
+                path, done = [], False
+            elif child.is_named and node.field_name_for_child(i) == "path":
+                path.append(_text(child, src).strip("`"))
+            elif child.type == "namespace_selectors" and path:
+                prefix = ".".join(path)
+                out.extend(s for s in (_scala_selector(prefix, c, src) for c in child.named_children) if s)
+                done = True
+            elif child.is_named and path:
+                spec = _scala_selector(".".join(path[:-1]) if child.type == "identifier" else ".".join(path),
+                                       child, src)
+                if spec:
+                    out.append(spec)
+                    done = True
+        if path and not done:
+            out.append(".".join(path))
+    return out
+
+
+#: A leading shell variable of a sourced path: ``$DIR``, ``${DIR}``, ``${BASH_SOURCE%/*}``.
+_BASH_LEAD_RE = re.compile(r"\$(?:\w+|\{[^}]*\})")
+
+
+def _script_dir_substitution(raw: str) -> int:
+    """Length of a leading ``$(...)`` that computes the script's own directory (it mentions ``dirname``,
+    ``$0`` or ``BASH_SOURCE``: ``$(dirname "$0")``, ``$(cd "$(dirname "$0")" && pwd)``); 0 otherwise."""
+    if not raw.startswith("$("):
+        return 0
+    depth = 0
+    for i, ch in enumerate(raw):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and ch == ")":
+            inner = raw[:i + 1]
+            return i + 1 if any(w in inner for w in ("dirname", "$0", "BASH_SOURCE")) else 0
+    return 0
+
+
+def _bash(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for tag, node in nodes:
+        if tag != "s" or node.prev_named_sibling is None or node.prev_named_sibling.type != "command_name":
+            continue  # only the first argument names the file
+        raw = _text(node, src)
+        if node.type in ("string", "raw_string") and len(raw) >= 2 and raw[0] == raw[-1]:
+            raw = raw[1:-1]
+        raw = raw.replace('"', "")
+        raw = "$DIR" + raw[cut:] if (cut := _script_dir_substitution(raw)) else raw
+        if raw and "$(" not in raw and "`" not in raw:
+            out.append(raw)
+    return out
+
+
+def _lua(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        raw = _text(node, src)
+        if len(raw) >= 2 and raw[0] in "'\"" and raw[-1] == raw[0] and "\\" not in raw:
+            out.append(raw[1:-1])
+    return out
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
     "ruby": _ruby, "php": _php,
     "kotlin": _kotlin, "csharp": _csharp,
     "c": _include, "cpp": _include,
+    "swift": _swift,
+    "scala": _scala,
+    "bash": _bash,
+    "lua": _lua,
 }
 
 
@@ -516,6 +628,18 @@ class ImportResolver:
           folders); ``<a/b.h>`` -> the same from ``include`` folders, the root,
           then by suffix, but never relative to the including file (a system or
           third-party header that is not in the list resolves to nothing).
+        * csharp, swift: nothing (a namespace or module names no file).
+        * scala: as java with ``.scala`` files; when no path ends in the
+          package path (a layout such as mill's ``os/src/Path.scala`` for
+          ``os.Path``), leading package segments are dropped one by one, down
+          to the class file's own name (``Path.scala`` anywhere).
+        * bash: a literal path from the file's directory, then from the
+          repository root (``source lib/x.sh`` run from either); a path
+          starting with a variable or ``$(dirname ...)`` (``"$DIR/x.sh"``,
+          ``"${BASH_SOURCE%/*}/x.sh"``) is what follows its first ``/``, from
+          the file's directory then the root. Absolute and ``~`` paths: nothing.
+        * lua: ``a.b`` -> ``a/b.lua`` or ``a/b/init.lua`` at the root, else
+          every path ending in one of them (``lua/``, ``src/`` search paths).
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -526,6 +650,9 @@ class ImportResolver:
             "ruby": self._ruby, "php": self._php,
             "kotlin": self._kotlin,
             "c": self._include, "cpp": self._include,
+            "scala": self._scala,
+            "bash": self._bash,
+            "lua": self._lua,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -748,11 +875,11 @@ class ImportResolver:
     # -- java -------------------------------------------------------------------------------
 
     def _java_classes(self, suffix: str) -> list[str]:
-        """Listed ``.java`` / ``.kt`` paths equal to or ending in ``/`` + ``suffix``."""
+        """Listed ``.java`` / ``.kt`` / ``.scala`` paths equal to or ending in ``/`` + ``suffix``."""
         if self._java_by_name is None:
             by_name: dict[str, list[str]] = {}
             for p in self.files:
-                if p.endswith((".java", ".kt")):
+                if p.endswith((".java", ".kt", ".scala")):
                     by_name.setdefault(posixpath.basename(p), []).append(p)
             self._java_by_name = by_name
         return sorted(p for p in self._java_by_name.get(posixpath.basename(suffix), [])
@@ -778,6 +905,43 @@ class ImportResolver:
                           for p in ps if p.endswith(ext))
         return []
 
+
+    def _scala(self, path: str, spec: str) -> list[str]:
+        hits = self._java(path, spec, ".scala")
+        if hits or spec.endswith(".*"):
+            return hits
+        parts = spec.split(".")
+        while parts and not parts[-1][:1].isupper():  # a member (`a.B.m`) or a package: not a class
+            parts.pop()
+        for k in range(1, len(parts)):
+            hits = self._java_classes("/".join(parts[k:]) + ".scala")
+            if hits:
+                return hits
+        return []
+
+    # -- bash / lua -------------------------------------------------------------------------
+
+    def _bash(self, path: str, spec: str) -> list[str]:
+        if spec.startswith("$"):  # `$DIR/x.sh`, `${BASH_SOURCE%/*}/x.sh`: what follows the variable
+            lead = _BASH_LEAD_RE.match(spec)
+            if lead is None or not spec[lead.end():].startswith("/"):
+                return []
+            spec = spec[lead.end() + 1:]
+        if not spec or spec.startswith(("/", "~", "$")) or "$" in spec:
+            return []
+        for base in (_parent(path), ""):
+            target = posixpath.normpath(_join(base, spec))
+            if target in self.files:
+                return [target]
+        return []
+
+    def _lua(self, path: str, spec: str) -> list[str]:
+        module = spec.replace(".", "/")
+        targets = (module + ".lua", module + "/init.lua")
+        at_root = [t for t in targets if t in self.files]
+        if at_root:
+            return at_root[:1]
+        return sorted({p for t in targets for p in self._by_suffix(t)})
 
     # -- ruby / php -------------------------------------------------------------------------
 

@@ -13,7 +13,9 @@ Names and kinds (documented in docs/how-it-works.md, "Bash"):
   anything: ``'a b'`` == ``"a b"`` unless the text holds ``$``, a backquote, ``\\`` or ``!``
   (inside double quotes those expand or escape; inside single quotes they do not, so ``'$x'``
   and ``"$x"`` stay different). ``$'...'`` (ANSI-C) strings and unquoted words are kept as written.
-  Known limit: ``function f {`` and ``f() {`` are different signatures.
+  Known limit: ``function f {`` and ``f() {`` are different signatures; a ``.bats`` file's
+  ``@test "..." { }`` blocks are not symbols (its helper functions are).
+* Written forms accepted on input: ``f()``, ``function f`` and ``function f()`` for ``f``.
 """
 
 from __future__ import annotations
@@ -29,16 +31,32 @@ if TYPE_CHECKING:
 _EXPANDING = frozenset(b"$`\\!")
 
 
-def _nested(node: Node) -> list[Node]:
-    """Function definitions inside ``node``, outermost first, in source order."""
-    out: list[Node] = []
-    stack = list(reversed(node.named_children))
-    while stack:
-        n = stack.pop()
-        if n.type == "function_definition":
-            out.append(n)
-        stack.extend(reversed(n.named_children))
-    return out
+_defs_cache: list[tuple[bytes, list[Node]]] = []
+_query: list[object] = []
+
+
+def _all_functions(node: Node, src: bytes) -> list[Node]:
+    """Every function definition of the file holding ``node``, in source order (one query per source)."""
+    entry = _defs_cache[0] if _defs_cache else None  # one read: another thread may replace it
+    if entry is None or entry[0] is not src:
+        from tree_sitter import Query, QueryCursor
+        from tree_sitter_language_pack import get_language
+
+        if not _query:
+            _query.append(Query(get_language("bash"), "(function_definition) @f"))
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        found = QueryCursor(_query[0]).captures(root).get("f", [])  # type: ignore[arg-type]
+        entry = (src, sorted(found, key=lambda n: n.start_byte))
+        _defs_cache[:] = [entry]
+    return entry[1]
+
+
+def _nested(node: Node, src: bytes) -> list[Node]:
+    """Function definitions inside ``node``, at any depth, in source order."""
+    start, end = node.start_byte, node.end_byte
+    return [n for n in _all_functions(node, src) if start <= n.start_byte and n.end_byte <= end]
 
 
 def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -48,7 +66,7 @@ def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
     body = node.child_by_field_name("body")
     out = [make_def(name, "function", node, node, body=body)]
     if body is not None:  # a function defined by running another is global: a flat name, not outer.inner
-        for inner in _nested(body):
+        for inner in _nested(body, src):
             inner_name = text(inner.child_by_field_name("name"), src)
             if inner_name:
                 out.append(make_def(inner_name, "function", inner, inner, body=inner.child_by_field_name("body")))
@@ -68,6 +86,14 @@ def _string(node: Node, src: bytes) -> bytes | None:
     return b"S|" + inner
 
 
+def _written_name(name: str) -> str:
+    """``f()`` / ``function f`` / ``function f()`` -> ``f``: how a shell function is written in a script."""
+    name = name.strip()
+    if name.startswith("function "):
+        name = name[len("function "):].strip()
+    return name[:-2].rstrip() if name.endswith("()") else name
+
+
 BASH = LanguageSpec(
     name="bash",
     handlers={"function_definition": _function},
@@ -76,4 +102,5 @@ BASH = LanguageSpec(
     atomic={"string": _string, "raw_string": _string},
     # `a; b` is `a` + line break + `b` (`;;` in a case arm is another token).
     drop_semicolon=lambda parent, grandparent: True,
+    written_name=_written_name,
 )

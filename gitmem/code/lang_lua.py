@@ -8,6 +8,7 @@ Names and kinds (documented in docs/how-it-works.md, "Lua"):
 * A function nested in a function is ``outer.inner``; functions in table constructors
   (``{ f = function() end }``) and passed as arguments are not symbols. A name defined twice is
   ``f``, ``f#2`` ... in source order.
+* Written forms accepted on input: ``M:m`` for ``M.m``.
 * ``--`` and ``--[[ ]]`` comments are not fingerprinted; a ``;`` is formatting; ``'a'`` == ``"a"``
   when neither holds a ``\\`` escape.
 """
@@ -74,6 +75,11 @@ def _string(node: Node, src: bytes) -> bytes | None:
     return b"S|" + raw[1:-1]
 
 
+def _written_name(name: str) -> str:
+    """``M:greet`` (a method as Lua calls it) -> ``M.greet``."""
+    return name.replace(":", ".")
+
+
 LUA = LanguageSpec(
     name="lua",
     handlers={"function_declaration": _function, "assignment_statement": _assignment},
@@ -81,4 +87,5 @@ LUA = LanguageSpec(
     comment_types=frozenset({"comment"}),
     atomic={"string": _string},
     drop_semicolon=lambda parent, grandparent: True,
+    written_name=_written_name,
 )

@@ -6,22 +6,30 @@ Names and kinds (documented in docs/how-it-works.md, "Scala"):
   ``trait``, ``enum`` (Scala 3): nested definitions are ``Outer.Inner``. The package is not part
   of the name (like Java's).
 * A companion object (an ``object Foo`` beside a ``class`` / ``trait`` / ``enum Foo`` in the same
-  scope) is ``Foo$``, the name Scaladoc and the JVM give it; its members are ``Foo$.apply``. An
-  object without a companion is plain ``Foo``.
+  scope) is itself ``Foo$``, the name Scaladoc and the JVM give it, while its members are ``Foo.m``
+  beside the class's, as Scala code calls them (``Foo.apply(...)``): they keep their names when the
+  class beside the object comes or goes. A member name both define is told apart by parameter types,
+  else numbered. An object without a companion is plain ``Foo``.
 * ``method`` (a ``def`` in a class, object, trait or enum, abstract or not), ``function`` (a
   top-level ``def`` of Scala 3 or a script, and a ``def`` nested in a ``def``: ``outer.inner``),
   ``constructor`` (an auxiliary constructor ``def this(...)``: ``Foo.this``), ``type`` (``type``
   members and aliases), ``value`` (``val`` / ``var`` / named ``given`` members of a class, object
   or trait and at top level; ``val a, b = 1`` is two values; a pattern ``val (a, b) = ...`` is none).
 * Overloads are named by their parameter types like Java's, parameter lists concatenated,
-  without spaces or packages: ``Foo$.apply(String)``, ``Foo$.apply(Int,List[String]*)``,
+  without spaces or packages: ``Foo.apply(String)``, ``Foo.apply(Int,List[String]*)``,
   ``O.f(=>Int)(String)``; a ``def`` without same-named siblings keeps its plain name.
+* Scala 3 extension methods are named by their receiver's base type like Kotlin's extension
+  functions, kind ``method``: ``extension (c: Circle) def area`` is ``Circle.area``,
+  ``extension [T](xs: List[T]) def second`` is ``List.second``.
 * Backquoted names lose their backquotes (``def `type``` is ``type``). Operators are names
   (``Vec.+``).
-* Written forms accepted on input: Scaladoc's ``Foo#bar`` (an instance member) for ``Foo.bar``.
+* Written forms accepted on input: Scaladoc's ``Foo#bar`` (an instance member) and ``Foo$.bar`` (a
+  companion object's member) for ``Foo.bar``.
 * Annotations are part of the span; ``//``, ``/* */`` and Scaladoc ``/** */`` comments are not
   fingerprinted; a ``;`` is a line break; a Scala 3 end marker (``end Foo``) is part of the span.
-  Known limit: rewriting a body between braces and indentation syntax changes its fingerprint.
+  Optional braces are formatting: a class, object, trait or enum body, a block and a ``match`` written
+  with braces or with indentation (and an end marker) hash alike (``scalafmt``'s ``removeOptionalBraces``
+  rewrites nothing gitmem sees). Known limit: so do ``{ a }; b`` and ``{ a; b }``.
 """
 
 from __future__ import annotations
@@ -71,9 +79,15 @@ def _type(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     name = _name(node, src)
     if not name:
         return None
-    if node.type == "object_definition" and _is_companion(node, name, src):
-        name += COMPANION_SUFFIX
     body = node.child_by_field_name("body")
+    if node.type == "object_definition" and _is_companion(node, name, src):
+        # The object block is `Foo$`; its members are `Foo.m` beside the class's, as Scala calls them
+        # (`Foo.apply(...)`), and keep their names when the class beside the object comes or goes.
+        own = make_def(name + COMPANION_SUFFIX, "object", node, _last(node), body=body,
+                       decorators=_annotations(node))
+        scope = make_def(name, "object", node, _last(node), body=body, scope=body, scope_kind=_MEMBER_SCOPE,
+                         emit=False)
+        return [own, scope]
     return [make_def(name, _TYPES[node.type], node, _last(node), body=body, decorators=_annotations(node),
                      scope=body, scope_kind=_MEMBER_SCOPE)]
 
@@ -101,6 +115,18 @@ def _def(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
                      scope=body, key=_param_key(node, src))]
 
 
+def _extension(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """Scala 3 ``extension (c: Circle) def f`` / ``extension [T](xs: List[T]) def g``: a naming scope
+    (``Circle.f``, ``List.g``, named by the receiver's base type), not itself a symbol."""
+    params = node.child_by_field_name("parameters")
+    first = next((p for p in params.named_children if p.type == "parameter"), None) if params else None
+    base = re.sub(r"\[.*\]", "", _java_type(first.child_by_field_name("type"), src)) if first else ""
+    base = base.lstrip("=>").rsplit(".", 1)[-1]
+    if not base:
+        return None
+    return [make_def(base, "extension", node, node, scope=node, scope_kind=_MEMBER_SCOPE, emit=False)]
+
+
 def _value(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind not in (None, _MEMBER_SCOPE):  # locals are not symbols
         return []
@@ -123,8 +149,9 @@ def _alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
 
 
 def _written_name(name: str) -> str:
-    """``Foo#bar`` (Scaladoc's instance member) -> ``Foo.bar``; a ``#2`` numbering suffix is kept."""
-    return re.sub(r"#(?=[A-Za-z_`])", ".", name)
+    """``Foo#bar`` (Scaladoc's instance member) and ``Foo$.bar`` (a companion object's) -> ``Foo.bar``;
+    a ``#2`` numbering suffix is kept."""
+    return re.sub(r"#(?=[A-Za-z_`])", ".", name).replace("$.", ".")
 
 
 SCALA = LanguageSpec(
@@ -134,7 +161,7 @@ SCALA = LanguageSpec(
         "function_definition": _def, "function_declaration": _def,
         "val_definition": _value, "var_definition": _value, "val_declaration": _value,
         "var_declaration": _value, "given_definition": _value,
-        "type_definition": _alias,
+        "type_definition": _alias, "extension_definition": _extension,
     },
     barriers=frozenset({"import_declaration", "package_clause", "string", "interpolated_string_expression",
                         "lambda_expression"}),
@@ -142,6 +169,13 @@ SCALA = LanguageSpec(
     lowercase=frozenset({"integer_literal", "floating_point_literal"}),
     # `a; b` is `a` + line break + `b`.
     drop_semicolon=lambda parent, grandparent: True,
+    # Optional braces (Scala 3): `object O { ... }` == `object O:` + indented body (+ `end O`),
+    # `= { ... }` == an indented block, `x match { case ... }` == indented cases.
+    drop_leaves=frozenset({
+        *((parent, brace) for parent in ("template_body", "block", "case_block", "enum_body")
+          for brace in ("{", "}")),
+        ("template_body", ":"), ("enum_body", ":"), ("*", "end"), ("*", "_end_ident"),
+    }),
     same_name="key",
     written_name=_written_name,
 )

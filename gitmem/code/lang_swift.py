@@ -15,9 +15,14 @@ Names and kinds (documented in docs/how-it-works.md, "Swift"):
   ``Foo`` when the file declares no type ``Foo`` and this is its first extension, otherwise
   numbered in source order after the declaration: ``Foo#2``, ``Foo#3`` ...
 * Several definitions of one name (overloads) are named by their argument labels as Swift people
-  write them: ``Foo.move(to:by:)``, ``Foo.init(from:)``, ``Foo.f(_:)``, ``Foo.f()``; when the labels
-  do not tell them apart either (overloads by type only) they are numbered ``#2``, ``#3`` ... in
-  source order. A name written with labels (``Foo.move(to:by:)``) is accepted on input for a
+  write them: ``Foo.move(to:by:)``, ``Foo.init(from:)``, ``Foo.f(_:)``, ``Foo.f()``; overloads in one
+  body with the same labels add their parameter types the way DocC links tell them apart:
+  ``Foo.f(_:)-(Int)``, ``Foo.f(_:)-(String)`` (no spaces or module prefixes, ``@escaping`` dropped).
+  Subscripts likewise (``Foo.subscript(_:)-(Int)``; their arguments are unlabelled unless given an
+  external name).
+  When that does not tell them apart either (generic constraints, return types, or one in the type
+  and one in an extension) the definitions of that name are numbered ``#2``, ``#3`` ... in source
+  order. A name written with labels (``Foo.move(to:by:)``) is accepted on input for a
   function that is not overloaded.
 * Attributes (``@objc``, ``@discardableResult``) are part of the span; ``//``, ``/* */`` and ``///``
   doc comments are not fingerprinted; a ``;`` is a line break.
@@ -88,19 +93,20 @@ def _extension_labels(root: Node, src: bytes) -> dict[int, str]:
     return out
 
 
-_ext_cache: list[tuple[bytes, int, dict[int, str]]] = []
+#: The last source's extension names (the source object itself is the key: one analysis passes one object).
+_ext_cache: list[tuple[bytes, dict[int, str]]] = []
 
 
 def _extension_label(node: Node, src: bytes) -> str:
     """The extension block's own name, from an index of the whole file built once per source."""
-    root = node
-    while root.parent is not None:
-        root = root.parent
     entry = _ext_cache[0] if _ext_cache else None  # one read: another thread may replace it
-    if entry is None or entry[0] is not src or entry[1] != root.id:
-        entry = (src, root.id, _extension_labels(root, src))
+    if entry is None or entry[0] is not src:
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        entry = (src, _extension_labels(root, src))
         _ext_cache[:] = [entry]
-    return entry[2].get(node.start_byte, "")
+    return entry[1].get(node.start_byte, "")
 
 
 def _type(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -137,6 +143,49 @@ def _labels(node: Node, src: bytes, *, subscript: bool = False) -> str:
     return "(" + "".join(f"{label}:" for label in out) + ")"
 
 
+def _types(node: Node, src: bytes) -> str:
+    """``(Data,URL)``: the parameter types of a function, without spaces, module prefixes or
+    ``@escaping``-style attributes (``inout`` kept)."""
+    out = []
+    for p in node.children:
+        if p.type == "parameter":
+            typed = [c for i, c in enumerate(p.children) if p.field_name_for_child(i) == "name"
+                     and c.type != "simple_identifier"]
+            raw = "".join(text(typed[0], src).split()) if typed else ""
+            out.append(re.sub(r"@\w+", "", re.sub(r"\b(?:\w+\.)+(?=[A-Z]\w*)", "", raw)))
+    return "(" + ",".join(out) + ")"
+
+
+#: The last source's label counts per body (keyed by the body's byte span: the same in any parse of it).
+_label_cache: list[tuple[bytes, dict[tuple[int, int], dict[tuple[str, str], int]]]] = []
+
+
+def _same_labels(node: Node, label: str, labels: str, src: bytes) -> int:
+    """How many functions in ``node``'s parent share its name and argument labels (itself included)."""
+    parent = node.parent
+    if parent is None:
+        return 1
+    entry = _label_cache[0] if _label_cache else None  # one read: another thread may replace it
+    if entry is None or entry[0] is not src:
+        entry = (src, {})
+        _label_cache[:] = [entry]
+    span = (parent.start_byte, parent.end_byte)
+    counts = entry[1].get(span)
+    if counts is None:
+        counts = entry[1][span] = {}
+        for sib in parent.named_children:
+            if sib.type in _FUNCTIONS:
+                key = (text(sib.child_by_field_name("name"), src).strip("`"), _labels(sib, src))
+            elif sib.type == "init_declaration":
+                key = ("init", _labels(sib, src))
+            elif sib.type == "subscript_declaration":
+                key = ("subscript", _labels(sib, src, subscript=True))
+            else:
+                continue
+            counts[key] = counts.get(key, 0) + 1
+    return counts.get((label, labels), 1)
+
+
 def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     body = node.child_by_field_name("body")
     if node.type == "init_declaration":
@@ -153,6 +202,8 @@ def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
             return [] if label else None
         kind = "method" if parent_kind == _MEMBER_SCOPE else "function"
     key = "" if node.type == "deinit_declaration" else _labels(node, src, subscript=kind == "subscript")
+    if key and _same_labels(node, label, key, src) > 1:
+        key += "-" + _types(node, src)  # DocC's disambiguation by type signature: f(_:)-(Int)
     return [make_def(label, kind, node, node, body=body, decorators=_attributes(node),
                      scope=body if kind != "subscript" else None, key=key)]
 

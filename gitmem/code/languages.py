@@ -244,6 +244,10 @@ class LanguageSpec:
             when it has no named children (Python ``class A():``).
         comma_after_block: parent types where a ``,`` right after ``}`` is
             formatting (Rust match arms: rustfmt drops ``{ ... },``'s comma).
+        drop_leaves: (parent type, leaf type) pairs whose leaf is formatting,
+            ``"*"`` as the parent for any (Scala's optional braces: ``{`` / ``}``
+            of a template body or block, the ``:`` that opens an indented body,
+            ``end`` markers).
         docstrings: drop Python-style docstrings (first string statement of a
             module, class or function body).
         same_name: what several definitions of one qualified name are:
@@ -280,6 +284,7 @@ class LanguageSpec:
     precedence: dict[str, int] = field(default_factory=dict)
     drop_empty: frozenset[tuple[str, str]] = frozenset()
     comma_after_block: frozenset[str] = frozenset()
+    drop_leaves: frozenset[tuple[str, str]] = frozenset()
     docstrings: bool = False
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name

@@ -194,7 +194,8 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     blocks, tuples, drop_semi = spec.block_types, spec.tuple_types, spec.drop_semicolon
     paren_parents, keep_inner, bare_field = spec.paren_parents, spec.paren_keep_inner, spec.bare_param_field
     doc_parents = ("function_definition", "class_definition") if spec.docstrings else ()
-    special_leaves = frozenset({";", ",", "(", ")"}) | lowercase | squash
+    drop_leaves = spec.drop_leaves
+    special_leaves = frozenset({";", ",", "(", ")"}) | lowercase | squash | {leaf for _, leaf in drop_leaves}
     precedence, comma_after_block = spec.precedence, spec.comma_after_block
     drop_empty = spec.drop_empty
     drop_empty_types = {child for _, child in drop_empty}
@@ -222,7 +223,9 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
                 token = src[start:stop]
                 if ntype in special_leaves:
                     parent_flags = flags[-1]
-                    if ntype == ";":
+                    if drop_leaves and ((types[-1], ntype) in drop_leaves or ("*", ntype) in drop_leaves):
+                        token = b""
+                    elif ntype == ";":
                         if drop_semi(types[-1], types[-2]):
                             token = b""
                     elif ntype == ",":
