@@ -100,6 +100,9 @@ def query_terms(query: str) -> list[str]:
 # --------------------------------------------------------------------------- qualified symbol names
 
 _NAME_SUFFIX = re.compile(r"#\d+$")
+#: A C++ operator whose own name has brackets (``operator()``, ``operator[]``, ``operator new[]``): they are not
+#: a key (``A.operator()(int)`` is ``operator()`` with the key ``(int)``).
+_BRACKET_OPERATOR = re.compile(r"operator(?:\(\)|\[\]| (?:new|delete)\[\])")
 
 
 def name_parts(name: str) -> list[str]:
@@ -121,10 +124,13 @@ def name_parts(name: str) -> list[str]:
 
 def name_base(name: str) -> str:
     """``name`` without what tells same-named definitions apart in its last part: a ``#2`` number,
-    Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``)."""
+    Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``);
+    a C++ ``operator()`` / ``operator[]`` keeps its brackets (``A.operator()(int)`` -> ``A.operator()``)."""
     parts = name_parts(name)
     last = _NAME_SUFFIX.sub("", parts[-1])
-    cut = min((i for i in (last.find("("), last.find("[")) if i > 0), default=len(last))
+    own = _BRACKET_OPERATOR.match(last)
+    at = own.end() if own else 0
+    cut = min((i for i in (last.find("(", at), last.find("[", at)) if i > 0), default=len(last))
     parts[-1] = last[:cut]
     return ".".join(parts)
 

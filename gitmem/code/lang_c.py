@@ -1,19 +1,25 @@
 """C and C++ symbol rules (tree-sitter ``c`` and ``cpp`` grammars).
 
-Files: ``.c`` is C; ``.h`` is parsed as **C++** (tree-sitter-cpp reads almost all
-C headers, while the C grammar misreads every C++ header: classes, namespaces,
-templates); ``.cc .cpp .cxx .c++`` and ``.hpp .hh .hxx .h++ .ipp .tpp .inl``
-are C++. Names come out the same from both grammars, so a C header and its
-``.c`` source share names.
+Files: ``.c`` is C; ``.h`` is **C++** (tree-sitter-cpp reads almost all C
+headers, while the C grammar misreads every C++ header: classes, namespaces,
+templates), as are ``.cc .cpp .cxx .c++`` and ``.hpp .hh .hxx .h++ .ipp .tpp
+.inl``. A C++ file whose C++ parse has errors and that has no C++ syntax at all
+(no ``::``, ``class``, ``namespace``, ``template`` ... outside comments and
+strings) is re-read with the C grammar: C headers that wrap declarations in
+macros (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``). Names come out the same
+from both grammars, so a C header and its ``.c`` source share names.
 
 Kinds: ``function``, ``method``, ``constructor`` (``A.A``), ``destructor``
 (``A.~A``), ``operator`` (``A.operator==``, ``A.operator()``, ``A.operator bool``,
 free ``operator<<``), ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
 ``type`` (``typedef``, ``using X = ...``), ``macro`` (``#define``, object-like and
 function-like; an include guard's empty ``#define`` is not one). A ``template<...>``
-header is part of the span. Variables, enumerators, fields, friends, forward
-declarations (``struct X;``) and lambdas are not symbols; nothing inside a
-function body is.
+header is part of the span. A friend function defined in its class is named under
+the class (``A.operator==``, a ``function`` or ``operator``). Variables, enumerators,
+fields, friend declarations, forward declarations (``struct X;``) and lambdas are
+not symbols; nothing inside a function body is. A function-like macro call that
+reads as a definition, gtest's ``TEST(Suite, Name) {...}``, is a function ``TEST``
+keyed by its arguments (``TEST(Suite,Name)`` when a file has several).
 
 Names (the rules, exactly):
 
@@ -63,7 +69,9 @@ normalised as above.
 
 Fingerprints: ``//`` and ``/* */`` comments (doc comments too) are left out; a
 macro's replacement text is one token of its C tokens (comments, line
-continuations and spacing out); a trailing comma before ``}`` is formatting.
+continuations and spacing out); a trailing comma before ``}`` is formatting;
+adjacent plain string literals are one (``"ab" "c"`` == ``"abc"``: clang-format
+splits long ones); ``#  define`` is ``#define``.
 Preprocessor conditionals inside a function are part of its body.
 """
 
@@ -131,9 +139,25 @@ _EXPORT_MACRO_RE = re.compile(
     rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)(?=\s+[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\b\s*)?[:{])")
 
 
-def _blank_export_macros(src: bytes) -> bytes:
-    """``class API Foo {`` -> ``class     Foo {``: same length, same lines (the macro expands to an
-    attribute tree-sitter cannot know)."""
+_DEFINE_RE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:\\\r?\n|[^\n])*", re.M)
+_BLOCK_COMMENT_RE = re.compile(rb"/\*.*?\*/", re.S)
+
+
+def _blank(m: re.Match[bytes]) -> bytes:
+    """The match with every byte but line breaks made a space."""
+    return re.sub(rb"[^\n]", b" ", m.group(0))
+
+
+def _prepare(src: bytes) -> bytes:
+    """The source as parsed and hashed, same length and same lines:
+
+    * ``class API Foo {`` -> ``class     Foo {`` (the export macro expands to an attribute tree-sitter cannot know);
+    * ``/* comments */`` inside a ``#define``'s replacement made spaces (tree-sitter's grammars misread the
+      rest of such a macro, and comments are not fingerprinted anyway).
+    """
+    if b"/*" in src and b"define" in src:
+        src = _DEFINE_RE.sub(lambda m: _BLOCK_COMMENT_RE.sub(_blank, m.group(0)) if b"/*" in m.group(0)
+                             else m.group(0), src)
     if b"class" not in src and b"struct" not in src and b"union" not in src:
         return src
     return _EXPORT_MACRO_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b" " * len(m.group(1)), src)
@@ -145,16 +169,20 @@ _CPP_MARKER_RE = re.compile(
 _C_NOISE_RE = re.compile(rb'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
-def _grammar(src: bytes) -> str:
-    """``cpp``, or ``c`` for a source without any C++ syntax outside comments and strings: the C grammar
-    reads C's macro-wrapped declarations (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``) that the C++
-    grammar cannot."""
-    return "cpp" if _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)) else "c"
+def _c_fallback(src: bytes, root: Node) -> str | None:
+    """``c`` for a source the C++ grammar cannot read (errors in its tree) and that has no C++ syntax outside
+    comments and strings: a C header, whose macro-wrapped declarations (``CJSON_PUBLIC(cJSON *)
+    cJSON_Parse(...)``) only the C grammar reads; None (keep the C++ tree) otherwise."""
+    if not root.has_error or _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)):
+        return None
+    return "c"
 
 
 # --------------------------------------------------------------------------- helpers
 
 _local = threading.local()
+#: One part of a qualified name: an identifier, with template arguments for a specialisation.
+_NAME_PART_RE = re.compile(r"[A-Za-z_$][\w$]*(?:<[^{};#]*>)?")
 
 
 def _file_namespaces(node: Node, src: bytes) -> frozenset[str]:
@@ -355,7 +383,7 @@ def _template_has_params(node: Node) -> bool:
 
 def _macro_class(node: Node, src: bytes) -> bool:
     """A ``class MACRO Name {...}`` tree-sitter read as a function definition (a fallback to the
-    blanking of ``_blank_export_macros``)."""
+    blanking of ``_prepare``)."""
     typ = node.child_by_field_name("type")
     decl = node.child_by_field_name("declarator")
     return (typ is not None and typ.type in ("class_specifier", "struct_specifier", "union_specifier")
@@ -390,6 +418,8 @@ def _function(node: Node, src: bytes, parent_kind: str | None, *, c_lang: bool) 
         leaf = _leaf(leaf_node, src)
         if not leaf:
             continue
+        if not all(_NAME_PART_RE.fullmatch(p) for p in scopes):
+            continue  # a qualifier tree-sitter recovered from code it could not read
         spaces, cls = _enclosing(node, src)
         if scopes and spaces and scopes[:len(spaces)] == spaces:
             scopes = scopes[len(spaces):]
@@ -432,6 +462,17 @@ def _cpp_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] 
     return _function(node, src, parent_kind, c_lang=False)
 
 
+def _friend(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """A friend function defined in its class (``friend bool operator==(A, A) {...}``): a ``function`` or
+    ``operator`` named under the class (``A.operator==``); a friend only declared is not a symbol."""
+    inner = next((c for c in node.named_children if c.type == "function_definition"), None)
+    defs = _cpp_function(inner, src, "friend") if inner is not None else None
+    first = _under_template(node) or node
+    for d in defs or []:
+        d.start_byte, d.start_line = first.start_byte, first.start_point[0] + 1
+    return defs or []
+
+
 def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     body = node.child_by_field_name("body")
     name_node = node.child_by_field_name("name")
@@ -444,7 +485,7 @@ def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
         name = ".".join([*scopes, _type_name(leaf, src)])
     else:
         name = _type_name(name_node, src)
-    if not name:
+    if not name or not all(_NAME_PART_RE.fullmatch(p) for p in name.split(".")):
         return None
     kind = _CLASS_KINDS[node.type]
     first = _under_template(node) or node
@@ -517,16 +558,29 @@ def _macro(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     return [make_def(label, "macro", node, node, body=value)]
 
 
-def _template(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
-    # Definitions under a template header are classified by their own handler (which widens the span to
-    # the header); this only makes sure the walk reaches them.
-    return None
-
-
 # --------------------------------------------------------------------------- tokens and names
 
 _PP_TOKEN_RE = re.compile(
     r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*|\\\n|\w+|\S', re.S)
+
+
+_PLAIN_STRING_RE = re.compile(rb'"((?:[^"\\\n]|\\.)*)"\Z', re.S)
+
+
+def _string(node: Node, src: bytes) -> bytes | None:
+    """A plain string literal, or adjacent ones (``"ab" "c"``), as one token of their joined contents:
+    clang-format splits a long literal in two (``BreakStringLiterals``). Prefixed, raw, or joined with
+    a macro (``"%" PRId64``): None, the literal's own tokens."""
+    parts = [node] if node.type == "string_literal" else node.named_children
+    out = []
+    for part in parts:
+        if part.type == "comment":
+            continue
+        m = _PLAIN_STRING_RE.match(src[part.start_byte:part.end_byte]) if part.type == "string_literal" else None
+        if m is None:
+            return None
+        out.append(m.group(1))
+    return b"S|" + b"".join(out)
 
 
 def _preproc_arg(node: Node, src: bytes) -> bytes | None:
@@ -535,6 +589,16 @@ def _preproc_arg(node: Node, src: bytes) -> bytes | None:
     raw = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
     toks = [t for t in _PP_TOKEN_RE.findall(raw) if not t.startswith(("/*", "//", "\\\n"))]
     return b"M|" + " ".join(toks).encode("utf-8")
+
+
+#: Preprocessor directive tokens: ``#  define`` (indented after the ``#``) is ``#define``.
+_DIRECTIVES = ("#define", "#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef", "#else", "#endif",
+               "#include", "preproc_directive")
+
+
+def _directive(node: Node, src: bytes) -> bytes | None:
+    """A preprocessor directive token without its inner whitespace (clang-format's ``IndentPPDirectives``)."""
+    return b"".join(src[node.start_byte:node.end_byte].split())
 
 
 def _split_top(s: str, sep: str) -> list[str]:
@@ -620,7 +684,8 @@ def _handlers(c_lang: bool) -> dict[str, Handler]:
     }
     if not c_lang:
         handlers.update({"class_specifier": _class, "alias_declaration": _alias,
-                         "namespace_definition": _namespace, "template_declaration": _template})
+                         "namespace_definition": _namespace,
+                         "friend_declaration": _friend})
     return handlers
 
 
@@ -630,14 +695,55 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         handlers=_handlers(c_lang),
         descend=lambda t: t in _DESCEND,
         comment_types=frozenset({"comment"}),
-        atomic={"preproc_arg": _preproc_arg},
+        atomic={"preproc_arg": _preproc_arg, "string_literal": _string, "concatenated_string": _string,
+                **{d: _directive for d in _DIRECTIVES}},
         lowercase=frozenset({"number_literal"}),
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,
-        prepare=_blank_export_macros,
-        grammar=None if c_lang else _grammar,
+        prepare=_prepare,
+        reparse=None if c_lang else _c_fallback,
     )
 
 
 C = _spec("c", c_lang=True)
 CPP = _spec("cpp", c_lang=False)
+
+
+# --------------------------------------------------------------------------- header <-> source partners
+
+#: Extensions of C/C++ headers and of the sources that define what they declare.
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++"})
+SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++"})
+#: Kinds whose declaration and definition live in a header and a source file.
+PARTNER_KINDS = frozenset({"function", "method", "constructor", "destructor", "operator"})
+
+
+def _stem_ext(path: str) -> tuple[str, str]:
+    base = path.rsplit("/", 1)[-1].lower()
+    stem, dot, ext = base.rpartition(".")
+    return (stem, "." + ext) if dot else (base, "")
+
+
+def partner_files(path: str, files: list[str] | set[str], includes: set[str]) -> list[str]:
+    """The files that may hold the other half of a C/C++ function declared or defined in ``path``, sorted.
+
+    A header's candidates are the source files of the same stem anywhere in ``files``
+    (``include/x/a.hpp`` -> ``src/a.cpp``); a source file's are the headers it includes
+    (``includes``: resolved ``#include`` paths) and the headers of the same stem. [] for
+    any other file.
+    """
+    stem, ext = _stem_ext(path)
+    if ext in HEADER_EXTENSIONS:
+        want = SOURCE_EXTENSIONS
+    elif ext in SOURCE_EXTENSIONS:
+        want = HEADER_EXTENSIONS
+    else:
+        return []
+    out = {p for p in files if p != path and _stem_ext(p) == (stem, _stem_ext(p)[1]) and _stem_ext(p)[1] in want}
+    out |= {p for p in includes if _stem_ext(p)[1] in want}
+    return sorted(out)
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Do the files ``a`` and ``b`` have the same base name without extension (case-insensitive)?"""
+    return _stem_ext(a)[0] == _stem_ext(b)[0]

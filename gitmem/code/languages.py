@@ -79,6 +79,12 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   Extension functions and properties are named by their receiver's base type:
   ``fun List<T>.second()`` is ``List.second``. Annotations are part of the
   span; overloads are named by parameter types like Java's: ``Sample.add(Int,Int)``.
+* c, cpp (``lang_c``): ``function``, ``method``, ``constructor``, ``destructor``,
+  ``operator``, ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
+  ``type``, ``macro``; namespaces are part of names (``fmt.detail.write``); a
+  declaration and its definition in one file are one symbol, C++ overloads
+  are named by parameter types (``A.f(const char*,size_t)``). The rules are
+  in ``lang_c``'s docstring.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -262,9 +268,9 @@ class LanguageSpec:
         prepare: the source -> the source parsed and hashed, same length and
             same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
             None: the source as it is.
-        grammar: the source -> the tree-sitter grammar to parse it with (a
-            ``.h`` file without any C++ syntax is read by the C grammar); None:
-            the grammar named ``name``.
+        reparse: (the source, the root of its parse by the grammar ``name``)
+            -> another grammar to parse it with instead, or None (C++: a header
+            that the C++ grammar cannot read and that has no C++ syntax is C).
     """
 
     name: str
@@ -289,7 +295,7 @@ class LanguageSpec:
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
-    grammar: Callable[[bytes], str] | None = None
+    reparse: Callable[[bytes, Node], str | None] | None = None
 
 
 # --------------------------------------------------------------------------- helpers

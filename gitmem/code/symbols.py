@@ -588,7 +588,10 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     spec = SPECS[language]
     if spec.prepare is not None:
         src = spec.prepare(src)
-    tree = _parser(spec.grammar(src) if spec.grammar is not None else language).parse(src)
+    tree = _parser(language).parse(src)
+    other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
+    if other is not None:
+        tree = _parser(other).parse(src)
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
@@ -599,7 +602,7 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
         sym = _symbol(name, defs[0], toks) if len(defs) == 1 and not defs[0].stubs else _group_symbol(
             name, defs, toks)
         aliases = tuple(n for n in legacy if n != name)
-        if aliases:
+        if aliases and spec.same_name != "join":  # (no earlier gitmem named a C/C++ symbol)
             sym = dataclasses.replace(sym, aliases=aliases)
         symbols.append((name, sym))
     symbols.sort(key=lambda item: item[1].start_line)  # stable: parents stay before children
