@@ -51,11 +51,11 @@ def test_swift_members_of_an_extension_nest_under_the_type_and_overloads_are_lef
     assert "c" not in out["S.f"].split(SEP)  # comments are not tokens
 
 
-def test_scala_companion_object_is_dollar_named_and_a_head_may_continue_at_column_zero() -> None:
+def test_scala_companion_object_is_dollar_named_its_members_not_and_a_head_may_continue_at_column_zero() -> None:
     src = ("class A(x: Int)\nextends B {\n  def f = s\"${x} )\"\n}\nobject A {\n  val y = 1\n}\n"
            "object Lone {\n  def g(a: Int): Int =\n    a + 1\n}\n")
     out = structure(src, "scala")
-    assert set(out) == {"A", "A.f", "A$", "A$.y", "Lone", "Lone.g"}
+    assert set(out) == {"A", "A.f", "A$", "A.y", "Lone", "Lone.g"}
     assert out["A"].split(SEP)[-1] == "}" and "extends" in out["A"].split(SEP)
     assert out["Lone.g"].split(SEP)[-3:] == ["a", "+", "1"]  # an expression body ends with its layout
 

@@ -9,9 +9,10 @@ tree-sitter rules: a declaration starts at its keyword (``class`` / ``struct`` /
 line starts at or left of the declaration's column (its closing ``}`` included). That end rule reads the
 layout (as Scala 3's indentation syntax does); on code laid out as these repositories are it matches the
 syntax. Names follow the gitmem docs of ``gitmem/code/lang_swift.py`` / ``lang_scala.py``: nesting with
-``.``, members of ``extension Foo`` as ``Foo.member``, ``Type.init``, a Scala companion object ``Foo$``,
-``Foo.this``. Left out (not mapped): names defined more than once in a file (overloads: gitmem names them by
-argument labels / parameter types), extension blocks themselves, ``let (a, b)`` / ``val a, b`` patterns.
+``.``, members of ``extension Foo`` as ``Foo.member``, ``Type.init``, a Scala companion object ``Foo$``
+(its members ``Foo.x``, beside the class's), ``Foo.this``. Left out (not mapped): names defined more than
+once in a file (overloads: gitmem names them by argument labels / parameter types), extension blocks
+themselves, ``let (a, b)`` / ``val a, b`` patterns.
 
 Bash: bash itself parses the file as the body of one wrapper function (``eval "wrap() { <file> }"``, which
 defines the wrapper and runs nothing of the file) and prints it with ``declare -f``: comments gone, layout
@@ -141,12 +142,9 @@ def structure(source: str, language: str) -> dict[str, str]:
             i += 1
 
     walk(0, n, "", "top")
-    if language == "scala":  # a companion object is Foo$, its members Foo$.x
-        types = {(q, a) for q, k, a, _ in found if k in ("class", "trait", "enum")}
-        for q, k, a, b in list(found):
-            if k == "object" and any(tq == q for tq, _ in types):
-                found = [(q + "$" + name[len(q):] if a <= s <= b and (name == q or name.startswith(q + "."))
-                          else name, kk, s, e) for name, kk, s, e in found]
+    if language == "scala":  # a companion object is Foo$ itself; its members stay Foo.x beside the class's
+        types = {q for q, k, _, _ in found if k in ("class", "trait", "enum")}
+        found = [(q + "$" if k == "object" and q in types else q, k, a, b) for q, k, a, b in found]
     counts: dict[str, int] = {}
     for q, _, _, _ in found:
         counts[q] = counts.get(q, 0) + 1
