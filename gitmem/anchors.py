@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from . import layout
 from .code.languages import language_for_path
 from .code.specs import written_symbol
-from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
+from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
@@ -283,7 +283,7 @@ class Resolver:
                                 reason=self._why("file not found" if self._history_missing else "file deleted",
                                                  commit, rev))
         data = self.source(rev, path_now) or b""
-        fp = file_fingerprint(data, path_now)
+        fp = file_fingerprint_as(a.fingerprint, data, path_now)  # raw1 recorded before the type had a language
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
         if fp == a.fingerprint:
@@ -296,7 +296,7 @@ class Resolver:
 
         def file_fp_at(c: str | None) -> str | None:
             p = path_now if self.source(c, path_now) is not None else old_path
-            return _fp_or_none(self.source(c, p), p)
+            return _fp_or_none(self.source(c, p), p, a.fingerprint)
 
         commit = self._blame(base, rev, path_now, a.fingerprint, file_fp_at, also=old_path)
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
@@ -596,8 +596,9 @@ def _recorded(fp: str | None, sym: Symbol | None) -> str | None:
     return fp
 
 
-def _fp_or_none(data: bytes | None, path: str) -> str | None:
-    return None if data is None else file_fingerprint(data, path)
+def _fp_or_none(data: bytes | None, path: str, recorded: str | None) -> str | None:
+    """``data``'s file fingerprint by ``recorded``'s algorithm (``file_fingerprint_as``); None when absent."""
+    return None if data is None else file_fingerprint_as(recorded, data, path)
 
 
 def _reason(what: str, commit: str | None, rev: str | None = "") -> str:

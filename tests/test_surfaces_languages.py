@@ -1,0 +1,71 @@
+"""Every surface understands the anchors of issue 22's languages and formats, on real repositories.
+
+Whole-file anchors recorded before their file type had a language (``raw1:``) compared like with like;
+the shell-command hook's ``npm test`` / ``make X`` / ``docker build --target X``; ``remember``'s suggestions;
+``stale`` reasons; context proximity; the ui's code view, the merge driver and ``tidy`` on the new kinds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from testing.repos import commit, git, make_repo
+
+RUBY = 'class User\n  def name\n    "x"\n  end\nend\n'
+SETTINGS = '{\n  "pool": 5,\n  "timeout": 30\n}\n'
+
+
+def _raw1(data: bytes) -> str:
+    """The ``raw1`` whole-file fingerprint as gitmem recorded it before a file type had a language: blake2b-128
+    of the bytes with CRLF -> LF and each line's trailing whitespace stripped (written out here, independently
+    of gitmem's code, as an older gitmem's memory file holds it)."""
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    return "raw1:" + hashlib.blake2b(b"\n".join(line.rstrip() for line in lines), digest_size=16).hexdigest()
+
+
+def _old_memory(repo: Path, mid: str, path: str, commit_sha: str) -> None:
+    """A memory file as an older gitmem wrote it: a whole-file anchor on ``path`` with a ``raw1`` fingerprint."""
+    data = (repo / path).read_bytes()
+    lines = data.count(b"\n")
+    (repo / ".gitmem" / "memories" / f"{mid}.md").write_text(
+        f"---\nid: {mid}\ntype: decision\ntitle: About {path}\nanchors:\n- anchor: {path}\n  commit: {commit_sha}\n"
+        f"  kind: file\n  span: [1, {lines}]\n  fingerprint: {_raw1(data)}\nauthor: Ada\nsource: user\n"
+        "confidence: 1.0\ncreated: '2026-01-01T00:00:00Z'\nupdated: '2026-01-01T00:00:00Z'\nscope: team\n---\n"
+        f"Read {path} before changing it.\n", encoding="utf-8")
+
+
+def _statuses(run_json, repo: Path, *args: str) -> dict[str, tuple[str, str]]:
+    """Memory id -> (its first anchor's status, reason) from ``gitmem stale --all --json``."""
+    return {m["id"]: (m["anchors"][0]["status"], m["anchors"][0]["reason"])
+            for m in run_json(repo, "stale", "--all", *args)}
+
+
+def test_raw1_whole_file_anchors_stay_fresh_until_the_file_really_changes(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", {"app/models/user.rb": RUBY, "config/settings.json": SETTINGS})
+    assert run_cli(repo, "init")[0] == 0  # the git hooks too: the post-commit hook records statuses
+    base = git(repo, "rev-parse", "HEAD").strip()
+    rb, js = "01JD3V6Q4W8N5X2Y7Z9A0B1C2D", "01JD3V6Q4W8N5X2Y7Z9A0B1C2E"
+    _old_memory(repo, rb, "app/models/user.rb", base)
+    _old_memory(repo, js, "config/settings.json", base)
+    commit(repo, "memories of an older gitmem")
+    fresh = {rb: ("fresh", ""), js: ("fresh", "")}
+    assert _statuses(run_json, repo) == fresh
+    assert _statuses(run_json, repo, "--rev", "HEAD") == fresh
+    assert {m["id"] for m in run_json(repo, "stale")} == set()
+    # raw1 ignores trailing whitespace and CRLF, as it always did
+    commit(repo, "whitespace", {"app/models/user.rb": RUBY.replace("end\n", "end   \r\n")})
+    assert _statuses(run_json, repo) == fresh
+    # a real change: stale, and the reason names the commit (blame compares raw1 with raw1 too)
+    sha = commit(repo, "rename", {"app/models/user.rb": RUBY.replace('"x"', '"y"')})
+    got = _statuses(run_json, repo)
+    assert got[rb] == ("stale", f"file content changed in {sha[:12]}")
+    assert got[js] == ("fresh", "")
+    assert [m["id"] for m in run_json(repo, "stale")] == [rb]
+    sha2 = commit(repo, "pool", {"config/settings.json": SETTINGS.replace("5", "6")})
+    assert _statuses(run_json, repo)[js] == ("stale", f"file content changed in {sha2[:12]}")
+    # re-anchored today, the anchor takes the language's own fingerprint and stays fresh
+    assert run_cli(repo, "reanchor", rb)[0] == 0
+    mem = (repo / ".gitmem" / "memories" / f"{rb}.md").read_text()
+    assert "raw1:" not in mem and "fingerprint: ts1:" in mem
+    assert _statuses(run_json, repo)[rb] == ("fresh", "")
