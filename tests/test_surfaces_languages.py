@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
+from gitmem import shellwords
 from testing.repos import commit, git, make_repo
 
 RUBY = 'class User\n  def name\n    "x"\n  end\nend\n'
@@ -69,3 +72,74 @@ def test_raw1_whole_file_anchors_stay_fresh_until_the_file_really_changes(tmp_pa
     mem = (repo / ".gitmem" / "memories" / f"{rb}.md").read_text()
     assert "raw1:" not in mem and "fingerprint: ts1:" in mem
     assert _statuses(run_json, repo)[rb] == ("fresh", "")
+
+
+# -- the shell-command hook: the entries a command runs ----------------------------------------------------------
+
+MAKEFILE = """.PHONY: all build test deploy
+VAR := 1
+all: build
+
+build: gen
+\tcc -o app main.c
+gen:
+\t./gen.sh
+test: build
+\tpytest
+deploy:
+\trsync -a build/ prod:/srv
+%.o: %.c
+\tcc -c $<
+clean::
+\trm -rf build
+"""
+PACKAGE_JSON = '{"name": "web", "scripts": {"pretest": "eslint .", "test": "jest", "build": "tsc", "dev": "vite"}}\n'
+DOCKERFILE = """FROM node:20 AS deps
+RUN npm ci
+FROM deps AS Build
+RUN npm run build
+FROM alpine AS final
+COPY --from=build /app /app
+FROM scratch
+COPY --from=0 /x /x
+"""
+
+
+@pytest.mark.parametrize(("line", "expected", "scoped"), [
+    ("make", [("Makefile", "all"), ("Makefile", "build"), ("Makefile", "gen")], ["Makefile"]),  # the default goal
+    ("make test", [("Makefile", "test"), ("Makefile", "build"), ("Makefile", "gen")], ["Makefile"]),
+    ("make -j 4 VAR=2 deploy", [("Makefile", "deploy")], ["Makefile"]),
+    ("make -C ops release", [("ops/Makefile", "release")], ["ops/Makefile"]),
+    ("make --directory=ops", [("ops/Makefile", "release")], ["ops/Makefile"]),
+    ("make -f other.mk x", [], []),  # no such file
+    ("make nosuchrule", [("Makefile", None)], []),  # a rule make finds elsewhere (a pattern, an include): the file
+    ("make clean", [("Makefile", "clean")], ["Makefile"]),
+    ("npm test", [("package.json", "scripts.pretest"), ("package.json", "scripts.test")], ["package.json"]),
+    ("npm run build -- --watch", [("package.json", "scripts.build")], ["package.json"]),
+    ("yarn build", [("package.json", "scripts.build")], ["package.json"]),
+    ("yarn install", [], []),
+    ("pnpm dev", [("package.json", "scripts.dev")], ["package.json"]),
+    ("bun run dev", [("package.json", "scripts.dev")], ["package.json"]),
+    ("bun test", [], []),  # bun's own test runner
+    ("npm run nosuch", [("package.json", None)], []),
+    ("cd web && npm run start", [("web/package.json", "scripts.start")], ["web/package.json"]),
+    ("cd web/src && npm start", [("web/package.json", "scripts.start")], ["web/package.json"]),  # nearest package
+    ("npm --prefix web start", [("web/package.json", "scripts.start")], ["web/package.json"]),
+    ("pnpm -C web start", [("web/package.json", "scripts.start")], ["web/package.json"]),
+    ("docker build --target final -t app:1 .", [("Dockerfile", "final"), ("Dockerfile", "build"),
+                                                ("Dockerfile", "deps")], ["Dockerfile"]),
+    ("docker buildx build --target=Build --build-arg A=1 .", [("Dockerfile", "build"), ("Dockerfile", "deps")],
+     ["Dockerfile"]),
+    ("docker build .", [("Dockerfile", "stage#4"), ("Dockerfile", "deps")], ["Dockerfile"]),  # the last stage
+    ("podman build -f web/Dockerfile.dev web", [("web/Dockerfile.dev", "dev")], ["web/Dockerfile.dev"]),
+    ("docker build - < Dockerfile", [], []),
+    ("just deploy", [("justfile", None)], []),
+])
+def test_the_entries_a_command_runs(tmp_path: Path, line: str, expected: list[tuple[str, str | None]],
+                                    scoped: list[str]) -> None:
+    make_repo(tmp_path / "r", {"Makefile": MAKEFILE, "package.json": PACKAGE_JSON, "Dockerfile": DOCKERFILE,
+                               "ops/Makefile": "release:\n\t./release.sh\n", "justfile": "deploy:\n  echo\n",
+                               "web/package.json": '{"scripts": {"start": "node ."}}', "web/src/a.js": "",
+                               "web/Dockerfile.dev": "FROM node AS dev\n"})
+    found = shellwords.targets(line, str(tmp_path / "r"))
+    assert (list(found), sorted(found.scoped)) == (expected, scoped)
