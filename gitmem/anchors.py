@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.languages import language_for_path
+from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
 from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, symbol_table
 from .errors import AnchorError, GitError
@@ -153,7 +153,8 @@ class Resolver:
         table = self.table(rev, spec_path) or {}
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
-                              f"anchor the file itself: --anchor {spec_path}")
+                              f"anchor the file itself (--anchor {spec_path}); symbols are found in "
+                              + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
         if symbol not in table:  # the language's own separators: Ruby `A::B#m`, PHP `Ctl::show`
             symbol = written_symbol(spec_path, symbol)
         same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]

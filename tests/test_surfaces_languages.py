@@ -143,3 +143,29 @@ def test_the_entries_a_command_runs(tmp_path: Path, line: str, expected: list[tu
                                "web/Dockerfile.dev": "FROM node AS dev\n"})
     found = shellwords.targets(line, str(tmp_path / "r"))
     assert (list(found), sorted(found.scoped)) == (expected, scoped)
+
+
+# -- remember --anchor on a miss ------------------------------------------------------------------------------------
+
+BILLING_RB = ("module Billing\n  class Invoice\n    def total\n      1\n    end\n\n"
+              "    def refund!\n      2\n    end\n  end\nend\n")
+
+
+def _miss(run_cli, repo: Path, anchor: str) -> tuple[str, str]:
+    """``gitmem remember --anchor ANCHOR`` that fails: (its error line, its hint line)."""
+    code, out, err = run_cli(repo, "remember", "a note", "--anchor", anchor)
+    assert code == 1 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint: "), err
+    return lines[0], lines[1]
+
+
+def test_remember_on_a_miss_suggests_the_closest_names_of_a_name_typed_in_the_languages_form(tmp_path: Path, run_cli):
+    repo = make_repo(tmp_path / "r", {"app/billing.rb": BILLING_RB, "setup.cfg": "[tool]\nx = 1\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    err, hint = _miss(run_cli, repo, "app/billing.rb::Billing::Invoice#totl")
+    assert "no symbol Billing.Invoice.totl in app/billing.rb" in err
+    assert hint.startswith("hint: closest: Billing.Invoice.total,")
+    err, hint = _miss(run_cli, repo, "setup.cfg::tool.x")
+    assert err == "error: setup.cfg: no symbol support for this file type"
+    assert "--anchor setup.cfg" in hint and " .rb " in hint and " .py " in hint and "docs/how-it-works.md" in hint

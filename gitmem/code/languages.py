@@ -127,6 +127,13 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
 _FILENAMES: dict[str, str] = {}
 
 
+def symbol_file_types() -> list[str]:
+    """The file types gitmem finds symbols in, for a person: the extensions (``.py``) then the whole file names
+    (``Dockerfile``, as ``_FILENAMES`` holds them, lower-cased), each sorted. The list per language, with its
+    names and kinds, is ``docs/how-it-works.md``'s."""
+    return sorted(_EXTENSIONS) + sorted(_FILENAMES)
+
+
 def language_for_path(path: str) -> str | None:
     """The language of a repo-relative POSIX path, by file name or else extension (case-insensitive).
 
