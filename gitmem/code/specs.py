@@ -17,6 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .lang_dockerfile import DOCKERFILE
+from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
+from .lang_make import MAKE
+from .lang_markdown import analyze as analyze_markdown
+from .lang_sql import SQL
 from .languages import (
     CSHARP,
     GO,
@@ -39,15 +44,22 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
+SPECS["sql"] = SQL
+SPECS["dockerfile"] = DOCKERFILE
+SPECS["make"] = MAKE
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
 
 #: Language name -> its own analyzer, for formats that are not token-hashed code.
 ANALYZERS: dict[str, Analyzer] = {}
+ANALYZERS["markdown"] = analyze_markdown
+ANALYZERS["terraform"] = analyze_terraform
+ANALYZERS["hcl"] = analyze_hcl
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
+ANALYZER_WRITTEN_NAMES["terraform"] = written_terraform_name
 
 
 def written_symbol(path: str, name: str) -> str:
