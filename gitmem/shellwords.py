@@ -24,7 +24,7 @@ writes the memory's row (``catalog.db.upsert``), so a hook never scans memory te
 Guarantees: never raises on any text (a line ``shlex`` cannot parse has no commands); only
 existing files are returned as targets.
 
-Must not import: anything outside the standard library (it runs on every shell tool call).
+Must not import: anything outside the standard library and ``textsplit`` (it runs on every shell tool call).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+
+from .textsplit import quote_name_part
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
@@ -474,7 +476,7 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
         out.extend(p for p in rules.get(t, ()) if p in rules and p not in out)
         if len(out) > MAX_ENTRIES:
             return None
-    return out
+    return [quote_name_part(t) for t in out]  # as ``code.lang_make`` names targets: ``(build/app.o)``
 
 
 def _package_script(tool: str, args: list[str]) -> tuple[str | None, str]:
@@ -528,9 +530,19 @@ def package_scripts(text: str, script: str, *, pre_post: bool = False) -> list[s
     return [key_name("scripts", n) for n in names if n in scripts]
 
 
-def key_name(*parts: str) -> str:
-    """A structured file's key path as gitmem names it: its keys joined by ``.`` (``scripts.test``)."""
-    return ".".join(parts)
+#: A key written bare in a key path: as ``code.lang_data``'s ``_BARE_KEY`` (the owner of key names; this module
+#: cannot import it: tree-sitter. ``tests/test_surfaces_languages.py`` checks that both name keys alike).
+_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
+
+
+def key_name(*keys: str) -> str:
+    """A configuration file's key path as gitmem names it (``code.lang_data.quote_key``): its keys joined by
+    ``.``, each bare or, when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket or
+    ``::``, a JSON string (``scripts.test``, ``scripts."lint:fix.all"``)."""
+    import json
+
+    return ".".join(k if _BARE_KEY.fullmatch(k) and "::" not in k else json.dumps(k, ensure_ascii=False)
+                    for k in keys)
 
 
 def _docker_build(tool: str, args: list[str]) -> bool:

@@ -8,12 +8,15 @@ the shell-command hook's ``npm test`` / ``make X`` / ``docker build --target X``
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 from gitmem import shellwords
+from gitmem.code.symbols import symbol_table
 from testing.repos import commit, git, make_repo
+from tests.test_claude_hooks import context_of, fixture, hook, remember
 
 RUBY = 'class User\n  def name\n    "x"\n  end\nend\n'
 SETTINGS = '{\n  "pool": 5,\n  "timeout": 30\n}\n'
@@ -169,3 +172,55 @@ def test_remember_on_a_miss_suggests_the_closest_names_of_a_name_typed_in_the_la
     err, hint = _miss(run_cli, repo, "setup.cfg::tool.x")
     assert err == "error: setup.cfg: no symbol support for this file type"
     assert "--anchor setup.cfg" in hint and " .rb " in hint and " .py " in hint and "docs/how-it-works.md" in hint
+
+
+def _bash(repo: Path, command: str, session: str, cwd: Path | None = None) -> str:
+    """The text Claude Code's real PreToolUse hook process gives before a Bash call ("" for none)."""
+    event = fixture("PreToolUse.Read", repo, session_id=session, tool_name="Bash",
+                    tool_input={"command": command, "description": "run"}, cwd=str(cwd or repo))
+    code, out, err = hook(event, repo)
+    assert code == 0 and err == "", err
+    return context_of(out, "PreToolUse") if out else ""
+
+
+def test_the_shell_hook_gives_the_memories_of_the_target_script_or_stage_a_command_runs(tmp_path: Path, run_cli):
+    repo = make_repo(tmp_path / "r", {"Makefile": MAKEFILE, "package.json": PACKAGE_JSON, "Dockerfile": DOCKERFILE,
+                                      "web/package.json": '{"scripts": {"start": "node ."}}', "web/src/a.js": ""})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    build = remember(run_cli, repo, "build needs GCC 13: the CI image pins it", "Makefile::build")
+    deploy = remember(run_cli, repo, "deploy rsyncs to prod: only from main", "Makefile::deploy", mtype="gotcha")
+    whole = remember(run_cli, repo, "the Makefile needs GNU make 4", "Makefile", mtype="gotcha")
+    jest = remember(run_cli, repo, "jest needs TZ=UTC or date tests fail", "package.json::scripts.test")
+    dev = remember(run_cli, repo, "vite dev binds 0.0.0.0", "package.json::scripts.dev", mtype="gotcha")
+    start = remember(run_cli, repo, "web start needs PORT", "web/package.json::scripts.start", mtype="gotcha")
+    stage = remember(run_cli, repo, "the build stage must not copy .env", "Dockerfile::build", mtype="gotcha")
+    final = remember(run_cli, repo, "the final image runs as root: keep it alpine", "Dockerfile::final")
+
+    text = _bash(repo, "make test", "s1")  # test -> build -> gen: build's rule and the whole file's
+    assert build in text and whole in text and deploy not in text
+    assert text.index(build) < text.index(whole)  # the target first
+    text = _bash(repo, "make -j4 deploy", "s2")
+    assert deploy in text and whole in text and build not in text
+    text = _bash(repo, "npm test -- --watch", "s3")
+    assert jest in text and dev not in text
+    assert dev in _bash(repo, "yarn dev", "s4") and jest not in _bash(repo, "pnpm run dev", "s5")
+    assert start in _bash(repo, "npm start", "s6", cwd=repo / "web" / "src")  # the nearest package.json
+    text = _bash(repo, "docker build --target final -t app .", "s7")  # final copies from build
+    assert final in text and stage in text
+    text = _bash(repo, "docker buildx build --target=deps .", "s8")
+    assert text == ""
+    assert _bash(repo, "git status", "s9") == ""
+
+
+def test_the_shell_hooks_names_are_the_languages_names(tmp_path: Path) -> None:
+    """What ``shellwords`` (standard library only) names a script, target or stage is what the analyzers name it."""
+    pkg = json.dumps({"scripts": {"lint:fix": "x", "build.all": "y", "test e2e": "z", "a::b": "w", "t": "v"}})
+    make = "build/app.o: main.c\n\tcc\nall: build/app.o\nclean::\n\trm a\nclean::\n\trm b\n"
+    docker = "FROM node AS Deps\nFROM deps\nCOPY --from=0 /a /a\n"
+    make_repo(tmp_path / "r", {"package.json": pkg, "Makefile": make, "Dockerfile": docker})
+    root = tmp_path / "r"
+    for path, line in (("package.json", "npm run lint:fix && npm run build.all && yarn 'test e2e' && pnpm a::b"),
+                       ("Makefile", "make all clean"), ("Dockerfile", "docker build .")):
+        table = symbol_table((root / path).read_bytes(), path)
+        names = [n for p, n in shellwords.targets(line, str(root)) if p == path]
+        assert names and all(n in table for n in names if n), (path, names, list(table))

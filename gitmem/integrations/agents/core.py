@@ -1288,6 +1288,7 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
     if not event.command.strip():
         return None
     from ... import shellwords
+    from ...textsplit import name_base
     from .shell_reads import READERS
 
     cfg = config.read_cached(lay)
@@ -1313,7 +1314,8 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
         for mid, more in catalog_db.typed_on_symbols(con, sorted(named), ACTION_TYPES, ACTION_PER_PATH).items():
             on.setdefault(mid, []).extend(a for a in more if a not in on[mid])  # past a busy file's newest
         for mid, anchors in on.items():
-            on_symbol = any(p == np and same_symbol(sym, n) for p, sym in anchors for np, n in named)
+            on_symbol = any(p == np and (same_symbol(sym, n) or same_symbol(name_base(sym or ""), n))
+                            for p, sym in anchors for np, n in named)  # `build#2`: make's second rule of build
             if not on_symbol and all(p in scoped and sym is not None for p, sym in anchors):
                 continue  # another target, script or stage of a file the command runs only some entries of
             ranked[mid] = max(ranked.get(mid, 0.0), SHELL_SYMBOL_SCORE if on_symbol else SHELL_FILE_SCORE)
