@@ -338,7 +338,8 @@ class Resolver:
                 return s.fingerprint if s else None
 
             commit = self._blame(base, rev, path_now, fp, fp_at, also=old_path)
-            what = " and ".join(c.value for c in changes if c != Change.MOVE) + " changed"
+            what = (_in_format_words(path_now, sym.kind, name, "changed")
+                    or " and ".join(c.value for c in changes if c != Change.MOVE) + " changed")
             if moved_file:
                 what += f" (file now {path_now})"
             return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
@@ -369,7 +370,8 @@ class Resolver:
             return traced
         commit = self._commit_changing(
             base, rev, gone_path, lambda c: lookup(self.table(c, gone_path) or {}, want, like=old_sym) is None)
-        what = "symbol deleted" if path_now else "file not found" if self._history_missing else "file deleted"
+        what = ((_in_format_words(path_now, old_sym.kind if old_sym else a.kind or "", want, "deleted")
+                 or "symbol deleted") if path_now else "file not found" if self._history_missing else "file deleted")
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
@@ -509,8 +511,10 @@ class Resolver:
             changes += [ch for ch in later.changes if ch not in changes]
             where = f"renamed to {found.name}" if found.name != name else f"moved to {found.path}"
             if later.status == Status.STALE:
-                what = ", ".join(ch.value for ch in later.changes if ch not in (Change.MOVE, Change.RENAME))
-                reason = f"{where} in {c[:12]}, then {what or 'code'} changed" + (
+                what = (_in_format_words(later.path_now, found.symbol.kind, later.symbol_now or found.name, "")
+                        or ", ".join(ch.value for ch in later.changes if ch not in (Change.MOVE, Change.RENAME))
+                        or "code ").strip()
+                reason = f"{where} in {c[:12]}, then {what} changed" + (
                     f" in {later.commit[:12]}" if later.commit else " (uncommitted)" if rev is WORKTREE else "")
                 return AnchorStatus(a, Status.STALE, path_now=later.path_now, symbol_now=later.symbol_now,
                                     commit=later.commit or c, changes=changes, old_span=a.span,
@@ -579,6 +583,20 @@ class Resolver:
         if rev is WORKTREE:
             return f"{what} (uncommitted)"
         return what
+
+
+#: Languages whose symbols are not code but entries of a configuration, document, build or schema file: a reason
+#: names such an anchor in its format's words (``key production.pool changed``, ``section Rollback changed``,
+#: ``job deploy``, ``target build``, ``stage build``) where code says ``body changed``.
+FORMAT_LANGUAGES = frozenset({"yaml", "toml", "json", "markdown", "sql", "dockerfile", "terraform", "hcl", "make"})
+
+
+def _in_format_words(path: str | None, kind: str, name: str, verb: str) -> str | None:
+    """``KIND NAME VERB`` (``key production.pool changed``) for a symbol of a ``FORMAT_LANGUAGES`` file, else
+    None (code: the caller says what changed, body or signature)."""
+    if not path or not kind or language_for_path(path) not in FORMAT_LANGUAGES:
+        return None
+    return f"{kind} {name} {verb}"
 
 
 def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:

@@ -224,3 +224,51 @@ def test_the_shell_hooks_names_are_the_languages_names(tmp_path: Path) -> None:
         table = symbol_table((root / path).read_bytes(), path)
         names = [n for p, n in shellwords.targets(line, str(root)) if p == path]
         assert names and all(n in table for n in names if n), (path, names, list(table))
+
+
+# -- stale reasons in the format's words ------------------------------------------------------------------------------
+
+DATABASE_YML = "production:\n  adapter: postgresql\n  pool: 5\n  timeout: 5000\nstaging:\n  pool: 2\n"
+RUNBOOK_MD = "# Deploy\n\nShip it.\n\n## Rollback\n\nRun `make rollback`.\n\n## Verify\n\nCheck the dashboards.\n"
+WORKFLOW = ("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n"
+            "  deploy:\n    needs: test\n    runs-on: ubuntu-latest\n    steps:\n      - run: make deploy\n")
+
+
+def _remembered(run_cli, repo: Path, anchor: str) -> str:
+    code, out, err = run_cli(repo, "remember", f"about {anchor}", "--anchor", anchor, "--json")
+    assert code == 0, err
+    return str(json.loads(out)["id"])
+
+
+def test_stale_reasons_name_the_anchor_in_the_formats_words(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", {"config/database.yml": DATABASE_YML, "docs/runbook.md": RUNBOOK_MD,
+                                      ".github/workflows/ci.yml": WORKFLOW, "Makefile": MAKEFILE,
+                                      "Dockerfile": DOCKERFILE, "app.py": "def f():\n    return 1\n"})
+    assert run_cli(repo, "init")[0] == 0
+    for a in ("config/database.yml::production.pool", "docs/runbook.md::Deploy.Rollback",
+              "docs/runbook.md::Deploy.Verify", ".github/workflows/ci.yml::jobs.deploy", "Makefile::deploy",
+              "Dockerfile::build", "app.py::f"):
+        _remembered(run_cli, repo, a)
+    commit(repo, "memories")
+    sha = commit(repo, "change them all", {
+        "config/database.yml": DATABASE_YML.replace("pool: 5", "pool: 20"),
+        "docs/runbook.md": RUNBOOK_MD.replace("Run `make rollback`.", "Run `make rollback` twice."),
+        ".github/workflows/ci.yml": WORKFLOW.replace("make deploy", "make deploy-prod"),
+        "Makefile": MAKEFILE.replace("rsync -a build/", "rsync -az build/"),
+        "Dockerfile": DOCKERFILE.replace("RUN npm run build", "RUN npm run build:prod"),
+        "app.py": "def f():\n    return 2\n"})
+    got = {m["anchors"][0]["anchor"]: (m["anchors"][0]["status"], m["anchors"][0]["reason"])
+           for m in run_json(repo, "stale", "--all")}
+    short = sha[:12]
+    assert got == {
+        "config/database.yml::production.pool": ("stale", f"key production.pool changed in {short}"),
+        "docs/runbook.md::Deploy.Rollback": ("stale", f"section Deploy.Rollback changed in {short}"),
+        "docs/runbook.md::Deploy.Verify": ("fresh", ""),
+        ".github/workflows/ci.yml::jobs.deploy": ("stale", f"job jobs.deploy changed in {short}"),
+        "Makefile::deploy": ("stale", f"target deploy changed in {short}"),
+        "Dockerfile::build": ("stale", f"stage build changed in {short}"),
+        "app.py::f": ("stale", f"body changed in {short}"),  # code keeps its words
+    }
+    gone = commit(repo, "no pool", {"config/database.yml": DATABASE_YML.replace("  pool: 5\n", "")})
+    st = {m["anchors"][0]["anchor"]: m["anchors"][0]["reason"] for m in run_json(repo, "stale")}
+    assert st["config/database.yml::production.pool"] == f"key production.pool deleted in {gone[:12]}"
