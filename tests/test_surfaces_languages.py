@@ -272,3 +272,41 @@ def test_stale_reasons_name_the_anchor_in_the_formats_words(tmp_path: Path, run_
     gone = commit(repo, "no pool", {"config/database.yml": DATABASE_YML.replace("  pool: 5\n", "")})
     st = {m["anchors"][0]["anchor"]: m["anchors"][0]["reason"] for m in run_json(repo, "stale")}
     assert st["config/database.yml::production.pool"] == f"key production.pool deleted in {gone[:12]}"
+
+
+# -- proximity: an edit of a key's line, the code in focus ----------------------------------------------------------
+
+
+def test_an_edit_of_a_keys_line_gives_that_keys_memory_first(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", {"config/database.yml": DATABASE_YML, "docs/runbook.md": RUNBOOK_MD})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    staging = remember(run_cli, repo, "the staging pool is small on purpose", "config/database.yml::staging.pool",
+                       mtype="decision")
+    pool = remember(run_cli, repo, "the production pool must stay below pgbouncer's 20",
+                    "config/database.yml::production.pool", mtype="decision")
+    rollback = remember(run_cli, repo, "Rollback is the procedure on-call follows", "docs/runbook.md::Deploy.Rollback",
+                        mtype="decision")
+    verify = remember(run_cli, repo, "Verify lists the dashboards", "docs/runbook.md::Deploy.Verify", mtype="decision")
+    event = fixture("PreToolUse.Edit", repo, session_id="ed-1")
+    event["tool_input"].update(file_path=str(repo / "config/database.yml"), old_string="  pool: 5\n",
+                               new_string="  pool: 6\n")
+    text = context_of(hook(event, repo)[1], "PreToolUse")
+    assert text.startswith("# gitmem: memories about config/database.yml (the edit is at line 3)")
+    assert f"### {pool} · decision" in text and f"### {staging}" not in text  # in full; the other key listed
+    assert text.index(pool) < text.index(staging)
+    event = fixture("PreToolUse.Edit", repo, session_id="ed-2")
+    event["tool_input"].update(file_path=str(repo / "docs/runbook.md"), old_string="Check the dashboards.",
+                               new_string="Check the two dashboards.")
+    text = context_of(hook(event, repo)[1], "PreToolUse")
+    assert f"### {verify} · decision" in text and f"### {rollback}" not in text
+    # the code in focus: a dirty key is a changed symbol, its memory first and marked with the format's words
+    (repo / "config/database.yml").write_text(DATABASE_YML.replace("pool: 5", "pool: 6"))
+    ctx = run_json(repo, "context")
+    assert "config/database.yml::production.pool" in ctx["focus"]["symbols"]
+    assert "config/database.yml::staging.pool" not in ctx["focus"]["symbols"]
+    order = [m["id"] for m in ctx["memories"]]
+    assert order.index(pool) < order.index(staging)
+    assert ("⚠ stale: config/database.yml::production.pool key changed (uncommitted)" in ctx["text"])
+    ctx = run_json(repo, "context", "--file", "docs/runbook.md", "--prompt", "rewrite the Rollback section")
+    order = [m["id"] for m in ctx["memories"]]
+    assert order.index(rollback) < order.index(verify)
