@@ -175,6 +175,56 @@ class Resolver:
         return Anchor(path=spec_path, symbol=found, commit=commit, kind=sym.kind,
                       span=(sym.start_line, sym.end_line), fingerprint=sym.fingerprint)
 
+    def partner(self, anchor: Anchor, rev: str | None = WORKTREE) -> tuple[Anchor | None, str]:
+        """The other half of a C/C++ function anchored by ``anchor`` (made by ``make`` at ``rev``): its
+        declaration in a header when ``anchor`` is the definition in a source file, or the reverse.
+
+        Candidates (``lang_c.partner_files``): for a header, the source files of the same stem; for a
+        source file, the headers it ``#include``s (resolved in the repository) and those of the same
+        stem. A candidate holds the partner when its symbol table has the anchor's name, or exactly one
+        name of which it is the base (``A.f`` <-> ``A.f(int)``). When several files hold it, those of
+        the same stem are kept; a tie is not guessed.
+
+        Returns:
+            (the partner's anchor, "") when exactly one is found; (None, why) when candidates tie (the
+            message names them); (None, "") when there is none or the anchor is not a C/C++ function.
+        """
+        from .code import lang_c
+        from .code.imports import cached_imports, resolve_imports
+
+        path, symbol = anchor.path, anchor.symbol
+        if path is None or symbol is None or anchor.kind not in lang_c.PARTNER_KINDS \
+                or language_for_path(path) not in ("c", "cpp"):
+            return None, ""
+        data = self.source(rev, path)
+        try:
+            files = self.repo.files_at(rev, skip_gitmem=True)
+        except GitError:
+            return None, ""
+        includes = resolve_imports(path, cached_imports(path, data), files) if data is not None else set()
+        found: list[tuple[str, str]] = []
+        for cand in lang_c.partner_files(path, files, includes):
+            table = self.table(rev, cand) or {}
+            if symbol in table:
+                found.append((cand, symbol))
+                continue
+            base = name_base(symbol)
+            names = [n for n in table if name_base(n) == base and (n == base or symbol == base)]
+            if len(names) == 1 and table[names[0]].kind in lang_c.PARTNER_KINDS:
+                found.append((cand, names[0]))
+        if len(found) > 1:
+            found = [f for f in found if lang_c.same_stem(f[0], path)] or found
+        if len(found) > 1:
+            return None, (f"{symbol} is also declared or defined in {' and '.join(p for p, _ in found)}: "
+                          f"anchored {path} only; add the right one with --anchor PATH::{symbol}")
+        if not found:
+            return None, ""
+        other, name = found[0]
+        try:
+            return self.make(other, name, rev), ""
+        except AnchorError:  # (cannot happen for a name of its table; never fail the anchor asked for)
+            return None, ""
+
     def _nested_repository(self, path: str) -> str | None:
         """The directory of a submodule or nested repository that contains ``path``, if any."""
         parts = path.split("/")  # the path itself too: a submodule's folder is not a file of this repository

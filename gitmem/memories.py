@@ -220,11 +220,24 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
         rel = _user_path(store, path, cwd)
         anchor = resolver.make(rel, symbol, sha)
         out.append(anchor)
+        if symbol:  # a C/C++ function: its declaration in the header and its definition go together
+            other, why = resolver.partner(anchor, sha)
+            if other is not None and other not in out:
+                out.append(other)
+                if warn is not None:
+                    warn(f"also anchored {other.key} ({other.kind} of the same name in "
+                         f"{'the header' if (other.path or '').endswith(_HEADER_SUFFIXES) else 'the source'}): "
+                         "the memory is stale when either changes")
+            elif why and warn is not None:
+                warn(why)
         if symbol and warn is not None and f"{symbol}#2" in (resolver.table(sha, rel) or {}):
             line = anchor.span[0] if anchor.span else "?"
             warn(f"{rel} defines {symbol} more than once: anchored the first (line {line}); "
                  f"use {symbol}#2, #3 … for the others")
     return unique_anchors(out)
+
+
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++")
 
 
 def _user_path(store: Store, path: str, cwd: str | None) -> str:

@@ -100,6 +100,9 @@ def query_terms(query: str) -> list[str]:
 # --------------------------------------------------------------------------- qualified symbol names
 
 _NAME_SUFFIX = re.compile(r"#\d+$")
+#: A C++ operator whose own name has brackets (``operator()``, ``operator[]``, ``operator new[]``): they are not
+#: a key (``A.operator()(int)`` is ``operator()`` with the key ``(int)``).
+_BRACKET_OPERATOR = re.compile(r"operator(?:\(\)|\[\]| (?:new|delete)\[\])")
 
 
 def name_parts(name: str) -> list[str]:
@@ -153,10 +156,17 @@ def name_base(name: str) -> str:
     """``name`` without what tells same-named definitions apart in its last part: a ``#2`` number,
     Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``),
     a sequence item's label (``steps[Run tests]`` -> ``steps``); brackets inside a double-quoted key
-    (``"a[1]"``) are part of the key."""
+    (``"a[1]"``) are part of the key; a C++ ``operator()`` / ``operator[]`` keeps its brackets
+    (``A.operator()(int)`` -> ``A.operator()``)."""
     parts = name_parts(name)
     last = _NAME_SUFFIX.sub("", parts[-1])
-    parts[-1] = last[:_first_bracket(last)]
+    own = _BRACKET_OPERATOR.match(last)
+    if own:
+        rest = last[own.end():]
+        cut = own.end() + next((i for i, ch in enumerate(rest) if ch in "(["), len(rest))
+    else:
+        cut = _first_bracket(last)
+    parts[-1] = last[:cut]
     return ".".join(parts)
 
 

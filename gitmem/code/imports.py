@@ -29,6 +29,9 @@ Two steps, kept apart so the expensive one can be cached by content:
    * kotlin: as java (``import a.b.C as D`` -> ``a.b.C``).
    * csharp: the namespace or type of each ``using`` directive (``using A.B;``,
      ``using static A.B.C;``, ``using X = A.B;`` -> ``A.B``, ``global using``).
+   * c, cpp: each ``#include``: ``#include "a/b.h"`` -> ``a/b.h``,
+     ``#include <a/b.h>`` -> ``<a/b.h>`` (also inside ``#if`` blocks; a macro
+     ``#include NAME`` is not followed).
 
 2. **Resolve** (``ImportResolver`` / ``resolve_imports``): turn specifiers into
    repo-relative paths of files in a given file list. Bare package names
@@ -99,6 +102,8 @@ _QUERIES: dict[str, str] = {
     "php": "(namespace_use_clause) @use",
     "kotlin": "(import_header) @import",
     "csharp": "(using_directive) @using",
+    "c": "(preproc_include path: (_) @include)",
+    "cpp": "(preproc_include path: (_) @include)",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -264,10 +269,22 @@ def _csharp(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _include(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    out: list[str] = []
+    for _, node in nodes:
+        raw = _text(node, src).strip()
+        if node.type == "string_literal" and len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            out.append(raw[1:-1].strip())
+        elif node.type == "system_lib_string" and raw.startswith("<") and raw.endswith(">"):
+            out.append("<" + raw[1:-1].strip() + ">")
+    return out
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
     "ruby": _ruby, "php": _php,
     "kotlin": _kotlin, "csharp": _csharp,
+    "c": _include, "cpp": _include,
 }
 
 
@@ -492,6 +509,13 @@ class ImportResolver:
         * kotlin: as java with ``.kt`` files (a Kotlin file is found when it is
           named after the imported class, the usual layout).
         * csharp: nothing (a namespace names no file).
+        * c, cpp: ``a/b.h`` (a quoted include) -> the file from the including
+          file's directory (``..`` allowed), else ``a/b.h`` under a folder named
+          ``include`` or at the root, else every listed path ending in ``/a/b.h``
+          (any folder where that relative path exists: the project's ``-I``
+          folders); ``<a/b.h>`` -> the same from ``include`` folders, the root,
+          then by suffix, but never relative to the including file (a system or
+          third-party header that is not in the list resolves to nothing).
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -501,6 +525,7 @@ class ImportResolver:
             "go": self._go, "rust": self._rust, "java": self._java,
             "ruby": self._ruby, "php": self._php,
             "kotlin": self._kotlin,
+            "c": self._include, "cpp": self._include,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -781,6 +806,23 @@ class ImportResolver:
             if hits:
                 return hits
         return []
+
+
+    # -- c / c++ ----------------------------------------------------------------------------
+
+    def _include(self, path: str, spec: str) -> list[str]:
+        angle = spec.startswith("<") and spec.endswith(">")
+        inner = spec[1:-1] if angle else spec
+        if not angle:
+            here = posixpath.normpath(_join(_parent(path), inner))
+            if here in self.files:
+                return [here]
+        rel = posixpath.normpath(inner)
+        if rel.startswith(("../", "/")) or rel in (".", ".."):
+            return []
+        hits = self._by_suffix(rel)
+        rooted = [p for p in hits if p == rel or p == "include/" + rel or p.endswith("/include/" + rel)]
+        return rooted or hits
 
 
 def resolve_imports(path: str, specifiers: Iterable[str], files: Iterable[str],

@@ -79,6 +79,12 @@ passed as arguments, object literals and anonymous classes, is not a symbol):
   Extension functions and properties are named by their receiver's base type:
   ``fun List<T>.second()`` is ``List.second``. Annotations are part of the
   span; overloads are named by parameter types like Java's: ``Sample.add(Int,Int)``.
+* c, cpp (``lang_c``): ``function``, ``method``, ``constructor``, ``destructor``,
+  ``operator``, ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
+  ``type``, ``macro``; namespaces are part of names (``fmt.detail.write``); a
+  declaration and its definition in one file are one symbol, C++ overloads
+  are named by parameter types (``A.f(const char*,size_t)``). The rules are
+  in ``lang_c``'s docstring.
 * Go names cannot repeat in a file; build-tag variants live in separate files
   and are separate anchors already.
 
@@ -123,6 +129,9 @@ _EXTENSIONS: dict[str, str] = {
     ".tf": "terraform", ".tfvars": "terraform",
     ".hcl": "hcl",
     ".mk": "make",
+    ".c": "c",
+    ".h": "cpp", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".tpp": "cpp", ".inl": "cpp",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
@@ -131,6 +140,7 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "ruby", "php", "csharp", "kotlin",
     "yaml", "toml", "json",
     "markdown", "sql", "dockerfile", "terraform", "hcl", "make",
+    "c", "cpp",
 )
 
 
@@ -266,10 +276,18 @@ class LanguageSpec:
         same_name: what several definitions of one qualified name are:
             ``"merge"`` (Python: one name, one symbol holding them all),
             ``"key"`` (separate implementations named by their ``Def.key``,
-            Java overloads, Rust ``cfg`` variants) or ``"number"`` (``#2``,
+            Java overloads, Rust ``cfg`` variants), ``"join"`` (C/C++: one
+            symbol per name and key, declarations as signatures; the key only
+            in the name when one name has several) or ``"number"`` (``#2``,
             ``#3`` ... in source order).
         written_name: a symbol name as a person writes it in this language
             (``A::B#m``) -> gitmem's name (``A.B.m``); identity by default.
+        prepare: the source -> the source parsed and hashed, same length and
+            same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
+            None: the source as it is.
+        reparse: (the source, the root of its parse by the grammar ``name``)
+            -> another grammar to parse it with instead, or None (C++: a header
+            that the C++ grammar cannot read and that has no C++ syntax is C).
     """
 
     name: str
@@ -292,6 +310,8 @@ class LanguageSpec:
     docstrings: bool = False
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
+    prepare: Callable[[bytes], bytes] | None = None
+    reparse: Callable[[bytes, Node], str | None] | None = None
 
 
 # --------------------------------------------------------------------------- helpers

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import lang_data
+from .lang_c import CPP, C
 from .lang_dockerfile import DOCKERFILE
 from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
 from .lang_make import MAKE
@@ -48,6 +49,7 @@ SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESC
 SPECS["sql"] = SQL
 SPECS["dockerfile"] = DOCKERFILE
 SPECS["make"] = MAKE
+SPECS.update({s.name: s for s in (C, CPP)})
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]

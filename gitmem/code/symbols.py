@@ -400,7 +400,7 @@ def _names(recs: list[tuple[int, Def]], same_name: str) -> list[str]:
             if d.emit:
                 buckets.setdefault(base, []).append(i)
         for base, members in buckets.items():
-            if len(members) == 1 or same_name == "merge":
+            if len(members) == 1 or same_name in ("merge", "join"):
                 continue
             keys = [recs[i][1].key for i in members]
             if same_name == "key" and len(set(keys)) == len(keys):
@@ -409,6 +409,15 @@ def _names(recs: list[tuple[int, Def]], same_name: str) -> list[str]:
             else:
                 for n, i in enumerate(members[1:], start=2):
                     names[i] = f"{base}#{n}"
+    if same_name == "join":  # across nesting levels: a class's declaration and its out-of-line definition
+        groups: dict[str, list[int]] = {}
+        for i, (_, d) in enumerate(recs):
+            if d.emit:
+                groups.setdefault(names[i], []).append(i)
+        for base, members in groups.items():
+            if len({recs[i][1].key for i in members}) > 1:
+                for i in members:
+                    names[i] = base + recs[i][1].key
     return names
 
 
@@ -427,6 +436,12 @@ def name_groups(recs: list[tuple[int, Def]], same_name: str) -> dict[str, tuple[
       by what tells it apart when that is unique: ``Parser.parse(String)``,
       ``open[cfg(unix)]``; a definition without a key keeps the plain name.
       Without unique keys: as ``number``.
+    * ``join`` (C, C++): definitions of one qualified name (at any nesting:
+      ``void f();`` in class ``A`` and ``void A::f() {}`` at top level) with
+      the same ``Def.key`` are one symbol (declarations are ``Def.stub``s:
+      signatures of it); when a name has several keys, each symbol is named
+      ``name + key`` (``A.f(int)``, ``A.f(double)``), else the plain name.
+      Definitions named inside a keyed definition keep the plain prefix.
     * ``number`` (the others): the first keeps the plain name, the next are
       ``#2``, ``#3`` ... in source order.
     """
@@ -568,7 +583,12 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     if analyzer is not None:
         return analyzer(src)
     spec = SPECS[language]
+    if spec.prepare is not None:
+        src = spec.prepare(src)
     tree = _parser(language).parse(src)
+    other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
+    if other is not None:
+        tree = _parser(other).parse(src)
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
@@ -579,7 +599,7 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
         sym = _symbol(name, defs[0], toks) if len(defs) == 1 and not defs[0].stubs else _group_symbol(
             name, defs, toks)
         aliases = tuple(n for n in legacy if n != name)
-        if aliases:
+        if aliases and spec.same_name != "join":  # (no earlier gitmem named a C/C++ symbol)
             sym = dataclasses.replace(sym, aliases=aliases)
         symbols.append((name, sym))
     symbols.sort(key=lambda item: item[1].start_line)  # stable: parents stay before children

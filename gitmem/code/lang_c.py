@@ -1,0 +1,703 @@
+"""C and C++ symbol rules (tree-sitter ``c`` and ``cpp`` grammars).
+
+Files: ``.c`` is C; ``.h`` is **C++** (tree-sitter-cpp reads almost all C
+headers, while the C grammar misreads every C++ header: classes, namespaces,
+templates), as are ``.cc .cpp .cxx .c++`` and ``.hpp .hh .hxx .h++ .ipp .tpp
+.inl``. A C++ file whose C++ parse has errors and that has no C++ syntax at all
+(no ``::``, ``class``, ``namespace``, ``template`` ... outside comments and
+strings) is re-read with the C grammar: C headers that wrap declarations in
+macros (``CJSON_PUBLIC(cJSON *) cJSON_Parse(...)``). Names come out the same
+from both grammars, so a C header and its ``.c`` source share names.
+
+Kinds: ``function``, ``method``, ``constructor`` (``A.A``), ``destructor``
+(``A.~A``), ``operator`` (``A.operator==``, ``A.operator()``, ``A.operator bool``,
+free ``operator<<``), ``class``, ``struct``, ``union``, ``enum``, ``namespace``,
+``type`` (``typedef``, ``using X = ...``), ``macro`` (``#define``, object-like and
+function-like; an include guard's empty ``#define`` is not one). A ``template<...>``
+header is part of the span. A friend function defined in its class is named under
+the class (``A.operator==``, a ``function`` or ``operator``). Variables, enumerators,
+fields, friend declarations, forward declarations (``struct X;``) and lambdas are
+not symbols; nothing inside a function body is. A function-like macro call that
+reads as a definition, gtest's ``TEST(Suite, Name) {...}``, is a function ``TEST``
+keyed by its arguments (``TEST(Suite,Name)`` when a file has several).
+
+Names (the rules, exactly):
+
+* Nesting joins with ``.``: a named namespace adds its name (``namespace a::b``
+  adds ``a.b``); an anonymous or ``inline`` namespace and ``extern "C"`` add
+  nothing; a class, struct or union adds its name.
+* An out-of-line definition is named by its qualifier: ``void ns::A::f() {}`` is
+  ``ns.A.f`` at top level, and inside ``namespace ns {}`` too (a qualifier that
+  starts with the whole enclosing namespace path drops it). It is a ``method``
+  unless its qualifier's last part is a namespace declared in the same file
+  (then a ``function``); ``A::A`` is a constructor, ``A::~A`` a destructor.
+* Template arguments: a class specialisation keeps them (``formatter<bytes>``,
+  spaces and qualifiers removed as for parameter types); in an out-of-line
+  qualifier they are dropped under a ``template<...>`` with parameters
+  (``template<class T> void A<T>::f()`` is ``A.f``) and kept under ``template<>``
+  or none. A function template specialisation ``f<int>`` is ``f``.
+* ``typedef struct X {...} Y;`` is the struct ``X`` (span: the typedef) and the
+  type ``Y``; ``typedef struct {...} Y;`` is the struct ``Y``.
+* Class-like declarations written ``class EXPORT_MACRO Name {`` (an all-caps
+  word between the keyword and the name) are read with the macro blanked out.
+
+Several definitions of one name (``same_name="join"``): definitions and
+declarations with the same qualified name and the same parameter key are **one
+symbol** — a method declared in its class and defined out of line below, a
+prototype and its definition, ``#ifdef`` alternatives, a reopened namespace. The
+declarations count as signatures (``Def.stub``): a change to the declaration or
+to the definition changes the symbol's fingerprint; its span runs from the first
+to the last. When one name has several parameter keys (overloads), each is named
+by its key: ``A.f(int)``, ``A.f(const char*,size_t)``, ``A.get()const``; a name
+with one key keeps the plain name. C has no overloads: a C file's keys are empty
+(every ``f`` is the one ``f``).
+
+The parameter key (``_param_key``): each parameter's type as written with its
+name and default value removed, comments removed, whitespace removed except one
+space between two words (``unsigned int``, ``const char*``), qualifiers dropped
+(``std::vector<std::string>&`` -> ``vector<string>&``), ``struct`` / ``union`` /
+``enum`` / ``class`` / ``typename`` dropped, ``T const`` written ``const T``, a
+top-level ``const`` of the parameter itself dropped (``const int`` -> ``int``,
+``char* const`` -> ``char*``: it does not change the function's type), one
+array dimension ``T[N]`` -> ``T*``, ``(void)`` -> ``()``, ``Args... args`` ->
+``Args...``; joined by ``,`` in parentheses, followed by the method's
+qualifiers without spaces (``const``, ``volatile``, ``&``, ``&&``).
+
+Written names (``written_name``): ``ns::A::f``, ``::ns::A::f``, ``A::f(const
+char *, size_t)`` and gitmem's ``ns.A.f`` are the same; types in brackets are
+normalised as above.
+
+Fingerprints: ``//`` and ``/* */`` comments (doc comments too) are left out; a
+macro's replacement text is one token of its C tokens (comments, line
+continuations and spacing out); a trailing comma before ``}`` is formatting.
+Preprocessor conditionals inside a function are part of its body.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import TYPE_CHECKING
+
+from .languages import Def, Handler, LanguageSpec, make_def, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+_CLASS_KINDS = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union",
+                "enum_specifier": "enum"}
+#: Node types that may hold definitions (anything else is pruned: expressions, bodies).
+_DESCEND = frozenset({
+    "translation_unit", "declaration_list", "field_declaration_list", "linkage_specification",
+    "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef",
+    "declaration", "field_declaration", "namespace_definition", "template_declaration",
+    "class_specifier", "struct_specifier", "union_specifier", "labeled_statement", "compound_statement",
+    "ERROR",
+})
+#: Declarator wrappers around a function declarator (``int *f()``, ``A& A::f()``).
+_WRAPPERS = frozenset({"pointer_declarator", "reference_declarator", "attributed_declarator"})
+#: The name node types of a function declarator that make it a function (not a function pointer).
+_FUNC_NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "destructor_name",
+                         "operator_name", "template_function", "operator_cast"})
+_METHOD_QUALS = frozenset({"type_qualifier", "ref_qualifier"})
+
+# --------------------------------------------------------------------------- text normalisation
+
+_COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_QUALIFIER_RE = re.compile(r"(?<![\w>])(?:[A-Za-z_]\w*(?:<[^<>]*>)?::)+(?=[~A-Za-z_])|^::|(?<=[(<,])::")
+_ELABORATED_RE = re.compile(r"\b(?:struct|union|enum|class|typename) (?=[A-Za-z_])")
+_EAST_CONST_RE = re.compile(r"\b([A-Za-z_][\w<>,:]*) const\b")
+
+
+def _squash(s: str) -> str:
+    """Whitespace out, except one space between two word characters."""
+    s = re.sub(r"\s+", " ", s).strip()
+    return re.sub(r"(?<!\w) | (?!\w)", "", s)
+
+
+def norm_type(s: str) -> str:
+    """A C/C++ parameter type as written -> its key form (the module docstring's rules):
+    ``const std::string &`` -> ``const string&``, ``const int`` -> ``int``,
+    ``char const * const`` -> ``const char*``."""
+    s = _squash(_COMMENT_RE.sub(" ", s))
+    s = _ELABORATED_RE.sub("", s)
+    s = _QUALIFIER_RE.sub("", s)
+    s = _EAST_CONST_RE.sub(r"const \1", s)
+    if re.search(r"[*&\[(]", s) is None:
+        s = re.sub(r"^(?:const|volatile) ", "", s)
+    s = re.sub(r"\*(?:const|volatile)$", "*", s)
+    if s.count("[") == 1 and "(" not in s:
+        s = re.sub(r"\[[^\]]*\]$", "*", s)
+    return s
+
+
+# --------------------------------------------------------------------------- source preparation
+
+_EXPORT_MACRO_RE = re.compile(
+    rb"\b(?:class|struct|union)\s+([A-Z_][A-Z0-9_]*)(?=\s+[A-Za-z_]\w*\s*(?:<[^;{}]*>\s*)?(?:final\b\s*)?[:{])")
+
+
+def _blank_export_macros(src: bytes) -> bytes:
+    """``class API Foo {`` -> ``class     Foo {``: same length, same lines (the macro expands to an
+    attribute tree-sitter cannot know)."""
+    if b"class" not in src and b"struct" not in src and b"union" not in src:
+        return src
+    return _EXPORT_MACRO_RE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b" " * len(m.group(1)), src)
+
+
+_CPP_MARKER_RE = re.compile(
+    rb"::|\b(?:class|namespace|template|typename|public|private|protected|virtual|operator|nullptr|constexpr"
+    rb"|decltype|static_cast|reinterpret_cast|const_cast|dynamic_cast|noexcept|explicit|friend|mutable)\b")
+_C_NOISE_RE = re.compile(rb'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
+
+
+def _c_fallback(src: bytes, root: Node) -> str | None:
+    """``c`` for a source the C++ grammar cannot read (errors in its tree) and that has no C++ syntax outside
+    comments and strings: a C header, whose macro-wrapped declarations (``CJSON_PUBLIC(cJSON *)
+    cJSON_Parse(...)``) only the C grammar reads; None (keep the C++ tree) otherwise."""
+    if not root.has_error or _CPP_MARKER_RE.search(_C_NOISE_RE.sub(b" ", src)):
+        return None
+    return "c"
+
+
+# --------------------------------------------------------------------------- helpers
+
+_local = threading.local()
+
+
+def _file_namespaces(node: Node, src: bytes) -> frozenset[str]:
+    """Every namespace name declared in ``node``'s file (cached for the current ``src``)."""
+    cached = getattr(_local, "namespaces", None)
+    if cached is not None and cached[0] is src:
+        return frozenset(cached[1])
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    names: set[str] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "namespace_definition":
+            names.update(p for p in re.split(r"\W+", text(n.child_by_field_name("name"), src)) if p)
+        if n.type in _DESCEND and n.type not in ("declaration", "field_declaration"):
+            stack.extend(n.named_children)
+    _local.namespaces = (src, names)
+    return frozenset(names)
+
+
+def _enclosing(node: Node, src: bytes) -> tuple[list[str], str]:
+    """(the named, non-inline namespaces around ``node``, outermost first; the name of the class
+    directly around it, "" when none)."""
+    spaces: list[str] = []
+    cls = ""
+    up = node.parent
+    while up is not None:
+        if up.type == "namespace_definition" and not any(c.type == "inline" for c in up.children):
+            name = text(up.child_by_field_name("name"), src)
+            if name:
+                spaces[:0] = [p for p in re.split(r"\s*::\s*", name) if p]
+        elif not cls and up.type in ("class_specifier", "struct_specifier", "union_specifier"):
+            cls = _base_name(up.child_by_field_name("name"), src)
+        elif not cls and up.type == "function_definition" and _macro_class(up, src):
+            cls = text(up.child_by_field_name("declarator"), src)
+        up = up.parent
+    return spaces, cls
+
+
+def _base_name(node: Node | None, src: bytes) -> str:
+    """A class name without template arguments (``A<T>`` -> ``A``, ``ns::A`` -> ``A``)."""
+    if node is None:
+        return ""
+    if node.type == "template_type":
+        node = node.child_by_field_name("name")
+    if node is not None and node.type == "qualified_identifier":
+        return _base_name(node.child_by_field_name("name"), src)
+    return text(node, src)
+
+
+def _type_name(node: Node | None, src: bytes, keep_args: bool = True) -> str:
+    """A scope or class name: ``A``, ``formatter<bytes>`` (arguments normalised), or ``A`` without them."""
+    if node is None:
+        return ""
+    if node.type == "template_type":
+        name = text(node.child_by_field_name("name"), src)
+        args = node.child_by_field_name("arguments")
+        return name + (norm_type(text(args, src)) if keep_args and args is not None else "")
+    return _squash(text(node, src))
+
+
+def _operator_name(node: Node, src: bytes) -> str:
+    """``operator ==`` -> ``operator==``; ``operator new []`` -> ``operator new[]``; ``operator const char *``
+    -> ``operator const char*`` (the text before the parameter list)."""
+    end = node.end_byte
+    if node.type == "operator_cast":
+        decl = node.child_by_field_name("declarator")
+        params = decl.child_by_field_name("parameters") if decl is not None else None
+        end = params.start_byte if params is not None else end
+        typ = _squash(src[node.start_byte:end].decode("utf-8", "replace"))[len("operator"):]
+        return "operator " + norm_type(typ)
+    op = _squash(src[node.start_byte:end].decode("utf-8", "replace"))[len("operator"):].replace(" ", "")
+    return "operator" + (" " if op[:1].isalpha() or op[:1] == "_" else "") + op
+
+
+def _leaf(node: Node, src: bytes) -> str:
+    if node.type == "destructor_name":
+        return "~" + _squash(text(node, src)).lstrip("~")
+    if node.type in ("operator_name", "operator_cast"):
+        return _operator_name(node, src)
+    if node.type == "template_function":
+        return text(node.child_by_field_name("name"), src)
+    return text(node, src)
+
+
+def _split_qualified(node: Node, src: bytes, keep_args: bool) -> tuple[list[str], Node]:
+    """``ns::A<T>::f`` -> (["ns", "A"], the node of ``f``)."""
+    parts: list[str] = []
+    while node.type == "qualified_identifier":
+        scope = node.child_by_field_name("scope")
+        if scope is not None:
+            parts.append(_type_name(scope, src, keep_args))
+        name = node.child_by_field_name("name")
+        if name is None:
+            break
+        node = name
+    return parts, node
+
+
+def _function_parts(node: Node) -> tuple[Node, Node | None, Node | None] | None:
+    """(name node, parameter list, the declarator holding the qualifiers) of a function definition or
+    declaration's declarator ``node``; None when it declares no function (a variable, a function pointer)."""
+    while node.type in _WRAPPERS:
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in node.named_children if c.type not in ("type_qualifier", "attribute_specifier",
+                                                                               "ms_pointer_modifier")), None)
+        if inner is None:
+            return None
+        node = inner
+    if node.type == "function_declarator":
+        name = node.child_by_field_name("declarator")
+        if name is None or name.type not in _FUNC_NAMES:
+            return None
+        return name, node.child_by_field_name("parameters"), node
+    cast = node
+    if node.type == "qualified_identifier":
+        cast = node
+        while cast.type == "qualified_identifier":
+            nxt = cast.child_by_field_name("name")
+            if nxt is None:
+                return None
+            cast = nxt
+    if cast.type == "operator_cast":
+        decl = cast.child_by_field_name("declarator")
+        return node, decl.child_by_field_name("parameters") if decl is not None else None, decl
+    return None
+
+
+def _param_name(decl: Node | None) -> Node | None:
+    """The identifier a parameter declarator names (None for an abstract one)."""
+    while decl is not None:
+        if decl.type in ("identifier", "field_identifier"):
+            return decl
+        inner = decl.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in reversed(decl.named_children)
+                          if c.type not in ("type_qualifier", "attribute_specifier", "parameter_list")), None)
+        decl = inner
+    return None
+
+
+def _param_key(params: Node | None, quals: Node | None, src: bytes) -> str:
+    """The parameter key of a C++ function (module docstring): ``(const char*,size_t)const``."""
+    if params is None:
+        return ""
+    types: list[str] = []
+    for p in params.children:
+        if p.type in ("...", "variadic_parameter"):
+            types.append("...")
+            continue
+        if not p.type.endswith("parameter_declaration"):
+            continue
+        end = p.end_byte
+        default = p.child_by_field_name("default_value")
+        if default is not None:
+            eq = next((c for c in p.children if c.type == "="), None)
+            end = eq.start_byte if eq is not None else default.start_byte
+        name = _param_name(p.child_by_field_name("declarator"))
+        raw = src[p.start_byte:end]
+        if name is not None and name.end_byte <= end:
+            raw = src[p.start_byte:name.start_byte] + b" " + src[name.end_byte:end]
+        types.append(norm_type(raw.decode("utf-8", "replace")))
+    if types == ["void"]:
+        types = []
+    suffix = ""
+    if quals is not None:
+        seen = False
+        for c in quals.children:
+            if c == params:
+                seen = True
+            elif seen and c.type in _METHOD_QUALS:
+                suffix += _squash(text(c, src))
+    return "(" + ",".join(types) + ")" + suffix
+
+
+def _under_template(node: Node) -> Node | None:
+    """The ``template<...>`` declaration directly around ``node`` (through nested ones), if any."""
+    first = None
+    up = node.parent
+    while up is not None and up.type == "template_declaration":
+        first = up
+        up = up.parent
+    return first
+
+
+def _template_has_params(node: Node) -> bool:
+    up = node.parent
+    while up is not None and up.type == "template_declaration":
+        params = up.child_by_field_name("parameters")
+        if params is not None and params.named_child_count:
+            return True
+        up = up.parent
+    return False
+
+
+def _macro_class(node: Node, src: bytes) -> bool:
+    """A ``class MACRO Name {...}`` tree-sitter read as a function definition (a fallback to the
+    blanking of ``_blank_export_macros``)."""
+    typ = node.child_by_field_name("type")
+    decl = node.child_by_field_name("declarator")
+    return (typ is not None and typ.type in ("class_specifier", "struct_specifier", "union_specifier")
+            and typ.child_by_field_name("body") is None and decl is not None and decl.type == "identifier"
+            and node.child_by_field_name("body") is not None)
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def _function(node: Node, src: bytes, parent_kind: str | None, *, c_lang: bool) -> list[Def] | None:
+    """A function definition (``body`` set) or declaration (a prototype, a method declared in its class)."""
+    if node.type == "function_definition" and _macro_class(node, src):
+        typ = node.child_by_field_name("type")
+        assert typ is not None
+        block = node.child_by_field_name("body")
+        first = _under_template(node) or node
+        return [make_def(text(node.child_by_field_name("declarator"), src), _CLASS_KINDS[typ.type], first, node,
+                         body=block, scope=block, scope_kind="class")]
+    declarators = node.children_by_field_name("declarator")
+    out: list[Def] = []
+    for decl in declarators:
+        parts = _function_parts(decl)
+        if parts is None:
+            continue
+        name_node, params, quals = parts
+        keep_args = not _template_has_params(node)
+        if name_node.type == "qualified_identifier":
+            scopes, leaf_node = _split_qualified(name_node, src, keep_args)
+        else:
+            scopes, leaf_node = [], name_node
+        leaf = _leaf(leaf_node, src)
+        if not leaf:
+            continue
+        spaces, cls = _enclosing(node, src)
+        if scopes and spaces and scopes[:len(spaces)] == spaces:
+            scopes = scopes[len(spaces):]
+        if leaf.startswith("~"):
+            kind = "destructor"
+        elif leaf.startswith("operator") and leaf_node.type in ("operator_name", "operator_cast"):
+            kind = "operator"
+        elif parent_kind == "class" and not scopes:
+            kind = "constructor" if leaf == cls else "method"
+        elif scopes:
+            last = re.sub(r"<.*", "", scopes[-1])
+            kind = "constructor" if leaf == last else (
+                "function" if last in _file_namespaces(node, src) else "method")
+        else:
+            kind = "function"
+        name = ".".join([*scopes, leaf])
+        is_def = node.type == "function_definition"
+        body: tuple[int, int] | None = None
+        if is_def:
+            body_node = node.child_by_field_name("body")
+            inits = next((c for c in node.children if c.type == "field_initializer_list"), None)
+            start = inits or body_node
+            if start is not None and body_node is not None:
+                body = (start.start_byte, body_node.end_byte)
+        first = _under_template(node) or node
+        key = "" if c_lang else _param_key(params, quals, src)
+        d = make_def(name, kind, first, node, body=body, key=key)
+        d.stub = not is_def
+        out.append(d)
+    if not out:
+        return None if node.type != "function_definition" else []
+    return out
+
+
+def _c_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    return _function(node, src, parent_kind, c_lang=True)
+
+
+def _cpp_function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    return _function(node, src, parent_kind, c_lang=False)
+
+
+def _friend(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """A friend function defined in its class (``friend bool operator==(A, A) {...}``): a ``function`` or
+    ``operator`` named under the class (``A.operator==``); a friend only declared is not a symbol."""
+    inner = next((c for c in node.named_children if c.type == "function_definition"), None)
+    defs = _cpp_function(inner, src, "friend") if inner is not None else None
+    first = _under_template(node) or node
+    for d in defs or []:
+        d.start_byte, d.start_line = first.start_byte, first.start_point[0] + 1
+    return defs or []
+
+
+def _class(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    body = node.child_by_field_name("body")
+    name_node = node.child_by_field_name("name")
+    if body is None:
+        return []  # a forward declaration or an elaborated type: not a definition
+    if name_node is None:
+        return None  # anonymous: its members belong to the enclosing scope
+    if name_node.type == "qualified_identifier":
+        scopes, leaf = _split_qualified(name_node, src, True)
+        name = ".".join([*scopes, _type_name(leaf, src)])
+    else:
+        name = _type_name(name_node, src)
+    if not name:
+        return None
+    kind = _CLASS_KINDS[node.type]
+    first = _under_template(node) or node
+    if kind == "enum":
+        return [make_def(name, kind, first, node, body=body)]
+    return [make_def(name, kind, first, node, body=body, scope=body, scope_kind="class")]
+
+
+def _typedef_names(node: Node, src: bytes) -> list[str]:
+    names = []
+    for decl in node.children_by_field_name("declarator"):
+        n: Node | None = decl
+        while n is not None and n.type != "type_identifier":
+            inner = n.child_by_field_name("declarator")
+            if inner is None:
+                inner = next((c for c in n.named_children if c.type not in ("type_qualifier", "parameter_list")),
+                             None)
+            n = inner
+        if n is not None:
+            names.append(text(n, src))
+    return names
+
+
+def _typedef(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    names = _typedef_names(node, src)
+    typ = node.child_by_field_name("type")
+    first = _under_template(node) or node
+    if typ is not None and typ.type in _CLASS_KINDS and typ.child_by_field_name("body") is not None:
+        body = typ.child_by_field_name("body")
+        tag = typ.child_by_field_name("name")
+        tag_name = _type_name(tag, src) if tag is not None else (names.pop(0) if names else "")
+        out: list[Def] = []
+        kind = _CLASS_KINDS[typ.type]
+        if tag_name:
+            scope = body if kind != "enum" else None
+            out.append(make_def(tag_name, kind, first, node, body=body, scope=scope, scope_kind="class"))
+        out += [make_def(n, "type", first, node, body=body) for n in names if n != tag_name]
+        return out
+    return [make_def(n, "type", first, node, body=typ) for n in names] or []
+
+
+def _alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return []
+    return [make_def(text(name, src), "type", _under_template(node) or node, node,
+                     body=node.child_by_field_name("type"))]
+
+
+def _namespace(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None or any(c.type == "inline" for c in node.children):
+        return None  # anonymous or inline: adds nothing to the names inside
+    label = ".".join(p for p in re.split(r"\s*::\s*", text(name, src).strip()) if p)
+    body = node.child_by_field_name("body")
+    return [make_def(label, "namespace", node, node, body=body, scope=body, scope_kind="namespace")]
+
+
+def _macro(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    name = node.child_by_field_name("name")
+    if name is None:
+        return []
+    value = node.child_by_field_name("value")
+    label = text(name, src)
+    if value is None and node.type == "preproc_def":
+        guard = node.parent
+        if guard is not None and guard.type == "preproc_ifdef" and text(guard.child_by_field_name("name"),
+                                                                           src) == label:
+            return []  # an include guard
+    return [make_def(label, "macro", node, node, body=value)]
+
+
+def _template(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    # Definitions under a template header are classified by their own handler (which widens the span to
+    # the header); this only makes sure the walk reaches them.
+    return None
+
+
+# --------------------------------------------------------------------------- tokens and names
+
+_PP_TOKEN_RE = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*|\\\n|\w+|\S', re.S)
+
+
+def _preproc_arg(node: Node, src: bytes) -> bytes | None:
+    """A macro's replacement text as one token: its C tokens joined by one space, comments and line
+    continuations out (clang-format realigns the ``\\`` of a multi-line macro)."""
+    raw = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    toks = [t for t in _PP_TOKEN_RE.findall(raw) if not t.startswith(("/*", "//", "\\\n"))]
+    return b"M|" + " ".join(toks).encode("utf-8")
+
+
+def _split_top(s: str, sep: str) -> list[str]:
+    """``s`` split at ``sep`` outside brackets."""
+    out, depth, start = [], 0, 0
+    i = 0
+    while i < len(s):
+        ch = s[i]
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and s.startswith(sep, i):
+            out.append(s[start:i])
+            i += len(sep)
+            start = i
+            continue
+        i += 1
+    out.append(s[start:])
+    return out
+
+
+_OPERATOR_HEAD_RE = re.compile(r"operator\s*(?:\(\s*\)|\[\s*\]|(?:new|delete)\s*\[\s*\])?")
+
+
+def _written_name(name: str) -> str:
+    """``ns::A::f`` / ``::ns::A::f`` / ``A::f(const char *, size_t) const`` -> ``ns.A.f`` /
+    ``A.f(const char*,size_t)const``; gitmem's dotted form is returned as it is."""
+    name = name.strip()
+    # where the key starts: the first "(" that is not part of an operator's own name
+    head_end = len(name)
+    i = 0
+    while i < len(name):
+        m = _OPERATOR_HEAD_RE.match(name, i) if name.startswith("operator", i) else None
+        if m is not None and (i == 0 or not (name[i - 1].isalnum() or name[i - 1] == "_")):
+            i = m.end()
+            continue
+        if name[i] == "(":
+            head_end = i
+            break
+        i += 1
+    head, key = name[:head_end], name[head_end:]
+    if "::" in head or " " in head.strip():
+        parts = [p.strip() for p in _split_top(head.replace(" :: ", "::"), "::") if p.strip()]
+        head = ".".join(parts)
+    out_parts = []
+    for part in _split_top(head, "."):
+        part = part.strip()
+        if part.startswith("operator"):
+            rest = part[len("operator"):].strip()
+            if rest[:1].isalpha() or rest[:1] == "_":
+                part = "operator " + (norm_type(rest) if not rest.startswith(("new", "delete")) else
+                                      rest.replace(" ", ""))
+                part = re.sub(r"^operator (new|delete)", r"operator \1", part)
+            else:
+                part = "operator" + rest.replace(" ", "")
+        elif "<" in part:
+            lt = part.index("<")
+            part = part[:lt].strip() + norm_type(part[lt:])
+        out_parts.append(part)
+    head = ".".join(out_parts)
+    if key:
+        close = key.rfind(")")
+        inner, suffix = (key[1:close], key[close + 1:]) if close > 0 else (key[1:], "")
+        params = [norm_type(p) for p in _split_top(inner, ",") if p.strip()]
+        if params == ["void"]:
+            params = []
+        key = "(" + ",".join(params) + ")" + _squash(suffix).replace(" ", "")
+    return head + key
+
+
+def _c_written_name(name: str) -> str:
+    """C names carry no key: ``f(int)`` is ``f``."""
+    return re.sub(r"\(.*\)\s*$", "", _written_name(name)) if "(" in name else _written_name(name)
+
+
+def _handlers(c_lang: bool) -> dict[str, Handler]:
+    function = _c_function if c_lang else _cpp_function
+    handlers: dict[str, Handler] = {
+        "function_definition": function, "declaration": function, "field_declaration": function,
+        "struct_specifier": _class, "union_specifier": _class, "enum_specifier": _class,
+        "type_definition": _typedef, "preproc_def": _macro, "preproc_function_def": _macro,
+    }
+    if not c_lang:
+        handlers.update({"class_specifier": _class, "alias_declaration": _alias,
+                         "namespace_definition": _namespace, "template_declaration": _template,
+                         "friend_declaration": _friend})
+    return handlers
+
+
+def _spec(name: str, c_lang: bool) -> LanguageSpec:
+    return LanguageSpec(
+        name=name,
+        handlers=_handlers(c_lang),
+        descend=lambda t: t in _DESCEND,
+        comment_types=frozenset({"comment"}),
+        atomic={"preproc_arg": _preproc_arg},
+        lowercase=frozenset({"number_literal"}),
+        same_name="join",
+        written_name=_c_written_name if c_lang else _written_name,
+        prepare=_blank_export_macros,
+        reparse=None if c_lang else _c_fallback,
+    )
+
+
+C = _spec("c", c_lang=True)
+CPP = _spec("cpp", c_lang=False)
+
+
+# --------------------------------------------------------------------------- header <-> source partners
+
+#: Extensions of C/C++ headers and of the sources that define what they declare.
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx", ".h++"})
+SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++"})
+#: Kinds whose declaration and definition live in a header and a source file.
+PARTNER_KINDS = frozenset({"function", "method", "constructor", "destructor", "operator"})
+
+
+def _stem_ext(path: str) -> tuple[str, str]:
+    base = path.rsplit("/", 1)[-1].lower()
+    stem, dot, ext = base.rpartition(".")
+    return (stem, "." + ext) if dot else (base, "")
+
+
+def partner_files(path: str, files: list[str] | set[str], includes: set[str]) -> list[str]:
+    """The files that may hold the other half of a C/C++ function declared or defined in ``path``, sorted.
+
+    A header's candidates are the source files of the same stem anywhere in ``files``
+    (``include/x/a.hpp`` -> ``src/a.cpp``); a source file's are the headers it includes
+    (``includes``: resolved ``#include`` paths) and the headers of the same stem. [] for
+    any other file.
+    """
+    stem, ext = _stem_ext(path)
+    if ext in HEADER_EXTENSIONS:
+        want = SOURCE_EXTENSIONS
+    elif ext in SOURCE_EXTENSIONS:
+        want = HEADER_EXTENSIONS
+    else:
+        return []
+    out = {p for p in files if p != path and _stem_ext(p) == (stem, _stem_ext(p)[1]) and _stem_ext(p)[1] in want}
+    out |= {p for p in includes if _stem_ext(p)[1] in want}
+    return sorted(out)
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Do the files ``a`` and ``b`` have the same base name without extension (case-insensitive)?"""
+    return _stem_ext(a)[0] == _stem_ext(b)[0]
