@@ -35,7 +35,7 @@ from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
 from .org import checks as org_checks
 from .org.checks import Checked
-from .textsplit import name_base
+from .textsplit import name_base, plain_name
 
 #: How many commits that touched a file are examined to name the commit that
 #: changed an anchored symbol. Past this, the newest such commit is named.
@@ -162,6 +162,9 @@ class Resolver:
             raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",
                               "name one: " + ", ".join(same), candidates=same)
         found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
+        if found is None:  # typed without gitmem's quoting: `Makefile::build/app.o`, `scripts.build.all`
+            plain = [n for n in table if plain_name(n) == symbol]
+            found = plain[0] if len(plain) == 1 else None
         sym = table.get(found) if found else None
         if sym is None or found is None:
             near = closest_names(table, symbol)

@@ -193,3 +193,28 @@ def quote_name_part(text: str) -> str:
     if not _NAME_SPECIAL.search(text):
         return text
     return "(" + text.translate(_NAME_BRACKETS) + ")"
+
+
+_UNBRACE = str.maketrans("{}", "()")
+
+
+def plain_name(name: str) -> str:
+    """``name`` as a person writes it, its quoting taken off part by part: a key written as a JSON string
+    (``scripts."build.all"`` -> ``scripts.build.all``), free text wrapped by ``quote_name_part``
+    (``Notes.(v1.2 {beta})`` -> ``Notes.v1.2 (beta)``, ``(build/app.o)`` -> ``build/app.o``; its braces read as
+    parentheses). Other parts are kept. Many names may share a plain form: it is for matching what a person
+    typed, when exactly one name has it."""
+    import json
+
+    out = []
+    for part in name_parts(name):
+        if len(part) >= 2 and part[0] == part[-1] == '"':
+            try:
+                value = json.loads(part)
+            except ValueError:
+                value = part
+            part = value if isinstance(value, str) else part
+        elif len(part) >= 2 and part[0] == "(" and part[-1] == ")":
+            part = part[1:-1].translate(_UNBRACE)
+        out.append(part)
+    return ".".join(out)

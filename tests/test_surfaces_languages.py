@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,74 @@ def test_an_edit_of_a_keys_line_gives_that_keys_memory_first(tmp_path: Path, run
     ctx = run_json(repo, "context", "--file", "docs/runbook.md", "--prompt", "rewrite the Rollback section")
     order = [m["id"] for m in ctx["memories"]]
     assert order.index(rollback) < order.index(verify)
+
+
+CONFIG_FILES = {
+    "package.json": '{"scripts": {"build.all": "tsc", "test": "jest"}, "a::b": 1}\n',
+    ".github/workflows/ci.yml": "on: push\njobs:\n  test:\n    runs-on: x\n    steps:\n      - name: Run tests\n"
+                                "        run: make test\n",
+    "Makefile": "build/app.o: main.c\n\tcc -c main.c\n",
+    "src/geo.cpp": "namespace geo {\nstruct Point {\n  double norm() const;\n};\n"
+                   "double Point::norm() const { return 1.0; }\n}\n",
+    "docs/notes.md": "# Notes\n\n## v1.2 (beta)\n\nText.\n",
+    "config/database.yml": DATABASE_YML,
+}
+
+
+def test_remember_takes_names_as_people_type_them_and_suggests_on_a_miss(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", CONFIG_FILES)
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    for typed, stored in (("package.json::scripts.build.all", 'package.json::scripts."build.all"'),
+                          ("package.json::/scripts/test", "package.json::scripts.test"),
+                          ("Makefile::build/app.o", "Makefile::(build/app.o)"),
+                          ("docs/notes.md::Notes.v1.2 (beta)", "docs/notes.md::Notes.(v1.2 {beta})"),
+                          ("src/geo.cpp::geo::Point::norm", "src/geo.cpp::geo.Point.norm"),
+                          (".github/workflows/ci.yml::jobs.test.steps[Run tests]",
+                           ".github/workflows/ci.yml::jobs.test.steps[Run tests]")):
+        made = run_json(repo, "remember", f"about {typed}", "--anchor", typed)
+        assert [a["anchor"] for a in made["anchors"]] == [stored], typed
+    for typed, closest in (("config/database.yml::production.pol", "production.pool"),
+                           ("docs/notes.md::Note", "Notes"),
+                           ("src/geo.cpp::geo::Point::nrm", "geo.Point.norm"),
+                           ("package.json::scripts.tst", "scripts.test"),
+                           (".github/workflows/ci.yml::jobs.tests", "jobs.test")):
+        err, hint = _miss(run_cli, repo, typed)
+        assert "no symbol" in err and hint.startswith(f"hint: closest: {closest}"), (typed, hint)
+
+
+def test_the_merge_driver_unions_anchors_with_quotes_brackets_and_colons(tmp_path: Path, run_cli, run_json):
+    from gitmem.memfile import read
+
+    repo = make_repo(tmp_path / "r", CONFIG_FILES)
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    mid = run_json(repo, "remember", "the build", "--anchor", 'package.json::scripts."build.all"')["id"]
+    path = repo / ".gitmem" / "memories" / f"{mid}.md"
+    commit(repo, "memory")
+
+    def add(*anchors: str) -> None:
+        args = [a for x in anchors for a in ("--anchor", x)]
+        other = run_json(repo, "remember", "scratch", *args)  # the anchors as gitmem makes them
+        from gitmem.memfile import write
+
+        m = read(path)[0]
+        m.anchors = [*m.anchors, *read(repo / ".gitmem" / "memories" / f"{other['id']}.md")[0].anchors]
+        write(path, m)
+        (repo / ".gitmem" / "memories" / f"{other['id']}.md").unlink()
+
+    git(repo, "checkout", "-q", "-b", "a")
+    add(".github/workflows/ci.yml::jobs.test.steps[Run tests]", "src/geo.cpp::geo::Point::norm")
+    commit(repo, "a: anchors")
+    git(repo, "checkout", "-q", "main")
+    add("Makefile::(build/app.o)", 'package.json::"a::b"', "docs/notes.md::Notes.(v1.2 {beta})")
+    commit(repo, "main: anchors")
+    proc = subprocess.run(["git", "merge", "-q", "--no-edit", "a"], cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    merged = read(path)[0]
+    assert [a.key for a in merged.anchors] == [
+        'package.json::scripts."build.all"', "Makefile::(build/app.o)", 'package.json::"a::b"',
+        "docs/notes.md::Notes.(v1.2 {beta})", ".github/workflows/ci.yml::jobs.test.steps[Run tests]",
+        "src/geo.cpp::geo.Point.norm"]
+    # the path ends at the first ::
+    assert [(a.path, a.symbol) for a in merged.anchors][2] == ("package.json", '"a::b"')
+    shown = run_json(repo, "show", mid)
+    assert shown["status"] == "fresh" and len(shown["anchor_statuses"]) == 6, shown["anchor_statuses"]
