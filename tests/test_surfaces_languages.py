@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,43 @@ def test_the_merge_driver_unions_anchors_with_quotes_brackets_and_colons(tmp_pat
     assert [(a.path, a.symbol) for a in merged.anchors][2] == ("package.json", '"a::b"')
     shown = run_json(repo, "show", mid)
     assert shown["status"] == "fresh" and len(shown["anchor_statuses"]) == 6, shown["anchor_statuses"]
+
+
+# -- tidy on keys, sections and targets ---------------------------------------------------------------------------
+
+
+def test_tidy_on_keys_sections_and_targets(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", {"config/database.yml": DATABASE_YML, "docs/runbook.md": RUNBOOK_MD,
+                                      "Makefile": MAKEFILE})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+
+    def mem(text: str, anchor: str, mtype: str = "constraint") -> str:
+        return str(run_json(repo, "remember", text, "--anchor", anchor, "--type", mtype)["id"])
+
+    dup_a = mem("the production pool must stay below the pgbouncer limit of twenty connections",
+                "config/database.yml::production.pool")
+    dup_b = mem("production pool must stay below the pgbouncer limit of twenty connections",
+                "config/database.yml::production.pool")
+    other_key = mem("the staging pool must stay below the pgbouncer limit of twenty connections",
+                    "config/database.yml::staging.pool")
+    timeout_a = mem("timeout = 5000 for the production database", "config/database.yml::production.timeout")
+    timeout_b = mem("timeout = 9000 for the production database", "config/database.yml::production.timeout")
+    runbook = mem("the Rollback section is what on-call follows at night", "docs/runbook.md::Deploy.Rollback",
+                  "decision")
+    gone = mem("deploy rsyncs build/ to prod: run only from main", "Makefile::deploy", "gotcha")
+    commit(repo, "memories")
+    stamp = f"@{int(time.time()) - 45 * 86400} +0000"
+    (repo / "Makefile").write_text(MAKEFILE.replace("deploy:\n\trsync -a build/ prod:/srv\n", ""))
+    (repo / "docs/runbook.md").write_text(RUNBOOK_MD.replace("## Rollback\n\nRun `make rollback`.\n\n", ""))
+    git(repo, "commit", "-qam", "drop deploy and the rollback section",
+        env={"GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp})
+    code, out, err = run_cli(repo, "tidy", "--no-llm", "--json")
+    assert code == 1, err
+    rep = json.loads(out)
+    assert [(g["keep"]["id"], [m["id"] for m in g["merge"]], g["anchors"]) for g in rep["duplicates"]] == [
+        (dup_a, [dup_b], ["config/database.yml::production.pool"])]  # not the staging key's twin
+    assert other_key not in json.dumps(rep["duplicates"])
+    assert [{c["a"]["id"], c["b"]["id"]} for c in rep["contradictions"]] == [{timeout_a, timeout_b}]
+    assert sorted(d["id"] for d in rep["long_deleted"]) == sorted([gone, runbook])
+    assert run_cli(repo, "tidy", "--no-llm", "--apply", "--json")[0] == 0
+    assert {m["id"] for m in run_json(repo, "list")} == {dup_a, other_key, timeout_a, timeout_b}
