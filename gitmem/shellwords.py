@@ -33,8 +33,6 @@ import os
 import re
 import shlex
 
-from .textsplit import quote_name_part
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from collections.abc import Container
@@ -313,10 +311,12 @@ RUNS_ENTRIES = frozenset({"make", "gmake", "just", "npm", "yarn", "pnpm", "docke
 #: GNU make's options that take the next word as their value.
 _MAKE_VALUES = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir", "-o",
                           "--old-file", "--assume-old", "-W", "--what-if", "--new-file", "--assume-new"})
+#: (The patterns of make, Docker and key names below are strings, compiled on first use by ``re``'s cache: every
+#: hook imports this module, few commands run make or docker.)
 #: A make rule's line: targets, one or two colons (not ``:=`` / ``::=``), the rest.
-_MAKE_RULE = re.compile(r"^([^\t#=:][^#=:]*?)\s*::?(?!=)(.*)$")
+_MAKE_RULE = r"^([^\t#=:][^#=:]*?)\s*::?(?!=)(.*)$"
 #: ``.DEFAULT_GOAL := name`` (or ``=``, ``?=``): the goal of a bare ``make``.
-_DEFAULT_GOAL = re.compile(r"^\s*\.DEFAULT_GOAL\s*(?::{1,3}|\?|\+)?=\s*(\S+)")
+_DEFAULT_GOAL = r"^\s*\.DEFAULT_GOAL\s*(?::{1,3}|\?|\+)?=\s*(\S+)"
 #: npm's own commands that run the package script of their name (``npm test``, ``npm t``).
 _NPM_SCRIPT_COMMANDS = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop",
                         "restart": "restart"}
@@ -361,9 +361,9 @@ _DOCKER_SHORT_VALUES = frozenset({"-t", "-f", "-o", "-m", "-c"})
 #: The Dockerfiles of a build context, in the order BuildKit looks for them.
 DOCKERFILES = ("Dockerfile", "dockerfile")
 #: A Dockerfile's ``FROM image [AS name]``.
-_FROM = re.compile(r"^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$", re.I)
+_FROM = r"(?i)^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$"
 #: A stage another stage is built from: ``COPY --from=name``, ``RUN --mount=type=cache,from=name``.
-_FROM_STAGE = re.compile(r"(?:--from=|[,=\s]from=)([^\s,]+)", re.I)
+_FROM_STAGE = r"(?i)(?:--from=|[,=\s]from=)([^\s,]+)"
 #: The recipe files ``just`` reads.
 JUSTFILES = ("justfile", "Justfile", ".justfile")
 
@@ -450,11 +450,11 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
         if words[:1] == ["define"] or words[:2] == ["override", "define"]:
             in_define = True
             continue
-        m = _DEFAULT_GOAL.match(code)
+        m = re.match(_DEFAULT_GOAL, code)
         if m:
             default = m.group(1)
             continue
-        m = _MAKE_RULE.match(code)
+        m = re.match(_MAKE_RULE, code)
         if m is None:
             continue
         if m.group(2).startswith(("=", ":=")):
@@ -476,6 +476,8 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
         out.extend(p for p in rules.get(t, ()) if p in rules and p not in out)
         if len(out) > MAX_ENTRIES:
             return None
+    from .textsplit import quote_name_part  # here: every hook imports this module, few run make
+
     return [quote_name_part(t) for t in out]  # as ``code.lang_make`` names targets: ``(build/app.o)``
 
 
@@ -532,7 +534,7 @@ def package_scripts(text: str, script: str, *, pre_post: bool = False) -> list[s
 
 #: A key written bare in a key path: as ``code.lang_data``'s ``_BARE_KEY`` (the owner of key names; this module
 #: cannot import it: tree-sitter. ``tests/test_surfaces_languages.py`` checks that both name keys alike).
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
+_BARE_KEY = r'[^\s."\\#()\[\]<>]+'
 
 
 def key_name(*keys: str) -> str:
@@ -541,7 +543,7 @@ def key_name(*keys: str) -> str:
     ``::``, a JSON string (``scripts.test``, ``scripts."lint:fix.all"``)."""
     import json
 
-    return ".".join(k if _BARE_KEY.fullmatch(k) and "::" not in k else json.dumps(k, ensure_ascii=False)
+    return ".".join(k if re.fullmatch(_BARE_KEY, k) and "::" not in k else json.dumps(k, ensure_ascii=False)
                     for k in keys)
 
 
@@ -608,11 +610,11 @@ def docker_stages(text: str, target: str | None) -> list[str] | None:
         code = line.strip()
         if not code or code.startswith("#"):
             continue
-        m = _FROM.match(code)
+        m = re.match(_FROM, code)
         if m is not None:
             stages.append(((m.group(2) or "").lower() or f"stage#{len(stages) + 1}", {m.group(1).lower()}))
         elif stages:
-            stages[-1][1].update(x.lower() for x in _FROM_STAGE.findall(code))
+            stages[-1][1].update(x.lower() for x in re.findall(_FROM_STAGE, code))
     named = {n: uses for n, uses in stages}
     index = {str(i): n for i, (n, _) in enumerate(stages)}  # `COPY --from=0`: the first stage
     start = target.lower() if target else stages[-1][0] if stages else ""
