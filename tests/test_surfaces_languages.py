@@ -423,3 +423,40 @@ def test_tidy_on_keys_sections_and_targets(tmp_path: Path, run_cli, run_json):
     assert sorted(d["id"] for d in rep["long_deleted"]) == sorted([gone, runbook])
     assert run_cli(repo, "tidy", "--no-llm", "--apply", "--json")[0] == 0
     assert {m["id"] for m in run_json(repo, "list")} == {dup_a, other_key, timeout_a, timeout_b}
+
+
+# -- gitmem ui's code view -----------------------------------------------------------------------------------------
+
+
+def test_the_ui_shows_a_keys_lines_highlighted_and_its_diff(tmp_path: Path, run_cli, run_json):
+    from tests.test_ui import request, start_server
+
+    big = json.dumps({"name": "x", "blob": "y" * 200_000})  # one line of 200 KB
+    repo = make_repo(tmp_path / "r", {"config/database.yml": DATABASE_YML, "Dockerfile.dev": DOCKERFILE,
+                                      "data.json": big + "\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    pool = run_json(repo, "remember", "pool below 20", "--anchor", "config/database.yml::production.pool")["id"]
+    stage = run_json(repo, "remember", "deps stage caches", "--anchor", "Dockerfile.dev::deps")["id"]
+    blob = run_json(repo, "remember", "blob is generated", "--anchor", "data.json::blob")["id"]
+    commit(repo, "memories")
+    sha = commit(repo, "bigger pool", {"config/database.yml": DATABASE_YML.replace("pool: 5", "pool: 20")})
+    server = start_server(repo)
+    try:
+        def anchor_now(mid: str) -> dict[str, object]:
+            status, _, body = request(server, "GET", f"/api/memory/{mid}")
+            assert status == 200, body
+            [a] = json.loads(body)["anchors_now"]
+            return dict(a)
+
+        a = anchor_now(pool)
+        assert a["status"] == "stale" and a["reason"] == f"key production.pool changed in {sha[:12]}"
+        assert a["code_lines"] == [3, 3] and "Plain\">20</span>" in str(a["code_html"])
+        assert '<span class="nt">pool</span>' in str(a["code_html"])  # YAML's lexer: the key is a tag
+        assert "-  pool: 5\n+  pool: 20" in str(a["diff"]) and a["changed_by"]["commit"] == sha  # type: ignore[index]
+        a = anchor_now(stage)
+        assert a["status"] == "fresh" and a["code_lines"] == [1, 2]
+        assert '<span class="k">FROM</span>' in str(a["code_html"])  # Docker's lexer, by gitmem's language
+        a = anchor_now(blob)
+        assert a["status"] == "fresh" and len(str(a["code_html"])) < 60_000  # one line of 200 KB, cut
+    finally:
+        server.stop()
