@@ -231,7 +231,7 @@ def targets(line: str, cwd: str, skip: Container[str] = ()) -> Targets:
 
     def add(here: str, f: str, symbol: str | None = None) -> bool:
         f = full(here, f)
-        if (f, symbol) in out:
+        if (f, symbol) in out or symbol is None and f in out.scoped:  # `-f Dockerfile`: its stages already
             return True
         if os.path.isfile(on_disk(f)):
             out.append((f, symbol))
@@ -287,8 +287,6 @@ def targets(line: str, cwd: str, skip: Container[str] = ()) -> Targets:
         k_names = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-k" and args[i + 1].isidentifier()]
         files_before = len(out)
         for a in operands:
-            if name in RUNS_ENTRIES:
-                break  # a make target, script or stage is an entry, not a file (`make build` with a build/ folder)
             path, symbol = _split_test_id(a)
             add(here, path, symbol)
         for name_k in k_names:
@@ -306,8 +304,6 @@ MAX_ENTRY_FILE_BYTES = 512 * 1024
 #: Most entries (make targets with their prerequisites, stages) given for one command: a goal's prerequisite
 #: closure can be the whole Makefile; past this many, the command concerns the file as a whole.
 MAX_ENTRIES = 32
-#: Programs whose operands name entries of a file, not files (``make build`` with a ``build/`` folder).
-RUNS_ENTRIES = frozenset({"make", "gmake", "just", "npm", "yarn", "pnpm", "docker", "podman", "buildah"})
 #: GNU make's options that take the next word as their value.
 _MAKE_VALUES = frozenset({"-f", "--file", "--makefile", "-C", "--directory", "-I", "--include-dir", "-o",
                           "--old-file", "--assume-old", "-W", "--what-if", "--new-file", "--assume-new"})

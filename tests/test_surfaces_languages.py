@@ -137,7 +137,7 @@ COPY --from=0 /x /x
      ["Dockerfile"]),
     ("docker build .", [("Dockerfile", "stage#4"), ("Dockerfile", "deps")], ["Dockerfile"]),  # the last stage
     ("podman build -f web/Dockerfile.dev web", [("web/Dockerfile.dev", "dev")], ["web/Dockerfile.dev"]),
-    ("docker build - < Dockerfile", [], []),
+    ("docker build - < Dockerfile", [("Dockerfile", None)], []),  # read from stdin: the file, its stages unknown
     ("just deploy", [("justfile", None)], []),
 ])
 def test_the_entries_a_command_runs(tmp_path: Path, line: str, expected: list[tuple[str, str | None]],
