@@ -26,16 +26,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.languages import language_for_path
+from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
-from .code.symbols import closest_names, file_fingerprint, lookup, symbol_table
+from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
 from .org import checks as org_checks
 from .org.checks import Checked
-from .textsplit import name_base
+from .textsplit import name_base, plain_name
 
 #: How many commits that touched a file are examined to name the commit that
 #: changed an anchored symbol. Past this, the newest such commit is named.
@@ -153,7 +153,8 @@ class Resolver:
         table = self.table(rev, spec_path) or {}
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
-                              f"anchor the file itself: --anchor {spec_path}")
+                              f"anchor the file itself (--anchor {spec_path}); symbols are found in "
+                              + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
         if symbol not in table:  # the language's own separators: Ruby `A::B#m`, PHP `Ctl::show`
             symbol = written_symbol(spec_path, symbol)
         same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]
@@ -161,6 +162,9 @@ class Resolver:
             raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",
                               "name one: " + ", ".join(same), candidates=same)
         found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
+        if found is None:  # typed without gitmem's quoting: `Makefile::build/app.o`, `scripts.build.all`
+            plain = [n for n in table if plain_name(n) == symbol]
+            found = plain[0] if len(plain) == 1 else None
         sym = table.get(found) if found else None
         if sym is None or found is None:
             near = closest_names(table, symbol)
@@ -337,7 +341,7 @@ class Resolver:
                                 reason=self._why("file not found" if self._history_missing else "file deleted",
                                                  commit, rev))
         data = self.source(rev, path_now) or b""
-        fp = file_fingerprint(data, path_now)
+        fp = file_fingerprint_as(a.fingerprint, data, path_now)  # raw1 recorded before the type had a language
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
         if fp == a.fingerprint:
@@ -350,7 +354,7 @@ class Resolver:
 
         def file_fp_at(c: str | None) -> str | None:
             p = path_now if self.source(c, path_now) is not None else old_path
-            return _fp_or_none(self.source(c, p), p)
+            return _fp_or_none(self.source(c, p), p, a.fingerprint)
 
         commit = self._blame(base, rev, path_now, a.fingerprint, file_fp_at, also=old_path)
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
@@ -391,7 +395,8 @@ class Resolver:
                 return s.fingerprint if s else None
 
             commit = self._blame(base, rev, path_now, fp, fp_at, also=old_path)
-            what = " and ".join(c.value for c in changes if c != Change.MOVE) + " changed"
+            what = (_in_format_words(path_now, sym.kind, name, "changed")
+                    or " and ".join(c.value for c in changes if c != Change.MOVE) + " changed")
             if moved_file:
                 what += f" (file now {path_now})"
             return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
@@ -422,7 +427,8 @@ class Resolver:
             return traced
         commit = self._commit_changing(
             base, rev, gone_path, lambda c: lookup(self.table(c, gone_path) or {}, want, like=old_sym) is None)
-        what = "symbol deleted" if path_now else "file not found" if self._history_missing else "file deleted"
+        what = ((_in_format_words(path_now, old_sym.kind if old_sym else a.kind or "", want, "deleted")
+                 or "symbol deleted") if path_now else "file not found" if self._history_missing else "file deleted")
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
@@ -562,8 +568,10 @@ class Resolver:
             changes += [ch for ch in later.changes if ch not in changes]
             where = f"renamed to {found.name}" if found.name != name else f"moved to {found.path}"
             if later.status == Status.STALE:
-                what = ", ".join(ch.value for ch in later.changes if ch not in (Change.MOVE, Change.RENAME))
-                reason = f"{where} in {c[:12]}, then {what or 'code'} changed" + (
+                what = (_in_format_words(later.path_now, found.symbol.kind, later.symbol_now or found.name, "")
+                        or ", ".join(ch.value for ch in later.changes if ch not in (Change.MOVE, Change.RENAME))
+                        or "code ").strip()
+                reason = f"{where} in {c[:12]}, then {what} changed" + (
                     f" in {later.commit[:12]}" if later.commit else " (uncommitted)" if rev is WORKTREE else "")
                 return AnchorStatus(a, Status.STALE, path_now=later.path_now, symbol_now=later.symbol_now,
                                     commit=later.commit or c, changes=changes, old_span=a.span,
@@ -634,6 +642,20 @@ class Resolver:
         return what
 
 
+#: Languages whose symbols are not code but entries of a configuration, document, build or schema file: a reason
+#: names such an anchor in its format's words (``key production.pool changed``, ``section Rollback changed``,
+#: ``job deploy``, ``target build``, ``stage build``) where code says ``body changed``.
+FORMAT_LANGUAGES = frozenset({"yaml", "toml", "json", "markdown", "sql", "dockerfile", "terraform", "hcl", "make"})
+
+
+def _in_format_words(path: str | None, kind: str, name: str, verb: str) -> str | None:
+    """``KIND NAME VERB`` (``key production.pool changed``) for a symbol of a ``FORMAT_LANGUAGES`` file, else
+    None (code: the caller says what changed, body or signature)."""
+    if not path or not kind or language_for_path(path) not in FORMAT_LANGUAGES:
+        return None
+    return f"{kind} {name} {verb}"
+
+
 def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:
     if old is None:
         return [Change.BODY]
@@ -656,8 +678,9 @@ def _recorded(fp: str | None, sym: Symbol | None) -> str | None:
     return fp
 
 
-def _fp_or_none(data: bytes | None, path: str) -> str | None:
-    return None if data is None else file_fingerprint(data, path)
+def _fp_or_none(data: bytes | None, path: str, recorded: str | None) -> str | None:
+    """``data``'s file fingerprint by ``recorded``'s algorithm (``file_fingerprint_as``); None when absent."""
+    return None if data is None else file_fingerprint_as(recorded, data, path)
 
 
 def _reason(what: str, commit: str | None, rev: str | None = "") -> str:

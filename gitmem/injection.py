@@ -326,6 +326,15 @@ _ANCHOR_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: Spaces a symbol name may hold: a JavaScript member named by a string key (``obj["retry after"]``,
 #: ``code.languages._js_member_name``) is a few words; a sentence is not a symbol.
 MAX_SYMBOL_SPACES = 3
+#: Spaces a symbol name may hold where its words are a document's own text: a Markdown heading
+#: (``docs/runbook.md::Deploy.How to roll back a release``) or a label in brackets or quotes
+#: (``jobs.test.steps[Run the integration tests]``, a YAML key ``"a b"``), when no line rule reads it as an
+#: instruction (``line_rule``). A heading is a title, rarely past a dozen words.
+MAX_TEXT_NAME_SPACES = 12
+#: Paths whose symbols are headings (Markdown), by extension, lower-cased (``code.languages``' own list; this
+#: module is standard library only).
+_HEADING_PATHS = (".md", ".markdown")
+_QUOTED_PARTS = re.compile(r'\[[^\]]*\]|"(?:[^"\\]|\\.)*"')
 #: A run of whitespace: never in an anchor key (a path or symbol has single spaces at most).
 _ANCHOR_WS_RUN = re.compile(r"\s{2}")
 
@@ -333,8 +342,9 @@ _ANCHOR_WS_RUN = re.compile(r"\s{2}")
 def anchor_key_problem(key: str) -> str | None:
     """Why ``key`` cannot be an anchor key (``path``, ``path::Symbol``, ``REPO:path[::Symbol]``,
     ``commit:<sha>``), or None when its shape is one: no control character, at most ``MAX_ANCHOR_KEY_CHARS``
-    characters, at most ``MAX_SYMBOL_SPACES`` spaces (and no other whitespace) in the symbol, no run of whitespace
-    (nor whitespace at the ends) in the path or the symbol.
+    characters, at most ``MAX_SYMBOL_SPACES`` spaces (and no other whitespace) in the symbol — ``MAX_TEXT_NAME_SPACES``
+    in a Markdown heading or in a bracketed or quoted label —, none read as an instruction (``line_rule``), no run
+    of whitespace (nor whitespace at the ends) in the path or the symbol.
 
     The shape check applied to anchors read from another repository's memory file (``org.index``) and to the
     anchors of an organisation hit shown to an agent (``rank.render.item_from_org``): a hand-written file can put
@@ -348,8 +358,14 @@ def anchor_key_problem(key: str) -> str | None:
     if _ANCHOR_CONTROL.search(key):
         return "holds a control character or line break"
     path, _, symbol = key.partition("::")
-    if symbol.count(" ") > MAX_SYMBOL_SPACES or any(c.isspace() and c != " " for c in symbol):
+    if any(c.isspace() and c != " " for c in symbol):
         return "words in its symbol name"
+    if " " in symbol:
+        text = path.lower().endswith(_HEADING_PATHS)
+        outside = "" if text else _QUOTED_PARTS.sub("", symbol)
+        if (outside.count(" ") > MAX_SYMBOL_SPACES or symbol.count(" ") > MAX_TEXT_NAME_SPACES
+                or line_rule(symbol) is not None):
+            return "words in its symbol name"
     for part in (path, symbol):
         if part != part.strip() or _ANCHOR_WS_RUN.search(part):
             return "a run of whitespace"

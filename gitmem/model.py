@@ -292,6 +292,16 @@ class AnchorStatus:
     new_span: tuple[int, int] | None = None
     reason: str = ""
 
+    @property
+    def keyed_reason(self) -> str:
+        """``<anchor key> <reason>`` on one line ("" parts left out), the anchor not named twice: a reason in a
+        format's words (``key production.pool changed in abc1234``) after its key reads
+        ``config/database.yml::production.pool key changed in abc1234``."""
+        reason, kind, name = self.reason, self.anchor.kind, self.anchor.symbol
+        if name and reason.startswith(f"{kind} {name} "):
+            reason = f"{kind} {reason[len(kind) + len(name) + 2:]}"
+        return f"{self.anchor.key} {reason}".strip()
+
 
 @dataclass
 class MemoryStatus:

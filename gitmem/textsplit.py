@@ -168,3 +168,48 @@ def name_base(name: str) -> str:
 def name_leaf(name: str) -> str:
     """The own name of a symbol: its last part without number or key (``Parser.parse(String)`` -> ``parse``)."""
     return name_parts(name_base(name))[-1]
+
+
+#: Characters that give a name part structure (nesting dots, keys in brackets) and so cannot appear bare in a
+#: name made from free text (a Markdown heading, a Makefile target ``%.o``).
+_NAME_SPECIAL = re.compile(r"[.()\[\]<>]|#\d+$")
+_NAME_BRACKETS = str.maketrans("([<)]>", "{{{}}}")
+
+
+def quote_name_part(text: str) -> str:
+    """Free text (a heading, a target) as one part of a qualified name that ``name_parts`` / ``name_base``
+    / ``name_leaf`` keep whole.
+
+    Text without ``.``, brackets (``()[]<>``) or a trailing ``#<digits>`` is returned unchanged
+    (``Rollback``); other text is wrapped in parentheses, its own brackets written as braces
+    (``v1.2 (beta)`` -> ``(v1.2 {beta})``, ``%.o`` -> ``(%.o)``, ``Issue #12`` -> ``(Issue #12)``).
+    A part that starts with ``(`` is neither split at its dots nor cut by ``name_base``.
+    """
+    if not _NAME_SPECIAL.search(text):
+        return text
+    return "(" + text.translate(_NAME_BRACKETS) + ")"
+
+
+_UNBRACE = str.maketrans("{}", "()")
+
+
+def plain_name(name: str) -> str:
+    """``name`` as a person writes it, its quoting taken off part by part: a key written as a JSON string
+    (``scripts."build.all"`` -> ``scripts.build.all``), free text wrapped by ``quote_name_part``
+    (``Notes.(v1.2 {beta})`` -> ``Notes.v1.2 (beta)``, ``(build/app.o)`` -> ``build/app.o``; its braces read as
+    parentheses). Other parts are kept. Many names may share a plain form: it is for matching what a person
+    typed, when exactly one name has it."""
+    import json
+
+    out = []
+    for part in name_parts(name):
+        if len(part) >= 2 and part[0] == part[-1] == '"':
+            try:
+                value = json.loads(part)
+            except ValueError:
+                value = part
+            part = value if isinstance(value, str) else part
+        elif len(part) >= 2 and part[0] == "(" and part[-1] == ")":
+            part = part[1:-1].translate(_UNBRACE)
+        out.append(part)
+    return ".".join(out)

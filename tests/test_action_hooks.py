@@ -95,9 +95,9 @@ def failure(repo: Path, command: str, error: str, session: str) -> dict[str, Any
     ("bash scripts/deploy.sh prod", [("scripts/deploy.sh", None)]),
     ("./scripts/deploy.sh", [("./scripts/deploy.sh", None)]),
     ("cd scripts && sh deploy.sh", [("scripts/deploy.sh", None)]),
-    ("make migrate", [("Makefile", None)]),
-    ("make -C sub build", [("sub/Makefile", None)]),
-    ("npm run build", [("package.json", None)]),
+    ("make migrate", [("Makefile", "migrate")]),
+    ("make -C sub build", [("sub/Makefile", None)]),  # no rule `build` in sub/Makefile: the file as a whole
+    ("npm run build", [("package.json", None)]),  # no script `build` in package.json: the file as a whole
     ("uv run pytest tests/test_dates.py::TestFormat::test_iso -q",
      [("tests/test_dates.py", "TestFormat.test_iso")]),
     ("python -m pytest tests/test_dates.py -k test_parse_dates",
@@ -108,7 +108,7 @@ def failure(repo: Path, command: str, error: str, session: str) -> dict[str, Any
     ("echo 'unterminated", []),
 ])
 def test_targets_of_a_command_line(tmp_path: Path, line: str, expected: list[tuple[str, str | None]]) -> None:
-    write(tmp_path, {"scripts/migrate.py": "", "scripts/deploy.sh": "", "Makefile": "", "sub/Makefile": "",
+    write(tmp_path, {"scripts/migrate.py": "", "scripts/deploy.sh": "", "Makefile": MAKEFILE, "sub/Makefile": "",
                      "package.json": "{}", "tests/test_dates.py": "", "src/dates.py": ""})
     assert shellwords.targets(line, str(tmp_path)) == expected
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .. import layout
 from ..shellwords import quoted_commands
-from ..textsplit import name_leaf, query_terms, split_identifiers
+from ..textsplit import name_leaf, name_parts, query_terms, split_identifiers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
@@ -698,6 +698,29 @@ def typed_on_paths(con: sqlite3.Connection, paths: Iterable[str], types: Sequenc
         for mid, path, symbol in con.execute(q, (p, *types, int(limit))):
             if (path, symbol) not in out.setdefault(mid, []):
                 out[mid].append((path, symbol))
+    return out
+
+
+def typed_on_symbols(con: sqlite3.Connection, pairs: Iterable[tuple[str, str]], types: Sequence[str],
+                     limit: int) -> dict[str, list[tuple[str, str | None]]]:
+    """Memories of one of ``types`` anchored (or whose code moved) to one of the (path, qualified name) ``pairs``:
+    to the name (or another definition of it: ``NAME#2``), to a symbol inside it (``NAME.…``) or to one holding
+    it (``scripts`` for ``scripts.test``, a class for its method): id → [(path, symbol)], at most ``limit`` per
+    pair, newest first. Light: no memory text is read. Finds what ``typed_on_paths`` leaves out of a file
+    holding more than its ``limit``."""
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    types = list(types)
+    kinds = ", ".join("?" * len(types))
+    for path, name in dict.fromkeys(pairs):
+        parts = name_parts(name)
+        holders = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        q = (f"SELECT DISTINCT a.memory_id, a.path, a.symbol FROM anchors a JOIN memories m ON m.id = a.memory_id "
+             f"WHERE a.path = ? AND (a.symbol IN ({', '.join('?' * len(holders))}) "
+             f"OR substr(a.symbol, 1, ?) IN (?, ?)) AND m.type IN ({kinds}) ORDER BY a.updated DESC LIMIT ?")
+        for mid, p, symbol in con.execute(q, (path, *holders, len(name) + 1, name + ".", name + "#", *types,
+                                              int(limit))):
+            if (p, symbol) not in out.setdefault(mid, []):
+                out[mid].append((p, symbol))
     return out
 
 

@@ -74,8 +74,7 @@ def status_reason(ms: MemoryStatus) -> str:
     """``path::Symbol <reason>`` of the worst anchor ("" when fresh)."""
     if ms.status == Status.FRESH or not ms.anchors:
         return ""
-    worst = max(ms.anchors, key=lambda a: a.status.severity)
-    return f"{worst.anchor.key} {worst.reason}".strip()
+    return max(ms.anchors, key=lambda a: a.status.severity).keyed_reason
 
 
 def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int | None]]:

@@ -20,8 +20,13 @@ from typing import TYPE_CHECKING
 from . import lang_data
 from .lang_bash import BASH
 from .lang_c import CPP, C
+from .lang_dockerfile import DOCKERFILE
+from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
 from .lang_lua import LUA
+from .lang_make import MAKE
+from .lang_markdown import analyze as analyze_markdown
 from .lang_scala import SCALA
+from .lang_sql import SQL
 from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
@@ -45,6 +50,9 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
+SPECS["sql"] = SQL
+SPECS["dockerfile"] = DOCKERFILE
+SPECS["make"] = MAKE
 SPECS.update({s.name: s for s in (C, CPP)})
 SPECS.update({s.name: s for s in (SWIFT, SCALA, BASH, LUA)})
 
@@ -56,12 +64,16 @@ ANALYZERS: dict[str, Analyzer] = {}
 ANALYZERS["yaml"] = lang_data.analyze_yaml
 ANALYZERS["toml"] = lang_data.analyze_toml
 ANALYZERS["json"] = lang_data.analyze_json
+ANALYZERS["markdown"] = analyze_markdown
+ANALYZERS["terraform"] = analyze_terraform
+ANALYZERS["hcl"] = analyze_hcl
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
 ANALYZER_WRITTEN_NAMES["yaml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["toml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["json"] = lang_data.written_name
+ANALYZER_WRITTEN_NAMES["terraform"] = written_terraform_name
 
 #: Language name -> fn(repo-relative path) -> the path's dialect (a key of ``DIALECT_ANALYZERS``) or None:
 #: files of one format whose kinds depend on where they are (a GitHub workflow's jobs, package.json's

@@ -766,6 +766,20 @@ def file_fingerprint(source: bytes, path: str, *, blob_sha: str | None = None) -
     return _raw_fingerprint(source)
 
 
+def file_fingerprint_as(recorded: str | None, source: bytes, path: str, *, blob_sha: str | None = None) -> str:
+    """``source``'s whole-file fingerprint by the algorithm that made ``recorded``, so the two compare like with like.
+
+    ``recorded`` is a stored file fingerprint (a whole-file anchor's). Its tag decides: ``raw1:`` (recorded
+    before the file type had a language, or for a binary file) hashes the bytes as ``raw1`` does today,
+    whatever the file's language now is, so an anchor on a ``.rb`` or ``.yml`` file made by an older gitmem
+    stays fresh until the file really changes; any other tag (``ts1:``, an analyzer's) or None gives
+    ``file_fingerprint`` (the current algorithm of the file's language). Never raises for content problems.
+    """
+    if recorded is not None and recorded.startswith(RAW_TAG + ":"):
+        return _raw_fingerprint(source)
+    return file_fingerprint(source, path, blob_sha=blob_sha)
+
+
 # --------------------------------------------------------------------------- lookups
 
 

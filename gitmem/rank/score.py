@@ -265,7 +265,7 @@ def status_note(s: Scored) -> str:
         return "fresh"
     worst = max(s.status_detail.anchors, key=lambda a: a.status.severity)
     mark = "⚠ " if s.status in (Status.STALE, Status.DELETED) else ""
-    return f"{mark}{s.status.value}: {worst.anchor.key} {worst.reason}".strip()
+    return f"{mark}{s.status.value}: {worst.keyed_reason}"
 
 
 def item(s: Scored) -> render.Item:

@@ -33,6 +33,12 @@ from ..store import Store
 
 #: Lines of anchored code shown per anchor (a file anchor on a long file shows its beginning).
 MAX_CODE_LINES = 300
+#: Characters of anchored code highlighted per anchor (then "…"): 300 lines of code are ~12,000; a minified
+#: JSON file or a lock file can hold megabytes on one line.
+MAX_CODE_CHARS = 40_000
+#: Pygments' options per gitmem language name (its lexer names are gitmem's): a PHP symbol's lines have no
+#: ``<?php`` before them.
+LEXER_OPTIONS: dict[str, dict[str, bool]] = {"php": {"startinline": True}}
 
 #: Sessions shown, most recent first (their state is pruned after a week: ``capture.worker``).
 MAX_SESSIONS = 50
@@ -171,16 +177,29 @@ def org_search(store: Store, query: str, limit: int = ORG_SEARCH_LIMIT) -> JSONO
 
 
 def _highlight(code: str, path: str, first_line: int) -> str:
-    """``code`` as highlighted HTML (Pygments, lexer by file name, lines numbered from ``first_line``)."""
+    """``code`` as highlighted HTML (Pygments, lines numbered from ``first_line``). The lexer is the one of the
+    language gitmem reads the file as (``code.languages.language_for_path``: ``Dockerfile.dev``, ``.tfvars``,
+    ``.jsonc``, a ``.sql`` file as SQL, not Transact-SQL), else Pygments' for the file name, else plain text."""
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
-    from pygments.lexers import TextLexer, get_lexer_for_filename
+    from pygments.lexer import Lexer
+    from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
     from pygments.util import ClassNotFound
 
+    from ..code.languages import language_for_path
+
+    lexer: Lexer = TextLexer(stripnl=False)
+    language = language_for_path(path)
     try:
-        lexer = get_lexer_for_filename(path, code, stripnl=False)
+        lexer = get_lexer_by_name(language, stripnl=False, **LEXER_OPTIONS.get(language, {})) if language else \
+            get_lexer_for_filename(path, code, stripnl=False)
     except ClassNotFound:
-        lexer = TextLexer(stripnl=False)
+        try:
+            lexer = get_lexer_for_filename(path, code, stripnl=False)
+        except ClassNotFound:
+            pass
+    if len(code) > MAX_CODE_CHARS:  # a minified JSON or generated file: one line can be megabytes
+        code = code[:MAX_CODE_CHARS] + "…\n"
     return str(highlight(code, lexer, HtmlFormatter(cssclass="hl", linenos="inline", linenostart=first_line)))
 
 

@@ -1280,18 +1280,24 @@ def _repo_targets(root: Path, event: Event, found: list[tuple[str, str | None]],
 
 def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str) -> str | None:
     """The ``ACTION_TYPES`` memories the command concerns, not yet given, in ``shell_budget``: anchored to a
-    file it runs or targets (on the symbol a test id or ``-k`` names first), or quoting a command it runs
+    file it runs or targets (on the symbol a test id or ``-k`` names first; of a file it runs only some entries of,
+    ``shellwords.Targets.scoped`` — ``make build``'s targets, ``npm test``'s scripts, ``docker build --target``'s
+    stages —, those entries and the whole file, not its other entries), or quoting a command it runs
     (``shellwords.concerns``); and a memory of any type on a file it runs or targets that the session was given
     with a status that changed since (``given_again_on``); nothing for a command no memory concerns."""
     if not event.command.strip():
         return None
     from ... import shellwords
+    from ...textsplit import name_base
     from .shell_reads import READERS
 
     cfg = config.read_cached(lay)
     cwd = event.cwd or os.getcwd()
     # a file a reader shows (`cat x.py`) gets all its memories as a read (``BeforeFile``), not here
-    targets = _repo_targets(root, event, shellwords.targets(event.command, cwd, skip=READERS), cfg)
+    found = shellwords.targets(event.command, cwd, skip=READERS)
+    targets = _repo_targets(root, event, found, cfg)
+    # files the command runs only some entries of (`make build`, `npm test`, `docker build --target x`)
+    scoped = {rel for rel, _ in _repo_targets(root, event, [(p, None) for p in found.scoped], cfg)}
     mark_worked(lay, key, list(dict.fromkeys(rel for rel, _ in targets)))
     commands = shellwords.line_commands(event.command)
     if not targets and not commands:
@@ -1305,8 +1311,13 @@ def on_before_shell(event: BeforeShell, root: Path, lay: layout.Layout, key: str
         ranked: dict[str, float] = {}
         named = {(rel, sym) for rel, sym in targets if sym}
         on = catalog_db.typed_on_paths(con, dict.fromkeys(rel for rel, _ in targets), ACTION_TYPES, ACTION_PER_PATH)
+        for mid, more in catalog_db.typed_on_symbols(con, sorted(named), ACTION_TYPES, ACTION_PER_PATH).items():
+            on.setdefault(mid, []).extend(a for a in more if a not in on[mid])  # past a busy file's newest
         for mid, anchors in on.items():
-            on_symbol = any(p == np and same_symbol(sym, n) for p, sym in anchors for np, n in named)
+            on_symbol = any(p == np and (same_symbol(sym, n) or same_symbol(name_base(sym or ""), n))
+                            for p, sym in anchors for np, n in named)  # `build#2`: make's second rule of build
+            if not on_symbol and all(p in scoped and sym is not None for p, sym in anchors):
+                continue  # another target, script or stage of a file the command runs only some entries of
             ranked[mid] = max(ranked.get(mid, 0.0), SHELL_SYMBOL_SCORE if on_symbol else SHELL_FILE_SCORE)
         for mid, quoted in catalog_db.quoting(con, [c[0] for c in commands], ACTION_TYPES):
             if any(shellwords.concerns(quoted, c) for c in commands):
