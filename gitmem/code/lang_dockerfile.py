@@ -51,7 +51,8 @@ def _stage(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
             prev = prev.prev_named_sibling
         name = f"{UNNAMED_STAGE}#{position}"
     parts = _instructions_after(node)
-    return [make_def(name, "stage", node, parts[-1], body=(node.end_byte, parts[-1].end_byte))]
+    body = (node.end_byte, parts[-1].end_byte) if len(parts) > 1 else None
+    return [make_def(name, "stage", node, parts[-1], body=body)]
 
 
 def _keyword(node: Node, src: bytes) -> bytes | None:

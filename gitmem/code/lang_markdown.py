@@ -131,6 +131,16 @@ def _heading(node: Node, src: bytes) -> tuple[int, str]:
     return level, heading_text(_text(para, src), atx=False) if para is not None else ""
 
 
+def _outer(node: Node) -> bool:
+    """Is ``node`` outside lists and block quotes (only sections and the document around it)?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type not in _OUTER:
+            return False
+        parent = parent.parent
+    return True
+
+
 def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[int, int, int, str]]]:
     """(token start bytes, tokens, headings as (start byte, end byte, level, text)) in source order."""
     pos: list[int] = []
@@ -145,7 +155,7 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
             continue
         if t in _HEADINGS:
             level, title = _heading(node, src)
-            if node.parent is not None and node.parent.type in _OUTER:
+            if _outer(node):
                 heads.append((node.start_byte, node.end_byte, level, title))
             pos.append(at)
             toks.append(f"h{level} {title}")

@@ -74,6 +74,11 @@ def _object_name(node: Node | None, src: bytes) -> str:
     return quote_name_part(sql_identifier(text(idents[-1], src))) if idents else ""
 
 
+def _body(src: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """The byte range ``start``..``end`` as a body, or None when nothing but whitespace and ``;`` is there."""
+    return (start, end) if src[start:end].strip(b" \t\r\n;") else None
+
+
 def _child(node: Node, *types: str) -> Node | None:
     return next((c for c in node.named_children if c.type in types), None)
 
@@ -90,7 +95,8 @@ def _create(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None
     kind = _KINDS[node.type]
     if kind == "table":
         cols = _child(node, "column_definitions")
-        return [make_def(name, kind, node, node, body=(ref.end_byte, node.end_byte), scope=cols, scope_kind="table")]
+        return [make_def(name, kind, node, node, body=_body(src, ref.end_byte, node.end_byte), scope=cols,
+                         scope_kind="table")]
     key = ""
     if kind == "function":
         args = _child(node, "function_arguments")
@@ -101,23 +107,34 @@ def _create(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None
                 typ = named[1] if len(named) >= 2 and named[0].type == "identifier" else arg
                 types.append(" ".join(text(typ, src).lower().split()))
             key = "(" + ",".join(types) + ")"
-    return [make_def(name, kind, node, node, body=(ref.end_byte, node.end_byte), key=key)]
+    return [make_def(name, kind, node, node, body=_body(src, ref.end_byte, node.end_byte), key=key)]
 
 
 def _index(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     ident = _child(node, "identifier")
     name = _object_name(ident, src)
-    return [make_def(name, "index", node, node, body=(ident.end_byte, node.end_byte))] if ident and name else []
+    if ident is None or not name:
+        return []
+    return [make_def(name, "index", node, node, body=_body(src, ident.end_byte, node.end_byte))]
 
 
 def _column(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     if parent_kind != "table":
         return []
-    ident = _child(node, "identifier")
+    ident = _column_name(node, src)
     if ident is None:
         return []
     return [make_def(quote_name_part(sql_identifier(text(ident, src))), "column", node, node,
-                     body=(ident.end_byte, node.end_byte))]
+                     body=_body(src, ident.end_byte, node.end_byte))]
+
+
+def _column_name(col: Node, src: bytes) -> Node | None:
+    """The name node of a ``column_definition``: an identifier, or a quoted name the grammar reads as a literal."""
+    first = col.named_children[0] if col.named_child_count else None
+    if first is not None and (first.type == "identifier" or (
+            first.type == "literal" and src[first.start_byte:first.start_byte + 1] in (b'"', b"`"))):
+        return first
+    return None
 
 
 def _alter(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
@@ -125,10 +142,10 @@ def _alter(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     out: list[Def] = []
     for add in node.named_children:
         col = _child(add, "column_definition") if add.type == "add_column" else None
-        ident = _child(col, "identifier") if col is not None else None
+        ident = _column_name(col, src) if col is not None else None
         if table and col is not None and ident is not None:
             name = f"{table}.{quote_name_part(sql_identifier(text(ident, src)))}"
-            out.append(make_def(name, "column", add, add, body=(ident.end_byte, col.end_byte)))
+            out.append(make_def(name, "column", add, add, body=_body(src, ident.end_byte, col.end_byte)))
     return out
 
 

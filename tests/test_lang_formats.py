@@ -1,0 +1,473 @@
+"""Markdown sections, SQL definitions, Dockerfile stages, Terraform/HCL blocks and Makefile targets:
+names, kinds, spans, fingerprints that ignore formatting, and staleness through the CLI on real git repositories.
+
+Real tree-sitter grammars (tree-sitter-language-pack's markdown, sql, dockerfile, terraform, hcl, make).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gitmem.anchors import Resolver
+from gitmem.code import symbols as S
+from gitmem.code.languages import language_for_path
+from gitmem.code.specs import written_symbol
+from gitmem.code.symbols import extract_symbols, file_fingerprint, set_cache_dir
+from gitmem.git import Repo
+from gitmem.model import Status, Symbol
+from gitmem.textsplit import name_base, name_leaf, name_parts, quote_name_part
+from testing.repos import commit, git, make_repo
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    set_cache_dir(None)
+    S.clear_memory_cache()
+    yield
+    set_cache_dir(None)
+    S.clear_memory_cache()
+
+
+def table(src: str, language: str) -> dict[str, Symbol]:
+    return extract_symbols(textwrap.dedent(src).encode(), language)
+
+
+def spans(tab: dict[str, Symbol]) -> dict[str, tuple[str, int, int]]:
+    return {n: (s.kind, s.start_line, s.end_line) for n, s in tab.items()}
+
+
+@pytest.mark.parametrize("path, language", [
+    ("README.md", "markdown"), ("docs/a.markdown", "markdown"), ("db/001_init.sql", "sql"),
+    ("Dockerfile", "dockerfile"), ("containerfile", "dockerfile"), ("Dockerfile.dev", "dockerfile"),
+    ("build/app.dockerfile", "dockerfile"), ("Dockerfile.md", "markdown"),
+    ("main.tf", "terraform"), ("prod.tfvars", "terraform"), ("build.pkr.hcl", "hcl"), ("job.hcl", "hcl"),
+    ("Makefile", "make"), ("GNUmakefile", "make"), ("makefile", "make"), ("rules.mk", "make"),
+    ("Makefile.am", None), ("dockerfile-notes.txt", None),
+])
+def test_file_names(path, language):
+    assert language_for_path(path) == language
+
+
+@pytest.mark.parametrize("text, quoted", [
+    ("Rollback", "Rollback"), ("Getting started", "Getting started"), ("v1.2 (beta)", "(v1.2 {beta})"),
+    ("%.o", "(%.o)"), ("Issue #12", "(Issue #12)"), ("a -> b", "(a -} b)"), ("[x] y", "({x} y)"),
+    ("C# notes", "C# notes"),
+])
+def test_quoted_name_parts_survive_name_base_and_leaf(text, quoted):
+    assert quote_name_part(text) == quoted
+    for name in (quoted, f"Deploy.{quoted}", f"Deploy#2.{quoted}"):
+        assert name_parts(name)[-1] == quoted
+        assert name_base(name) == name and name_leaf(name) == quoted
+        assert name_base(name + "#3") == name
+
+
+# --------------------------------------------------------------------------- Markdown
+
+MD = """\
+---
+title: front matter
+---
+Intro before any heading.
+
+# Deploy
+
+Run the *deploy* job.
+
+## Rollback ##
+
+1. Revert the release.
+2. Run `make deploy`.
+
+### Checks
+
+- dashboards
+- alerts
+
+Notes
+-----
+
+Setext heading, level 2.
+
+## v1.2 (beta) **notes**
+
+Text.
+
+## Rollback
+
+Second rollback section.
+
+# [Links](http://x) and `code`
+
+The end.
+"""
+
+
+def test_markdown_sections_names_kinds_spans():
+    assert spans(table(MD, "markdown")) == {
+        "Deploy": ("section", 6, 31),
+        "Deploy.Rollback": ("section", 10, 18),
+        "Deploy.Rollback.Checks": ("section", 15, 18),
+        "Deploy.Notes": ("section", 20, 23),
+        "Deploy.(v1.2 {beta} notes)": ("section", 25, 27),
+        "Deploy.Rollback#2": ("section", 29, 31),
+        "Links and code": ("section", 33, 35),
+    }
+
+
+def test_markdown_fingerprint_is_the_words():
+    base = table(MD, "markdown")
+    reflowed = MD.replace("Run the *deploy* job.", "Run   the _deploy_\njob.").replace("- dashboards", "* dashboards")
+    reflowed = reflowed.replace("1. Revert", "1) Revert").replace("Rollback ##", "Rollback")
+    same = table(reflowed, "markdown")
+    assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in base.items()}
+    atx = MD.replace("Notes\n-----\n", "## Notes\n")
+    assert table(atx, "markdown")["Deploy.Notes"].fingerprint == base["Deploy.Notes"].fingerprint
+    changed = table(MD.replace("- alerts", "- alerts and pages"), "markdown")
+    assert changed["Deploy.Rollback.Checks"].fingerprint != base["Deploy.Rollback.Checks"].fingerprint
+    # a sub-section is part of its parent: the parent changes with it
+    assert changed["Deploy.Rollback"].fingerprint != base["Deploy.Rollback"].fingerprint
+    assert changed["Deploy"].fingerprint != base["Deploy"].fingerprint
+    assert changed["Deploy.Notes"].fingerprint == base["Deploy.Notes"].fingerprint
+    code = table(MD.replace("`make deploy`", "`make deploy-all`"), "markdown")
+    assert code["Deploy.Rollback"].fingerprint != base["Deploy.Rollback"].fingerprint
+    level = table(MD.replace("### Checks", "#### Checks"), "markdown")
+    assert level["Deploy.Rollback.Checks"].signature_fp != base["Deploy.Rollback.Checks"].signature_fp
+
+
+def test_markdown_renamed_heading_keeps_its_body():
+    base = table(MD, "markdown")
+    renamed = table(MD.replace("## Rollback ##", "## Roll back"), "markdown")
+    assert renamed["Deploy.Roll back"].body_fp == base["Deploy.Rollback"].body_fp
+    assert renamed["Deploy.Roll back"].shape_fp == base["Deploy.Rollback"].shape_fp != ""
+    assert renamed["Deploy.Roll back"].fingerprint != base["Deploy.Rollback"].fingerprint
+
+
+def test_markdown_headings_in_code_lists_and_quotes_are_not_sections():
+    src = "# A\n\n```sh\n# not a heading\n```\n\n> # quoted\n\n- # in a list\n\n#\n\ntext\n"
+    assert list(table(src, "markdown")) == ["A", "untitled"]
+
+
+# --------------------------------------------------------------------------- SQL
+
+SQL = """\
+-- schema
+CREATE TABLE public.orders (
+  id bigint PRIMARY KEY,
+  status text NOT NULL DEFAULT 'new' /* read by reporting */
+);
+
+create view open_orders as select id from orders where status = 'open';
+
+CREATE OR REPLACE FUNCTION area(r int) RETURNS int AS $$ select r * r $$ LANGUAGE sql;
+CREATE FUNCTION area(w int, h int) RETURNS int AS $$ select w * h $$ LANGUAGE sql;
+
+CREATE INDEX orders_status_idx ON orders (status);
+CREATE TYPE mood AS ENUM ('sad', 'ok');
+CREATE TRIGGER orders_audit BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION audit();
+ALTER TABLE orders ADD COLUMN total numeric;
+CREATE TABLE "Quoted" ("Mixed" int);
+CREATE PROCEDURE refresh() LANGUAGE sql AS $$ select 1 $$;
+"""
+
+
+def test_sql_definitions_names_kinds_spans():
+    assert spans(table(SQL, "sql")) == {
+        "orders": ("table", 2, 5),
+        "orders.id": ("column", 3, 3),
+        "orders.status": ("column", 4, 4),
+        "open_orders": ("view", 7, 7),
+        "area(int)": ("function", 9, 9),
+        "area(int,int)": ("function", 10, 10),
+        "orders_status_idx": ("index", 12, 12),
+        "mood": ("type", 13, 13),
+        "orders_audit": ("trigger", 14, 14),
+        "orders.total": ("column", 15, 15),
+        "Quoted": ("table", 16, 16),
+        "Quoted.Mixed": ("column", 16, 16),
+        "refresh": ("procedure", 17, 17),
+    }
+
+
+def test_sql_fingerprints_ignore_case_comments_and_whitespace():
+    base = table(SQL, "sql")
+    same = table(SQL.replace("CREATE TABLE public.orders (", "create table PUBLIC.Orders(  -- the orders\n")
+                 .replace("bigint PRIMARY KEY", "BIGINT primary key").replace("/* read by reporting */", ""),
+                 "sql")
+    for name in ("orders", "orders.id", "orders.status"):
+        assert same[name].fingerprint == base[name].fingerprint, name
+    changed = table(SQL.replace("DEFAULT 'new'", "DEFAULT 'open'"), "sql")
+    assert changed["orders.status"].fingerprint != base["orders.status"].fingerprint
+    assert changed["orders"].fingerprint != base["orders"].fingerprint
+    assert changed["orders.id"].fingerprint == base["orders.id"].fingerprint
+    assert changed["open_orders"].fingerprint == base["open_orders"].fingerprint
+
+
+# --------------------------------------------------------------------------- Dockerfile
+
+DOCKERFILE = """\
+# syntax=docker/dockerfile:1
+ARG GO_VERSION=1.22
+FROM golang:${GO_VERSION} AS Build
+WORKDIR /src
+RUN apt-get update && \\
+    apt-get install -y git
+COPY . .
+
+FROM alpine:3.20
+COPY --from=build /out /bin
+
+from scratch as final
+copy --from=1 /bin /bin
+"""
+
+
+def test_dockerfile_stages_names_kinds_spans():
+    assert spans(table(DOCKERFILE, "dockerfile")) == {
+        "build": ("stage", 3, 7),
+        "stage#2": ("stage", 9, 10),
+        "final": ("stage", 12, 13),
+    }
+
+
+def test_dockerfile_fingerprints_ignore_keyword_case_and_continuations():
+    base = table(DOCKERFILE, "dockerfile")
+    same = table(DOCKERFILE.replace("RUN apt-get update && \\\n    apt-get", "run apt-get update &&   apt-get")
+                 .replace("WORKDIR", "workdir").replace("# syntax=docker/dockerfile:1", ""), "dockerfile")
+    assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in base.items()}
+    changed = table(DOCKERFILE.replace("install -y git", "install -y git curl"), "dockerfile")
+    assert changed["build"].fingerprint != base["build"].fingerprint
+    assert changed["final"].fingerprint == base["final"].fingerprint
+
+
+# --------------------------------------------------------------------------- Terraform / HCL
+
+TF = """\
+locals {
+  name = "vpc" # comment
+  tags = { Team = "core", Env = "prod" }
+}
+
+resource "aws_vpc" "this" {
+  cidr_block = var.cidr
+  tags       = local.tags
+  lifecycle {
+    create_before_destroy = true
+  }
+}
+
+data "aws_ami" "ubuntu" {
+  most_recent = true
+}
+
+module "vpc" {
+  source = "./modules/vpc"
+}
+
+variable "region" {
+  default = "eu-west-1"
+}
+
+output "vpc_id" {
+  value = aws_vpc.this.id
+}
+
+provider "aws" {
+  region = var.region
+}
+
+terraform {
+  required_version = ">= 1.5"
+}
+"""
+
+
+def test_terraform_addresses_names_kinds_spans():
+    assert spans(table(TF, "terraform")) == {
+        "local.name": ("locals", 2, 2),
+        "local.tags": ("locals", 3, 3),
+        "aws_vpc.this": ("resource", 6, 12),
+        "data.aws_ami.ubuntu": ("data", 14, 16),
+        "module.vpc": ("module", 18, 20),
+        "var.region": ("variable", 22, 24),
+        "output.vpc_id": ("output", 26, 28),
+        "provider.aws": ("provider", 30, 32),
+        "terraform": ("block", 34, 36),
+    }
+    assert spans(table('region = "eu-west-1"\nazs = ["a", "b"]\n', "terraform")) == {
+        "var.region": ("variable", 1, 1), "var.azs": ("variable", 2, 2)}
+    assert written_symbol("main.tf", "resource.aws_vpc.this") == "aws_vpc.this"
+    assert written_symbol("main.tf", "variable.region") == "var.region"
+
+
+def test_terraform_attribute_order_is_not_significant():
+    base = table(TF, "terraform")
+    same = table(TF.replace("  cidr_block = var.cidr\n  tags       = local.tags\n",
+                            "  tags = local.tags\n\n  # the block\n  cidr_block = var.cidr\n")
+                 .replace('{ Team = "core", Env = "prod" }', '{\n    Env  = "prod"\n    Team = "core"\n  }'),
+                 "terraform")
+    assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in base.items()}
+    changed = table(TF.replace("create_before_destroy = true", "create_before_destroy = false"), "terraform")
+    assert changed["aws_vpc.this"].fingerprint != base["aws_vpc.this"].fingerprint
+    assert changed["module.vpc"].fingerprint == base["module.vpc"].fingerprint
+    renamed = table(TF.replace('"aws_vpc" "this"', '"aws_vpc" "main"'), "terraform")
+    assert renamed["aws_vpc.main"].body_fp == base["aws_vpc.this"].body_fp
+
+
+def test_plain_hcl_blocks_nest_by_type_and_labels():
+    src = """\
+    job "docs" {
+      group "web" {
+        task "server" {
+          driver = "docker"
+        }
+      }
+    }
+    source "amazon-ebs" "ubuntu.22" {
+      region = "x"
+    }
+    """
+    assert spans(table(src, "hcl")) == {
+        "job.docs": ("block", 1, 7),
+        "job.docs.group.web": ("block", 2, 6),
+        "job.docs.group.web.task.server": ("block", 3, 5),
+        "source.amazon-ebs.(ubuntu.22)": ("block", 8, 10),
+    }
+
+
+# --------------------------------------------------------------------------- Make
+
+MAKEFILE = """\
+VERSION ?= 1.0
+.PHONY: build test
+
+build: deps ## build it
+\tgo build \\
+\t  -o bin/app ./...
+
+%.o: %.c
+\t$(CC) -c $< -o $@
+
+test lint: build
+\tgo test ./...
+
+build:
+\t@echo again
+"""
+
+
+def test_make_targets_names_kinds_spans():
+    assert spans(table(MAKEFILE, "make")) == {
+        "build": ("target", 4, 6),
+        "(%.o)": ("target", 8, 9),
+        "test": ("target", 11, 12),
+        "lint": ("target", 11, 12),
+        "build#2": ("target", 14, 15),
+    }
+
+
+def test_make_recipe_whitespace_is_formatting():
+    base = table(MAKEFILE, "make")
+    same = table(MAKEFILE.replace("go build \\\n\t  -o bin/app ./...", "go build   -o bin/app ./...")
+                 .replace("## build it", ""), "make")
+    assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in base.items()}
+    changed = table(MAKEFILE.replace("go test ./...", "go test -race ./..."), "make")
+    assert changed["test"].fingerprint != base["test"].fingerprint
+    assert changed["build"].fingerprint == base["build"].fingerprint
+
+
+def test_file_fingerprints_of_formats_ignore_formatting():
+    assert file_fingerprint(MAKEFILE.encode(), "Makefile") == file_fingerprint(
+        MAKEFILE.replace("## build it", "").encode(), "Makefile")
+    assert file_fingerprint(TF.encode(), "main.tf").startswith("hcl1:")
+    assert file_fingerprint(MD.encode(), "README.md") == file_fingerprint(
+        MD.replace("Run the *deploy* job.", "Run the\n_deploy_ job.").encode(), "README.md")
+
+
+# --------------------------------------------------------------------------- staleness through the CLI
+
+def _status(run_json, repo: Path) -> list[dict]:
+    return [a for m in run_json(repo, "stale") for a in m["anchors"]]
+
+
+CASES = [
+    # path, source, symbol, reformat, other edit, edit, move (new path or None, replacement files)
+    ("docs/runbook.md", MD.replace("## Rollback\n\nSecond", "## Later\n\nSecond"), "Deploy.Rollback",
+     ("Run `make deploy`.", "Run\n   `make deploy`."), ("Setext heading, level 2.", "Setext heading."),
+     ("Revert the release.", "Revert the last release."),
+     ("docs/runbook.md", lambda s: s.replace("## Rollback ##", "## Roll back"), "Deploy.Roll back")),
+    ("db/schema.sql", SQL, "orders.status",
+     ("status text NOT NULL", "STATUS TEXT not null"), ("select id from orders", "select id, status from orders"),
+     ("DEFAULT 'new'", "DEFAULT 'pending'"), None),
+    ("db/schema.sql", SQL, "open_orders",
+     ("create view open_orders as", "CREATE VIEW open_orders AS\n  "), ("DEFAULT 'new'", "DEFAULT 'pending'"),
+     ("status = 'open'", "status = 'opened'"),
+     ("db/views.sql", lambda s: re.sub(r"(?is)create view open_orders.*?;\n", "", s), "open_orders")),
+    ("Dockerfile", DOCKERFILE, "build",
+     ("RUN apt-get update && \\\n    apt-get", "run apt-get update && apt-get"), ("/out /bin", "/out /usr/bin"),
+     ("install -y git", "install -y git make"), ("build/Dockerfile", None, "build")),
+    ("infra/main.tf", TF, "aws_vpc.this",
+     ("  cidr_block = var.cidr\n  tags       = local.tags\n", "  tags = local.tags\n  cidr_block = var.cidr\n"),
+     ('default = "eu-west-1"', 'default = "us-east-1"'), ("create_before_destroy = true", "prevent_destroy = true"),
+     ("infra/vpc.tf", None, "aws_vpc.this")),
+    ("Makefile", MAKEFILE, "test",
+     ("go test ./...", "go  test   ./..."), ("$(CC) -c", "$(CC) -O2 -c"), ("test lint: build", "test lint: build vet"),
+     ("build.mk", None, "test")),
+]
+
+
+@pytest.mark.parametrize("path, src, symbol, reformat, other, edit, move", CASES,
+                         ids=["markdown", "sql-column", "sql-view", "dockerfile", "terraform", "make"])
+def test_staleness_through_the_cli(tmp_path: Path, run_cli, run_json, path, src, symbol, reformat, other, edit,
+                                   move):
+    repo = make_repo(tmp_path / "r", {path: src})
+    assert run_cli(repo, "init")[0] == 0
+    code, _, err = run_cli(repo, "remember", "the anchored part matters", "--anchor", f"{path}::{symbol}")
+    assert code == 0, err
+    commit(repo, "memory")
+    anchor = Resolver(Repo(repo)).make(path, symbol)
+    assert reformat[0] in src and other[0] in src and edit[0] in src
+
+    text = src.replace(*reformat)
+    commit(repo, "reformat", {path: text})
+    assert _status(run_json, repo) == []
+    text = text.replace(*other)
+    commit(repo, "edit something else", {path: text})
+    assert _status(run_json, repo) == []
+
+    where, name = path, symbol
+    if move is not None:
+        new_path, rewrite, new_name = move
+        if rewrite is None:  # the whole file moves
+            (repo / new_path).parent.mkdir(parents=True, exist_ok=True)
+            git(repo, "mv", path, new_path)
+            commit(repo, "move")
+        else:  # the definition moves into another file, or the heading is renamed in place
+            rest = rewrite(text)
+            files = {path: rest}
+            if new_path != path:
+                files[new_path] = _only(text, rest)
+            commit(repo, "move", files)
+            text = rest if new_path == path else files[new_path]
+        st = Resolver(Repo(repo)).status(anchor, git(repo, "rev-parse", "HEAD").strip())
+        assert st.status == Status.MOVED and (st.path_now, st.symbol_now) == (new_path, new_name), st
+        # the commit hooks followed it: the memory's anchor now names the new place, and it is fresh
+        [mem] = run_json(repo, "stale", "--all")
+        assert [(a["anchor"], a["status"]) for a in mem["anchors"]] == [(f"{new_path}::{new_name}", "fresh")]
+        where, name = new_path, new_name
+        text = (repo / where).read_text()
+
+    assert edit[0] in text
+    sha = commit(repo, "the change", {where: text.replace(*edit)})
+    [st] = _status(run_json, repo)
+    assert st["status"] == "stale" and st["commit"] == sha, st
+    assert st["symbol_now"] == name
+
+
+def _only(before: str, after: str) -> str:
+    """The lines of ``before`` that ``after`` no longer has (the definition moved out)."""
+    kept = set(after.splitlines())
+    return "\n".join(line for line in before.splitlines() if line not in kept) + "\n"
