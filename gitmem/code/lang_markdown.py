@@ -195,18 +195,24 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
     return pos, toks, heads
 
 
-def _digest(tokens: list[str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
+def _encode(tokens: list[str]) -> list[bytes]:
+    """Each token as ``b"<len>:<utf-8>"`` (no separator can be forged by a token)."""
+    out = []
     for tok in tokens:
         b = tok.encode("utf-8", errors="replace")
-        h.update(b"%d:" % len(b) + b)
-    return f"{MD_TAG}:{h.hexdigest()}"
+        out.append(b"%d:" % len(b) + b)
+    return out
+
+
+def _digest(encoded: list[bytes]) -> str:
+    return f"{MD_TAG}:{hashlib.blake2b(b''.join(encoded), digest_size=16).hexdigest()}"
 
 
 def _last_line(src: bytes, start: int, end: int) -> int:
     """1-based line of the last non-whitespace byte in ``src[start:end]`` (the line of ``start`` if none)."""
-    stripped = src[start:end].rstrip()
-    return src.count(b"\n", 0, start + len(stripped) - 1 if stripped else start) + 1
+    while end > start and src[end - 1] in b" \t\r\n":
+        end -= 1
+    return src.count(b"\n", 0, max(start, end - 1)) + 1
 
 
 def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
@@ -220,7 +226,8 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     from tree_sitter_language_pack import get_parser
 
     root = get_parser("markdown").parse(src).root_node
-    pos, toks, heads = _tokens(root, src)
+    pos, words, heads = _tokens(root, src)
+    toks = _encode(words)
     file_fp = _digest(toks)
     out: dict[str, Symbol] = {}
     stack: list[tuple[int, str]] = []  # (level, qualified name) of the enclosing headings
