@@ -206,6 +206,59 @@ def test_sql_fingerprints_ignore_case_comments_and_whitespace():
     assert changed["open_orders"].fingerprint == base["open_orders"].fingerprint
 
 
+PG_EXTENSION = """\
+\\echo Use "CREATE EXTENSION vector" to load this file. \\quit
+
+CREATE FUNCTION l2_distance(vector, vector) RETURNS float8
+\tAS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE avg(vector) (
+\tSFUNC = vector_accum,
+\tSTYPE = double precision[]
+);
+
+CREATE CAST (vector AS real[])
+\tWITH FUNCTION vector_to_float4(vector, integer, boolean) AS IMPLICIT;
+
+-- halfvec functions
+
+CREATE FUNCTION l2_distance(halfvec, halfvec) RETURNS float8
+\tAS 'MODULE_PATHNAME', 'halfvec_l2_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TABLE items (id bigserial PRIMARY KEY, note text);
+CREATE TABLE docs (
+  id bigint, -- key
+  embedding vector(3),
+  PRIMARY KEY (id)
+);
+"""
+
+
+def test_sql_statements_after_one_the_grammar_cannot_parse_are_found():
+    tab = table(PG_EXTENSION, "sql")
+    assert spans(tab) == {
+        "l2_distance(vector,vector)": ("function", 3, 4),
+        "l2_distance(halfvec,halfvec)": ("function", 16, 17),
+        "items": ("table", 19, 19),
+        "items.id": ("column", 19, 19),
+        "items.note": ("column", 19, 19),
+        "docs": ("table", 20, 24),
+        "docs.id": ("column", 21, 21),
+        "docs.embedding": ("column", 22, 22),
+    }
+    same = table(PG_EXTENSION.replace("-- halfvec functions", "").replace("LANGUAGE C", "language c"), "sql")
+    assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in tab.items()}
+    changed = table(PG_EXTENSION.replace("'halfvec_l2_distance'", "'halfvec_l2_dist'"), "sql")
+    assert changed["l2_distance(halfvec,halfvec)"].fingerprint != tab["l2_distance(halfvec,halfvec)"].fingerprint
+    assert changed["l2_distance(vector,vector)"].fingerprint == tab["l2_distance(vector,vector)"].fingerprint
+    changed = table(PG_EXTENSION.replace("vector(3)", "vector(1536)"), "sql")
+    assert changed["docs.embedding"].fingerprint != tab["docs.embedding"].fingerprint
+    assert changed["docs.id"].fingerprint == tab["docs.id"].fingerprint
+    fp = file_fingerprint(PG_EXTENSION.encode(), "vector.sql")
+    assert file_fingerprint(PG_EXTENSION.replace("AS IMPLICIT", "AS ASSIGNMENT").encode(), "vector.sql") != fp
+    assert file_fingerprint(PG_EXTENSION.replace("STYPE =", "stype  =").encode(), "vector.sql") == fp
+
+
 # --------------------------------------------------------------------------- Dockerfile
 
 DOCKERFILE = """\

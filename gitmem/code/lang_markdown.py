@@ -70,7 +70,7 @@ _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1", re.S)
+_EMPHASIS = re.compile(r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<!\w)(__|_)(?=\S)(.+?)(?<=\S)\3(?!\w)", re.S)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
@@ -111,7 +111,7 @@ def heading_text(raw: str, atx: bool) -> str:
     text = _AUTOLINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
     for _ in range(4):  # nested emphasis: ***a*** , **_a_**
-        stripped = _EMPHASIS.sub(r"\2", text)
+        stripped = _EMPHASIS.sub(lambda m: m.group(2) if m.group(1) else m.group(4), text)
         if stripped == text:
             break
         text = stripped
