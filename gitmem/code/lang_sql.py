@@ -1,4 +1,4 @@
-"""SQL definitions as symbols (tree-sitter ``sql`` grammar, token fingerprints).
+"""SQL definitions as symbols: an analyzer (``specs.ANALYZERS["sql"]``) running token rules on the ``sql`` grammar.
 
 Symbols and kinds: ``table`` (``CREATE TABLE``), ``column`` (each column of a
 ``CREATE TABLE`` as ``orders.status``, and ``ALTER TABLE orders ADD COLUMN
@@ -20,10 +20,18 @@ Fingerprints: keywords are case-insensitive (``create table`` ==
 ``CREATE TABLE``), unquoted identifiers too; ``--`` and ``/* */`` comments and
 whitespace are left out. A table's fingerprint covers its columns (a changed
 column makes ``orders`` and ``orders.status`` stale, not ``orders.id``).
-Known limits: the grammar parses PostgreSQL/MySQL/SQLite's common DDL; a
-statement it cannot parse is not a symbol (``CREATE PROCEDURE`` is found by
-its first line and spans to the next ``;``); a function body in a
-dollar-quoted string is one token.
+
+Statements the grammar cannot parse (``CREATE CAST``, ``CREATE AGGREGATE``,
+``CREATE PROCEDURE``, a column of an extension's type such as ``vector(3)``,
+psql's ``\\echo``) do not hide the rest of the file: each is set aside (see
+:func:`analyze`), and one that creates a table, view, function, procedure,
+index, trigger or type is still a symbol, found by its first words, with
+its columns for a table, hashed by its lexical tokens (tag ``sql1``).
+Known limits: a lexically found function's argument types are read without
+a grammar (a parameter name is told from a type by the first word being a
+known type word); unnamed indexes, ``CREATE OPERATOR`` / ``CAST`` /
+``AGGREGATE`` are not symbols; a function body in a dollar-quoted string is
+one token.
 """
 
 from __future__ import annotations
