@@ -118,10 +118,25 @@ def test_markdown_sections_names_kinds_spans():
     }
 
 
+def test_markdown_document_title_is_not_part_of_the_names_under_it():
+    src = "# Runbook\n\nIntro.\n\n## Deploy\n\nText.\n\n### Rollback\n\nSteps.\n\n## Deploy\n\nAgain.\n"
+    assert spans(table(src, "markdown")) == {
+        "Runbook": ("section", 1, 15), "Deploy": ("section", 5, 11), "Deploy.Rollback": ("section", 9, 11),
+        "Deploy#2": ("section", 13, 15)}
+    setext = "Runbook\n=======\n\n## Deploy\n\nText.\n"
+    assert list(table(setext, "markdown")) == ["Runbook", "Deploy"]
+    second_h1 = src + "\n# Appendix\n\nMore.\n"
+    assert list(table(second_h1, "markdown")) == ["Runbook", "Runbook.Deploy", "Runbook.Deploy.Rollback",
+                                                  "Runbook.Deploy#2", "Appendix"]
+    starts_lower = "## Deploy\n\nText.\n\n# Runbook\n\n## Deploy\n"
+    assert list(table(starts_lower, "markdown")) == ["Deploy", "Runbook", "Runbook.Deploy"]
+
+
 def test_markdown_fingerprint_is_the_words():
     base = table(MD, "markdown")
     reflowed = MD.replace("Run the *deploy* job.", "Run   the _deploy_\njob.").replace("- dashboards", "* dashboards")
     reflowed = reflowed.replace("1. Revert", "1) Revert").replace("Rollback ##", "Rollback")
+    reflowed = reflowed.replace("Text.", "Text. <!-- todo -->\n\n<!-- a comment\nblock -->")
     same = table(reflowed, "markdown")
     assert {n: s.fingerprint for n, s in same.items()} == {n: s.fingerprint for n, s in base.items()}
     atx = MD.replace("Notes\n-----\n", "## Notes\n")

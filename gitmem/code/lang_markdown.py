@@ -7,7 +7,10 @@ the heading to the line before the next heading of the same or a higher level
 sub-sections, and a change in a sub-section changes its parent too.
 
 Names nest like code: ``Deploy.Rollback`` is the ``Rollback`` section under
-``# Deploy``. A name part is the heading's plain text: inline code, emphasis,
+``# Deploy``. A document title is not part of the names under it: when the
+first heading is of level 1 and no other heading is, the sections under it
+are named without it (``# Runbook`` / ``## Deploy`` / ``### Rollback`` gives
+``Runbook``, ``Deploy``, ``Deploy.Rollback``). A name part is the heading's plain text: inline code, emphasis,
 strike-through and HTML tags are dropped with their text kept (`` `x` `` ->
 ``x``), a link or image is its text, backslash escapes are resolved, ATX
 closing ``#``s are dropped and whitespace is collapsed. Text holding a ``.``,
@@ -29,7 +32,7 @@ same body keeps it, and ``shape_fp``, the body when it has at least
 ``symbols.MIN_SHAPE_BODY_TOKENS`` words, lets ``anchors`` report it ``moved``);
 ``signature_fp`` hashes the heading. Known limits: a paragraph's words are
 compared as words (``a*b*`` emphasis inside a word is kept as written); HTML
-comments in a paragraph count as text; headings in lists and block quotes and
+comments (``<!-- ... -->``) are comments; headings in lists and block quotes and
 YAML front matter are not sections (front matter is in the file fingerprint).
 
 Imports tree-sitter only inside :func:`analyze`.
@@ -71,6 +74,7 @@ _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _EMPHASIS = re.compile(r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<!\w)(__|_)(?=\S)(.+?)(?<=\S)\3(?!\w)", re.S)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
@@ -86,7 +90,10 @@ def _text(node: Node, src: bytes) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """Canonical words of paragraph text: whitespace-split, underscore emphasis written with ``*``."""
+    """Canonical words of paragraph text: whitespace-split, underscore emphasis written with ``*``, HTML
+    comments out."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(" ", text)
     out: list[str] = []
     at = 0
     for m in _CODE_SPAN.finditer(text):
@@ -175,6 +182,8 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
         elif t == "thematic_break":
             pos.append(at)
             toks.append("---")
+        elif t == "html_block" and _HTML_COMMENT.fullmatch(_text(node, src).strip()):
+            pass  # an HTML comment block (<!-- toc -->) is a comment
         elif t in _CODE:
             lines = [line.rstrip() for line in _text(node, src).split("\n")]
             if t == "indented_code_block":
@@ -230,16 +239,17 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     toks = _encode(words)
     file_fp = _digest(toks)
     out: dict[str, Symbol] = {}
-    stack: list[tuple[int, str]] = []  # (level, qualified name) of the enclosing headings
+    stack: list[tuple[int, str]] = []  # (level, prefix for the headings under it) of the enclosing headings
+    titled = bool(heads) and heads[0][2] == 1 and sum(1 for h in heads if h[2] == 1) == 1
     seen: dict[str, int] = {}
     for k, (start, head_end, level, title) in enumerate(heads):
         end = next((s for s, _, lv, _ in heads[k + 1:] if lv <= level), len(src))
         while stack and stack[-1][0] >= level:
             stack.pop()
-        base = (stack[-1][1] + "." if stack else "") + quote_name_part(title or UNTITLED)
+        base = (stack[-1][1] if stack else "") + quote_name_part(title or UNTITLED)
         count = seen[base] = seen.get(base, 0) + 1
         name = base if count == 1 else f"{base}#{count}"
-        stack.append((level, name))
+        stack.append((level, "" if titled and k == 0 else name + "."))
         i, h, j = bisect_left(pos, start), bisect_left(pos, head_end), bisect_left(pos, end)
         body = toks[h:j]
         out[name] = Symbol(
