@@ -539,3 +539,14 @@ def _only(before: str, after: str) -> str:
     """The lines of ``before`` that ``after`` no longer has (the definition moved out)."""
     kept = set(after.splitlines())
     return "\n".join(line for line in before.splitlines() if line not in kept) + "\n"
+
+
+@pytest.mark.parametrize("language", ["markdown", "sql", "dockerfile", "terraform", "hcl", "make"])
+def test_empty_broken_and_crlf_sources(language):
+    assert extract_symbols(b"", language) == {}
+    assert extract_symbols(b"  \n\n", language) == {}
+    for junk in (b"{{{ ((( ``` $$ ;; \\\n", b"\xff\xfe garbage \x80", b"# (\n  = \"\n"):
+        extract_symbols(junk, language)  # whatever parses; never raises
+    src = {"markdown": MD, "sql": SQL, "dockerfile": DOCKERFILE, "terraform": TF, "hcl": TF, "make": MAKEFILE}[language]
+    lf = extract_symbols(src.encode(), language)
+    assert lf and extract_symbols(src.replace("\n", "\r\n").encode(), language) == lf
