@@ -461,12 +461,18 @@ def _status(run_json, repo: Path) -> list[dict]:
     return [a for m in run_json(repo, "stale") for a in m["anchors"]]
 
 
+MD_ONE_ROLLBACK = MD.replace("## Rollback\n\nSecond", "## Later\n\nSecond")
+
 CASES = [
     # path, source, symbol, reformat, other edit, edit, move (new path or None, replacement files)
-    ("docs/runbook.md", MD.replace("## Rollback\n\nSecond", "## Later\n\nSecond"), "Deploy.Rollback",
+    ("docs/runbook.md", MD_ONE_ROLLBACK, "Deploy.Rollback",
      ("Run `make deploy`.", "Run\n   `make deploy`."), ("Setext heading, level 2.", "Setext heading."),
      ("Revert the release.", "Revert the last release."),
      ("docs/runbook.md", lambda s: s.replace("## Rollback ##", "## Roll back"), "Deploy.Roll back")),
+    ("docs/runbook.md", MD_ONE_ROLLBACK, "Deploy.Rollback",
+     ("Run `make deploy`.", "Run\n   `make deploy`."), ("Setext heading, level 2.", "Setext heading."),
+     ("Revert the release.", "Revert the last release."),
+     ("docs/rollback.md", lambda s: s[:s.index("## Rollback ##")] + s[s.index("Notes\n-----"):], "Rollback")),
     ("db/schema.sql", SQL, "orders.status",
      ("status text NOT NULL", "STATUS TEXT not null"), ("select id from orders", "select id, status from orders"),
      ("DEFAULT 'new'", "DEFAULT 'pending'"), None),
@@ -488,7 +494,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("path, src, symbol, reformat, other, edit, move", CASES,
-                         ids=["markdown", "sql-column", "sql-view", "dockerfile", "terraform", "make"])
+                         ids=["markdown", "markdown-file", "sql-column", "sql-view", "dockerfile", "terraform", "make"])
 def test_staleness_through_the_cli(tmp_path: Path, run_cli, run_json, path, src, symbol, reformat, other, edit,
                                    move):
     repo = make_repo(tmp_path / "r", {path: src})
