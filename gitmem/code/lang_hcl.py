@@ -70,11 +70,6 @@ def _join(parts: list[Canon]) -> Canon:
 def _canon(node: Node, src: bytes) -> Canon:
     """Canonical tokens of ``node``: comments and commas out, attribute / object element order sorted away."""
     t = node.type
-    if t == "comment":
-        return _EMPTY
-    if node.child_count == 0:
-        raw = src[node.start_byte:node.end_byte].strip()
-        return (b"%d:" % len(raw) + raw, 1) if raw and raw != b"," else _EMPTY
     if t == "body":
         kids = node.named_children
         groups = sorted(_canon(c, src) for c in kids if c.type == "attribute")
@@ -82,7 +77,33 @@ def _canon(node: Node, src: bytes) -> Canon:
     if t == "object":
         elems = sorted(_canon(c, src) for c in node.named_children if c.type == "object_elem")
         return _join([(b"1:{", 1), *elems, (b"1:}", 1)])
-    return _join([_canon(c, src) for c in node.children])
+    # anything else: its leaves in order (one cursor walk), bodies and objects inside canonicalised
+    out: list[bytes] = []
+    count = 0
+    cursor = node.walk()
+    while True:
+        cur = cursor.node
+        assert cur is not None  # a cursor from walk() is always on a node
+        ctype = cur.type
+        descend = False
+        if ctype == "comment":
+            pass
+        elif ctype in ("body", "object") and cur != node:
+            inner = _canon(cur, src)
+            out.append(inner[0])
+            count += inner[1]
+        elif cur.child_count == 0:
+            raw = src[cur.start_byte:cur.end_byte].strip()
+            if raw and raw != b",":
+                out.append(b"%d:" % len(raw) + raw)
+                count += 1
+        else:
+            descend = True
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent() or cursor.node == node:
+                return b"".join(out), count
 
 
 def _digest(tokens: Canon) -> str:
