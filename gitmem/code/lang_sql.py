@@ -287,13 +287,15 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     from .symbols import analyze_with_spec  # here: symbols imports this module through specs
 
     parser = get_parser("sql")
-    if not parser.parse(src).root_node.has_error:
+    root = parser.parse(src).root_node
+    if not root.has_error:
         return analyze_with_spec(src, SQL)
+    clean_until = _first_error(root)  # statements ending before the first error parsed well
     masked = bytearray(src)
     blanked: list[tuple[int, int]] = []
     for a, b in split_statements(src):
         chunk = src[a:b]
-        if chunk.strip() and parser.parse(chunk).root_node.has_error:
+        if b > clean_until and _lexical(chunk) and parser.parse(chunk).root_node.has_error:
             masked[a:b] = re.sub(rb"[^\n]", b" ", chunk)
             blanked.append((a, b))
     table, file_fp = analyze_with_spec(bytes(masked), SQL)
@@ -331,6 +333,16 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     _name_overloads(out, keys, src)
     ordered = sorted(out.items(), key=lambda item: item[1].start_line)
     return dict(ordered), _digest([file_fp.encode(), *lexical])
+
+
+def _first_error(root: Node) -> int:
+    """Byte offset where the first ERROR or MISSING node of the tree starts."""
+    node = root
+    while True:
+        bad = next((c for c in node.children if c.has_error or c.is_error or c.is_missing), None)
+        if bad is None or bad.is_error or bad.is_missing:
+            return bad.start_byte if bad is not None else node.start_byte
+        node = bad
 
 
 def _name_overloads(table: dict[str, Symbol], keys: dict[str, list[tuple[int, str]]], src: bytes) -> None:
