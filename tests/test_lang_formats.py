@@ -451,6 +451,8 @@ def test_file_fingerprints_of_formats_ignore_formatting():
     assert file_fingerprint(MAKEFILE.encode(), "Makefile") == file_fingerprint(
         MAKEFILE.replace("## build it", "").encode(), "Makefile")
     assert file_fingerprint(TF.encode(), "main.tf").startswith("hcl1:")
+    front = file_fingerprint(MD.replace("title: front matter", "title: other").encode(), "README.md")
+    assert front != file_fingerprint(MD.encode(), "README.md")
     assert file_fingerprint(MD.encode(), "README.md") == file_fingerprint(
         MD.replace("Run the *deploy* job.", "Run the\n_deploy_ job.").encode(), "README.md")
 

@@ -61,10 +61,10 @@ UNTITLED = "untitled"
 _HEADINGS = frozenset({"atx_heading", "setext_heading"})
 #: Containers a section heading may sit in (headings inside lists and quotes are not sections).
 _OUTER = frozenset({"document", "section"})
-_SKIP = frozenset({"block_continuation", "minus_metadata", "plus_metadata"})
+_SKIP = frozenset({"block_continuation"})
 _BULLETS = frozenset({"list_marker_minus", "list_marker_star", "list_marker_plus"})
 _ORDERED = frozenset({"list_marker_dot", "list_marker_parenthesis"})
-_CODE = frozenset({"code_fence_content", "indented_code_block", "html_block"})
+_CODE = frozenset({"code_fence_content", "indented_code_block", "html_block", "minus_metadata", "plus_metadata"})
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 _STRONG_US = re.compile(r"(?<![\w\\])__(?=\S)(.+?)(?<=\S)__(?!\w)", re.S)
