@@ -558,3 +558,11 @@ def test_empty_broken_and_crlf_sources(language):
     src = {"markdown": MD, "sql": SQL, "dockerfile": DOCKERFILE, "terraform": TF, "hcl": TF, "make": MAKEFILE}[language]
     lf = extract_symbols(src.encode(), language)
     assert lf and extract_symbols(src.replace("\n", "\r\n").encode(), language) == lf
+
+
+def test_sql_overloads_are_named_by_argument_types_on_both_paths():
+    src = ("CREATE FUNCTION f(IN a int, b double precision DEFAULT 1) RETURNS int AS $$ select a $$ LANGUAGE sql;\n"
+           "CREATE FUNCTION f(int) RETURNS int AS $$ select 1 $$ LANGUAGE sql;\n")
+    assert list(table(src, "sql")) == ["f(int,double precision)", "f(int)"]
+    broken = "CREATE CAST (a AS b) WITH INOUT;\n" + src.replace("sql;\nCREATE", "sql STRICT ???;\nCREATE")
+    assert list(table(broken, "sql")) == ["f(int,double precision)", "f(int)"]

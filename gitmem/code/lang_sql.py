@@ -117,12 +117,7 @@ def _create(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None
     if kind == "function":
         args = _child(node, "function_arguments")
         if args is not None:
-            types = []
-            for arg in args.named_children:
-                named = arg.named_children
-                typ = named[1] if len(named) >= 2 and named[0].type == "identifier" else arg
-                types.append(" ".join(text(typ, src).lower().split()))
-            key = "(" + ",".join(types) + ")"
+            key = _lexical_key(src[args.start_byte + 1:args.end_byte - 1])
     return [make_def(name, kind, node, node, body=_body(src, ref.end_byte, node.end_byte), key=key)]
 
 
@@ -365,7 +360,7 @@ def _name_overloads(table: dict[str, Symbol], keys: dict[str, list[tuple[int, st
         if len(named) == len(members) and len(set(named.values())) == len(members):
             for old, new in named.items():
                 if old != new:
-                    table[new] = dataclasses.replace(table.pop(old), name=new, aliases=(old,))
+                    table[new] = dataclasses.replace(table.pop(old), name=new)
 
 
 _LEADING = re.compile(rb"(?:\s|--[^\n]*|/\*.*?\*/)*", re.S)
