@@ -566,3 +566,20 @@ def test_sql_overloads_are_named_by_argument_types_on_both_paths():
     assert list(table(src, "sql")) == ["f(int,double precision)", "f(int)"]
     broken = "CREATE CAST (a AS b) WITH INOUT;\n" + src.replace("sql;\nCREATE", "sql STRICT ???;\nCREATE")
     assert list(table(broken, "sql")) == ["f(int,double precision)", "f(int)"]
+
+
+def test_makefile_includes_and_terraform_module_sources_are_imports():
+    from gitmem.code.imports import extract_imports, resolve_imports
+
+    mk = b"include common.mk\n-include $(DEPS) build/rules.mk\nall:\n\techo include nothing.mk\n"
+    assert extract_imports("Makefile", mk) == ["common.mk", "build/rules.mk"]
+    tf = (b'module "vpc" {\n  source = "./modules/vpc"\n}\n'
+          b'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n}\n'
+          b'resource "x" "y" {\n  source = "./not-a-module"\n}\n')
+    assert extract_imports("infra/main.tf", tf) == ["./modules/vpc", "terraform-aws-modules/eks/aws"]
+    files = {"Makefile", "common.mk", "build/rules.mk", "infra/main.tf", "infra/modules/vpc/main.tf",
+             "infra/modules/vpc/outputs.tf", "infra/modules/vpc/nested/x.tf", "infra/not-a-module/a.tf"}
+    assert resolve_imports("Makefile", ["common.mk", "build/rules.mk", "missing.mk"], files) == {
+        "common.mk", "build/rules.mk"}
+    assert resolve_imports("infra/main.tf", extract_imports("infra/main.tf", tf), files) == {
+        "infra/modules/vpc/main.tf", "infra/modules/vpc/outputs.tf"}
