@@ -12,7 +12,8 @@ Fingerprints: instruction keywords are case-insensitive (``run`` == ``RUN``),
 in shell-form commands are formatting (``RUN a && \\`` / ``b`` == ``RUN a && b``).
 Everything else counts, including the base image of the ``FROM`` line.
 Known limits: whitespace inside quoted arguments of a shell-form ``RUN`` is
-collapsed too; heredocs count as written.
+collapsed too; heredocs count as written; a global ``ARG``'s default is in no
+stage (changing it leaves a stage whose ``FROM`` uses it fresh).
 """
 
 from __future__ import annotations
