@@ -163,7 +163,8 @@ class Resolver:
                               "name one: " + ", ".join(same), candidates=same)
         found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
         if found is None:  # typed without gitmem's quoting: `Makefile::build/app.o`, `scripts.build.all`
-            plain = [n for n in table if plain_name(n) == symbol]
+            plain = [n for n, s in table.items()
+                     if plain_name(n) == symbol or any(plain_name(a) == symbol for a in s.aliases)]
             found = plain[0] if len(plain) == 1 else None
         sym = table.get(found) if found else None
         if sym is None or found is None:

@@ -231,7 +231,8 @@ def test_the_shell_hooks_names_are_the_languages_names(tmp_path: Path) -> None:
 # -- stale reasons in the format's words ------------------------------------------------------------------------------
 
 DATABASE_YML = "production:\n  adapter: postgresql\n  pool: 5\n  timeout: 5000\nstaging:\n  pool: 2\n"
-RUNBOOK_MD = "# Deploy\n\nShip it.\n\n## Rollback\n\nRun `make rollback`.\n\n## Verify\n\nCheck the dashboards.\n"
+RUNBOOK_MD = ("# Runbook\n\n## Deploy\n\nShip it.\n\n### Rollback\n\nRun `make rollback`.\n\n### Verify\n\n"
+              "Check the dashboards.\n")
 WORKFLOW = ("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n"
             "  deploy:\n    needs: test\n    runs-on: ubuntu-latest\n    steps:\n      - run: make deploy\n")
 
@@ -332,7 +333,7 @@ def test_remember_takes_names_as_people_type_them_and_suggests_on_a_miss(tmp_pat
     for typed, stored in (("package.json::scripts.build.all", 'package.json::scripts."build.all"'),
                           ("package.json::/scripts/test", "package.json::scripts.test"),
                           ("Makefile::build/app.o", "Makefile::(build/app.o)"),
-                          ("docs/notes.md::Notes.v1.2 (beta)", "docs/notes.md::Notes.(v1.2 {beta})"),
+                          ("docs/notes.md::Notes.v1.2 (beta)", "docs/notes.md::(v1.2 {beta})"),
                           ("src/geo.cpp::geo::Point::norm", "src/geo.cpp::geo.Point.norm"),
                           (".github/workflows/ci.yml::jobs.test.steps[Run tests]",
                            ".github/workflows/ci.yml::jobs.test.steps[Run tests]")):
@@ -370,14 +371,14 @@ def test_the_merge_driver_unions_anchors_with_quotes_brackets_and_colons(tmp_pat
     add(".github/workflows/ci.yml::jobs.test.steps[Run tests]", "src/geo.cpp::geo::Point::norm")
     commit(repo, "a: anchors")
     git(repo, "checkout", "-q", "main")
-    add("Makefile::(build/app.o)", 'package.json::"a::b"', "docs/notes.md::Notes.(v1.2 {beta})")
+    add("Makefile::(build/app.o)", 'package.json::"a::b"', "docs/notes.md::(v1.2 {beta})")
     commit(repo, "main: anchors")
     proc = subprocess.run(["git", "merge", "-q", "--no-edit", "a"], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     merged = read(path)[0]
     assert [a.key for a in merged.anchors] == [
         'package.json::scripts."build.all"', "Makefile::(build/app.o)", 'package.json::"a::b"',
-        "docs/notes.md::Notes.(v1.2 {beta})", ".github/workflows/ci.yml::jobs.test.steps[Run tests]",
+        "docs/notes.md::(v1.2 {beta})", ".github/workflows/ci.yml::jobs.test.steps[Run tests]",
         "src/geo.cpp::geo.Point.norm"]
     # the path ends at the first ::
     assert [(a.path, a.symbol) for a in merged.anchors][2] == ("package.json", '"a::b"')
@@ -410,7 +411,7 @@ def test_tidy_on_keys_sections_and_targets(tmp_path: Path, run_cli, run_json):
     commit(repo, "memories")
     stamp = f"@{int(time.time()) - 45 * 86400} +0000"
     (repo / "Makefile").write_text(MAKEFILE.replace("deploy:\n\trsync -a build/ prod:/srv\n", ""))
-    (repo / "docs/runbook.md").write_text(RUNBOOK_MD.replace("## Rollback\n\nRun `make rollback`.\n\n", ""))
+    (repo / "docs/runbook.md").write_text(RUNBOOK_MD.replace("### Rollback\n\nRun `make rollback`.\n\n", ""))
     git(repo, "commit", "-qam", "drop deploy and the rollback section",
         env={"GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": stamp})
     code, out, err = run_cli(repo, "tidy", "--no-llm", "--json")

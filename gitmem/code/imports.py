@@ -121,6 +121,11 @@ _QUERIES: dict[str, str] = {
     "bash": r'(command name: (command_name) @fn argument: (_) @s (#match? @fn "^(source|\\\\?[.])$"))',
     "lua": """(function_call name: (identifier) @fn arguments: (arguments . (string) @s)
                              (#eq? @fn "require"))""",
+    "make": "(include_directive (list (word) @s))",
+    "terraform": """(block (identifier) @type (string_lit)
+                      (body (attribute (identifier) @key
+                                       (expression (literal_value (string_lit (template_literal) @s)))))
+                      (#eq? @type "module") (#eq? @key "source"))""",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -388,6 +393,11 @@ def _lua(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _strings(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    """The text of each ``@s`` capture (Makefile ``include`` words, Terraform module ``source`` strings)."""
+    return [_text(node, src).strip() for tag, node in nodes if tag == "s"]
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
     "ruby": _ruby, "php": _php,
@@ -397,6 +407,7 @@ _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "scala": _scala,
     "bash": _bash,
     "lua": _lua,
+    "make": _strings, "terraform": _strings,
 }
 
 
@@ -620,7 +631,6 @@ class ImportResolver:
           such as ``src/`` or ``app/``); ``A\\C`` and ``C`` -> ``C.php`` anywhere.
         * kotlin: as java with ``.kt`` files (a Kotlin file is found when it is
           named after the imported class, the usual layout).
-        * csharp: nothing (a namespace names no file).
         * c, cpp: ``a/b.h`` (a quoted include) -> the file from the including
           file's directory (``..`` allowed), else ``a/b.h`` under a folder named
           ``include`` or at the root, else every listed path ending in ``/a/b.h``
@@ -640,6 +650,10 @@ class ImportResolver:
           the file's directory then the root. Absolute and ``~`` paths: nothing.
         * lua: ``a.b`` -> ``a/b.lua`` or ``a/b/init.lua`` at the root, else
           every path ending in one of them (``lua/``, ``src/`` search paths).
+        * make: ``include x.mk`` -> ``x.mk`` from the Makefile's directory (words with
+          ``$(VARIABLES)`` are not followed).
+        * terraform: a module ``source = "./modules/vpc"`` (``./`` or ``../``) -> every
+          ``.tf`` file directly in that directory; registry and remote sources resolve to nothing.
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -653,6 +667,7 @@ class ImportResolver:
             "scala": self._scala,
             "bash": self._bash,
             "lua": self._lua,
+            "make": self._make, "terraform": self._terraform,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -962,6 +977,16 @@ class ImportResolver:
         target = spec if spec.endswith(".rb") else spec + ".rb"
         return [p for p in self._by_suffix(target) if p == target or p == "lib/" + target
                 or p.endswith("/lib/" + target)]
+
+    def _make(self, path: str, spec: str) -> list[str]:
+        target = posixpath.normpath(_join(_parent(path), spec))
+        return [target] if target in self.files else []
+
+    def _terraform(self, path: str, spec: str) -> list[str]:
+        if not spec.startswith(("./", "../")):
+            return []
+        folder = posixpath.normpath(_join(_parent(path), spec))
+        return sorted(p for p in self.files if p.endswith(".tf") and _parent(p) == folder)
 
     def _php(self, path: str, spec: str) -> list[str]:
         parts = [p for p in spec.split("\\") if p]

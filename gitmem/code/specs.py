@@ -5,11 +5,12 @@ whose fingerprints are token hashes, see ``languages`` and ``symbols``),
 :data:`ANALYZERS` (formats with their own analyzer, e.g. configuration files
 whose keys are symbols and whose fingerprints hash values, not tokens) and
 :func:`written_symbol`. Every language of ``languages.SUPPORTED_LANGUAGES`` is
-in exactly one of the two tables (``tests/test_symbols.py`` checks it).
+in exactly one of the three tables (``tests/test_symbols.py`` checks it).
 
 A new language lives in its own module (``gitmem/code/lang_<name>.py``) that
 builds a :class:`~gitmem.code.languages.LanguageSpec` from the helpers in
-``languages`` and is listed here. Must not import tree-sitter at module level.
+``languages`` and is listed here (``SPEC_ANALYZERS``: a format that prepares its source before a spec's
+token rules run, such as SQL). Must not import tree-sitter at module level.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from .lang_lua import LUA
 from .lang_make import MAKE
 from .lang_markdown import analyze as analyze_markdown
 from .lang_scala import SCALA
-from .lang_sql import SQL
+from .lang_sql import SpecRunner
+from .lang_sql import analyze as analyze_sql
 from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
-SPECS["sql"] = SQL
 SPECS["dockerfile"] = DOCKERFILE
 SPECS["make"] = MAKE
 SPECS.update({s.name: s for s in (C, CPP)})
@@ -67,6 +68,11 @@ ANALYZERS["json"] = lang_data.analyze_json
 ANALYZERS["markdown"] = analyze_markdown
 ANALYZERS["terraform"] = analyze_terraform
 ANALYZERS["hcl"] = analyze_hcl
+
+#: Language name -> an analyzer that prepares the source and runs a spec's token rules through the runner it
+#: is given (``symbols.analyze_with_spec``; SQL blanks the statements its grammar cannot read).
+SPEC_ANALYZERS: dict[str, Callable[[bytes, SpecRunner], tuple[dict[str, Symbol], str]]] = {}
+SPEC_ANALYZERS["sql"] = analyze_sql
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}

@@ -75,7 +75,7 @@ from .. import infra
 from ..model import Symbol
 from ..textsplit import name_base, name_leaf
 from .languages import Def, LanguageSpec, language_for_path, redundant_parens
-from .specs import ANALYZERS, DIALECT_ANALYZERS, DIALECTS, SPECS
+from .specs import ANALYZERS, DIALECT_ANALYZERS, DIALECTS, SPEC_ANALYZERS, SPECS
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -578,17 +578,30 @@ def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> str:
 def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     """Parse once; return (symbol table, file fingerprint). Uncached.
 
-    A language of ``specs.ANALYZERS`` is analysed by its own analyzer (given the
-    normalised source); the others by their ``specs.SPECS`` rules here (``ts1:``).
+    A language of ``specs.ANALYZERS`` is analysed by its own analyzer (given the normalised source),
+    one of ``specs.SPEC_ANALYZERS`` by its analyzer given the source and ``analyze_with_spec``; the
+    others by their ``specs.SPECS`` rules here (``ts1:``).
     """
     src = _normalise(source)
     analyzer = ANALYZERS.get(language) or DIALECT_ANALYZERS.get(language)
     if analyzer is not None:
         return analyzer(src)
-    spec = SPECS[language]
+    spec_analyzer = SPEC_ANALYZERS.get(language)
+    if spec_analyzer is not None:
+        return spec_analyzer(src, analyze_with_spec)
+    return analyze_with_spec(src, SPECS[language])
+
+
+def analyze_with_spec(src: bytes, spec: LanguageSpec) -> tuple[dict[str, Symbol], str]:
+    """(symbol table, ``ts1:`` file fingerprint) of normalised ``src`` by ``spec``'s rules. Uncached.
+
+    Applies the spec's ``prepare`` (a same-length rewrite of the source) and ``reparse`` (another
+    grammar after a failed parse). Public for analyzers that prepare the source before the token
+    rules apply (SQL blanks the statements its grammar cannot parse, keeping every byte offset and line).
+    """
     if spec.prepare is not None:
         src = spec.prepare(src)
-    tree = _parser(language).parse(src)
+    tree = _parser(spec.name).parse(src)
     other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
     if other is not None:
         tree = _parser(other).parse(src)
