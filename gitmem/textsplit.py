@@ -190,6 +190,23 @@ def quote_name_part(text: str) -> str:
     return "(" + text.translate(_NAME_BRACKETS) + ")"
 
 
+#: A configuration key written bare in a key path (``quote_key``); any other key is a JSON string.
+_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
+
+
+def quote_key(key: str) -> str:
+    """A configuration file's key (YAML, TOML, JSON) as one part of a symbol name: bare, or a JSON string
+    when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket or ``::``
+    (``./package.json`` -> ``"./package.json"``, ``lint:fix`` stays bare). The one owner of the rule: the
+    configuration analyzer (``code.lang_data``) names keys with it and the shell hook (``shellwords``) the
+    ``package.json`` scripts a command runs."""
+    if _BARE_KEY.fullmatch(key) and "::" not in key:
+        return key
+    import json
+
+    return json.dumps(key, ensure_ascii=False)
+
+
 _UNBRACE = str.maketrans("{}", "()")
 
 

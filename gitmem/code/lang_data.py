@@ -48,7 +48,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..model import Symbol
-from ..textsplit import name_parts
+from ..textsplit import name_parts, quote_key
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -73,20 +73,11 @@ GITLAB_KEYWORDS = frozenset({
     "image", "services", "cache", "before_script", "after_script", "types",
 })
 
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
 _BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f]+')
 _MERGE = "<<"
 
 
 # --------------------------------------------------------------------------- names
-
-
-def quote_key(key: str) -> str:
-    """``key`` as written in a symbol name: bare, or a JSON string when it is empty or holds whitespace,
-    ``.``, ``"``, ``\\``, ``#``, a bracket or ``::`` (``./package.json`` -> ``"./package.json"``)."""
-    if _BARE_KEY.fullmatch(key) and "::" not in key:
-        return key
-    return json.dumps(key, ensure_ascii=False)
 
 
 def _quote_label(label: str) -> str:
