@@ -7,43 +7,20 @@ grammars); fixtures under tests/fixtures/code/{swift,scala,bash,lua}/.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from gitmem.anchors import AnchorError, Resolver
-from gitmem.code import symbols as S
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
-from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
 from gitmem.git import Repo
-from gitmem.model import Status, Symbol
+from gitmem.model import Status
 from gitmem.textsplit import name_base, name_leaf
 from testing.repos import commit, git, make_repo
+from testing.symbols import FIXTURES, fixture, kinds, table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def table(src: str, language: str) -> dict[str, Symbol]:
-    return extract_symbols(textwrap.dedent(src).encode(), language)
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    return symbol_table((FIXTURES / name).read_bytes(), name)
-
-
-def kinds(tab: dict[str, Symbol]) -> dict[str, str]:
-    return {n: s.kind for n, s in tab.items()}
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def test_extensions():

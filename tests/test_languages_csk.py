@@ -6,38 +6,19 @@ grammars); fixtures under tests/fixtures/code/csharp/ and tests/fixtures/code/ko
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from gitmem.anchors import Resolver
-from gitmem.code import symbols as S
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
-from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
 from gitmem.git import Repo
-from gitmem.model import Status, Symbol
+from gitmem.model import Status
 from testing.repos import commit, git, make_repo
+from testing.symbols import fixture, table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def table(src: str, language: str) -> dict[str, Symbol]:
-    return extract_symbols(textwrap.dedent(src).encode(), language)
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    return symbol_table((FIXTURES / name).read_bytes(), name)
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def test_extensions():
