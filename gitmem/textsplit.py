@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 #: Most distinct terms kept from a query for the full-text search (a whole prompt
 #: may be passed as the query).
 MAX_QUERY_TERMS = 64
@@ -112,18 +116,9 @@ def name_parts(name: str) -> list[str]:
     if '"' not in name and "(" not in name and "[" not in name and "<" not in name:
         return name.split(".")
     parts: list[str] = []
-    depth, start, quoted, escaped = 0, 0, False, False
-    for i, ch in enumerate(name):
-        if quoted:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "([<":
+    depth, start = 0, 0
+    for i, ch in _unquoted(name):
+        if ch in "([<":
             depth += 1
         elif ch in ")]>":
             depth = max(0, depth - 1)
@@ -134,10 +129,11 @@ def name_parts(name: str) -> list[str]:
     return parts
 
 
-def _first_bracket(part: str, start: int = 0) -> int:
-    """Index (> 0, >= ``start``) of the first ``(`` or ``[`` of ``part`` outside double quotes, else ``len(part)``."""
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of ``text`` outside its double-quoted parts (JSON strings, with
+    ``\\`` escapes; the quotes themselves left out)."""
     quoted, escaped = False, False
-    for i, ch in enumerate(part):
+    for i, ch in enumerate(text):
         if quoted:
             if escaped:
                 escaped = False
@@ -147,7 +143,14 @@ def _first_bracket(part: str, start: int = 0) -> int:
                 quoted = False
         elif ch == '"':
             quoted = True
-        elif ch in "([" and i > 0 and i >= start:
+        else:
+            yield i, ch
+
+
+def _first_bracket(part: str, start: int = 0) -> int:
+    """Index (> 0, >= ``start``) of the first ``(`` or ``[`` of ``part`` outside double quotes, else ``len(part)``."""
+    for i, ch in _unquoted(part):
+        if ch in "([" and i > 0 and i >= start:
             return i
     return len(part)
 
