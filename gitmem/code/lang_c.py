@@ -158,11 +158,29 @@ _LONE_MACRO_RE = re.compile(rb"^[ \t]+((?:[A-Za-z][a-z]*_)?[A-Z][A-Z0-9_]*)[ \t]
 _BRACE_SCAN_RE = re.compile(
     rb"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|^[ \t]*#(?:\\\r?\n|[^\n])*|[{}]",
     re.M | re.S)
-#: A ``{`` after one of these (spaces and comments aside) opens a block of statements (a function body,
-#: ``if (...) {``, a nested block, ``else {``); after anything else it opens a class, an enum or an initializer.
-_CODE_BRACE_RE = re.compile(rb"(?:[){};:]|\belse|\bdo|\btry)\s*(?:(?://[^\n]*|/\*.*?\*/)\s*)*\Z", re.S)
-#: How far back ``_CODE_BRACE_RE`` looks before a ``{`` (bytes).
+#: A ``{`` after one of these characters or words (spaces and comments aside) opens a block of statements (a
+#: function body, ``if (...) {``, a nested block, ``else {``, ``int A::f() const {``); after anything else it
+#: opens a class, an enum, a namespace or an initializer.
+_CODE_BRACE_AFTER = frozenset(b"){};:")
+_CODE_BRACE_WORD_RE = re.compile(rb"(?<![\w$])(?:else|do|try|const|noexcept|override)\Z")
+#: How far back ``_opens_code`` looks before a ``{`` (bytes): past a comment between ``)`` and ``{``.
 _BRACE_LOOKBACK = 200
+
+
+def _opens_code(src: bytes, at: int) -> bool:
+    """Does the ``{`` at ``at`` open a block of statements (``_CODE_BRACE_AFTER``)?"""
+    before = src[max(0, at - _BRACE_LOOKBACK):at].rstrip()
+    while before:
+        if before.endswith(b"*/") and b"/*" in before:
+            before = before[:before.rfind(b"/*")].rstrip()
+            continue
+        cut = before.find(b"//", before.rfind(b"\n") + 1)
+        if cut < 0:
+            break
+        before = before[:cut].rstrip()
+    return bool(before) and (before[-1] in _CODE_BRACE_AFTER or _CODE_BRACE_WORD_RE.search(before[-9:]) is not None)
+
+
 #: The previous line of a macro statement ends a statement (or is a label, a block start, a directive).
 _STATEMENT_END_RE = re.compile(rb"(?:[;{}:]|^[ \t]*#.*|\*/|//.*|^[ \t]*(?:[A-Za-z][a-z]*_)?[A-Z][A-Z0-9_]*)[ \t]*\Z")
 #: The next line of a macro statement starts a statement (not ``(args)``, ``= value``, an operator).
@@ -188,7 +206,7 @@ def _macro_statements(src: bytes) -> bytes:
             cand = next(todo, None)
         tok = m.group(0)
         if tok == b"{":
-            stack.append(_CODE_BRACE_RE.search(src, max(0, m.start() - _BRACE_LOOKBACK), m.start()) is not None)
+            stack.append(_opens_code(src, m.start()))
         elif tok == b"}" and stack:
             stack.pop()
     out: list[bytes] = []
