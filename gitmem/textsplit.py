@@ -210,6 +210,20 @@ def quote_key(key: str) -> str:
     return json.dumps(key, ensure_ascii=False)
 
 
+def unquote_key(part: str) -> str:
+    """The key a name part written by ``quote_key`` stands for: a JSON string's value (``"a b"`` -> ``a b``);
+    any other part (bare, or not a valid JSON string) as it is."""
+    if len(part) >= 2 and part[0] == part[-1] == '"':
+        import json
+
+        try:
+            value = json.loads(part)
+        except ValueError:
+            return part
+        return value if isinstance(value, str) else part
+    return part
+
+
 _UNBRACE = str.maketrans("{}", "()")
 
 
@@ -219,16 +233,10 @@ def plain_name(name: str) -> str:
     (``Notes.(v1.2 {beta})`` -> ``Notes.v1.2 (beta)``, ``(build/app.o)`` -> ``build/app.o``; its braces read as
     parentheses). Other parts are kept. Many names may share a plain form: it is for matching what a person
     typed, when exactly one name has it."""
-    import json
-
     out = []
     for part in name_parts(name):
         if len(part) >= 2 and part[0] == part[-1] == '"':
-            try:
-                value = json.loads(part)
-            except ValueError:
-                value = part
-            part = value if isinstance(value, str) else part
+            part = unquote_key(part)
         elif len(part) >= 2 and part[0] == "(" and part[-1] == ")":
             part = part[1:-1].translate(_UNBRACE)
         out.append(part)
