@@ -24,7 +24,7 @@ from gitmem.model import Status
 from gitmem.store import Store, init_layout
 from gitmem.textsplit import name_base, name_leaf
 from testing.repos import commit, git, make_repo
-from testing.symbols import FIXTURES, fixture, kinds
+from testing.symbols import FIXTURES, assert_staleness_story, fixture, kinds
 
 pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
@@ -306,25 +306,9 @@ void Cache::put(const std::string& k, int v) {
      ("return k.size();", "return k.size() * 2;"), ("store_[k] = v;", "store_[k] = v + 1;")),
 ], ids=["c", "cpp"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit,
+                               reformat=lambda text: text.replace("{\n", "{  // x\n"))
     assert a.symbol == written_symbol(path, symbol)
-
-    c = commit(root, "other function", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    c = commit(root, "reformat and comment", {path: src.replace(*other_edit).replace("{\n", "{  // x\n")})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == a.symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
 
 
 def test_overloads_are_followed_when_a_sibling_is_added(tmp_path: Path):

@@ -17,8 +17,8 @@ from gitmem.code.languages import language_for_path
 from gitmem.git import Repo
 from gitmem.model import Status
 from gitmem.textsplit import name_base, name_leaf
-from testing.repos import commit, git, make_repo
-from testing.symbols import FIXTURES, fixture, kinds, table
+from testing.repos import commit, make_repo
+from testing.symbols import FIXTURES, assert_staleness_story, fixture, kinds, table
 
 pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
@@ -445,23 +445,8 @@ return M
      ("return #k", "return #k * 2"), ("self.store[k] = v", "self.store[k] = v + 1")),
 ], ids=["swift", "swift-extension", "scala", "scala-companion", "bash", "lua"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit)
     assert a.symbol == symbol
-
-    c = commit(root, "other code", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    (root / new_path).parent.mkdir(parents=True, exist_ok=True)
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
 
 
 def test_swift_overload_anchor_follows_its_labels_when_a_sibling_is_added(tmp_path: Path):

@@ -10,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.anchors import Resolver
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
-from gitmem.git import Repo
-from gitmem.model import Status
-from testing.repos import commit, git, make_repo
-from testing.symbols import fixture, table
+from testing.symbols import assert_staleness_story, fixture, table
 
 pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
@@ -216,21 +212,8 @@ class Cache {
      ("return k.length", "return k.length * 2"), ("store[k] = v", "store[k] = v + 1")),
 ], ids=["csharp", "kotlin"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
-
-    c = commit(root, "other method", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit)
+    assert a.symbol == symbol
 
 
 def test_imports_are_extracted_and_kotlin_ones_resolved():
