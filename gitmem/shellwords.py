@@ -33,6 +33,8 @@ import os
 import re
 import shlex
 
+from .textsplit import quote_key
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
     from collections.abc import Container
@@ -528,19 +530,10 @@ def package_scripts(text: str, script: str, *, pre_post: bool = False) -> list[s
     return [key_name("scripts", n) for n in names if n in scripts]
 
 
-#: A key written bare in a key path: as ``code.lang_data``'s ``_BARE_KEY`` (the owner of key names; this module
-#: cannot import it: tree-sitter. ``tests/test_surfaces_languages.py`` checks that both name keys alike).
-_BARE_KEY = r'[^\s."\\#()\[\]<>]+'
-
-
 def key_name(*keys: str) -> str:
-    """A configuration file's key path as gitmem names it (``code.lang_data.quote_key``): its keys joined by
-    ``.``, each bare or, when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket or
-    ``::``, a JSON string (``scripts.test``, ``scripts."lint:fix.all"``)."""
-    import json
-
-    return ".".join(k if re.fullmatch(_BARE_KEY, k) and "::" not in k else json.dumps(k, ensure_ascii=False)
-                    for k in keys)
+    """A configuration file's key path as gitmem names it: its keys joined by ``.``, each quoted by
+    ``textsplit.quote_key`` (``scripts.test``, ``scripts."lint.fix"``)."""
+    return ".".join(quote_key(k) for k in keys)
 
 
 def _docker_build(tool: str, args: list[str]) -> bool:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 #: Most distinct terms kept from a query for the full-text search (a whole prompt
 #: may be passed as the query).
 MAX_QUERY_TERMS = 64
@@ -112,18 +116,9 @@ def name_parts(name: str) -> list[str]:
     if '"' not in name and "(" not in name and "[" not in name and "<" not in name:
         return name.split(".")
     parts: list[str] = []
-    depth, start, quoted, escaped = 0, 0, False, False
-    for i, ch in enumerate(name):
-        if quoted:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "([<":
+    depth, start = 0, 0
+    for i, ch in _unquoted(name):
+        if ch in "([<":
             depth += 1
         elif ch in ")]>":
             depth = max(0, depth - 1)
@@ -134,10 +129,11 @@ def name_parts(name: str) -> list[str]:
     return parts
 
 
-def _first_bracket(part: str, start: int = 0) -> int:
-    """Index (> 0, >= ``start``) of the first ``(`` or ``[`` of ``part`` outside double quotes, else ``len(part)``."""
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of ``text`` outside its double-quoted parts (JSON strings, with
+    ``\\`` escapes; the quotes themselves left out)."""
     quoted, escaped = False, False
-    for i, ch in enumerate(part):
+    for i, ch in enumerate(text):
         if quoted:
             if escaped:
                 escaped = False
@@ -147,7 +143,14 @@ def _first_bracket(part: str, start: int = 0) -> int:
                 quoted = False
         elif ch == '"':
             quoted = True
-        elif ch in "([" and i > 0 and i >= start:
+        else:
+            yield i, ch
+
+
+def _first_bracket(part: str, start: int = 0) -> int:
+    """Index (> 0, >= ``start``) of the first ``(`` or ``[`` of ``part`` outside double quotes, else ``len(part)``."""
+    for i, ch in _unquoted(part):
+        if ch in "([" and i > 0 and i >= start:
             return i
     return len(part)
 
@@ -190,6 +193,37 @@ def quote_name_part(text: str) -> str:
     return "(" + text.translate(_NAME_BRACKETS) + ")"
 
 
+#: A configuration key written bare in a key path (``quote_key``); any other key is a JSON string.
+_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
+
+
+def quote_key(key: str) -> str:
+    """A configuration file's key (YAML, TOML, JSON) as one part of a symbol name: bare, or a JSON string
+    when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket or ``::``
+    (``./package.json`` -> ``"./package.json"``, ``lint:fix`` stays bare). The one owner of the rule: the
+    configuration analyzer (``code.lang_data``) names keys with it and the shell hook (``shellwords``) the
+    ``package.json`` scripts a command runs."""
+    if _BARE_KEY.fullmatch(key) and "::" not in key:
+        return key
+    import json
+
+    return json.dumps(key, ensure_ascii=False)
+
+
+def unquote_key(part: str) -> str:
+    """The key a name part written by ``quote_key`` stands for: a JSON string's value (``"a b"`` -> ``a b``);
+    any other part (bare, or not a valid JSON string) as it is."""
+    if len(part) >= 2 and part[0] == part[-1] == '"':
+        import json
+
+        try:
+            value = json.loads(part)
+        except ValueError:
+            return part
+        return value if isinstance(value, str) else part
+    return part
+
+
 _UNBRACE = str.maketrans("{}", "()")
 
 
@@ -199,16 +233,10 @@ def plain_name(name: str) -> str:
     (``Notes.(v1.2 {beta})`` -> ``Notes.v1.2 (beta)``, ``(build/app.o)`` -> ``build/app.o``; its braces read as
     parentheses). Other parts are kept. Many names may share a plain form: it is for matching what a person
     typed, when exactly one name has it."""
-    import json
-
     out = []
     for part in name_parts(name):
         if len(part) >= 2 and part[0] == part[-1] == '"':
-            try:
-                value = json.loads(part)
-            except ValueError:
-                value = part
-            part = value if isinstance(value, str) else part
+            part = unquote_key(part)
         elif len(part) >= 2 and part[0] == "(" and part[-1] == ")":
             part = part[1:-1].translate(_UNBRACE)
         out.append(part)

@@ -55,6 +55,19 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def fresh_symbol_caches() -> Iterator[None]:
+    """No symbol-table cache folder and an empty in-process cache, before and after the test (the symbol
+    tests: ``pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")``)."""
+    from gitmem.code import symbols
+
+    symbols.set_cache_dir(None)
+    symbols.clear_memory_cache()
+    yield
+    symbols.set_cache_dir(None)
+    symbols.clear_memory_cache()
+
+
+@pytest.fixture
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """Run the gitmem CLI in-process in a directory: ``run_cli(cwd, *args) -> (code, stdout, stderr)``."""
     from gitmem.cli import main

@@ -14,36 +14,19 @@ import pytest
 
 from gitmem.analyzer import evaluate
 from gitmem.anchors import Resolver
-from gitmem.code import symbols as S
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
 from gitmem.code.specs import written_symbol
-from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
+from gitmem.code.symbols import extract_symbols
 from gitmem.git import Repo
 from gitmem.memories import RememberRequest, remember
-from gitmem.model import Status, Symbol
+from gitmem.model import Status
 from gitmem.store import Store, init_layout
 from gitmem.textsplit import name_base, name_leaf
 from testing.repos import commit, git, make_repo
+from testing.symbols import FIXTURES, assert_staleness_story, fixture, kinds
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    return symbol_table((FIXTURES / name).read_bytes(), name)
-
-
-def kinds(tab: dict[str, Symbol]) -> dict[str, str]:
-    return {n: s.kind for n, s in tab.items()}
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def test_extensions():
@@ -66,8 +49,8 @@ def test_c_header_names_and_kinds():
 def test_c_source_names_and_kinds():
     tab = fixture("c/list.c")
     assert kinds(tab) == {"new_node": "function", "list_push": "function", "list_len": "function"}
-    # the static prototype and the definition of new_node are one symbol spanning both
-    assert (tab["new_node"].start_line, tab["new_node"].end_line) == (6, 28)
+    # the static prototype and the definition of new_node are one symbol; its span is the definition's
+    assert (tab["new_node"].start_line, tab["new_node"].end_line) == (23, 28)
 
 
 def test_cpp_header_names_and_kinds():
@@ -125,8 +108,8 @@ void A::f(int x) {
 
 def test_declaration_and_definition_in_one_file_are_one_symbol():
     tab = extract_symbols(CLASS, "cpp")
-    assert list(tab) == ["A", "A.f", "A.g"]
-    assert (tab["A.f"].start_line, tab["A.f"].end_line) == (3, 9)
+    assert list(tab) == ["A", "A.g", "A.f"]  # by start line: A.f is where it is defined
+    assert (tab["A.f"].start_line, tab["A.f"].end_line) == (7, 9)  # the definition's lines
     decl = extract_symbols(CLASS.replace(b"void f(int x);", b"void f(int x) noexcept;"), "cpp")["A.f"]
     body = extract_symbols(CLASS.replace(b"use(x);", b"use(x + 1);"), "cpp")["A.f"]
     renamed_param = extract_symbols(CLASS.replace(b"void f(int x);", b"void f(int value);"), "cpp")["A.f"]
@@ -136,7 +119,10 @@ def test_declaration_and_definition_in_one_file_are_one_symbol():
     assert renamed_param.fingerprint != f.fingerprint  # the declaration's text is part of the symbol
     # a prototype then its definition (C)
     c = extract_symbols(b"int f(void);\nint g(void) { return 2; }\nint f(void) { return 1; }\n", "c")
-    assert list(c) == ["f", "g"] and (c["f"].start_line, c["f"].end_line) == (1, 3)
+    assert list(c) == ["g", "f"] and (c["f"].start_line, c["f"].end_line) == (3, 3)
+    # only declarations: the span runs from the first to the last
+    d = extract_symbols(b"int f(void);\nint g(void);\nint f(void);\n", "c")
+    assert (d["f"].start_line, d["f"].end_line) == (1, 3)
 
 
 def test_overloads_are_named_by_parameter_types():
@@ -182,7 +168,7 @@ namespace outer::inner { void later(); }
         "A": "struct", "A.operator==": "operator", "A.swap": "function",
         "TEST(Suite,One)": "function", "TEST(Suite,Two)": "function",
     }
-    assert (tab["outer.inner.Outer.Inner.f"].start_line, tab["outer.inner.Outer.Inner.f"].end_line) == (2, 4)
+    assert (tab["outer.inner.Outer.Inner.f"].start_line, tab["outer.inner.Outer.Inner.f"].end_line) == (4, 4)
     assert tab["A.swap"].start_line == 10  # the template header is part of it
 
 
@@ -320,25 +306,9 @@ void Cache::put(const std::string& k, int v) {
      ("return k.size();", "return k.size() * 2;"), ("store_[k] = v;", "store_[k] = v + 1;")),
 ], ids=["c", "cpp"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit,
+                               reformat=lambda text: text.replace("{\n", "{  // x\n"))
     assert a.symbol == written_symbol(path, symbol)
-
-    c = commit(root, "other function", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    c = commit(root, "reformat and comment", {path: src.replace(*other_edit).replace("{\n", "{  // x\n")})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == a.symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
 
 
 def test_overloads_are_followed_when_a_sibling_is_added(tmp_path: Path):
@@ -458,3 +428,148 @@ def test_a_c_header_with_macro_wrapped_declarations_is_read_as_c():
     # the same in a header with C++ syntax stays C++ (and its classes are found)
     cpp = src + b"class Box { int f(); };\n"
     assert "Box.f" in extract_symbols(cpp, "cpp")
+
+
+# -- a function declared at the top of its file and defined far below ------------------------------------------------
+
+PROTOTYPES = """\
+#include <stdio.h>
+
+static int parse(const char *s);
+static int render(int x);
+#define LIMIT 5
+
+static int render(int x) {
+  return x * LIMIT;
+}
+""" + "".join(f"static int pad{i}(void) {{ return {i}; }}\n" for i in range(20)) + """
+static int parse(const char *s) {
+  return s[0] + render(1);
+}
+"""
+
+
+def test_a_joined_symbols_span_is_its_definition():
+    tab = extract_symbols(PROTOTYPES.encode(), "c")
+    lines = PROTOTYPES.splitlines()
+    parse, render = tab["parse"], tab["render"]
+    assert lines[parse.start_line - 1].startswith("static int parse(const char *s) {")
+    assert parse.end_line == len(lines) and (render.start_line, render.end_line) == (7, 9)
+    # the prototype is still part of the symbol: editing it changes the fingerprint (a signature change)
+    edited = extract_symbols(PROTOTYPES.replace("static int parse(const char *s);",
+                                                "static int parse(const char *text);").encode(), "c")["parse"]
+    assert edited.signature_fp != parse.signature_fp and edited.body_fp == parse.body_fp
+
+
+def test_an_edit_near_a_prototype_is_not_an_edit_of_the_definition_far_below(tmp_path: Path, run_cli, run_json):
+    from tests.test_claude_hooks import context_of, hook
+    from tests.test_claude_hooks import fixture as hook_event
+    from tests.test_claude_hooks import remember as cli_remember
+
+    repo = make_repo(tmp_path / "r", {"src/p.c": PROTOTYPES})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    parse = cli_remember(run_cli, repo, "parse reads only the first byte", "src/p.c::parse")
+    render = cli_remember(run_cli, repo, "render scales by LIMIT", "src/p.c::render")
+    event = hook_event("PreToolUse.Edit", repo, session_id="proto-1")
+    event["tool_input"].update(file_path=str(repo / "src/p.c"), old_string="  return x * LIMIT;\n",
+                               new_string="  return x * LIMIT * 2;\n")
+    text = context_of(hook(event, repo)[1], "PreToolUse")
+    assert "(the edit is at line 8)" in text
+    assert f"### {render} · constraint" in text and f"### {parse} · constraint" not in text
+    assert text.index(render) < text.index(parse)  # parse is listed, not shown in full
+    # the code in focus: only render is a changed symbol (line 8 is not inside parse's span any more)
+    (repo / "src/p.c").write_text(PROTOTYPES.replace("x * LIMIT", "x * LIMIT * 2"))
+    ctx = run_json(repo, "context", "--file", "src/p.c")
+    assert ctx["focus"]["symbols"] == ["src/p.c::render"]
+    order = [m["id"] for m in ctx["memories"]]
+    assert order.index(render) < order.index(parse)
+
+
+# -- a macro used as a statement without a semicolon (Unity's EXPECT_ABORT_BEGIN) ----------------------------------
+
+UNITY = """\
+#include "unity.h"
+
+void putcharSpy(int c);
+void endPutcharSpy(void);
+
+void testNotEqualInt16Arrays(void)
+{
+    UNITY_INT16 p0[] = {1, 8, 127, 3};
+    UNITY_INT16 p1[] = {1, 8, 127, 2};
+
+    EXPECT_ABORT_BEGIN
+    TEST_ASSERT_EQUAL_INT16_ARRAY(p0, p1, 4);
+    VERIFY_FAILS_END
+}
+
+void testEqualInt16EachEqual(void)
+{
+    UNITY_INT16 p0[] = {1, 1, 1, 1};
+
+    TEST_ASSERT_EACH_EQUAL_INT16(1, p0, 4);
+}
+
+void testNotEqualInt16EachEqual(void)
+{
+    UNITY_INT16 p0[] = {127, 127, 127, 3};
+
+    EXPECT_ABORT_BEGIN
+    TEST_ASSERT_EACH_EQUAL_INT16(127, p0, 4);
+    VERIFY_FAILS_END
+}
+
+enum flags {
+    FLAG_A,
+    FLAG_B
+};
+
+void putcharSpy(int c) { (void)c; }
+
+void endPutcharSpy(void) { putcharSpy(0); }
+"""
+
+
+def test_a_macro_statement_without_a_semicolon_is_not_a_definition():
+    tab = extract_symbols(UNITY.encode(), "c")
+    assert kinds(tab) == {
+        "testNotEqualInt16Arrays": "function", "testEqualInt16EachEqual": "function",
+        "testNotEqualInt16EachEqual": "function", "flags": "enum", "putcharSpy": "function",
+        "endPutcharSpy": "function"}
+    lines = UNITY.splitlines()
+    assert lines[tab["endPutcharSpy"].start_line - 1].startswith("void endPutcharSpy(void) {")
+    assert lines[tab["testNotEqualInt16Arrays"].end_line - 1] == "}"
+    # the same in a .h (read as C++) and with the macros' own edits seen
+    assert set(extract_symbols(UNITY.encode(), "cpp")) == set(tab)
+    renamed = extract_symbols(UNITY.replace("VERIFY_FAILS_END\n}\n\nvoid testEqual", "VERIFY_FAILS\n}\n\nvoid "
+                                            "testEqual").encode(), "c")
+    assert renamed["testNotEqualInt16Arrays"].fingerprint != tab["testNotEqualInt16Arrays"].fingerprint
+    assert renamed["endPutcharSpy"].fingerprint == tab["endPutcharSpy"].fingerprint
+    # a lone capitalised word that continues an expression or ends an enum is left as it is
+    src = b"int f(int a) {\n    return g(a,\n        FLAG_B\n    );\n}\nenum e {\n    X,\n    Y\n};\n"
+    assert kinds(extract_symbols(src, "c")) == {"f": "function", "e": "enum"}
+
+
+def test_a_function_recovered_from_a_broken_body_is_not_a_symbol(monkeypatch: pytest.MonkeyPatch):
+    # without the macro statements made statements, tree-sitter's recovery leaves testNotEqualInt16Arrays'
+    # body as loose tokens and reads TEST_ASSERT_EQUAL_INT16_ARRAY(...) as a function defined inside it
+    from gitmem.code import lang_c
+
+    excerpt = (FIXTURES / "c/testunity_excerpt.c").read_bytes()
+    mended = extract_symbols(excerpt, "c")
+    monkeypatch.setattr(lang_c, "_macro_statements", lambda src: src)
+    recovered = extract_symbols(excerpt, "c")
+    assert not [n for n in recovered if n.startswith(("TEST_", "VERIFY_", "EXPECT_"))], list(recovered)
+    assert set(recovered) <= set(mended) and not [n for n in mended if n.startswith("TEST_")]
+    assert len(mended) == 17 and all(s.kind == "function" for s in mended.values())
+
+
+def test_a_macro_statement_does_not_make_a_later_function_stale(tmp_path: Path):
+    root = make_repo(tmp_path / "r", {"tests/testunity.c": UNITY})
+    repo = Repo(root)
+    a = Resolver(repo).make("tests/testunity.c", "endPutcharSpy")
+    c = commit(root, "another test", {"tests/testunity.c": UNITY.replace("{1, 1, 1, 1}", "{2, 2, 2, 2}")})
+    assert Resolver(repo).status(a, c).status == Status.FRESH
+    c = commit(root, "spy", {"tests/testunity.c": UNITY.replace("putcharSpy(0); }", "putcharSpy(1); }")})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.STALE and st.commit == c

@@ -22,14 +22,7 @@ from gitmem.model import Status
 from gitmem.textsplit import name_base, name_leaf, name_parts
 from testing.repos import commit, make_repo
 
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def kinds(path: str, text: str) -> dict[str, str]:

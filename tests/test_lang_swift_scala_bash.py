@@ -7,43 +7,20 @@ grammars); fixtures under tests/fixtures/code/{swift,scala,bash,lua}/.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from gitmem.anchors import AnchorError, Resolver
-from gitmem.code import symbols as S
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
-from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
 from gitmem.git import Repo
-from gitmem.model import Status, Symbol
+from gitmem.model import Status
 from gitmem.textsplit import name_base, name_leaf
-from testing.repos import commit, git, make_repo
+from testing.repos import commit, make_repo
+from testing.symbols import FIXTURES, assert_staleness_story, fixture, kinds, table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def table(src: str, language: str) -> dict[str, Symbol]:
-    return extract_symbols(textwrap.dedent(src).encode(), language)
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    return symbol_table((FIXTURES / name).read_bytes(), name)
-
-
-def kinds(tab: dict[str, Symbol]) -> dict[str, str]:
-    return {n: s.kind for n, s in tab.items()}
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def test_extensions():
@@ -468,23 +445,8 @@ return M
      ("return #k", "return #k * 2"), ("self.store[k] = v", "self.store[k] = v + 1")),
 ], ids=["swift", "swift-extension", "scala", "scala-companion", "bash", "lua"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit)
     assert a.symbol == symbol
-
-    c = commit(root, "other code", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    (root / new_path).parent.mkdir(parents=True, exist_ok=True)
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
 
 
 def test_swift_overload_anchor_follows_its_labels_when_a_sibling_is_added(tmp_path: Path):

@@ -6,38 +6,15 @@ grammars); fixtures under tests/fixtures/code/csharp/ and tests/fixtures/code/ko
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from gitmem.anchors import Resolver
-from gitmem.code import symbols as S
 from gitmem.code.imports import extract_imports, resolve_imports
 from gitmem.code.languages import language_for_path
-from gitmem.code.symbols import extract_symbols, set_cache_dir, symbol_table
-from gitmem.git import Repo
-from gitmem.model import Status, Symbol
-from testing.repos import commit, git, make_repo
+from testing.symbols import assert_staleness_story, fixture, table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def table(src: str, language: str) -> dict[str, Symbol]:
-    return extract_symbols(textwrap.dedent(src).encode(), language)
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    return symbol_table((FIXTURES / name).read_bytes(), name)
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def test_extensions():
@@ -235,21 +212,8 @@ class Cache {
      ("return k.length", "return k.length * 2"), ("store[k] = v", "store[k] = v + 1")),
 ], ids=["csharp", "kotlin"])
 def test_staleness_on_a_real_repository(tmp_path: Path, path, new_path, src, symbol, body_edit, other_edit):
-    root = make_repo(tmp_path / "r", {path: src})
-    repo = Repo(root)
-    a = Resolver(repo).make(path, symbol)
-
-    c = commit(root, "other method", {path: src.replace(*other_edit)})
-    assert Resolver(repo).status(a, c).status == Status.FRESH
-
-    git(root, "mv", path, new_path)
-    git(root, "commit", "-q", "-m", "rename file")
-    st = Resolver(repo).status(a, repo.head())
-    assert st.status == Status.MOVED and st.path_now == new_path and st.symbol_now == symbol
-
-    c = commit(root, "body", {new_path: src.replace(*other_edit).replace(*body_edit)})
-    st = Resolver(repo).status(a, c)
-    assert st.status == Status.STALE and st.commit == c
+    a = assert_staleness_story(tmp_path / "r", path, new_path, src, symbol, body_edit, other_edit)
+    assert a.symbol == symbol
 
 
 def test_imports_are_extracted_and_kotlin_ones_resolved():

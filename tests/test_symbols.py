@@ -28,37 +28,18 @@ from gitmem.code.symbols import (
     symbol_table,
 )
 from gitmem.model import Symbol
+from testing.symbols import FIXTURES, fixture, kinds, table
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    set_cache_dir(None)
-    S.clear_memory_cache()
-    yield
-    set_cache_dir(None)
-    S.clear_memory_cache()
-
-
-def table(src: str, language: str) -> dict[str, Symbol]:
-    return extract_symbols(textwrap.dedent(src).encode(), language)
+pytestmark = pytest.mark.usefixtures("fresh_symbol_caches")
 
 
 def sym(src: str, language: str, name: str) -> Symbol:
     tab = table(src, language)
     assert name in tab, f"{name!r} not in {list(tab)}"
     return tab[name]
-
-
-def fixture(name: str) -> dict[str, Symbol]:
-    path = FIXTURES / name
-    return symbol_table(path.read_bytes(), name)
-
-
-def kinds(tab: dict[str, Symbol]) -> dict[str, str]:
-    return {name: s.kind for name, s in tab.items()}
 
 
 # --------------------------------------------------------------------------- languages

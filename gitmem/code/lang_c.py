@@ -46,8 +46,9 @@ declarations with the same qualified name and the same parameter key are **one
 symbol** — a method declared in its class and defined out of line below, a
 prototype and its definition, ``#ifdef`` alternatives, a reopened namespace. The
 declarations count as signatures (``Def.stub``): a change to the declaration or
-to the definition changes the symbol's fingerprint; its span runs from the first
-to the last. When one name has several parameter keys (overloads), each is named
+to the definition changes the symbol's fingerprint; its span is the definitions'
+(those with a body), or from the first declaration to the last when there is no
+definition in the file. When one name has several parameter keys (overloads), each is named
 by its key: ``A.f(int)``, ``A.f(const char*,size_t)``, ``A.get()const``; a name
 with one key keeps the plain name. C has no overloads: a C file's keys are empty
 (every ``f`` is the one ``f``).
@@ -148,13 +149,100 @@ def _blank(m: re.Match[bytes]) -> bytes:
     return re.sub(rb"[^\n]", b" ", m.group(0))
 
 
+#: A line that is only an upper-case identifier, indented: a candidate macro statement (``EXPECT_ABORT_BEGIN``,
+#: ``Py_BEGIN_ALLOW_THREADS``). Macros are written in capitals by convention; a lower-case word alone on a
+#: line is a type or an expression continued on the next line.
+_LONE_MACRO_RE = re.compile(rb"^[ \t]+((?:[A-Za-z][a-z]*_)?[A-Z][A-Z0-9_]*)[ \t]*(?=\r?\n)", re.M)
+#: What the brace scan of ``_macro_statements`` reads: comments, strings, character literals, preprocessor
+#: lines (with their continuations), braces.
+_BRACE_SCAN_RE = re.compile(
+    rb"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|^[ \t]*#(?:\\\r?\n|[^\n])*|[{}]",
+    re.M | re.S)
+#: A ``{`` after one of these characters or words (spaces and comments aside) opens a block of statements (a
+#: function body, ``if (...) {``, a nested block, ``else {``, ``int A::f() const {``); after anything else it
+#: opens a class, an enum, a namespace or an initializer.
+_CODE_BRACE_AFTER = frozenset(b"){};:")
+_CODE_BRACE_WORD_RE = re.compile(rb"(?<![\w$])(?:else|do|try|const|noexcept|override)\Z")
+#: How far back ``_opens_code`` looks before a ``{`` (bytes): past a comment between ``)`` and ``{``.
+_BRACE_LOOKBACK = 200
+
+
+def _opens_code(src: bytes, at: int) -> bool:
+    """Does the ``{`` at ``at`` open a block of statements (``_CODE_BRACE_AFTER``)?"""
+    before = src[max(0, at - _BRACE_LOOKBACK):at].rstrip()
+    while before:
+        if before.endswith(b"*/") and b"/*" in before:
+            before = before[:before.rfind(b"/*")].rstrip()
+            continue
+        cut = before.find(b"//", before.rfind(b"\n") + 1)
+        if cut < 0:
+            break
+        before = before[:cut].rstrip()
+    return bool(before) and (before[-1] in _CODE_BRACE_AFTER or _CODE_BRACE_WORD_RE.search(before[-9:]) is not None)
+
+
+#: The previous line of a macro statement ends a statement (or is a label, a block start, a directive).
+_STATEMENT_END_RE = re.compile(rb"(?:[;{}:]|^[ \t]*#.*|\*/|//.*|^[ \t]*(?:[A-Za-z][a-z]*_)?[A-Z][A-Z0-9_]*)[ \t]*\Z")
+#: The next line of a macro statement starts a statement (not ``(args)``, ``= value``, an operator).
+_STATEMENT_START_RE = re.compile(rb"[ \t]*(?:[A-Za-z_}#]|//|/\*)")
+
+
+def _macro_statements(src: bytes) -> bytes:
+    """``EXPECT_ABORT_BEGIN`` alone on a line in a function body (a macro used as a statement without a
+    ``;``) followed by ``;``: tree-sitter reads such a word as the return type of a function defined
+    by the next statement, and its recovery runs on through the next real definitions (cJSON's Unity
+    tests). Only inside a block of statements (a brace scan that skips comments, strings and
+    directives), after a line that ends a statement and before one that starts one."""
+    cands = [m for m in _LONE_MACRO_RE.finditer(src) if m.group(1) not in _VALUE_WORDS]
+    if not cands:
+        return src
+    code_at: dict[int, bool] = {}
+    stack: list[bool] = []
+    todo = iter(cands)
+    cand = next(todo, None)
+    for m in _BRACE_SCAN_RE.finditer(src):
+        while cand is not None and cand.start() < m.start():
+            code_at[cand.start()] = bool(stack) and stack[-1]
+            cand = next(todo, None)
+        tok = m.group(0)
+        if tok == b"{":
+            stack.append(_opens_code(src, m.start()))
+        elif tok == b"}" and stack:
+            stack.pop()
+    out: list[bytes] = []
+    at = 0
+    for m in cands:
+        if not code_at.get(m.start()):
+            continue
+        prev_end = src.rfind(b"\n", 0, m.start())
+        prev = src[src.rfind(b"\n", 0, max(prev_end, 0)) + 1:max(prev_end, 0)].rstrip(b"\r")
+        nxt_start = src.find(b"\n", m.end()) + 1
+        nxt = src[nxt_start:nxt_start + 80]
+        while nxt.strip(b" \t\r").startswith(b"\n"):  # blank lines
+            nxt_start = src.find(b"\n", nxt_start) + 1
+            nxt = src[nxt_start:nxt_start + 80] if nxt_start else b""
+        if prev_end >= 0 and not _STATEMENT_END_RE.search(prev) and prev.strip():
+            continue
+        if not _STATEMENT_START_RE.match(nxt):
+            continue
+        out += [src[at:m.end(1)], b";"]
+        at = m.end(1)
+    return b"".join(out) + src[at:] if out else src
+
+
+#: Capitalised words that are values, never a statement.
+_VALUE_WORDS = frozenset({b"NULL", b"TRUE", b"FALSE", b"EOF"})
+
+
 def _prepare(src: bytes) -> bytes:
-    """The source as parsed and hashed, same length and same lines:
+    """The source as parsed and hashed, same lines:
 
     * ``class API Foo {`` -> ``class     Foo {`` (the export macro expands to an attribute tree-sitter cannot know);
     * ``/* comments */`` inside a ``#define``'s replacement made spaces (tree-sitter's grammars misread the
-      rest of such a macro, and comments are not fingerprinted anyway).
+      rest of such a macro, and comments are not fingerprinted anyway);
+    * a macro statement without a ``;`` given one (``_macro_statements``).
     """
+    src = _macro_statements(src)
     if b"/*" in src and b"define" in src:
         src = _DEFINE_RE.sub(lambda m: _BLOCK_COMMENT_RE.sub(_blank, m.group(0)) if b"/*" in m.group(0)
                              else m.group(0), src)
@@ -675,6 +763,42 @@ def _c_written_name(name: str) -> str:
     return re.sub(r"\(.*\)\s*$", "", _written_name(name)) if "(" in name else _written_name(name)
 
 
+def _misread_macro_statement(node: Node, src: bytes) -> bool:
+    """Is ``node`` a function definition or prototype tree-sitter's error recovery made of a macro statement in a
+    function body (``EXPECT_ABORT_BEGIN`` / ``TEST_ASSERT_EQUAL(...);`` read as the return type and the
+    declarator of a function ``TEST_ASSERT_EQUAL``) that ``_macro_statements`` did not mend? Its parent is
+    an ``ERROR`` node, more ``{`` than ``}`` of that node's own tokens stand before it (the ``{`` of the body
+    tree-sitter could not read), and its "return type" is a capitalised word alone on its line."""
+    parent = node.parent
+    if node.type not in ("function_definition", "declaration") or parent is None or parent.type != "ERROR":
+        return False
+    typ = node.child_by_field_name("type")
+    decl = node.child_by_field_name("declarator")
+    if (typ is None or decl is None or typ.type != "type_identifier" or typ.end_point[0] >= decl.start_point[0]
+            or _LONE_MACRO_RE.match(src, src.rfind(b"\n", 0, typ.start_byte) + 1) is None):
+        return False
+    cached = getattr(_local, "error_depths", None)
+    if cached is None or cached[0] is not src or cached[1] != parent.id:
+        depths: dict[int, int] = {}
+        depth = 0
+        for c in parent.children:
+            if c.type == "{":
+                depth += 1
+            elif c.type == "}":
+                depth = max(0, depth - 1)
+            depths[c.start_byte] = depth
+        cached = _local.error_depths = (src, parent.id, depths)
+    return cached[2].get(node.start_byte, 0) > 0
+
+
+def _guarded(handler: Handler) -> Handler:
+    """``handler``, except that a misread macro statement (``_misread_macro_statement``) is no definition
+    and is not searched."""
+    def run(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+        return [] if _misread_macro_statement(node, src) else handler(node, src, parent_kind)
+    return run
+
+
 def _handlers(c_lang: bool) -> dict[str, Handler]:
     function = _c_function if c_lang else _cpp_function
     handlers: dict[str, Handler] = {
@@ -686,7 +810,7 @@ def _handlers(c_lang: bool) -> dict[str, Handler]:
         handlers.update({"class_specifier": _class, "alias_declaration": _alias,
                          "namespace_definition": _namespace,
                          "friend_declaration": _friend})
-    return handlers
+    return {t: _guarded(h) for t, h in handlers.items()}
 
 
 def _spec(name: str, c_lang: bool) -> LanguageSpec:

@@ -9,7 +9,7 @@ Names (see docs/how-it-works.md, "Configuration files"):
 
 * a key is named by its dotted path: ``production.pool``, ``tool.ruff.line-length``, ``scripts.test``;
 * a key that is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket ``()[]<>`` or ``::`` is
-  written as a JSON string: ``exports."./package.json"``, ``"a b".c`` (``quote_key``);
+  written as a JSON string: ``exports."./package.json"``, ``"a b".c`` (``textsplit.quote_key``);
 * an item of a sequence that is a mapping with a ``name`` (else ``id``) key is ``steps[Run tests]``; a
   label holding ``"``, ``\\``, a bracket or a control character is a JSON string: ``steps["a[1]"]``;
   other items (scalars, unnamed mappings) are not symbols (they are part of their key's value);
@@ -48,7 +48,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..model import Symbol
-from ..textsplit import name_parts
+from ..textsplit import name_parts, quote_key, unquote_key
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -73,7 +73,6 @@ GITLAB_KEYWORDS = frozenset({
     "image", "services", "cache", "before_script", "after_script", "types",
 })
 
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
 _BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f]+')
 _MERGE = "<<"
 
@@ -81,28 +80,10 @@ _MERGE = "<<"
 # --------------------------------------------------------------------------- names
 
 
-def quote_key(key: str) -> str:
-    """``key`` as written in a symbol name: bare, or a JSON string when it is empty or holds whitespace,
-    ``.``, ``"``, ``\\``, ``#``, a bracket or ``::`` (``./package.json`` -> ``"./package.json"``)."""
-    if _BARE_KEY.fullmatch(key) and "::" not in key:
-        return key
-    return json.dumps(key, ensure_ascii=False)
-
-
 def _quote_label(label: str) -> str:
     if _BARE_LABEL.fullmatch(label) and label == label.strip() and "  " not in label:
         return label
     return json.dumps(label, ensure_ascii=False)
-
-
-def _unquote(part: str) -> str:
-    if len(part) >= 2 and part[0] == part[-1] == '"':
-        try:
-            value = json.loads(part)
-        except ValueError:
-            return part
-        return value if isinstance(value, str) else part
-    return part
 
 
 def written_name(name: str) -> str:
@@ -114,7 +95,7 @@ def written_name(name: str) -> str:
     out = []
     for part in name_parts(name):
         if part.startswith('"') and part.endswith('"'):
-            part = quote_key(_unquote(part))
+            part = quote_key(unquote_key(part))
         out.append(part)
     return ".".join(out)
 

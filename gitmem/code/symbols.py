@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.3"
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.4"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
@@ -516,7 +516,7 @@ def primary(defs: list[Def]) -> Def:
     return (real or defs)[-1]
 
 
-def _group_symbol(name: str, defs: list[Def], toks: _Tokens) -> Symbol:
+def _group_symbol(name: str, defs: list[Def], toks: _Tokens, *, span_of_definitions: bool = False) -> Symbol:
     """The symbol of several definitions of one name, or of one with folded overload signatures.
 
     Overload signatures (Python ``@overload`` stubs, code under ``if TYPE_CHECKING:``,
@@ -524,7 +524,10 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens) -> Symbol:
     changes nothing, editing one is a signature change. Every other definition
     counts in source order: its body in ``body_fp``, its decorators in
     ``decorators_fp``, the rest in ``signature_fp``. ``shape_fp`` and ``kind``
-    are those of ``primary(defs)``; the span covers them all.
+    are those of ``primary(defs)``; the span covers them all, or with ``span_of_definitions``
+    (``same_name="join"``: C/C++ prototypes and in-class declarations, which may stand thousands of lines
+    above the definition) only the definitions that are not signatures, when there are any: an edit near a
+    prototype is then not an edit "in" the function, and ``gitmem show`` shows the function.
     """
     main = primary(defs)
     real = [d for d in defs if not d.stub and not d.typing_only] or [main]
@@ -543,9 +546,11 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens) -> Symbol:
             cut = cut + [body]
         sig_fps.append(toks.digest(_ranges_without(own, cut)))
     i, j = toks.index(_own_start(main), main.end_byte)
+    spanned = [d for d in defs if not d.stub and not d.typing_only] if span_of_definitions else []
+    spanned = spanned or defs
     return Symbol(
-        name=name, kind=main.kind, start_line=min(d.start_line for d in defs),
-        end_line=max(d.end_line for d in defs),
+        name=name, kind=main.kind, start_line=min(d.start_line for d in spanned),
+        end_line=max(d.end_line for d in spanned),
         fingerprint=_combine(b"fp", stub_fps, whole_fps), signature_fp=_combine(b"sig", stub_fps, sig_fps),
         body_fp=toks.digest(bodies) if bodies else "", decorators_fp=toks.digest(decorators) if decorators else "",
         shape_fp=_shape(name, main, toks, i, j),
@@ -613,7 +618,7 @@ def analyze_with_spec(src: bytes, spec: LanguageSpec) -> tuple[dict[str, Symbol]
     symbols: list[tuple[str, Symbol]] = []
     for name, (defs, legacy) in name_groups(_definitions(root, spec, src), spec.same_name).items():
         sym = _symbol(name, defs[0], toks) if len(defs) == 1 and not defs[0].stubs else _group_symbol(
-            name, defs, toks)
+            name, defs, toks, span_of_definitions=spec.same_name == "join")
         aliases = tuple(n for n in legacy if n != name)
         if aliases and spec.same_name != "join":  # (no earlier gitmem named a C/C++ symbol)
             sym = dataclasses.replace(sym, aliases=aliases)
