@@ -1,7 +1,9 @@
 """Oracles for documents and definition files, built on parsers that are not tree-sitter.
 
-* **Markdown** (``markdown``) with ``markdown-it-py`` (a CommonMark parser): every ATX / setext heading is a
-  section named by its heading text, nested under the headings above it (``Deploy.Rollback``); a section runs
+* **Markdown** (``markdown``) with ``markdown-it-py`` (a CommonMark parser): every ATX / setext heading outside
+  lists and block quotes is a section named by its plain text (markup dropped, link text kept; quoted
+  ``(v1.2 {beta})`` when it holds a ``.``, a bracket or a trailing ``#N``, as gitmem's ``quote_name_part``
+  does), nested under the headings above it (``Deploy.Rollback``), repeats numbered ``#2``; a section runs
   to the next heading of the same or a higher level, its sub-sections included. Content: the section's
   blocks rendered to HTML by markdown-it (so emphasis written ``*x*`` or ``_x_``, a list bulleted ``-`` or
   ``*``, wrapped paragraphs all render alike) with HTML comments dropped and whitespace collapsed; the
@@ -41,8 +43,12 @@ from bench.oracles import ORACLES
 
 _WS = re.compile(r"\s+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-#: Heading text characters gitmem quotes in a section name (source: docs/how-it-works.md on i22-formats).
-_MD_QUOTE = re.compile(r"""[.()\[\]#"]|::""")
+#: Free text that needs quoting in a name part (gitmem.textsplit.quote_name_part on i22-formats: a ``.``, a
+#: bracket or a trailing ``#<digits>``); quoted as ``(...)`` with its own brackets written as braces.
+_MD_SPECIAL = re.compile(r"[.()\[\]<>]|#\d+$")
+_MD_BRACKETS = str.maketrans("([<)]>", "{{{}}}")
+#: Name of a heading with no text (as gitmem names it).
+_UNTITLED = "untitled"
 
 
 def _collapse(text: str) -> str:
@@ -50,11 +56,20 @@ def _collapse(text: str) -> str:
 
 
 def _md_part(text: str) -> str:
-    """A heading as one part of a section name: its text, in double quotes when it holds a separator."""
-    text = _collapse(text)
-    if text and not _MD_QUOTE.search(text):
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A heading's plain text as one part of a section name (quoted as gitmem quotes free text)."""
+    text = _collapse(text) or _UNTITLED
+    return text if not _MD_SPECIAL.search(text) else "(" + text.translate(_MD_BRACKETS) + ")"
+
+
+def _plain(inline: Any) -> str:
+    """The plain text of a heading's inline token: markup and HTML tags dropped, link and image text kept."""
+    parts = []
+    for child in inline.children or []:
+        if child.type in ("text", "code_inline", "image"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return "".join(parts)
 
 
 def _numbered(names: list[str]) -> list[str]:
@@ -85,8 +100,8 @@ class MarkdownOracle:
         tokens = md.parse(source.decode("utf-8", "replace"))
         heads: list[tuple[int, int, str]] = []  # (token index, level, text)
         for i, tok in enumerate(tokens):
-            if tok.type == "heading_open":
-                heads.append((i, int(tok.tag[1:]), tokens[i + 1].content))
+            if tok.type == "heading_open" and tok.level == 0:  # not in a list item or a block quote
+                heads.append((i, int(tok.tag[1:]), _plain(tokens[i + 1])))
         names: list[str] = []
         stack: list[tuple[int, str]] = []
         for _, level, text in heads:
