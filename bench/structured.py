@@ -30,6 +30,7 @@ run per repository) goes to ``--out`` (default ``bench/results/structured-FORMAT
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import random
 import statistics
@@ -93,9 +94,20 @@ def file_pairs(n: int, k: int, rng: random.Random) -> list[tuple[int, int]]:
 
 
 def _in_paths(repo: Repo, rev: str, pathspecs: tuple[str, ...]) -> list[str]:
-    out = subprocess.run(["git", "-C", str(repo.root), "ls-tree", "-r", "--name-only", rev, "--", *pathspecs],
-                         check=True, capture_output=True, text=True).stdout
-    return out.split()
+    """The files at ``rev`` under the literal pathspecs or matching the ``:(glob)`` ones (``ls-tree`` takes no
+    glob magic; ``**/`` matches any directory, none included)."""
+    globs = [p.removeprefix(":(glob)") for p in pathspecs if p.startswith(":(glob)")]
+    literal = [p for p in pathspecs if not p.startswith(":(glob)")]
+    files: list[str] = []
+    if literal:
+        files += subprocess.run(["git", "-C", str(repo.root), "ls-tree", "-r", "--name-only", rev, "--", *literal],
+                                check=True, capture_output=True, text=True).stdout.split()
+    if globs:
+        every = subprocess.run(["git", "-C", str(repo.root), "ls-tree", "-r", "--name-only", rev],
+                               check=True, capture_output=True, text=True).stdout.split()
+        files += [f for f in every if any(fnmatch.fnmatch(f, g) or fnmatch.fnmatch(f, g.replace("**/", ""))
+                                          for g in globs)]
+    return sorted(set(files))
 
 
 def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], samples: int, k: int,
