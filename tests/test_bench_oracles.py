@@ -73,3 +73,16 @@ def test_make_targets_run_nothing() -> None:
     import os
 
     assert not os.path.exists("/tmp/gitmem-oracle-pwned")
+
+
+def test_yaml_steps_by_name_documents_merges_and_repeats() -> None:
+    o = YamlOracle()
+    src = (b"base: &b {image: alpine, size: 1}\n"
+           b"job:\n  <<: *b\n  size: 2\n  steps:\n    - name: Run tests\n      run: pytest\n    - run: echo\n"
+           b"---\nkind: Pod\n")
+    got = o.symbols(src, "ci.yml")
+    assert got["job"] == '{"image":"alpine","size":["int","2"],"steps":[{"name":"Run tests","run":"pytest"},' \
+        '{"run":"echo"}]}'
+    assert got["job.steps[Run tests]"] == '{"run":"pytest"}' and got["job.steps[Run tests].run"] == '"pytest"'
+    assert got["#2.kind"] == '"Pod"' and "job.<<" not in got
+    assert set(JsonOracle().symbols(b'{"a": 1, "a": 2}', "x.json")) == {"a", "a#2"}
