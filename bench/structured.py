@@ -17,7 +17,9 @@ with two differences that structured files need:
   the run.
 
 Every anchor the format's gitmem symbol table offers at O in the selected files is in the pool; N are drawn
-uniformly per pair (fewer when the files have fewer symbols).
+uniformly per pair (fewer when the files have fewer symbols). Besides the figures on every anchor, the report
+gives them on the anchors whose file changed between O and L (``in_changed_files``): there the file-level
+baseline calls every anchor stale, and what a key-level anchor adds is whether it tells which ones are.
 
 One command per format (the repositories of ``FORMATS``; the mirrors are read, never written):
 
@@ -165,6 +167,9 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
               f"{len(made)} anchors {dict(Counter(r.status for r in made))} "
               f"verdicts {dict(Counter(r.verdict for r in made))}", file=sys.stderr)
     report = summarize(rows, "+".join(languages), "+".join(sorted({o.name for o in oracles.values() if o})))
+    sub = summarize([r for r in rows if r.file_changed], report["language"], report["oracle"])
+    report["in_changed_files"] = {k: sub[k] for k in ("anchors", "graded", "changed", "gitmem", "file_baseline",
+                                                      "moved", "status", "verdicts")}
     report.update({
         "repo": mirror, "head": head, "commits_touching_paths": len(touching),
         "config": {"languages": list(languages), "paths": list(pathspecs), "samples": samples, "pairs": k,
@@ -195,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.format} {r['repo']}: {r['anchors']} anchors, graded {r['graded']} ({r['changed']} changed); "
               f"gitmem P {g['precision']} R {g['recall']}; file-level P {f['precision']} R {f['recall']}; "
               f"moved {r['moved']}; excluded {r['excluded']}; status {r['status']}", file=sys.stderr)
+        c = r["in_changed_files"]
+        print(f"  in changed files: graded {c['graded']} ({c['changed']} changed); gitmem P {c['gitmem']['precision']}"
+              f" R {c['gitmem']['recall']}; file-level P {c['file_baseline']['precision']}", file=sys.stderr)
     return 0
 
 
