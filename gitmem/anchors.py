@@ -450,6 +450,8 @@ class Resolver:
 
         Same code means an equal fingerprint (same name, other file) or, for a
         rename, an equal ``shape_fp`` (every token but the symbol's own name) and kind.
+        A symbol that was already there at ``base``, unchanged, is not a candidate: a
+        configuration key deleted is not "renamed" to a sibling that always held the same value.
         """
         places: list[str] = []
         if path_now:
@@ -462,7 +464,11 @@ class Resolver:
         by_shape: list[_Located] = []
         shape = old_sym.shape_fp if old_sym is not None else ""
         for p in places:
+            before = (self.table(base, p) or {}) if base is not None else {}
             for n, s in (self.table(rev, p) or {}).items():
+                was = before.get(n)
+                if was is not None and was.fingerprint == s.fingerprint:
+                    continue  # there already, unchanged: not where the anchored code went
                 if s.fingerprint == fp:
                     exact.append(_Located(p, n, s))
                 elif shape and s.shape_fp == shape and old_sym is not None and s.kind == old_sym.kind:

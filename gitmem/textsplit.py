@@ -103,12 +103,24 @@ _NAME_SUFFIX = re.compile(r"#\d+$")
 
 
 def name_parts(name: str) -> list[str]:
-    """A qualified symbol name split at its nesting dots, not at dots inside brackets:
+    """A qualified symbol name split at its nesting dots, not at dots inside brackets or inside a
+    double-quoted part (a configuration key written as a JSON string, ``exports."./a.json"``):
     ``Parser.parse(Object...).Local`` -> ``["Parser", "parse(Object...)", "Local"]``."""
+    if '"' not in name and "(" not in name and "[" not in name and "<" not in name:
+        return name.split(".")
     parts: list[str] = []
-    depth, start = 0, 0
+    depth, start, quoted, escaped = 0, 0, False, False
     for i, ch in enumerate(name):
-        if ch in "([<":
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([<":
             depth += 1
         elif ch in ")]>":
             depth = max(0, depth - 1)
@@ -119,13 +131,32 @@ def name_parts(name: str) -> list[str]:
     return parts
 
 
+def _first_bracket(part: str) -> int:
+    """Index (> 0) of the first ``(`` or ``[`` of ``part`` outside double quotes, else ``len(part)``."""
+    quoted, escaped = False, False
+    for i, ch in enumerate(part):
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([" and i > 0:
+            return i
+    return len(part)
+
+
 def name_base(name: str) -> str:
     """``name`` without what tells same-named definitions apart in its last part: a ``#2`` number,
-    Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``)."""
+    Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``),
+    a sequence item's label (``steps[Run tests]`` -> ``steps``); brackets inside a double-quoted key
+    (``"a[1]"``) are part of the key."""
     parts = name_parts(name)
     last = _NAME_SUFFIX.sub("", parts[-1])
-    cut = min((i for i in (last.find("("), last.find("[")) if i > 0), default=len(last))
-    parts[-1] = last[:cut]
+    parts[-1] = last[:_first_bracket(last)]
     return ".".join(parts)
 
 

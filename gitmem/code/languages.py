@@ -114,12 +114,16 @@ _EXTENSIONS: dict[str, str] = {
     ".php": "php",
     ".cs": "csharp",
     ".kt": "kotlin", ".kts": "kotlin",
+    ".yml": "yaml", ".yaml": "yaml",
+    ".toml": "toml",
+    ".json": "json", ".jsonc": "json",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
 SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "python", "javascript", "typescript", "tsx", "go", "rust", "java",
     "ruby", "php", "csharp", "kotlin",
+    "yaml", "toml", "json",
 )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from . import lang_data
 from .languages import (
     CSHARP,
     GO,
@@ -45,9 +46,26 @@ Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
 
 #: Language name -> its own analyzer, for formats that are not token-hashed code.
 ANALYZERS: dict[str, Analyzer] = {}
+ANALYZERS["yaml"] = lang_data.analyze_yaml
+ANALYZERS["toml"] = lang_data.analyze_toml
+ANALYZERS["json"] = lang_data.analyze_json
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
+ANALYZER_WRITTEN_NAMES["yaml"] = lang_data.written_name
+ANALYZER_WRITTEN_NAMES["toml"] = lang_data.written_name
+ANALYZER_WRITTEN_NAMES["json"] = lang_data.written_name
+
+#: Language name -> fn(repo-relative path) -> the path's dialect (a key of ``DIALECT_ANALYZERS``) or None:
+#: files of one format whose kinds depend on where they are (a GitHub workflow's jobs, package.json's
+#: scripts). The dialect, not the language, keys the symbol caches.
+DIALECTS: dict[str, Callable[[str], str | None]] = {}
+DIALECTS["yaml"] = lang_data.dialect
+DIALECTS["json"] = lang_data.dialect
+
+#: Dialect name -> its analyzer.
+DIALECT_ANALYZERS: dict[str, Analyzer] = {}
+DIALECT_ANALYZERS.update(lang_data.DIALECT_ANALYZERS)
 
 
 def written_symbol(path: str, name: str) -> str:

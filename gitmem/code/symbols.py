@@ -75,7 +75,7 @@ from .. import infra
 from ..model import Symbol
 from ..textsplit import name_base, name_leaf
 from .languages import Def, LanguageSpec, language_for_path, redundant_parens
-from .specs import ANALYZERS, SPECS
+from .specs import ANALYZERS, DIALECT_ANALYZERS, DIALECTS, SPECS
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -564,7 +564,7 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     normalised source); the others by their ``specs.SPECS`` rules here (``ts1:``).
     """
     src = _normalise(source)
-    analyzer = ANALYZERS.get(language)
+    analyzer = ANALYZERS.get(language) or DIALECT_ANALYZERS.get(language)
     if analyzer is not None:
         return analyzer(src)
     spec = SPECS[language]
@@ -695,7 +695,8 @@ def _code_language(source: bytes, path: str) -> str | None:
     language = language_for_path(path)
     if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return None
-    return language
+    dialect = DIALECTS.get(language)
+    return (dialect(path) or language) if dialect is not None else language
 
 
 def symbol_table(source: bytes, path: str, *, blob_sha: str | None = None) -> dict[str, Symbol]:
