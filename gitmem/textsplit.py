@@ -163,3 +163,23 @@ def name_base(name: str) -> str:
 def name_leaf(name: str) -> str:
     """The own name of a symbol: its last part without number or key (``Parser.parse(String)`` -> ``parse``)."""
     return name_parts(name_base(name))[-1]
+
+
+#: Characters that give a name part structure (nesting dots, keys in brackets) and so cannot appear bare in a
+#: name made from free text (a Markdown heading, a Makefile target ``%.o``).
+_NAME_SPECIAL = re.compile(r"[.()\[\]<>]|#\d+$")
+_NAME_BRACKETS = str.maketrans("([<)]>", "{{{}}}")
+
+
+def quote_name_part(text: str) -> str:
+    """Free text (a heading, a target) as one part of a qualified name that ``name_parts`` / ``name_base``
+    / ``name_leaf`` keep whole.
+
+    Text without ``.``, brackets (``()[]<>``) or a trailing ``#<digits>`` is returned unchanged
+    (``Rollback``); other text is wrapped in parentheses, its own brackets written as braces
+    (``v1.2 (beta)`` -> ``(v1.2 {beta})``, ``%.o`` -> ``(%.o)``, ``Issue #12`` -> ``(Issue #12)``).
+    A part that starts with ``(`` is neither split at its dots nor cut by ``name_base``.
+    """
+    if not _NAME_SPECIAL.search(text):
+        return text
+    return "(" + text.translate(_NAME_BRACKETS) + ")"

@@ -69,7 +69,7 @@ def kinds(tab: dict[str, Symbol]) -> dict[str, str]:
     ("a.js", "javascript"), ("a.mjs", "javascript"), ("a.cjs", "javascript"), ("a.jsx", "javascript"),
     ("a.ts", "typescript"), ("a.mts", "typescript"), ("a.cts", "typescript"), ("types.d.ts", "typescript"),
     ("a.tsx", "tsx"), ("a.go", "go"), ("a.rs", "rust"), ("A.java", "java"),
-    ("README.md", None), ("Makefile", None), ("a.py.bak", None), (".py", None),
+    ("README.txt", None), ("LICENSE", None), ("a.py.bak", None), (".py", None),
 ])
 def test_language_for_path(path, language):
     assert language_for_path(path) == language
@@ -919,10 +919,10 @@ def test_file_fingerprint_shares_the_symbol_cache(tmp_path):
 
 
 def test_file_fingerprint_for_other_files():
-    fp = file_fingerprint(b"# Title\n\nSome text.\n", "README.md")
+    fp = file_fingerprint(b"# Title\n\nSome text.\n", "notes.txt")
     assert fp.startswith("raw1:")
-    assert file_fingerprint(b"# Title  \r\n\r\nSome text.\t\r\n", "README.md") == fp
-    assert file_fingerprint(b"# Title\n\nSome  text.\n", "README.md") != fp
+    assert file_fingerprint(b"# Title  \r\n\r\nSome text.\t\r\n", "notes.txt") == fp
+    assert file_fingerprint(b"# Title\n\nSome  text.\n", "notes.txt") != fp
     binary = b"\x89PNG\r\n\x1a\n\x00\x00\x00"
     assert file_fingerprint(binary, "image.py").startswith("raw1:")
     assert file_fingerprint(b"", "empty.py").startswith("ts1:")

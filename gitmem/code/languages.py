@@ -117,6 +117,12 @@ _EXTENSIONS: dict[str, str] = {
     ".yml": "yaml", ".yaml": "yaml",
     ".toml": "toml",
     ".json": "json", ".jsonc": "json",
+    ".md": "markdown", ".markdown": "markdown",
+    ".sql": "sql",
+    ".dockerfile": "dockerfile",
+    ".tf": "terraform", ".tfvars": "terraform",
+    ".hcl": "hcl",
+    ".mk": "make",
 }
 
 #: Languages with symbol rules, in a stable order (the values of the extension map).
@@ -124,15 +130,25 @@ SUPPORTED_LANGUAGES: tuple[str, ...] = (
     "python", "javascript", "typescript", "tsx", "go", "rust", "java",
     "ruby", "php", "csharp", "kotlin",
     "yaml", "toml", "json",
+    "markdown", "sql", "dockerfile", "terraform", "hcl", "make",
 )
 
 
 #: Whole file names (lower-cased) with a language, for files known by name rather than extension.
-_FILENAMES: dict[str, str] = {}
+_FILENAMES: dict[str, str] = {
+    "dockerfile": "dockerfile", "containerfile": "dockerfile",
+    "makefile": "make", "gnumakefile": "make",
+}
+
+#: Whole-name prefixes (lower-cased) with a language: ``Dockerfile.dev``, ``Containerfile.prod``.
+_NAME_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("dockerfile.", "dockerfile"), ("containerfile.", "dockerfile"),
+)
 
 
 def language_for_path(path: str) -> str | None:
-    """The language of a repo-relative POSIX path, by file name or else extension (case-insensitive).
+    """The language of a repo-relative POSIX path, by file name or else extension (case-insensitive),
+    else a name prefix (``Dockerfile.dev``; ``Dockerfile.md`` is Markdown).
 
     Returns one of :data:`SUPPORTED_LANGUAGES`, or None for any other file
     (no extension, unknown extension, ``.d.ts`` is TypeScript).
@@ -141,8 +157,10 @@ def language_for_path(path: str) -> str | None:
     by_name = _FILENAMES.get(base)
     if by_name is not None:
         return by_name
-    ext = posixpath.splitext(base)[1]
-    return _EXTENSIONS.get(ext)
+    by_ext = _EXTENSIONS.get(posixpath.splitext(base)[1])
+    if by_ext is not None:
+        return by_ext
+    return next((language for prefix, language in _NAME_PREFIXES if base.startswith(prefix)), None)
 
 
 # --------------------------------------------------------------------------- records

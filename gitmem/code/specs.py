@@ -18,6 +18,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import lang_data
+from .lang_dockerfile import DOCKERFILE
+from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
+from .lang_make import MAKE
+from .lang_markdown import analyze as analyze_markdown
+from .lang_sql import SQL
 from .languages import (
     CSHARP,
     GO,
@@ -40,6 +45,9 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
+SPECS["sql"] = SQL
+SPECS["dockerfile"] = DOCKERFILE
+SPECS["make"] = MAKE
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
@@ -49,12 +57,16 @@ ANALYZERS: dict[str, Analyzer] = {}
 ANALYZERS["yaml"] = lang_data.analyze_yaml
 ANALYZERS["toml"] = lang_data.analyze_toml
 ANALYZERS["json"] = lang_data.analyze_json
+ANALYZERS["markdown"] = analyze_markdown
+ANALYZERS["terraform"] = analyze_terraform
+ANALYZERS["hcl"] = analyze_hcl
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
 ANALYZER_WRITTEN_NAMES["yaml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["toml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["json"] = lang_data.written_name
+ANALYZER_WRITTEN_NAMES["terraform"] = written_terraform_name
 
 #: Language name -> fn(repo-relative path) -> the path's dialect (a key of ``DIALECT_ANALYZERS``) or None:
 #: files of one format whose kinds depend on where they are (a GitHub workflow's jobs, package.json's

@@ -1,0 +1,78 @@
+"""Dockerfile build stages as symbols (tree-sitter ``dockerfile`` grammar, token fingerprints).
+
+Each ``FROM`` starts a ``stage`` spanning to the instruction before the next
+``FROM`` (or the end of the file). A stage ``FROM golang AS build`` is named
+by its alias, lower-cased as Docker compares them (``build``); a stage
+without ``AS`` is ``stage#N`` with N its 1-based position among all the
+file's ``FROM``s (``COPY --from=0`` refers to ``stage#1``). Instructions before
+the first ``FROM`` (global ``ARG``s) belong to no stage.
+
+Fingerprints: instruction keywords are case-insensitive (``run`` == ``RUN``),
+``#`` comments, line continuations (``\\`` + newline) and whitespace runs
+in shell-form commands are formatting (``RUN a && \\`` / ``b`` == ``RUN a && b``).
+Everything else counts, including the base image of the ``FROM`` line.
+Known limits: whitespace inside quoted arguments of a shell-form ``RUN`` is
+collapsed too; heredocs count as written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .lang_sql import AtomicBy
+from .languages import Def, LanguageSpec, make_def, text
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+#: Name prefix of a stage without ``AS`` (numbered ``stage#1``, ``stage#2`` ... by position).
+UNNAMED_STAGE = "stage"
+
+
+def _instructions_after(node: Node) -> list[Node]:
+    """The instructions from ``node`` up to (not including) the next ``from_instruction``."""
+    out = [node]
+    nxt = node.next_named_sibling
+    while nxt is not None and nxt.type != "from_instruction":
+        if nxt.type != "comment":
+            out.append(nxt)
+        nxt = nxt.next_named_sibling
+    return out
+
+
+def _stage(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    alias = next((c for c in node.named_children if c.type == "image_alias"), None)
+    if alias is not None:
+        name = text(alias, src).lower()
+    else:
+        position, prev = 1, node.prev_named_sibling
+        while prev is not None:
+            position += prev.type == "from_instruction"
+            prev = prev.prev_named_sibling
+        name = f"{UNNAMED_STAGE}#{position}"
+    parts = _instructions_after(node)
+    return [make_def(name, "stage", node, parts[-1], body=(node.end_byte, parts[-1].end_byte))]
+
+
+def _keyword(node: Node, src: bytes) -> bytes | None:
+    return src[node.start_byte:node.end_byte].upper()
+
+
+def _shell(node: Node, src: bytes) -> bytes | None:
+    """A shell-form command as its words: comments and line continuations out, whitespace runs one space."""
+    parts = [src[c.start_byte:c.end_byte] for c in node.children if c.type not in ("line_continuation", "comment")]
+    return b" ".join(b" ".join(parts).split())
+
+
+def _alias(node: Node, src: bytes) -> bytes | None:
+    return src[node.start_byte:node.end_byte].lower()
+
+
+DOCKERFILE = LanguageSpec(
+    name="dockerfile",
+    handlers={"from_instruction": _stage},
+    descend=lambda t: t == "source_file",
+    comment_types=frozenset({"comment", "line_continuation"}),
+    atomic=AtomicBy({"shell_command": _shell, "image_alias": _alias}, lambda t: t.isalpha() and t.isupper(),
+                    _keyword),
+)
