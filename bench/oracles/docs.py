@@ -157,7 +157,9 @@ class SqlOracle:
         for stmt in statements:
             if not stmt or stmt[0].text.upper() != "CREATE":
                 continue
-            texts = [t.text if t.token_type in words else t.text.upper() for t in stmt[1:]]
+            # PostgreSQL folds unquoted identifiers to lower case (gitmem names them so); quoted ones keep theirs
+            texts = [t.text if t.token_type in words and t.token_type != TokenType.VAR
+                     else t.text.lower() if t.token_type == TokenType.VAR else t.text.upper() for t in stmt[1:]]
             got = _create_def(texts)
             if got is None:
                 continue
@@ -265,7 +267,9 @@ class DockerfileOracle:
             value = _collapse(str(ins["value"]))
             if kind == "FROM":
                 words = value.split()
-                name = words[-1] if len(words) >= 3 and words[-2].upper() == "AS" else f"stage#{len(stages) + 1}"
+                # an alias is compared lower-cased by Docker (and named so by gitmem)
+                named = len(words) >= 3 and words[-2].upper() == "AS"
+                name = words[-1].lower() if named else f"stage#{len(stages) + 1}"
                 stages.append((name, []))
             if stages:
                 stages[-1][1].append(f"{kind} {value}")
@@ -295,8 +299,11 @@ class HclOracle:
         doc = _unquote_labels(raw)
         out: dict[str, str] = {}
 
+        seen: dict[str, int] = defaultdict(int)
+
         def put(name: str, body: Any) -> None:
-            out[name] = json.dumps(body, sort_keys=True, default=str)
+            seen[name] += 1  # a repeat (a second provider "aws" with an alias) is numbered, as gitmem does
+            out[name if seen[name] == 1 else f"{name}#{seen[name]}"] = json.dumps(body, sort_keys=True, default=str)
 
         for block in doc.get("resource", []):
             for rtype, named in block.items():
@@ -361,7 +368,7 @@ class MakeOracle:
             recipe = [ln for ln in lines[head + 1:] if ln.startswith("\t")]
             prereqs = _collapse(m.group(2).lstrip(":"))
             for target in m.group(1).split():
-                out[target] = prereqs + "\n" + "\n".join(_collapse(r) for r in recipe)
+                out[_md_part(target)] = prereqs + "\n" + "\n".join(_collapse(r) for r in recipe)
         return out
 
 
