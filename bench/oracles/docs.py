@@ -6,7 +6,8 @@
   does), nested under the headings above it (``Deploy.Rollback``), repeats numbered ``#2``; a section runs
   to the next heading of the same or a higher level, its sub-sections included. Content: the section's
   blocks rendered to HTML by markdown-it (so emphasis written ``*x*`` or ``_x_``, a list bulleted ``-`` or
-  ``*``, wrapped paragraphs all render alike) with HTML comments dropped and whitespace collapsed; the
+  ``*``, wrapped paragraphs, a tight or a loose list all render alike) with HTML comments dropped and
+  whitespace collapsed (none around tags); the
   heading's level is part of it, its own text is not (that is the name).
 * **SQL** (``sql``) with ``sqlglot`` (PostgreSQL dialect): every ``CREATE TABLE / VIEW / MATERIALIZED VIEW /
   FUNCTION / PROCEDURE / INDEX / TRIGGER / TYPE`` statement, and a table's columns (``orders.status``).
@@ -43,6 +44,7 @@ from bench.oracles import ORACLES
 
 _WS = re.compile(r"\s+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_TAG_SPACE = re.compile(r"\s*(<[^>]+>)\s*")
 #: Free text that needs quoting in a name part (gitmem.textsplit.quote_name_part on i22-formats: a ``.``, a
 #: bracket or a trailing ``#<digits>``); quoted as ``(...)`` with its own brackets written as braces.
 _MD_SPECIAL = re.compile(r"[.()\[\]<>]|#\d+$")
@@ -118,8 +120,11 @@ class MarkdownOracle:
                     end = heads[j][0]
                     break
             body = tokens[start + 3:end]  # heading_open, inline, heading_close
+            for tok in body:  # a tight and a loose list (blank lines between items) say the same: no <p> in items
+                if tok.type in ("paragraph_open", "paragraph_close") and tok.level > 0:
+                    tok.hidden = True
             html = md.renderer.render(body, md.options, {})
-            out[name] = f"h{level} " + _collapse(_HTML_COMMENT.sub("", html))
+            out[name] = f"h{level} " + _TAG_SPACE.sub(r"\1", _collapse(_HTML_COMMENT.sub("", html)))
         return out
 
 
@@ -144,27 +149,33 @@ class SqlOracle:
         from sqlglot.tokens import TokenType
 
         logging.getLogger("sqlglot").setLevel(logging.ERROR)  # each Command fallback logs a warning
-        tokens = Postgres().tokenize(source.decode("utf-8", "replace"))
+        # psql meta-commands (``\\echo ... \\quit`` heading an extension script) are not SQL and end at the line
+        lines = source.decode("utf-8", "replace").split("\n")
+        text = "\n".join("" if ln.lstrip().startswith("\\") else ln for ln in lines)
+        tokens = Postgres().tokenize(text)
         statements: list[list[Any]] = [[]]
         for tok in tokens:
             if tok.token_type == TokenType.SEMICOLON:
                 statements.append([])
             else:
                 statements[-1].append(tok)
-        words = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER}
         defs: list[tuple[str, str | None, str]] = []  # (base name, argument types or None, content)
         columns: dict[str, str] = {}
+        tables: dict[str, int] = defaultdict(int)
         for stmt in statements:
             if not stmt or stmt[0].text.upper() != "CREATE":
                 continue
             # PostgreSQL folds unquoted identifiers to lower case (gitmem names them so); quoted ones keep theirs
-            texts = [t.text if t.token_type in words and t.token_type != TokenType.VAR
-                     else t.text.lower() if t.token_type == TokenType.VAR else t.text.upper() for t in stmt[1:]]
+            # (a keyword token such as VECTOR may be a name too: every unquoted token is folded)
+            texts = [t.text if t.token_type in (TokenType.IDENTIFIER, TokenType.STRING) else t.text.lower()
+                     for t in stmt[1:]]
             got = _create_def(texts)
             if got is None:
                 continue
             defs.append(got)
-            if got[1] is None and "TABLE" in texts[:4]:
+            tables[got[0]] += 1
+            table_name = got[0] if tables[got[0]] == 1 else f"{got[0]}#{tables[got[0]]}"
+            if got[1] is None and "table" in texts[:4]:
                 sql = " ".join(t.text if t.token_type != TokenType.STRING else "'" + t.text.replace("'", "''") + "'"
                                for t in stmt)
                 try:  # tables parse well in sqlglot; its column definitions give the columns
@@ -174,7 +185,7 @@ class SqlOracle:
                 if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Schema):
                     for col in tree.this.expressions:
                         if isinstance(col, exp.ColumnDef):
-                            columns[f"{got[0]}.{col.name}"] = col.sql(dialect="postgres", comments=False)
+                            columns[f"{table_name}.{col.name.lower()}"] = col.sql(dialect="postgres", comments=False)
         out: dict[str, str] = {}
         counts: dict[str, int] = defaultdict(int)
         for base, _, _ in defs:
@@ -187,8 +198,8 @@ class SqlOracle:
                 out.setdefault(f"{base}({args.replace(',', ', ')})", content)
             if counts[base] == 1:
                 out[base] = content
-            elif args is None:  # a table or type defined twice in one file (test scripts): t, t#2 ...
-                out[base if seen[base] == 1 else f"{base}#{seen[base]}"] = content
+            else:  # one name defined several times (a shell type, the type, a cast function): numbered in order
+                out.setdefault(base if seen[base] == 1 else f"{base}#{seen[base]}", content)
         for name, content in columns.items():
             out.setdefault(name, content)
         return out
