@@ -23,7 +23,7 @@ baseline calls every anchor stale, and what a key-level anchor adds is whether i
 
 One command per format (the repositories of ``FORMATS``; the mirrors are read, never written):
 
-    .venv/bin/python bench/structured.py FORMAT [--samples 40] [--pairs 10] [--seed 1] [--out FILE]
+    .venv/bin/python bench/structured.py FORMAT [--samples N] [--pairs K] [--seed 1] [--out FILE]
 
 ``FORMAT`` is one of ``yaml toml json markdown sql dockerfile hcl make``; the report (one JSON object with a
 run per repository) goes to ``--out`` (default ``bench/results/structured-FORMAT.json``), progress to stderr.
@@ -61,6 +61,13 @@ from gitmem.model import Status  # noqa: E402
 FILE_GAP_MAX = 5
 
 MIRRORS = Path("/work/.mirror")
+
+#: Format -> (pairs per repository, anchors per pair) of the published runs: a few hundred anchors per
+#: repository, more pairs where a commit's files hold few symbols (one README of ~16 sections, one Makefile).
+SIZES: dict[str, tuple[int, int]] = {
+    "yaml": (10, 40), "toml": (10, 40), "json": (10, 40), "markdown": (30, 16), "sql": (15, 30),
+    "dockerfile": (10, 40), "hcl": (10, 40), "make": (20, 20),
+}
 
 #: Format -> (mirror name, gitmem languages measured, pathspecs). The histories of docs/ISSUE22 (fetched
 #: bare mirrors under /work/.mirror/<owner>+<name>/repo).
@@ -186,12 +193,13 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("format", choices=sorted(FORMATS))
-    ap.add_argument("--samples", type=int, default=40, help="anchors per commit pair")
-    ap.add_argument("--pairs", type=int, default=10, help="commit pairs per repository")
+    ap.add_argument("--samples", type=int, help="anchors per commit pair (default: SIZES)")
+    ap.add_argument("--pairs", type=int, help="commit pairs per repository (default: SIZES)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="JSON report (default bench/results/structured-FORMAT.json)")
     args = ap.parse_args(argv)
-    runs = [replay(m, langs, paths, args.samples, args.pairs, args.seed) for m, langs, paths in FORMATS[args.format]]
+    pairs, samples = args.pairs or SIZES[args.format][0], args.samples or SIZES[args.format][1]
+    runs = [replay(m, langs, paths, samples, pairs, args.seed) for m, langs, paths in FORMATS[args.format]]
     out = Path(args.out or HERE / "results" / f"structured-{args.format}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"format": args.format, "runs": runs}, indent=1) + "\n")

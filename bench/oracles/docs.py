@@ -362,6 +362,10 @@ class MakeOracle:
                 ["make", "-p", "-n", "-r", "-R", "-f", "Makefile", "SHELL=/bin/false", ".gitmem-oracle-none"],
                 cwd=tmp, capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": tmp})
         text = proc.stdout.decode("utf-8", "replace")
+        err = proc.stderr.decode("utf-8", "replace")
+        if any("***" in ln and "No rule to make target" not in ln for ln in err.splitlines()):
+            # make stopped reading the file ($(error ...) on a missing tool): its database is not the file's
+            raise ValueError(f"make stopped: {err.strip()[:200]}")
         if "# Files" not in text:
             raise ValueError(f"make printed no database: {proc.stderr.decode('utf-8', 'replace')[:200]}")
         section = text.split("# Files", 1)[1].split("# files hash-table stats", 1)[0]
