@@ -17,9 +17,12 @@ with two differences that structured files need:
   the run.
 
 Every anchor the format's gitmem symbol table offers at O in the selected files is in the pool; N are drawn
-uniformly per pair (fewer when the files have fewer symbols). Besides the figures on every anchor, the report
-gives them on the anchors whose file changed between O and L (``in_changed_files``): there the file-level
-baseline calls every anchor stale, and what a key-level anchor adds is whether it tells which ones are.
+uniformly per pair (fewer when the files have fewer symbols). With ``--focus changed`` the pool holds only the
+files whose bytes differ between O and L (for repositories of many files that rarely change together:
+starter-workflows' ~150 workflows, pgvector's frozen upgrade scripts, the Terraform modules' examples).
+Besides the figures on every anchor, the report gives them on the anchors whose file changed between O and L
+(``in_changed_files``): there the file-level baseline calls every anchor stale, and what a key-level anchor
+adds is whether it tells which ones are.
 
 One command per format (the repositories of ``FORMATS``; the mirrors are read, never written):
 
@@ -120,7 +123,7 @@ def _in_paths(repo: Repo, rev: str, pathspecs: tuple[str, ...]) -> list[str]:
 
 
 def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], samples: int, k: int,
-           seed: int) -> dict[str, Any]:
+           seed: int, focus: str = "all") -> dict[str, Any]:
     """One repository's run: the report of ``languages.summarize`` plus the configuration and timings."""
     problems = load_all()
     oracles = {lang: oracle_for(lang) for lang in languages}
@@ -145,6 +148,8 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
         sampler = Resolver(repo)
         pool: list[tuple[str, str, str]] = []
         files = [p for p in _in_paths(repo, o, pathspecs) if language_for_path(p) in languages]
+        if focus == "changed":
+            files = [p for p in files if repo.read(o, p) != repo.read(l, p)]
         for p in files:
             pool.extend((p, name, sym.kind) for name, sym in (sampler.table(o, p) or {}).items())
         chosen = prng.sample(pool, min(samples, len(pool)))
@@ -180,7 +185,7 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
     report.update({
         "repo": mirror, "head": head, "commits_touching_paths": len(touching),
         "config": {"languages": list(languages), "paths": list(pathspecs), "samples": samples, "pairs": k,
-                   "seed": seed, "file_gap_max": FILE_GAP_MAX},
+                   "seed": seed, "file_gap_max": FILE_GAP_MAX, "focus": focus},
         "kinds": dict(Counter(r.kind for r in rows)),
         "pairs": [{"O": touching[a], "L": touching[b], "gap_in_touching_commits": b - a} for a, b in pairs],
         "timing": {"total_s": round(time.perf_counter() - t0, 2), "gitmem_s": round(gitmem_s, 2),
@@ -196,11 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, help="anchors per commit pair (default: SIZES)")
     ap.add_argument("--pairs", type=int, help="commit pairs per repository (default: SIZES)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", help="JSON report (default bench/results/structured-FORMAT.json)")
+    ap.add_argument("--focus", choices=("all", "changed"), default="all",
+                    help="draw anchors from every selected file (all) or only from those that differ between O and L")
+    ap.add_argument("--out", help="JSON report (default bench/results/structured-FORMAT[-changed].json)")
     args = ap.parse_args(argv)
     pairs, samples = args.pairs or SIZES[args.format][0], args.samples or SIZES[args.format][1]
-    runs = [replay(m, langs, paths, samples, pairs, args.seed) for m, langs, paths in FORMATS[args.format]]
-    out = Path(args.out or HERE / "results" / f"structured-{args.format}.json")
+    runs = [replay(m, langs, paths, samples, pairs, args.seed, args.focus) for m, langs, paths in FORMATS[args.format]]
+    suffix = "-changed" if args.focus == "changed" else ""
+    out = Path(args.out or HERE / "results" / f"structured-{args.format}{suffix}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"format": args.format, "runs": runs}, indent=1) + "\n")
     for r in runs:
