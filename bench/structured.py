@@ -179,6 +179,7 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
               f"{len(made)} anchors {dict(Counter(r.status for r in made))} "
               f"verdicts {dict(Counter(r.verdict for r in made))}", file=sys.stderr)
     report = summarize(rows, "+".join(languages), "+".join(sorted({o.name for o in oracles.values() if o})))
+    report["missed_moves"] = _missed_moves(rows, judges)
     sub = summarize([r for r in rows if r.file_changed], report["language"], report["oracle"])
     report["in_changed_files"] = {k: sub[k] for k in ("anchors", "graded", "changed", "gitmem", "file_baseline",
                                                       "moved", "status", "verdicts")}
@@ -193,6 +194,35 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
                    "status_median_ms": round(statistics.median([r.status_ms for r in rows]), 2) if rows else None},
     })
     return report
+
+
+#: Shortest canonical content taken as evidence of a move: short values (``true``, ``"3.8"``) recur everywhere.
+MIN_MOVE_CONTENT = 40
+
+
+def _missed_moves(rows: list[Row], judges: dict[str, Judge]) -> dict[str, Any]:
+    """gitmem ``deleted`` anchors whose content (at least ``MIN_MOVE_CONTENT`` characters) the oracle finds
+    under exactly one other name in the same file at L: a rename or move gitmem did not follow."""
+    found: list[dict[str, Any]] = []
+    looked = 0
+    for r in rows:
+        if r.status != Status.DELETED.value:
+            continue
+        judge = judges[language_for_path(r.path) or ""]
+        at_o, at_l = judge.at(r.o, r.path), judge.at(r.l, r.path)
+        if not isinstance(at_o, dict) or not isinstance(at_l, dict) or r.symbol not in at_o:
+            continue
+        looked += 1
+        content = at_o[r.symbol]
+        if len(content) < MIN_MOVE_CONTENT:
+            continue
+        same = [n for n, c in at_l.items() if c == content and n not in at_o]
+        if len(same) == 1:
+            found.append({"path": r.path, "symbol": r.symbol, "now": same[0], "o": r.o, "l": r.l})
+    return {"deleted_checked": looked, "found_under_one_other_name": len(found), "examples": found[:MAX_SHOWN]}
+
+
+MAX_SHOWN = 15
 
 
 def main(argv: list[str] | None = None) -> int:

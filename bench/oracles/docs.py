@@ -329,6 +329,8 @@ class HclOracle:
             for block in doc.get(key, []):
                 for bname, body in block.items():
                     put(f"{prefix}.{bname}", body)
+        for block in doc.get("terraform", []):  # the settings block (no labels): named ``terraform`` by gitmem
+            put("terraform", block)
         for block in doc.get("locals", []):
             for lname, value in block.items():
                 put(f"local.{lname}", value)
