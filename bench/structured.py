@@ -30,6 +30,7 @@ One command per format (the repositories of ``FORMATS``; the mirrors are read, n
 
 ``FORMAT`` is one of ``yaml toml json markdown sql dockerfile hcl make``; the report (one JSON object with a
 run per repository) goes to ``--out`` (default ``bench/results/structured-FORMAT.json``), progress to stderr.
+``bench/structured.py table`` prints the Markdown table of every result file (as in bench/README.md).
 """
 
 from __future__ import annotations
@@ -225,7 +226,34 @@ def _missed_moves(rows: list[Row], judges: dict[str, Judge]) -> dict[str, Any]:
 MAX_SHOWN = 15
 
 
+def _f(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def table() -> str:
+    """The Markdown table of every ``bench/results/structured-*.json``: one row per repository and focus."""
+    lines = ["| format | repository | focus | anchors | graded (changed) | excluded | gitmem P / R "
+             "| file-level P / R | moved (oracle agrees) | deleted: missed moves |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in sorted((HERE / "results").glob("structured-*.json")):
+        doc = json.loads(f.read_text())
+        for r in doc["runs"]:
+            g, b, m = r["gitmem"], r["file_baseline"], r["moved"]
+            mm = r.get("missed_moves", {})
+            excluded = ", ".join(f"{k} {v}" for k, v in sorted(r["excluded"].items())) or "0"
+            focus = r["config"].get("focus", "all")
+            lines.append(
+                f"| {doc['format']} | {r['repo'].split('+', 1)[1]} | {focus} | {r['anchors']} "
+                f"| {r['graded']} ({r['changed']}) | {excluded} | {_f(g['precision'])} / {_f(g['recall'])} "
+                f"| {_f(b['precision'])} / {_f(b['recall'])} | {m['gitmem_moved']} ({m['agreed']}/{m['checked']}) "
+                f"| {mm.get('found_under_one_other_name', '–')} of {mm.get('deleted_checked', '–')} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] == ["table"] or argv == ["table"]:
+        print(table())
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("format", choices=sorted(FORMATS))
     ap.add_argument("--samples", type=int, help="anchors per commit pair (default: SIZES)")
