@@ -25,7 +25,9 @@
 * **Make** (``make``): no maintained Python parser of Makefiles exists (PyPI's are abandoned or partial), so
   the oracle is GNU make itself: ``make -p`` prints its rule database after reading the file; each explicit
   target's prerequisites and recipe are its content. The file is read in an empty temporary directory with
-  ``SHELL=/bin/false`` on the command line, so no recipe and no ``$(shell ...)`` can run anything.
+  ``-n`` and ``SHELL=/bin/echo`` on the command line, so no recipe runs and a ``$(shell ...)`` only echoes
+  its command (non-empty, so ``ifneq (, $(shell docker buildx version))`` takes the branch a developer's
+  machine would rather than an ``$(error ...)`` one). A file make refuses is a ``parse-error``.
 """
 
 from __future__ import annotations
@@ -361,7 +363,7 @@ class MakeOracle:
             mk = Path(tmp) / "Makefile"
             mk.write_bytes(source)
             proc = subprocess.run(
-                ["make", "-p", "-n", "-r", "-R", "-f", "Makefile", "SHELL=/bin/false", ".gitmem-oracle-none"],
+                ["make", "-p", "-n", "-r", "-R", "-f", "Makefile", "SHELL=/bin/echo", ".gitmem-oracle-none"],
                 cwd=tmp, capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": tmp})
         text = proc.stdout.decode("utf-8", "replace")
         err = proc.stderr.decode("utf-8", "replace")
