@@ -6,12 +6,15 @@ what each oracle calls the same and what it calls different, on small real files
 
 from __future__ import annotations
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
 
 from bench.oracles.data import JsonOracle, TomlOracle, YamlOracle, key_part
 from bench.oracles.docs import MakeOracle
+from testing.repos import commit, make_repo
 
 
 def test_json_keys_ignore_order_and_whitespace_but_not_values() -> None:
@@ -86,3 +89,33 @@ def test_yaml_steps_by_name_documents_merges_and_repeats() -> None:
     assert got["job.steps[Run tests]"] == '{"run":"pytest"}' and got["job.steps[Run tests].run"] == '"pytest"'
     assert got["#2.kind"] == '"Pod"' and "job.<<" not in got
     assert set(JsonOracle().symbols(b'{"a": 1, "a": 2}', "x.json")) == {"a", "a#2"}
+
+
+def test_structured_replay_grades_gitmem_and_the_file_baseline_on_a_real_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/structured.py end to end on a small real repository: one key changed, one reordered, one renamed
+    table; gitmem's verdicts are graded by json and the file-level baseline sits beside them."""
+    import bench.structured as structured
+
+    repo = make_repo(tmp_path / "owner+name" / "repo", {"package.json": json.dumps(
+        {"name": "x", "scripts": {"test": "jest", "lint": "eslint ."}, "version": "1.0.0"}, indent=2)})
+    commit(repo, "bump", {"package.json": json.dumps(
+        {"version": "1.0.1", "name": "x", "scripts": {"lint": "eslint .", "test": "jest --ci"}}, indent=4)})
+    monkeypatch.setattr(structured, "MIRRORS", tmp_path)
+    report = structured.replay("owner+name", ("json",), ("package.json",), 20, 3, 1)
+    assert report["anchors"] == 5 and report["graded"] == 5
+    assert report["changed"] == 3  # version, scripts, scripts.test; name and scripts.lint are unchanged
+    assert report["gitmem"] == {"true_stale": 3, "false_stale": 0, "missed_changes": 0, "precision": 1.0,
+                                "recall": 1.0}
+    assert report["file_baseline"]["false_stale"] == 2 and report["file_baseline"]["recall"] == 1.0
+
+
+def test_file_pairs_stay_inside_the_history_and_follow_the_seed() -> None:
+    import random
+
+    from bench.structured import FILE_GAP_MAX, file_pairs
+
+    pairs = file_pairs(25, 10, random.Random(1))
+    assert pairs == file_pairs(25, 10, random.Random(1))
+    assert all(0 <= older < later <= 24 and later - older <= FILE_GAP_MAX for older, later in pairs)
+    assert file_pairs(1, 10, random.Random(1)) == []
