@@ -181,6 +181,9 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
               f"verdicts {dict(Counter(r.verdict for r in made))}", file=sys.stderr)
     report = summarize(rows, "+".join(languages), "+".join(sorted({o.name for o in oracles.values() if o})))
     report["missed_moves"] = _missed_moves(rows, judges)
+    report["moved_examples"] = [{"path": r.path, "symbol": r.symbol, "path_now": r.path_now, "symbol_now": r.symbol_now,
+                                 "o": r.o, "l": r.l, "oracle_agrees": r.moved_ok}
+                                for r in rows if r.status == Status.MOVED.value][:MAX_SHOWN]
     sub = summarize([r for r in rows if r.file_changed], report["language"], report["oracle"])
     report["in_changed_files"] = {k: sub[k] for k in ("anchors", "graded", "changed", "gitmem", "file_baseline",
                                                       "moved", "status", "verdicts")}
