@@ -384,7 +384,8 @@ class MakeOracle:
             m = _MAKE_RULE.match(lines[head])
             if not m or m.group(1).startswith(".") or "%" in m.group(1):
                 continue
-            recipe = [ln for ln in lines[head + 1:] if ln.startswith("\t")]
+            # a recipe line of only blanks (a stray tab) runs nothing: formatting
+            recipe = [ln for ln in lines[head + 1:] if ln.startswith("\t") and ln.strip()]
             prereqs = _collapse(m.group(2).lstrip(":"))
             for target in m.group(1).split():
                 out[_md_part(target)] = prereqs + "\n" + "\n".join(_collapse(r) for r in recipe)
