@@ -251,6 +251,12 @@ def _file_fp(values: list[Any]) -> str:
     return _digest(b"f", canonical(values[0] if len(values) == 1 else values))
 
 
+def _raw_fp(src: bytes) -> str:
+    """The file fingerprint of a file that does not parse whole: its bytes, trailing spaces aside (a part
+    tree-sitter could not read must still count)."""
+    return _digest(b"raw", b"\n".join(line.rstrip() for line in src.split(b"\n")))
+
+
 _parsers: dict[str, Any] = {}
 
 
@@ -302,8 +308,11 @@ def _json_value(src: bytes, node: Node) -> Any:
 def _json_key(src: bytes, node: Node | None) -> str | None:
     if node is None:
         return None
+    text = _json_text(src, node)
+    if len(text) >= 2 and text[0] == text[-1] == 34 and b"\\" not in text:  # "plain": its content as is
+        return text[1:-1].decode("utf-8", "replace")
     try:
-        key = json.loads(_json_text(src, node))
+        key = json.loads(text)
     except ValueError:
         return _json_text(src, node).decode("utf-8", "replace").strip('"')
     return key if isinstance(key, str) else str(key)
@@ -345,6 +354,19 @@ def _lazy_json_children(src: bytes, node: Node | None) -> Callable[[], list[_Ent
     return lambda: _json_children(src, node)
 
 
+def _real_errors(src: bytes, root: Node) -> bool:
+    """Does the tree have an error other than a trailing comma (JSON with comments allows them)?"""
+    if not root.has_error:
+        return False
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_missing or n.type == "ERROR" and src[n.start_byte:n.end_byte].strip() != b",":
+            return True
+        stack.extend(c for c in n.children if c.has_error or c.is_missing)
+    return False
+
+
 def _json_root(root: Node) -> Node | None:
     return next((c for c in root.named_children if c.type not in ("comment", "ERROR")), None)
 
@@ -355,10 +377,10 @@ def _analyze_json(src: bytes, kind_of: KindRule) -> tuple[dict[str, Symbol], str
     if top is None:
         return {}, _file_fp([None])
     try:
-        whole = json.loads(src)
-    except ValueError:
-        whole = _json_value(src, top)
-    return _symbols([_json_children(src, top)], kind_of), _file_fp([whole])
+        fp = _file_fp([json.loads(src)])
+    except ValueError:  # comments (tsconfig.json, .jsonc) or errors
+        fp = _raw_fp(src) if _real_errors(src, root) else _file_fp([_json_value(src, top)])
+    return _symbols([_json_children(src, top)], kind_of), fp
 
 
 # --------------------------------------------------------------------------- TOML
@@ -504,6 +526,7 @@ def _analyze_toml(src: bytes, kind_of: KindRule) -> tuple[dict[str, Symbol], str
         if key_node is None:
             continue
         start, end = _lines(top)
+        end = max([start] + [_lines(c)[1] for c in top.named_children if c.type == "pair"])  # not the blank lines
         d, n = walk(_toml_keys(src, key_node), start, end, "table", array=top.type == "table_array_element")
         pairs(top, d, n)
 
@@ -525,7 +548,7 @@ def _analyze_toml(src: bytes, kind_of: KindRule) -> tuple[dict[str, Symbol], str
                                   kind=child.kind))
         return out
 
-    return _symbols([entries(tree, data)], kind_of), _file_fp([data])
+    return _symbols([entries(tree, data)], kind_of), _raw_fp(src) if root_node.has_error else _file_fp([data])
 
 
 def _lazy_toml(fn: Callable[[_TomlNode, Any], list[_Entry]], n: _TomlNode, v: Any) -> Callable[[], list[_Entry]]:
@@ -621,6 +644,7 @@ class _Yaml:
             if hit is None or self.expanded + hit[1] > MAX_ALIAS_EXPANSION:
                 return {"\x00alias": name}, []
             self.expanded += hit[1]
+            self.count += hit[1]  # the anchor's size counts again: an alias of an alias of ... grows
             return hit[0], []
         if t in ("block_node", "flow_node"):
             return self.node(n)
@@ -744,10 +768,15 @@ class _Yaml:
 
 def _analyze_yaml(src: bytes, kind_of: KindRule) -> tuple[dict[str, Symbol], str]:
     walker = _Yaml(src)
-    docs = list(walker.documents(_parse("yaml", src)))
+    root = _parse("yaml", src)
+    if root.type == "ERROR":  # tree-sitter-yaml gives up on the whole stream (e.g. past ~32k lines)
+        value, entries = walker.mapping(root)
+        return _symbols([entries], kind_of), _raw_fp(src)
+    docs = list(walker.documents(root))
     if not docs:
         return {}, _file_fp([None])
-    return _symbols([entries for _, entries in docs], kind_of), _file_fp([v for v, _ in docs])
+    symbols = _symbols([entries for _, entries in docs], kind_of)
+    return symbols, _raw_fp(src) if root.has_error else _file_fp([v for v, _ in docs])
 
 
 # --------------------------------------------------------------------------- dialects and registration
@@ -790,7 +819,7 @@ def _safe(fn: Callable[[bytes, KindRule], tuple[dict[str, Symbol], str]], kind_o
         try:
             return fn(src, kind_of)
         except RecursionError:  # a pathologically deep document: anchorable as a whole file only
-            return {}, _digest(b"raw", src)
+            return {}, _raw_fp(src)
     return analyze
 
 
