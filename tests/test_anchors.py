@@ -117,15 +117,15 @@ def test_file_renamed_and_edited_is_stale_at_new_path(tmp_path: Path) -> None:
 
 
 def test_deleted_symbol_and_file(tmp_path: Path) -> None:
-    root, repo = _repo(tmp_path, {"auth/jwt.py": PY, "README.md": "# hi\n"})
+    root, repo = _repo(tmp_path, {"auth/jwt.py": PY, "NOTES.txt": "hi\n"})
     a = Resolver(repo).make("auth/jwt.py", "Signer.verify")
-    f = Resolver(repo).make("README.md", None)
+    f = Resolver(repo).make("NOTES.txt", None)
     assert f.kind == "file" and f.fingerprint and f.fingerprint.startswith("raw1:")
     start = PY.index("    def verify")
     c1 = commit(root, "drop verify", {"auth/jwt.py": PY[:start] + PY[PY.index("def helper") - 2:]})
     st = Resolver(repo).status(a, c1)
     assert st.status == Status.DELETED and st.commit == c1 and Change.DELETION in st.changes
-    git(root, "rm", "-q", "README.md")
+    git(root, "rm", "-q", "NOTES.txt")
     git(root, "commit", "-q", "-m", "drop readme")
     c2 = repo.head()
     st = Resolver(repo).status(f, c2)

@@ -99,6 +99,11 @@ _QUERIES: dict[str, str] = {
     "php": "(namespace_use_clause) @use",
     "kotlin": "(import_header) @import",
     "csharp": "(using_directive) @using",
+    "make": "(include_directive (list (word) @s))",
+    "terraform": """(block (identifier) @type (string_lit)
+                      (body (attribute (identifier) @key
+                                       (expression (literal_value (string_lit (template_literal) @s)))))
+                      (#eq? @type "module") (#eq? @key "source"))""",
 }
 _QUERIES["typescript"] = _QUERIES["tsx"] = _QUERIES["javascript"] + \
     "(import_require_clause source: (string) @s)"
@@ -264,10 +269,16 @@ def _csharp(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
     return out
 
 
+def _strings(nodes: list[tuple[str, Node]], src: bytes) -> list[str]:
+    """The text of each ``@s`` capture (Makefile ``include`` words, Terraform module ``source`` strings)."""
+    return [_text(node, src).strip() for tag, node in nodes if tag == "s"]
+
+
 _EXTRACTORS: dict[str, Callable[[list[tuple[str, Node]], bytes], list[str]]] = {
     "python": _python, "javascript": _js, "typescript": _js, "tsx": _js, "go": _go, "rust": _rust, "java": _java,
     "ruby": _ruby, "php": _php,
     "kotlin": _kotlin, "csharp": _csharp,
+    "make": _strings, "terraform": _strings,
 }
 
 
@@ -492,6 +503,10 @@ class ImportResolver:
         * kotlin: as java with ``.kt`` files (a Kotlin file is found when it is
           named after the imported class, the usual layout).
         * csharp: nothing (a namespace names no file).
+        * make: ``include x.mk`` -> ``x.mk`` from the Makefile's directory (words with
+          ``$(VARIABLES)`` are not followed).
+        * terraform: a module ``source = "./modules/vpc"`` (``./`` or ``../``) -> every
+          ``.tf`` file directly in that directory; registry and remote sources resolve to nothing.
 
         Raises nothing for odd specifiers; an unknown language yields set().
         """
@@ -501,6 +516,7 @@ class ImportResolver:
             "go": self._go, "rust": self._rust, "java": self._java,
             "ruby": self._ruby, "php": self._php,
             "kotlin": self._kotlin,
+            "make": self._make, "terraform": self._terraform,
         }.get(language or "")
         if resolve_one is None:
             return set()
@@ -773,6 +789,16 @@ class ImportResolver:
         target = spec if spec.endswith(".rb") else spec + ".rb"
         return [p for p in self._by_suffix(target) if p == target or p == "lib/" + target
                 or p.endswith("/lib/" + target)]
+
+    def _make(self, path: str, spec: str) -> list[str]:
+        target = posixpath.normpath(_join(_parent(path), spec))
+        return [target] if target in self.files else []
+
+    def _terraform(self, path: str, spec: str) -> list[str]:
+        if not spec.startswith(("./", "../")):
+            return []
+        folder = posixpath.normpath(_join(_parent(path), spec))
+        return sorted(p for p in self.files if p.endswith(".tf") and _parent(p) == folder)
 
     def _php(self, path: str, spec: str) -> list[str]:
         parts = [p for p in spec.split("\\") if p]

@@ -12,7 +12,8 @@ Fingerprints: instruction keywords are case-insensitive (``run`` == ``RUN``),
 in shell-form commands are formatting (``RUN a && \\`` / ``b`` == ``RUN a && b``).
 Everything else counts, including the base image of the ``FROM`` line.
 Known limits: whitespace inside quoted arguments of a shell-form ``RUN`` is
-collapsed too; heredocs count as written.
+collapsed too; heredocs count as written; a global ``ARG``'s default is in no
+stage (changing it leaves a stage whose ``FROM`` uses it fresh).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def _stage(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
             prev = prev.prev_named_sibling
         name = f"{UNNAMED_STAGE}#{position}"
     parts = _instructions_after(node)
-    return [make_def(name, "stage", node, parts[-1], body=(node.end_byte, parts[-1].end_byte))]
+    body = (node.end_byte, parts[-1].end_byte) if len(parts) > 1 else None
+    return [make_def(name, "stage", node, parts[-1], body=body)]
 
 
 def _keyword(node: Node, src: bytes) -> bytes | None:

@@ -58,37 +58,56 @@ _TF_BLOCKS: dict[str, tuple[str, str, int]] = {
 }
 _WRITTEN_PREFIXES = (("resource.", ""), ("variable.", "var."), ("locals.", "local."))
 
-Tokens = list[bytes]
+#: Canonical tokens of a subtree, already encoded (``b"<len>:<token>"`` each), and how many.
+Canon = tuple[bytes, int]
+_EMPTY: Canon = (b"", 0)
 
 
-def _leaf(node: Node, src: bytes) -> Tokens:
-    raw = src[node.start_byte:node.end_byte].strip()
-    return [raw] if raw and raw != b"," else []
+def _join(parts: list[Canon]) -> Canon:
+    return b"".join(p[0] for p in parts), sum(p[1] for p in parts)
 
 
-def _canon(node: Node, src: bytes) -> Tokens:
+def _canon(node: Node, src: bytes) -> Canon:
     """Canonical tokens of ``node``: comments and commas out, attribute / object element order sorted away."""
     t = node.type
-    if t == "comment":
-        return []
-    if node.child_count == 0:
-        return _leaf(node, src)
     if t == "body":
-        groups = [_canon(c, src) for c in node.named_children if c.type == "attribute"]
-        blocks = [tok for c in node.named_children if c.type == "block" for tok in _canon(c, src)]
-        return [tok for g in sorted(groups, key=_encode) for tok in g] + blocks
+        kids = node.named_children
+        groups = sorted(_canon(c, src) for c in kids if c.type == "attribute")
+        return _join(groups + [_canon(c, src) for c in kids if c.type == "block"])
     if t == "object":
-        elems = [_canon(c, src) for c in node.named_children if c.type == "object_elem"]
-        return [b"{"] + [tok for g in sorted(elems, key=_encode) for tok in g] + [b"}"]
-    return [tok for c in node.children for tok in _canon(c, src)]
+        elems = sorted(_canon(c, src) for c in node.named_children if c.type == "object_elem")
+        return _join([(b"1:{", 1), *elems, (b"1:}", 1)])
+    # anything else: its leaves in order (one cursor walk), bodies and objects inside canonicalised
+    out: list[bytes] = []
+    count = 0
+    cursor = node.walk()
+    while True:
+        cur = cursor.node
+        assert cur is not None  # a cursor from walk() is always on a node
+        ctype = cur.type
+        descend = False
+        if ctype == "comment":
+            pass
+        elif ctype in ("body", "object") and cur != node:
+            inner = _canon(cur, src)
+            out.append(inner[0])
+            count += inner[1]
+        elif cur.child_count == 0:
+            raw = src[cur.start_byte:cur.end_byte].strip()
+            if raw and raw != b",":
+                out.append(b"%d:" % len(raw) + raw)
+                count += 1
+        else:
+            descend = True
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent() or cursor.node == node:
+                return b"".join(out), count
 
 
-def _encode(tokens: Tokens) -> bytes:
-    return b"".join(b"%d:" % len(tok) + tok for tok in tokens)
-
-
-def _digest(tokens: Tokens) -> str:
-    return f"{HCL_TAG}:{hashlib.blake2b(_encode(tokens), digest_size=16).hexdigest()}"
+def _digest(tokens: Canon) -> str:
+    return f"{HCL_TAG}:{hashlib.blake2b(tokens[0], digest_size=16).hexdigest()}"
 
 
 def _label(node: Node, src: bytes) -> str:
@@ -123,31 +142,43 @@ class _Table:
         self.out: dict[str, Symbol] = {}
         self.seen: dict[str, int] = {}
 
-    def add(self, base: str, kind: str, node: Node, head: Tokens, body: Tokens) -> str:
+    def add(self, base: str, kind: str, node: Node, head: Canon, body: Canon) -> str:
         count = self.seen[base] = self.seen.get(base, 0) + 1
         name = base if count == 1 else f"{base}#{count}"
         self.out[name] = Symbol(
             name=name, kind=kind, start_line=_line(node), end_line=_end_line(node),
-            fingerprint=_digest(head + body), signature_fp=_digest(head), body_fp=_digest(body) if body else "",
-            shape_fp=_digest(body) if len(body) >= MIN_SHAPE_TOKENS else "",
+            fingerprint=_digest(_join([head, body])), signature_fp=_digest(head),
+            body_fp=_digest(body) if body[1] else "", shape_fp=_digest(body) if body[1] >= MIN_SHAPE_TOKENS else "",
         )
         return name
 
 
-def _top_level(src: bytes, language: str) -> tuple[list[Node], str]:
+def _top_level(src: bytes, language: str) -> list[Node]:
+    """The top-level blocks and attributes of a file."""
     from tree_sitter_language_pack import get_parser
 
     root = get_parser(language).parse(src).root_node  # type: ignore[arg-type]  # "hcl" / "terraform"
     body = next((c for c in root.named_children if c.type == "body"), None)
-    items = [c for c in body.named_children if c.type in ("block", "attribute")] if body is not None else []
-    groups = sorted((_canon(c, src) for c in items), key=_encode)  # top-level order is no meaning either
-    return items, _digest([tok for g in groups for tok in g])
+    return [c for c in body.named_children if c.type in ("block", "attribute")] if body is not None else []
 
 
-def _attribute(table: _Table, base: str, kind: str, node: Node, src: bytes) -> None:
+def _file_fp(items: list[Canon]) -> str:
+    """The file fingerprint: its top-level items' tokens, in no order (top-level order has no meaning either)."""
+    return _digest(_join(sorted(items)))
+
+
+def _head(block: Node, src: bytes) -> Canon:
+    """Tokens of a block's type and labels."""
+    return _join([_canon(c, src) for c in block.children if c.type not in ("body", "block_start", "block_end",
+                                                                            "comment")])
+
+
+def _attribute(table: _Table, base: str, kind: str, node: Node, src: bytes) -> Canon:
     kids = node.named_children
-    value = [tok for c in kids[1:] for tok in _canon(c, src)]
-    table.add(base, kind, node, _canon(kids[0], src) if kids else [], value)
+    head = _canon(kids[0], src) if kids else _EMPTY
+    value = _join([_canon(c, src) for c in kids[1:]])
+    table.add(base, kind, node, head, value)
+    return _join([head, (b"1:=", 1), value])
 
 
 def analyze_terraform(src: bytes) -> tuple[dict[str, Symbol], str]:
@@ -155,29 +186,29 @@ def analyze_terraform(src: bytes) -> tuple[dict[str, Symbol], str]:
 
     Returns (address -> Symbol in source order, file fingerprint ``hcl1:<hex>``).
     """
-    items, file_fp = _top_level(src, "terraform")
     table = _Table()
-    for node in items:
+    whole: list[Canon] = []
+    for node in _top_level(src, "terraform"):
         if node.type == "attribute":
             name = node.named_children[0] if node.named_children else None
             if name is not None:
-                _attribute(table, "var." + quote_name_part(_label(name, src)), "variable", node, src)
+                whole.append(_attribute(table, "var." + quote_name_part(_label(name, src)), "variable", node, src))
             continue
         btype, labels, body = _header(node, src)
         if btype == "locals":
-            for attr in body.named_children if body is not None else []:
-                if attr.type == "attribute" and attr.named_children:
-                    _attribute(table, "local." + quote_name_part(_label(attr.named_children[0], src)), "locals",
-                               attr, src)
+            attrs = [a for a in (body.named_children if body is not None else [])
+                     if a.type == "attribute" and a.named_children]
+            done = [_attribute(table, "local." + quote_name_part(_label(a.named_children[0], src)), "locals", a, src)
+                    for a in attrs]
+            whole.append(_join([(b"6:locals", 1), *sorted(done)]))
             continue
         kind, prefix, used = _TF_BLOCKS.get(btype, ("block", btype + ".", 9))
         parts = [quote_name_part(label) for label in labels[:used]]
         base = prefix + ".".join(parts) if parts else btype
-        body_tokens = _canon(body, src) if body is not None else []
-        head = [tok for c in node.children if c.type not in ("body", "block_start", "block_end", "comment")
-                for tok in _canon(c, src)]
+        head, body_tokens = _head(node, src), _canon(body, src) if body is not None else _EMPTY
         table.add(base, kind, node, head, body_tokens)
-    return table.out, file_fp
+        whole.append(_join([head, body_tokens]))
+    return table.out, _file_fp(whole)
 
 
 def analyze_hcl(src: bytes) -> tuple[dict[str, Symbol], str]:
@@ -185,23 +216,22 @@ def analyze_hcl(src: bytes) -> tuple[dict[str, Symbol], str]:
 
     Returns (dotted name -> Symbol in source order, file fingerprint ``hcl1:<hex>``).
     """
-    items, file_fp = _top_level(src, "hcl")
     table = _Table()
+    whole: list[Canon] = []
 
-    def walk(node: Node, prefix: str) -> None:
+    def walk(node: Node, prefix: str) -> Canon:
         btype, labels, body = _header(node, src)
         base = prefix + ".".join(quote_name_part(p) for p in [btype, *labels])
-        head = [tok for c in node.children if c.type not in ("body", "block_start", "block_end", "comment")
-                for tok in _canon(c, src)]
-        name = table.add(base, "block", node, head, _canon(body, src) if body is not None else [])
+        head, body_tokens = _head(node, src), _canon(body, src) if body is not None else _EMPTY
+        name = table.add(base, "block", node, head, body_tokens)
         for child in body.named_children if body is not None else []:
             if child.type == "block":
                 walk(child, name + ".")
+        return _join([head, body_tokens])
 
-    for node in items:
-        if node.type == "block":
-            walk(node, "")
-    return table.out, file_fp
+    for node in _top_level(src, "hcl"):
+        whole.append(walk(node, "") if node.type == "block" else _canon(node, src))
+    return table.out, _file_fp(whole)
 
 
 def written_terraform_name(name: str) -> str:

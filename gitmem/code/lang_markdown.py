@@ -7,7 +7,10 @@ the heading to the line before the next heading of the same or a higher level
 sub-sections, and a change in a sub-section changes its parent too.
 
 Names nest like code: ``Deploy.Rollback`` is the ``Rollback`` section under
-``# Deploy``. A name part is the heading's plain text: inline code, emphasis,
+``# Deploy``. A document title is not part of the names under it: when the
+first heading is of level 1 and no other heading is, the sections under it
+are named without it (``# Runbook`` / ``## Deploy`` / ``### Rollback`` gives
+``Runbook``, ``Deploy``, ``Deploy.Rollback``). A name part is the heading's plain text: inline code, emphasis,
 strike-through and HTML tags are dropped with their text kept (`` `x` `` ->
 ``x``), a link or image is its text, backslash escapes are resolved, ATX
 closing ``#``s are dropped and whitespace is collapsed. Text holding a ``.``,
@@ -29,7 +32,7 @@ same body keeps it, and ``shape_fp``, the body when it has at least
 ``symbols.MIN_SHAPE_BODY_TOKENS`` words, lets ``anchors`` report it ``moved``);
 ``signature_fp`` hashes the heading. Known limits: a paragraph's words are
 compared as words (``a*b*`` emphasis inside a word is kept as written); HTML
-comments in a paragraph count as text; headings in lists and block quotes and
+comments (``<!-- ... -->``) are comments; headings in lists and block quotes and
 YAML front matter are not sections (front matter is in the file fingerprint).
 
 Imports tree-sitter only inside :func:`analyze`.
@@ -58,10 +61,10 @@ UNTITLED = "untitled"
 _HEADINGS = frozenset({"atx_heading", "setext_heading"})
 #: Containers a section heading may sit in (headings inside lists and quotes are not sections).
 _OUTER = frozenset({"document", "section"})
-_SKIP = frozenset({"block_continuation", "minus_metadata", "plus_metadata"})
+_SKIP = frozenset({"block_continuation"})
 _BULLETS = frozenset({"list_marker_minus", "list_marker_star", "list_marker_plus"})
 _ORDERED = frozenset({"list_marker_dot", "list_marker_parenthesis"})
-_CODE = frozenset({"code_fence_content", "indented_code_block", "html_block"})
+_CODE = frozenset({"code_fence_content", "indented_code_block", "html_block", "minus_metadata", "plus_metadata"})
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 _STRONG_US = re.compile(r"(?<![\w\\])__(?=\S)(.+?)(?<=\S)__(?!\w)", re.S)
@@ -70,7 +73,8 @@ _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _IMAGE_OR_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]*)>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(.+?)(?<=\S)\1", re.S)
+_EMPHASIS = re.compile(r"(\*\*|\*|~~)(?=\S)(.+?)(?<=\S)\1|(?<!\w)(__|_)(?=\S)(.+?)(?<=\S)\3(?!\w)", re.S)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
@@ -86,7 +90,10 @@ def _text(node: Node, src: bytes) -> str:
 
 
 def _words(text: str) -> list[str]:
-    """Canonical words of paragraph text: whitespace-split, underscore emphasis written with ``*``."""
+    """Canonical words of paragraph text: whitespace-split, underscore emphasis written with ``*``, HTML
+    comments out."""
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(" ", text)
     out: list[str] = []
     at = 0
     for m in _CODE_SPAN.finditer(text):
@@ -111,7 +118,7 @@ def heading_text(raw: str, atx: bool) -> str:
     text = _AUTOLINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
     for _ in range(4):  # nested emphasis: ***a*** , **_a_**
-        stripped = _EMPHASIS.sub(r"\2", text)
+        stripped = _EMPHASIS.sub(lambda m: m.group(2) if m.group(1) else m.group(4), text)
         if stripped == text:
             break
         text = stripped
@@ -131,6 +138,16 @@ def _heading(node: Node, src: bytes) -> tuple[int, str]:
     return level, heading_text(_text(para, src), atx=False) if para is not None else ""
 
 
+def _outer(node: Node) -> bool:
+    """Is ``node`` outside lists and block quotes (only sections and the document around it)?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type not in _OUTER:
+            return False
+        parent = parent.parent
+    return True
+
+
 def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[int, int, int, str]]]:
     """(token start bytes, tokens, headings as (start byte, end byte, level, text)) in source order."""
     pos: list[int] = []
@@ -145,7 +162,7 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
             continue
         if t in _HEADINGS:
             level, title = _heading(node, src)
-            if node.parent is not None and node.parent.type in _OUTER:
+            if _outer(node):
                 heads.append((node.start_byte, node.end_byte, level, title))
             pos.append(at)
             toks.append(f"h{level} {title}")
@@ -165,6 +182,8 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
         elif t == "thematic_break":
             pos.append(at)
             toks.append("---")
+        elif t == "html_block" and _HTML_COMMENT.fullmatch(_text(node, src).strip()):
+            pass  # an HTML comment block (<!-- toc -->) is a comment
         elif t in _CODE:
             lines = [line.rstrip() for line in _text(node, src).split("\n")]
             if t == "indented_code_block":
@@ -185,18 +204,24 @@ def _tokens(root: Node, src: bytes) -> tuple[list[int], list[str], list[tuple[in
     return pos, toks, heads
 
 
-def _digest(tokens: list[str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
+def _encode(tokens: list[str]) -> list[bytes]:
+    """Each token as ``b"<len>:<utf-8>"`` (no separator can be forged by a token)."""
+    out = []
     for tok in tokens:
         b = tok.encode("utf-8", errors="replace")
-        h.update(b"%d:" % len(b) + b)
-    return f"{MD_TAG}:{h.hexdigest()}"
+        out.append(b"%d:" % len(b) + b)
+    return out
+
+
+def _digest(encoded: list[bytes]) -> str:
+    return f"{MD_TAG}:{hashlib.blake2b(b''.join(encoded), digest_size=16).hexdigest()}"
 
 
 def _last_line(src: bytes, start: int, end: int) -> int:
     """1-based line of the last non-whitespace byte in ``src[start:end]`` (the line of ``start`` if none)."""
-    stripped = src[start:end].rstrip()
-    return src.count(b"\n", 0, start + len(stripped) - 1 if stripped else start) + 1
+    while end > start and src[end - 1] in b" \t\r\n":
+        end -= 1
+    return src.count(b"\n", 0, max(start, end - 1)) + 1
 
 
 def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
@@ -210,19 +235,21 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     from tree_sitter_language_pack import get_parser
 
     root = get_parser("markdown").parse(src).root_node
-    pos, toks, heads = _tokens(root, src)
+    pos, words, heads = _tokens(root, src)
+    toks = _encode(words)
     file_fp = _digest(toks)
     out: dict[str, Symbol] = {}
-    stack: list[tuple[int, str]] = []  # (level, qualified name) of the enclosing headings
+    stack: list[tuple[int, str]] = []  # (level, prefix for the headings under it) of the enclosing headings
+    titled = bool(heads) and heads[0][2] == 1 and sum(1 for h in heads if h[2] == 1) == 1
     seen: dict[str, int] = {}
     for k, (start, head_end, level, title) in enumerate(heads):
         end = next((s for s, _, lv, _ in heads[k + 1:] if lv <= level), len(src))
         while stack and stack[-1][0] >= level:
             stack.pop()
-        base = (stack[-1][1] + "." if stack else "") + quote_name_part(title or UNTITLED)
+        base = (stack[-1][1] if stack else "") + quote_name_part(title or UNTITLED)
         count = seen[base] = seen.get(base, 0) + 1
         name = base if count == 1 else f"{base}#{count}"
-        stack.append((level, name))
+        stack.append((level, "" if titled and k == 0 else name + "."))
         i, h, j = bisect_left(pos, start), bisect_left(pos, head_end), bisect_left(pos, end)
         body = toks[h:j]
         out[name] = Symbol(

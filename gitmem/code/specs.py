@@ -22,7 +22,7 @@ from .lang_dockerfile import DOCKERFILE
 from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
 from .lang_make import MAKE
 from .lang_markdown import analyze as analyze_markdown
-from .lang_sql import SQL
+from .lang_sql import analyze as analyze_sql
 from .languages import (
     CSHARP,
     GO,
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 #: Language name -> its tree-sitter rules.
 SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
                                                              RUBY, PHP, CSHARP, KOTLIN)}
-SPECS["sql"] = SQL
 SPECS["dockerfile"] = DOCKERFILE
 SPECS["make"] = MAKE
 
@@ -60,6 +59,7 @@ ANALYZERS["json"] = lang_data.analyze_json
 ANALYZERS["markdown"] = analyze_markdown
 ANALYZERS["terraform"] = analyze_terraform
 ANALYZERS["hcl"] = analyze_hcl
+ANALYZERS["sql"] = analyze_sql
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
 ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}

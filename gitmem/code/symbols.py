@@ -567,8 +567,16 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     analyzer = ANALYZERS.get(language) or DIALECT_ANALYZERS.get(language)
     if analyzer is not None:
         return analyzer(src)
-    spec = SPECS[language]
-    tree = _parser(language).parse(src)
+    return analyze_with_spec(src, SPECS[language])
+
+
+def analyze_with_spec(src: bytes, spec: LanguageSpec) -> tuple[dict[str, Symbol], str]:
+    """(symbol table, ``ts1:`` file fingerprint) of normalised ``src`` by ``spec``'s rules. Uncached.
+
+    For analyzers that prepare the source before the token rules apply (SQL blanks the
+    statements its grammar cannot parse, keeping every byte offset and line).
+    """
+    tree = _parser(spec.name).parse(src)
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
