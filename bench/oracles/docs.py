@@ -3,7 +3,8 @@
 * **Markdown** (``markdown``) with ``markdown-it-py`` (a CommonMark parser): every ATX / setext heading outside
   lists and block quotes is a section named by its plain text (markup dropped, link text kept; quoted
   ``(v1.2 {beta})`` when it holds a ``.``, a bracket or a trailing ``#N``, as gitmem's ``quote_name_part``
-  does), nested under the headings above it (``Deploy.Rollback``), repeats numbered ``#2``; a section runs
+  does), nested under the headings above it (``Deploy.Rollback``; a document title, the first heading and the
+  only one of level 1, is left out of the names under it), repeats numbered ``#2``; a section runs
   to the next heading of the same or a higher level, its sub-sections included. Content: the section's
   blocks rendered to HTML by markdown-it (so emphasis written ``*x*`` or ``_x_``, a list bulleted ``-`` or
   ``*``, wrapped paragraphs, a tight or a loose list all render alike) with HTML comments dropped and
@@ -108,11 +109,13 @@ class MarkdownOracle:
                 heads.append((i, int(tok.tag[1:]), _plain(tokens[i + 1])))
         names: list[str] = []
         stack: list[tuple[int, str]] = []
-        for _, level, text in heads:
+        # a document title (the first heading, the only one of level 1) is not part of the names under it
+        title = bool(heads) and heads[0][1] == 1 and sum(1 for h in heads if h[1] == 1) == 1
+        for k, (_, level, text) in enumerate(heads):
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, _md_part(text)))
-            names.append(".".join(part for _, part in stack))
+            names.append(".".join(part for j, (_, part) in enumerate(stack) if not (title and k > 0 and j == 0)))
         out: dict[str, str] = {}
         for k, name in enumerate(_numbered(names)):
             start, level, _ = heads[k]
