@@ -53,7 +53,8 @@ class Oracle(Protocol):
 ORACLES: list[Oracle] = []
 """Registry; each ``bench/oracles/<module>.py`` appends its instances on import."""
 
-ORACLE_MODULES = ("bench.oracles.code", "bench.oracles.sss", "bench.oracles.libclang", "bench.oracles.data")
+ORACLE_MODULES = ("bench.oracles.code", "bench.oracles.sss", "bench.oracles.libclang", "bench.oracles.data",
+                  "bench.oracles.docs")
 """Modules imported by :func:`load_all` (mdata adds theirs to this tuple)."""
 
 
