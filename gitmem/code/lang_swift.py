@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .languages import Def, LanguageSpec, make_def, text
+from .languages import Def, LanguageSpec, make_def, recover_error, text
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -233,13 +233,59 @@ def _written_name(name: str) -> str:
     return _LABELS_RE.sub("", name) if _LABELS_RE.search(name) else name
 
 
+_ERROR_HEADS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "extension",
+                "protocol": "protocol"}
+
+
+def _error(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """Types and functions that tree-sitter-swift could read only as an ``ERROR`` keep their nesting
+    (``Foo.test`` stays ``Foo.test``, not a top-level ``test``): see ``languages.recover_error``."""
+    return recover_error(node, src, parent_kind, types=_ERROR_HEADS, functions=frozenset({"func"}),
+                         names=frozenset({"simple_identifier", "type_identifier", "user_type"}),
+                         prefixes=frozenset({"modifiers", "attribute"}), member_scope=_MEMBER_SCOPE)
+
+
+#: A compiler-directive line: ``#if X``, ``#elseif X``, ``#else``, ``#endif``.
+_DIRECTIVE_RE = re.compile(rb"^[ \t]*#(?:if|elseif|else|endif)\b[^\n]*", re.M)
+
+
+def _error_bytes(root: Node) -> int:
+    """Bytes of the source under ``ERROR`` nodes (outermost ones)."""
+    total, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            total += node.end_byte - node.start_byte
+        elif node.has_error:
+            stack.extend(node.children)
+    return total
+
+
+def _prepare(src: bytes) -> bytes:
+    """The source as parsed: tree-sitter-swift reads ``#if`` / ``#else`` / ``#endif`` in statements and at top
+    level but not between the members of a type, where one turns the whole type into an ``ERROR`` and its
+    methods into top-level functions. In a file that does not parse, the directive lines become spaces (same
+    length, same lines: every branch's members are read, as for C's ``#if``) when that leaves less of the file
+    unread. Their conditions are then not fingerprinted (known limit); in a file that parses, nothing changes."""
+    if b"#if" not in src:
+        return src
+    from .symbols import _parser  # lazily: symbols imports this module through specs
+
+    parser = _parser("swift")
+    before = parser.parse(src).root_node
+    if not before.has_error:
+        return src
+    blanked = _DIRECTIVE_RE.sub(lambda m: b" " * len(m.group(0)), src)
+    return blanked if _error_bytes(parser.parse(blanked).root_node) < _error_bytes(before) else src
+
+
 SWIFT = LanguageSpec(
     name="swift",
     handlers={
         "class_declaration": _type, "protocol_declaration": _type,
         **{t: _function for t in (*_FUNCTIONS, "init_declaration", "deinit_declaration", "subscript_declaration")},
         "property_declaration": _property, "protocol_property_declaration": _property,
-        "typealias_declaration": _alias, "associatedtype_declaration": _alias,
+        "typealias_declaration": _alias, "associatedtype_declaration": _alias, "ERROR": _error,
     },
     barriers=frozenset({"import_declaration", "line_string_literal", "multi_line_string_literal",
                         "raw_string_literal", "lambda_literal"}),
@@ -249,4 +295,7 @@ SWIFT = LanguageSpec(
     drop_semicolon=lambda parent, grandparent: True,
     same_name="key",
     written_name=_written_name,
+    # `#error("...")` / `#warning("...")`: the message has no node of its own.
+    text_gaps=frozenset({"ERROR", "diagnostic"}),
+    prepare=_prepare,
 )

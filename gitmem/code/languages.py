@@ -101,7 +101,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -220,6 +220,10 @@ class Def:
         typing_only: defined under ``if TYPE_CHECKING:``: never runs.
         stubs: byte ranges of TypeScript overload signatures folded into
             this definition (they lie inside its span, before its own code).
+        members: nodes (classified as in ``scope``) and definitions nested in
+            this one that no single node holds: the members of a class that
+            the grammar could only read as an ``ERROR`` (``recover_error``).
+        inline: record nothing; classify ``members`` in the enclosing scope.
     """
 
     name: str
@@ -237,6 +241,8 @@ class Def:
     stub: bool = False
     typing_only: bool = False
     stubs: list[tuple[int, int]] = field(default_factory=list)
+    members: list[Node | Def] = field(default_factory=list)
+    inline: bool = False
 
 
 Handler = Callable[["Node", bytes, "str | None"], "list[Def] | None"]
@@ -300,6 +306,10 @@ class LanguageSpec:
         reparse: (the source, the root of its parse by the grammar ``name``)
             -> another grammar to parse it with instead, or None (C++: a header
             that the C++ grammar cannot read and that has no C++ syntax is C).
+        text_gaps: node types whose source text *between* their children is
+            content the grammar gives no node (Scala's interpolated string
+            ``s"a $x"``: the ``a `` lies between the quote and the
+            interpolation): each such stretch is one token, whitespace included.
     """
 
     name: str
@@ -325,6 +335,7 @@ class LanguageSpec:
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
     reparse: Callable[[bytes, Node], str | None] | None = None
+    text_gaps: frozenset[str] = frozenset()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -407,6 +418,93 @@ def make_def(name: str, kind: str, first: Node, last: Node, *, body: Node | tupl
         scope=scope, scope_kind=scope_kind, emit=emit, key=key,
         stubs=[(n.start_byte, n.end_byte) for n in stubs or []],
     )
+
+
+def _error_items(node: Node) -> list[Node]:
+    """The children of an ``ERROR`` node in source order, those of nested ``ERROR`` nodes spliced in."""
+    out: list[Node] = []
+    for child in node.children:
+        if child.type == "ERROR":
+            out.extend(_error_items(child))
+        else:
+            out.append(child)
+    return out
+
+
+def recover_error(node: Node, src: bytes, parent_kind: str | None, *, types: dict[str, str],
+                  functions: frozenset[str], names: frozenset[str], prefixes: frozenset[str],
+                  member_scope: str) -> list[Def] | None:
+    """Definitions in an ``ERROR`` node, nested as the braces say, so that a parse error does not rename them.
+
+    tree-sitter reads code it cannot parse as an ``ERROR`` node whose children are what it could read: whole
+    declarations, and the loose tokens of a head (``class``, ``Foo``, ``:``, ``Base``, ``{``) whose body it could
+    not close. Walked in order, a type keyword (a key of ``types``) then a name (a node of a type in ``names``)
+    then ``{`` opens that type: declarations up to the matching ``}`` (or the end of the node) are its members,
+    named ``Foo.member``. A function keyword (in ``functions``) then a name then ``{`` opens a function whose
+    contents are its own (locals, not members): it is a symbol of kind ``method`` in a type, else ``function``.
+    Any other ``{`` is matched and its contents skipped. A ``modifiers`` / attribute node right before the keyword
+    (types in ``prefixes``) starts the span; what follows a head up to its ``{`` is the head's (a complete
+    declaration there drops the head).
+
+    Returns None when the node holds no such head (it is searched as before), else one ``inline`` Def whose
+    ``members`` are the nodes to classify in the enclosing scope and the recovered definitions, in source order.
+    An ``extension`` kind is a naming scope only (its members are ``Foo.member``; the block is no symbol).
+    """
+    items = _error_items(node)
+    if not any(i.type in types or i.type in functions for i in items):
+        return None
+    # A frame: [kind ("root" / "type" / "function" / "brace"), name, first node, "{" node, members, def kind]
+    frames: list[list[Any]] = [["root", "", node, node, [], ""]]
+    head: list[Any] | None = None  # [kind word, name, first node]
+    prev: Node | None = None
+    last: Node = node
+    for item in items:
+        t = item.type
+        last = item
+        if t in types or t in functions:
+            first = prev if prev is not None and prev.type in prefixes else item
+            head = [t, "", first]
+        elif head is not None and not head[1] and t in names:
+            head[1] = text(item, src).strip("`")
+        elif t == "{":
+            if head is not None and head[1]:
+                kind = "function" if head[0] in functions else "type"
+                frames.append([kind, head[1], head[2], item, [], types.get(head[0], "")])
+            else:
+                frames.append(["brace", "", item, item, [], ""])
+            head = None
+        elif t == "}":
+            if len(frames) > 1:
+                _close_frame(frames, item, parent_kind, member_scope)
+            head = None
+        elif head is not None and not t.endswith("declaration"):
+            pass  # the rest of a head: `: Base`, parameters, `where ...`
+        elif frames[-1][0] in ("root", "type") and item.is_named:
+            frames[-1][4].append(item)
+            head = None
+        prev = item
+    while len(frames) > 1:
+        _close_frame(frames, last, parent_kind, member_scope)
+    return [Def(name="", kind="", start_byte=node.start_byte, end_byte=node.end_byte,
+                start_line=node.start_point[0] + 1, end_line=_end_line(node), members=frames[0][4], inline=True)]
+
+
+def _close_frame(frames: list[list[Any]], close: Node, parent_kind: str | None, member_scope: str) -> None:
+    """Pop the innermost frame of ``recover_error``, ending at ``close``; a type or function becomes a member
+    Def of the frame around it."""
+    kind, name, first, brace, members, def_kind = frames.pop()
+    if kind in ("brace", "function") and frames[-1][0] == "brace":
+        return
+    outer = frames[-1]
+    if kind == "type":
+        d = make_def(name, def_kind, first, close, body=(brace.start_byte, close.end_byte),
+                     scope_kind=member_scope, emit=def_kind != "extension")
+        d.members = members
+        outer[4].append(d)
+    elif kind == "function":
+        in_type = outer[0] == "type" or (outer[0] == "root" and parent_kind == member_scope)
+        outer[4].append(make_def(name, "method" if in_type else "function", first, close,
+                                 body=(brace.start_byte, close.end_byte)))
 
 
 def redundant_parens(outer_op: str, inner_op: str, side: str, precedence: dict[str, int]) -> bool:
@@ -1163,6 +1261,8 @@ CSHARP = LanguageSpec(
                         "interpolated_string_expression", "anonymous_object_creation_expression"}),
     comment_types=frozenset({"comment"}),
     same_name="key",
+    # `$"{t:HH:mm}"`: the format after the `:` has no node of its own.
+    text_gaps=frozenset({"interpolation_format_clause"}),
 )
 
 # --------------------------------------------------------------------------- Kotlin
@@ -1272,6 +1372,10 @@ KOTLIN = LanguageSpec(
                         "anonymous_initializer"}),  # an init block's vals are locals, not properties
     comment_types=_KT_COMMENTS,
     same_name="key",
+    # Text the grammar gives no node: the `?` of `String?`, the character of `'a'`, the `u` of `1u`,
+    # the digits of `\u00e9`.
+    text_gaps=frozenset({"ERROR", "nullable_type", "character_literal", "unsigned_literal",
+                         "character_escape_seq"}),
 )
 
 
