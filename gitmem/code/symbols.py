@@ -23,7 +23,11 @@ leaf tokens of a byte range of the syntax tree, each token encoded as
   assignment-value expression (formatters add them when splitting lines), and
   JS ``x => 1`` hashes as ``(x) => 1``;
 * Python blocks as marker tokens, since indentation is structure there
-  (moving a statement out of an ``if`` changes the fingerprint).
+  (moving a statement out of an ``if`` changes the fingerprint); likewise
+  a Bash word made of pieces (``-F'/'``) is marked as one word;
+* text the grammar gives no node of its own (``LanguageSpec.text_gaps``:
+  Scala's interpolated strings, a here-document, Kotlin's ``String?``, what
+  an ``ERROR`` node skipped) as tokens, one per stretch between children.
 
 ``Symbol.fingerprint`` hashes the whole span (decorators included),
 ``body_fp`` the body, ``decorators_fp`` the decorators / annotations /
