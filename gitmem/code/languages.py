@@ -453,29 +453,31 @@ def recover_error(node: Node, src: bytes, parent_kind: str | None, *, types: dic
     items = _error_items(node)
     if not any(i.type in types or i.type in functions for i in items):
         return None
-    # A frame: [kind ("root" / "type" / "function" / "brace"), name, first node, "{" node, members, def kind]
-    frames: list[list[Any]] = [["root", "", node, node, [], ""]]
+    # A frame: [kind ("root" / "type" / "function" / "brace"), name, first node, "{" node, members, def kind,
+    #           where the "{" closes by the text (or None)]
+    frames: list[list[Any]] = [["root", "", node, node, [], "", None]]
     head: list[Any] | None = None  # [kind word, name, first node]
     prev: Node | None = None
-    last: Node = node
     for item in items:
         t = item.type
-        last = item
+        while len(frames) > 1 and frames[-1][6] is not None and item.start_byte >= frames[-1][6]:
+            _close_frame(frames, frames[-1][6], src, parent_kind, member_scope)  # its "}" is hidden deeper
         if t in types or t in functions:
             first = prev if prev is not None and prev.type in prefixes else item
             head = [t, "", first]
         elif head is not None and not head[1] and t in names:
             head[1] = text(item, src).strip("`")
         elif t == "{":
+            close = _brace_end(src, item.start_byte)
             if head is not None and head[1]:
                 kind = "function" if head[0] in functions else "type"
-                frames.append([kind, head[1], head[2], item, [], types.get(head[0], "")])
+                frames.append([kind, head[1], head[2], item, [], types.get(head[0], ""), close])
             else:
-                frames.append(["brace", "", item, item, [], ""])
+                frames.append(["brace", "", item, item, [], "", close])
             head = None
         elif t == "}":
             if len(frames) > 1:
-                _close_frame(frames, item, parent_kind, member_scope)
+                _close_frame(frames, item.end_byte, src, parent_kind, member_scope)
             head = None
         elif head is not None and not t.endswith("declaration"):
             pass  # the rest of a head: `: Base`, parameters, `where ...`
@@ -484,27 +486,46 @@ def recover_error(node: Node, src: bytes, parent_kind: str | None, *, types: dic
             head = None
         prev = item
     while len(frames) > 1:
-        _close_frame(frames, last, parent_kind, member_scope)
+        _close_frame(frames, frames[-1][6] or node.end_byte, src, parent_kind, member_scope)
     return [Def(name="", kind="", start_byte=node.start_byte, end_byte=node.end_byte,
                 start_line=node.start_point[0] + 1, end_line=_end_line(node), members=frames[0][4], inline=True)]
 
 
-def _close_frame(frames: list[list[Any]], close: Node, parent_kind: str | None, member_scope: str) -> None:
-    """Pop the innermost frame of ``recover_error``, ending at ``close``; a type or function becomes a member
-    Def of the frame around it."""
-    kind, name, first, brace, members, def_kind = frames.pop()
-    if kind in ("brace", "function") and frames[-1][0] == "brace":
+#: What ``_brace_end`` skips: a ``//`` or ``/* */`` comment, a ``"""`` or ``"`` string (escapes kept whole).
+_BRACE_NOISE_RE = re.compile(rb'//[^\n]*|/\*.*?\*/|"""(?:\\.|[^\\])*?"""|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
+
+
+def _brace_end(src: bytes, open_byte: int) -> int | None:
+    """The byte after the ``}`` that closes the ``{`` at ``open_byte``, by the text (comments and strings
+    skipped), or None when it never closes. Used where the parse lost the structure (``recover_error``)."""
+    depth = 0
+    for m in _BRACE_NOISE_RE.finditer(src, open_byte):
+        tok = m.group(0)
+        if tok == b"{":
+            depth += 1
+        elif tok == b"}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
+def _close_frame(frames: list[list[Any]], end: int, src: bytes, parent_kind: str | None,
+                 member_scope: str) -> None:
+    """Pop the innermost frame of ``recover_error``, ending at byte ``end``; a type or function becomes a
+    member Def of the frame around it."""
+    kind, name, first, brace, members, def_kind, _ = frames.pop()
+    if kind == "brace" or frames[-1][0] == "brace":
         return
     outer = frames[-1]
+    span = {"start_byte": first.start_byte, "end_byte": end, "start_line": first.start_point[0] + 1,
+            "end_line": src.count(b"\n", 0, max(end - 1, 0)) + 1, "body": (brace.start_byte, end)}
     if kind == "type":
-        d = make_def(name, def_kind, first, close, body=(brace.start_byte, close.end_byte),
-                     scope_kind=member_scope, emit=def_kind != "extension")
-        d.members = members
-        outer[4].append(d)
+        outer[4].append(Def(name=name, kind=def_kind, **span, scope_kind=member_scope, members=members,
+                            emit=def_kind != "extension"))
     elif kind == "function":
         in_type = outer[0] == "type" or (outer[0] == "root" and parent_kind == member_scope)
-        outer[4].append(make_def(name, "method" if in_type else "function", first, close,
-                                 body=(brace.start_byte, close.end_byte)))
+        outer[4].append(Def(name=name, kind="method" if in_type else "function", **span))
 
 
 def redundant_parens(outer_op: str, inner_op: str, side: str, precedence: dict[str, int]) -> bool:
