@@ -744,3 +744,38 @@ def test_swift_names_survive_a_parse_error_elsewhere(tmp_path: Path, breakage):
     c = commit(root, "this one changes", {"Tests/ResponseTests.swift": broken.replace("let x = 1", "let x = 3")})
     st = Resolver(repo).status(a, c)
     assert st.status == Status.STALE and st.commit == c
+
+
+BYTESTRING_KT = """\
+package okio
+
+open class ByteString internal constructor(
+  internal val data: ByteArray
+) : Serializable, Comparable<ByteString> {
+  @Transient internal var hashCode: Int = 0
+
+  open fun utf8(): String = String(data, Charsets.UTF_8)
+
+  override fun toString(): String {
+    return "[size=${data.size}]"
+  }
+}
+"""
+
+
+def test_kotlin_primary_constructor_on_the_next_line_keeps_member_names(tmp_path: Path):
+    # okio's ByteString.kt: tree-sitter-kotlin cannot read `constructor(` on the line after the class name.
+    split = BYTESTRING_KT.replace("ByteString internal constructor(",
+                                  "ByteString\n// Trusted: does not clone data.\ninternal constructor(")
+    tab = S.symbol_table(split.encode(), "ByteString.kt")
+    assert {"ByteString", "ByteString.utf8", "ByteString.toString", "ByteString.hashCode"} <= tab.keys()
+    assert "toString" not in tab and "utf8" not in tab
+    assert tab["ByteString.toString"].start_line == 12  # lines as written
+    root = make_repo(tmp_path / "r", {"ByteString.kt": BYTESTRING_KT})
+    repo = Repo(root)
+    a = Resolver(repo).make("ByteString.kt", "ByteString.toString")
+    c = commit(root, "constructor on its own line", {"ByteString.kt": split})
+    st = Resolver(repo).status(a, c)
+    assert st.status == Status.FRESH and st.symbol_now == "ByteString.toString"
+    c = commit(root, "change it", {"ByteString.kt": split.replace("[size=", "[len=")})
+    assert Resolver(repo).status(a, c).status == Status.STALE

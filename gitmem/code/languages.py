@@ -1382,6 +1382,47 @@ def _kt_alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
     return None if name is None else [make_def(text(name, src), "type", node, node)]
 
 
+#: ``class Name`` (type parameters too) then a line break before its primary constructor's modifiers and
+#: ``constructor(``: group 1 is the stretch between (comments included), group 2 the modifiers.
+_KT_CTOR_ON_NEXT_LINE_RE = re.compile(
+    rb"\b(?:class|object)[ \t]+[A-Za-z_]\w*(?:<[^{}()\n]*>)?((?:[ \t]*(?://[^\n]*)?\n)+[ \t]*)"
+    rb"((?:@\w+(?:\([^()]*\))?[ \t]+|(?:public|private|internal|protected)[ \t]+)*)constructor[ \t]*\(")
+_KT_NOISE_RE = re.compile(rb"//[^\n]*")
+
+
+def _kt_prepare(src: bytes) -> bytes:
+    """The source as parsed: tree-sitter-kotlin cannot read a primary constructor on the line after the
+    class name (``open class ByteString`` / ``internal constructor(...) : Base {``, legal Kotlin), and then
+    reads the class's members as top-level functions. There the line breaks (and line comments) between the
+    name and the constructor become spaces, and as many spaces of the indentation right after the body's ``{``
+    become line breaks: same length, and every member on its own line as before (the head's lines shift).
+    Left as it is when the body's ``{`` is not found or has too little indentation after it."""
+    if b"constructor" not in src:
+        return src
+    out = bytearray(src)
+    for m in _KT_CTOR_ON_NEXT_LINE_RE.finditer(src):
+        breaks = m.group(1).count(b"\n")
+        # The constructor's parameters, then up to the body's `{` (no blank line, no `fun` / `class` between).
+        depth, i = 1, m.end()
+        while i < len(src) and depth:
+            depth += {40: 1, 41: -1}.get(src[i], 0)
+            i += 1
+        brace = src.find(b"{", i)
+        if depth or brace < 0 or b"\n\n" in src[i:brace] or re.search(rb"\b(?:fun|class|val|var)\b", src[i:brace]):
+            continue
+        ws = re.match(rb"[ \t\n]*", src[brace + 1:])
+        run = bytearray(ws.group(0) if ws else b"")
+        spaces = [k for k, c in enumerate(run) if c in b" \t"]
+        if len(spaces) < breaks:
+            continue
+        for k in spaces[:breaks]:
+            run[k] = 10
+        out[brace + 1:brace + 1 + len(run)] = run
+        gap = _KT_NOISE_RE.sub(lambda c: b" " * len(c.group(0)), m.group(1)).replace(b"\n", b" ")
+        out[m.start(1):m.end(1)] = gap
+    return bytes(out)
+
+
 KOTLIN = LanguageSpec(
     name="kotlin",
     handlers={
@@ -1397,6 +1438,7 @@ KOTLIN = LanguageSpec(
     # the digits of `\u00e9`.
     text_gaps=frozenset({"ERROR", "nullable_type", "character_literal", "unsigned_literal",
                          "character_escape_seq"}),
+    prepare=_kt_prepare,
 )
 
 
