@@ -661,8 +661,16 @@ def test_scala_interpolated_version_bump_is_stale_and_a_changed_move_is_not_move
     c = commit(root, "flatten", {"build.sc": moved})
     st = Resolver(repo).status(inner, c)
     assert st.status == Status.MOVED and st.symbol_now == "OsLibTestModule.ivyDeps"
-    c = commit(root, "flatten and bump", {"build.sc": moved.replace("utest:0.7.1\")\n}", "utest:0.7.3\")\n}")})
+    bumped = moved.replace("utest:0.7.1\")\n}", "utest:0.7.3\")\n}")
+    c = commit(root, "flatten and bump", {"build.sc": bumped})
     assert Resolver(repo).status(inner, c).status == Status.STALE
+
+    # Moved and changed in one commit (os-lib 79eb01fa -> bf476be8): not `moved`, which would say "same code".
+    root2 = make_repo(tmp_path / "r2", {"build.sc": BUILD_SC})
+    repo2 = Repo(root2)
+    inner2 = Resolver(repo2).make("build.sc", "OsLibModule.OsLibTestModule.ivyDeps")
+    st = Resolver(repo2).status(inner2, commit(root2, "flatten and bump", {"build.sc": bumped}))
+    assert st.status in (Status.STALE, Status.DELETED)
 
 
 NVM_SH = """\
@@ -708,11 +716,18 @@ class RedirectResponseTestCase: BaseTestCase {
 }
 """
 # Swift 2's `if let a = x, b = y {` (no `let` before `b`) is an ERROR over the whole file for tree-sitter-swift.
-SWIFT_2_SYNTAX = """        if let
-            a = task.originalRequest,
-            b = a.allHTTPHeaderFields
-        {
-            print(b)
+SWIFT_2_SYNTAX = """        manager.delegate.taskWillPerformHTTPRedirection = { session, task, response, request in
+            var redirectedRequest = request
+
+            if let
+                originalRequest = task.originalRequest,
+                headers = originalRequest.allHTTPHeaderFields,
+                authorizationHeaderValue = headers["Authorization"]
+            {
+                redirectedRequest = request
+            }
+
+            return redirectedRequest
         }
         let y = 2"""
 # A compiler directive between two members (no blank line before it) is an ERROR over the whole type.
