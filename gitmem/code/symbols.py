@@ -89,7 +89,9 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.3"
+#: ``.4``: issue 22's languages fingerprint text no node carries (Scala interpolated strings, Kotlin ``String?``
+#: ...) and keep names through parse errors (Swift, Kotlin): tables cached by ``.3`` would be wrong for them.
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.4"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
