@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from .languages import Def, LanguageSpec, make_def, recover_error, text
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Tree
 
 _TYPE_KINDS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "extension"}
 #: ``parent_kind`` of everything directly in a type, an extension or a protocol body.
@@ -261,22 +261,21 @@ def _error_bytes(root: Node) -> int:
     return total
 
 
-def _prepare(src: bytes) -> bytes:
-    """The source as parsed: tree-sitter-swift reads ``#if`` / ``#else`` / ``#endif`` in statements and at top
-    level but not between the members of a type, where one turns the whole type into an ``ERROR`` and its
-    methods into top-level functions. In a file that does not parse, the directive lines become spaces (same
-    length, same lines: every branch's members are read, as for C's ``#if``) when that leaves less of the file
-    unread. Their conditions are then not fingerprinted (known limit); in a file that parses, nothing changes."""
+def _repair(src: bytes, root: Node) -> tuple[bytes, Tree] | None:
+    """The source to read instead of ``src``, whose parse ``root`` has an error, and its tree; or None.
+
+    tree-sitter-swift reads ``#if`` / ``#else`` / ``#endif`` in statements and at top level but not between
+    the members of a type, where one turns the whole type into an ``ERROR`` and its methods into top-level
+    functions. Then the directive lines become spaces (same length, same lines: every branch's members are
+    read, as for C's ``#if``) when that leaves less of the file unread. Their conditions are then not
+    fingerprinted (known limit); a file that parses is never changed."""
     if b"#if" not in src:
-        return src
+        return None
     from .symbols import _parser  # lazily: symbols imports this module through specs
 
-    parser = _parser("swift")
-    before = parser.parse(src).root_node
-    if not before.has_error:
-        return src
     blanked = _DIRECTIVE_RE.sub(lambda m: b" " * len(m.group(0)), src)
-    return blanked if _error_bytes(parser.parse(blanked).root_node) < _error_bytes(before) else src
+    tree = _parser("swift").parse(blanked)
+    return (blanked, tree) if _error_bytes(tree.root_node) < _error_bytes(root) else None
 
 
 SWIFT = LanguageSpec(
@@ -297,5 +296,5 @@ SWIFT = LanguageSpec(
     written_name=_written_name,
     # `#error("...")` / `#warning("...")`: the message has no node of its own.
     text_gaps=frozenset({"ERROR", "diagnostic"}),
-    prepare=_prepare,
+    repair=_repair,
 )

@@ -104,7 +104,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Tree
 
 # --------------------------------------------------------------------------- extensions
 
@@ -306,6 +306,10 @@ class LanguageSpec:
         reparse: (the source, the root of its parse by the grammar ``name``)
             -> another grammar to parse it with instead, or None (C++: a header
             that the C++ grammar cannot read and that has no C++ syntax is C).
+        repair: (the source, the root of its parse) -> (another source, its
+            tree) to use instead, or None; called only when the tree has an
+            error (Swift: ``#if`` lines between a type's members read as
+            blank). The other source has the same length and line breaks.
         text_gaps: node types whose source text *between* their children is
             content the grammar gives no node (Scala's interpolated string
             ``s"a $x"``: the ``a `` lies between the quote and the
@@ -335,6 +339,7 @@ class LanguageSpec:
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
     reparse: Callable[[bytes, Node], str | None] | None = None
+    repair: Callable[[bytes, Node], tuple[bytes, Tree] | None] | None = None
     text_gaps: frozenset[str] = frozenset()
 
 

@@ -634,6 +634,10 @@ def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
     other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
     if other is not None:
         tree = _parser(other).parse(src)
+    if spec.repair is not None and tree.root_node.has_error:
+        repaired = spec.repair(src, tree.root_node)
+        if repaired is not None:
+            src, tree = repaired
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
