@@ -103,4 +103,8 @@ BASH = LanguageSpec(
     # `a; b` is `a` + line break + `b` (`;;` in a case arm is another token).
     drop_semicolon=lambda parent, grandparent: True,
     written_name=_written_name,
+    # `-F'/'` is one word (`-F/`), `-F '/'` two: the pieces of a word are marked as one, so the space counts.
+    block_types=frozenset({"concatenation"}),
+    # A here-document's text before its first expansion has no node of its own.
+    text_gaps=frozenset({"ERROR", "heredoc_body"}),
 )

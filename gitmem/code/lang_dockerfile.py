@@ -77,4 +77,6 @@ DOCKERFILE = LanguageSpec(
     comment_types=frozenset({"comment", "line_continuation"}),
     atomic=AtomicBy({"shell_command": _shell, "image_alias": _alias}, lambda t: t.isalpha() and t.isupper(),
                     _keyword),
+    # `FROM ubuntu:22.04`, `CMD ["/bin/bash"]`, `LABEL a="b"`: text the grammar gives no node of its own.
+    text_gaps=frozenset({"image_tag", "json_string", "double_quoted_string"}),
 )

@@ -178,4 +178,6 @@ SCALA = LanguageSpec(
     }),
     same_name="key",
     written_name=_written_name,
+    # `s"a $x"`, `ivy"org::lib:0.1"`: the grammar gives the literal text between interpolations no node.
+    text_gaps=frozenset({"ERROR", "interpolated_string", "string"}),
 )

@@ -33,10 +33,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .languages import Def, LanguageSpec, make_def, text
+from .languages import Def, LanguageSpec, make_def, recover_error, text
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Tree
 
 _TYPE_KINDS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "extension"}
 #: ``parent_kind`` of everything directly in a type, an extension or a protocol body.
@@ -233,13 +233,58 @@ def _written_name(name: str) -> str:
     return _LABELS_RE.sub("", name) if _LABELS_RE.search(name) else name
 
 
+_ERROR_HEADS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "extension",
+                "protocol": "protocol"}
+
+
+def _error(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
+    """Types and functions that tree-sitter-swift could read only as an ``ERROR`` keep their nesting
+    (``Foo.test`` stays ``Foo.test``, not a top-level ``test``): see ``languages.recover_error``."""
+    return recover_error(node, src, parent_kind, types=_ERROR_HEADS, functions=frozenset({"func"}),
+                         names=frozenset({"simple_identifier", "type_identifier", "user_type"}),
+                         prefixes=frozenset({"modifiers", "attribute"}), member_scope=_MEMBER_SCOPE)
+
+
+#: A compiler-directive line: ``#if X``, ``#elseif X``, ``#else``, ``#endif``.
+_DIRECTIVE_RE = re.compile(rb"^[ \t]*#(?:if|elseif|else|endif)\b[^\n]*", re.M)
+
+
+def _error_bytes(root: Node) -> int:
+    """Bytes of the source under ``ERROR`` nodes (outermost ones)."""
+    total, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            total += node.end_byte - node.start_byte
+        elif node.has_error:
+            stack.extend(node.children)
+    return total
+
+
+def _repair(src: bytes, root: Node) -> tuple[bytes, Tree] | None:
+    """The source to read instead of ``src``, whose parse ``root`` has an error, and its tree; or None.
+
+    tree-sitter-swift reads ``#if`` / ``#else`` / ``#endif`` in statements and at top level but not between
+    the members of a type, where one turns the whole type into an ``ERROR`` and its methods into top-level
+    functions. Then the directive lines become spaces (same length, same lines: every branch's members are
+    read, as for C's ``#if``) when that leaves less of the file unread. Their conditions are then not
+    fingerprinted (known limit); a file that parses is never changed."""
+    if b"#if" not in src:
+        return None
+    from tree_sitter_language_pack import get_parser  # lazily: this module is imported on light paths
+
+    blanked = _DIRECTIVE_RE.sub(lambda m: b" " * len(m.group(0)), src)
+    tree = get_parser("swift").parse(blanked)
+    return (blanked, tree) if _error_bytes(tree.root_node) < _error_bytes(root) else None
+
+
 SWIFT = LanguageSpec(
     name="swift",
     handlers={
         "class_declaration": _type, "protocol_declaration": _type,
         **{t: _function for t in (*_FUNCTIONS, "init_declaration", "deinit_declaration", "subscript_declaration")},
         "property_declaration": _property, "protocol_property_declaration": _property,
-        "typealias_declaration": _alias, "associatedtype_declaration": _alias,
+        "typealias_declaration": _alias, "associatedtype_declaration": _alias, "ERROR": _error,
     },
     barriers=frozenset({"import_declaration", "line_string_literal", "multi_line_string_literal",
                         "raw_string_literal", "lambda_literal"}),
@@ -249,4 +294,7 @@ SWIFT = LanguageSpec(
     drop_semicolon=lambda parent, grandparent: True,
     same_name="key",
     written_name=_written_name,
+    # `#error("...")` / `#warning("...")`: the message has no node of its own.
+    text_gaps=frozenset({"ERROR", "diagnostic"}),
+    repair=_repair,
 )

@@ -101,10 +101,10 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tree_sitter import Node
+    from tree_sitter import Node, Tree
 
 # --------------------------------------------------------------------------- extensions
 
@@ -220,6 +220,10 @@ class Def:
         typing_only: defined under ``if TYPE_CHECKING:``: never runs.
         stubs: byte ranges of TypeScript overload signatures folded into
             this definition (they lie inside its span, before its own code).
+        members: nodes (classified as in ``scope``) and definitions nested in
+            this one that no single node holds: the members of a class that
+            the grammar could only read as an ``ERROR`` (``recover_error``).
+        inline: record nothing; classify ``members`` in the enclosing scope.
     """
 
     name: str
@@ -237,6 +241,8 @@ class Def:
     stub: bool = False
     typing_only: bool = False
     stubs: list[tuple[int, int]] = field(default_factory=list)
+    members: list[Node | Def] = field(default_factory=list)
+    inline: bool = False
 
 
 Handler = Callable[["Node", bytes, "str | None"], "list[Def] | None"]
@@ -300,6 +306,14 @@ class LanguageSpec:
         reparse: (the source, the root of its parse by the grammar ``name``)
             -> another grammar to parse it with instead, or None (C++: a header
             that the C++ grammar cannot read and that has no C++ syntax is C).
+        repair: (the source, the root of its parse) -> (another source, its
+            tree) to use instead, or None; called only when the tree has an
+            error (Swift: ``#if`` lines between a type's members read as
+            blank). The other source has the same length and line breaks.
+        text_gaps: node types whose source text *between* their children is
+            content the grammar gives no node (Scala's interpolated string
+            ``s"a $x"``: the ``a `` lies between the quote and the
+            interpolation): each such stretch is one token, whitespace included.
     """
 
     name: str
@@ -325,6 +339,8 @@ class LanguageSpec:
     written_name: Callable[[str], str] = lambda name: name
     prepare: Callable[[bytes], bytes] | None = None
     reparse: Callable[[bytes, Node], str | None] | None = None
+    repair: Callable[[bytes, Node], tuple[bytes, Tree] | None] | None = None
+    text_gaps: frozenset[str] = frozenset()
 
 
 # --------------------------------------------------------------------------- helpers
@@ -407,6 +423,114 @@ def make_def(name: str, kind: str, first: Node, last: Node, *, body: Node | tupl
         scope=scope, scope_kind=scope_kind, emit=emit, key=key,
         stubs=[(n.start_byte, n.end_byte) for n in stubs or []],
     )
+
+
+def _error_items(node: Node) -> list[Node]:
+    """The children of an ``ERROR`` node in source order, those of nested ``ERROR`` nodes spliced in."""
+    out: list[Node] = []
+    for child in node.children:
+        if child.type == "ERROR":
+            out.extend(_error_items(child))
+        else:
+            out.append(child)
+    return out
+
+
+def recover_error(node: Node, src: bytes, parent_kind: str | None, *, types: dict[str, str],
+                  functions: frozenset[str], names: frozenset[str], prefixes: frozenset[str],
+                  member_scope: str) -> list[Def] | None:
+    """Definitions in an ``ERROR`` node, nested as the braces say, so that a parse error does not rename them.
+
+    tree-sitter reads code it cannot parse as an ``ERROR`` node whose children are what it could read: whole
+    declarations, and the loose tokens of a head (``class``, ``Foo``, ``:``, ``Base``, ``{``) whose body it could
+    not close. Walked in order, a type keyword (a key of ``types``) then a name (a node of a type in ``names``)
+    then ``{`` opens that type: declarations up to the matching ``}`` (or the end of the node) are its members,
+    named ``Foo.member``. A function keyword (in ``functions``) then a name then ``{`` opens a function whose
+    contents are its own (locals, not members): it is a symbol of kind ``method`` in a type, else ``function``.
+    Any other ``{`` is matched and its contents skipped. A ``modifiers`` / attribute node right before the keyword
+    (types in ``prefixes``) starts the span; what follows a head up to its ``{`` is the head's (a complete
+    declaration there drops the head).
+
+    Returns None when the node holds no such head (it is searched as before), else one ``inline`` Def whose
+    ``members`` are the nodes to classify in the enclosing scope and the recovered definitions, in source order.
+    An ``extension`` kind is a naming scope only (its members are ``Foo.member``; the block is no symbol).
+    """
+    items = _error_items(node)
+    if not any(i.type in types or i.type in functions for i in items):
+        return None
+    # A frame: [kind ("root" / "type" / "function" / "brace"), name, first node, "{" node, members, def kind,
+    #           where the "{" closes by the text (or None)]
+    frames: list[list[Any]] = [["root", "", node, node, [], "", None]]
+    head: list[Any] | None = None  # [kind word, name, first node]
+    prev: Node | None = None
+    for item in items:
+        t = item.type
+        while len(frames) > 1 and frames[-1][6] is not None and item.start_byte >= frames[-1][6]:
+            _close_frame(frames, frames[-1][6], src, parent_kind, member_scope)  # its "}" is hidden deeper
+        if t in types or t in functions:
+            first = prev if prev is not None and prev.type in prefixes else item
+            head = [t, "", first]
+        elif head is not None and not head[1] and t in names:
+            head[1] = text(item, src).strip("`")
+        elif t == "{":
+            close = _brace_end(src, item.start_byte)
+            if head is not None and head[1]:
+                kind = "function" if head[0] in functions else "type"
+                frames.append([kind, head[1], head[2], item, [], types.get(head[0], ""), close])
+            else:
+                frames.append(["brace", "", item, item, [], "", close])
+            head = None
+        elif t == "}":
+            if len(frames) > 1:
+                _close_frame(frames, item.end_byte, src, parent_kind, member_scope)
+            head = None
+        elif head is not None and not t.endswith("declaration"):
+            pass  # the rest of a head: `: Base`, parameters, `where ...`
+        elif frames[-1][0] in ("root", "type") and item.is_named:
+            frames[-1][4].append(item)
+            head = None
+        prev = item
+    while len(frames) > 1:
+        _close_frame(frames, frames[-1][6] or node.end_byte, src, parent_kind, member_scope)
+    return [Def(name="", kind="", start_byte=node.start_byte, end_byte=node.end_byte,
+                start_line=node.start_point[0] + 1, end_line=_end_line(node), members=frames[0][4], inline=True)]
+
+
+#: What ``_brace_end`` skips: a ``//`` or ``/* */`` comment, a ``"""`` or ``"`` string (escapes kept whole).
+_BRACE_NOISE_RE = re.compile(rb'//[^\n]*|/\*.*?\*/|"""(?:\\.|[^\\])*?"""|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
+
+
+def _brace_end(src: bytes, open_byte: int) -> int | None:
+    """The byte after the ``}`` that closes the ``{`` at ``open_byte``, by the text (comments and strings
+    skipped), or None when it never closes. Used where the parse lost the structure (``recover_error``)."""
+    depth = 0
+    for m in _BRACE_NOISE_RE.finditer(src, open_byte):
+        tok = m.group(0)
+        if tok == b"{":
+            depth += 1
+        elif tok == b"}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
+
+
+def _close_frame(frames: list[list[Any]], end: int, src: bytes, parent_kind: str | None,
+                 member_scope: str) -> None:
+    """Pop the innermost frame of ``recover_error``, ending at byte ``end``; a type or function becomes a
+    member Def of the frame around it."""
+    kind, name, first, brace, members, def_kind, _ = frames.pop()
+    if kind == "brace" or frames[-1][0] == "brace":
+        return
+    outer = frames[-1]
+    span = {"start_byte": first.start_byte, "end_byte": end, "start_line": first.start_point[0] + 1,
+            "end_line": src.count(b"\n", 0, max(end - 1, 0)) + 1, "body": (brace.start_byte, end)}
+    if kind == "type":
+        outer[4].append(Def(name=name, kind=def_kind, **span, scope_kind=member_scope, members=members,
+                            emit=def_kind != "extension"))
+    elif kind == "function":
+        in_type = outer[0] == "type" or (outer[0] == "root" and parent_kind == member_scope)
+        outer[4].append(Def(name=name, kind="method" if in_type else "function", **span))
 
 
 def redundant_parens(outer_op: str, inner_op: str, side: str, precedence: dict[str, int]) -> bool:
@@ -1163,6 +1287,8 @@ CSHARP = LanguageSpec(
                         "interpolated_string_expression", "anonymous_object_creation_expression"}),
     comment_types=frozenset({"comment"}),
     same_name="key",
+    # `$"{t:HH:mm}"`: the format after the `:` has no node of its own.
+    text_gaps=frozenset({"interpolation_format_clause"}),
 )
 
 # --------------------------------------------------------------------------- Kotlin
@@ -1261,6 +1387,47 @@ def _kt_alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
     return None if name is None else [make_def(text(name, src), "type", node, node)]
 
 
+#: ``class Name`` (type parameters too) then a line break before its primary constructor's modifiers and
+#: ``constructor(``: group 1 is the stretch between (comments included), group 2 the modifiers.
+_KT_CTOR_ON_NEXT_LINE_RE = re.compile(
+    rb"\b(?:class|object)[ \t]+[A-Za-z_]\w*(?:<[^{}()\n]*>)?((?:[ \t]*(?://[^\n]*)?\n)+[ \t]*)"
+    rb"((?:@\w+(?:\([^()]*\))?[ \t]+|(?:public|private|internal|protected)[ \t]+)*)constructor[ \t]*\(")
+_KT_NOISE_RE = re.compile(rb"//[^\n]*")
+
+
+def _kt_prepare(src: bytes) -> bytes:
+    """The source as parsed: tree-sitter-kotlin cannot read a primary constructor on the line after the
+    class name (``open class ByteString`` / ``internal constructor(...) : Base {``, legal Kotlin), and then
+    reads the class's members as top-level functions. There the line breaks (and line comments) between the
+    name and the constructor become spaces, and as many spaces of the indentation right after the body's ``{``
+    become line breaks: same length, and every member on its own line as before (the head's lines shift).
+    Left as it is when the body's ``{`` is not found or has too little indentation after it."""
+    if b"constructor" not in src:
+        return src
+    out = bytearray(src)
+    for m in _KT_CTOR_ON_NEXT_LINE_RE.finditer(src):
+        breaks = m.group(1).count(b"\n")
+        # The constructor's parameters, then up to the body's `{` (no blank line, no `fun` / `class` between).
+        depth, i = 1, m.end()
+        while i < len(src) and depth:
+            depth += {40: 1, 41: -1}.get(src[i], 0)
+            i += 1
+        brace = src.find(b"{", i)
+        if depth or brace < 0 or b"\n\n" in src[i:brace] or re.search(rb"\b(?:fun|class|val|var)\b", src[i:brace]):
+            continue
+        ws = re.match(rb"[ \t\n]*", src[brace + 1:])
+        run = bytearray(ws.group(0) if ws else b"")
+        spaces = [k for k, c in enumerate(run) if c in b" \t"]
+        if len(spaces) < breaks:
+            continue
+        for k in spaces[:breaks]:
+            run[k] = 10
+        out[brace + 1:brace + 1 + len(run)] = run
+        gap = _KT_NOISE_RE.sub(lambda c: b" " * len(c.group(0)), m.group(1)).replace(b"\n", b" ")
+        out[m.start(1):m.end(1)] = gap
+    return bytes(out)
+
+
 KOTLIN = LanguageSpec(
     name="kotlin",
     handlers={
@@ -1272,6 +1439,11 @@ KOTLIN = LanguageSpec(
                         "anonymous_initializer"}),  # an init block's vals are locals, not properties
     comment_types=_KT_COMMENTS,
     same_name="key",
+    # Text the grammar gives no node: the `?` of `String?`, the character of `'a'`, the `u` of `1u`,
+    # the digits of `\u00e9`.
+    text_gaps=frozenset({"ERROR", "nullable_type", "character_literal", "unsigned_literal",
+                         "character_escape_seq"}),
+    prepare=_kt_prepare,
 )
 
 

@@ -23,7 +23,11 @@ leaf tokens of a byte range of the syntax tree, each token encoded as
   assignment-value expression (formatters add them when splitting lines), and
   JS ``x => 1`` hashes as ``(x) => 1``;
 * Python blocks as marker tokens, since indentation is structure there
-  (moving a statement out of an ``if`` changes the fingerprint).
+  (moving a statement out of an ``if`` changes the fingerprint); likewise
+  a Bash word made of pieces (``-F'/'``) is marked as one word;
+* text the grammar gives no node of its own (``LanguageSpec.text_gaps``:
+  Scala's interpolated strings, a here-document, Kotlin's ``String?``, what
+  an ``ERROR`` node skipped) as tokens, one per stretch between children.
 
 ``Symbol.fingerprint`` hashes the whole span (decorators included),
 ``body_fp`` the body, ``decorators_fp`` the decorators / annotations /
@@ -68,6 +72,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -84,7 +89,9 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.4"
+#: ``.5``: issue 22's languages fingerprint text no node carries (Scala interpolated strings, Kotlin ``String?``
+#: ...) and keep names through parse errors (Swift, Kotlin): tables cached before would be wrong for them.
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.5"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
@@ -107,6 +114,7 @@ _DOC_SCOPE = 4        # a module / def body: its first statement may be a docstr
 _SEEN_STATEMENT = 8   # ... and that first statement has been seen
 _BLOCK = 16           # emit a close marker after the children
 _BARE_PARAM = 32      # emit ")" after the children (JS `x => ...`)
+_GAPS = 64            # emit the text between the children as tokens (spec.text_gaps)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -188,6 +196,20 @@ def _redundant_operand_parens(node: Node, side: str | None, precedence: dict[str
     return redundant_parens(outer_op.type, inner_op.type, side, precedence)
 
 
+def _gap_token(src: bytes, start: int, stop: int, parent_type: str, pos_append: Callable[[int], None],
+               raw_append: Callable[[bytes | str], None]) -> None:
+    """Append the text ``src[start:stop]`` between two children of a ``text_gaps`` node as one token:
+    as written (a string's text), but in an ``ERROR`` node (code the grammar skipped) whitespace runs are
+    one space and a gap of only whitespace is nothing: layout stays formatting there too."""
+    gap = src[start:stop]
+    if parent_type == "ERROR":
+        gap = b" ".join(gap.split())
+        if not gap:
+            return
+    pos_append(2 * start)
+    raw_append(gap)
+
+
 def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     """Walk the whole tree once and collect its canonical tokens (see the module docstring)."""
     comments, atomic, lowercase, squash = spec.comment_types, spec.atomic, spec.lowercase, spec.squash_ws
@@ -199,6 +221,8 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
     precedence, comma_after_block = spec.precedence, spec.comma_after_block
     drop_empty = spec.drop_empty
     drop_empty_types = {child for _, child in drop_empty}
+    text_gaps = spec.text_gaps
+    gap_from: list[int] = []      # per open text_gaps ancestor: where its next gap starts
 
     pos: list[int] = []
     raw: list[bytes | str] = []   # source tokens as bytes, block markers as str
@@ -215,6 +239,10 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
         assert node is not None  # a cursor from walk() is always on a node
         ntype = node.type
         descend = False
+        if flags[-1] & _GAPS:  # the parent's text before this child is content
+            if node.start_byte > gap_from[-1]:
+                _gap_token(src, gap_from[-1], node.start_byte, types[-1], pos_append, raw_append)
+            gap_from[-1] = max(gap_from[-1], node.end_byte)
         if ntype in comments:
             pass
         elif node.child_count == 0 and ntype not in atomic:
@@ -296,6 +324,9 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
                     node_flags |= _BARE_PARAM
                     pos_append(2 * node.start_byte)
                     raw_append(b"(")
+                if ntype in text_gaps:
+                    node_flags |= _GAPS
+                    gap_from.append(node.start_byte)
         if descend and cursor.goto_first_child():
             types.append(ntype)
             flags.append(node_flags)
@@ -305,9 +336,13 @@ def _tokens(root: Node, spec: LanguageSpec, src: bytes) -> _Tokens:
                 break
             types.pop()
             done = flags.pop()
-            if done & (_BLOCK | _BARE_PARAM):
+            if done & (_BLOCK | _BARE_PARAM | _GAPS):
                 parent = cursor.node
                 assert parent is not None
+                if done & _GAPS:
+                    start = gap_from.pop()
+                    if parent.end_byte > start:
+                        _gap_token(src, start, parent.end_byte, parent.type, pos_append, raw_append)
                 if done & _BLOCK:
                     pos_append(2 * parent.end_byte)
                     raw_append(_BLOCK_CLOSE)
@@ -342,14 +377,21 @@ def _definitions(root: Node, spec: LanguageSpec, src: bytes) -> list[tuple[int, 
     out: list[tuple[int, Def]] = []
     # Stack entries: (tag, node-or-def, enclosing record, parent kind); tag "s" = search
     # inside a scope node, "n" = classify a node, "d" = record a definition.
-    stack: list[tuple[str, Any, int, str | None]] = [("s", root, -1, None)]
+    # A root that is all ERROR (a file the grammar cannot read) is classified like any ERROR node.
+    stack: list[tuple[str, Any, int, str | None]] = [("n" if root.type == "ERROR" else "s", root, -1, None)]
     while stack:
         tag, obj, parent, parent_kind = stack.pop()
         if tag == "d":
             d: Def = obj
+            if d.inline:  # recovered from an ERROR node: its members belong to the enclosing scope
+                for m in reversed(d.members):
+                    stack.append(("d" if isinstance(m, Def) else "n", m, parent, parent_kind))
+                continue
             out.append((parent, d))
             if d.scope is not None:
                 stack.append(("s", d.scope, len(out) - 1, d.scope_kind or d.kind))
+            for m in reversed(d.members):
+                stack.append(("d" if isinstance(m, Def) else "n", m, len(out) - 1, d.scope_kind or d.kind))
             continue
         node: Node = obj
         if tag == "n":
@@ -610,6 +652,10 @@ def analyze_with_spec(src: bytes, spec: LanguageSpec) -> tuple[dict[str, Symbol]
     other = spec.reparse(src, tree.root_node) if spec.reparse is not None else None
     if other is not None:
         tree = _parser(other).parse(src)
+    if spec.repair is not None and tree.root_node.has_error:
+        repaired = spec.repair(src, tree.root_node)
+        if repaired is not None:
+            src, tree = repaired
     root = tree.root_node
     toks = _tokens(root, spec, src)
     file_fp = toks.digest([(0, len(toks.enc))])
