@@ -265,3 +265,16 @@ def test_a_declaration_and_its_definition_in_one_file_follow_the_definition(tmp_
     assert Resolver(repo).status(a, c).status == Status.FRESH
     c = commit(root, "definition", {"src/t.c": src.replace("value", "v")})
     assert Resolver(repo).status(a, c).status == Status.STALE
+
+
+def test_the_disk_cache_keeps_the_rename_signals(tmp_path: Path):
+    set_cache_dir(tmp_path / "cache")
+    first = symbol_table(C_SRC.encode(), "src/d.c")["depth"]
+    assert first.shape_fp and first.shape_self_fp and first.shape_self_fp != first.shape_fp
+    assert list((tmp_path / "cache").rglob("*.json"))
+    S.clear_memory_cache()
+    again = symbol_table(C_SRC.encode(), "src/d.c")["depth"]
+    assert again == first
+    plain = symbol_table(b"int sum(const int *t, int n) {\n  int s = 0;\n  while (n-- > 0) s += *t++;\n"
+                         b"  return s;\n}\n", "src/s.c")["sum"]
+    assert plain.shape_fp and plain.shape_self_fp == ""  # its body never names it: shape_fp says all
