@@ -50,12 +50,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from staleness import POOL_FACTOR, choose_pairs  # noqa: E402 - bench/staleness.py: the same pair sampling
+sys.path.insert(0, str(HERE.parent))  # the checkout's root: `bench.*` (never bench/ itself: bench/mcp.py is not mcp)
 
 from bench.oracles import Oracle, load_all, oracle_for  # noqa: E402
+from bench.staleness import POOL_FACTOR, choose_pairs  # noqa: E402 - the same pair sampling
 from gitmem.anchors import Resolver  # noqa: E402
 from gitmem.code import symbols as code_symbols  # noqa: E402
 from gitmem.code.languages import language_for_path  # noqa: E402

@@ -33,7 +33,8 @@ independent checks:
 * **moved check (Python only).** For a gitmem ``moved`` anchor, ast checks that
   the symbol gitmem points at (``path_now::symbol_now`` at L) has the same dump
   as the original, the def's own name left out (so a pure rename agrees, a
-  changed parameter list or return annotation does not). The report splits
+  changed parameter list or return annotation does not; a recursive def renamed
+  with its own calls agrees too: its name is blanked wherever it appears). The report splits
   moves into "same fingerprint" and "by body match" (gitmem found the code
   by ``body_fp`` only). For a gitmem ``deleted`` anchor, ast looks for a def
   with the same dump (name left out; under another last name only when the
@@ -173,6 +174,28 @@ class PyDef:
         return self._joined(out)
 
     @cached_property
+    def self_dump(self) -> str:
+        """The dump with the defs' own name blanked wherever it appears (a name, an attribute): a recursive
+        def renamed with its own calls (``depth`` calling ``self.depth``) keeps it."""
+        out = []
+        for n in self.nodes:
+            own = getattr(n, "name", "")
+            anon = copy.deepcopy(n)
+            for sub in ast.walk(anon):
+                if isinstance(sub, ast.Name) and sub.id == own:
+                    sub.id = ""
+                elif isinstance(sub, ast.Attribute) and sub.attr == own:
+                    sub.attr = ""
+                elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and sub.name == own:
+                    sub.name = ""
+            out.append(_dump(anon))
+        return self._joined(out)
+
+    def same_shape(self, other: PyDef) -> bool:
+        """The same code, the own name aside: equal ``anon_dump`` or equal ``self_dump``."""
+        return self.anon_dump == other.anon_dump or self.self_dump == other.self_dump
+
+    @cached_property
     def statements(self) -> int:
         """Statements in the defs, themselves included."""
         return sum(1 for node in self.nodes for n in ast.walk(node) if isinstance(n, ast.stmt))
@@ -302,7 +325,7 @@ class AstOracle:
         at_o, at_l = self.defs(o, path), self.defs(l, path_now)
         if not isinstance(at_o, dict) or not isinstance(at_l, dict) or name not in at_o:
             return None
-        return name_now in at_l and at_l[name_now].anon_dump == at_o[name].anon_dump
+        return name_now in at_l and at_l[name_now].same_shape(at_o[name])
 
     def find_elsewhere(self, o: str, l: str, path: str, name: str, places: list[str]) -> list[str]:
         """``path::name`` places at L holding the same code as ``path::name`` at O (names left out).
@@ -321,7 +344,7 @@ class AstOracle:
             if isinstance(at_l, dict):
                 hits.extend(f"{p}::{q}" for q, d in at_l.items()
                             if d.shape == old.shape and (big or _short(q) == short)
-                            and d.anon_dump == old.anon_dump)
+                            and d.same_shape(old))
         return hits
 
 

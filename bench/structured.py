@@ -48,11 +48,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the checkout's root: `bench.*` (never bench/ itself: bench/mcp.py is not mcp)
 
-from languages import Judge, Row, summarize  # noqa: E402 - bench/languages.py: verdicts and report
-
+from bench.languages import Judge, Row, summarize  # noqa: E402 - verdicts and report
 from bench.oracles import load_all, oracle_for  # noqa: E402
 from gitmem.anchors import Resolver  # noqa: E402
 from gitmem.code import symbols as code_symbols  # noqa: E402

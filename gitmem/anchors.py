@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from . import layout
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
-from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, symbol_table
+from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, same_shape, symbol_table
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
@@ -466,7 +466,7 @@ class Resolver:
 
         Moved in means: the file was renamed (git's rename detection), or the symbol's name is new here and
         exactly one symbol of the parent, gone from where it was, has the same code (an equal fingerprint:
-        moved to another file) or the same code under another name (an equal ``shape_fp`` and kind: renamed).
+        moved to another file) or the same code under another name (``same_shape``: renamed).
         The mirror of the move detection of ``status``, for ``gitmem log``. Cost: one diff, and the symbol
         tables of the files the commit changed.
         """
@@ -497,7 +497,7 @@ class Resolver:
                     continue  # still where it was: not what moved here
                 if s.fingerprint == now.fingerprint:
                     exact.append((p, n))
-                elif now.shape_fp and s.shape_fp == now.shape_fp and s.kind == now.kind:
+                elif same_shape(now, s):
                     shaped.append((p, n))
         if len(exact) == 1:
             return exact[0][0], exact[0][1]
@@ -510,7 +510,7 @@ class Resolver:
         """The same code under another name or in another file, if exactly one place has it.
 
         Same code means an equal fingerprint (same name, other file) or, for a
-        rename, an equal ``shape_fp`` (every token but the symbol's own name) and kind.
+        rename, ``symbols.same_shape`` (every token but the symbol's own name, the same kind).
         A symbol that was already there at ``base``, unchanged, is not a candidate: a
         configuration key deleted is not "renamed" to a sibling that always held the same value.
         """
@@ -523,7 +523,6 @@ class Resolver:
                     places.append(ch.new_path)
         exact: list[_Located] = []
         by_shape: list[_Located] = []
-        shape = old_sym.shape_fp if old_sym is not None else ""
         for p in places:
             before = (self.table(base, p) or {}) if base is not None else {}
             for n, s in (self.table(rev, p) or {}).items():
@@ -532,7 +531,7 @@ class Resolver:
                     continue  # there already, unchanged: not where the anchored code went
                 if s.fingerprint == fp:
                     exact.append(_Located(p, n, s))
-                elif shape and s.shape_fp == shape and old_sym is not None and s.kind == old_sym.kind:
+                elif old_sym is not None and same_shape(old_sym, s):
                     by_shape.append(_Located(p, n, s))
         if len(exact) == 1:
             return exact[0]

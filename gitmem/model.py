@@ -100,6 +100,10 @@ class Symbol:
         shape_fp: hash of all the symbol's tokens except its own name: equal
             shapes under different names mean a rename. "" when the body is
             too small to identify code (see ``code.symbols.MIN_SHAPE_BODY_TOKENS``).
+        shape_self_fp: like ``shape_fp`` but with the own name replaced by a
+            placeholder in the body too, where the body names the symbol
+            (recursion): a recursive function renamed with its own calls keeps
+            it. "" when the body does not name the symbol.
         parts: when the symbol holds several definitions (overload stubs and
             their implementation, conditional alternatives), the fingerprint
             each definition had on its own as an earlier gitmem recorded it;
@@ -120,6 +124,7 @@ class Symbol:
     shape_fp: str = ""
     parts: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    shape_self_fp: str = ""
 
 
 @dataclass

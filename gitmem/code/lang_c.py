@@ -74,6 +74,11 @@ continuations and spacing out); a trailing comma before ``}`` is formatting;
 adjacent plain string literals are one (``"ab" "c"`` == ``"abc"``: clang-format
 splits long ones); ``#  define`` is ``#define``.
 Preprocessor conditionals inside a function are part of its body.
+In a declaration without a body (a prototype, a method declared in its class,
+a function-pointer field) the parameter names are left out (``void f(char
+*json);`` == ``void f(char *text);``: a name there changes neither the type nor
+any code); their types, qualifiers and C++ default values count. A
+definition's parameter names count (its body uses them).
 """
 
 from __future__ import annotations
@@ -679,6 +684,57 @@ def _preproc_arg(node: Node, src: bytes) -> bytes | None:
     return b"M|" + " ".join(toks).encode("utf-8")
 
 
+#: Declarator wrappers between a declared function's ``function_declarator`` and its declaration.
+_DECL_WRAPPERS = _WRAPPERS | {"parenthesized_declarator"}
+#: Declarations without a body, whose parameter names are not part of the function's type.
+_BODYLESS = frozenset({"declaration", "field_declaration"})
+#: What a declaration's parameter list hashes in place of a parameter's name (a marker, never
+#: length-prefixed like a source token, so ``int (a)`` and ``int ()`` stay apart).
+_NAME_MARK = b"#p"
+
+
+def _bodyless_params(node: Node, src: bytes) -> bytes | None:
+    """The parameter list of a function declared without a body (a prototype, a method declared in its
+    class) as one token, its parameter names left out: they do not change the function's type, and no
+    body uses them. Types, qualifiers and default values (C++) count; comments do not. None (the
+    ordinary tokens) for any other parameter list: a definition's, whose body uses the names."""
+    up = node.parent
+    if up is None or up.type != "function_declarator":
+        return None
+    while up is not None and (up.type == "function_declarator" or up.type in _DECL_WRAPPERS):
+        up = up.parent
+    if up is None or up.type not in _BODYLESS:
+        return None
+    names: set[tuple[int, int]] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type.endswith("parameter_declaration"):
+            named = _param_name(n.child_by_field_name("declarator"))
+            if named is not None:
+                names.add((named.start_byte, named.end_byte))
+        stack.extend(n.named_children)
+    out: list[bytes] = [b"P|"]
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            continue
+        if (n.start_byte, n.end_byte) in names and n.type in ("identifier", "field_identifier"):
+            out.append(_NAME_MARK)
+        elif n.child_count == 0 or n.type in ("string_literal", "concatenated_string", "char_literal",
+                                              "raw_string_literal"):
+            tok = src[n.start_byte:n.end_byte]
+            if n.type == "number_literal":
+                tok = tok.lower()
+            elif n.type in ("string_literal", "concatenated_string"):
+                tok = _string(n, src) or tok  # as outside a parameter list
+            out.append(b"%d:%s" % (len(tok), tok))
+        else:
+            stack.extend(reversed(n.children))
+    return b"".join(out)
+
+
 #: Preprocessor directive tokens: ``#  define`` (indented after the ``#``) is ``#define``.
 _DIRECTIVES = ("#define", "#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef", "#else", "#endif",
                "#include", "preproc_directive")
@@ -820,7 +876,7 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         descend=lambda t: t in _DESCEND,
         comment_types=frozenset({"comment"}),
         atomic={"preproc_arg": _preproc_arg, "string_literal": _string, "concatenated_string": _string,
-                **{d: _directive for d in _DIRECTIVES}},
+                "parameter_list": _bodyless_params, **{d: _directive for d in _DIRECTIVES}},
         lowercase=frozenset({"number_literal"}),
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,

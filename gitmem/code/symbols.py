@@ -50,10 +50,15 @@ hashes exactly as before. ``Symbol.parts`` keeps each definition's own
 fingerprint and ``Symbol.aliases`` the names extractor ``ts1.2`` gave them
 (``f#3``, ``Parser.parse#2``), so anchors recorded before resolve (``lookup``).
 
-**Renames:** ``body_fp`` never contains the symbol's own name (unless the body
-uses it, e.g. recursion), so a symbol whose only change is its name keeps its
-``body_fp`` and ``decorators_fp``; callers detect renames by a unique symbol
-with equal non-empty ``body_fp`` and equal ``decorators_fp``
+**Renames:** ``shape_fp`` hashes the whole span without the symbol's own name
+outside its body, ``shape_self_fp`` (only for a body that names the symbol:
+recursion) with every token equal to the own name replaced by one marker, in
+the body too; so a symbol whose only change is its name keeps the one or the
+other (a method delegating to another object's method of its name keeps
+``shape_fp``, a recursive function renamed with its calls ``shape_self_fp``).
+``anchors`` follows a rename to the unique symbol of the same kind with an
+equal non-empty ``shape_fp`` or ``shape_self_fp`` (``same_shape``). ``body_fp`` never contains the symbol's own name
+unless the body uses it (recursion), so it finds a plainly renamed symbol too
 (``find_by_fingerprint(table, fp, field="body_fp")``).
 
 Versions: ``FINGERPRINT_TAG`` changes when the canonical token form changes
@@ -90,7 +95,8 @@ if TYPE_CHECKING:
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
 #: ``.5``: issue 22's languages fingerprint text no node carries (Scala interpolated strings, Kotlin ``String?``
-#: ...) and keep names through parse errors (Swift, Kotlin): tables cached before would be wrong for them.
+#: ...) and keep names through parse errors (Swift, Kotlin); ``Symbol.shape_self_fp`` (a renamed recursive
+#: function): tables cached before would be wrong.
 EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.5"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
@@ -530,10 +536,11 @@ def _symbol(name: str, d: Def, toks: _Tokens) -> Symbol:
     dec_ranges = [toks.index(a, b) for a, b in d.decorators]
     decorators_fp = toks.digest(dec_ranges) if dec_ranges else ""
     cut.extend(dec_ranges)
+    shape, shape_self = _shape(name, d, toks, i, j)
     return Symbol(
         name=name, kind=d.kind, start_line=d.start_line, end_line=d.end_line,
         fingerprint=toks.digest([(i, j)]), signature_fp=toks.digest(_ranges_without((i, j), cut)),
-        body_fp=body_fp, decorators_fp=decorators_fp, shape_fp=_shape(name, d, toks, i, j),
+        body_fp=body_fp, decorators_fp=decorators_fp, shape_fp=shape, shape_self_fp=shape_self,
     )
 
 
@@ -590,12 +597,13 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens, *, span_of_definiti
     i, j = toks.index(_own_start(main), main.end_byte)
     spanned = [d for d in defs if not d.stub and not d.typing_only] if span_of_definitions else []
     spanned = spanned or defs
+    shape, shape_self = _shape(name, main, toks, i, j)
     return Symbol(
         name=name, kind=main.kind, start_line=min(d.start_line for d in spanned),
         end_line=max(d.end_line for d in spanned),
         fingerprint=_combine(b"fp", stub_fps, whole_fps), signature_fp=_combine(b"sig", stub_fps, sig_fps),
         body_fp=toks.digest(bodies) if bodies else "", decorators_fp=toks.digest(decorators) if decorators else "",
-        shape_fp=_shape(name, main, toks, i, j),
+        shape_fp=shape, shape_self_fp=shape_self,
         parts=tuple(toks.digest([toks.index(d.start_byte, d.end_byte)]) for d in defs),
     )
 
@@ -606,20 +614,49 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens, *, span_of_definiti
 MIN_SHAPE_BODY_TOKENS = 8
 
 
-def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> str:
-    """Fingerprint of the symbol with its own name token left out ("" for trivial bodies)."""
+#: What ``shape_self_fp`` hashes in place of each token that is the symbol's own name (a marker: never of
+#: the form ``b"<digits>:..."``, so no source token can forge it).
+_OWN_NAME = b"#self"
+
+
+def _shape(name: str, d: Def, toks: _Tokens, i: int, j: int) -> tuple[str, str]:
+    """(``shape_fp``, ``shape_self_fp``) of a symbol's token range [i, j); ("", "") for trivial bodies.
+
+    ``shape_fp`` hashes the span without the tokens equal to the symbol's own name (its last name part)
+    outside the body: a plain rename keeps it, and so does a method that calls another object's method of
+    its own name (``def close(self): self._sock.close()`` renamed ``shutdown``). ``shape_self_fp`` hashes
+    the span with every such token, in the body too, replaced by ``_OWN_NAME``: a recursive function renamed
+    with its own calls (``depth`` calling ``depth`` -> ``tree_depth`` calling ``tree_depth``) keeps it; ""
+    when the body never names the symbol (``shape_fp`` then says all). "" for both when the symbol has no
+    body or fewer than ``MIN_SHAPE_BODY_TOKENS`` body tokens.
+    """
     if d.body is None:
-        return ""
+        return "", ""
     b0, b1 = toks.index(*d.body)
     if sum(1 for t in toks.enc[b0:b1] if t[:1].isdigit()) < MIN_SHAPE_BODY_TOKENS:
-        return ""
+        return "", ""
     own = name_leaf(name).encode("utf-8", "replace")
     own_tok = b"%d:%s" % (len(own), own)
+    enc = toks.enc
     h = hashlib.blake2b(digest_size=16)
     for k in range(i, j):
-        if k >= b0 or toks.enc[k] != own_tok:  # the name only counts outside the body
-            h.update(toks.enc[k])
-    return f"{FINGERPRINT_TAG}:{h.hexdigest()}"
+        if k >= b0 or enc[k] != own_tok:  # the name only counts outside the body
+            h.update(enc[k])
+    shape = f"{FINGERPRINT_TAG}:{h.hexdigest()}"
+    if own_tok not in enc[b0:b1]:
+        return shape, ""
+    h = hashlib.blake2b(digest_size=16)
+    for k in range(i, j):
+        h.update(_OWN_NAME if enc[k] == own_tok else enc[k])
+    return shape, f"{FINGERPRINT_TAG}:{h.hexdigest()}"
+
+
+def same_shape(a: Symbol, b: Symbol) -> bool:
+    """Is ``b`` ``a``'s code under another name (same kind; an equal non-empty ``shape_fp`` or
+    ``shape_self_fp``, see ``_shape``)? The rename signal of ``anchors``."""
+    if a.kind != b.kind:
+        return False
+    return bool((a.shape_fp and a.shape_fp == b.shape_fp) or (a.shape_self_fp and a.shape_self_fp == b.shape_self_fp))
 
 
 def _analyze(source: bytes, language: str) -> tuple[dict[str, Symbol], str]:
@@ -729,11 +766,12 @@ def _disk_read(key: str, language: str) -> tuple[dict[str, Symbol], str] | None:
             return None
         table: dict[str, Symbol] = {}
         for row in data["symbols"]:
-            name, kind, start, end, fp, sig, body, dec, shape, parts, aliases = row
-            if not (isinstance(start, int) and isinstance(end, int)
-                    and all(isinstance(v, str) for v in (name, kind, fp, sig, body, dec, shape, *parts, *aliases))):
+            name, kind, start, end, fp, sig, body, dec, shape, parts, aliases, shape_self = row
+            if not (isinstance(start, int) and isinstance(end, int) and all(
+                    isinstance(v, str) for v in (name, kind, fp, sig, body, dec, shape, shape_self, *parts, *aliases))):
                 return None
-            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec, shape, tuple(parts), tuple(aliases))
+            table[name] = Symbol(name, kind, start, end, fp, sig, body, dec, shape, tuple(parts), tuple(aliases),
+                                 shape_self)
         file_fp = data["file_fingerprint"]
         return (table, file_fp) if isinstance(file_fp, str) else None
     except Exception:  # noqa: BLE001 - any cache problem means "no cache"
@@ -749,7 +787,7 @@ def _disk_write(key: str, language: str, table: dict[str, Symbol], file_fp: str)
         data = {
             "version": EXTRACTOR_VERSION, "language": language, "file_fingerprint": file_fp,
             "symbols": [[s.name, s.kind, s.start_line, s.end_line, s.fingerprint, s.signature_fp,
-                         s.body_fp, s.decorators_fp, s.shape_fp, list(s.parts), list(s.aliases)]
+                         s.body_fp, s.decorators_fp, s.shape_fp, list(s.parts), list(s.aliases), s.shape_self_fp]
                         for s in table.values()],
         }
         infra.atomic_write(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), fsync=False)
