@@ -8,9 +8,9 @@ import os
 import click
 
 from .. import provenance, shapes, usage
-from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory
+from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory, MemoryStatus
 from ..rank.render import was_note
-from .base import _out, _store, _warn, _warn_invalid, cli, json_option
+from .base import _note, _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
 
 
@@ -69,7 +69,7 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
                                               tags=tags, facts=facts, rev=rev,
                                               scope="local" if local else "team", cwd=os.getcwd(),
                                               invariant=invariant, source=source, origin=origin),
-                     warn=_warn)
+                     warn=_warn, note=_note)
     _out(shapes.memory_json(m), m.id)
 
 
@@ -230,8 +230,16 @@ def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: s
     _warn_invalid(store)
     _out([shapes.listed_memory_json(r) for r in rows],
          lambda: "\n".join(f"{r.memory.id}  {r.status.label:9} {r.memory.type:10} {r.memory.title}  "
-                           f"({', '.join(a.key for a in r.memory.anchors) or '-'})" for r in rows)
+                           f"({anchors_now(r) or '-'})" for r in rows)
          or "no memories")
+
+
+def anchors_now(ms: MemoryStatus) -> str:
+    """A memory's anchors as ``show`` gives them: each recorded key, then `` → path::Name`` where its code is now
+    when that differs (a rename, a move, an overload added: ``a.cpp::A.f → a.cpp::A.f(int*)const``)."""
+    if not ms.anchors:
+        return ", ".join(a.key for a in ms.memory.anchors)
+    return ", ".join(f"{a.anchor.key}{where_now(a)}" for a in ms.anchors)
 
 
 @cli.command()
