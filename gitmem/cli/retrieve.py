@@ -266,7 +266,7 @@ def symbols_cmd(path: str, rev: str | None) -> None:
 
 
 def render_symbols(fs: FileSymbols) -> str:
-    """``path (language): N symbols`` then ``  start-end  kind  name  (N memories)`` per symbol."""
+    """``path (language): N symbols`` then ``  start-end  kind  name  (also alias)  (N memories)`` per symbol."""
     def memories(n: int) -> str:
         return f"{n} memory" if n == 1 else f"{n} memories"
 
@@ -281,6 +281,8 @@ def render_symbols(fs: FileSymbols) -> str:
     lines = [head]
     for s in fs.symbols:
         line = f"  {f'{s.start_line}-{s.end_line}':>{span}}  {s.kind:<{width}}  {s.name}"
+        if s.aliases:
+            line += f"  (also {', '.join(s.aliases)})"
         if s.memories:
             line += f"  ({memories(s.memories)})"
         lines.append(line)
