@@ -145,3 +145,15 @@ def test_list_names_an_anchor_where_its_code_is_now_like_show(repo: Path, run_cl
     # symbols counts the memory on the name its code has now
     assert {s["name"]: s["memories"] for s in _symbols(run_cli, repo, "include/b.hpp")["symbols"]}[
         shown["symbol_now"]] == 1
+
+
+def test_a_wrong_name_at_remember_points_to_gitmem_symbols(repo: Path, run_cli) -> None:
+    code, _, err = run_cli(repo / "src", "remember", "fetch retries", "--anchor", "client.py::Client.fetsh")
+    assert code == 1 and "no symbol Client.fetsh" in err
+    hint = next(ln for ln in err.splitlines() if ln.startswith("hint:"))
+    assert "Client.fetch" in hint and hint.endswith("gitmem symbols client.py lists every name")
+    code, _, err = run_cli(repo, "remember", "x y z", "--anchor", "include/a.hpp::ns::A::g")
+    assert code == 1 and "gitmem symbols include/a.hpp lists every name" in err
+    for spec in ("src/clent.py", "notes.txt::hello", "src/clent.py::fetch"):  # not a wrong name: no pointer
+        code, _, err = run_cli(repo, "remember", "x y z", "--anchor", spec)
+        assert code == 1 and "gitmem symbols" not in err, err

@@ -8,6 +8,7 @@ import os
 import click
 
 from .. import provenance, shapes, usage
+from ..errors import AnchorError
 from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory, MemoryStatus
 from ..rank.render import was_note
 from .base import _note, _out, _store, _warn, _warn_invalid, cli, json_option
@@ -65,12 +66,31 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
                                                   facts=facts, rev=rev, source=source, origin=origin), warn=_warn)
         _out(shapes.personal_memory_json(m), f"{m.id} (personal)")
         return
-    m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
-                                              tags=tags, facts=facts, rev=rev,
-                                              scope="local" if local else "team", cwd=os.getcwd(),
-                                              invariant=invariant, source=source, origin=origin),
-                     warn=_warn, note=_note)
+    try:
+        m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
+                                                  tags=tags, facts=facts, rev=rev,
+                                                  scope="local" if local else "team", cwd=os.getcwd(),
+                                                  invariant=invariant, source=source, origin=origin),
+                         warn=_warn, note=_note)
+    except AnchorError as e:
+        path = _unknown_symbol_path(e, anchors)
+        if path:  # the hint names the closest; this names the command that lists them all
+            e.hint = (f"{e.hint}; " if e.hint else "") + f"gitmem symbols {path} lists every name"
+        raise
     _out(shapes.memory_json(m), m.id)
+
+
+def _unknown_symbol_path(e: AnchorError, specs: tuple[str, ...]) -> str | None:
+    """The PATH (as typed) of the ``PATH::NAME`` spec whose name ``e`` says is not in the file (``no symbol X in
+    PATH``, several definitions of X), else None (an unknown file, a file type without symbols, another error)."""
+    if "symbol support" in e.message or e.message.startswith("no file "):
+        return None
+    named = [(path, name) for path, sep, name in (spec.partition("::") for spec in specs)
+             if sep and name and path and path.rsplit("/", 1)[-1] in e.message]
+    exact = [path for path, name in named if name in e.message]
+    if exact:
+        return exact[0]
+    return named[0][0] if len(named) == 1 else None  # the name as typed may read otherwise (ns::A::f is ns.A.f)
 
 
 @cli.command()
