@@ -187,8 +187,13 @@ def derive_title(text: str) -> str:
 
 def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | None,
                  cwd: str | None = None, resolver: Resolver | None = None,
-                 warn: Callable[[str], None] | None = None) -> list[Anchor]:
+                 warn: Callable[[str], None] | None = None,
+                 note: Callable[[str], None] | None = None) -> list[Anchor]:
     """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
+
+    ``warn`` hears what the caller should look at (a declaration/definition pair not joined, a name defined more
+    than once); ``note`` hears what was done besides (the partner anchored too: ``also anchored …``), and
+    defaults to ``warn`` (MCP reports both as warnings; the CLI prints a note without ``warning:``).
 
     A spec ``REPO:PATH[::SYMBOL]`` with REPO a repository of ``[org.repos]`` is a cross-repository anchor, made at
     REPO's ref whatever ``rev`` is (``org.xrepo.make``).
@@ -224,8 +229,9 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
             other, why = resolver.partner(anchor, sha)
             if other is not None and other not in out:
                 out.append(other)
-                if warn is not None:
-                    warn(f"also anchored {other.key} ({other.kind} of the same name in "
+                say = note or warn
+                if say is not None:
+                    say(f"also anchored {other.key} ({other.kind} of the same name in "
                          f"{'the header' if (other.path or '').endswith(_HEADER_SUFFIXES) else 'the source'}): "
                          "the memory is stale when either changes")
             elif why and warn is not None:
@@ -295,8 +301,9 @@ def strip_instructions(m: Memory) -> list[str]:
     return notes
 
 
-def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] | None = None) -> Memory:
-    """Create and write a new memory; returns it (with its new id).
+def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] | None = None,
+             note: Callable[[str], None] | None = None) -> Memory:
+    """Create and write a new memory; returns it (with its new id). ``warn`` and ``note``: see ``make_anchors``.
 
     Secrets in the text, title, facts and tags are redacted first (``capture.redact``;
     ``warn`` says so), whoever asks: the CLI, MCP or an agent.
@@ -328,7 +335,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if not title:
         raise GitmemError("the memory has no title: the text's first line and --title are empty",
                           "start the text with a line of words, or give --title")
-    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn)
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn, note=note)
     body = text
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()

@@ -33,6 +33,7 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``forgotten_json``, ``retired_json``, ``superseded_json``, ``reanchored_json``, ``shared_json``:
   ``forget``, ``retire``, ``supersede``, ``reanchor``, ``share``.
 * ``check_json`` (``problem_json`` nested): ``check``.
+* ``symbols_json``: ``symbols PATH`` (a file's symbols as gitmem names them, with their memory counts).
 * ``log_entry_json``: each entry of ``log``.
 * ``export_line_json``: each line of ``export`` (also carries ``"format": EXPORT_FORMAT``).
 * ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
@@ -61,7 +62,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``org_repo_status_json`` (nested), ``org_status_json``: ``org status``.
 * ``org_remove_json``: ``org remove``.
 * ``foreign_check_json`` (nested), ``org_check_json``: ``org check`` (cross-repository anchors).
-* ``warning_json``: a warning on stderr. ``error_json``: an error on stderr or an MCP tool error
+* ``warning_json``: a warning on stderr. ``note_json``: information on stderr (``remember``'s ``also anchored …``).
+  ``error_json``: an error on stderr or an MCP tool error
   (``{"error", "hint"}``, plus ``candidates`` for an anchor error).
 
 Imports: the standard library and gitmem's stdlib-only modules at import time (the CLI imports this
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
     from .ops.reanchor import Reanchored
     from .ops.scan import ScanResult
     from .ops.stats import MemoryUse, Stats
+    from .ops.symbols import FileSymbols
     from .ops.tidy import TidyReport
     from .ops.transfer import ImportReport
     from .org.index import IndexReport, RepoReport, RepoState
@@ -239,8 +242,11 @@ def log_entry_json(e: LogEntry) -> JSONObject:
 
 
 def listed_memory_json(ms: MemoryStatus) -> JSONObject:
-    """``memory_json`` + ``{"status"}`` (at the working tree): an element of ``list``."""
-    return memory_json(ms.memory) | {"status": ms.status.value}
+    """``memory_json`` + ``{"status"}`` (at the working tree) + ``{"anchor_statuses": [anchor_status_json]}``
+    (each anchor's status and where its code is now, ``path_now`` / ``symbol_now``, as ``show`` gives them): an
+    element of ``list``."""
+    return memory_json(ms.memory) | {"status": ms.status.value,
+                                     "anchor_statuses": [anchor_status_json(a) for a in ms.anchors]}
 
 
 def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
@@ -528,7 +534,8 @@ def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool
 
 
 def problem_json(p: Problem) -> JSONObject:
-    """``{"kind", "subject", "message"}``."""
+    """``{"kind", "subject", "message"}``; ``kind`` is open (``ops.check.Problem``: ``stale``, ``moved`` since
+    issue 22 for a moved anchor, formerly ``stale``, ``invalid`` …)."""
     return {"kind": p.kind, "subject": p.subject, "message": p.message}
 
 
@@ -697,6 +704,22 @@ def org_status_json(uri: str, repos: list[JSONObject]) -> JSONObject:
 def warning_json(message: str, hint: str | None = None) -> JSONObject:
     """A warning on stderr: ``{"warning"}``, plus ``"hint"`` when one is given (even empty)."""
     return {"warning": message} if hint is None else {"warning": message, "hint": hint}
+
+
+def symbols_json(fs: FileSymbols) -> JSONObject:
+    """``{"path", "rev" (as given, null: the working tree), "language", "file_memories" (live memories on the whole
+    file), "symbols": [{"name" (as an anchor takes it), "anchor" ("path::name"), "kind", "start_line", "end_line"
+    (1-based, inclusive), "aliases" (other names it is found by), "memories" (live memories anchoring it)}]}``
+    (``symbols``)."""
+    return {"path": fs.path, "rev": fs.rev, "language": fs.language, "file_memories": fs.file_memories,
+            "symbols": [{"name": s.name, "anchor": f"{fs.path}::{s.name}", "kind": s.kind,
+                         "start_line": s.start_line, "end_line": s.end_line, "aliases": list(s.aliases),
+                         "memories": s.memories} for s in fs.symbols]}
+
+
+def note_json(message: str) -> JSONObject:
+    """Information on stderr, not a warning (what a command did besides, e.g. ``also anchored …``): ``{"note"}``."""
+    return {"note": message}
 
 
 def error_json(message: str, hint: str, candidates: list[str] | None = None) -> JSONObject:

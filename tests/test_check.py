@@ -247,3 +247,25 @@ def test_a_secret_in_a_stray_or_unparsable_file_of_the_folder_fails(tmp_path: Pa
     found = {p["subject"]: p["message"] for p in json.loads(out)["problems"] if p["kind"] == "secret"}
     assert code == 1 and sorted(found) == [".gitmem/memories/notes.txt", "01BADBADBADBADBADBADBADBAD"]
     assert found["01BADBADBADBADBADBADBADBAD"].startswith(".gitmem/memories/old/01BADBADBADBADBADBADBADBAD.md holds")
+
+
+def test_a_moved_anchor_is_labelled_moved_not_stale(tmp_path: Path, run_cli) -> None:
+    """Without the hooks to follow it, a renamed function's memory is a problem labelled ``moved``, like ``stale``
+    and ``show`` word it, with where the code is now."""
+    code_py = ("def parse(text):\n    fields = [f.strip() for f in text.split(',')]\n"
+               "    return [f for f in fields if f and not f.startswith('#')]\n")
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": code_py})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    mid = json.loads(run_cli(repo, "remember", "parse splits on commas", "--anchor", "csvish.py::parse",
+                             "--json")[1])["id"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, "rename parse", {"csvish.py": code_py.replace("def parse(", "def parse_line(")})
+    code, out, err = run_cli(repo, "check", "--base", "main")
+    assert code == 1, (out, err)
+    assert f"moved: {mid}" in out and "csvish.py::parse moved (now csvish.py::parse_line)" in out, out
+    assert "stale:" not in out
+    code, out, _ = run_cli(repo, "check", "--base", "main", "--json")
+    assert [p["kind"] for p in json.loads(out)["problems"]] == ["moved"]

@@ -413,6 +413,11 @@ def test_cli_remember_says_it_anchored_both(tmp_path: Path, run_cli):
     assert sorted(a["anchor"] for a in json.loads(out)["anchors"]) == [
         "include/app/cache.hpp::app.Cache.get", "src/cache.cpp::app.Cache.get"]
     assert "also anchored include/app/cache.hpp::app.Cache.get" in err
+    notes = [json.loads(line) for line in err.splitlines()]
+    assert len(notes) == 1 and notes[0]["note"].startswith("also anchored ") and "warning" not in notes[0]
+    code, _, err = run_cli(root, "remember", "get is cheap", "--anchor", "src/cache.cpp::app::Cache::get")
+    assert code == 0, err
+    assert err.startswith("also anchored include/app/cache.hpp::app.Cache.get") and "warning" not in err
 
 
 def test_a_source_using_the_headers_namespace_finds_its_declaration(tmp_path: Path):

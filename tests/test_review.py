@@ -36,7 +36,7 @@ def test_keep_retire_supersede_then_nothing_is_stale(tmp_path: Path, run_cli) ->
     child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
                           timeout=60, dimensions=(50, 200))
     answers = {ids["parse"]: ["k"], ids["render"]: ["r", "we quote with repr now", "y"],
-               ids["quote"]: ["s", "quote uses repr(), which escapes quotes"]}
+               ids["quote"]: ["u", "quote uses repr(), which escapes quotes", "y"]}
     seen = []
     for _ in range(3):
         child.expect(r"── (\d)/3 ─+\r\n(\S+)")
@@ -100,7 +100,7 @@ def test_q_or_an_empty_answer_cancels_supersede_retire_and_edit(tmp_path: Path, 
                           timeout=60, dimensions=(50, 200))
     # 1: supersede, then q; 2: retire, a reason, then no at the confirmation; 3: retire, q at the reason.
     # Then a second walk: 1: supersede with an empty answer; 2: edit with an editor that changes nothing.
-    plans = [["s", "q"], ["r", "old", "n"], ["r", "q"]]
+    plans = [["u", "q"], ["r", "old", "n"], ["r", "q"]]
     for plan in plans:
         child.expect(r"── (\d)/3 ─+\r\n(\S+)")
         child.expect(r"\[k\]eep")
@@ -113,7 +113,7 @@ def test_q_or_an_empty_answer_cancels_supersede_retire_and_edit(tmp_path: Path, 
     child.expect(pexpect.EOF)
     child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
                           timeout=60, dimensions=(50, 200))
-    for plan in (["s", ""], ["e"], ["q"]):
+    for plan in (["u", ""], ["e"], ["q"]):
         child.expect(r"\[k\]eep")
         child.sendline(plan[0])
         for text in plan[1:]:
@@ -125,3 +125,70 @@ def test_q_or_an_empty_answer_cancels_supersede_retire_and_edit(tmp_path: Path, 
     after = {p.name: p.read_bytes() for p in (repo / ".gitmem" / "memories").glob("*.md")}
     assert after == files  # no new memory titled "q", nothing retired, superseded or re-anchored
     assert len(json.loads(run_cli(repo, "stale", "--json")[1])) == 3
+
+
+def test_s_skips_and_supersede_refuses_a_stray_key_and_asks_before_retiring(tmp_path: Path, run_cli) -> None:
+    """A new user's walk: ``s`` (read as skip) skips; at supersede's prompt a one-letter answer is refused, not made
+    a memory; a real text is asked to confirm (no keeps the original), and Enter skips."""
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "init", {"csvish.py": CODE})
+    run_cli(repo, "init", "--no-hooks")
+    ids = []
+    for name in ("parse", "render", "quote"):
+        code, out, _ = run_cli(repo, "remember", f"{name} uses commas", "--anchor", f"csvish.py::{name}", "--json")
+        ids.append(json.loads(out)["id"])
+    commit(repo, "memories")
+    commit(repo, "semicolons everywhere",
+           {"csvish.py": CODE.replace("','", "';'").replace("'\"' + s + '\"'", "repr(s)")})
+    files = {p.name: p.read_bytes() for p in (repo / ".gitmem" / "memories").glob("*.md")}
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
+                          timeout=60, dimensions=(50, 200))
+    child.expect(r"s\[u\]persede  \[s\]kip \(Enter\)")
+    child.sendline("s")  # 1: skip
+    child.expect(r"── 2/3")
+    child.expect(r"\[k\]eep")
+    child.sendline("supersede")  # 2: the full word; stray keys refused, then a text not confirmed
+    for stray in ("s", "u", "ok fine"):
+        child.expect("replacement memory")
+        child.sendline(stray)
+        child.expect("refused: ")
+    child.expect("replacement memory")
+    child.sendline("render joins with semicolons now")
+    child.expect(r"retire \S+ .* and record the replacement\? \[y/N\]")
+    child.sendline("")
+    child.expect("cancelled: .*not confirmed")
+    child.expect(r"── 3/3")
+    child.expect(r"\[k\]eep")
+    child.sendline("")  # 3: Enter skips
+    child.expect(r"kept 0, edited 0, retired 0, superseded 0, skipped 3")
+    child.expect(pexpect.EOF)
+    after = {p.name: p.read_bytes() for p in (repo / ".gitmem" / "memories").glob("*.md")}
+    assert after == files  # no memory titled "s", nothing retired
+    child = pexpect.spawn(sys.executable, ["-m", "gitmem", "stale"], cwd=str(repo), env=env, encoding="utf-8",
+                          timeout=60, dimensions=(50, 200))
+    child.expect(r"\[k\]eep")
+    child.sendline("u")
+    child.expect("replacement memory")
+    child.sendline("parse splits on semicolons now")
+    child.expect(r"\[y/N\]")
+    child.sendline("y")
+    child.expect(r"supersedes")
+    child.expect(r"\[k\]eep")
+    child.sendline("q")
+    child.expect(r"superseded 1")
+    child.expect(pexpect.EOF)
+    titles = [m["title"] for m in json.loads(run_cli(repo, "list", "--json")[1])]
+    assert "parse splits on semicolons now" in titles and "s" not in titles
+
+
+def test_the_stale_help_and_the_walkthrough_name_the_review_keys(run_cli, tmp_path: Path) -> None:
+    from gitmem.ops.review import KEYS, PROMPT
+
+    help_text = " ".join(run_cli(tmp_path, "stale", "--help")[1].split())
+    walk = (Path(__file__).parents[1] / "docs" / "walkthrough.md").read_text()
+    assert PROMPT in walk
+    for label in ("[k]eep", "[e]dit", "[r]etire", "s[u]persede", "[s]kip", "[q]uit"):
+        assert label in help_text and label in PROMPT
+    assert KEYS["s"] == KEYS["skip"] == KEYS["n"] == "n"
+    assert KEYS["u"] == KEYS["supersede"] == "u"

@@ -14,7 +14,7 @@ The commands, by noun group (importing a module registers its commands on ``base
 * ``setup``        init, hooks install|uninstall|status, install|uninstall [AGENT] (from the installers registry),
                    doctor
 * ``memories``     remember, forget, show, list, reanchor, retire, supersede, log, share
-* ``retrieve``     recall, context, stale, check, scan
+* ``retrieve``     recall, context, stale, check, scan, stats, symbols
 * ``transfer``     export, import
 * ``maintenance``  sync, consolidate, tidy, mcp, daemon status|stop, merge-file (hidden)
 * ``org``          org index|status (the organisation index: ``gitmem.org``); ``recall --org`` calls its search;

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .. import __version__
-from ..shapes import JSONObject, dumps_document, dumps_line, versioned, warning_json
+from ..shapes import JSONObject, dumps_document, dumps_line, note_json, versioned, warning_json
 
 if TYPE_CHECKING:
     from ..errors import MemoryFileError
@@ -81,6 +81,13 @@ def _warn(message: str) -> None:
 
     click.echo(dumps_line(versioned(warning_json(message))) if State.json else visible(f"warning: {message}"),
                err=True)
+
+
+def _note(message: str) -> None:
+    """Information on stderr, not a warning: the message alone (``{"note"}`` in JSON mode)."""
+    from ..rank.render import visible
+
+    click.echo(dumps_line(versioned(note_json(message))) if State.json else visible(message), err=True)
 
 
 def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> None:

@@ -8,9 +8,10 @@ import os
 import click
 
 from .. import provenance, shapes, usage
-from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory
+from ..errors import AnchorError
+from ..model import MEMORY_TYPES, STATUS_FILTERS, Memory, MemoryStatus
 from ..rank.render import was_note
-from .base import _out, _store, _warn, _warn_invalid, cli, json_option
+from .base import _note, _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import where_now
 
 
@@ -65,12 +66,31 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
                                                   facts=facts, rev=rev, source=source, origin=origin), warn=_warn)
         _out(shapes.personal_memory_json(m), f"{m.id} (personal)")
         return
-    m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
-                                              tags=tags, facts=facts, rev=rev,
-                                              scope="local" if local else "team", cwd=os.getcwd(),
-                                              invariant=invariant, source=source, origin=origin),
-                     warn=_warn)
+    try:
+        m = do_remember(_store(), RememberRequest(text=text, title=title, type=mtype, anchors=anchors,
+                                                  tags=tags, facts=facts, rev=rev,
+                                                  scope="local" if local else "team", cwd=os.getcwd(),
+                                                  invariant=invariant, source=source, origin=origin),
+                         warn=_warn, note=_note)
+    except AnchorError as e:
+        path = _unknown_symbol_path(e, anchors)
+        if path:  # the hint names the closest; this names the command that lists them all
+            e.hint = (f"{e.hint}; " if e.hint else "") + f"gitmem symbols {path} lists every name"
+        raise
     _out(shapes.memory_json(m), m.id)
+
+
+def _unknown_symbol_path(e: AnchorError, specs: tuple[str, ...]) -> str | None:
+    """The PATH (as typed) of the ``PATH::NAME`` spec whose name ``e`` says is not in the file (``no symbol X in
+    PATH``, several definitions of X), else None (an unknown file, a file type without symbols, another error)."""
+    if "symbol support" in e.message or e.message.startswith("no file "):
+        return None
+    named = [(path, name) for path, sep, name in (spec.partition("::") for spec in specs)
+             if sep and name and path and path.rsplit("/", 1)[-1] in e.message]
+    exact = [path for path, name in named if name in e.message]
+    if exact:
+        return exact[0]
+    return named[0][0] if len(named) == 1 else None  # the name as typed may read otherwise (ns::A::f is ns.A.f)
 
 
 @cli.command()
@@ -230,8 +250,16 @@ def list_cmd(mtype: str | None, anchor: str | None, status: str | None, scope: s
     _warn_invalid(store)
     _out([shapes.listed_memory_json(r) for r in rows],
          lambda: "\n".join(f"{r.memory.id}  {r.status.label:9} {r.memory.type:10} {r.memory.title}  "
-                           f"({', '.join(a.key for a in r.memory.anchors) or '-'})" for r in rows)
+                           f"({anchors_now(r) or '-'})" for r in rows)
          or "no memories")
+
+
+def anchors_now(ms: MemoryStatus) -> str:
+    """A memory's anchors as ``show`` gives them: each recorded key, then `` → path::Name`` where its code is now
+    when that differs (a rename, a move, an overload added: ``a.cpp::A.f → a.cpp::A.f(int*)const``)."""
+    if not ms.anchors:
+        return ", ".join(a.key for a in ms.memory.anchors)
+    return ", ".join(f"{a.anchor.key}{where_now(a)}" for a in ms.anchors)
 
 
 @cli.command()

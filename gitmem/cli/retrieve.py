@@ -1,4 +1,5 @@
-"""Finding and checking memories: ``recall``, ``context``, ``stale``, ``check``, ``scan``, ``stats``."""
+"""Finding and checking memories: ``recall``, ``context``, ``stale``, ``check``, ``scan``, ``stats``; and what to
+anchor: ``symbols``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, js
 from .text import render_stats, render_statuses
 
 if TYPE_CHECKING:
+    from ..ops.symbols import FileSymbols
     from ..store import Store
 
 
@@ -108,9 +110,10 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
 def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
     """Memories whose anchors are not fresh: stale, moved or deleted, with the reason.
 
-    On a terminal, walks them one by one with the diff of their code: keep
-    (re-anchor), edit, retire, supersede or skip. Elsewhere (or with --list,
-    --json, --rev) prints the list.
+    On a terminal, walks them one by one with the diff of their code and asks:
+    [k]eep (re-anchor), [e]dit, [r]etire, s[u]persede (type the new text, then
+    confirm), [s]kip (or Enter), [q]uit. Elsewhere (or with --list, --json,
+    --rev) prints the list.
 
     \b
     Example usage:
@@ -236,3 +239,52 @@ def stats(limit: int) -> None:
 
     st = do_stats(_store(), limit=limit)
     _out(shapes.stats_json(st), lambda: render_stats(st))
+
+
+@cli.command("symbols")
+@click.argument("path")
+@click.option("--rev", help="The file at this revision (default: the working tree).")
+@json_option
+def symbols_cmd(path: str, rev: str | None) -> None:
+    """List a file's symbols as gitmem names them: what goes after PATH:: in an anchor.
+
+    One line per symbol: its lines, kind, name, and how many memories anchor
+    it. Names are gitmem's (`Class.method`, `ns.A.f(int)` for overloads,
+    `production.pool`, `jobs.build`, `Deploy.Rollback`, `aws_subnet.public`);
+    the language's own spelling (`ns::A::f`) is accepted too when anchoring.
+
+    \b
+    Example usage:
+      gitmem symbols src/client.py
+      gitmem symbols config/database.yml --json
+      gitmem remember "…" --anchor docs/runbook.md::Deploy.Rollback
+    """
+    from ..ops.symbols import file_symbols
+
+    fs = file_symbols(_store(), path, rev=rev, cwd=os.getcwd())
+    _out(shapes.symbols_json(fs), lambda: render_symbols(fs))
+
+
+def render_symbols(fs: FileSymbols) -> str:
+    """``path (language): N symbols`` then ``  start-end  kind  name  (also alias)  (N memories)`` per symbol."""
+    def memories(n: int) -> str:
+        return f"{n} memory" if n == 1 else f"{n} memories"
+
+    at = f" at {fs.rev}" if fs.rev else ""
+    head = f"{fs.path}{at} ({fs.language}): {len(fs.symbols)} symbol{'' if len(fs.symbols) == 1 else 's'}"
+    if fs.file_memories:
+        head += f"; {memories(fs.file_memories)} on the whole file"
+    if not fs.symbols:
+        return head + f"\ngitmem finds no symbols in it; anchor the file itself: --anchor {fs.path}"
+    width = max(len(s.kind) for s in fs.symbols)
+    span = max(len(f"{s.start_line}-{s.end_line}") for s in fs.symbols)
+    lines = [head]
+    for s in fs.symbols:
+        line = f"  {f'{s.start_line}-{s.end_line}':>{span}}  {s.kind:<{width}}  {s.name}"
+        if s.aliases:
+            line += f"  (also {', '.join(s.aliases)})"
+        if s.memories:
+            line += f"  ({memories(s.memories)})"
+        lines.append(line)
+    lines.append(f"anchor one: --anchor {fs.path}::NAME")
+    return "\n".join(lines)

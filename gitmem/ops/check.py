@@ -8,6 +8,9 @@ For the change from the merge base of ``base`` (default: the default branch,
   changed since (updated, retired or superseded by a person; re-anchored
   memories are fresh). gitmem's own writes (sharing a local memory with the
   commit, following moved code) change no text, so they never count as a review;
+* ``moved`` — the same for an anchor whose code moved (another name or file, its body unchanged) and was not
+  followed (the git hooks follow moves in the commit; ``gitmem reanchor`` after a commit made without them);
+  worded like the statuses of ``stale`` and ``show``, not as ``stale``;
 * ``invalid`` — a memory file that does not parse (bad YAML, conflict markers, …);
 * ``unreviewed`` — with ``require_reviewed`` (``--require-reviewed``, for teams that want every shared
   memory read by a person): a team memory no person has reviewed since its text last changed
@@ -62,7 +65,8 @@ _YAML_LINE = re.compile(r"^[-\s]*[\w-]+:\s*")
 
 @dataclass
 class Problem:
-    """One finding: ``kind`` (stale, invalid, secret), the memory id or file, and one line saying what."""
+    """One finding: ``kind`` (stale, moved, invalid, unreviewed, invariant, secret, instruction), the memory id
+    or file, and one line saying what."""
 
     kind: str
     subject: str
@@ -182,7 +186,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
             where = ""
             if a.status == Status.MOVED and a.path_now:
                 where = f" (now {a.path_now}" + (f"::{a.symbol_now})" if a.symbol_now else ")")
-            problems.append(Problem("stale", m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
+            kind = "moved" if a.status == Status.MOVED else "stale"
+            problems.append(Problem(kind, m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result
 

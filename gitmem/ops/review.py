@@ -11,9 +11,13 @@ one key:
   edited text (a file left unchanged cancels: nothing is re-anchored);
 * ``r`` retire — no longer true (``lifecycle.retire``), with an optional reason, then a
   confirmation (``q`` at the reason, or anything but ``y`` at the confirmation, cancels);
-* ``s`` supersede — type the replacement text (``lifecycle.supersede``; an empty answer or
-  ``q`` cancels);
-* ``n`` skip, ``q`` quit.
+* ``u`` supersede (or the word ``supersede``) — type the replacement text (``lifecycle.supersede``; an empty
+  answer or ``q`` cancels; a text of fewer than ``MIN_REPLACEMENT_WORDS`` words, or one that is a key, is refused
+  and asked again), then a confirmation (anything but ``y`` cancels);
+* ``s``, ``n`` or Enter skip, ``q`` quit.
+
+The keys are the ``KEYS`` table: each action answers to its letter and its full word. ``s`` is skip, not
+supersede (people read "skip" in the walkthrough's "keep, edit, retire, supersede or skip").
 
 A cancelled action leaves the memory as it was and counts it as skipped.
 
@@ -144,8 +148,9 @@ def review(store: Store, statuses: list[MemoryStatus], *, color: bool,
         echo(f"── {i}/{len(todo)} " + "─" * 40)
         echo(render(resolver, ms, color))
         echo("")
-        choice = click.prompt("[k]eep (re-anchor)  [e]dit  [r]etire  [s]upersede  [n]ext (skip)  [q]uit",
-                              type=click.Choice(["k", "e", "r", "s", "n", "q"]), show_choices=False, default="n")
+        answer = click.prompt(PROMPT, type=click.Choice(list(KEYS), case_sensitive=False), show_choices=False,
+                              default="s", show_default=False)
+        choice = KEYS[answer.lower()]
         try:
             _act(store, m, choice, res, echo)
         except _Quit:
@@ -169,8 +174,35 @@ class _Cancel(Exception):
     """The user backed out of an action (its message says how)."""
 
 
+#: The answers of the review prompt -> the action: each action's letter and full word. ``s`` is skip (the word
+#: people reach for when they read "skip"); supersede is ``u`` (s\ **u**\ persede) or the word itself.
+KEYS: dict[str, str] = {"k": "k", "keep": "k", "e": "e", "edit": "e", "r": "r", "retire": "r",
+                        "u": "u", "supersede": "u", "s": "n", "skip": "n", "n": "n", "next": "n", "q": "q", "quit": "q"}
+
+#: The review prompt: says every key of ``KEYS`` (Enter is skip).
+PROMPT = "[k]eep (re-anchor)  [e]dit  [r]etire  s[u]persede  [s]kip (Enter)  [q]uit"
+
 #: Answers to a free-text prompt that back out of the action rather than becoming its text.
 _CANCEL_WORDS = {"", "q", "quit", "n", "no"}
+
+#: The fewest words a replacement memory may have: a stray key ("s", "u", "ok") pressed at the replacement prompt
+#: is not a memory (the smallest useful one is a short sentence: "quote uses repr()" has 3).
+MIN_REPLACEMENT_WORDS = 3
+
+
+def _replacement_text(echo: Callable[[str], None]) -> str:
+    """Ask for a supersede's replacement text until it is a sentence (``MIN_REPLACEMENT_WORDS`` words or more,
+    not a key of ``KEYS``); raises ``_Cancel`` on an empty answer or ``q``."""
+    while True:
+        text = click.prompt(f"the replacement memory, at least {MIN_REPLACEMENT_WORDS} words (first line = title; "
+                            "empty or q cancels)", default="", show_default=False).strip()
+        if text.lower() in _CANCEL_WORDS:
+            raise _Cancel("no replacement text")
+        if text.lower() in KEYS or len(text.split()) < MIN_REPLACEMENT_WORDS:
+            echo(f"refused: \"{visible(text)}\" is not a replacement memory (a sentence of at least "
+                       f"{MIN_REPLACEMENT_WORDS} words; empty or q cancels)")
+            continue
+        return text
 
 
 def _mark_by_person(store: Store, mem_id: str, echo: Callable[[str], None]) -> None:
@@ -213,11 +245,12 @@ def _act(store: Store, m: Memory, choice: str, res: ReviewResult, echo: Callable
         retire(store, m.id, reason)
         res.retired.append(m.id)
         echo(f"retired {m.id}")
-    elif choice == "s":
-        text = click.prompt("the replacement memory (first line = title; empty or q cancels)", default="",
-                            show_default=False).strip()
-        if text.lower() in _CANCEL_WORDS:
-            raise _Cancel("no replacement text")
+    elif choice == "u":
+        text = _replacement_text(echo)
+        answer = click.prompt(f"retire {m.id} \"{m.title}\" and record the replacement? [y/N]", default="",
+                              show_default=False)
+        if answer.strip().lower() not in ("y", "yes"):
+            raise _Cancel("not confirmed")
         agent = provenance.agent_from_env(os.environ)  # typed in an agent's shell: the agent's text
         sup = supersede(store, m.id, RememberRequest(text=text, type="", source="user" if agent is None else "agent",
                                                      origin=agent))
