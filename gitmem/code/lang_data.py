@@ -73,8 +73,11 @@ GITLAB_KEYWORDS = frozenset({
     "image", "services", "cache", "before_script", "after_script", "types",
 })
 
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
-_BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f]+')
+_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
+#: Characters a name never carries bare (C0 controls, DEL, zero-width and bidi controls): a terminal or an
+#: agent would read text that is not there (Trojan Source, CVE-2021-42574); written as ``\uXXXX``.
+_INVISIBLE = re.compile("[\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
 _MERGE = "<<"
 
 
@@ -83,16 +86,17 @@ _MERGE = "<<"
 
 def quote_key(key: str) -> str:
     """``key`` as written in a symbol name: bare, or a JSON string when it is empty or holds whitespace,
-    ``.``, ``"``, ``\\``, ``#``, a bracket or ``::`` (``./package.json`` -> ``"./package.json"``)."""
+    ``.``, ``"``, ``\\``, ``#``, a bracket, ``::`` or an invisible character (a control, DEL, a zero-width or
+    bidi control: escaped as ``\\uXXXX``) (``./package.json`` -> ``"./package.json"``)."""
     if _BARE_KEY.fullmatch(key) and "::" not in key:
         return key
-    return json.dumps(key, ensure_ascii=False)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(key, ensure_ascii=False))
 
 
 def _quote_label(label: str) -> str:
     if _BARE_LABEL.fullmatch(label) and label == label.strip() and "  " not in label:
         return label
-    return json.dumps(label, ensure_ascii=False)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(label, ensure_ascii=False))
 
 
 def _unquote(part: str) -> str:
@@ -813,9 +817,28 @@ def dialect(path: str) -> str | None:
     return None
 
 
+#: Where a byte that is not UTF-8 goes (``_valid_utf8``): ``U+F700 + byte``, in the Private Use Area, so
+#: each such byte stays distinct (a change to it is a change) and means nothing to any grammar.
+_STRAY_BYTE_BASE = 0xF700
+
+
+def _valid_utf8(src: bytes) -> bytes:
+    """``src`` with each byte that is not part of valid UTF-8 (a Latin-1 ``é`` in a config) as the character
+    ``_STRAY_BYTE_BASE + byte``: tree-sitter's YAML and TOML grammars stop reading at such a byte, losing
+    every key after it. Line numbers are unchanged; valid UTF-8 is returned as is."""
+    try:
+        src.decode("utf-8")
+        return src
+    except UnicodeDecodeError:
+        text = src.decode("utf-8", "surrogateescape")
+        return re.sub("[\udc80-\udcff]", lambda m: chr(_STRAY_BYTE_BASE + ord(m.group()) - 0xDC00),
+                      text).encode("utf-8")
+
+
 def _safe(fn: Callable[[bytes, KindRule], tuple[dict[str, Symbol], str]], kind_of: KindRule
           ) -> Callable[[bytes], tuple[dict[str, Symbol], str]]:
     def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
+        src = _valid_utf8(src)
         try:
             return fn(src, kind_of)
         except RecursionError:  # a pathologically deep document: anchorable as a whole file only
