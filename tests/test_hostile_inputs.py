@@ -1,6 +1,6 @@
 """Issue 22's languages and formats against hostile and messy inputs, on real repositories through the CLI.
 
-Generated files past the size caps (``symbols.MAX_SOURCE_BYTES``, ``MAX_DATA_BYTES``) are whole-file anchors and
+Generated files past the size caps (``symbols.MAX_SOURCE_BYTES``, ``MAX_FORMAT_BYTES``) are whole-file anchors and
 the git hooks stay quick; a Markdown document of many sections is read in one pass with the right spans;
 names made of hostile keys never reach an agent's context as they are.
 """
@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gitmem import shellwords
 from gitmem.code import symbols
-from gitmem.code.symbols import MAX_DATA_BYTES, MAX_SOURCE_BYTES, file_fingerprint, symbol_table
+from gitmem.code.symbols import MAX_FORMAT_BYTES, MAX_SOURCE_BYTES, file_fingerprint, symbol_table
 from testing.repos import commit, git, make_repo
 from tests.test_claude_hooks import context_of, fixture, hook, remember
 
@@ -34,7 +35,7 @@ def _hook_log(repo: Path) -> list[str]:
 
 def test_a_generated_file_past_the_cap_is_a_whole_file_anchor_and_the_hooks_do_not_time_out(tmp_path: Path,
                                                                                              run_cli, run_json):
-    dump = _dump(30_000, MAX_SOURCE_BYTES + 1)  # 30k definitions: ~10 s of symbols before the cap
+    dump = _dump(20_000, MAX_SOURCE_BYTES + 1)  # 20k tables: the hooks' 10 s limit before the cap
     small = _dump(3, 2_000)
     repo = make_repo(tmp_path / "r", {"db/dump.sql": dump, "db/schema.sql": small})
     assert run_cli(repo, "init")[0] == 0
@@ -64,16 +65,19 @@ def test_the_caps_leave_hand_written_files_and_the_older_languages_alone() -> No
     # a language gitmem read before the caps existed keeps its symbols however large the file
     js = "function keep() { return 1; }\n" + "// filler line of a generated bundle\n" * (MAX_SOURCE_BYTES // 36)
     assert len(js) > MAX_SOURCE_BYTES and "keep" in symbol_table(js.encode(), "bundle.js")
-    # data files have a larger cap: a 5 MB package-lock.json keeps its (capped) keys
+    # JSON has a larger cap: a 5 MB package-lock.json keeps its (capped) keys
     lock = json.dumps({"name": "app", "lockfileVersion": 3,
                        "packages": {f"node_modules/p{i}": {"version": "1.0.0", "resolved": "x" * 60}
                                     for i in range(45_000)}})
-    assert 4_000_000 < len(lock) < MAX_DATA_BYTES
+    assert 4_000_000 < len(lock) < MAX_FORMAT_BYTES["json"]
     assert {"name", "lockfileVersion", "packages"} <= set(symbol_table(lock.encode(), "package-lock.json"))
-    huge = '{"a": 1, "pad": "' + "x" * MAX_DATA_BYTES + '"}'
+    huge = '{"a": 1, "pad": "' + "x" * MAX_FORMAT_BYTES["json"] + '"}'
     assert symbol_table(huge.encode(), "big.json") == {}
     assert file_fingerprint(huge.encode(), "big.json").startswith("raw1:")
-    assert symbols.too_large(MAX_DATA_BYTES + 1, "yaml") and not symbols.too_large(MAX_DATA_BYTES, "toml")
+    yml = "a: 1\npad: " + "x" * MAX_FORMAT_BYTES["yaml"] + "\n"
+    assert symbol_table(yml.encode(), "big.yml") == {} and symbol_table(yml[:2000].encode(), "big.yml")
+    assert symbols.too_large(MAX_FORMAT_BYTES["toml"] + 1, "toml") and not symbols.too_large(MAX_SOURCE_BYTES, "c")
+    assert symbols.too_large(MAX_SOURCE_BYTES + 1, "cpp") and not symbols.too_large(50 << 20, "python")
 
 
 def test_a_markdown_document_of_many_sections_has_each_section_end_where_the_next_of_its_level_starts(
@@ -156,3 +160,59 @@ def test_the_hook_process_survives_a_binary_or_utf16_yml(tmp_path: Path, run_cli
         assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
         assert proc.stdout == b"" or json.loads(proc.stdout)
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _bash_context(repo: Path, command: str, session: str) -> str:
+    """The context Claude Code's real PreToolUse hook process gives before a Bash call ("" for none)."""
+    event = fixture("PreToolUse.Read", repo, session_id=session, tool_name="Bash",
+                    tool_input={"command": command, "description": "run"}, cwd=str(repo))
+    code, out, err = hook(event, repo)
+    assert code == 0 and err == "", err
+    return context_of(out, "PreToolUse") if out else ""
+
+
+def test_the_shell_hook_follows_a_symlinked_package_json_and_npm_workspaces(tmp_path: Path, run_cli) -> None:
+    repo = make_repo(tmp_path / "r", {"packages/app/package.json": '{"scripts": {"test": "jest", "lint": "x"}}\n',
+                                      "packages/api/package.json": '{"scripts": {"test": "mocha"}}\n',
+                                      "Makefile": "build:\n\techo\n", "mk/real.mk": "x:\n\techo x\n"})
+    (repo / "package.json").symlink_to("packages/app/package.json")
+    (repo / "other.mk").symlink_to("mk/real.mk")
+    commit(repo, "links", {})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    app = remember(run_cli, repo, "app tests need TZ=UTC", "packages/app/package.json::scripts.test", mtype="gotcha")
+    api = remember(run_cli, repo, "api tests need a database", "packages/api/package.json::scripts.test",
+                   mtype="gotcha")
+    mk = remember(run_cli, repo, "x writes to /tmp", "mk/real.mk::x", mtype="gotcha")
+    commit(repo, "memories")
+    for line in ("npm t", "npm run-script test", "yarn run test", "npm test"):
+        found = shellwords.targets(line, str(repo))
+        assert ("packages/app/package.json", "scripts.test") in found and "package.json" not in found.scoped, line
+        text = _bash_context(repo, line, f"s-{line}")
+        assert app in text and api not in text, (line, text)
+    for line in ("npm -w packages/api test", "npm --workspace=packages/api test", "npm test -w packages/api"):
+        assert list(shellwords.targets(line, str(repo))) == [("packages/api/package.json", "scripts.test")], line
+    assert api in _bash_context(repo, "npm -w packages/api test", "ws")
+    # pnpm's -w is its workspace root (no value): `pnpm -w test` runs the root's test script
+    assert ("packages/app/package.json", "scripts.test") in shellwords.targets("pnpm -w test", str(repo))
+    # a make file given through a link is the file it links to
+    assert list(shellwords.targets("make -f other.mk x", str(repo))) == [("mk/real.mk", "x")]
+    assert mk in _bash_context(repo, "make -f other.mk x", "mk")
+
+
+def test_files_of_many_definitions_keep_their_names_companions_nesting_and_overloads() -> None:
+    """Files of thousands of definitions (read in one pass each: Scala companions, Bash nested functions and
+    C++ overload groups were quadratic) name them as a small file does."""
+    scala = "".join(f"object O{i}\n" for i in range(3000)) + "class O7\nobject Inner {\n  class K\n  object K\n}\n"
+    table = symbol_table(scala.encode(), "a.scala")
+    assert table["O8"].kind == "object" and "O8$" not in table
+    assert "O7$" in table and table["O7"].kind == "class"  # the class beside the object: a companion
+    assert "Inner.K$" in table and "O7$" not in symbol_table(scala.replace("class O7\n", "").encode(), "a.scala")
+    bash = "".join(f"f{i}() {{ :; }}\n" for i in range(3000)) + "outer() {\n  inner() { echo; }\n}\n"
+    names = list(symbol_table(bash.encode(), "a.sh"))
+    assert names[-2:] == ["outer", "inner"] and len(names) == 3002
+    cpp = "".join(f"int f(int{'*' * (i % 4)} x) {{ return {i}; }}\n" for i in range(3000))
+    table = symbol_table(cpp.encode(), "a.cpp")
+    assert set(table) == {"f(int)", "f(int*)", "f(int**)", "f(int***)"}
+    edited = symbol_table(cpp.replace("return 2999;", "return -1;").encode(), "a.cpp")
+    assert edited["f(int***)"].fingerprint != table["f(int***)"].fingerprint
+    assert edited["f(int)"].fingerprint == table["f(int)"].fingerprint

@@ -92,19 +92,15 @@ RAW_TAG = "raw1"
 LRU_SIZE = 512
 #: Bytes looked at for NUL when deciding that a blob is binary (git's heuristic).
 BINARY_SNIFF_BYTES = 8192
-#: Largest blob (bytes) of a structured format (YAML, TOML, JSON) analysed for keys. Measured (2-core
-#: machine): a JSON file costs ~0.5 s and ~45 MB a MB to read whole; 8 MiB keeps the worst a hook waits
-#: near 4 s (its limit is 10 s) while a 5 MB ``package-lock.json`` still gets its capped keys. A larger
-#: blob is anchorable as a whole file (``raw1``), like any file without a language.
-MAX_DATA_BYTES = 8 << 20
-#: The structured formats ``MAX_DATA_BYTES`` caps.
-DATA_LANGUAGES = frozenset({"yaml", "toml", "json"})
-#: Largest blob (bytes) of the other languages issue 22 added (C, C++, Swift, Scala, Bash, Lua, SQL,
-#: Markdown, Dockerfile, HCL, Make) analysed for symbols. Measured: real C ~1.3 s a MB, a dense file of
-#: definitions far more (50k ``CREATE TABLE`` in 2 MB: 19 s; 100k Markdown headings in 2 MB: 7 s), and
-#: the git hooks stop at 10 s. 1 MiB keeps hand-written files (the largest of fmt, cJSON and tinyxml2
-#: are under 250 KB) and leaves generated ones (amalgamations, dumps) to whole-file anchors (``raw1``).
-MAX_SOURCE_BYTES = 1 << 20
+#: Largest blob (bytes) of a language issue 22 added (C, C++, Swift, Scala, Bash, Lua, SQL, Markdown,
+#: Dockerfile, HCL, Make) analysed for symbols. Measured (2-core machine, a file of nothing but definitions,
+#: the worst case): 1 MiB of C, SQL or Make targets took 7-9 s, and the git hooks stop at 10 s; hand-written
+#: code reads ~1.3 s a MB (cJSON.c x12). 512 KiB keeps hand-written files (the largest of fmt, cJSON and
+#: tinyxml2 are under 250 KB) and leaves generated ones (amalgamations, dumps) to whole-file anchors (``raw1``).
+MAX_SOURCE_BYTES = 512 << 10
+#: The formats with another cap: JSON is read by the ``json`` module (8 MiB: ~2.5 s, so a 5 MB
+#: ``package-lock.json`` keeps its capped keys); YAML and TOML values are built node by node (~3.5 s a MB).
+MAX_FORMAT_BYTES = {"json": 8 << 20, "yaml": 1 << 20, "toml": 1 << 20}
 #: Languages analysed whatever their size, as before the caps existed: an anchor on a symbol of a large
 #: file of theirs made by an earlier gitmem keeps resolving.
 UNCAPPED_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java",
@@ -546,7 +542,8 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens) -> Symbol:
     main = primary(defs)
     real = [d for d in defs if not d.stub and not d.typing_only] or [main]
     stub_ranges = [r for d in defs for r in d.stubs]
-    stub_ranges += [(d.start_byte, d.end_byte) for d in defs if d not in real]
+    kept = {id(d) for d in real}  # by identity: comparing Defs field by field made many overloads quadratic
+    stub_ranges += [(d.start_byte, d.end_byte) for d in defs if id(d) not in kept]
     stub_fps = [toks.digest([toks.index(a, b)]) for a, b in stub_ranges]
     whole_fps, sig_fps, bodies, decorators = [], [], [], []
     for d in real:
@@ -746,11 +743,11 @@ def _cached(source: bytes, language: str, blob_sha: str | None) -> tuple[dict[st
 
 def too_large(size: int, language: str) -> bool:
     """Is a blob of ``size`` bytes in ``language`` past the cap of what is analysed for symbols
-    (``MAX_DATA_BYTES`` for ``DATA_LANGUAGES``, ``MAX_SOURCE_BYTES`` for the other languages, none for
-    ``UNCAPPED_LANGUAGES``)? Such a blob has no symbols and a ``raw1`` fingerprint."""
+    (``MAX_FORMAT_BYTES`` for its format, else ``MAX_SOURCE_BYTES``; none for ``UNCAPPED_LANGUAGES``)?
+    Such a blob has no symbols and no imports, and a ``raw1`` fingerprint."""
     if language in UNCAPPED_LANGUAGES:
         return False
-    return size > (MAX_DATA_BYTES if language in DATA_LANGUAGES else MAX_SOURCE_BYTES)
+    return size > MAX_FORMAT_BYTES.get(language, MAX_SOURCE_BYTES)
 
 
 def _code_language(source: bytes, path: str) -> str | None:
