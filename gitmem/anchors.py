@@ -28,7 +28,15 @@ from dataclasses import dataclass
 from . import layout
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
-from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, same_shape, symbol_table
+from .code.symbols import (
+    closest_names,
+    file_fingerprint,
+    file_fingerprint_as,
+    lookup,
+    same_shape,
+    symbol_table,
+    too_large,
+)
 from .errors import AnchorError, GitError
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
@@ -173,6 +181,9 @@ class Resolver:
                 hint = "closest: " + ", ".join(near)
             elif table:
                 hint = f"symbols in {spec_path}: " + ", ".join(list(table)[:8]) + (" …" if len(table) > 8 else "")
+            elif too_large(len(data), language_for_path(spec_path) or ""):
+                hint = (f"{spec_path} is larger than gitmem reads for symbols ({len(data) // 1024} KB); "
+                        f"anchor the file itself: --anchor {spec_path}")
             else:
                 hint = f"gitmem finds no symbols in {spec_path}; anchor the file itself: --anchor {spec_path}"
             raise AnchorError(f"no symbol {symbol} in {spec_path} {where}", hint, candidates=near)

@@ -231,8 +231,17 @@ def targets(line: str, cwd: str, skip: Container[str] = ()) -> Targets:
     def on_disk(f: str) -> str:
         return f if os.path.isabs(f) else os.path.join(base, f)
 
+    def real(f: str) -> str:
+        """``f``, or the file it links to when it is a symbolic link (git keeps a link as its target's path, so
+        the memories are on the target: a ``package.json`` linked to ``packages/app/package.json``)."""
+        p = on_disk(f)
+        if not os.path.islink(p):
+            return f
+        r = os.path.realpath(p)
+        return r if os.path.isabs(f) else os.path.relpath(r, base)
+
     def add(here: str, f: str, symbol: str | None = None) -> bool:
-        f = full(here, f)
+        f = real(full(here, f))
         if (f, symbol) in out or symbol is None and f in out.scoped:  # `-f Dockerfile`: its stages already
             return True
         if os.path.isfile(on_disk(f)):
@@ -248,7 +257,7 @@ def targets(line: str, cwd: str, skip: Container[str] = ()) -> Targets:
         for name in found:
             add(here, f, name)
         if found:
-            out.scoped.add(full(here, f))
+            out.scoped.add(real(full(here, f)))
 
     for here, words in located_commands(line):
         if here is None:
@@ -273,6 +282,9 @@ def targets(line: str, cwd: str, skip: Container[str] = ()) -> Targets:
                     break
         if name in PACKAGE_TOOLS:
             script, folder = _package_script(name, args)
+            if folder.startswith(_WORKSPACE) and script is not None:  # npm -w X: X's own package, when X is a folder
+                folder = folder[len(_WORKSPACE):]
+                folder = folder if os.path.isdir(on_disk(full(here, folder))) else ""
             if script is not None:
                 pkg = _nearest(on_disk(full(here, folder or ".")), "package.json")
                 if pkg is not None:
@@ -325,6 +337,11 @@ _PACKAGE_VALUES = frozenset({"--prefix", "-C", "--dir", "--cwd", "-w", "--worksp
                              "--loglevel", "--registry", "--cache", "--userconfig"})
 #: The options among them that name the folder whose package.json is used.
 _PACKAGE_FOLDER = frozenset({"--prefix", "-C", "--dir", "--cwd"})
+#: npm's options naming a workspace (a folder or a package name) whose script runs instead of the root's
+#: (https://docs.npmjs.com/cli/using-npm/workspaces); pnpm's ``-w`` is its workspace root, not these.
+_NPM_WORKSPACE = frozenset({"-w", "--workspace"})
+#: Marks a folder that ``_package_script`` found as an npm workspace (``targets`` keeps it when it is a folder).
+_WORKSPACE = "\x00workspace:"
 #: yarn's, pnpm's and bun's own commands: ``yarn S`` runs the package's script S only when S is none of its
 #: tool's commands (bun's ``bun test`` is its own test runner, not the package's ``test`` script; ``pnpm test`` and
 #: ``yarn test`` run the script). From each tool's command list (yarn 1 and 4, pnpm 9, bun 1).
@@ -481,7 +498,8 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
 
 def _package_script(tool: str, args: list[str]) -> tuple[str | None, str]:
     """(the package script ``TOOL ARGS`` runs or None, the folder its ``--prefix`` / ``--cwd`` / ``-C`` names or
-    ""): ``npm test``, ``npm run S``, ``yarn S``, ``pnpm S``, ``bun run S``."""
+    "", or npm's ``-w`` / ``--workspace`` value after ``_WORKSPACE``): ``npm test``, ``npm run S``, ``yarn S``,
+    ``pnpm S``, ``bun run S``."""
     folder, words = "", []
     i = 0
     while i < len(args):
@@ -489,13 +507,17 @@ def _package_script(tool: str, args: list[str]) -> tuple[str | None, str]:
         opt, eq, val = a.partition("=")
         if a == "--":
             break
-        if a in _PACKAGE_VALUES and i + 1 < len(args):
+        if a in _PACKAGE_VALUES and i + 1 < len(args) and not (tool == "pnpm" and a == "-w"):  # pnpm's root flag
             if a in _PACKAGE_FOLDER:
                 folder = args[i + 1]
+            elif tool == "npm" and a in _NPM_WORKSPACE and not folder:
+                folder = _WORKSPACE + args[i + 1]
             i += 2
             continue
         if eq and opt in _PACKAGE_FOLDER:
             folder = val
+        elif eq and tool == "npm" and opt in _NPM_WORKSPACE and not folder:
+            folder = _WORKSPACE + val
         if not a.startswith("-"):
             words.append(a)
             if len(words) == 2:

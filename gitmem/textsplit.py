@@ -194,12 +194,22 @@ def quote_name_part(text: str) -> str:
 
 
 #: A configuration key written bare in a key path (``quote_key``); any other key is a JSON string.
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>]+')
+_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
+#: Characters a name never carries bare (C0 controls, DEL, zero-width and bidi controls): a terminal or an
+#: agent would read text that is not there (Trojan Source, CVE-2021-42574); written as ``\uXXXX``.
+_INVISIBLE = re.compile("[\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with each invisible character (DEL, zero-width and bidi controls; C0 controls are already
+    escaped by ``json.dumps``) written as ``\\uXXXX``."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def quote_key(key: str) -> str:
     """A configuration file's key (YAML, TOML, JSON) as one part of a symbol name: bare, or a JSON string
-    when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket or ``::``
+    when it is empty or holds whitespace, ``.``, ``"``, ``\\``, ``#``, a bracket, ``::`` or an invisible
+    character (a control, DEL, a zero-width or bidi control: escaped as ``\\uXXXX``)
     (``./package.json`` -> ``"./package.json"``, ``lint:fix`` stays bare). The one owner of the rule: the
     configuration analyzer (``code.lang_data``) names keys with it and the shell hook (``shellwords``) the
     ``package.json`` scripts a command runs."""
@@ -207,7 +217,7 @@ def quote_key(key: str) -> str:
         return key
     import json
 
-    return json.dumps(key, ensure_ascii=False)
+    return escape_invisible(json.dumps(key, ensure_ascii=False))
 
 
 def unquote_key(part: str) -> str:

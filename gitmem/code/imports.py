@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, cast
 
 from .. import infra
 from .languages import language_for_path
-from .symbols import _normalise, _parser, is_binary
+from .symbols import _normalise, _parser, is_binary, too_large
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Query
@@ -416,6 +416,8 @@ def _code_language(path: str, source: bytes) -> str | None:
     if language not in _QUERIES:  # None, or a language with symbols but no import rules yet
         return None
     if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    if too_large(len(source), language):  # no symbols either: a generated file, not one a person reads
         return None
     return language
 

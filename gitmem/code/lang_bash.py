@@ -20,6 +20,7 @@ Names and kinds (documented in docs/how-it-works.md, "Bash"):
 
 from __future__ import annotations
 
+import bisect
 from typing import TYPE_CHECKING
 
 from .languages import Def, LanguageSpec, make_def, text
@@ -56,7 +57,10 @@ def _all_functions(node: Node, src: bytes) -> list[Node]:
 def _nested(node: Node, src: bytes) -> list[Node]:
     """Function definitions inside ``node``, at any depth, in source order."""
     start, end = node.start_byte, node.end_byte
-    return [n for n in _all_functions(node, src) if start <= n.start_byte and n.end_byte <= end]
+    found = _all_functions(node, src)  # sorted by start: those inside are one run (a bisect, not a scan each)
+    lo = bisect.bisect_left(found, start, key=lambda n: n.start_byte)
+    hi = bisect.bisect_left(found, end, lo, key=lambda n: n.start_byte)
+    return [n for n in found[lo:hi] if n.end_byte <= end]
 
 
 def _function(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:

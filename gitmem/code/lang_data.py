@@ -48,7 +48,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..model import Symbol
-from ..textsplit import name_parts, quote_key, unquote_key
+from ..textsplit import escape_invisible, name_parts, quote_key, unquote_key
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -73,7 +73,7 @@ GITLAB_KEYWORDS = frozenset({
     "image", "services", "cache", "before_script", "after_script", "types",
 })
 
-_BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f]+')
+_BARE_LABEL = re.compile(r'[^"\\()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
 _MERGE = "<<"
 
 
@@ -83,7 +83,7 @@ _MERGE = "<<"
 def _quote_label(label: str) -> str:
     if _BARE_LABEL.fullmatch(label) and label == label.strip() and "  " not in label:
         return label
-    return json.dumps(label, ensure_ascii=False)
+    return escape_invisible(json.dumps(label, ensure_ascii=False))
 
 
 def written_name(name: str) -> str:
@@ -794,9 +794,28 @@ def dialect(path: str) -> str | None:
     return None
 
 
+#: Where a byte that is not UTF-8 goes (``_valid_utf8``): ``U+F700 + byte``, in the Private Use Area, so
+#: each such byte stays distinct (a change to it is a change) and means nothing to any grammar.
+_STRAY_BYTE_BASE = 0xF700
+
+
+def _valid_utf8(src: bytes) -> bytes:
+    """``src`` with each byte that is not part of valid UTF-8 (a Latin-1 ``é`` in a config) as the character
+    ``_STRAY_BYTE_BASE + byte``: tree-sitter's YAML and TOML grammars stop reading at such a byte, losing
+    every key after it. Line numbers are unchanged; valid UTF-8 is returned as is."""
+    try:
+        src.decode("utf-8")
+        return src
+    except UnicodeDecodeError:
+        text = src.decode("utf-8", "surrogateescape")
+        return re.sub("[\udc80-\udcff]", lambda m: chr(_STRAY_BYTE_BASE + ord(m.group()) - 0xDC00),
+                      text).encode("utf-8")
+
+
 def _safe(fn: Callable[[bytes, KindRule], tuple[dict[str, Symbol], str]], kind_of: KindRule
           ) -> Callable[[bytes], tuple[dict[str, Symbol], str]]:
     def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
+        src = _valid_utf8(src)
         try:
             return fn(src, kind_of)
         except RecursionError:  # a pathologically deep document: anchorable as a whole file only

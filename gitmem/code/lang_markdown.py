@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..model import Symbol
@@ -218,11 +219,12 @@ def _digest(encoded: list[bytes]) -> str:
     return f"{MD_TAG}:{hashlib.blake2b(b''.join(encoded), digest_size=16).hexdigest()}"
 
 
-def _last_line(src: bytes, start: int, end: int) -> int:
-    """1-based line of the last non-whitespace byte in ``src[start:end]`` (the line of ``start`` if none)."""
+def _last_line(src: bytes, start: int, end: int, line_of: Callable[[int], int]) -> int:
+    """1-based line of the last non-whitespace byte in ``src[start:end]`` (the line of ``start`` if none);
+    ``line_of(offset)`` is the 1-based line of a byte offset."""
     while end > start and src[end - 1] in b" \t\r\n":
         end -= 1
-    return src.count(b"\n", 0, max(start, end - 1)) + 1
+    return line_of(max(start, end - 1))
 
 
 def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
@@ -244,8 +246,20 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
     titled = bool(heads) and heads[0][2] == 1 and sum(1 for h in heads if h[2] == 1) == 1
     title_prefix = quote_name_part(heads[0][3] or UNTITLED) + "." if titled else ""
     seen: dict[str, int] = {}
+    newlines = [m.start() for m in re.finditer(b"\n", src)]
+
+    def line_of(offset: int) -> int:
+        return bisect_left(newlines, offset) + 1
+
+    # each section ends where the next heading of its level or higher starts (one pass, not one scan each)
+    ends = [len(src)] * len(heads)
+    open_: list[int] = []
+    for k, (start, _, level, _) in enumerate(heads):
+        while open_ and heads[open_[-1]][2] >= level:
+            ends[open_.pop()] = start
+        open_.append(k)
     for k, (start, head_end, level, title) in enumerate(heads):
-        end = next((s for s, _, lv, _ in heads[k + 1:] if lv <= level), len(src))
+        end = ends[k]
         while stack and stack[-1][0] >= level:
             stack.pop()
         base = (stack[-1][1] if stack else "") + quote_name_part(title or UNTITLED)
@@ -257,8 +271,8 @@ def analyze(src: bytes) -> tuple[dict[str, Symbol], str]:
         # the title's name stays accepted before the names under it (`Deploy.Rollback` under `# Deploy`)
         aliases = (title_prefix + name,) if titled and k > 0 else ()
         out[name] = Symbol(
-            name=name, kind="section", start_line=src.count(b"\n", 0, start) + 1,
-            end_line=max(_last_line(src, start, end), src.count(b"\n", 0, start) + 1),
+            name=name, kind="section", start_line=line_of(start),
+            end_line=max(_last_line(src, start, end, line_of), line_of(start)),
             fingerprint=_digest(toks[i:j]), signature_fp=_digest(toks[i:h]),
             body_fp=_digest(body) if body else "",
             shape_fp=_digest(body) if len(body) >= MIN_SHAPE_WORDS else "",

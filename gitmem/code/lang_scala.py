@@ -69,10 +69,25 @@ def _last(node: Node) -> Node:
     return node
 
 
+#: (source, a parent node's byte range -> the names of the classes, traits and enums among its children) of the last
+#: source read: a file of many objects asks once a scope, not once an object (it was quadratic).
+_companion_cache: list[tuple[bytes, dict[tuple[int, int], frozenset[str]]]] = []
+
+
 def _is_companion(node: Node, name: str, src: bytes) -> bool:
     parent = node.parent
-    return parent is not None and any(
-        c.type in _COMPANIONS and _name(c, src) == name for c in parent.named_children)
+    if parent is None:
+        return False
+    entry = _companion_cache[0] if _companion_cache else None  # one read: another thread may replace it
+    if entry is None or entry[0] is not src:
+        entry = (src, {})
+        _companion_cache[:] = [entry]
+    key = (parent.start_byte, parent.end_byte)  # the same in every tree of this source, unlike a node's id
+    names = entry[1].get(key)
+    if names is None:
+        names = entry[1][key] = frozenset(
+            _name(c, src) for c in parent.named_children if c.type in _COMPANIONS)
+    return name in names
 
 
 def _type(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:

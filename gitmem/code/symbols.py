@@ -105,6 +105,19 @@ RAW_TAG = "raw1"
 LRU_SIZE = 512
 #: Bytes looked at for NUL when deciding that a blob is binary (git's heuristic).
 BINARY_SNIFF_BYTES = 8192
+#: Largest blob (bytes) of a language issue 22 added (C, C++, Swift, Scala, Bash, Lua, SQL, Markdown,
+#: Dockerfile, HCL, Make) analysed for symbols. Measured (2-core machine, a file of nothing but definitions,
+#: the worst case): 1 MiB of C, SQL or Make targets took 7-9 s, and the git hooks stop at 10 s; hand-written
+#: code reads ~1.3 s a MB (cJSON.c x12). 512 KiB keeps hand-written files (the largest of fmt, cJSON and
+#: tinyxml2 are under 250 KB) and leaves generated ones (amalgamations, dumps) to whole-file anchors (``raw1``).
+MAX_SOURCE_BYTES = 512 << 10
+#: The formats with another cap: JSON is read by the ``json`` module (8 MiB: ~2.5 s, so a 5 MB
+#: ``package-lock.json`` keeps its capped keys); YAML and TOML values are built node by node (~3.5 s a MB).
+MAX_FORMAT_BYTES = {"json": 8 << 20, "yaml": 1 << 20, "toml": 1 << 20}
+#: Languages analysed whatever their size, as before the caps existed: an anchor on a symbol of a large
+#: file of theirs made by an earlier gitmem keeps resolving.
+UNCAPPED_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java",
+                                "ruby", "php", "csharp", "kotlin"})
 #: Minimum difflib ratio for ``closest_names`` (difflib's own default).
 CLOSE_CUTOFF = 0.6
 
@@ -581,7 +594,8 @@ def _group_symbol(name: str, defs: list[Def], toks: _Tokens, *, span_of_definiti
     main = primary(defs)
     real = [d for d in defs if not d.stub and not d.typing_only] or [main]
     stub_ranges = [r for d in defs for r in d.stubs]
-    stub_ranges += [(d.start_byte, d.end_byte) for d in defs if d not in real]
+    kept = {id(d) for d in real}  # by identity: comparing Defs field by field made many overloads quadratic
+    stub_ranges += [(d.start_byte, d.end_byte) for d in defs if id(d) not in kept]
     stub_fps = [toks.digest([toks.index(a, b)]) for a, b in stub_ranges]
     whole_fps, sig_fps, bodies, decorators = [], [], [], []
     for d in real:
@@ -816,9 +830,20 @@ def _cached(source: bytes, language: str, blob_sha: str | None) -> tuple[dict[st
     return result
 
 
+def too_large(size: int, language: str) -> bool:
+    """Is a blob of ``size`` bytes in ``language`` past the cap of what is analysed for symbols
+    (``MAX_FORMAT_BYTES`` for its format, else ``MAX_SOURCE_BYTES``; none for ``UNCAPPED_LANGUAGES``)?
+    Such a blob has no symbols and no imports, and a ``raw1`` fingerprint."""
+    if language in UNCAPPED_LANGUAGES:
+        return False
+    return size > MAX_FORMAT_BYTES.get(language, MAX_SOURCE_BYTES)
+
+
 def _code_language(source: bytes, path: str) -> str | None:
     language = language_for_path(path)
     if language is None or is_binary(source) or source[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    if too_large(len(source), language):
         return None
     dialect = DIALECTS.get(language)
     return (dialect(path) or language) if dialect is not None else language
