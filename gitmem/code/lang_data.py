@@ -27,7 +27,11 @@ formatting, quoting style, flow or block style, comments and anchor names left o
 scalars typed: ``5`` and ``"5"`` differ; YAML plain scalars as the YAML 1.2 core schema reads them, so
 ``yes`` and ``on`` are strings); for an item its mapping without the key that names it; ``signature_fp`` the
 key (or label) itself; ``fingerprint`` both; ``shape_fp`` equals ``body_fp`` (the same value under another
-name is a rename); ``decorators_fp`` is empty. The file fingerprint is the canonical form of every document.
+name is a rename) when the canonical value has at least ``MIN_SHAPE_VALUE_BYTES`` bytes, else empty (a short
+value such as ``Checkout``, ``true`` or ``"3.11"`` is found under many keys and identifies none: such a key
+deleted is not followed to another key of the same value, not even one of the same leaf name under another
+parent, ``anchors.Resolver``'s search for moved code checks it);
+``decorators_fp`` is empty. The file fingerprint is the canonical form of every document.
 
 Cost is bounded: symbols are made level by level (top-level keys first) while the total stays within
 ``MAX_SYMBOLS`` and the depth within ``MAX_DEPTH``: a level that would pass the limit is left out whole (so
@@ -58,6 +62,13 @@ FINGERPRINT_TAG = "kv1"
 #: Most symbols made from one file. A ~200-byte row each in the on-disk cache: 2000 keeps a lock file's
 #: cache entry under ~0.5 MB while every hand-written configuration file keeps all its keys.
 MAX_SYMBOLS = 2000
+#: The languages this module analyzes: their symbols are keys identified by their values.
+KEY_LANGUAGES = frozenset({"yaml", "toml", "json"})
+#: Fewest bytes of a value's canonical form that identify its key under another name (``shape_fp``), as code's
+#: ``symbols.MIN_SHAPE_BODY_TOKENS``: below it a deleted key whose value shows up once among a commit's changed
+#: keys (buildx's step name ``Checkout``, a ``true``, a version ``"3.11"``) is not reported renamed to it.
+#: 40 bytes is about a short command line or a small mapping of two or three keys.
+MIN_SHAPE_VALUE_BYTES = 40
 #: Deepest name made (components; an item ``[x]`` counts as one): a Kubernetes container's
 #: ``spec.template.spec.containers[app].resources.limits.memory`` is 7.
 MAX_DEPTH = 10
@@ -222,10 +233,12 @@ def _symbol(name: str, e: _Entry, kind: str) -> Symbol:
     else:
         body = value
         sig = _digest(b"k", e.key.encode("utf-8", "surrogatepass"))
-    body_fp = _digest(b"v", canonical(body))
+    value_bytes = canonical(body)
+    body_fp = _digest(b"v", value_bytes)
     return Symbol(name=name, kind=kind, start_line=e.start, end_line=e.end,
                   fingerprint=_digest(b"s", sig.encode(), body_fp.encode()), signature_fp=sig,
-                  body_fp=body_fp, decorators_fp="", shape_fp=body_fp)
+                  body_fp=body_fp, decorators_fp="",
+                  shape_fp=body_fp if len(value_bytes) >= MIN_SHAPE_VALUE_BYTES else "")
 
 
 def _file_fp(values: list[Any]) -> str:
