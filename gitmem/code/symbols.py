@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.4"
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.5"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
