@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.lang_data import KEY_LANGUAGES
+from .code.lang_data import KEY_LANGUAGES, short_value
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
 from .code.symbols import closest_names, file_fingerprint, file_fingerprint_as, lookup, symbol_table
@@ -560,8 +560,8 @@ class Resolver:
         exact: list[_Located] = []
         by_shape: list[_Located] = []
         shape = old_sym.shape_fp if old_sym is not None else ""
-        # A configuration key's fingerprint is its leaf key and value: a short value (no shape_fp, see
-        # lang_data.MIN_SHAPE_VALUE_BYTES) under another parent is a coincidence (a step `name: Checkout`), not a move.
+        # A configuration key with a short value (lang_data.MIN_SHAPE_VALUE_BYTES) under another name in another
+        # file is a coincidence (a step `name: Checkout` in two workflows), not a move: followed in its own file only.
         keyed = language_for_path(home) in KEY_LANGUAGES
         for p in places:
             before = (self.table(base, p) or {}) if base is not None else {}
@@ -569,9 +569,10 @@ class Resolver:
                 was = before.get(n)
                 if was is not None and was.fingerprint == s.fingerprint:
                     continue  # there already, unchanged: not where the anchored code went
+                if keyed and p != path_now and short_value(s) and (old_sym is None or n != old_sym.name):
+                    continue
                 if s.fingerprint == fp:
-                    if not (keyed and not s.shape_fp and old_sym is not None and n != old_sym.name):
-                        exact.append(_Located(p, n, s))
+                    exact.append(_Located(p, n, s))
                 elif shape and s.shape_fp == shape and old_sym is not None and s.kind == old_sym.kind:
                     by_shape.append(_Located(p, n, s))
         for found in (exact, by_shape):

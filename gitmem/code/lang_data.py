@@ -27,10 +27,10 @@ formatting, quoting style, flow or block style, comments and anchor names left o
 scalars typed: ``5`` and ``"5"`` differ; YAML plain scalars as the YAML 1.2 core schema reads them, so
 ``yes`` and ``on`` are strings); for an item its mapping without the key that names it; ``signature_fp`` the
 key (or label) itself; ``fingerprint`` both; ``shape_fp`` equals ``body_fp`` (the same value under another
-name is a rename) when the canonical value has at least ``MIN_SHAPE_VALUE_BYTES`` bytes, else empty (a short
-value such as ``Checkout``, ``true`` or ``"3.11"`` is found under many keys and identifies none: such a key
-deleted is not followed to another key of the same value, not even one of the same leaf name under another
-parent, ``anchors.Resolver``'s search for moved code checks it);
+name is a rename), tagged ``SHORT_VALUE_TAG`` instead of ``kv1`` when the canonical value has fewer than
+``MIN_SHAPE_VALUE_BYTES`` bytes (:func:`short_value`): a short value such as ``Checkout``, ``true`` or ``"3.11"``
+is found under many keys of many files, so ``anchors.Resolver`` follows such a key only within its own file
+(renamed, or moved under another parent there), never into another file;
 ``decorators_fp`` is empty. The file fingerprint is the canonical form of every document.
 
 Cost is bounded: symbols are made level by level (top-level keys first) while the total stays within
@@ -69,6 +69,8 @@ KEY_LANGUAGES = frozenset({"yaml", "toml", "json"})
 #: keys (buildx's step name ``Checkout``, a ``true``, a version ``"3.11"``) is not reported renamed to it.
 #: 40 bytes is about a short command line or a small mapping of two or three keys.
 MIN_SHAPE_VALUE_BYTES = 40
+#: Tag of the ``shape_fp`` of a key whose value is shorter than ``MIN_SHAPE_VALUE_BYTES``.
+SHORT_VALUE_TAG = "kv1s"
 #: Deepest name made (components; an item ``[x]`` counts as one): a Kubernetes container's
 #: ``spec.template.spec.containers[app].resources.limits.memory`` is 7.
 MAX_DEPTH = 10
@@ -238,7 +240,13 @@ def _symbol(name: str, e: _Entry, kind: str) -> Symbol:
     return Symbol(name=name, kind=kind, start_line=e.start, end_line=e.end,
                   fingerprint=_digest(b"s", sig.encode(), body_fp.encode()), signature_fp=sig,
                   body_fp=body_fp, decorators_fp="",
-                  shape_fp=body_fp if len(value_bytes) >= MIN_SHAPE_VALUE_BYTES else "")
+                  shape_fp=body_fp if len(value_bytes) >= MIN_SHAPE_VALUE_BYTES
+                  else SHORT_VALUE_TAG + body_fp[len(FINGERPRINT_TAG):])
+
+
+def short_value(sym: Symbol) -> bool:
+    """Whether the key ``sym`` holds a value too short to identify it in another file (``MIN_SHAPE_VALUE_BYTES``)."""
+    return sym.shape_fp.startswith(SHORT_VALUE_TAG + ":")
 
 
 def _file_fp(values: list[Any]) -> str:
