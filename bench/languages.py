@@ -142,7 +142,12 @@ class Judge:
         at_l = self.at(row.l, row.path_now)
         if not isinstance(at_l, dict) or row.symbol_now not in at_l:
             return None
-        return anonymous(at_o[row.symbol], row.symbol) == anonymous(at_l[row.symbol_now], row.symbol_now)
+        # both names blanked in both: a renamed Terraform output whose value names the new name
+        # (`output "vpc_x" { value = module.vpc.vpc_x }`) is the same code as before
+        def blank(content: str) -> str:
+            return anonymous(anonymous(content, row.symbol), row.symbol_now or "")
+
+        return blank(at_o[row.symbol]) == blank(at_l[row.symbol_now])
 
 
 def replay(repo_path: str, language: str, samples: int, k: int, seed: int, max_file_kb: int,

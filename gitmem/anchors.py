@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
+from .code.lang_data import KEY_LANGUAGES, short_value
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_symbol
 from .code.symbols import (
@@ -57,6 +58,25 @@ MAX_TRACE_DEPTH = 4
 #: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
 #: which records against HEAD): the commit that committed it is the first one touching the file.
 MAX_RECORDED_LOOKUP = 8
+
+#: How many changed files one search for a missing symbol's code elsewhere parses (``_find_elsewhere``),
+#: nearest to the anchor's file first. A deleted symbol is looked for in every changed file of its language
+#: in each commit where its name left; on a vendoring commit (docker/buildx: 1,579 ``.go`` files in one diff)
+#: that was minutes per anchor, also in the post-commit hook. A move or rename almost always lands near where
+#: the code was (same file, same directory), so the nearest files are the ones worth parsing.
+MAX_MOVE_SEARCH_FILES = 64
+
+#: How many bytes of changed files one search for a missing symbol's code elsewhere reads and parses, besides
+#: the anchor's own file (which is always searched): bounds the search when the changed files are few but large.
+MAX_MOVE_SEARCH_BYTES = 4 * 1024 * 1024
+
+#: Languages whose code moves between each other's files (a function moved from ``a.js`` to ``b.ts``, from
+#: ``x.c`` to ``y.cpp``): the search for a missing symbol looks at files of the anchor's language or of its group.
+#: Any other language only moves within itself (a Makefile target is not moved into a Go file).
+MOVE_LANGUAGE_GROUPS: tuple[frozenset[str], ...] = (
+    frozenset({"javascript", "typescript", "tsx"}),
+    frozenset({"c", "cpp"}),
+)
 
 
 @dataclass
@@ -415,7 +435,7 @@ class Resolver:
                                 changes=changes, old_span=a.span, new_span=span,
                                 reason=self._why(what, commit, rev))
         # The name is gone from its file: look for the same code elsewhere.
-        found = self._find_elsewhere(fp, old_sym, base, rev, path_now)
+        found = self._find_elsewhere(fp, old_sym, base, rev, path_now, home=path_now or a.path)
         if found is not None:
             changes = []
             if found.name != name:
@@ -479,7 +499,8 @@ class Resolver:
         exactly one symbol of the parent, gone from where it was, has the same code (an equal fingerprint:
         moved to another file) or the same code under another name (``same_shape``: renamed).
         The mirror of the move detection of ``status``, for ``gitmem log``. Cost: one diff, and the symbol
-        tables of the files the commit changed.
+        tables of the files the commit changed in the symbol's language (``_move_languages``), at most
+        ``MAX_MOVE_SEARCH_FILES`` of them, nearest first.
         """
         parents = self.repo.parents(commit)
         if not parents:
@@ -496,9 +517,11 @@ class Resolver:
         before_path = path if self.source(parent, path) is not None else renamed_from
         if before_path and symbol in (self.table(parent, before_path) or {}):
             return None if before_path == path else (before_path, symbol)
+        langs = _move_languages(path)
         places = ([before_path] if before_path else []) + sorted(
             {ch.old_path for ch in changes if ch.old_path and ch.old_path != before_path
-             and language_for_path(ch.old_path)})
+             and language_for_path(ch.old_path) in langs}, key=lambda q: (-_shared_dirs(q, path), q))[
+            :MAX_MOVE_SEARCH_FILES]
         exact: list[tuple[str, str]] = []
         shaped: list[tuple[str, str]] = []
         for p in places:
@@ -517,37 +540,59 @@ class Resolver:
         return None
 
     def _find_elsewhere(self, fp: str | None, old_sym: Symbol | None, base: str | None, rev: str | None,
-                        path_now: str | None) -> _Located | None:
+                        path_now: str | None, home: str | None = None) -> _Located | None:
         """The same code under another name or in another file, if exactly one place has it.
 
         Same code means an equal fingerprint (same name, other file) or, for a
         rename, ``symbols.same_shape`` (every token but the symbol's own name, the same kind).
         A symbol that was already there at ``base``, unchanged, is not a candidate: a
         configuration key deleted is not "renamed" to a sibling that always held the same value.
+        When several places have it and exactly one is in the anchor's own file (``path_now``), that one.
+
+        ``home``: the anchor's path (default ``path_now``); only changed files of its language are searched
+        (:func:`_move_languages`), nearest to it first, at most ``MAX_MOVE_SEARCH_FILES`` files and
+        ``MAX_MOVE_SEARCH_BYTES`` bytes besides ``path_now``.
         """
+        home = home or path_now or ""
         places: list[str] = []
         if path_now:
             places.append(path_now)
         if base is not None:
-            for ch in self.changes(base, rev):
-                if ch.new_path and ch.new_path not in places and language_for_path(ch.new_path):
-                    places.append(ch.new_path)
+            langs = _move_languages(home)
+            others = [ch.new_path for ch in self.changes(base, rev)
+                      if ch.new_path and ch.new_path not in places and language_for_path(ch.new_path) in langs]
+            budget = MAX_MOVE_SEARCH_BYTES
+            for p in sorted(others, key=lambda q: (-_shared_dirs(q, home), q))[:MAX_MOVE_SEARCH_FILES]:
+                size = len(self.source(rev, p) or b"")
+                if size > budget:
+                    continue
+                budget -= size
+                places.append(p)
         exact: list[_Located] = []
         by_shape: list[_Located] = []
+        # A configuration key with a short value (lang_data.MIN_SHAPE_VALUE_BYTES) under another name in another
+        # file is a coincidence (a step `name: Checkout` in two workflows), not a move: followed in its own file only.
+        keyed = language_for_path(home) in KEY_LANGUAGES
         for p in places:
             before = (self.table(base, p) or {}) if base is not None else {}
             for n, s in (self.table(rev, p) or {}).items():
                 was = before.get(n)
                 if was is not None and was.fingerprint == s.fingerprint:
                     continue  # there already, unchanged: not where the anchored code went
+                if keyed and p != path_now and short_value(s) and (old_sym is None or n != old_sym.name):
+                    continue
                 if s.fingerprint == fp:
                     exact.append(_Located(p, n, s))
                 elif old_sym is not None and same_shape(old_sym, s):
                     by_shape.append(_Located(p, n, s))
-        if len(exact) == 1:
-            return exact[0]
-        if not exact and len(by_shape) == 1:
-            return by_shape[0]
+        for found in (exact, by_shape):
+            if len(found) == 1:
+                return found[0]
+            own = [f for f in found if f.path == path_now]
+            if len(own) == 1:
+                return own[0]  # the same code added in several files, one of them the anchor's: renamed there
+            if found:
+                return None
         return None
 
     def _trace_rename(self, a: Anchor, fp: str | None, name: str, base: str | None, rev: str | None,
@@ -564,7 +609,8 @@ class Resolver:
         for c in self._commits(base, rev, gone_path):
             if lookup(self.table(c, gone_path) or {}, name, like=old_sym, fingerprint=fp) is not None:
                 continue
-            found = self._find_elsewhere(fp, old_sym, base, c, gone_path if self.source(c, gone_path) else None)
+            found = self._find_elsewhere(fp, old_sym, base, c, gone_path if self.source(c, gone_path) else None,
+                                         home=gone_path)
             if found is None:
                 return None
             step = Anchor(path=found.path, symbol=found.name, commit=c, kind=found.symbol.kind,
@@ -665,6 +711,25 @@ def _in_format_words(path: str | None, kind: str, name: str, verb: str) -> str |
     if not path or not kind or language_for_path(path) not in FORMAT_LANGUAGES:
         return None
     return f"{kind} {name} {verb}"
+
+
+def _move_languages(path: str) -> frozenset[str]:
+    """The languages a symbol of ``path`` may have moved into: its own, or its group in
+    ``MOVE_LANGUAGE_GROUPS``; empty when ``path`` has no language."""
+    lang = language_for_path(path)
+    if lang is None:
+        return frozenset()
+    return next((g for g in MOVE_LANGUAGE_GROUPS if lang in g), frozenset({lang}))
+
+
+def _shared_dirs(path: str, home: str) -> int:
+    """How many leading directories ``path`` shares with ``home`` (``a/b/x.go`` and ``a/b/c/y.go``: 2)."""
+    n = 0
+    for x, y in zip(path.split("/")[:-1], home.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _what_changed(old: Symbol | None, new: Symbol) -> list[Change]:

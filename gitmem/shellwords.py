@@ -441,6 +441,56 @@ def _make_args(here: str, args: list[str]) -> tuple[str, str | None, list[str]]:
     return folder, given, goals
 
 
+#: A make variable assignment that sets a value once (``=``, ``:=``, ``::=``, ``:::=``; not ``?=``, ``+=``, ``!=``).
+_MAKE_ASSIGN = r"^\s*(?:(?:override|export)\s+)*([A-Za-z_][A-Za-z0-9_.-]*)\s*(:{0,3}|[?+!])=\s*(.*)$"
+#: A reference to a whole variable: ``$(NAME)`` or ``${NAME}``.
+_MAKE_REF = r"\$(?:\(([A-Za-z_][A-Za-z0-9_.-]*)\)|\{([A-Za-z_][A-Za-z0-9_.-]*)\})"
+#: A plain word of a variable's value: no reference, pattern, quote, escape or glob.
+_MAKE_PLAIN_WORD = r"[^$%\\'\"*?\[\]()]+"
+
+
+def make_word_lists(text: str) -> dict[str, list[str]]:
+    """The variables of the Makefile ``text`` that make expands to a fixed list of plain words: assigned once
+    with ``=`` / ``:=`` / ``::=`` / ``:::=`` (``override`` / ``export`` allowed), every word of the value free of
+    ``$``, ``%``, quotes, globs. Name -> words. A variable assigned more than once or with ``?=`` / ``+=`` /
+    ``!=`` (its value depends on the environment or on order) is left out, as is any in a ``define`` block.
+
+    So that ``$(BAKE_TARGETS): …`` with ``BAKE_TARGETS := binaries lint`` is read as the rules ``binaries`` and
+    ``lint`` (``code.lang_make`` and :func:`make_goals`)."""
+    found: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
+    in_define = False
+    for line in _logical_lines(text):
+        if in_define:
+            in_define = not line.strip().startswith("endef")
+            continue
+        if line.startswith("\t") or not line.strip():
+            continue
+        code = line.split("#", 1)[0]
+        words = code.split()
+        if words[:1] == ["define"] or words[:2] == ["override", "define"]:
+            in_define = True
+            continue
+        m = re.match(_MAKE_ASSIGN, code)
+        if m is None:
+            continue
+        name = m.group(1)
+        seen[name] = seen.get(name, 0) + 1
+        values = m.group(3).split()
+        if m.group(2) in ("", ":", "::", ":::") and values and all(re.fullmatch(_MAKE_PLAIN_WORD, v) for v in values):
+            found[name] = values
+    return {k: v for k, v in found.items() if seen[k] == 1}
+
+
+def expand_make_word(word: str, variables: dict[str, list[str]]) -> list[str]:
+    """``word`` of a rule's target list as make reads it: a whole ``$(NAME)`` / ``${NAME}`` of ``variables``
+    (:func:`make_word_lists`) is its words; any other word is itself."""
+    m = re.fullmatch(_MAKE_REF, word)
+    if m is not None:
+        return list(variables.get(m.group(1) or m.group(2), [word]))
+    return [word]
+
+
 def make_goals(text: str, goals: list[str]) -> list[str] | None:
     """The targets of the Makefile ``text`` that ``make GOALS`` builds: each goal (none named: the default goal,
     ``.DEFAULT_GOAL`` or the first target not starting with ``.``) and, breadth first, their prerequisites that
@@ -448,8 +498,10 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
     the file (a pattern rule's, an included file's), no default goal, or more than ``MAX_ENTRIES``.
 
     A light reading of make's syntax, not make: rules are lines ``targets: prerequisites`` outside recipes
-    (lines starting with a tab) and ``define`` blocks; targets or prerequisites with ``$`` or ``%`` are left
-    out (variables and patterns are not expanded)."""
+    (lines starting with a tab) and ``define`` blocks; a target list ``$(VAR)`` whose variable is a fixed list of
+    plain words (:func:`make_word_lists`) is those words; other targets or prerequisites with ``$`` or ``%`` are
+    left out (other variables and patterns are not expanded)."""
+    variables = make_word_lists(text)
     rules: dict[str, list[str]] = {}
     first: str | None = None
     default: str | None = None
@@ -477,7 +529,7 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
         rest = m.group(2).split(";", 1)[0]
         if "=" in rest or ":" in rest:  # a target-specific variable, a static pattern rule: no plain prerequisites
             rest = ""
-        names = [t for t in m.group(1).split() if "$" not in t and "%" not in t]
+        names = [t for w in m.group(1).split() for t in expand_make_word(w, variables) if "$" not in t and "%" not in t]
         prereqs = [p for p in rest.split() if "$" not in p and "%" not in p]
         for t in names:
             rules.setdefault(t, []).extend(p for p in prereqs if p not in rules.get(t, ()))

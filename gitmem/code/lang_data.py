@@ -27,7 +27,11 @@ formatting, quoting style, flow or block style, comments and anchor names left o
 scalars typed: ``5`` and ``"5"`` differ; YAML plain scalars as the YAML 1.2 core schema reads them, so
 ``yes`` and ``on`` are strings); for an item its mapping without the key that names it; ``signature_fp`` the
 key (or label) itself; ``fingerprint`` both; ``shape_fp`` equals ``body_fp`` (the same value under another
-name is a rename); ``decorators_fp`` is empty. The file fingerprint is the canonical form of every document.
+name is a rename), tagged ``SHORT_VALUE_TAG`` instead of ``kv1`` when the canonical value has fewer than
+``MIN_SHAPE_VALUE_BYTES`` bytes (:func:`short_value`): a short value such as ``Checkout``, ``true`` or ``"3.11"``
+is found under many keys of many files, so ``anchors.Resolver`` follows such a key only within its own file
+(renamed, or moved under another parent there), never into another file;
+``decorators_fp`` is empty. The file fingerprint is the canonical form of every document.
 
 Cost is bounded: symbols are made level by level (top-level keys first) while the total stays within
 ``MAX_SYMBOLS`` and the depth within ``MAX_DEPTH``: a level that would pass the limit is left out whole (so
@@ -58,6 +62,15 @@ FINGERPRINT_TAG = "kv1"
 #: Most symbols made from one file. A ~200-byte row each in the on-disk cache: 2000 keeps a lock file's
 #: cache entry under ~0.5 MB while every hand-written configuration file keeps all its keys.
 MAX_SYMBOLS = 2000
+#: The languages this module analyzes: their symbols are keys identified by their values.
+KEY_LANGUAGES = frozenset({"yaml", "toml", "json"})
+#: Fewest bytes of a value's canonical form that identify its key under another name (``shape_fp``), as code's
+#: ``symbols.MIN_SHAPE_BODY_TOKENS``: below it a deleted key whose value shows up once among a commit's changed
+#: keys (buildx's step name ``Checkout``, a ``true``, a version ``"3.11"``) is not reported renamed to it.
+#: 40 bytes is about a short command line or a small mapping of two or three keys.
+MIN_SHAPE_VALUE_BYTES = 40
+#: Tag of the ``shape_fp`` of a key whose value is shorter than ``MIN_SHAPE_VALUE_BYTES``.
+SHORT_VALUE_TAG = "kv1s"
 #: Deepest name made (components; an item ``[x]`` counts as one): a Kubernetes container's
 #: ``spec.template.spec.containers[app].resources.limits.memory`` is 7.
 MAX_DEPTH = 10
@@ -222,10 +235,18 @@ def _symbol(name: str, e: _Entry, kind: str) -> Symbol:
     else:
         body = value
         sig = _digest(b"k", e.key.encode("utf-8", "surrogatepass"))
-    body_fp = _digest(b"v", canonical(body))
+    value_bytes = canonical(body)
+    body_fp = _digest(b"v", value_bytes)
     return Symbol(name=name, kind=kind, start_line=e.start, end_line=e.end,
                   fingerprint=_digest(b"s", sig.encode(), body_fp.encode()), signature_fp=sig,
-                  body_fp=body_fp, decorators_fp="", shape_fp=body_fp)
+                  body_fp=body_fp, decorators_fp="",
+                  shape_fp=body_fp if len(value_bytes) >= MIN_SHAPE_VALUE_BYTES
+                  else SHORT_VALUE_TAG + body_fp[len(FINGERPRINT_TAG):])
+
+
+def short_value(sym: Symbol) -> bool:
+    """Whether the key ``sym`` holds a value too short to identify it in another file (``MIN_SHAPE_VALUE_BYTES``)."""
+    return sym.shape_fp.startswith(SHORT_VALUE_TAG + ":")
 
 
 def _file_fp(values: list[Any]) -> str:

@@ -10,7 +10,12 @@ the first ``FROM`` (global ``ARG``s) belong to no stage.
 Fingerprints: instruction keywords are case-insensitive (``run`` == ``RUN``),
 ``#`` comments, line continuations (``\\`` + newline) and whitespace runs
 in shell-form commands are formatting (``RUN a && \\`` / ``b`` == ``RUN a && b``).
-Everything else counts, including the base image of the ``FROM`` line.
+Everything else counts, including the base image of the ``FROM`` line with
+its tag and digest (``golang:1.13-alpine@sha256:…``), and every flag
+(``FROM --platform=…``, ``RUN --mount=type=cache,source=…``, ``COPY --from=…``,
+``HEALTHCHECK --interval=…``): the grammar keeps part of their text outside
+any child node, so such a node counts as its whole written text
+(:func:`_written`).
 Known limits: whitespace inside quoted arguments of a shell-form ``RUN`` is
 collapsed too; heredocs count as written; a global ``ARG``'s default is in no
 stage (changing it leaves a stage whose ``FROM`` uses it fresh).
@@ -18,6 +23,7 @@ stage (changing it leaves a stage whose ``FROM`` uses it fresh).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .lang_sql import AtomicBy
@@ -70,13 +76,46 @@ def _alias(node: Node, src: bytes) -> bytes | None:
     return src[node.start_byte:node.end_byte].lower()
 
 
+def _written(node: Node, src: bytes) -> bytes | None:
+    """A node that holds text outside its children, as written (line continuations out); None otherwise.
+
+    The ``dockerfile`` grammar leaves text in no child node in several places: an image tag (``:1.13-alpine``
+    under ``image_tag`` has only the ``:`` child), a digest, a ``--platform=…`` / ``--from=…`` flag (only
+    ``--`` and ``=``), a ``--mount`` parameter (``source=/x``: only ``=``), a quoted string, a port. A token
+    walk over the leaves would miss that text, so such a node is one token of its written text; a node whose
+    children cover its text is walked as usual (None).
+    """
+    if not node.child_count:
+        return None
+    pos = node.start_byte
+    gapped = False
+    for child in node.children:
+        if src[pos:child.start_byte].strip():
+            gapped = True
+        pos = child.end_byte
+    if not gapped and not src[pos:node.end_byte].strip():
+        return None
+    return _CONTINUATION.sub(b"", src[node.start_byte:node.end_byte])
+
+
+#: A line continuation (``\`` + newline and the next line's indentation): formatting inside a written node.
+_CONTINUATION = re.compile(rb"\\\r?\n[ \t]*")
+
+
+def _canon(node: Node, src: bytes) -> bytes | None:
+    """Instruction keywords upper-cased (``run`` == ``RUN``); any other node per :func:`_written`."""
+    if node.type.isalpha() and node.type.isupper():
+        return _keyword(node, src)
+    return _written(node, src)
+
+
 DOCKERFILE = LanguageSpec(
     name="dockerfile",
     handlers={"from_instruction": _stage},
     descend=lambda t: t == "source_file",
     comment_types=frozenset({"comment", "line_continuation"}),
-    atomic=AtomicBy({"shell_command": _shell, "image_alias": _alias}, lambda t: t.isalpha() and t.isupper(),
-                    _keyword),
+    atomic=AtomicBy({"shell_command": _shell, "image_alias": _alias},
+                    lambda t: t.isalpha() and t.isupper() or t[:1].islower(), _canon),
     # `FROM ubuntu:22.04`, `CMD ["/bin/bash"]`, `LABEL a="b"`: text the grammar gives no node of its own.
     text_gaps=frozenset({"image_tag", "json_string", "double_quoted_string"}),
 )

@@ -6,7 +6,11 @@ takes it (``build``, ``docker-build``, ``bin/app``); a rule of several targets
 targets, prerequisites, recipe). Names holding a ``.`` or brackets are quoted
 by :func:`gitmem.textsplit.quote_name_part`: the pattern rule ``%.o: %.c`` is
 ``(%.o)``, ``$(BIN)`` is ``(${BIN})``. A target with several rules is numbered
-(``build``, ``build#2``). Special targets (``.PHONY``, ``.DEFAULT``,
+(``build``, ``build#2``). A target list ``$(VAR)`` (or ``${VAR}``) whose
+variable the file assigns once to a fixed list of plain words
+(``BAKE_TARGETS := binaries lint``, see :func:`gitmem.shellwords.make_word_lists`)
+also gives each of those words as a target, as make expands it (the rule is
+still ``(${BAKE_TARGETS})`` too). Special targets (``.PHONY``, ``.DEFAULT``,
 ``.SUFFIXES`` ... any name of ``.`` and capitals) are not symbols; nor are
 variables (``VERSION ?= 1``: anchor the file), ``define`` blocks or
 ``include``s. Rules inside ``ifeq`` / ``ifdef`` blocks are found.
@@ -21,8 +25,10 @@ a recipe line is collapsed too.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..shellwords import expand_make_word, make_word_lists
 from ..textsplit import quote_name_part
 from .languages import Def, LanguageSpec, make_def, text
 
@@ -40,9 +46,17 @@ def _rule(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | None:
     out: list[Def] = []
     for word in targets.named_children:
         name = " ".join(text(word, src).split())
-        if name and not _SPECIAL_TARGET.fullmatch(name):
-            out.append(make_def(quote_name_part(name), "target", node, node, body=(targets.end_byte, node.end_byte)))
+        expanded = expand_make_word(name, _variables(src)) if name.startswith("$") else [name]
+        for n in [name] + [e for e in expanded if e != name]:
+            if n and not _SPECIAL_TARGET.fullmatch(n):
+                out.append(make_def(quote_name_part(n), "target", node, node, body=(targets.end_byte, node.end_byte)))
     return out
+
+
+@lru_cache(maxsize=8)
+def _variables(src: bytes) -> dict[str, list[str]]:
+    """The file's fixed word-list variables (:func:`gitmem.shellwords.make_word_lists`), once per file."""
+    return make_word_lists(src.decode("utf-8", "replace"))
 
 
 def _recipe_line(node: Node, src: bytes) -> bytes | None:

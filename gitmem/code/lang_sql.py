@@ -3,7 +3,10 @@
 Symbols and kinds: ``table`` (``CREATE TABLE``), ``column`` (each column of a
 ``CREATE TABLE`` as ``orders.status``, and ``ALTER TABLE orders ADD COLUMN
 total ...`` as ``orders.total``), ``view`` (also materialized), ``function``,
-``procedure``, ``index`` (named indexes only), ``trigger``, ``type``.
+``procedure``, ``index`` (named indexes only: ``CREATE INDEX ON t (a)`` names
+none, and the name PostgreSQL would choose, ``t_a_idx`` numbered on a clash,
+depends on the indexes already in the database, so an unnamed index is not a
+symbol), ``trigger``, ``type``.
 
 Names: the object's own name without its schema (``public.orders`` is
 ``orders``, like a Java package: a file rarely holds two schemas' tables of
@@ -313,6 +316,8 @@ def analyze(src: bytes, analyze_with_spec: SpecRunner) -> tuple[dict[str, Symbol
         lead = m.start("at")
         kind = _LEXICAL_KINDS[m.group(2).lower()]
         base = quote_name_part(sql_identifier(re.split(r"\s*\.\s*", m.group(3).decode("utf-8", "replace"))[-1]))
+        if kind == "index" and base == "on":
+            continue  # an unnamed index (``CREATE INDEX ON t ...``: ON is reserved, never a name): not a symbol
         if kind == "function" and m.group("args"):
             keys[base].append((src.count(b"\n", 0, a + lead) + 1, _lexical_key(_balanced(chunk, m.start("args")))))
         name, n = base, 1

@@ -94,10 +94,10 @@ if TYPE_CHECKING:
 #: Algorithm tag of fingerprints: bump when the canonical token form changes.
 FINGERPRINT_TAG = "ts1"
 #: Version of everything ``extract_symbols`` outputs; keys both caches.
-#: ``.5``: issue 22's languages fingerprint text no node carries (Scala interpolated strings, Kotlin ``String?``
+#: ``.5``, ``.6``: issue 22's languages fingerprint text no node carries (Scala interpolated strings, Kotlin ``String?``
 #: ...) and keep names through parse errors (Swift, Kotlin); ``Symbol.shape_self_fp`` (a renamed recursive
 #: function): tables cached before would be wrong.
-EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.5"
+EXTRACTOR_VERSION = f"{FINGERPRINT_TAG}.6"
 #: Tag of the fallback file fingerprint for non-code and unknown files.
 RAW_TAG = "raw1"
 
