@@ -37,7 +37,7 @@ from .textsplit import quote_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
-    from collections.abc import Container
+    from collections.abc import Container, Iterator
 
 #: Separators between the simple commands of a command line.
 SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
@@ -449,16 +449,9 @@ _MAKE_REF = r"\$(?:\(([A-Za-z_][A-Za-z0-9_.-]*)\)|\{([A-Za-z_][A-Za-z0-9_.-]*)\}
 _MAKE_PLAIN_WORD = r"[^$%\\'\"*?\[\]()]+"
 
 
-def make_word_lists(text: str) -> dict[str, list[str]]:
-    """The variables of the Makefile ``text`` that make expands to a fixed list of plain words: assigned once
-    with ``=`` / ``:=`` / ``::=`` / ``:::=`` (``override`` / ``export`` allowed), every word of the value free of
-    ``$``, ``%``, quotes, globs. Name -> words. A variable assigned more than once or with ``?=`` / ``+=`` /
-    ``!=`` (its value depends on the environment or on order) is left out, as is any in a ``define`` block.
-
-    So that ``$(BAKE_TARGETS): …`` with ``BAKE_TARGETS := binaries lint`` is read as the rules ``binaries`` and
-    ``lint`` (``code.lang_make`` and :func:`make_goals`)."""
-    found: dict[str, list[str]] = {}
-    seen: dict[str, int] = {}
+def _make_statements(text: str) -> Iterator[str]:
+    """The logical lines of the Makefile ``text`` that are not recipes (a leading tab), blank, or inside a
+    ``define`` block, each without its comment."""
     in_define = False
     for line in _logical_lines(text):
         if in_define:
@@ -471,6 +464,20 @@ def make_word_lists(text: str) -> dict[str, list[str]]:
         if words[:1] == ["define"] or words[:2] == ["override", "define"]:
             in_define = True
             continue
+        yield code
+
+
+def make_word_lists(text: str) -> dict[str, list[str]]:
+    """The variables of the Makefile ``text`` that make expands to a fixed list of plain words: assigned once
+    with ``=`` / ``:=`` / ``::=`` / ``:::=`` (``override`` / ``export`` allowed), every word of the value free of
+    ``$``, ``%``, quotes, globs. Name -> words. A variable assigned more than once or with ``?=`` / ``+=`` /
+    ``!=`` (its value depends on the environment or on order) is left out, as is any in a ``define`` block.
+
+    So that ``$(BAKE_TARGETS): …`` with ``BAKE_TARGETS := binaries lint`` is read as the rules ``binaries`` and
+    ``lint`` (``code.lang_make`` and :func:`make_goals`)."""
+    found: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
+    for code in _make_statements(text):
         m = re.match(_MAKE_ASSIGN, code)
         if m is None:
             continue
@@ -505,18 +512,7 @@ def make_goals(text: str, goals: list[str]) -> list[str] | None:
     rules: dict[str, list[str]] = {}
     first: str | None = None
     default: str | None = None
-    in_define = False
-    for line in _logical_lines(text):
-        if in_define:
-            in_define = not line.strip().startswith("endef")
-            continue
-        if line.startswith("\t") or not line.strip():
-            continue
-        code = line.split("#", 1)[0]
-        words = code.split()
-        if words[:1] == ["define"] or words[:2] == ["override", "define"]:
-            in_define = True
-            continue
+    for code in _make_statements(text):
         m = re.match(_DEFAULT_GOAL, code)
         if m:
             default = m.group(1)
