@@ -19,12 +19,14 @@ from typing import Literal
 
 from . import injection, memfile
 from .anchors import Resolver
+from .code.specs import written_symbol
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
 from .infra import utc_now
 from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, Review, parse_anchor_spec, unique_anchors
 from .org import xrepo
 from .store import Store, new_id
+from .textsplit import name_base, name_parts
 
 #: Titles longer than this are cut at a word boundary (characters).
 MAX_TITLE_CHARS = 120
@@ -220,6 +222,8 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
         rel = _user_path(store, path, cwd)
         anchor = resolver.make(rel, symbol, sha)
         out.append(anchor)
+        if symbol and anchor.symbol and warn is not None and _other_scope(rel, symbol, anchor.symbol):
+            warn(f"anchored {anchor.key}: the only symbol of {rel} that {symbol} names")
         if symbol:  # a C/C++ function: its declaration in the header and its definition go together
             other, why = resolver.partner(anchor, sha)
             if other is not None and other not in out:
@@ -238,6 +242,12 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
 
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++")
+
+
+def _other_scope(path: str, typed: str, found: str) -> bool:
+    """Whether the name ``found`` has more or fewer enclosing parts than ``typed`` written in gitmem's form (a
+    unique suffix, ``XMLUtil::ToInt`` -> ``tinyxml2.XMLUtil.ToInt``, or a namespace the file does not name)."""
+    return len(name_parts(name_base(found))) != len(name_parts(name_base(written_symbol(path, typed))))
 
 
 def _user_path(store: Store, path: str, cwd: str | None) -> str:
