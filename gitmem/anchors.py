@@ -77,9 +77,8 @@ def _listed(names: list[str]) -> str:
 def _ambiguous(spec_path: str, symbol: str, names: list[str], where: str) -> AnchorError:
     hint = "name one: " + _listed(names)
     if language_for_path(spec_path) == "ruby" and len(names) == 2 and names[1] == names[0] + "[self]":
-        typed = symbol.strip()
-        cut = max(typed.rfind("."), typed.rfind("#"), typed.rfind("::"))
-        owner, leaf = typed[:cut], name_parts(names[0])[-1]
+        parts = name_parts(names[0])
+        owner, leaf = "::".join(parts[:-1]), parts[-1]
         hint = (f"name one: {owner}#{leaf} (the instance method, {names[0]}) or {owner}::{leaf} "
                 f"(the class method, {names[1]})")
     return AnchorError(f"{spec_path}::{symbol} may mean {len(names)} symbols {where}: {_listed(names)}",
@@ -160,14 +159,15 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
         why = f"has no overload of {base} with {typed_key}" if typed_key else f"defines {base} {len(keyed)} times"
         raise AnchorError(f"{spec_path} {why} {where}", "name one: " + _listed(keyed), candidates=keyed)
     names = [n for tier in tiers for n in tier]
-    for cand in names:  # a unique suffix at a part boundary
-        tail = name_parts(cand)
-        found = [n for n in table if _ends_with(n, tail)]
-        if not found:
-            found = [n for n in table if _ends_with(name_base(n), tail) and name_base(n) != n]
-        if not found and name_base(cand) != cand:  # typed with a key, defined once without one
-            found = [n for n in table if _ends_with(n, name_parts(name_base(cand))) and name_base(n) == n
-                     and not _overloads(table, n)]
+    for tier in tiers:  # a unique suffix at a part boundary
+        found = list(dict.fromkeys(n for cand in tier for n in table if _ends_with(n, name_parts(cand))))
+        if not found:  # told apart by a key: `Parse` ends `ns.A.Parse()` and `ns.A.Parse(int)`
+            found = list(dict.fromkeys(n for cand in tier for n in table
+                                       if name_base(n) != n and _ends_with(name_base(n), name_parts(cand))))
+        if not found:  # typed with a key, defined once without one
+            found = list(dict.fromkeys(n for cand in tier if name_base(cand) != cand for n in table
+                                       if name_base(n) == n and not _overloads(table, n)
+                                       and _ends_with(n, name_parts(name_base(cand)))))
         if len(found) > 1:
             raise _ambiguous(spec_path, symbol, found, where)
         if found:

@@ -510,6 +510,8 @@ def test_a_ruby_name_typed_with_hash_or_colons_picks_the_instance_or_the_class_m
     err, hint = _miss(run_cli, repo, "inv.rb::Invoice.total")
     assert "Invoice.total, Invoice.total[self]" in err
     assert "Invoice#total" in hint and "Invoice::total" in hint and "Invoice.total[self]" in hint
+    err, hint = _miss(run_cli, repo, "inv.rb::total")  # a bare name: either, so neither
+    assert "Invoice.total, Invoice.total[self]" in err and "Invoice#total" in hint
     # only one of them (named without `[self]`, nothing to tell apart): any separator finds it
     for typed in ("Invoice.build", "Invoice#build", "Invoice::build"):
         assert _anchored(run_json, repo, f"inv.rb::{typed}") == "inv.rb::Invoice.build", typed

@@ -1362,10 +1362,12 @@ _RUBY_LAST_SEP = re.compile(r"(#|::|\.)\s*([^#:.\[\]]+)\Z")
 def _ruby_written_choices(name: str) -> list[list[str]]:
     """What a typed Ruby method name means when a class has both ``def self.m`` (gitmem's ``A.m[self]``) and
     ``def m`` (``A.m``): ``A#m`` the instance method, ``A::m`` the class method (each finds the other when
-    it is the only one), ``A.m`` either (both: ambiguous). Constants (``A::B``), numbered (``A.m#2``) and
-    keyed (``A.m[self]``) names mean themselves."""
+    it is the only one), ``A.m`` and a bare ``m`` either (both: ambiguous). Constants (``A::B``), numbered
+    (``A.m#2``) and keyed (``A.m[self]``) names mean themselves."""
     dotted = _ruby_written_name(name)
     m = _RUBY_LAST_SEP.search(name.strip())
+    if m is None and re.fullmatch(r"[a-z_]\w*[?!=]?", name.strip()):  # a bare method name: either
+        return [[name.strip(), name.strip() + _RUBY_SINGLETON_KEY]]
     if m is None or m.group(2)[:1].isupper() or m.group(2).isdigit() or m.start() == 0:
         return [[name], [dotted]] if dotted != name else [[name]]
     instance, singleton = dotted, dotted + _RUBY_SINGLETON_KEY
