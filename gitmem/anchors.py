@@ -94,7 +94,7 @@ def _exact(table: dict[str, Symbol], name: str) -> list[str]:
         return []
     aliased = [n for n, s in table.items() if name in s.aliases]
     if aliased:
-        return aliased[:1] if len(aliased) == 1 else aliased
+        return aliased
     return [n for n, s in table.items() if plain_name(n) == name or any(plain_name(a) == name for a in s.aliases)]
 
 
@@ -153,12 +153,13 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
             keyed = keyed or _several(_overloads(table, cand))
             if not keyed and cand != name_base(cand):  # a key none of the overloads has
                 keyed = _several(_overloads(table, name_base(cand)))
+    names = [n for tier in tiers for n in tier]
+    # the key as the language writes it: that of the most normalised candidate (`(int)` for `(int x)`)
+    typed_key = next((c[len(name_base(c)):] for c in reversed(names) if name_base(c) != c), "")
     if keyed:
         base = name_base(keyed[0])
-        typed_key = symbol.strip()[len(symbol.strip().split("(")[0]):] if "(" in symbol else ""
         why = f"has no overload of {base} with {typed_key}" if typed_key else f"defines {base} {len(keyed)} times"
         raise AnchorError(f"{spec_path} {why} {where}", "name one: " + _listed(keyed), candidates=keyed)
-    names = [n for tier in tiers for n in tier]
     for tier in tiers:  # a unique suffix at a part boundary
         found = list(dict.fromkeys(n for cand in tier for n in table if _ends_with(n, name_parts(cand))))
         if not found:  # told apart by a key: `Parse` ends `ns.A.Parse()` and `ns.A.Parse(int)`
@@ -172,6 +173,12 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
             raise _ambiguous(spec_path, symbol, found, where)
         if found:
             return found[0]
+    for cand in names:  # a key typed for a suffix none of whose overloads has it
+        if name_base(cand) != cand:
+            keyed = [n for n in table if name_base(n) != n and _ends_with(name_base(n), name_parts(name_base(cand)))]
+            if keyed:
+                raise AnchorError(f"{spec_path} has no overload of {name_base(keyed[0])} with {typed_key} {where}",
+                                  "name one: " + _listed(keyed), candidates=keyed)
     if language_for_path(spec_path) in _NAMESPACE_LANGUAGES:
         for cand in names:
             parts = name_parts(cand)

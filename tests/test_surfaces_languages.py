@@ -594,6 +594,9 @@ def test_signatures_copied_as_written_find_their_symbol(tmp_path: Path, run_cli,
     err, hint = _miss(run_cli, repo, "Session.swift::Session.request(_:method:)")
     assert "no overload of Session.request with (_:method:)" in err
     assert hint == ("hint: name one: Session.request(_:method:headers:), Session.request(_:interceptor:)")
+    err, hint = _miss(run_cli, repo, "tinyxml2.h::XMLDocument::Parse(int x)")  # through a unique suffix too
+    assert "no overload of tinyxml2.XMLDocument.Parse with (int)" in err
+    assert hint == "hint: name one: tinyxml2.XMLDocument.Parse(const char*,size_t), tinyxml2.XMLDocument.Parse()"
     err, hint = _miss(run_cli, repo, "vector.sql::l2_distance(int)")
     assert "no overload of l2_distance with (int)" in err and "l2_distance(vector,vector)" in hint
 
