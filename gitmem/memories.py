@@ -162,6 +162,8 @@ class RememberRequest:
         source: who writes it (``model.SOURCES``): ``user`` only for a person at the CLI or the ui
             (the memory is then recorded as reviewed by its author, ``provenance``); an agent is ``agent``.
         origin: which agent or tool writes it (``codex``), when known.
+        named_by_gitmem: ``anchors`` hold gitmem's own names (a stored memory's anchors, re-made by
+            ``supersede``), taken as they are (``Invoice.total`` is the Ruby instance method, not ambiguous).
     """
 
     text: str
@@ -176,6 +178,7 @@ class RememberRequest:
     cwd: str | None = None
     invariant: bool = False
     origin: str | None = None
+    named_by_gitmem: bool = False
 
 
 def derive_title(text: str) -> str:
@@ -189,8 +192,9 @@ def derive_title(text: str) -> str:
 
 def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | None,
                  cwd: str | None = None, resolver: Resolver | None = None,
-                 warn: Callable[[str], None] | None = None) -> list[Anchor]:
-    """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
+                 warn: Callable[[str], None] | None = None, *, as_typed: bool = True) -> list[Anchor]:
+    """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree); ``as_typed=False``: the
+    symbols are gitmem's own names (``Resolver.make``).
 
     A spec ``REPO:PATH[::SYMBOL]`` with REPO a repository of ``[org.repos]`` is a cross-repository anchor, made at
     REPO's ref whatever ``rev`` is (``org.xrepo.make``).
@@ -220,7 +224,7 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
             raise AnchorError(f"anchor {spec}: no symbol after '::'",
                               f"name the symbol ({path}::Class.method), or give {path} alone for the whole file")
         rel = _user_path(store, path, cwd)
-        anchor = resolver.make(rel, symbol, sha)
+        anchor = resolver.make(rel, symbol, sha, as_typed=as_typed)
         out.append(anchor)
         if symbol and anchor.symbol and warn is not None and _other_scope(rel, symbol, anchor.symbol):
             warn(f"anchored {anchor.key}: the only symbol of {rel} that {symbol} names")
@@ -328,7 +332,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
         warn("secrets were redacted from the memory (see [REDACTED:…] markers)")
     req = RememberRequest(text=clean, title=title_in, type=req.type, anchors=req.anchors, tags=tags, facts=facts,
                           rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd, invariant=req.invariant,
-                          origin=req.origin)
+                          origin=req.origin, named_by_gitmem=req.named_by_gitmem)
     text = req.text.strip()
     if not text and not req.title:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
@@ -338,7 +342,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if not title:
         raise GitmemError("the memory has no title: the text's first line and --title are empty",
                           "start the text with a line of words, or give --title")
-    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn)
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn, as_typed=not req.named_by_gitmem)
     body = text
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()

@@ -517,6 +517,10 @@ def test_a_ruby_name_typed_with_hash_or_colons_picks_the_instance_or_the_class_m
         assert _anchored(run_json, repo, f"inv.rb::{typed}") == "inv.rb::Invoice.build", typed
     for typed in ("Invoice.paid?", "Invoice#paid?", "Invoice::paid?"):
         assert _anchored(run_json, repo, f"inv.rb::{typed}") == "inv.rb::Invoice.paid?", typed
+    # a memory's stored names are gitmem's own: superseding one on the instance method keeps it
+    inst = run_json(repo, "remember", "instance total", "--anchor", "inv.rb::Invoice#total")["id"]
+    new = run_json(repo, "supersede", inst, "instance total, cached")
+    assert new["anchors"] == ["inv.rb::Invoice.total"], new
     # the memory typed for the class method goes stale with the class method, not with the instance one
     mid = run_json(repo, "remember", "class total is cached", "--anchor", "inv.rb::Invoice::total")["id"]
     commit(repo, "memories")
