@@ -119,8 +119,9 @@ def _unkeyed(table: dict[str, Symbol], name: str) -> list[str]:
 
 
 #: Languages whose typed names may carry leading namespaces that the file's table lacks (a namespace opened by
-#: a macro, ``FMT_BEGIN_NAMESPACE``, is no symbol: ``fmt::file::close`` is ``file.close`` there).
-_NAMESPACE_LANGUAGES = frozenset({"c", "cpp"})
+#: a macro, ``FMT_BEGIN_NAMESPACE``, is no symbol: ``fmt::file::close`` is ``file.close`` there; an SQL schema is
+#: not part of a name: ``public.orders.status`` is ``orders.status``).
+_NAMESPACE_LANGUAGES = frozenset({"c", "cpp", "sql"})
 
 
 def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: str) -> str | None:
@@ -131,8 +132,9 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
     ``A#m`` / ``A::m``, C++ ``ns::A::f(const char *s)``, JS ``A#m``, SQL ``F(int, int)``): a name of the
     table (or an earlier gitmem's name of it, or it without quoting), else the only definition of that name
     told apart by a key (``f`` -> ``f(int)``). Then a unique suffix at a part boundary (``XMLUtil.ToInt`` ->
-    ``tinyxml2.XMLUtil.ToInt``, ``cidr`` -> ``var.cidr``); then, in C/C++, the name without leading parts
-    that are no name of the table (``fmt.file.close`` -> ``file.close``). Never guesses among several.
+    ``tinyxml2.XMLUtil.ToInt``, ``cidr`` -> ``var.cidr``); then, in C/C++ and SQL, the name without leading
+    parts that are no name of the table (``fmt.file.close`` -> ``file.close``, ``public.orders`` -> ``orders``).
+    Never guesses among several.
 
     Raises:
         AnchorError: two names of one tier or several suffixes match (ambiguous, all named as ``candidates``),

@@ -590,6 +590,7 @@ def test_signatures_copied_as_written_find_their_symbol(tmp_path: Path, run_cli,
             ("tinyxml2.h::XMLDocument::Parse()", "tinyxml2.h::tinyxml2.XMLDocument.Parse()"),
             ("vector.sql::l2_distance(vector, vector)", "vector.sql::l2_distance(vector,vector)"),
             ("vector.sql::L2_Distance(halfvec,halfvec)", "vector.sql::l2_distance(halfvec,halfvec)"),
+            ("vector.sql::public.l2_distance(vector, vector)", "vector.sql::l2_distance(vector,vector)"),
             ("lib/Axios.js::Axios#request", "lib/Axios.js::Axios.request"),
             ("lib/Axios.js::Axios.prototype.request", "lib/Axios.js::Axios.request"),
             ("Session.swift::Session.request(_:interceptor:)", "Session.swift::Session.request(_:interceptor:)")):
