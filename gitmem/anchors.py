@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from . import layout
 from .code.lang_data import KEY_LANGUAGES, short_value
 from .code.languages import language_for_path, symbol_file_types
-from .code.specs import written_symbol
+from .code.specs import written_choices, written_symbol
 from .code.symbols import (
     closest_names,
     file_fingerprint,
@@ -44,7 +44,7 @@ from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
 from .org import checks as org_checks
 from .org.checks import Checked
-from .textsplit import name_base, plain_name
+from .textsplit import name_base, name_parts, plain_name
 
 #: How many commits that touched a file are examined to name the commit that
 #: changed an anchored symbol. Past this, the newest such commit is named.
@@ -77,6 +77,152 @@ MOVE_LANGUAGE_GROUPS: tuple[frozenset[str], ...] = (
     frozenset({"javascript", "typescript", "tsx"}),
     frozenset({"c", "cpp"}),
 )
+
+
+def _plain_parts(name: str) -> list[str]:
+    """``name``'s parts, each as a person writes it (``plain_name``)."""
+    return [plain_name(p) for p in name_parts(name)]
+
+
+def _ends_with(name: str, tail: list[str]) -> bool:
+    """Whether ``name``'s last parts are ``tail`` (parts compared as written and as typed), with at least one
+    part before them."""
+    for parts in (name_parts(name), _plain_parts(name)):
+        if len(parts) > len(tail) and parts[-len(tail):] == tail:
+            return True
+    return False
+
+
+#: How many names an ambiguity message lists (all are in the error's ``candidates``).
+MAX_LISTED = 8
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - MAX_LISTED
+    return ", ".join(names[:MAX_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _ambiguous(spec_path: str, symbol: str, names: list[str], where: str) -> AnchorError:
+    hint = "name one: " + _listed(names)
+    if language_for_path(spec_path) == "ruby" and len(names) == 2 and names[1] == names[0] + "[self]":
+        parts = name_parts(names[0])
+        owner, leaf = "::".join(parts[:-1]), parts[-1]
+        hint = (f"name one: {owner}#{leaf} (the instance method, {names[0]}) or {owner}::{leaf} "
+                f"(the class method, {names[1]})")
+    return AnchorError(f"{spec_path}::{symbol} may mean {len(names)} symbols {where}: {_listed(names)}",
+                       hint, candidates=names)
+
+
+def _exact(table: dict[str, Symbol], name: str) -> list[str]:
+    """The table names ``name`` is: itself, else the one an earlier gitmem called so (``Symbol.aliases``),
+    else the ones it is when written without gitmem's quoting (``Makefile::build/app.o``)."""
+    if name in table:
+        return [name]
+    if len(_overloads(table, name)) > 1:  # separate implementations: an earlier name of one of them is no answer
+        return []
+    aliased = [n for n, s in table.items() if name in s.aliases]
+    if aliased:
+        return aliased
+    return [n for n, s in table.items() if plain_name(n) == name or any(plain_name(a) == name for a in s.aliases)]
+
+
+def _overloads(table: dict[str, Symbol], name: str) -> list[str]:
+    """The table names that are ``name`` told apart by a key or number (``f(int)``, ``A.m[self]``, ``f#2``)."""
+    return [n for n in table if n != name and name_base(n) == name and n.startswith(name)]
+
+
+def _only(names: list[str]) -> list[str]:
+    return names if len(names) == 1 else []
+
+
+def _several(names: list[str]) -> list[str]:
+    return names if len(names) > 1 else []
+
+
+def _unkeyed(table: dict[str, Symbol], name: str) -> list[str]:
+    """``[A.f]`` for a typed ``A.f(int)`` when the table has ``A.f`` alone, unkeyed (a function that is not
+    overloaded has no key in its name)."""
+    base = name_base(name)
+    return [base] if base != name and base in table and not _overloads(table, base) else []
+
+
+#: Languages whose typed names may carry leading namespaces that the file's table lacks (a namespace opened by
+#: a macro, ``FMT_BEGIN_NAMESPACE``, is no symbol: ``fmt::file::close`` is ``file.close`` there; an SQL schema is
+#: not part of a name: ``public.orders.status`` is ``orders.status``).
+_NAMESPACE_LANGUAGES = frozenset({"c", "cpp", "sql"})
+
+
+def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: str) -> str | None:
+    """The name of ``table`` (the symbols of ``spec_path``) that ``symbol``, as a person typed it, means; None
+    when there is none (the caller lists the closest).
+
+    In order, for each tier of ``specs.written_choices`` (the name as typed, the language's own forms: Ruby
+    ``A#m`` / ``A::m``, C++ ``ns::A::f(const char *s)``, JS ``A#m``, SQL ``F(int, int)``): a name of the
+    table (or an earlier gitmem's name of it, or it without quoting), else the only definition of that name
+    told apart by a key (``f`` -> ``f(int)``). Then a unique suffix at a part boundary (``XMLUtil.ToInt`` ->
+    ``tinyxml2.XMLUtil.ToInt``, ``cidr`` -> ``var.cidr``); then, in C/C++ and SQL, the name without leading
+    parts that are no name of the table (``fmt.file.close`` -> ``file.close``, ``public.orders`` -> ``orders``).
+    Never guesses among several.
+
+    Raises:
+        AnchorError: two names of one tier or several suffixes match (ambiguous, all named as ``candidates``),
+            or the name has several definitions told apart by key and the typed key is none of them.
+    """
+    tiers = written_choices(spec_path, symbol)
+    keyed: list[str] = []
+    for tier in tiers:
+        hits: list[str] = []
+        for cand in tier:
+            hits += _exact(table, cand) or _only(_overloads(table, cand)) or _unkeyed(table, cand)
+        hits = list(dict.fromkeys(hits))
+        if len(hits) > 1:
+            raise _ambiguous(spec_path, symbol, hits, where)
+        if hits:
+            return hits[0]
+        for cand in tier:
+            keyed = keyed or _several(_overloads(table, cand))
+            if not keyed and cand != name_base(cand):  # a key none of the overloads has
+                keyed = _several(_overloads(table, name_base(cand)))
+    names = [n for tier in tiers for n in tier]
+    # the key as the language writes it: that of the most normalised candidate (`(int)` for `(int x)`)
+    typed_key = next((c[len(name_base(c)):] for c in reversed(names) if name_base(c) != c), "")
+    if keyed:
+        base = name_base(keyed[0])
+        why = f"has no overload of {base} with {typed_key}" if typed_key else f"defines {base} {len(keyed)} times"
+        raise AnchorError(f"{spec_path} {why} {where}", "name one: " + _listed(keyed), candidates=keyed)
+    for tier in tiers:  # a unique suffix at a part boundary
+        found = list(dict.fromkeys(n for cand in tier for n in table if _ends_with(n, name_parts(cand))))
+        if not found:  # told apart by a key: `Parse` ends `ns.A.Parse()` and `ns.A.Parse(int)`
+            found = list(dict.fromkeys(n for cand in tier for n in table
+                                       if name_base(n) != n and _ends_with(name_base(n), name_parts(cand))))
+        if not found:  # typed with a key, defined once without one
+            found = list(dict.fromkeys(n for cand in tier if name_base(cand) != cand for n in table
+                                       if name_base(n) == n and not _overloads(table, n)
+                                       and _ends_with(n, name_parts(name_base(cand)))))
+        if len(found) > 1:
+            raise _ambiguous(spec_path, symbol, found, where)
+        if found:
+            return found[0]
+    for cand in names:  # a key typed for a suffix none of whose overloads has it
+        if name_base(cand) != cand:
+            keyed = [n for n in table if name_base(n) != n and _ends_with(name_base(n), name_parts(name_base(cand)))]
+            if keyed:
+                raise AnchorError(f"{spec_path} has no overload of {name_base(keyed[0])} with {typed_key} {where}",
+                                  "name one: " + _listed(keyed), candidates=keyed)
+    if language_for_path(spec_path) in _NAMESPACE_LANGUAGES:
+        for cand in names:
+            parts = name_parts(cand)
+            for k in range(1, len(parts)):
+                lead = ".".join(parts[:k])
+                if any(n == lead or n.startswith(lead + ".") for n in table):
+                    break  # a namespace the file has: the rest is not to be dropped
+                rest = ".".join(parts[k:])
+                found = _exact(table, rest) or _overloads(table, rest) or _unkeyed(table, rest)
+                if len(found) > 1:
+                    raise _ambiguous(spec_path, symbol, found, where)
+                if found:
+                    return found[0]
+    return None
 
 
 @dataclass
@@ -132,19 +278,22 @@ class Resolver:
 
     # -- making anchors ---------------------------------------------------------------------
 
-    def make(self, spec_path: str, symbol: str | None, rev: str | None = WORKTREE) -> Anchor:
+    def make(self, spec_path: str, symbol: str | None, rev: str | None = WORKTREE, *, as_typed: bool = True) -> Anchor:
         """Record an anchor to ``spec_path`` (repo-relative) and optional ``symbol`` at ``rev``.
 
         ``rev`` WORKTREE anchors to the code on disk, recorded against HEAD.
         Returns the Anchor with commit, kind, span and fingerprint filled in. A
         name an earlier gitmem gave (``f#3``, ``Parser.parse#2``) is recorded
-        under today's name (``f``, ``Parser.parse(int)``).
+        under today's name (``f``, ``Parser.parse(int)``). A name typed by a person (``as_typed``) is found
+        by :func:`find_symbol` (the language's own forms, a unique suffix); ``as_typed=False``: ``symbol`` is a
+        name of the file's table (a stored anchor, a name gitmem listed) and is taken as it is when present.
 
         Raises:
             AnchorError: the path is outside the repository, the file does not
                 exist at ``rev``, or the symbol is not in the file (with the
                 closest names as ``candidates``), or it names several separate
-                implementations (the overloads as ``candidates``).
+                implementations (the overloads as ``candidates``), or is ambiguous (the names it may
+                mean as ``candidates``).
         """
         why = check_anchor_path(spec_path)
         if why:
@@ -183,19 +332,10 @@ class Resolver:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself (--anchor {spec_path}); symbols are found in "
                               + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
-        if symbol not in table:  # the language's own separators: Ruby `A::B#m`, PHP `Ctl::show`
-            symbol = written_symbol(spec_path, symbol)
-        same = [n for n in table if n.startswith(symbol) and name_base(n) == symbol and n != symbol]
-        if symbol not in table and len(same) > 1:  # Java overloads, Rust cfg variants: separate implementations
-            raise AnchorError(f"{spec_path} defines {symbol} {len(same)} times {where}",
-                              "name one: " + ", ".join(same), candidates=same)
-        found = symbol if symbol in table else next((n for n, s in table.items() if symbol in s.aliases), None)
-        if found is None:  # typed without gitmem's quoting: `Makefile::build/app.o`, `scripts.build.all`
-            plain = [n for n, s in table.items()
-                     if plain_name(n) == symbol or any(plain_name(a) == symbol for a in s.aliases)]
-            found = plain[0] if len(plain) == 1 else None
+        found = find_symbol(table, spec_path, symbol, where) if as_typed or symbol not in table else symbol
         sym = table.get(found) if found else None
         if sym is None or found is None:
+            symbol = written_symbol(spec_path, symbol)
             near = closest_names(table, symbol)
             if near:
                 hint = "closest: " + ", ".join(near)
@@ -260,7 +400,7 @@ class Resolver:
             return None, ""
         other, name = found[0]
         try:
-            return self.make(other, name, rev), ""
+            return self.make(other, name, rev, as_typed=False), ""
         except AnchorError:  # (cannot happen for a name of its table; never fail the anchor asked for)
             return None, ""
 

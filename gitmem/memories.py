@@ -19,12 +19,14 @@ from typing import Literal
 
 from . import injection, memfile
 from .anchors import Resolver
+from .code.specs import written_symbol
 from .errors import AnchorError, GitmemError, MemoryFileError
 from .git import WORKTREE
 from .infra import utc_now
 from .model import KIND_COMMIT, MEMORY_TYPES, Anchor, Memory, Review, parse_anchor_spec, unique_anchors
 from .org import xrepo
 from .store import Store, new_id
+from .textsplit import name_base, name_parts
 
 #: Titles longer than this are cut at a word boundary (characters).
 MAX_TITLE_CHARS = 120
@@ -160,6 +162,8 @@ class RememberRequest:
         source: who writes it (``model.SOURCES``): ``user`` only for a person at the CLI or the ui
             (the memory is then recorded as reviewed by its author, ``provenance``); an agent is ``agent``.
         origin: which agent or tool writes it (``codex``), when known.
+        named_by_gitmem: ``anchors`` hold gitmem's own names (a stored memory's anchors, re-made by
+            ``supersede``), taken as they are (``Invoice.total`` is the Ruby instance method, not ambiguous).
     """
 
     text: str
@@ -174,6 +178,7 @@ class RememberRequest:
     cwd: str | None = None
     invariant: bool = False
     origin: str | None = None
+    named_by_gitmem: bool = False
 
 
 def derive_title(text: str) -> str:
@@ -188,8 +193,9 @@ def derive_title(text: str) -> str:
 def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | None,
                  cwd: str | None = None, resolver: Resolver | None = None,
                  warn: Callable[[str], None] | None = None,
-                 note: Callable[[str], None] | None = None) -> list[Anchor]:
-    """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree).
+                 note: Callable[[str], None] | None = None, *, as_typed: bool = True) -> list[Anchor]:
+    """Turn user anchor specs into recorded anchors at ``rev`` (None = working tree); ``as_typed=False``: the
+    symbols are gitmem's own names (``Resolver.make``).
 
     ``warn`` hears what the caller should look at (a declaration/definition pair not joined, a name defined more
     than once); ``note`` hears what was done besides (the partner anchored too: ``also anchored …``), and
@@ -223,8 +229,12 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
             raise AnchorError(f"anchor {spec}: no symbol after '::'",
                               f"name the symbol ({path}::Class.method), or give {path} alone for the whole file")
         rel = _user_path(store, path, cwd)
-        anchor = resolver.make(rel, symbol, sha)
+        anchor = resolver.make(rel, symbol, sha, as_typed=as_typed)
         out.append(anchor)
+        if symbol and anchor.symbol and (note or warn) is not None and _other_scope(rel, symbol, anchor.symbol):
+            say_taken = note or warn
+            assert say_taken is not None
+            say_taken(f"anchored {anchor.key}: the only symbol of {rel} that {symbol} names")
         if symbol:  # a C/C++ function: its declaration in the header and its definition go together
             other, why = resolver.partner(anchor, sha)
             if other is not None and other not in out:
@@ -244,6 +254,12 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
 
 
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".h++")
+
+
+def _other_scope(path: str, typed: str, found: str) -> bool:
+    """Whether the name ``found`` has more or fewer enclosing parts than ``typed`` written in gitmem's form (a
+    unique suffix, ``XMLUtil::ToInt`` -> ``tinyxml2.XMLUtil.ToInt``, or a namespace the file does not name)."""
+    return len(name_parts(name_base(found))) != len(name_parts(name_base(written_symbol(path, typed))))
 
 
 def _user_path(store: Store, path: str, cwd: str | None) -> str:
@@ -325,7 +341,7 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
         warn("secrets were redacted from the memory (see [REDACTED:…] markers)")
     req = RememberRequest(text=clean, title=title_in, type=req.type, anchors=req.anchors, tags=tags, facts=facts,
                           rev=req.rev, scope=req.scope, source=req.source, cwd=req.cwd, invariant=req.invariant,
-                          origin=req.origin)
+                          origin=req.origin, named_by_gitmem=req.named_by_gitmem)
     text = req.text.strip()
     if not text and not req.title:
         raise GitmemError("nothing to remember: the text is empty", "give the memory's text")
@@ -335,7 +351,8 @@ def remember(store: Store, req: RememberRequest, *, warn: Callable[[str], None] 
     if not title:
         raise GitmemError("the memory has no title: the text's first line and --title are empty",
                           "start the text with a line of words, or give --title")
-    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn, note=note)
+    anchors = make_anchors(store, req.anchors, req.rev, req.cwd, warn=warn, note=note,
+                           as_typed=not req.named_by_gitmem)
     body = text
     if not req.title and text.splitlines() and text.splitlines()[0].strip().lstrip("#").strip() == title:
         body = "\n".join(text.splitlines()[1:]).strip()

@@ -486,3 +486,135 @@ def test_anchor_keys_of_headings_and_labels_are_shown(key: str, ok: bool) -> Non
            "anchors": [key], "status": "fresh"}
     shown = render.render_detail(render.item_from_org(hit))
     assert (key in shown) is ok
+
+
+INVOICE_RB = ("class Invoice\n  def self.total\n    1\n  end\n\n  def total\n    2\n  end\n\n"
+              "  def self.build\n    3\n  end\n\n  def paid?\n    true\n  end\nend\n")
+
+
+def _anchored(run_json, repo: Path, typed: str) -> str:
+    """``gitmem remember --anchor TYPED``: the anchor it recorded."""
+    made = run_json(repo, "remember", f"about {typed}", "--anchor", typed)
+    assert len(made["anchors"]) == 1, made
+    return str(made["anchors"][0]["anchor"])
+
+
+def test_a_ruby_name_typed_with_hash_or_colons_picks_the_instance_or_the_class_method(tmp_path: Path, run_cli,
+                                                                                      run_json):
+    repo = make_repo(tmp_path / "r", {"inv.rb": INVOICE_RB})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    assert _anchored(run_json, repo, "inv.rb::Invoice#total") == "inv.rb::Invoice.total"
+    assert _anchored(run_json, repo, "inv.rb::Invoice::total") == "inv.rb::Invoice.total[self]"
+    assert _anchored(run_json, repo, "inv.rb::Invoice.total[self]") == "inv.rb::Invoice.total[self]"
+    # `.` when both exist: refused, naming both as Ruby people write them
+    err, hint = _miss(run_cli, repo, "inv.rb::Invoice.total")
+    assert "Invoice.total, Invoice.total[self]" in err
+    assert "Invoice#total" in hint and "Invoice::total" in hint and "Invoice.total[self]" in hint
+    err, hint = _miss(run_cli, repo, "inv.rb::total")  # a bare name: either, so neither
+    assert "Invoice.total, Invoice.total[self]" in err and "Invoice#total" in hint
+    # only one of them (named without `[self]`, nothing to tell apart): any separator finds it
+    for typed in ("Invoice.build", "Invoice#build", "Invoice::build"):
+        assert _anchored(run_json, repo, f"inv.rb::{typed}") == "inv.rb::Invoice.build", typed
+    for typed in ("Invoice.paid?", "Invoice#paid?", "Invoice::paid?"):
+        assert _anchored(run_json, repo, f"inv.rb::{typed}") == "inv.rb::Invoice.paid?", typed
+    # a memory's stored names are gitmem's own: superseding one on the instance method keeps it
+    inst = run_json(repo, "remember", "instance total", "--anchor", "inv.rb::Invoice#total")["id"]
+    new = run_json(repo, "supersede", inst, "instance total, cached")
+    assert new["anchors"] == ["inv.rb::Invoice.total"], new
+    # the memory typed for the class method goes stale with the class method, not with the instance one
+    mid = run_json(repo, "remember", "class total is cached", "--anchor", "inv.rb::Invoice::total")["id"]
+    commit(repo, "memories")
+    commit(repo, "instance", {"inv.rb": INVOICE_RB.replace("    2\n", "    22\n")})
+    assert _statuses(run_json, repo)[mid][0] == "fresh"
+    sha = commit(repo, "class", {"inv.rb": INVOICE_RB.replace("    1\n", "    11\n")})
+    assert _statuses(run_json, repo)[mid] == ("stale", f"body changed in {sha[:12]}")
+
+
+SUFFIX_FILES = {
+    "tinyxml2.cpp": ("namespace tinyxml2 {\nclass XMLUtil {\n public:\n"
+                     "  static bool ToInt(const char* str, int* value);\n};\n"
+                     "bool XMLUtil::ToInt(const char* str, int* value) {\n  return str != 0;\n}\n}\n"),
+    "os.cc": ("FMT_BEGIN_NAMESPACE\nclass file {\n public:\n  void close();\n};\n"
+              "void file::close() {\n  int x = 1;\n}\n"
+              "class buffered_file {\n public:\n  void close();\n};\nvoid buffered_file::close() {\n  int y = 2;\n}\n"
+              "FMT_END_NAMESPACE\n"),
+    "variables.tf": 'variable "cidr" {\n  type = string\n}\n\nvariable "name" {\n  type = string\n}\n',
+    "README.md": "# Tips\n\nRead.\n\n## Windows only\n\n### Cygwin tips and tricks\n\nUse apt-cyg.\n\n## Linux\n",
+}
+
+
+def test_a_unique_suffix_or_a_namespace_the_file_does_not_name_finds_the_symbol(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", SUFFIX_FILES)
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    for typed, stored in (("tinyxml2.cpp::XMLUtil::ToInt", "tinyxml2.cpp::tinyxml2.XMLUtil.ToInt"),
+                          ("tinyxml2.cpp::ToInt", "tinyxml2.cpp::tinyxml2.XMLUtil.ToInt"),
+                          ("os.cc::fmt::file::close", "os.cc::file.close"),
+                          ("os.cc::file::close", "os.cc::file.close"),
+                          ("variables.tf::cidr", "variables.tf::var.cidr"),
+                          ("README.md::Cygwin tips and tricks", "README.md::Windows only.Cygwin tips and tricks")):
+        code, out, err = run_cli(repo, "remember", f"about {typed}", "--anchor", typed, "--json")
+        assert code == 0, err
+        assert [a["anchor"] for a in json.loads(out)["anchors"]] == [stored], typed
+    # the full name it took is said (stderr) when it is not the name typed
+    code, _, err = run_cli(repo, "remember", "x", "--anchor", "tinyxml2.cpp::XMLUtil::ToInt")
+    assert code == 0 and "anchored tinyxml2.cpp::tinyxml2.XMLUtil.ToInt" in err
+    code, _, err = run_cli(repo, "remember", "x", "--anchor", "tinyxml2.cpp::tinyxml2::XMLUtil::ToInt")
+    assert code == 0 and err == ""
+    # never a guess among several: they are listed
+    err, hint = _miss(run_cli, repo, "os.cc::close")
+    assert "buffered_file.close" in err and "file.close" in err
+    assert hint == "hint: name one: file.close, buffered_file.close; gitmem symbols os.cc lists every name"
+    err, hint = _miss(run_cli, repo, "variables.tf::type")
+    assert "no symbol" in err
+
+
+SIGNATURE_FILES = {
+    "tinyxml2.h": ("namespace tinyxml2 {\nclass XMLDocument {\n public:\n"
+                   "  int Parse(const char* xml, size_t nBytes = static_cast<size_t>(-1));\n  int Parse();\n};\n}\n"),
+    "vector.sql": ("CREATE FUNCTION l2_distance(vector, vector) RETURNS float8 AS 'x' LANGUAGE C;\n"
+                   "CREATE FUNCTION l2_distance(halfvec, halfvec) RETURNS float8 AS 'y' LANGUAGE C;\n"),
+    "lib/Axios.js": "class Axios {\n  request(config) {\n    return config;\n  }\n}\n",
+    "Session.swift": ("class Session {\n  func request(_ url: String, method: String, headers: [String]) {}\n"
+                      "  func request(_ url: String, interceptor: Int) {}\n}\n"),
+}
+
+
+def test_signatures_copied_as_written_find_their_symbol(tmp_path: Path, run_cli, run_json):
+    repo = make_repo(tmp_path / "r", SIGNATURE_FILES)
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    for typed, stored in (
+            ("tinyxml2.h::XMLDocument::Parse(const char *xml, size_t nBytes)",
+             "tinyxml2.h::tinyxml2.XMLDocument.Parse(const char*,size_t)"),
+            ("tinyxml2.h::tinyxml2::XMLDocument::Parse(const char* xml, size_t nBytes = 0)",
+             "tinyxml2.h::tinyxml2.XMLDocument.Parse(const char*,size_t)"),
+            ("tinyxml2.h::XMLDocument::Parse()", "tinyxml2.h::tinyxml2.XMLDocument.Parse()"),
+            ("vector.sql::l2_distance(vector, vector)", "vector.sql::l2_distance(vector,vector)"),
+            ("vector.sql::L2_Distance(halfvec,halfvec)", "vector.sql::l2_distance(halfvec,halfvec)"),
+            ("vector.sql::public.l2_distance(vector, vector)", "vector.sql::l2_distance(vector,vector)"),
+            ("lib/Axios.js::Axios#request", "lib/Axios.js::Axios.request"),
+            ("lib/Axios.js::Axios.prototype.request", "lib/Axios.js::Axios.request"),
+            ("Session.swift::Session.request(_:interceptor:)", "Session.swift::Session.request(_:interceptor:)")):
+        assert _anchored(run_json, repo, typed) == stored, typed
+    # Swift labels with one missing: no overload has them, and the overloads are named
+    err, hint = _miss(run_cli, repo, "Session.swift::Session.request(_:method:)")
+    assert "no overload of Session.request with (_:method:)" in err
+    assert hint == ("hint: name one: Session.request(_:method:headers:), Session.request(_:interceptor:); "
+                    "gitmem symbols Session.swift lists every name")
+    err, hint = _miss(run_cli, repo, "tinyxml2.h::XMLDocument::Parse(int x)")  # through a unique suffix too
+    assert "no overload of tinyxml2.XMLDocument.Parse with (int)" in err
+    assert hint == ("hint: name one: tinyxml2.XMLDocument.Parse(const char*,size_t), tinyxml2.XMLDocument.Parse(); "
+                    "gitmem symbols tinyxml2.h lists every name")
+    err, hint = _miss(run_cli, repo, "vector.sql::l2_distance(int)")
+    assert "no overload of l2_distance with (int)" in err and "l2_distance(vector,vector)" in hint
+
+
+def test_a_file_typed_with_one_colon_is_told_to_use_two(tmp_path: Path, run_cli):
+    repo = make_repo(tmp_path / "r", {"cJSON.c": "int cJSON_Minify(void) {\n  return 0;\n}\n"})
+    assert run_cli(repo, "init", "--no-hooks")[0] == 0
+    err, hint = _miss(run_cli, repo, "cJSON.c:cJSON_Minify")
+    assert "no repository cJSON.c in [org.repos]; cJSON.c is a file here" in err
+    assert "--anchor cJSON.c::cJSON_Minify" in hint
+    err, hint = _miss(run_cli, repo, "parse.py:parse")  # no such file, but a file's name
+    assert "parse.py is a file name" in err and "--anchor parse.py::parse" in hint
+    err, hint = _miss(run_cli, repo, "ledger:src/api.py::retry_after")  # a repository's name: how to add it
+    assert "no repository ledger in [org.repos]" in err and "[org.repos]" in hint and "::" not in hint

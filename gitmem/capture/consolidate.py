@@ -210,7 +210,7 @@ def edited_anchors(store: Store, resolver: Resolver, d: SessionDigest) -> list[A
         names = [n for n in dict.fromkeys(names) if "#" not in n]
         try:
             if names:
-                out.extend(resolver.make(path, n, WORKTREE) for n in names[:MAX_ANCHORS])
+                out.extend(resolver.make(path, n, WORKTREE, as_typed=False) for n in names[:MAX_ANCHORS])
             else:
                 out.append(resolver.make(path, None, WORKTREE))
         except GitmemError:
@@ -236,7 +236,7 @@ def observation_anchors(store: Store, resolver: Resolver, obs: llm_mod.Observati
         found = [(p, name) for p in candidates if p and name in (resolver.table(WORKTREE, p) or {})]
         if len(found) == 1:
             try:
-                out.append(resolver.make(found[0][0], found[0][1], WORKTREE))
+                out.append(resolver.make(found[0][0], found[0][1], WORKTREE, as_typed=False))
             except GitmemError:
                 pass
     symbol_files = {a.path for a in out}

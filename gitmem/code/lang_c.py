@@ -66,7 +66,9 @@ qualifiers without spaces (``const``, ``volatile``, ``&``, ``&&``).
 
 Written names (``written_name``): ``ns::A::f``, ``::ns::A::f``, ``A::f(const
 char *, size_t)`` and gitmem's ``ns.A.f`` are the same; types in brackets are
-normalised as above.
+normalised as above, and a signature copied from the code (``A::f(const char
+*xml, size_t n = 0)``) has its parameter names and default values dropped
+when the table has no name with them.
 
 Fingerprints: ``//`` and ``/* */`` comments (doc comments too) are left out; a
 macro's replacement text is one token of its C tokens (comments, line
@@ -814,6 +816,39 @@ def _written_name(name: str) -> str:
     return head + key
 
 
+#: Words that end a parameter's type, never a parameter name (``unsigned int``, ``long long``).
+_TYPE_WORDS = frozenset({"int", "char", "short", "long", "signed", "unsigned", "float", "double", "bool", "void",
+                         "wchar_t", "char8_t", "char16_t", "char32_t", "auto", "const", "volatile", "_Bool"})
+#: A parameter's own name (with an array dimension) at the end of a parameter, after its type.
+_PARAM_NAME_RE = re.compile(r"(?<=[\s*&>])([A-Za-z_]\w*)\s*((?:\[[^\]]*\])*)\s*\Z")
+
+
+def _without_param_names(name: str) -> str | None:
+    """``A::f(const char *xml, size_t n = 0)`` -> ``A::f(const char *, size_t)``: a signature copied from the
+    code with its parameter names and default values; None when nothing was dropped."""
+    open_at, close_at = name.find("("), name.rfind(")")
+    if open_at < 0 or close_at < open_at or name.startswith("operator", max(0, open_at - 8)):
+        return None
+    params = []
+    for param in _split_top(name[open_at + 1:close_at], ","):
+        param = _split_top(param, "=")[0].strip()
+        m = _PARAM_NAME_RE.search(param)
+        if m is not None and m.group(1) not in _TYPE_WORDS and param[:m.start(1)].strip() not in ("", "const"):
+            param = param[:m.start(1)].rstrip() + m.group(2)
+        params.append(param)
+    out = name[:open_at + 1] + ", ".join(params) + name[close_at:]
+    return out if _written_name(out) != _written_name(name) else None
+
+
+def _written_choices(name: str) -> list[list[str]]:
+    """A C++ name as typed, in gitmem's form, and without its parameter names (a signature copied as written)."""
+    out = [[name], [_written_name(name)]]
+    bare = _without_param_names(name)
+    if bare is not None:
+        out.append([_written_name(bare)])
+    return out
+
+
 def _c_written_name(name: str) -> str:
     """C names carry no key: ``f(int)`` is ``f``."""
     return re.sub(r"\(.*\)\s*$", "", _written_name(name)) if "(" in name else _written_name(name)
@@ -880,6 +915,7 @@ def _spec(name: str, c_lang: bool) -> LanguageSpec:
         lowercase=frozenset({"number_literal"}),
         same_name="join",
         written_name=_c_written_name if c_lang else _written_name,
+        written_choices=None if c_lang else _written_choices,
         prepare=_prepare,
         reparse=None if c_lang else _c_fallback,
     )

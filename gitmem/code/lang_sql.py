@@ -238,6 +238,24 @@ def _lexical_key(args: bytes) -> str:
     return "(" + ",".join(types) + ")"
 
 
+#: A typed SQL name: its parts (before any argument list) and the argument list.
+_WRITTEN_RE = re.compile(r"\A(?P<head>[^(]*)(?P<args>\(.*\))?\s*\Z", re.S)
+
+
+def written_name(name: str) -> str:
+    """A typed SQL name -> gitmem's: unquoted identifiers lower-cased as PostgreSQL folds them
+    (``L2_Distance`` is ``l2_distance``), an argument list written as the rules write it
+    (``l2_distance(vector, vector)`` / ``(a vector, b vector)`` -> ``l2_distance(vector,vector)``).
+    Quoted identifiers and gitmem's own quoted parts (``(v1.2)``) keep their case."""
+    m = _WRITTEN_RE.match(name.strip())
+    if m is None or name.strip().startswith("("):
+        return name
+    parts = [p.strip() for p in re.findall(r'"[^"]*"|`[^`]*`|\[[^\]]*\]|\([^()]*\)|[^."`\[(]+', m.group("head"))]
+    head = ".".join(p if p.startswith("(") else quote_name_part(sql_identifier(p)) for p in parts if p)
+    args = m.group("args")
+    return head + (_lexical_key(args[1:-1].encode()) if args else "")
+
+
 def split_statements(src: bytes) -> list[tuple[int, int]]:
     """Byte ranges of the statements of ``src``: each up to and including its ``;`` (outside strings,
     quoted names, dollar quotes and comments), a psql meta-command line (``\\echo``) on its own."""

@@ -300,6 +300,9 @@ class LanguageSpec:
             ``#3`` ... in source order).
         written_name: a symbol name as a person writes it in this language
             (``A::B#m``) -> gitmem's name (``A.B.m``); identity by default.
+        written_choices: a typed name -> the gitmem names it may mean, in tiers: the first tier with a
+            name in the table decides, and two names of one tier found are ambiguous (Ruby ``A.m`` when
+            both ``A.m`` and ``A.m[self]`` exist); None: the name as typed, then ``written_name``'s.
         prepare: the source -> the source parsed and hashed, same length and
             same line breaks (C/C++ blank ``class EXPORT_MACRO Name``'s macro);
             None: the source as it is.
@@ -337,6 +340,7 @@ class LanguageSpec:
     docstrings: bool = False
     same_name: str = "number"
     written_name: Callable[[str], str] = lambda name: name
+    written_choices: Callable[[str], list[list[str]]] | None = None
     prepare: Callable[[bytes], bytes] | None = None
     reparse: Callable[[bytes, Node], str | None] | None = None
     repair: Callable[[bytes, Node], tuple[bytes, Tree] | None] | None = None
@@ -999,7 +1003,17 @@ def _js_spec(name: str, typescript: bool) -> LanguageSpec:
         paren_keep_inner=frozenset({"object", "sequence_expression", "object_pattern"}),
         bare_param_field="parameter",
         precedence=_JS_PRECEDENCE,
+        written_name=_js_written_name,
     )
+
+
+#: ``Axios#request`` (the JSDoc / MDN form of an instance member) and ``Axios.prototype.request``.
+_JS_INSTANCE_SEP = re.compile(r"(?<=[\w$])#(?=[A-Za-z_$])|\.prototype\.")
+
+
+def _js_written_name(name: str) -> str:
+    """``Axios#request`` / ``Axios.prototype.request`` -> ``Axios.request`` (a private ``A.#x`` is kept)."""
+    return _JS_INSTANCE_SEP.sub(".", name)
 
 
 JAVASCRIPT = _js_spec("javascript", typescript=False)
@@ -1513,6 +1527,29 @@ def _ruby_written_name(name: str) -> str:
     return ".".join(p for p in name.split("::") if p).replace("..", ".")
 
 
+#: The last separator of a typed Ruby name and the method after it (``Invoice#total``, ``Invoice::total``).
+_RUBY_LAST_SEP = re.compile(r"(#|::|\.)\s*([^#:.\[\]]+)\Z")
+
+
+def _ruby_written_choices(name: str) -> list[list[str]]:
+    """What a typed Ruby method name means when a class has both ``def self.m`` (gitmem's ``A.m[self]``) and
+    ``def m`` (``A.m``): ``A#m`` the instance method, ``A::m`` the class method (each finds the other when
+    it is the only one), ``A.m`` and a bare ``m`` either (both: ambiguous). Constants (``A::B``), numbered
+    (``A.m#2``) and keyed (``A.m[self]``) names mean themselves."""
+    dotted = _ruby_written_name(name)
+    m = _RUBY_LAST_SEP.search(name.strip())
+    if m is None and re.fullmatch(r"[a-z_]\w*[?!=]?", name.strip()):  # a bare method name: either
+        return [[name.strip(), name.strip() + _RUBY_SINGLETON_KEY]]
+    if m is None or m.group(2)[:1].isupper() or m.group(2).isdigit() or m.start() == 0:
+        return [[name], [dotted]] if dotted != name else [[name]]
+    instance, singleton = dotted, dotted + _RUBY_SINGLETON_KEY
+    if m.group(1) == "#":
+        return [[instance], [singleton]]
+    if m.group(1) == "::":
+        return [[singleton], [instance]]
+    return [[instance, singleton]]
+
+
 RUBY = LanguageSpec(
     name="ruby",
     handlers={"class": _ruby_module, "module": _ruby_module,
@@ -1526,6 +1563,7 @@ RUBY = LanguageSpec(
     drop_empty=frozenset({("method", "method_parameters"), ("singleton_method", "method_parameters")}),
     same_name="key",
     written_name=_ruby_written_name,
+    written_choices=_ruby_written_choices,
 )
 
 

@@ -3,8 +3,8 @@
 Owns :data:`SPECS` (languages whose symbols come from tree-sitter handlers and
 whose fingerprints are token hashes, see ``languages`` and ``symbols``),
 :data:`ANALYZERS` (formats with their own analyzer, e.g. configuration files
-whose keys are symbols and whose fingerprints hash values, not tokens) and
-:func:`written_symbol`. Every language of ``languages.SUPPORTED_LANGUAGES`` is
+whose keys are symbols and whose fingerprints hash values, not tokens),
+:func:`written_symbol` and :func:`written_choices`. Every language of ``languages.SUPPORTED_LANGUAGES`` is
 in exactly one of the three tables (``tests/test_symbols.py`` checks it).
 
 A new language lives in its own module (``gitmem/code/lang_<name>.py``) that
@@ -29,6 +29,7 @@ from .lang_markdown import analyze as analyze_markdown
 from .lang_scala import SCALA
 from .lang_sql import SpecRunner
 from .lang_sql import analyze as analyze_sql
+from .lang_sql import written_name as written_sql_name
 from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
@@ -80,6 +81,7 @@ ANALYZER_WRITTEN_NAMES["yaml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["toml"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["json"] = lang_data.written_name
 ANALYZER_WRITTEN_NAMES["terraform"] = written_terraform_name
+ANALYZER_WRITTEN_NAMES["sql"] = written_sql_name
 
 #: Language name -> fn(repo-relative path) -> the path's dialect (a key of ``DIALECT_ANALYZERS``) or None:
 #: files of one format whose kinds depend on where they are (a GitHub workflow's jobs, package.json's
@@ -104,3 +106,26 @@ def written_symbol(path: str, name: str) -> str:
         return SPECS[language].written_name(name)
     convert = ANALYZER_WRITTEN_NAMES.get(language or "")
     return convert(name) if convert is not None else name
+
+
+def written_choices(path: str, name: str) -> list[list[str]]:
+    """The gitmem names a typed ``name`` may mean in the file at ``path``, in tiers (``LanguageSpec.written_choices``):
+    the first tier with a name in the file's table decides; two found in one tier are ambiguous.
+
+    Default: the name as typed, then :func:`written_symbol`'s form. Ruby: ``A#m`` the instance method first,
+    ``A::m`` the class method (``A.m[self]``) first, ``A.m`` both in one tier. C++: also without parameter
+    names and default values.
+    """
+    spec = SPECS.get(language_for_path(path) or "")
+    if spec is not None and spec.written_choices is not None:
+        tiers = spec.written_choices(name)
+    else:
+        tiers = [[name], [written_symbol(path, name)]]
+    out: list[list[str]] = []
+    seen: set[str] = set()
+    for tier in tiers:
+        fresh = [n for n in dict.fromkeys(tier) if n not in seen]
+        seen.update(fresh)
+        if fresh:
+            out.append(fresh)
+    return out

@@ -215,7 +215,8 @@ def _row_memory(r: dict[str, Any], table: str, path: Path, existing: set[str], r
         named = [n for n in table_ if "#" not in n and (n in names or (len(n.rsplit(".", 1)[-1]) >= 4
                                                                        and n.rsplit(".", 1)[-1] in names))]
         try:
-            anchors += [resolver.make(f, n, WORKTREE) for n in named[:4]] or [resolver.make(f, None, WORKTREE)]
+            anchors += ([resolver.make(f, n, WORKTREE, as_typed=False) for n in named[:4]]
+                        or [resolver.make(f, None, WORKTREE)])
         except GitmemError:
             continue
     if not anchors:

@@ -83,6 +83,7 @@ def supersede(store: Store, mem_id: str, req: RememberRequest) -> Superseded:
                 specs.append(f"{path}::{symbol}" if symbol else path)
         req.anchors = tuple(specs)
         req.cwd = None
+        req.named_by_gitmem = True
     req.type = req.type or old.type
     req.tags = req.tags or tuple(old.tags)  # the concepts it is about did not change with its text
     req.scope = old.scope

@@ -77,7 +77,7 @@ def reanchor(store: Store, mem_id: str, *, drop_deleted: bool = False, rev: str 
             continue
         path = st.path_now or a.path
         symbol = (st.symbol_now or a.symbol) if a.symbol else None
-        new = resolver.make(path, symbol, rev)
+        new = resolver.make(path, symbol, rev, as_typed=False)
         if record_at is not None:
             new = replace(new, commit=record_at)
         if new.key != a.key:

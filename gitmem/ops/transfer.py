@@ -102,7 +102,7 @@ def _anchor(resolver: Resolver, store: Store, raw: dict[str, Any], report: Impor
                       span=(int(span[0]), int(span[1])) if isinstance(span, list) and len(span) == 2 else None,
                       fingerprint=raw.get("fingerprint"))
     try:
-        return resolver.make(path, symbol if isinstance(symbol, str) else None, WORKTREE)
+        return resolver.make(path, symbol if isinstance(symbol, str) else None, WORKTREE, as_typed=False)
     except GitmemError:
         report.dropped_anchors.append(str(key))
         return None

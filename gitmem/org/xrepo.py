@@ -23,6 +23,7 @@ Must not import: lancedb (the hooks never import this module).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +45,10 @@ FOREIGN_SPEC = re.compile(r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]{0,99}):(?!:)(?P<
 
 #: Characters of a commit SHA shown in a reason (``ledger@1a2b3c4``): git's own default abbreviation.
 SHORT_SHA = 7
+
+#: The longest file extension (after the dot) that makes ``REPO`` of ``REPO:REST`` read as a file name typed
+#: with one colon for two (``.tfvars``, ``.swift``; a repository's name rarely ends so).
+MAX_EXTENSION = 6
 
 
 def split_spec(spec: str) -> tuple[str, str] | None:
@@ -136,13 +141,30 @@ def make(store: Store, spec: str, *, settings: OrgSettings | None = None) -> Anc
     if why:
         raise AnchorError(f"anchor {spec}: {why}", f"a path inside {name}, from its root")
     try:
-        reached = reach(settings or settings_of(store), store.repo.root, name, fetch=True)
+        settings = settings or settings_of(store)
+        if repos.find(settings, store.repo.root, name) is None and _file_like(store, name):
+            raise AnchorError(f"anchor {spec}: no repository {name} in [org.repos]; {name} is a "
+                              + ("file here" if (store.repo.root / name).is_file() else "file name"),
+                              f"a symbol follows two colons: --anchor {name}::{rest.lstrip(':')} (or add the "
+                              f"repository {name} to [org.repos] in .gitmem/config.toml)")
+        reached = reach(settings, store.repo.root, name, fetch=True)
         made = reached.resolver.make(path, symbol or None, reached.commit)
     except AnchorError as e:
+        if e.message.startswith(f"anchor {spec}: "):
+            raise
         raise AnchorError(f"anchor {spec}: {e.message} in {name}", e.hint, candidates=e.candidates) from None
     except GitmemError as e:
         raise AnchorError(f"anchor {spec}: {e.message}", e.hint) from None
     return replace(made, repo=name)
+
+
+def _file_like(store: Store, name: str) -> bool:
+    """Whether the ``REPO`` of a ``REPO:REST`` spec is rather a file with one colon typed for two
+    (``cJSON.c:cJSON_Minify``): a file of this repository, or a name with a file extension (``.c``, ``.py``)."""
+    if (store.repo.root / name).is_file() or Path(name).is_file():
+        return True
+    ext = os.path.splitext(name)[1]
+    return 0 < len(ext) - 1 <= MAX_EXTENSION and ext[1:].isalnum()
 
 
 @dataclass
