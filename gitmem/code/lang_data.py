@@ -45,10 +45,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..model import Symbol
@@ -117,7 +115,7 @@ def written_name(name: str) -> str:
 
 
 def _default(obj: Any) -> Any:
-    if isinstance(obj, datetime | date | time):
+    if type(obj).__module__ == "datetime" and hasattr(obj, "isoformat"):  # TOML dates and times (no import here)
         return {"\x00" + type(obj).__name__: obj.isoformat()}
     if isinstance(obj, _Tagged):
         return {"\x00tag": obj.tag, "v": obj.value}
@@ -402,6 +400,8 @@ def _toml_value(src: bytes, node: Node) -> Any:
         return int(text)
     elif t == "boolean":
         return text == "true"
+    import tomllib  # here: importing it costs ~12 ms, and a commit that touches no TOML file never needs it
+
     try:
         return tomllib.loads("v = " + text)["v"]
     except (tomllib.TOMLDecodeError, KeyError, RecursionError):
@@ -415,6 +415,8 @@ def _toml_keys(src: bytes, node: Node) -> list[str]:
     if node.type == "quoted_key":
         if text.startswith("'"):
             return [text[1:-1]]
+        import tomllib
+
         try:
             key = tomllib.loads(text + " = 1")
             return [next(iter(key))]
