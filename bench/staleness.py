@@ -489,7 +489,7 @@ def replay(repo_path: str, samples: int, k: int, seed: int, max_file_kb: int) ->
                 row.definitions = max(1, len(getattr(sym, "parts", ())))
                 row.renamed = row.definitions == 1 and bool(getattr(sym, "aliases", ()))
             try:
-                made.append((row, maker.make(path, name, o)))
+                made.append((row, maker.make(path, name, o, as_typed=False)))
             except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop
                 row.error = f"make: {type(e).__name__}: {e}"
                 row.status = "error"

@@ -161,7 +161,7 @@ def replay(mirror: str, languages: tuple[str, ...], pathspecs: tuple[str, ...], 
             made.append(row)
             s = time.perf_counter()
             try:
-                st = resolver.status(maker.make(path, name, o), l)
+                st = resolver.status(maker.make(path, name, o, as_typed=False), l)
                 row.status, row.path_now, row.symbol_now = st.status.value, st.path_now, st.symbol_now
             except Exception as e:  # noqa: BLE001 - a benchmark reports failures, it does not stop
                 row.status, row.error = "error", f"{type(e).__name__}: {e}"
