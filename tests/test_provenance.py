@@ -438,10 +438,11 @@ def test_an_agents_supersede_in_stale_review_is_the_agents_text(repo: Path, run_
 
     m = _remember(run_cli, repo, "Retries are capped at 3", "--type", "constraint", "--anchor", "src/client.py")
     monkeypatch.setenv("GEMINI_CLI", "1")
-    monkeypatch.setattr("click.prompt", lambda *a, **k: "Retries are capped at 5 now")
+    answers = iter(["Retries are capped at 5 now", "y"])  # the replacement, then the confirmation
+    monkeypatch.setattr("click.prompt", lambda *a, **k: next(answers))
     store = Store(Repo(repo))
     res = ReviewResult()
-    _act(store, store.get(m["id"]), "s", res, lambda _: None)
+    _act(store, store.get(m["id"]), "u", res, lambda _: None)
     new = store.get(store.get(m["id"]).superseded_by[0])
     assert (new.source, new.origin, new.reviewed) == ("agent", "gemini", None) and not provenance.of(new).rule
 
