@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import layout
-from .code.lang_data import KEY_LANGUAGES, short_value
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_choices, written_symbol
 from .code.symbols import (
@@ -712,6 +711,8 @@ class Resolver:
         by_shape: list[_Located] = []
         # A configuration key with a short value (lang_data.MIN_SHAPE_VALUE_BYTES) under another name in another
         # file is a coincidence (a step `name: Checkout` in two workflows), not a move: followed in its own file only.
+        from .code.lang_data import KEY_LANGUAGES, short_value  # here: only a missing symbol needs it
+
         keyed = language_for_path(home) in KEY_LANGUAGES
         for p in places:
             before = (self.table(base, p) or {}) if base is not None else {}

@@ -1070,3 +1070,20 @@ def test_shape_fingerprint_ignores_only_the_own_name() -> None:
     c = extract_symbols(b"def renamed(values, k):\n" + body, "python")["renamed"]
     assert a.shape_fp and a.shape_fp == b.shape_fp != c.shape_fp
     assert extract_symbols(b'def d():\n    """Only a docstring."""\n', "python")["d"].shape_fp == ""
+
+
+def test_the_language_registry_imports_a_language_module_only_when_it_is_used() -> None:
+    """A process that reads no file of the later languages (a post-commit hook on a commit of Python files)
+    does not pay for importing their modules; the first use of one imports it, and the tables' keys stay those
+    of the modules (the dialects of ``lang_data`` included)."""
+    code = ("import sys; import gitmem.anchors, gitmem.code.symbols as s; "
+            "before = sorted(m for m in sys.modules if m.startswith('gitmem.code.lang_')); "
+            "s.symbol_table(b'a: 1\\n', 'x.yml'); "
+            "after = sorted(m for m in sys.modules if m.startswith('gitmem.code.lang_')); print(before, after)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "[] ['gitmem.code.lang_data']", out.stdout + out.stderr
+    from gitmem.code import lang_data
+    from gitmem.code.specs import DIALECT_ANALYZERS
+    assert set(DIALECT_ANALYZERS) == set(lang_data.DIALECT_ANALYZERS)
+    assert all(callable(DIALECT_ANALYZERS[d]) for d in DIALECT_ANALYZERS)
+    assert all(SPECS[lang].name == lang for lang in SPECS)

@@ -10,27 +10,16 @@ in exactly one of the three tables (``tests/test_symbols.py`` checks it).
 A new language lives in its own module (``gitmem/code/lang_<name>.py``) that
 builds a :class:`~gitmem.code.languages.LanguageSpec` from the helpers in
 ``languages`` and is listed here (``SPEC_ANALYZERS``: a format that prepares its source before a spec's
-token rules run, such as SQL). Must not import tree-sitter at module level.
+token rules run, such as SQL) by its module and attribute name: the tables import a later language's module
+on first use only (:class:`_Registry`). Must not import tree-sitter at module level.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import lang_data
-from .lang_bash import BASH
-from .lang_c import CPP, C
-from .lang_dockerfile import DOCKERFILE
-from .lang_hcl import analyze_hcl, analyze_terraform, written_terraform_name
-from .lang_lua import LUA
-from .lang_make import MAKE
-from .lang_markdown import analyze as analyze_markdown
-from .lang_scala import SCALA
-from .lang_sql import SpecRunner
-from .lang_sql import analyze as analyze_sql
-from .lang_sql import written_name as written_sql_name
-from .lang_swift import SWIFT
 from .languages import (
     CSHARP,
     GO,
@@ -49,50 +38,81 @@ from .languages import (
 
 if TYPE_CHECKING:
     from ..model import Symbol
+    from .lang_sql import SpecRunner
+
+_V = TypeVar("_V")
+
+
+class _Registry(Mapping[str, _V]):
+    """A read-only table whose later languages' entries are imported on first use.
+
+    The modules of the languages added in issue 22 cost ~7 ms to import together; a process that reads no
+    file of theirs (a post-commit hook on a commit of Python files, a per-file hook on a ``.py``) never pays
+    it. Keys are all known up front (iteration, ``in``, ``len`` import nothing); ``[key]`` / ``get`` imports
+    the entry's module once (``gitmem.code.<module>``) and keeps the value."""
+
+    def __init__(self, eager: dict[str, _V], lazy: dict[str, tuple[str, str, str]] | None = None) -> None:
+        self._values = dict(eager)
+        self._lazy = dict(lazy or {})  # key -> (module in gitmem.code, attribute, key in that attribute or "")
+
+    def __getitem__(self, key: str) -> _V:
+        try:
+            return self._values[key]
+        except KeyError:
+            module, attr, item = self._lazy[key]  # KeyError: not a key of this table
+        value: Any = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+        if item:
+            value = value[item]
+        self._values[key] = value
+        return value  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._values, *self._lazy]))
+
+    def __len__(self) -> int:
+        return len(set(self._values) | set(self._lazy))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values or key in self._lazy
+
 
 #: Language name -> its tree-sitter rules.
-SPECS: dict[str, LanguageSpec] = {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA,
-                                                             RUBY, PHP, CSHARP, KOTLIN)}
-SPECS["dockerfile"] = DOCKERFILE
-SPECS["make"] = MAKE
-SPECS.update({s.name: s for s in (C, CPP)})
-SPECS.update({s.name: s for s in (SWIFT, SCALA, BASH, LUA)})
+SPECS: Mapping[str, LanguageSpec] = _Registry(
+    {s.name: s for s in (PYTHON, JAVASCRIPT, TYPESCRIPT, TSX, GO, RUST, JAVA, RUBY, PHP, CSHARP, KOTLIN)},
+    {"dockerfile": ("lang_dockerfile", "DOCKERFILE", ""), "make": ("lang_make", "MAKE", ""),
+     "c": ("lang_c", "C", ""), "cpp": ("lang_c", "CPP", ""),
+     "swift": ("lang_swift", "SWIFT", ""), "scala": ("lang_scala", "SCALA", ""),
+     "bash": ("lang_bash", "BASH", ""), "lua": ("lang_lua", "LUA", "")})
 
 #: Analyzer of one blob: normalised source bytes -> (qualified name -> Symbol, file fingerprint).
 Analyzer = Callable[[bytes], "tuple[dict[str, Symbol], str]"]
 
 #: Language name -> its own analyzer, for formats that are not token-hashed code.
-ANALYZERS: dict[str, Analyzer] = {}
-ANALYZERS["yaml"] = lang_data.analyze_yaml
-ANALYZERS["toml"] = lang_data.analyze_toml
-ANALYZERS["json"] = lang_data.analyze_json
-ANALYZERS["markdown"] = analyze_markdown
-ANALYZERS["terraform"] = analyze_terraform
-ANALYZERS["hcl"] = analyze_hcl
+ANALYZERS: Mapping[str, Analyzer] = _Registry({}, {
+    "yaml": ("lang_data", "analyze_yaml", ""), "toml": ("lang_data", "analyze_toml", ""),
+    "json": ("lang_data", "analyze_json", ""), "markdown": ("lang_markdown", "analyze", ""),
+    "terraform": ("lang_hcl", "analyze_terraform", ""), "hcl": ("lang_hcl", "analyze_hcl", "")})
 
 #: Language name -> an analyzer that prepares the source and runs a spec's token rules through the runner it
 #: is given (``symbols.analyze_with_spec``; SQL blanks the statements its grammar cannot read).
-SPEC_ANALYZERS: dict[str, Callable[[bytes, SpecRunner], tuple[dict[str, Symbol], str]]] = {}
-SPEC_ANALYZERS["sql"] = analyze_sql
+SPEC_ANALYZERS: Mapping[str, Callable[[bytes, SpecRunner], tuple[dict[str, Symbol], str]]] = _Registry(
+    {}, {"sql": ("lang_sql", "analyze", "")})
 
 #: Language name -> written-name converter of an analyzer language (identity when absent).
-ANALYZER_WRITTEN_NAMES: dict[str, Callable[[str], str]] = {}
-ANALYZER_WRITTEN_NAMES["yaml"] = lang_data.written_name
-ANALYZER_WRITTEN_NAMES["toml"] = lang_data.written_name
-ANALYZER_WRITTEN_NAMES["json"] = lang_data.written_name
-ANALYZER_WRITTEN_NAMES["terraform"] = written_terraform_name
-ANALYZER_WRITTEN_NAMES["sql"] = written_sql_name
+ANALYZER_WRITTEN_NAMES: Mapping[str, Callable[[str], str]] = _Registry({}, {
+    "yaml": ("lang_data", "written_name", ""), "toml": ("lang_data", "written_name", ""),
+    "json": ("lang_data", "written_name", ""), "terraform": ("lang_hcl", "written_terraform_name", ""),
+    "sql": ("lang_sql", "written_name", "")})
 
 #: Language name -> fn(repo-relative path) -> the path's dialect (a key of ``DIALECT_ANALYZERS``) or None:
 #: files of one format whose kinds depend on where they are (a GitHub workflow's jobs, package.json's
 #: scripts). The dialect, not the language, keys the symbol caches.
-DIALECTS: dict[str, Callable[[str], str | None]] = {}
-DIALECTS["yaml"] = lang_data.dialect
-DIALECTS["json"] = lang_data.dialect
+DIALECTS: Mapping[str, Callable[[str], str | None]] = _Registry(
+    {}, {"yaml": ("lang_data", "dialect", ""), "json": ("lang_data", "dialect", "")})
 
-#: Dialect name -> its analyzer.
-DIALECT_ANALYZERS: dict[str, Analyzer] = {}
-DIALECT_ANALYZERS.update(lang_data.DIALECT_ANALYZERS)
+#: Dialect name -> its analyzer (``lang_data.DIALECT_ANALYZERS``, whose keys a test keeps equal to these).
+DIALECT_ANALYZERS: Mapping[str, Analyzer] = _Registry({}, {
+    d: ("lang_data", "DIALECT_ANALYZERS", d) for d in ("yaml+github-actions", "yaml+gitlab-ci", "json+package")})
 
 
 def written_symbol(path: str, name: str) -> str:
@@ -101,10 +121,10 @@ def written_symbol(path: str, name: str) -> str:
     Each language's own separators are accepted (Ruby ``Billing::Invoice#total``,
     PHP ``App\\Http\\Ctl::show``); names of other files are returned unchanged.
     """
-    language = language_for_path(path)
+    language = language_for_path(path) or ""
     if language in SPECS:
         return SPECS[language].written_name(name)
-    convert = ANALYZER_WRITTEN_NAMES.get(language or "")
+    convert = ANALYZER_WRITTEN_NAMES.get(language)
     return convert(name) if convert is not None else name
 
 
