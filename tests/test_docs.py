@@ -142,7 +142,7 @@ def problems_of(words: list[str]) -> list[str]:
     assert text is not None, "gitmem --help fails"
     out = []
     leaf = False
-    for word in words:
+    for n, word in enumerate(words):
         word = word.strip("[]")
         flag = FLAG.match(word)
         if flag:
@@ -157,7 +157,7 @@ def problems_of(words: list[str]) -> list[str]:
             continue
         if PLACEHOLDER.match(word):
             # `gitmem install AGENT --user`: any of the group's subcommands; its flags must be every one's
-            rest = _flags(words[words.index(word) + 1:])
+            rest = _flags(words[n + 1:])
             for name in sorted(names):
                 sub = help_of((*path, name)) or ""
                 out += [f"{f} is not an option of `gitmem {' '.join((*path, name))}`" for f in rest
