@@ -244,10 +244,30 @@ def test_every_relative_link_points_at_a_file(page: Path) -> None:
             if tok.type == "image" else None
         if not isinstance(target, str) or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
             continue
-        file = target.split("#", 1)[0]
-        if not (page.parent / file).exists():
+        file, _, fragment = target.partition("#")
+        dest = (page.parent / file).resolve() if file else page
+        if not dest.exists():
             missing.append(f"{doc_id(page)}: ({target}) points at nothing")
+        elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
+            missing.append(f"{doc_id(page)}: ({target}): {dest.name} has no heading #{fragment}")
     assert not missing, "\n".join(missing)
+
+
+def anchors(page: Path) -> set[str]:
+    """The ``#fragment`` of each heading of ``page`` as GitHub makes it (lower case, punctuation out, spaces to
+    ``-``, ``-1``, ``-2`` … for repeats)."""
+    out: set[str] = set()
+    tokens = md().parse(page.read_text("utf-8"))
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open":
+            text = "".join(c.content for c in walk(tokens[i + 1].children or []) if c.type in ("text", "code_inline"))
+            slug = re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+            n, unique = 0, slug
+            while unique in out:
+                n += 1
+                unique = f"{slug}-{n}"
+            out.add(unique)
+    return out
 
 
 def test_the_configuration_reference_is_generated_from_the_schema() -> None:
