@@ -318,3 +318,17 @@ def test_the_schema_holds_the_defaults_the_code_uses() -> None:
     assert llm is not None
     for key in ("api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"):
         assert default["llm", key] == getattr(llm, key), f"llm.{key}"
+
+
+def test_ci_installs_and_tests_as_the_readme_says() -> None:
+    """``.ci/run`` installs "exactly as README.md says" and runs "README.md's test command": the commands of the
+    README's "Run the tests" block are the ones CI runs."""
+    text = README.read_text("utf-8")
+    section = text[text.index("## Run the tests"):]
+    block = next(tok.content for tok in md().parse(section) if tok.type == "fence")
+    commands = [c.strip() for line in block.splitlines() for c in line.split("&&") if c.strip()]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines()]
+    assert any(c.startswith("pip install") for c in commands) and "python -m pytest -q" in commands
+    for command in commands:
+        if command.startswith(("pip install", "python -m pytest")):
+            assert command in ci, f".ci/run does not run the README's `{command}`"
