@@ -75,7 +75,7 @@ def walk(tokens: list[Any]) -> list[Any]:
 
 def shell_lines(path: Path) -> list[str]:
     """The command lines a page shows: ``$ `` lines of console blocks (continuations joined), every line of other
-    shell blocks, and each inline code span."""
+    shell blocks, the ``gitmem …`` lines of YAML blocks (CI steps), and each inline code span."""
     lines = []
     for tok in walk(md().parse(path.read_text("utf-8"))):
         if tok.type == "fence" and tok.info.strip().split(" ")[0] in SHELL:
@@ -83,6 +83,8 @@ def shell_lines(path: Path) -> list[str]:
             rows = body.splitlines()
             prompts = [r[2:] for r in rows if r.startswith("$ ")]
             lines += prompts if tok.info.strip() == "console" or prompts else rows
+        elif tok.type == "fence" and tok.info.strip().split(" ")[0] in ("yaml", "yml"):  # CI steps: `run: gitmem …`
+            lines += [m.group(1) for m in re.finditer(r"(?m)(?:^|[\s:-])(gitmem\s.*)$", tok.content)]
         elif tok.type == "code_inline":
             lines.append(tok.content)
     return lines
