@@ -6,7 +6,7 @@ committed) is the one record of use. Each line is one JSON object::
     {"t": 1764640000, "use": "given", "via": "file", "ids": ["01JD…", …]}
 
 ``t`` is seconds since the epoch; ``use`` is one of ``USES``: ``given`` (shown in full to an agent:
-session start, prompt, before a file, MCP ``context``), ``searched`` (a hit of ``gitmem recall`` or MCP
+session start, prompt, before a file, ``gitmem context``, MCP ``context``), ``searched`` (a hit of ``gitmem recall`` or MCP
 ``search``), ``opened`` (``gitmem show``, MCP ``get``); ``via`` names the place (``VIA``). A folded
 line (``compact``) has ``use`` ``"sum"``, one id, its counts (``given``, ``searched``, ``opened``) and
 ``t`` its last use.
@@ -55,7 +55,8 @@ USES = (GIVEN, SEARCHED, OPENED)
 #: A folded line (``compact``).
 SUM = "sum"
 #: Where a use happened (the ``via`` of a record): agent hooks, CLI commands, MCP tools.
-VIA = ("session", "prompt", "file", "shell", "failure", "recall", "show", "mcp-search", "mcp-get", "mcp-context")
+VIA = ("session", "prompt", "file", "shell", "failure", "recall", "show", "context", "mcp-search", "mcp-get",
+       "mcp-context")
 #: Types whose memories never fade: a rule holds until it is retired, however long nobody touched its
 #: code (the next person to touch it must still see it).
 FADE_EXEMPT = frozenset({"constraint"})
