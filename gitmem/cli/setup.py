@@ -208,8 +208,13 @@ def _run_all(plans: list[AgentPlan], install: bool, dry_run: bool, skipped: list
     if not dry_run and all(p.plan is not None for p in plans):
         installers.apply_all(plans)
     root = _plan_root(plans) if dry_run else None
-    _out(shapes.install_all_json(plans, install=install, dry_run=dry_run, skipped=skipped, root=root),
-         lambda: _render_plans(plans, install, dry_run, skipped))
+    if dry_run and not State.json and not sys.stdout.isatty():
+        # piped (`gitmem install claude --dry-run | git apply`): the diffs' exact bytes, a CR of a CRLF file too; on a
+        # terminal `_out` shows control characters as marks (a settings file is anyone's text)
+        click.echo(_render_plans(plans, install, dry_run, skipped))
+    else:
+        _out(shapes.install_all_json(plans, install=install, dry_run=dry_run, skipped=skipped, root=root),
+             lambda: _render_plans(plans, install, dry_run, skipped))
     if any(p.error for p in plans):
         sys.exit(EXIT_ERROR)
 
