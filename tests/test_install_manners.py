@@ -233,3 +233,15 @@ def test_an_installs_project_files_hold_no_path_of_this_machine(repo: Path, mach
         text = data.decode("utf-8")
         for path in local:
             assert path not in text, (name, rel, path)
+
+
+def test_a_vscode_mcp_json_with_comments_is_refused_with_the_entry_to_add(repo: Path, machine: Path,  # type: ignore[no-untyped-def]
+                                                                          run_cli) -> None:
+    jsonc = '{\n  // my servers\n  "servers": {}\n}\n'
+    (repo / ".vscode" / "mcp.json").write_text(jsonc)
+    before = _tree(repo)
+    for args in (["install", "vscode"], ["install", "vscode", "--dry-run"]):
+        code, out, err = run_cli(repo, *args)
+        assert code == 1 and "is not plain JSON (comments or a syntax error)" in out + err
+        assert '"servers": {"gitmem": {"type": "stdio", "command": "sh"' in out + err  # the hint: what to add
+        assert _tree(repo) == before

@@ -25,11 +25,14 @@ Sources: code.visualstudio.com/docs/agents/reference/mcp-configuration (the ``se
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from . import claude_install
 from .installing import (
+    MCP_NAME,
+    Change,
     InstallResult,
     Marks,
     Plan,
@@ -89,9 +92,32 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     root = _project(root, user)
     res = _result(root)
     res.notes.extend(install_notes(HOOK_COMMAND, None, root))
-    changes = [mcp_file_change(location(root), res, uninstall=False, entry=mcp_entry(), key=SERVERS_KEY),
-               claude_install.hooks_change(root)]
+    changes = [_mcp_change(root, res, uninstall=False), claude_install.hooks_change(root)]
     return Plan(res, [c for c in changes if c], False, record_file(root))
+
+
+def snippet() -> str:
+    """The ``servers`` member to add to ``.vscode/mcp.json`` by hand (one line of JSON)."""
+    return json.dumps({SERVERS_KEY: {MCP_NAME: mcp_entry()}})
+
+
+def _mcp_change(root: Path, res: InstallResult, *, uninstall: bool) -> Change | None:
+    """``.vscode/mcp.json``'s change (``installing.mcp_file_change`` on its ``servers``).
+
+    Raises:
+        SettingsError: the file is not plain JSON (VS Code accepts comments there; gitmem does not rewrite such a
+            file: the hint gives the entry to add by hand), or its ``servers`` is not an object.
+    """
+    path = location(root)
+    try:
+        if uninstall:
+            return mcp_file_change(path, res, uninstall=True, prune=1, key=SERVERS_KEY)
+        return mcp_file_change(path, res, uninstall=False, entry=mcp_entry(), key=SERVERS_KEY)
+    except SettingsError as e:
+        if "not valid JSON" not in e.message:
+            raise
+        raise SettingsError(f"{path} is not plain JSON (comments or a syntax error): gitmem does not rewrite it",
+                            f"add this to it yourself: {snippet()}") from None
 
 
 def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
@@ -111,7 +137,7 @@ def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None =
     """
     root = _project(root, user)
     res = _result(root)
-    changes = [mcp_file_change(location(root), res, uninstall=True, prune=1, key=SERVERS_KEY)]
+    changes = [_mcp_change(root, res, uninstall=True)]
     if claude_install.status(root).get("mcp"):
         res.notes.append(f"{claude_install.locations(root, False)[0]}: gitmem's hooks kept (Claude Code's too: "
                          "`gitmem uninstall claude` removes them)")
