@@ -226,7 +226,8 @@ def install_options(dry_run_help: str) -> Callable[[Callable[..., None]], Callab
     def deco(f: Callable[..., None]) -> Callable[..., None]:
         f = json_option(f)
         f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
-        f = click.option("--user", "scope", flag_value="user", help="The user-level settings (with an AGENT).")(f)
+        f = click.option("--user", "scope", flag_value="user",
+                         help="The agent's user-level settings (needs an AGENT).")(f)
         return click.option("--project", "scope", flag_value="project", default=True,
                             help="This repository's settings (default).")(f)
     return deco
@@ -251,7 +252,7 @@ def _group_scope(scope: str) -> None:
         raise click.UsageError("--user needs an agent: gitmem install AGENT --user")
 
 
-@cli.group("install", invoke_without_command=True)
+@cli.group("install", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
 @install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
 def install_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
@@ -293,7 +294,7 @@ def install_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
     _run_all(installers.plan_all(found, root), True, dry_run, skipped)
 
 
-@cli.group("uninstall", invoke_without_command=True)
+@cli.group("uninstall", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
 @install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
 def uninstall_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
