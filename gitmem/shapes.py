@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .capture.consolidate import Outcome
-    from .integrations.agents.installers import AgentPlan
+    from .integrations.agents.installers import AgentPlan, Detection
     from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Checked, Problem
@@ -513,21 +513,34 @@ def uninstall_json(res: InstallResult) -> JSONObject:
     return {"agent": res.agent, "changed": res.changed, "notes": res.notes, "files": dict(res.files)}
 
 
-def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
-    """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
-    (before), **install_json or uninstall_json (when something was done), "would_change": [file] (a dry run),
-    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}]}``."""
+def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool,
+                     skipped: Sequence[Detection] | None = None, root: Path | None = None) -> JSONObject:
+    """``install`` / ``uninstall`` (with no agent, or a dry run of one): ``{"dry_run", "agents": [{"agent", "reason",
+    "installed" (before), **install_json or uninstall_json (when something was done), "would_change": [file] and
+    "files": [{"path", "action" (create, update, remove), "after" (the file's exact text afterwards; null: removed),
+    "diff" (a unified diff ``git apply`` takes, paths relative to ``root``)}] (a dry run), "notes" (a dry run),
+    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}], "skipped": [{"agent",
+    "reason"}] (agents not detected, and why; with no agent named)}``."""
+    from .integrations.agents.installing import outcome
+
     agents = []
     for p in plans:
         d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
         if p.result is not None:
             d |= install_json(p.result) if install else uninstall_json(p.result)
         elif dry_run and p.plan is not None:
-            d["would_change"] = p.plan.paths
+            shown = [o for o in outcome(p.plan) if o.action != "keep"]
+            d["would_change"] = [str(o.path) for o in shown]
+            d["files"] = [{"path": str(o.path), "action": o.action, "after": o.after, "diff": o.diff(root)}
+                          for o in shown]
+            d["notes"] = list(p.plan.result.notes)
         if p.error:
             d |= {"error": p.error, "hint": p.hint}
         agents.append(d)
-    return {"dry_run": dry_run, "agents": agents}
+    out: JSONObject = {"dry_run": dry_run, "agents": agents}
+    if skipped is not None:
+        out["skipped"] = [{"agent": s.agent, "reason": s.reason} for s in skipped]
+    return out
 
 
 # -- checks and maintenance -----------------------------------------------------------------------
