@@ -170,7 +170,7 @@ KNOWN_KEYS: dict[str, frozenset[str]] = {
     "tidy": frozenset({"deleted_days"}),
     "relevance": frozenset({"min_bm25", "min_coverage", "min_similarity"}),
     "org": frozenset({"uri", "endpoint", "region", "ref", "name", "inject", "session_budget", "prompt_budget",
-                      "repos"}),
+                      "session_timeout", "repos"}),
     "personal": frozenset({"enabled", "session_budget", "prompt_budget"}),
 }
 
@@ -304,6 +304,10 @@ def _validate_scopes(cfg: dict[str, Any], where: str, hint: str) -> None:
         elif key in ("session_budget", "prompt_budget"):
             if not _is_budget(value):
                 raise ConfigError(f"{where}: org.{key} must be an integer >= 1, got {value!r}", hint)
+        elif key == "session_timeout":
+            if not is_org_timeout(value):
+                raise ConfigError(f"{where}: org.session_timeout must be seconds in (0, "
+                                  f"{MAX_ORG_SESSION_TIMEOUT_S:g}], got {value!r}", hint)
         elif key == "repos":
             if not (isinstance(value, dict) and all(isinstance(k, str) and k and isinstance(v, str) and v
                                                     for k, v in value.items())):
@@ -321,6 +325,19 @@ def _validate_scopes(cfg: dict[str, Any], where: str, hint: str) -> None:
         else:
             raise ConfigError(f"{where}: unknown key personal.{key}",
                               f"known keys: {', '.join(sorted(KNOWN_KEYS['personal']))}")
+
+
+#: Seconds a session start waits for the organisation's memories (``[org] session_timeout``); past it the session
+#: starts without them. A cold search loads LanceDB and the embedding model (1.7–2.3 s, bench/README.md
+#: "Organisation memories in the hooks"), so 5 s leaves room on a busy machine. At most 7 s: the session start's
+#: own limit is 8 s (``integrations.agents.core.TIME_LIMITS``), and the repository's context needs the rest.
+DEFAULT_ORG_SESSION_TIMEOUT_S = 5.0
+MAX_ORG_SESSION_TIMEOUT_S = 7.0
+
+
+def is_org_timeout(v: object) -> bool:
+    """Whether ``v`` is a valid ``[org] session_timeout``: seconds in (0, ``MAX_ORG_SESSION_TIMEOUT_S``]."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_ORG_SESSION_TIMEOUT_S
 
 
 #: ``[memory] max_chars``: its default, and the least it may be set to (characters).
