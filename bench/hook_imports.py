@@ -31,8 +31,10 @@ import hooks_ab  # EXTRA_EVENTS, event
 
 import hooks as hb  # bench/hooks.py: ADAPTERS, fill, round_values
 
-#: What the git hook shim runs (gitmem/resources/hook-tmpl's GITMEM_ENTRY, minus its fallbacks).
-GIT_ENTRY = "import sys\nfrom gitmem.hook_entry import main\nsys.exit(main(sys.argv[1:]))"
+#: What the git hook shim runs (gitmem/resources/hook-tmpl's GITMEM_ENTRY, minus its fallbacks): the work tree
+#: is not on ``sys.path`` (a clone of gitmem itself, as the bench repositories are, would be imported instead).
+GIT_ENTRY = ("import sys\nif sys.path and sys.path[0] in ('', '.'):\n    del sys.path[0]\n"
+             "from gitmem.hook_entry import main\nsys.exit(main(sys.argv[1:]))")
 _IMPORT_RE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)(\S+)$")
 
 

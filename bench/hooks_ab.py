@@ -5,7 +5,8 @@ catalog schemas differ (one cannot read the other's). This runs each build (a so
 on ``PYTHONPATH``) on its own copy, built beforehand by ``bench/hooks.py --work DIR`` run with that build,
 alternating the builds' order every round; the events and placeholders are ``bench/hooks.py``'s (the
 second build's repository picks the file, the first gets the same relative path). Prints medians, the
-ratios to ``python -c pass`` timed in the same rounds, and after/before.
+ratios to ``python -c pass`` timed in the same rounds, and after/before; the same for the CPU time (user + system)
+of each hook process and what it waited for, which other jobs on a loaded machine move far less than wall time.
 
 Every call runs cold, as ``bench/hooks.py``'s cold rounds (``GITMEM_NO_DAEMON=1``: no session start spawns a
 warm process that later prompts would use) and with no personal repository. ``--kinds`` picks the events: the
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,13 +45,15 @@ def event(adapter: hb.Adapter, kind: str) -> tuple[str | None, dict] | None:
     return adapter.events.get(kind) or EXTRA_EVENTS.get(kind, {}).get(adapter.name)
 
 
-def timed(argv: list[str], stdin: bytes, cwd: Path | str, env: dict[str, str]) -> tuple[float, bool]:
-    """(wall time in ms, whether it printed anything)."""
-    t = time.perf_counter()
+def timed(argv: list[str], stdin: bytes, cwd: Path | str, env: dict[str, str]) -> tuple[float, bool, float]:
+    """(wall time in ms, whether it printed anything, CPU time in ms: user + system of the process and the
+    processes it waited for, ``RUSAGE_CHILDREN``; less moved by other jobs on a loaded machine)."""
+    r0, t = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     p = subprocess.run(argv, input=stdin, cwd=cwd, capture_output=True, env=env)
+    ms, r1 = (time.perf_counter() - t) * 1000, resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{argv} exited {p.returncode}: {p.stderr.decode()[-500:]}")
-    return (time.perf_counter() - t) * 1000, bool(p.stdout.strip())
+    return ms, bool(p.stdout.strip()), (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000
 
 
 def main() -> int:
@@ -73,14 +77,16 @@ def main() -> int:
     bin_dir = Path(sys.executable).parent
     rnd = random.Random(7)
     times: dict[tuple[str, str], list[float]] = {("python", ""): []}
+    cpu: dict[tuple[str, str], list[float]] = {("python", ""): []}
     printed: dict[tuple[str, str], int] = {}
     for i in range(args.runs + 1):  # round 0 warms up (page cache, bytecode), not counted
         va = hb.round_values(builds["after"][1], rnd)
         vals = {"after": va, "before": {k: v.replace(str(builds["after"][1]), str(builds["before"][1]))
                                         for k, v in va.items()}}
-        ms, _ = timed([sys.executable, "-c", "pass"], b"", "/", dict(os.environ))
+        ms, _, cpu_ms = timed([sys.executable, "-c", "pass"], b"", "/", dict(os.environ))
         if i:
             times[("python", "")].append(ms)
+            cpu[("python", "")].append(cpu_ms)
         order = ["before", "after"] if i % 2 else ["after", "before"]
         for a in adapters:
             for kind in kinds:
@@ -90,15 +96,17 @@ def main() -> int:
                 for b in order:
                     src, root = builds[b]
                     ev = hb.fill(template, {**vals[b], "$session": f"{vals[b]['$session']}-{b}-{a.name}-{kind}"})
-                    ms, out = timed([str(bin_dir / a.script), *([arg] if arg else [])], json.dumps(ev).encode(),
+                    ms, out, cpu_ms = timed([str(bin_dir / a.script), *([arg] if arg else [])], json.dumps(ev).encode(),
                                     root, {**env0, "PYTHONPATH": src})
                     if i:
                         key = (f"{a.name} {kind}", b)
                         times.setdefault(key, []).append(ms)
+                        cpu.setdefault(key, []).append(cpu_ms)
                         printed[key] = printed.get(key, 0) + out
         print(f"\rround {i}/{args.runs}", end="", file=sys.stderr)
     base = statistics.median(times[("python", "")])
-    print(f"\npython -c pass median {base:.1f} ms over {args.runs} rounds")
+    cbase = statistics.median(cpu[("python", "")])
+    print(f"\npython -c pass median {base:.1f} ms (CPU {cbase:.1f} ms) over {args.runs} rounds")
     for a in adapters:
         for kind in kinds:
             k = f"{a.name} {kind}"
@@ -110,6 +118,9 @@ def main() -> int:
                   f"({printed[(k, 'before')]}/{args.runs})  "
                   f"after {ma:7.1f} ms (p90 {pa:7.1f}) ×{ma / base:5.2f} ({printed[(k, 'after')]}/{args.runs})  "
                   f"after/before {ma / mb:5.2f}")
+            cb, ca = statistics.median(cpu[(k, "before")]), statistics.median(cpu[(k, "after")])
+            print(f"{'':16} CPU    {cb:7.1f} ms ×{cb / cbase:5.2f}  after {ca:7.1f} ms ×{ca / cbase:5.2f}  "
+                  f"after/before {ca / cb:5.2f}")
     return 0
 
 
