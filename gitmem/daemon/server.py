@@ -479,6 +479,7 @@ class Server:
         for name in WARM_MODULES:
             importlib.import_module(name)
         if state is not None:
+            state.last_used = time.monotonic()  # its idle clock starts when it is ready, not when loading began
             try:  # the organisation index, when one is configured: its connection opened before a prompt needs it
                 if state.org_settings()[0].configured:
                     state.org_search({"query": "warm up", "limit": 1})
