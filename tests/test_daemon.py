@@ -67,11 +67,9 @@ def init_repo(path: Path, config_extra: str = "") -> Path:
 
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[layout.Layout]]:
-    """The daemon allowed in this test, with a run folder of its own (short: a socket path holds ~100 bytes);
-    its process is stopped (and reaped) at the end. Layouts appended are the roots the test used."""
+    """The daemon allowed in this test (its run folder is its own: ``tests/conftest.py``); its process is stopped
+    (and reaped) at the end. Layouts appended are the roots the test used."""
     monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
-    run = Path(tempfile.mkdtemp(prefix="gm-run-"))  # 0700, this user's
-    monkeypatch.setenv(layout.RUN_DIR_ENV, os.fspath(run))
     started: list[layout.Layout] = []
     try:
         yield started
@@ -80,7 +78,6 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[layout.Layout]]:
         wait_for(lambda: not client.running(), 30, "the server to exit")
         for pid in server_pids():
             os.kill(pid, signal.SIGKILL)  # only this test's (same run folder): one a test left stopped
-        shutil.rmtree(run, ignore_errors=True)
 
 
 def start(lay: layout.Layout) -> dict[str, Any]:

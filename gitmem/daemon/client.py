@@ -269,6 +269,8 @@ def ensure_started(lay: Layout, *, force: bool = False, announce: bool = True) -
         if not enabled(lay) or (running(lay) and not force):
             return False
         folder = make_run_dir()
+        if not _claim_start(folder, force=force):
+            return False
         pid = infra.spawn_detached(SERVER_MODULE, "--warm", os.fspath(lay.root), cwd=folder, log=server_log())
         if announce:
             try:
@@ -283,6 +285,36 @@ def ensure_started(lay: Layout, *, force: bool = False, announce: bool = True) -
     except Exception as e:  # noqa: BLE001 - see request
         log(lay, f"client: could not start the warm process: {type(e).__name__}: {e}")
         return False
+
+
+#: The file a starter creates before it spawns a server, removed by that server once it holds the lock: within
+#: ``START_GRACE_S`` of it no other client spawns one (a burst of commands while the first server imports its
+#: libraries would otherwise start one process each, each waiting for the lock and then exiting).
+STARTING_NAME = "daemon.starting"
+#: Seconds a start claim holds (a server that died before taking the lock frees it then).
+START_GRACE_S = 15.0
+
+
+def _claim_start(folder: Path, *, force: bool) -> bool:
+    """Create ``<run>/daemon.starting`` (``O_EXCL``); False when another client created it less than
+    ``START_GRACE_S`` ago (it starts the server). ``force`` (a restart) claims it whatever its age."""
+    marker = folder / STARTING_NAME
+    for _ in range(2):
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                fresh = time.time() - os.stat(marker).st_mtime < START_GRACE_S
+            except OSError:
+                fresh = False
+            if fresh and not force:
+                return False
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
+    return force
 
 
 def status(lay: Layout | None, *, timeout_s: float = 2.0, all_roots: bool = False) -> dict[str, Any] | None:

@@ -680,6 +680,10 @@ def main(argv: list[str] | None = None) -> int:
         run = client.make_run_dir()
         os.chdir(run)  # not any repository's folder: one may be removed while this process serves others
         with infra.file_lock(run / "daemon.lock", timeout_s=LOCK_WAIT_S):
+            try:
+                os.unlink(run / client.STARTING_NAME)  # this process starts: the next client may start another
+            except OSError:
+                pass
             server = Server()
             server.stopping = stop
             server.warm(warm)
