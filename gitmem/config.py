@@ -373,10 +373,10 @@ def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float, float]:
 
 
 #: ``[daemon] idle_minutes``: minutes without a request for a repository after which the warm process drops that
-#: repository's state, and exits once it holds none. A new process costs ~4–8 s of CPU in the background and its
-#: first commands run cold (~1–2.5 s each instead of ~0.1 s); a process kept idle costs ~250–300 MB for every
-#: repository together (bench/daemon_rss.py, bench/README.md): 30 minutes keeps it over a working session's
-#: pauses without lingering all day.
+#: repository's state, and exits once it holds none. A new process takes ~1.8 CPU-seconds and ~4.5 s (a loaded
+#: machine) before its first answer, and the commands meanwhile run cold (1.3–5 s each instead of ~0.17 s); kept
+#: idle, it holds ~320–350 MiB for all repositories together (bench/daemon_rss.py, bench/README.md): 30 minutes
+#: keeps it over a working session's pauses without lingering all day.
 DEFAULT_IDLE_MINUTES = 30
 
 
