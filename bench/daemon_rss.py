@@ -260,6 +260,9 @@ def main() -> int:
             result["timeout"] = timeout_run(roots, args.before, run_dir, args.runs)
     finally:
         stop_all(run_dir)
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
