@@ -472,18 +472,45 @@ def hook_state_json(h: HookState) -> JSONObject:
 
 
 def daemon_status_json(st: DaemonState) -> JSONObject:
-    """``{"state" (running, starting, not answering, not running), "running", "enabled", "socket", "idle_minutes",
-    "pid", "version", "root", "started", "uptime_s", "requests", "rss_bytes", "stale": [path]}`` (what is not
-    known: null)."""
+    """``gitmem daemon status``: ``{"state" (running, starting, not answering, not running), "running", "enabled",
+    "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "rss_bytes", "pss_bytes",
+    "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
+    "stale": [path]}`` (what is not known: null)."""
     info = st.info
+    root = info.get("root")
     return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
             "idle_minutes": st.idle_minutes, "pid": info.get("pid"), "version": info.get("version"),
-            "root": info.get("root"), "started": info.get("started"), "uptime_s": info.get("uptime_s"),
-            "requests": info.get("requests"), "rss_bytes": info.get("rss_bytes"), "stale": list(st.stale)}
+            "started": info.get("started"), "uptime_s": info.get("uptime_s"), "requests": info.get("requests"),
+            "rss_bytes": info.get("rss_bytes"), "pss_bytes": info.get("pss_bytes"),
+            "roots_loaded": info.get("roots_loaded"), "serving": isinstance(root, dict),
+            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale)}
+
+
+def daemon_root_json(r: dict[str, Any]) -> JSONObject:
+    """One root the warm process serves: ``{"root", "loaded" (UTC), "requests", "idle_for_s" (seconds since its
+    last request), "idle_timeout_s" (its state is dropped then), "index_open"}``."""
+    return {k: r.get(k) for k in ("root", "loaded", "requests", "idle_for_s", "idle_timeout_s", "index_open")}
+
+
+def daemon_status_all_json(st: DaemonState) -> JSONObject:
+    """``gitmem daemon status --all``: ``{"state", "running", "socket", "pid", "version", "started", "uptime_s",
+    "requests", "rss_bytes", "pss_bytes", "max_roots", "roots": [daemon_root_json], "legacy": [{"pid", "root",
+    "rss_bytes"}] (per-worktree processes of gitmem before 0.2), "legacy_note" (why those could not be looked
+    for, or ""), "stale": [path]}``."""
+    info = st.info
+    roots = info.get("roots")
+    roots = roots if isinstance(roots, list) else []
+    return {"state": st.state, "running": st.state == "running", "socket": st.socket, "pid": info.get("pid"),
+            "version": info.get("version"), "started": info.get("started"), "uptime_s": info.get("uptime_s"),
+            "requests": info.get("requests"), "rss_bytes": info.get("rss_bytes"),
+            "pss_bytes": info.get("pss_bytes"), "max_roots": info.get("max_roots"),
+            "roots": [daemon_root_json(r) for r in roots if isinstance(r, dict)],
+            "legacy": [dict(p) for p in st.legacy], "legacy_note": st.legacy_note, "stale": list(st.stale)}
 
 
 def daemon_stop_json(stopped: bool, message: str) -> JSONObject:
-    """``{"stopped": bool (no warm process runs now), "message"}``."""
+    """``{"stopped": bool (without --all: the warm process holds no state of this repository now; with --all: no
+    warm process runs now), "message"}``."""
     return {"stopped": stopped, "message": message}
 
 

@@ -174,7 +174,7 @@ def test_with_the_warm_process_down_the_prompt_hook_exits_0_quickly_without_org_
     """``inject = true`` but no warm process (a stale socket file of a killed one): nothing from the org, at once."""
     user_config(home, f'[org]\nuri = "{tmp_path / "org-index"}"\ninject = true\n')
     lay = layout.of(project)
-    lay.daemon_socket.parent.mkdir(parents=True, exist_ok=True)
+    client.make_run_dir()  # the user's warm process's folder (0700)
     import socket
 
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
