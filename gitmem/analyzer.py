@@ -131,7 +131,8 @@ def memories_on_changes(store: Store, resolver: Resolver, changes: list[Any], ol
 
     if not changes:
         return []
-    con = catalog_files.open_current(store)
+    # no stat of every memory file (in_place=False): a committed memory file's edit is in git's tree already
+    con = catalog_files.open_current(store, in_place=False)
     if con is None:
         return None
     try:

@@ -85,13 +85,13 @@ policy = "with-code"
 # re-anchors it into the same commit (post-commit, for commits made without it). false: reported as moved.
 follow_moves = true
 
-# The warm process (one per working tree) that answers recall, context, stale, show, list and log without
-# loading the index and the embedding model again. A gitmem without the warm process rejects this section:
-# uncomment it once everyone sharing this file runs one that has it.
+# The warm process (one per user, serving every repository) that answers recall, context, stale, show, list and
+# log without loading the index and the embedding model again. A gitmem without the warm process rejects this
+# section: uncomment it once everyone sharing this file runs one that has it.
 # [daemon]
-# false: every command runs in its own process.
+# false: this repository's commands never use it; each runs in its own process.
 # enabled = true
-# Minutes without a request after which it exits (a number > 0).
+# Minutes without a request after which it drops this repository's state (it exits once it holds none; a number > 0).
 # idle_minutes = 30
 
 # `gitmem tidy` proposes retiring a memory whose anchored code has all been deleted for at least this many days.
@@ -223,8 +223,10 @@ SCHEMA: tuple[tuple[str, str, str, Any, str], ...] = (
      "reasoning model's thinking off"),
     ("llm", "max_input_chars", "an integer > 0", 24_000, "characters of a session's transcript sent per request"),
     ("daemon", "enabled", "true or false", True,
-     "`false`: no warm process; every command does its work in its own process"),
-    ("daemon", "idle_minutes", "a number > 0", 30, "minutes without a request after which the warm process exits"),
+     "`false`: this repository's commands never use the warm process; each runs in its own process"),
+    ("daemon", "idle_minutes", "a number > 0", 30,
+     "minutes without a request for this repository after which the warm process drops its state (and exits once "
+     "it holds none)"),
     ("org", "uri", "a string", "",
      "where the organisation index lives: `s3://BUCKET/PREFIX`, or a local folder (a path or `file://` URI) for one "
      "machine; `\"\"`: no index"),
@@ -245,6 +247,9 @@ SCHEMA: tuple[tuple[str, str, str, Any, str], ...] = (
      "tokens of org memories given at session start (with `inject = true`), on top of the project's own"),
     ("org", "prompt_budget", "an integer >= 1", 200,
      "tokens of org memories given per prompt (with `inject = true`), on top of the project's own"),
+    ("org", "session_timeout", "seconds in (0, 7]", 5.0,
+     "seconds a session start waits for the organisation's memories (with `inject = true`; at most `7`: the "
+     "session start's own limit is 8 s); past it the session starts without them and `org-hooks.log` says so"),
     ("org", "repos", "a table of NAME = \"LOCATION\"", {},
      "`[org.repos]`: the repositories `gitmem org index` indexes, `NAME = \"LOCATION\"`: a git URL (mirrored under "
      "`~/.cache/gitmem/org`) or a local path (relative to the repository holding the config; use absolute paths in "
@@ -442,6 +447,10 @@ def _validate_scopes(cfg: dict[str, Any], where: str, hint: str) -> None:
         elif key in ("session_budget", "prompt_budget"):
             if not _is_budget(value):
                 raise ConfigError(f"{where}: org.{key} must be an integer >= 1, got {value!r}", hint)
+        elif key == "session_timeout":
+            if not is_org_timeout(value):
+                raise ConfigError(f"{where}: org.session_timeout must be seconds in (0, "
+                                  f"{MAX_ORG_SESSION_TIMEOUT_S:g}], got {value!r}", hint)
         elif key == "repos":
             if not (isinstance(value, dict) and all(isinstance(k, str) and k and isinstance(v, str) and v
                                                     for k, v in value.items())):
@@ -459,6 +468,19 @@ def _validate_scopes(cfg: dict[str, Any], where: str, hint: str) -> None:
         else:
             raise ConfigError(f"{where}: unknown key personal.{key}",
                               f"known keys: {', '.join(sorted(KNOWN_KEYS['personal']))}")
+
+
+#: Seconds a session start waits for the organisation's memories (``[org] session_timeout``); past it the session
+#: starts without them. A cold search loads LanceDB and the embedding model (1.7–2.3 s, bench/README.md
+#: "Organisation memories in the hooks"), so 5 s leaves room on a busy machine. At most 7 s: the session start's
+#: own limit is 8 s (``integrations.agents.core.TIME_LIMITS``), and the repository's context needs the rest.
+DEFAULT_ORG_SESSION_TIMEOUT_S = 5.0
+MAX_ORG_SESSION_TIMEOUT_S = 7.0
+
+
+def is_org_timeout(v: object) -> bool:
+    """Whether ``v`` is a valid ``[org] session_timeout``: seconds in (0, ``MAX_ORG_SESSION_TIMEOUT_S``]."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_ORG_SESSION_TIMEOUT_S
 
 
 #: ``[memory] max_chars``: its default, and the least it may be set to (characters).
@@ -510,8 +532,11 @@ def relevance_floors(cfg: dict[str, Any]) -> tuple[float, float, float]:
             number("min_similarity", DEFAULT_MIN_SIMILARITY))
 
 
-#: ``[daemon] idle_minutes``: minutes without a request after which the warm process exits (a guess at
-#: "a working session's pauses": long enough to stay warm over a coffee, short enough not to linger all day).
+#: ``[daemon] idle_minutes``: minutes without a request for a repository after which the warm process drops that
+#: repository's state, and exits once it holds none. A new process takes ~1.8 CPU-seconds and ~4.5 s (a loaded
+#: machine) before its first answer, and the commands meanwhile run cold (1.3–5 s each instead of ~0.17 s); kept
+#: idle, it holds ~320–350 MiB for all repositories together (bench/daemon_rss.py, bench/README.md): 30 minutes
+#: keeps it over a working session's pauses without lingering all day.
 DEFAULT_IDLE_MINUTES = 30
 
 

@@ -147,8 +147,8 @@ def format_exception(exc: BaseException) -> str:
     return "".join(f"  {ln}\n" for ln in tb.rstrip("\n").split("\n"))
 
 
-def spawn_detached(module: str, *args: str, cwd: Path, log: Path | None = None) -> None:
-    """Start ``python -P -m <module> <args>`` detached: its own session; the caller never waits.
+def spawn_detached(module: str, *args: str, cwd: Path, log: Path | None = None) -> int:
+    """Start ``python -P -m <module> <args>`` detached: its own session; the caller never waits. Returns its pid.
 
     No stdin; stdout and stderr go to ``log`` (appended; folder created) or nowhere. ``-P``:
     the work tree is never put on ``sys.path`` (a checked-out ``gitmem/`` must not run); the
@@ -164,13 +164,13 @@ def spawn_detached(module: str, *args: str, cwd: Path, log: Path | None = None) 
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     argv = [sys.executable, "-P", "-m", module, *args]
     if log is None:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, env=env, cwd=os.fspath(cwd))
-        return
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, env=env,
+                                cwd=os.fspath(cwd)).pid
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                         close_fds=True, env=env, cwd=os.fspath(cwd))
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                close_fds=True, env=env, cwd=os.fspath(cwd)).pid
 
 
 def file_lock(path: Path, *, timeout_s: float | None = None) -> AbstractContextManager[None]:

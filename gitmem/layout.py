@@ -22,10 +22,12 @@ What lives where (DESIGN.md §3)::
     <git-dir>/gitmem/                 per worktree (its checkout differs)
         catalog.sqlite                the catalog of memory files, statuses, change log, FTS5
         index/                        the LanceDB search index
-        run/                          locks, markers, the warm process's socket
+        run/                          locks, markers
     ~/.config/gitmem/                 the user's (``user_config_dir``, XDG honoured)
         config.toml                   [org] and [personal] for every repository
         personal/                     the personal repository (``personal_dir``): a gitmem store of its own
+    ~/.cache/gitmem/run/              the user's one warm process (``daemon_run_dir``, 0700): daemon.sock,
+                                      daemon.lock, daemon.json, daemon.log
 
 Git treats ignored files in the work tree as disposable (``git worktree remove``, ``git stash
 --all``, ``git clean -fdX``); nothing gitmem cannot rebuild lives there any more. Older
@@ -223,28 +225,26 @@ class Layout:
 
     @property
     def daemon_socket(self) -> Path:
-        """The warm process's Unix domain socket (``gitmem.daemon``): ``<run>/daemon.sock``.
-
-        When that path is longer than ``SOCKET_PATH_MAX`` bytes (``sun_path`` holds 108 on Linux,
-        104 on macOS), ``<short_socket_dir()>/<hash of the worktree's state folder>.sock`` instead.
-        """
-        path = self.run_dir / "daemon.sock"
-        if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
-            return path
-        import hashlib
-
-        digest = hashlib.sha256(os.fsencode(self.worktree_dir)).hexdigest()[:24]
-        return short_socket_dir() / f"{digest}.sock"
+        """The user's warm process's Unix domain socket (``gitmem.daemon``; the same for every repository and
+        worktree): ``daemon_socket()``."""
+        return daemon_socket()
 
     @property
     def daemon_pid_file(self) -> Path:
-        """The warm process's record (JSON: pid, version, socket, started), written by it while it serves."""
-        return self.run_dir / "daemon.json"
+        """The user's warm process's record (JSON: pid, version, socket, started), written by it while it serves:
+        ``daemon_run_dir() / "daemon.json"``."""
+        return daemon_run_dir() / "daemon.json"
 
     @property
     def daemon_lock(self) -> Path:
-        """Held (``flock``) by the one warm process of this worktree for its whole life."""
-        return self.run_dir / "daemon.lock"
+        """Held (``flock``) by the user's one warm process for its whole life: ``daemon_run_dir() / "daemon.lock"``."""
+        return daemon_run_dir() / "daemon.lock"
+
+    @property
+    def legacy_daemon_record(self) -> Path:
+        """Where gitmem before 0.2 kept this worktree's own warm process's record (``<run>/daemon.json``): read by
+        ``gitmem daemon stop --all`` to find such a process."""
+        return self.run_dir / "daemon.json"
 
     # -- memory files ------------------------------------------------------------------------------
 
@@ -289,6 +289,41 @@ def short_socket_dir() -> Path:
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / STATE_DIR
     return Path("/tmp") / f"gitmem-{os.getuid()}"
+
+
+#: Environment variable naming the folder of the user's warm process (socket, lock, record, log) instead of
+#: ``daemon_run_dir``'s default: tests and benchmarks run a process of their own with it.
+RUN_DIR_ENV = "GITMEM_RUN_DIR"
+
+
+def daemon_run_dir() -> Path:
+    """The folder of the user's one warm process (``gitmem.daemon``): its socket, lock, record and log.
+
+    ``$GITMEM_RUN_DIR`` when that is an absolute path, else ``$XDG_CACHE_HOME/gitmem/run``, else
+    ``~/.cache/gitmem/run``. Not ``$XDG_RUNTIME_DIR``: it is set in a desktop session and unset in an ssh
+    session or a cron job of the same user, and two answers would mean two processes. The server makes it 0700;
+    clients use it only when it is a private folder of this user (``gitmem.daemon.client.private_dir_ok``).
+    """
+    env = os.environ.get(RUN_DIR_ENV, "")
+    if env and os.path.isabs(env):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not (base and os.path.isabs(base)):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / STATE_DIR / "run"
+
+
+def daemon_socket() -> Path:
+    """The user's warm process's socket: ``daemon_run_dir() / "daemon.sock"``; when that path is longer than
+    ``SOCKET_PATH_MAX`` bytes, ``<short_socket_dir()>/<hash of the run folder>.sock`` instead."""
+    run = daemon_run_dir()
+    path = run / "daemon.sock"
+    if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+        return path
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(run)).hexdigest()[:24]
+    return short_socket_dir() / f"{digest}.sock"
 
 
 def user_config_dir() -> Path:

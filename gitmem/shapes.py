@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .capture.consolidate import Outcome
-    from .integrations.agents.installers import AgentPlan
+    from .integrations.agents.installers import AgentPlan, Detection
     from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
     from .ops.check import Checked, Problem
@@ -472,18 +472,45 @@ def hook_state_json(h: HookState) -> JSONObject:
 
 
 def daemon_status_json(st: DaemonState) -> JSONObject:
-    """``{"state" (running, starting, not answering, not running), "running", "enabled", "socket", "idle_minutes",
-    "pid", "version", "root", "started", "uptime_s", "requests", "rss_bytes", "stale": [path]}`` (what is not
-    known: null)."""
+    """``gitmem daemon status``: ``{"state" (running, starting, not answering, not running), "running", "enabled",
+    "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "rss_bytes", "pss_bytes",
+    "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
+    "stale": [path]}`` (what is not known: null)."""
     info = st.info
+    root = info.get("root")
     return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
             "idle_minutes": st.idle_minutes, "pid": info.get("pid"), "version": info.get("version"),
-            "root": info.get("root"), "started": info.get("started"), "uptime_s": info.get("uptime_s"),
-            "requests": info.get("requests"), "rss_bytes": info.get("rss_bytes"), "stale": list(st.stale)}
+            "started": info.get("started"), "uptime_s": info.get("uptime_s"), "requests": info.get("requests"),
+            "rss_bytes": info.get("rss_bytes"), "pss_bytes": info.get("pss_bytes"),
+            "roots_loaded": info.get("roots_loaded"), "serving": isinstance(root, dict),
+            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale)}
+
+
+def daemon_root_json(r: dict[str, Any]) -> JSONObject:
+    """One root the warm process serves: ``{"root", "loaded" (UTC), "requests", "idle_for_s" (seconds since its
+    last request), "idle_timeout_s" (its state is dropped then), "index_open"}``."""
+    return {k: r.get(k) for k in ("root", "loaded", "requests", "idle_for_s", "idle_timeout_s", "index_open")}
+
+
+def daemon_status_all_json(st: DaemonState) -> JSONObject:
+    """``gitmem daemon status --all``: ``{"state", "running", "socket", "pid", "version", "started", "uptime_s",
+    "requests", "rss_bytes", "pss_bytes", "max_roots", "roots": [daemon_root_json], "legacy": [{"pid", "root",
+    "rss_bytes"}] (per-worktree processes of gitmem before 0.2), "legacy_note" (why those could not be looked
+    for, or ""), "stale": [path]}``."""
+    info = st.info
+    roots = info.get("roots")
+    roots = roots if isinstance(roots, list) else []
+    return {"state": st.state, "running": st.state == "running", "socket": st.socket, "pid": info.get("pid"),
+            "version": info.get("version"), "started": info.get("started"), "uptime_s": info.get("uptime_s"),
+            "requests": info.get("requests"), "rss_bytes": info.get("rss_bytes"),
+            "pss_bytes": info.get("pss_bytes"), "max_roots": info.get("max_roots"),
+            "roots": [daemon_root_json(r) for r in roots if isinstance(r, dict)],
+            "legacy": [dict(p) for p in st.legacy], "legacy_note": st.legacy_note, "stale": list(st.stale)}
 
 
 def daemon_stop_json(stopped: bool, message: str) -> JSONObject:
-    """``{"stopped": bool (no warm process runs now), "message"}``."""
+    """``{"stopped": bool (without --all: the warm process holds no state of this repository now; with --all: no
+    warm process runs now), "message"}``."""
     return {"stopped": stopped, "message": message}
 
 
@@ -513,21 +540,34 @@ def uninstall_json(res: InstallResult) -> JSONObject:
     return {"agent": res.agent, "changed": res.changed, "notes": res.notes, "files": dict(res.files)}
 
 
-def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool) -> JSONObject:
-    """``install`` / ``uninstall`` with no agent: ``{"dry_run", "agents": [{"agent", "reason", "installed"
-    (before), **install_json or uninstall_json (when something was done), "would_change": [file] (a dry run),
-    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}]}``."""
+def install_all_json(plans: Sequence[AgentPlan], *, install: bool, dry_run: bool,
+                     skipped: Sequence[Detection] | None = None, root: Path | None = None) -> JSONObject:
+    """``install`` / ``uninstall`` (with no agent, or a dry run of one): ``{"dry_run", "agents": [{"agent", "reason",
+    "installed" (before), **install_json or uninstall_json (when something was done), "would_change": [file] and
+    "files": [{"path", "action" (create, update, remove), "after" (the file's exact text afterwards; null: removed),
+    "diff" (a unified diff ``git apply`` takes, paths relative to ``root``)}] (a dry run), "notes" (a dry run),
+    "error" and "hint" (refused: nothing was written for any agent; or failed to write)}], "skipped": [{"agent",
+    "reason"}] (agents not detected, and why; with no agent named)}``."""
+    from .integrations.agents.installing import outcome
+
     agents = []
     for p in plans:
         d: JSONObject = {"agent": p.agent, "reason": p.reason, "installed": p.installed}
         if p.result is not None:
             d |= install_json(p.result) if install else uninstall_json(p.result)
         elif dry_run and p.plan is not None:
-            d["would_change"] = p.plan.paths
+            shown = [o for o in outcome(p.plan) if o.action != "keep"]
+            d["would_change"] = [str(o.path) for o in shown]
+            d["files"] = [{"path": str(o.path), "action": o.action, "after": o.after, "diff": o.diff(root)}
+                          for o in shown]
+            d["notes"] = list(p.plan.result.notes)
         if p.error:
             d |= {"error": p.error, "hint": p.hint}
         agents.append(d)
-    return {"dry_run": dry_run, "agents": agents}
+    out: JSONObject = {"dry_run": dry_run, "agents": agents}
+    if skipped is not None:
+        out["skipped"] = [{"agent": s.agent, "reason": s.reason} for s in skipped]
+    return out
 
 
 # -- checks and maintenance -----------------------------------------------------------------------

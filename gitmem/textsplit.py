@@ -5,6 +5,7 @@ Standard library only (the hook index imports it on hot paths).
 
 from __future__ import annotations
 
+import functools  # already loaded by ``re``
 import re
 
 TYPE_CHECKING = False
@@ -193,17 +194,27 @@ def quote_name_part(text: str) -> str:
     return "(" + text.translate(_NAME_BRACKETS) + ")"
 
 
-#: A configuration key written bare in a key path (``quote_key``); any other key is a JSON string.
-_BARE_KEY = re.compile(r'[^\s."\\#()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
-#: Characters a name never carries bare (C0 controls, DEL, zero-width and bidi controls): a terminal or an
-#: agent would read text that is not there (Trojan Source, CVE-2021-42574); written as ``\uXXXX``.
-_INVISIBLE = re.compile("[\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+# The two patterns below are compiled on first use: their non-ASCII ranges cost ~0.5 ms to compile, which every
+# process importing this module (the per-tool-call hooks among them) would pay, and only key names use them.
+
+
+@functools.cache
+def _bare_key() -> re.Pattern[str]:
+    """A configuration key written bare in a key path (``quote_key``); any other key is a JSON string."""
+    return re.compile(r'[^\s."\\#()\[\]<>\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+')
+
+
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    """Characters a name never carries bare (C0 controls, DEL, zero-width and bidi controls): a terminal or an
+    agent would read text that is not there (Trojan Source, CVE-2021-42574); written as ``\\uXXXX``."""
+    return re.compile("[\x7f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 def escape_invisible(text: str) -> str:
     """``text`` with each invisible character (DEL, zero-width and bidi controls; C0 controls are already
     escaped by ``json.dumps``) written as ``\\uXXXX``."""
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _invisible().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def quote_key(key: str) -> str:
@@ -213,7 +224,7 @@ def quote_key(key: str) -> str:
     (``./package.json`` -> ``"./package.json"``, ``lint:fix`` stays bare). The one owner of the rule: the
     configuration analyzer (``code.lang_data``) names keys with it and the shell hook (``shellwords``) the
     ``package.json`` scripts a command runs."""
-    if _BARE_KEY.fullmatch(key) and "::" not in key:
+    if _bare_key().fullmatch(key) and "::" not in key:
         return key
     import json
 

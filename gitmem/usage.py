@@ -6,10 +6,10 @@ committed) is the one record of use. Each line is one JSON object::
     {"t": 1764640000, "use": "given", "via": "file", "ids": ["01JD…", …]}
 
 ``t`` is seconds since the epoch; ``use`` is one of ``USES``: ``given`` (shown in full to an agent:
-session start, prompt, before a file, MCP ``context``), ``searched`` (a hit of ``gitmem recall`` or MCP
-``search``), ``opened`` (``gitmem show``, MCP ``get``); ``via`` names the place (``VIA``). A folded
-line (``compact``) has ``use`` ``"sum"``, one id, its counts (``given``, ``searched``, ``opened``) and
-``t`` its last use.
+session start, prompt, before a file, ``gitmem context``, MCP ``context``), ``searched`` (a hit of
+``gitmem recall`` or MCP ``search``), ``opened`` (``gitmem show``, MCP ``get``); ``via`` names the place
+(``VIA``). A folded line (``compact``) has ``use`` ``"sum"``, one id, its counts (``given``, ``searched``,
+``opened``) and ``t`` its last use.
 
 Why a log per clone and not a table in the catalog: the catalog is per worktree and derived
 (rebuilt from the memory files at any time), so it cannot hold the only copy; use is a fact about
@@ -55,7 +55,8 @@ USES = (GIVEN, SEARCHED, OPENED)
 #: A folded line (``compact``).
 SUM = "sum"
 #: Where a use happened (the ``via`` of a record): agent hooks, CLI commands, MCP tools.
-VIA = ("session", "prompt", "file", "shell", "failure", "recall", "show", "mcp-search", "mcp-get", "mcp-context")
+VIA = ("session", "prompt", "file", "shell", "failure", "recall", "show", "context", "mcp-search", "mcp-get",
+       "mcp-context")
 #: Types whose memories never fade: a rule holds until it is retired, however long nobody touched its
 #: code (the next person to touch it must still see it).
 FADE_EXEMPT = frozenset({"constraint"})

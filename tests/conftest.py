@@ -48,6 +48,39 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
             os.environ[k] = v
 
 
+# -- issue 23 (helper daemon): one warm process per user, so one run folder per test ----------------------------
+
+
+@pytest.fixture(autouse=True)
+def _own_warm_process_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test its own folder for the warm process (``GITMEM_RUN_DIR``, short: a socket path holds ~100 bytes):
+    there is one process per user, which every test of the session would otherwise share. A server a test
+    started there is stopped after it (by its socket, else by pid: only processes started with this folder)."""
+    import shutil
+
+    run = Path(tempfile.mkdtemp(prefix="gm-run-"))
+    monkeypatch.setenv("GITMEM_RUN_DIR", os.fspath(run))
+    yield
+    if (run / "daemon.lock").exists():
+        import signal
+        import time
+
+        from gitmem.daemon import client
+        from gitmem.ops.daemon import _is_server, _run_dir_env
+
+        client.stop(None, timeout_s=5.0)
+        deadline = time.monotonic() + 30
+        while client.running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for entry in os.listdir("/proc") if os.path.isdir("/proc/self") else []:
+            if entry.isdigit() and _is_server(int(entry)) and _run_dir_env(int(entry)) == os.fspath(run):
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+    shutil.rmtree(run, ignore_errors=True)
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     """An empty git repository (branch main, no commits)."""

@@ -174,7 +174,7 @@ def test_search_and_path_queries_of_the_hot_path(store: Store) -> None:
 
 def test_uncommitted_memories_leave_the_rows_current_between_changes(store: Store) -> None:
     """HEAD has no ``.gitmem/memories`` tree (the memories were never committed): once refreshed, the rows are
-    current until a folder changes, so a query does not stat every memory file again."""
+    current until a folder changes, so a query does not read every memory file again."""
     write_memories(store, [memory("01MA", "alpha")])
     for _, folder in store.layout.memory_dirs():  # written a while ago: past the racy window
         if folder.is_dir():
@@ -187,5 +187,33 @@ def test_uncommitted_memories_leave_the_rows_current_between_changes(store: Stor
         assert catalog_files.rows_current(store, con, signature)
         write_memories(store, [memory("01MB", "beta")])
         assert not catalog_files.rows_current(store, con, catalog_db.folder_signature(store.repo.root))
+    finally:
+        con.close()
+
+
+def test_quick_refresh_sees_a_file_edited_in_place(store: Store) -> None:
+    """An editor writing a memory file in place changes no folder's mtime: the rows are 'current' by folder
+    signature and git's tree, yet the edit is seen (a hand edit of a reviewed memory must not stay reviewed)."""
+    write_memories(store, [memory("01MA", "version one"), memory("01MB", "beta")])
+    for _, folder in store.layout.memory_dirs():  # written a while ago: past the racy window
+        if folder.is_dir():
+            for f in folder.iterdir():
+                os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns - 10 * catalog_files.RACY_NS))
+            os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns - 10 * catalog_files.RACY_NS))
+    con = catalog_files.open_current(store, full=True)
+    assert con is not None
+    con.close()
+    path = store.layout.team_memories_dir / "01MA.md"
+    signature = catalog_db.folder_signature(store.repo.root)
+    with open(path, "r+", encoding="utf-8") as f:  # in place: same inode, the folder untouched
+        text = f.read().replace("version one", "version two")
+        f.seek(0)
+        f.write(text)
+        f.truncate()
+    assert catalog_db.folder_signature(store.repo.root) == signature
+    con = catalog_files.open_current(store)
+    assert con is not None
+    try:
+        assert catalog_files.load(con, ["01MA"])["01MA"].title == "version two"
     finally:
         con.close()

@@ -107,8 +107,12 @@ def test_detect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (bin_dir / "cursor-agent").write_text("#!/bin/sh\n")
     (bin_dir / "cursor-agent").chmod(0o755)
     assert (ci.detect(tmp_path, home) or "").startswith("cursor-agent on PATH")
+    (bin_dir / "cursor-agent").unlink()
     (home / ".cursor").mkdir(parents=True)
-    assert ci.detect(tmp_path, home) == "~/.cursor on this machine"
+    assert ci.detect(tmp_path, home) is None  # ~/.cursor alone (Cursor uninstalled) does not count
+    (bin_dir / "cursor").write_text("#!/bin/sh\n")
+    (bin_dir / "cursor").chmod(0o755)
+    assert (ci.detect(tmp_path, home) or "").startswith("cursor on PATH")
     (tmp_path / ".cursor").mkdir()
     assert ci.detect(tmp_path, home) == ".cursor in this repository"
 

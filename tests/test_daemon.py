@@ -1,7 +1,8 @@
-"""The warm per-worktree process (``gitmem.daemon``), with real processes, sockets, repositories and indexes.
+"""The user's warm process (``gitmem.daemon``), with real processes, sockets, repositories and indexes.
 
-Every test starts its servers itself and stops them at the end (``servers`` fixture); the rest of the
-suite runs with ``GITMEM_NO_DAEMON=1`` (``tests/conftest.py``), so no other test leaves one behind.
+Every test starts its server itself in a run folder of its own (``GITMEM_RUN_DIR``) and stops it at the end
+(``servers`` fixture); the rest of the suite runs with ``GITMEM_NO_DAEMON=1`` (``tests/conftest.py``), so no
+other test leaves one behind.
 """
 
 from __future__ import annotations
@@ -66,13 +67,17 @@ def init_repo(path: Path, config_extra: str = "") -> Path:
 
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[layout.Layout]]:
-    """The daemon allowed in this test; every layout appended is stopped (and its server reaped) at the end."""
+    """The daemon allowed in this test (its run folder is its own: ``tests/conftest.py``); its process is stopped
+    (and reaped) at the end. Layouts appended are the roots the test used."""
     monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
     started: list[layout.Layout] = []
-    yield started
-    for lay in started:
-        client.stop(lay)
-        wait_for(lambda lay=lay: not client.running(lay), 30, "the server to exit")
+    try:
+        yield started
+    finally:
+        client.stop(None)
+        wait_for(lambda: not client.running(), 30, "the server to exit")
+        for pid in server_pids():
+            os.kill(pid, signal.SIGKILL)  # only this test's (same run folder): one a test left stopped
 
 
 def start(lay: layout.Layout) -> dict[str, Any]:
@@ -113,7 +118,7 @@ def test_search_round_trips_and_follows_new_memories(tmp_path: Path, servers: li
     lay = layout.of(repo)
     servers.append(lay)
     st = start(lay)
-    assert st["pid"] != os.getpid() and st["root"] == os.fspath(lay.root) and st["version"]
+    assert st["pid"] != os.getpid() and st["root"]["root"] == os.fspath(lay.root) and st["version"]
     assert os.stat(lay.daemon_socket).st_mode & 0o777 == 0o600
 
     got = client.request(lay, "search", {"query": "password timing", "limit": 5}, timeout_s=30)
@@ -168,9 +173,13 @@ def test_sigkill_then_stale_socket_recovered(tmp_path: Path, servers: list[layou
 # -- helpers for the process-level tests ---------------------------------------------------------------------
 
 
-def servers_of(root: Path) -> list[int]:
-    """Pids of the ``python -m gitmem.daemon ROOT`` processes serving ``root`` (from ``/proc``)."""
+def server_pids() -> list[int]:
+    """Pids of the ``python -m gitmem.daemon`` processes of this test's run folder (``GITMEM_RUN_DIR`` in their
+    environment: ``/proc``)."""
+    from gitmem.ops.daemon import _run_dir_env
+
     pids = []
+    here = os.environ.get(layout.RUN_DIR_ENV, "")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -179,9 +188,14 @@ def servers_of(root: Path) -> list[int]:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if client.SERVER_MODULE.encode() in argv and os.fsencode(os.path.realpath(root)) in argv:
+        if client.SERVER_MODULE.encode() in argv and _run_dir_env(int(entry)) == here:
             pids.append(int(entry))
     return pids
+
+
+def servers_of(root: Path) -> list[int]:
+    """Pids of the warm processes this test may have started (one per user: whatever the root)."""
+    return server_pids()
 
 
 def warm_gitmem(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -195,9 +209,10 @@ def cold_gitmem(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return gitmem(cwd, *args, env={client.NO_DAEMON_ENV: "1"})
 
 
-def log_lines(lay: layout.Layout) -> list[str]:
+def log_lines(lay: layout.Layout | None) -> list[str]:
+    """The lines of ``lay``'s ``daemon.log`` (None: the server's own, in the run folder)."""
     try:
-        return lay.log_file(client.LOG_NAME).read_text().splitlines()
+        return (lay.log_file(client.LOG_NAME) if lay else client.server_log()).read_text().splitlines()
     except OSError:
         return []
 
@@ -267,8 +282,8 @@ def test_a_stale_socket_file_is_replaced(tmp_path: Path, servers: list[layout.La
     assert json.loads(lay.daemon_pid_file.read_text())["pid"] == client.status(lay)["pid"]  # type: ignore[index]
 
 
-def test_a_version_or_config_change_restarts_it(tmp_path: Path, servers: list[layout.Layout],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_version_change_restarts_it_a_config_change_reloads_the_root(
+        tmp_path: Path, servers: list[layout.Layout], monkeypatch: pytest.MonkeyPatch) -> None:
     repo = init_repo(tmp_path / "repo")
     lay = layout.of(repo)
     servers.append(lay)
@@ -279,17 +294,18 @@ def test_a_version_or_config_change_restarts_it(tmp_path: Path, servers: list[la
     wait_for(lambda: first not in servers_of(repo), 30, "the outdated server to exit")
     second = wait_for(lambda: (st := client.status(lay)) and st["pid"] != first and st["pid"], 120, "a new server")
     assert any("restarting it" in ln for ln in log_lines(lay))
-    # config.toml changed: the next request restarts it too
+    loaded = client.status(lay)["root"]["loaded"]  # type: ignore[index]
+    # config.toml changed: the same process reloads this root's state and answers at once
     cfg = repo / ".gitmem" / "config.toml"
     cfg.write_text(cfg.read_text().replace("budget = 1500", "budget = 1400"))
-    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=10) is None
-    wait_for(lambda: second not in servers_of(repo), 30, "the server of the old config to exit")
-    third = wait_for(lambda: (st := client.status(lay)) and st["pid"] not in (first, second) and st["pid"], 120,
-                     "a server of the new config")
-    assert third and client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+    st = client.status(lay)
+    assert st is not None and st["pid"] == second and servers_of(repo) == [second]
+    assert any("config.toml changed: reloading it" in ln for ln in log_lines(None))
+    assert st["root"]["requests"] == 1 and st["root"]["loaded"] >= loaded
 
 
-def test_two_worktrees_two_servers(tmp_path: Path, servers: list[layout.Layout]) -> None:
+def test_two_worktrees_one_server(tmp_path: Path, servers: list[layout.Layout]) -> None:
     repo = init_repo(tmp_path / "repo")
     other = tmp_path / "other"
     git(repo, "worktree", "add", "-q", "-b", "other", os.fspath(other))
@@ -297,34 +313,40 @@ def test_two_worktrees_two_servers(tmp_path: Path, servers: list[layout.Layout])
     ok(other, "remember", "Sessions expire after 15 minutes of inactivity", "--anchor", "app/auth.py::logout")
     a, b = layout.of(repo), layout.of(other)
     servers.extend([a, b])
-    assert a.daemon_socket != b.daemon_socket
-    sa, sb = start(a), start(b)
-    assert sa["pid"] != sb["pid"] and sa["root"] == os.fspath(a.root) and sb["root"] == os.fspath(b.root)
+    assert a.daemon_socket == b.daemon_socket
+    sa = start(a)
     ha = client.request(a, "search", {"query": "sessions expire inactivity", "limit": 5}, timeout_s=30)
     hb = client.request(b, "search", {"query": "sessions expire inactivity", "limit": 5}, timeout_s=30)
     assert ha is not None and hb is not None
+    sb = client.status(b)
+    assert sb is not None and sa["pid"] == sb["pid"] and sb["root"]["root"] == os.fspath(b.root)
     assert same_hits(ha["hits"], in_process_hits(repo, "sessions expire inactivity", 5))
     assert same_hits(hb["hits"], in_process_hits(other, "sessions expire inactivity", 5))
     assert {h["id"] for h in hb["hits"]} - {h["id"] for h in ha["hits"]}  # the new memory: only in b's
     assert warm_gitmem(other, "list").stdout == cold_gitmem(other, "list").stdout
     assert warm_gitmem(repo, "list").stdout == cold_gitmem(repo, "list").stdout
+    assert servers_of(repo) == [sa["pid"]]
 
 
-def test_a_removed_worktree_or_a_moved_repo_ends_its_server(tmp_path: Path, servers: list[layout.Layout]) -> None:
+def test_a_removed_worktree_or_a_moved_repo_is_dropped(tmp_path: Path, servers: list[layout.Layout]) -> None:
     repo = init_repo(tmp_path / "repo")
     other = tmp_path / "other"
     git(repo, "worktree", "add", "-q", "-b", "other", os.fspath(other))
-    pid = start(layout.of(other))["pid"]
-    git(repo, "worktree", "remove", "--force", os.fspath(other))
-    wait_for(lambda: pid not in servers_of(other), 30, "the removed worktree's server to exit")
     lay = layout.of(repo)
     servers.append(lay)
-    pid = start(lay)["pid"]
+    pid = start(layout.of(other))["pid"]
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None
+    git(repo, "worktree", "remove", "--force", os.fspath(other))
+    wait_for(lambda: any(f"dropped {other}: gone" in ln for ln in log_lines(None)), 30, "the worktree dropped")
+    st = client.status(lay, all_roots=True)
+    assert st is not None and st["pid"] == pid and [r["root"] for r in st["roots"]] == [os.fspath(lay.root)]
     moved = tmp_path / "moved"
     repo.rename(moved)
-    wait_for(lambda: pid not in servers_of(repo), 30, "the moved repository's server to exit")
-    servers.append(layout.of(moved))
-    start(layout.of(moved))  # served again where it is now
+    wait_for(lambda: any(f"dropped {repo}: gone" in ln for ln in log_lines(None)), 30, "the moved repo dropped")
+    mlay = layout.of(moved)
+    servers.append(mlay)
+    assert client.request(mlay, "search", {"query": "password", "limit": 3}, timeout_s=30) is not None \
+        or start(mlay)  # served again where it is now (by this process, or a new one if it had exited: empty)
     assert warm_gitmem(moved, "list").stdout == cold_gitmem(moved, "list").stdout
 
 
@@ -332,11 +354,12 @@ def test_idle_exit(tmp_path: Path, servers: list[layout.Layout]) -> None:
     repo = init_repo(tmp_path / "repo", config_extra="\n[daemon]\nidle_minutes = 0.02\n")  # 1.2 s
     lay = layout.of(repo)
     servers.append(lay)
-    st = start(lay)
-    assert st["idle_s"] == pytest.approx(1.2)
-    wait_for(lambda: not client.running(lay), 60, "the idle server to exit")
+    start(lay)
+    assert any(f"serving {lay.root} (idle drop after 1.2 s)" in ln for ln in log_lines(lay))
+    wait_for(lambda: not client.running(lay), 60, "the idle server to exit")  # its last root dropped: it exits
     assert not lay.daemon_socket.exists()
     assert any("idle for 1.2 s" in ln for ln in log_lines(lay))
+    assert any("no repository left to serve" in ln for ln in log_lines(None))
 
 
 def test_socket_is_private(tmp_path: Path, servers: list[layout.Layout], request: pytest.FixtureRequest) -> None:
@@ -398,7 +421,7 @@ def test_socket_is_private(tmp_path: Path, servers: list[layout.Layout], request
     assert as_nobody() == "denied"  # 0600: another user cannot open it
     os.chmod(link, 0o666)  # even if the mode let it in, the server checks the peer's uid and says nothing
     assert as_nobody() == "closed"
-    assert any("refused a connection from uid 65534" in ln for ln in log_lines(lay))
+    assert any("refused a connection from uid 65534" in ln for ln in log_lines(None))
     assert client.status(lay) is not None
 
 
@@ -493,3 +516,173 @@ def test_warm_output_equals_in_process_output(tmp_path: Path, servers: list[layo
             assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr), argv
     assert not [ln for ln in log_lines(lay)[before:] if " client " in ln]  # no command fell back in-process
     assert client.status(lay)["requests"] >= served + runs  # type: ignore[index]
+
+
+# -- one process per user: several repositories ------------------------------------------------------------------
+
+
+def two_repos(tmp_path: Path) -> tuple[Path, Path]:
+    """Two repositories, each with a memory the other lacks (and the two of ``init_repo``)."""
+    a, b = init_repo(tmp_path / "alpha"), init_repo(tmp_path / "beta")
+    ok(a, "remember", "Alpha caches invoices in Redis for ten minutes", "--anchor", "app/auth.py::login")
+    ok(b, "remember", "Beta renders invoices as PDF with WeasyPrint", "--anchor", "app/auth.py::logout")
+    return a, b
+
+
+def test_two_repositories_one_process_each_its_own_answers(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    a, b = two_repos(tmp_path)
+    la, lb = layout.of(a), layout.of(b)
+    servers.extend([la, lb])
+    pid = start(la)["pid"]
+    for repo, lay in ((a, la), (b, lb)):
+        got = client.request(lay, "search", {"query": "invoices", "limit": 5}, timeout_s=30)
+        assert got is not None and same_hits(got["hits"], in_process_hits(repo, "invoices", 5))
+    assert client.status(lb)["pid"] == pid and server_pids() == [pid]  # type: ignore[index]
+    # their commands interleaved: four threads, two per repository, each answered with its own repository's
+    expected = {r: cold_gitmem(r, "recall", "invoices") for r in (a, b)}
+    assert "Redis" in expected[a].stdout and "WeasyPrint" not in expected[a].stdout
+    assert "WeasyPrint" in expected[b].stdout and "Redis" not in expected[b].stdout
+    before = client.status(la)["requests"]  # type: ignore[index]
+    got: dict[int, list[subprocess.CompletedProcess[str]]] = {}
+
+    def run(i: int, repo: Path) -> None:
+        got[i] = [warm_gitmem(repo if j % 2 else repo / "app", "recall", "invoices") for j in range(3)]
+
+    threads = [threading.Thread(target=run, args=(i, r)) for i, r in enumerate((a, b, a, b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, repo in enumerate((a, b, a, b)):
+        for p in got[i]:
+            assert (p.returncode, p.stdout, p.stderr) == (0, expected[repo].stdout, expected[repo].stderr)
+    assert client.status(la)["requests"] >= before + 12  # type: ignore[index]  # all warm, none in-process
+    assert not [ln for lay in (la, lb) for ln in log_lines(lay) if " client cli" in ln]
+    assert server_pids() == [pid]
+
+
+def test_a_config_change_in_one_repository_leaves_the_other_alone(tmp_path: Path,
+                                                                    servers: list[layout.Layout]) -> None:
+    a, b = two_repos(tmp_path)
+    la, lb = layout.of(a), layout.of(b)
+    servers.extend([la, lb])
+    pid = start(la)["pid"]
+    assert client.request(lb, "search", {"query": "invoices", "limit": 5}, timeout_s=30) is not None
+    roots = {r["root"]: r for r in client.status(None, all_roots=True)["roots"]}  # type: ignore[index]
+    cfg = a / ".gitmem" / "config.toml"
+    cfg.write_text(cfg.read_text() + "\n[daemon]\nidle_minutes = 45\n")
+    got = client.request(la, "search", {"query": "invoices", "limit": 5}, timeout_s=30)
+    assert got is not None and same_hits(got["hits"], in_process_hits(a, "invoices", 5))
+    hb = client.request(lb, "search", {"query": "invoices", "limit": 5}, timeout_s=30)
+    assert hb is not None and same_hits(hb["hits"], in_process_hits(b, "invoices", 5))
+    after = {r["root"]: r for r in client.status(None, all_roots=True)["roots"]}  # type: ignore[index]
+    assert after[os.fspath(la.root)]["idle_timeout_s"] == 45 * 60  # reloaded with its new config
+    assert after[os.fspath(lb.root)]["loaded"] == roots[os.fspath(lb.root)]["loaded"]  # untouched
+    assert after[os.fspath(lb.root)]["requests"] == roots[os.fspath(lb.root)]["requests"] + 1
+    assert after[os.fspath(lb.root)]["idle_timeout_s"] == 30 * 60
+    assert server_pids() == [pid] and client.status(la)["pid"] == pid  # type: ignore[index]
+    assert not any(f"dropped {lb.root}" in ln for ln in log_lines(None))
+
+
+FAKE_LEGACY = '''import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+print("ready", flush=True)
+time.sleep(600)
+'''
+
+
+def legacy_server(tmp_path: Path, root: Path) -> subprocess.Popen[str]:
+    """A process that looks like gitmem 0.1's per-worktree warm process (``python -m gitmem.daemon ROOT``) and,
+    like it, ends on SIGTERM: a module of that name in a folder of its own on PYTHONPATH."""
+    pkg = tmp_path / "legacy" / "gitmem" / "daemon"
+    pkg.mkdir(parents=True)
+    (pkg.parent / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(FAKE_LEGACY)
+    env = {**os.environ, "PYTHONPATH": os.fspath(tmp_path / "legacy")}
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.daemon", os.fspath(root)], env=env, cwd=root,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
+
+
+def test_status_all_and_stop_all(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    a, b = two_repos(tmp_path)
+    la, lb = layout.of(a), layout.of(b)
+    servers.extend([la, lb])
+    off = json.loads(warm_gitmem(tmp_path, "daemon", "status", "--all", "--json").stdout)
+    assert off["state"] == "not running" and off["roots"] == []
+    pid = start(la)["pid"]
+    assert client.request(lb, "search", {"query": "invoices", "limit": 5}, timeout_s=30) is not None
+    old = legacy_server(tmp_path, a)
+    try:
+        p = warm_gitmem(tmp_path, "daemon", "status", "--all", "--json")  # from outside any repository
+        doc = json.loads(p.stdout)
+        assert p.returncode == 0 and doc["pid"] == pid and doc["rss_bytes"] > 0 and doc["pss_bytes"] > 0
+        assert [r["root"] for r in doc["roots"]] == sorted([os.fspath(la.root), os.fspath(lb.root)])
+        assert all(r["idle_for_s"] >= 0 and r["idle_timeout_s"] == 1800 for r in doc["roots"])
+        assert doc["legacy"] == [{"pid": old.pid, "root": os.fspath(a), "rss_bytes": doc["legacy"][0]["rss_bytes"]}]
+        text = warm_gitmem(a, "daemon", "status", "--all").stdout
+        assert f"pid {pid}" in text and os.fspath(lb.root) in text and f"pid {old.pid}" in text
+        # without --all: this repository: its state dropped, the process serves the other
+        mine = json.loads(warm_gitmem(a, "daemon", "status", "--json").stdout)
+        assert mine["serving"] and mine["root"]["root"] == os.fspath(la.root)
+        dropped = warm_gitmem(a, "daemon", "stop")
+        assert dropped.returncode == 0 and "dropped this repository's state" in dropped.stdout
+        left = json.loads(warm_gitmem(b, "daemon", "status", "--all", "--json").stdout)
+        assert left["pid"] == pid and [r["root"] for r in left["roots"]] == [os.fspath(lb.root)]
+        assert not json.loads(warm_gitmem(a, "daemon", "status", "--json").stdout)["serving"]
+        stopped = warm_gitmem(tmp_path, "daemon", "stop", "--all", "--json")
+        assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"], stopped.stdout
+        message = json.loads(stopped.stdout)["message"]
+        assert f"stopped: process {pid}" in message and f"older per-worktree process (gitmem before 0.2): {old.pid}" \
+            in message
+        assert old.wait(timeout=10) == 0 and not client.running()
+        wait_for(lambda: server_pids() == [], 30, "the process to end")
+        assert warm_gitmem(tmp_path, "daemon", "stop", "--all").stdout.strip() == "no warm process was running"
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+
+
+def test_a_run_folder_others_may_enter_is_not_used(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    run = layout.daemon_run_dir()
+    run.chmod(0o755)
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=2) is None
+    assert not client.ensure_started(lay)  # it is not made private behind the user's back, nor used
+    assert any("not a private folder of this user" in ln for ln in log_lines(lay))
+    time.sleep(0.5)
+    assert not client.running() and not lay.daemon_socket.exists()
+    p = warm_gitmem(repo, "recall", "password")  # the command works in-process, saying nothing of it
+    assert p.returncode == 0 and "constant time" in p.stdout and "warm process" not in p.stderr
+    run.chmod(0o700)
+
+
+def test_the_start_is_said_once_on_stderr_never_on_a_hook_stdout(tmp_path: Path,
+                                                                  servers: list[layout.Layout]) -> None:
+    a, b = two_repos(tmp_path)
+    servers.extend([layout.of(a), layout.of(b)])
+    first = warm_gitmem(a, "recall", "invoices")
+    assert first.returncode == 0 and "Redis" in first.stdout and "warm process" not in first.stdout
+    said = [ln for ln in first.stderr.splitlines() if "started the warm process" in ln]
+    assert len(said) == 1, first.stderr
+    st = wait_for(lambda: client.status(layout.of(a)), 120, "the server")
+    assert said[0] == client.STARTED.format(pid=st["pid"]).rstrip("\n")
+    for repo in (a, b, a):  # a running process: nothing more is said, in any repository
+        p = warm_gitmem(repo, "recall", "invoices")
+        assert p.returncode == 0 and "warm process" not in p.stderr
+    client.stop(None)
+    wait_for(lambda: not client.running(), 30, "the server to exit")
+    # an agent's session start starts it too: said on the hook's stderr, its stdout is only the hook's JSON
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    event = {"session_id": "s-1", "transcript_path": os.fspath(tmp_path / "t.jsonl"), "cwd": os.fspath(b),
+             "hook_event_name": "SessionStart", "source": "startup"}
+    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude"], input=json.dumps(event),
+                          cwd=b, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0 and "warm process" not in proc.stdout
+    json.loads(proc.stdout)
+    assert proc.stderr.count("started the warm process") == 1, proc.stderr
+    wait_for(lambda: client.status(layout.of(b)), 120, "the server the hook started")

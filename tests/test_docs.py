@@ -304,6 +304,7 @@ def test_the_schema_holds_the_defaults_the_code_uses() -> None:
     assert default["ranking", "decay_half_life_days"] == config.DEFAULT_DECAY_HALF_LIFE_DAYS
     assert default["daemon", "idle_minutes"] == config.DEFAULT_IDLE_MINUTES
     assert default["tidy", "deleted_days"] == config.DEFAULT_DELETED_DAYS
+    assert default["org", "session_timeout"] == config.DEFAULT_ORG_SESSION_TIMEOUT_S
     assert (default["relevance", "min_bm25"], default["relevance", "min_coverage"],
             default["relevance", "min_similarity"]) == config.relevance_floors({}) == (
                 relevance.DEFAULT_MIN_BM25, relevance.DEFAULT_MIN_COVERAGE, relevance.DEFAULT_MIN_SIMILARITY)

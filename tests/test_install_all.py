@@ -51,10 +51,11 @@ def test_every_registered_installer_follows_the_protocol() -> None:
 @pytest.mark.parametrize(("marks", "expected"), [
     ({".claude/settings.local.json": "{}"}, {"claude": ".claude in this repository"}),
     ({"CLAUDE.md": "# notes\n"}, {"claude": "CLAUDE.md in this repository"}),
-    ({"AGENTS.md": "# agents\n"}, {"codex": "AGENTS.md in this repository"}),
-    ({".codex/config.toml": 'model = "gpt-5.5"\n'}, {"codex": ".codex in this repository"}),
-    ({"GEMINI.md": "x\n", ".gemini/settings.json": "{}"}, {"gemini": ".gemini in this repository"}),
+    ({"AGENTS.md": "# agents\n"}, {}),  # read by many agents: says nothing about which
+    ({".codex/config.toml": 'model = "gpt-5.5"\n'}, {"codex": ".codex/config.toml in this repository"}),
+    ({"GEMINI.md": "x\n", ".gemini/settings.json": "{}"}, {"gemini": ".gemini/settings.json in this repository"}),
     ({".github/copilot-instructions.md": "x\n"}, {"copilot": ".github/copilot-instructions.md in this repository"}),
+    ({".vscode/settings.json": "{}"}, {"vscode": ".vscode in this repository"}),
     ({".github/workflows/ci.yml": "on: push\n"}, {}),  # .github/ alone says nothing about Copilot
 ])
 def test_project_marks_are_detected(repo: Path, machine: Path, marks: dict[str, str],
@@ -65,29 +66,32 @@ def test_project_marks_are_detected(repo: Path, machine: Path, marks: dict[str, 
     assert dict(installers.detect_all(repo, machine)) == expected
 
 
-def test_machine_marks_are_detected(repo: Path, machine: Path, tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    (machine / ".claude").mkdir()
-    (machine / ".gemini").mkdir()
+def test_user_folders_alone_are_not_agents_their_commands_are(repo: Path, machine: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in (".claude", ".codex", ".gemini", ".copilot", ".cursor", ".config/opencode"):
+        (machine / folder).mkdir(parents=True)  # left behind by agents since uninstalled
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    assert installers.detect_all(repo, machine) == []
+    skipped = {d.agent: d.reason for d in installers.detect_report(repo, machine)}
+    assert skipped["gemini"] == ("gemini not on PATH; no .gemini/settings.json or GEMINI.md in this repository; "
+                                 "~/.gemini alone does not count")
+    assert skipped["codex"].endswith(f"{codex_home} alone does not count")
     copilot = tmp_path / "bin" / "copilot"
     copilot.write_text("#!/bin/sh\n")
     copilot.chmod(0o755)
-    found = dict(installers.detect_all(repo, machine))
-    assert found == {"claude": "~/.claude on this machine", "codex": f"{codex_home} on this machine",
-                     "gemini": "~/.gemini on this machine", "copilot": f"copilot on PATH ({copilot})"}
-    (machine / ".codex").mkdir()  # ~/.codex does not count when CODEX_HOME points elsewhere
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nowhere"))
-    assert "codex" not in dict(installers.detect_all(repo, machine))
+    assert installers.detect_all(repo, machine) == [("copilot", f"copilot on PATH ({copilot})")]
 
 
 def test_no_agent_detected_exits_1_with_the_choices(repo: Path, machine: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     code, out, err = run_cli(repo, "install")
     assert code == 1 and out == ""
-    (line,) = err.strip().splitlines()
+    *skipped, line, hint = err.strip().splitlines()
+    assert [s.split(":")[0] for s in skipped] == installers.names()  # each agent, and why it was skipped
+    assert all(": skipped (" in s and "not on PATH" in s for s in skipped)
     assert line.startswith("error: no agent detected") and "gitmem install AGENT" in line
+    assert hint.startswith("hint: an agent counts when its command is on PATH or its project files are here")
     assert all(name in line for name in installers.names())
     code, out, err = run_cli(repo, "install", "--json")
     assert code == 1 and out == "" and "no agent detected" in json.loads(err)["error"]
@@ -145,10 +149,12 @@ def test_install_then_uninstall_gives_back_the_repository_byte_for_byte(repo: Pa
 
 
 def test_install_into_a_bare_repository_detected_from_the_machine(repo: Path, machine: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
-    (machine / ".gemini").mkdir()
+    gemini = machine.parent / "bin" / "gemini"
+    gemini.write_text("#!/bin/sh\n")
+    gemini.chmod(0o755)
     code, out, err = run_cli(repo, "install")
     assert code == 0, err
-    assert out.startswith("gemini: installed (~/.gemini on this machine)")
+    assert out.startswith(f"gemini: installed (gemini on PATH ({gemini}))")
     assert (repo / ".gemini" / "settings.json").is_file()
     assert not (machine / ".gemini" / "settings.json").exists()  # project scope only
     code, out, err = run_cli(repo, "uninstall", "--dry-run")
@@ -354,7 +360,7 @@ def test_install_with_no_agent_checks_every_agent_before_writing_anything(repo: 
                             "opencode.json": '{\n  // mine\n  "theme": "x"\n}\n'})
     code, out, err = run_cli(repo, "install", "--dry-run")
     assert code == 1, (out, err)
-    assert "claude: would install" in out and f"would write {repo / '.mcp.json'}" in out
+    assert "claude: would install" in out and f"would create {repo / '.mcp.json'}" in out
     assert "opencode: refused:" in out and "not plain JSON" in out and "hint: add this to it yourself" in out
     code, out, err = run_cli(repo, "install")
     assert code == 1 and "opencode: refused:" in out and "nothing was written" in out

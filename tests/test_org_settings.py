@@ -70,6 +70,12 @@ def test_bad_values_are_refused_by_load_and_ignored_by_the_hooks(tmp_path: Path)
     assert org_settings(scopes({"org": {"session_budget": -3, "region": 7}}, {}), env={"AWS_REGION": "eu-1"}) \
         .session_budget == 300
     assert org_settings({"org": {}}, env={"AWS_REGION": "eu-1"}).region == "eu-1"
+    for wrong in ("5", 0, -1, 7.5, True):  # seconds in (0, 7]: the session start's own limit is 8 s
+        bad.write_text(f"[org]\nsession_timeout = {wrong!r}\n".replace("'", '"').replace("True", "true"))
+        with pytest.raises(ConfigError, match="org.session_timeout"):
+            load(bad, "config.toml")
+        assert org_settings({"org": {"session_timeout": wrong}}).session_timeout == 5.0
+    assert org_settings({"org": {"session_timeout": 2}}).session_timeout == 2.0
     assert not org_settings({}).configured
 
 

@@ -174,7 +174,7 @@ def test_with_the_warm_process_down_the_prompt_hook_exits_0_quickly_without_org_
     """``inject = true`` but no warm process (a stale socket file of a killed one): nothing from the org, at once."""
     user_config(home, f'[org]\nuri = "{tmp_path / "org-index"}"\ninject = true\n')
     lay = layout.of(project)
-    lay.daemon_socket.parent.mkdir(parents=True, exist_ok=True)
+    client.make_run_dir()  # the user's warm process's folder (0700)
     import socket
 
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -223,7 +223,8 @@ def build_org(project: Path, home: Path, tmp_path: Path) -> dict[str, Any]:
     settings = OrgSettings(uri=str(uri))
     report = index(settings, [org_repos.from_argument(str(p), None) for p in (project, billing, payments)])
     assert not report.failed, report
-    user_config(home, f'[org]\nuri = "{uri}"\ninject = true\n')
+    # the most a session start may wait (7 s): on a loaded CI machine a cold search can pass the default 5 s
+    user_config(home, f'[org]\nuri = "{uri}"\ninject = true\nsession_timeout = 7\n')
     return {"uri": uri, "billing": billing, "payments": payments}
 
 
@@ -311,7 +312,7 @@ def test_on_the_real_object_store_with_read_only_keys(project: Path, home: Path,
     assert not report.failed, report
     for name, value in s3_org.env(read_only=True).items():
         monkeypatch.setenv(name, value)
-    user_config(home, f'[org]\nuri = "{s3_org.uri}"\ninject = true\n')
+    user_config(home, f'[org]\nuri = "{s3_org.uri}"\ninject = true\nsession_timeout = 7\n')
 
     code, out, err = hook(fixture("SessionStart", project, session_id="s3-start"), project)
     assert code == 0, err

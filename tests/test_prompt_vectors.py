@@ -160,7 +160,7 @@ def test_a_broken_warm_process_leaves_the_hook_on_bm25(paraphrased: tuple[Path, 
     expected = _prompt(repo, f"cold-{mode}", prompt)  # GITMEM_NO_DAEMON=1 (conftest): BM25 alone
     assert "constant time" in expected
     monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
-    lay.run_dir.mkdir(parents=True, exist_ok=True)
+    client.make_run_dir()  # the user's warm process's folder, where the fake listens instead
     proc = subprocess.Popen([sys.executable, "-c", FAKE, os.fspath(lay.daemon_socket), mode], stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"

@@ -1,4 +1,4 @@
-"""Keeping things running: ``sync``, ``consolidate``, ``tidy``, ``mcp``, ``daemon status|stop``, and the hidden
+"""Keeping things running: ``sync``, ``consolidate``, ``tidy``, ``mcp``, ``daemon status|stop [--all]``, and the hidden
 ``merge-file`` (git's merge driver)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, js
 
 if TYPE_CHECKING:
     from ..layout import Layout
+    from ..ops.daemon import DaemonState
     from ..ops.tidy import TidyReport
 
 
@@ -177,11 +178,12 @@ def merge_file_cmd(base: str, ours: str, theirs: str, name: str) -> None:
 
 @cli.group()
 def daemon() -> None:
-    """The warm process of this working tree (it answers recall, context, stale, show, list and log).
+    """The warm process: one per user, serving every repository and worktree (it answers recall, context,
+    stale, show, list and log, and the agent hooks' searches).
 
-    Started by the first such command (or an agent's session start), it exits after
-    [daemon] idle_minutes without a request; [daemon] enabled = false or GITMEM_NO_DAEMON=1
-    turns it off.
+    Started by the first such command (or an agent's session start), which says so on stderr. A repository's
+    state is dropped after its [daemon] idle_minutes without a request; the process exits once it holds none.
+    [daemon] enabled = false or GITMEM_NO_DAEMON=1 keeps a repository's commands off it.
     """
 
 
@@ -190,62 +192,106 @@ def _daemon_layout() -> Layout:
     return _store().layout
 
 
-@daemon.command("status")
-@json_option
-def daemon_status() -> None:
-    """Whether the warm process runs: pid, uptime, requests, memory, socket, idle timeout.
+def _mib(n: object) -> str:
+    return f"{n / 2**20:.0f} MiB" if isinstance(n, int) else "?"
 
-    Exits 0 when it runs and answers, 1 otherwise.
+
+def _minutes(seconds: object) -> str:
+    return f"{float(seconds) / 60:.1f} min" if isinstance(seconds, (int, float)) else "?"
+
+
+@daemon.command("status")
+@click.option("--all", "all_roots", is_flag=True,
+              help="The whole process: every repository it serves, its memory, each one's idle time.")
+@json_option
+def daemon_status(all_roots: bool) -> None:
+    """Whether the warm process runs and serves this repository: pid, uptime, requests, memory, socket.
+
+    With --all: every repository and worktree it serves and how long each has been idle, and any
+    per-worktree process of gitmem before 0.2 still running. Exits 0 when it runs and answers, 1 otherwise.
 
     \b
     Example usage:
       gitmem daemon status
-      gitmem daemon status --json
+      gitmem daemon status --all --json
     """
     from ..ops.daemon import status
 
-    st = status(_daemon_layout())
-
-    def text() -> str:
-        i = st.info
-        off = "" if st.enabled else " (turned off: [daemon] enabled = false or GITMEM_NO_DAEMON)"
-        if st.state == "running":
-            rss = f"{i['rss_bytes'] / 2**20:.0f} MiB" if isinstance(i.get("rss_bytes"), int) else "?"
-            lines = [f"running{off}: pid {i.get('pid')}, gitmem {i.get('version')}, up {i.get('uptime_s', 0):.0f} s "
-                     f"(since {i.get('started')}), {i.get('requests')} requests, {rss} resident",
-                     f"socket: {st.socket}", f"exits after {float(i.get('idle_s', 0)) / 60:g} idle minutes"]
-        elif st.state == "starting":
-            lines = [f"starting{off}: loading the index and the embedding model", f"socket: {st.socket}"]
-        elif st.state == "not answering":
-            lines = [f"not answering{off}: process {i.get('pid', '?')} holds the warm process's lock but does "
-                     "not answer (starting, or stuck: `gitmem daemon stop` ends it, with SIGKILL if it must)",
-                     f"socket: {st.socket}"]
-        else:
-            lines = [f"not running{off}" + ("" if off else " (the next read command starts it)"),
-                     f"socket: {st.socket}",
-                     f"idle timeout: {st.idle_minutes:g} minutes"]
-            lines += [f"stale: {p} (left by a process that died; the next start replaces it)" for p in st.stale]
-        return "\n".join(lines)
-
-    _out(shapes.daemon_status_json(st), text)
+    if all_roots:
+        st = status(None, all_roots=True)
+        _out(shapes.daemon_status_all_json(st), lambda: _status_all_text(st))
+    else:
+        st = status(_daemon_layout())
+        _out(shapes.daemon_status_json(st), lambda: _status_text(st))
     if st.state != "running":
         sys.exit(EXIT_ERROR)
 
 
-@daemon.command("stop")
-@json_option
-def daemon_stop() -> None:
-    """End the warm process (it answers the requests in flight first); the next read command starts a new one.
+def _process_line(st: DaemonState) -> str:
+    i = st.info
+    return (f"running: pid {i.get('pid')}, gitmem {i.get('version')}, up {i.get('uptime_s', 0):.0f} s "
+            f"(since {i.get('started')}), {i.get('requests')} requests, {_mib(i.get('rss_bytes'))} resident "
+            f"(PSS {_mib(i.get('pss_bytes'))}), {i.get('roots_loaded')} repositories")
 
-    Exits 0 when none runs any more, 1 when it could not be stopped.
+
+def _not_running_lines(st: DaemonState, off: str = "") -> list[str]:
+    i = st.info
+    if st.state == "starting":
+        return [f"starting{off}: loading the index and the embedding model", f"socket: {st.socket}"]
+    if st.state == "not answering":
+        return [f"not answering{off}: process {i.get('pid', '?')} holds the warm process's lock but does "
+                "not answer (starting, or stuck: `gitmem daemon stop --all` ends it, with SIGKILL if it must)",
+                f"socket: {st.socket}"]
+    lines = [f"not running{off}" + ("" if off else " (the next read command starts it)"), f"socket: {st.socket}"]
+    return lines + [f"stale: {p} (left by a process that died; the next start replaces it)" for p in st.stale]
+
+
+def _status_text(st: DaemonState) -> str:
+    off = "" if st.enabled else " (turned off here: [daemon] enabled = false or GITMEM_NO_DAEMON)"
+    if st.state != "running":
+        return "\n".join(_not_running_lines(st, off)
+                         + ([f"idle timeout: {st.idle_minutes:g} minutes"] if st.state == "not running" else []))
+    mine = st.info.get("root")
+    this = (f"this repository: served ({mine.get('requests')} requests, idle {_minutes(mine.get('idle_for_s'))}; "
+            f"dropped after {st.idle_minutes:g} idle minutes)" if isinstance(mine, dict) else
+            "this repository: not loaded (its next read command loads it)")
+    return "\n".join([_process_line(st) + off, this, f"socket: {st.socket}"])
+
+
+def _status_all_text(st: DaemonState) -> str:
+    if st.state == "running":
+        lines = [_process_line(st), f"socket: {st.socket}"]
+        roots = st.info.get("roots") or []
+        lines += [f"  {r.get('root')}: {r.get('requests')} requests, idle {_minutes(r.get('idle_for_s'))} "
+                  f"(dropped at {_minutes(r.get('idle_timeout_s'))})" for r in roots if isinstance(r, dict)]
+    else:
+        lines = _not_running_lines(st)
+    lines += [f"older per-worktree process (gitmem before 0.2): pid {p['pid']}, {p['root']}, "
+              f"{_mib(p.get('rss_bytes'))} resident (`gitmem daemon stop --all` ends it)" for p in st.legacy]
+    if st.legacy_note:
+        lines.append(st.legacy_note)
+    return "\n".join(lines)
+
+
+@daemon.command("stop")
+@click.option("--all", "all_roots", is_flag=True,
+              help="End the warm process itself (every repository), and older per-worktree ones.")
+@json_option
+def daemon_stop(all_roots: bool) -> None:
+    """Drop this repository's state from the warm process (it ends when that was its last repository).
+
+    With --all: end the warm process (it answers the requests in flight first), and any per-worktree process
+    of gitmem before 0.2. The next read command starts a new one. Exits 0 when done, 1 when something could
+    not be stopped.
 
     \b
     Example usage:
       gitmem daemon stop
+      gitmem daemon stop --all
     """
-    from ..ops.daemon import stop
+    from ..ops.daemon import stop, stop_all
 
-    stopped, message = stop(_daemon_layout())
+    stopped, message = stop_all(None) if all_roots else stop(_daemon_layout())
     _out(shapes.daemon_stop_json(stopped, message), message)
     if not stopped:
         sys.exit(EXIT_ERROR)

@@ -42,6 +42,10 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
              tags: tuple[str, ...], facts: tuple[str, ...], local: bool, personal: bool, invariant: bool) -> None:
     """Record a memory, anchored to files, symbols or commits; prints its id.
 
+    TEXT `-` reads the text from standard input (until end of file); TEXT is
+    never read from standard input otherwise, so an agent's shell that leaves
+    standard input open never waits.
+
     Typed by a person, it is recorded as person-written and reviewed by its
     author; run from an agent's shell (CLAUDECODE, GEMINI_CLI, CODEX_THREAD_ID …
     set), as the agent's.
@@ -52,10 +56,12 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
         --type decision --anchor src/client.py::Client.fetch --tag retries
       gitmem remember "Parser chokes on BOM" --anchor lib/parse.js --rev v1.2.0
       gitmem remember --personal "I run the tests with -x first" --type preference --tag testing
+      git log -1 --format=%B | gitmem remember - --anchor src/client.py
     """
     from ..memories import RememberRequest
     from ..memories import remember as do_remember
 
+    text = _stdin_text() if text == "-" else text
     source, origin = writer()
     if personal:
         if local or invariant:
@@ -78,6 +84,36 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
             e.hint = (f"{e.hint}; " if e.hint else "") + f"gitmem symbols {path} lists every name"
         raise
     _out(shapes.memory_json(m), m.id)
+    _whole_file_hints(m)
+
+
+def _stdin_text() -> str:
+    """The memory text of ``remember -``: standard input read to its end (UTF-8, undecodable bytes replaced),
+    trailing blank lines dropped.
+
+    Raises:
+        click.UsageError: standard input is empty or blank.
+    """
+    import sys
+
+    if sys.stdin.isatty():
+        _note("reading the memory text from standard input (end it with Ctrl-D)")
+    data = sys.stdin.buffer.read().decode("utf-8", errors="replace").rstrip()
+    if not data.strip():
+        raise click.UsageError("`remember -` read no text from standard input")
+    return data
+
+
+def _whole_file_hints(m: Memory) -> None:
+    """One note per whole-file anchor of ``m`` on a file whose language has symbols: such an anchor goes stale on
+    any change in the file, a symbol's only when the symbol changes."""
+    from ..code.languages import language_for_path
+    from ..model import KIND_FILE
+
+    for a in m.anchors:
+        if a.kind == KIND_FILE and a.local and a.path and language_for_path(a.path) is not None:
+            _note(f"whole-file anchor: stale on any change in {a.path}; anchor a symbol with {a.path}::NAME "
+                  f"(gitmem symbols {a.path})")
 
 
 def _unknown_symbol_path(e: AnchorError, specs: tuple[str, ...]) -> str | None:
@@ -352,7 +388,7 @@ def log_cmd(mem_id: str) -> None:
         return _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")
 
     _out([shapes.log_entry_json(e) for e in entries],
-         lambda: "\n".join(f"{e.commit[:12]} {day(e.time)} {e.kind:6} {e.what} — {e.subject} ({e.author})"
+         lambda: "\n".join(f"{e.commit[:12]} {day(e.time)} {e.what} — {e.subject} ({e.author})"
                            for e in entries) or "no history yet (the memory file is not committed)")
 
 

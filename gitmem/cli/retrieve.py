@@ -89,6 +89,7 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
 
     store = _store()
     res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
+    usage.record(store.layout, usage.GIVEN, "context", res.packed.detailed)  # given in full, as the hooks' are
     unreadable = [] if res.total else file_errors(store)
     if unreadable:
         _warn_invalid(store, unreadable)

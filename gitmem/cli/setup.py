@@ -13,10 +13,10 @@ import click
 
 from .. import shapes
 from ..errors import GitmemError
-from .base import EXIT_ERROR, _out, _store, cli, json_option
+from .base import EXIT_ERROR, State, _note, _out, _store, cli, json_option
 
 if TYPE_CHECKING:
-    from ..integrations.agents.installers import AgentPlan
+    from ..integrations.agents.installers import AgentPlan, Detection
     from ..integrations.agents.installing import InstallResult
 
 
@@ -147,14 +147,28 @@ def _no_agent_error(detected: bool) -> GitmemError:
     choices = ", ".join(installers.names())
     if detected:
         return GitmemError(f"no agent detected in this repository or on this machine: name one with "
-                           f"`gitmem install AGENT` (AGENT: {choices})")
+                           f"`gitmem install AGENT` (AGENT: {choices})",
+                           "an agent counts when its command is on PATH or its project files are here "
+                           "(`gitmem install --json` says why each was skipped)")
     return GitmemError(f"gitmem is installed for no agent in this repository (`gitmem uninstall AGENT` "
                        f"for the user-level settings; AGENT: {choices})")
 
 
-def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
+def _plan_root(plans: list[AgentPlan]) -> Path | None:
+    """The repository the plans' paths are shown relative to (None for user-level plans)."""
+    try:
+        return _store(require=False).repo.root
+    except GitmemError:
+        return None
+
+
+def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool,
+                  skipped: list[Detection] | None = None) -> str:
+    from ..integrations.agents.installing import outcome
+
     lines = []
     refused = any(p.plan is None for p in plans)
+    root = _plan_root(plans) if dry_run else None
     for p in plans:
         if p.error:
             lines.append(f"{p.agent}: {'refused' if p.plan is None else 'failed'}: {p.error}")
@@ -170,10 +184,15 @@ def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
             else:
                 verb = f"not {'installed' if install else 'uninstalled'}: another agent's file was refused"
             lines.append(f"{p.agent}: {verb} ({p.reason})")
-            lines += [f"  would write {path}" for path in p.plan.paths] if dry_run else []
+            if dry_run:
+                shown = [o for o in outcome(p.plan) if o.action != "keep"]
+                lines += [f"  would {o.action} {o.path}" for o in shown] or ["  nothing to change"]
+                lines += [f"  note: {n}" for n in p.plan.result.notes]
+                lines += [o.diff(root).rstrip("\n") for o in shown]  # the exact bytes, as a diff `git apply` takes
             continue
         lines.append(f"{p.agent}: {'installed' if install else 'uninstalled'} ({p.reason})")
         lines += ["  " + line for line in _render(p.result).splitlines()]
+    lines += [f"{d.agent}: skipped ({d.reason})" for d in skipped or []]
     if refused and not dry_run:
         verb = "install" if install else "uninstall"
         lines.append(f"nothing was written: fix the refused files and run again, or `gitmem {verb} AGENT` "
@@ -181,61 +200,108 @@ def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def _run_all(plans: list[AgentPlan], install: bool, dry_run: bool) -> None:
-    """Write ``plans`` (none of them when an agent was refused, or in a dry run), print the report, and exit 1
-    when an agent was refused or failed to write."""
+def _run_all(plans: list[AgentPlan], install: bool, dry_run: bool, skipped: list[Detection] | None = None) -> None:
+    """Write ``plans`` (none of them when an agent was refused, or in a dry run), print the report (with the agents
+    ``skipped`` by detection, and why), and exit 1 when an agent was refused or failed to write."""
     from ..integrations.agents import installers
 
     if not dry_run and all(p.plan is not None for p in plans):
         installers.apply_all(plans)
-    _out(shapes.install_all_json(plans, install=install, dry_run=dry_run),
-         lambda: _render_plans(plans, install, dry_run))
+    root = _plan_root(plans) if dry_run else None
+    if dry_run and not State.json and not sys.stdout.isatty():
+        # piped (`gitmem install claude --dry-run | git apply`): the diffs' exact bytes, a CR of a CRLF file too; on a
+        # terminal `_out` shows control characters as marks (a settings file is anyone's text)
+        click.echo(_render_plans(plans, install, dry_run, skipped))
+    else:
+        _out(shapes.install_all_json(plans, install=install, dry_run=dry_run, skipped=skipped, root=root),
+             lambda: _render_plans(plans, install, dry_run, skipped))
     if any(p.error for p in plans):
         sys.exit(EXIT_ERROR)
 
 
-@cli.group("install", invoke_without_command=True)
-@click.option("--dry-run", is_flag=True, help="Say what would be installed, write nothing.")
-@json_option
+def install_options(dry_run_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options of ``gitmem install`` / ``uninstall`` and of each agent's subcommand, the same on both so that
+    they work on either side of the agent's name (``gitmem install --dry-run claude`` and ``gitmem install claude
+    --dry-run``): the subcommand takes what it was not given from the group (``_given``)."""
+    def deco(f: Callable[..., None]) -> Callable[..., None]:
+        f = json_option(f)
+        f = click.option("--dry-run", is_flag=True, help=dry_run_help)(f)
+        f = click.option("--user", "scope", flag_value="user",
+                         help="The agent's user-level settings (needs an AGENT).")(f)
+        return click.option("--project", "scope", flag_value="project", default=True,
+                            help="This repository's settings (default).")(f)
+    return deco
+
+
+def _given(name: str) -> object:
+    """Option ``name``'s value for an agent's subcommand: its own when given there, else the group's (given before
+    the agent's name), else the default."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    source = ctx.get_parameter_source(name)
+    if source in (None, ParameterSource.DEFAULT) and ctx.parent is not None and name in ctx.parent.params:
+        return ctx.parent.params[name]
+    return ctx.params.get(name)
+
+
+def _group_scope(scope: str) -> None:
+    """``gitmem install --user`` / ``uninstall --user`` with no agent: refused (the user-level settings are one
+    agent's at a time)."""
+    if scope == "user":
+        raise click.UsageError("--user needs an agent: gitmem install AGENT --user")
+
+
+@cli.group("install", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
+@install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
-def install_group(ctx: click.Context, dry_run: bool) -> None:
+def install_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
     """Register gitmem with an agent, or with no AGENT every agent used here.
 
-    With no AGENT: detect the agents configured in this repository (.claude/,
-    .codex/, .gemini/, .github/hooks/, .cursor/, .opencode/, opencode.json,
-    CLAUDE.md, AGENTS.md, GEMINI.md ...) or on this machine (~/.claude, ~/.codex,
-    ~/.gemini, ~/.copilot, ~/.cursor, ~/.config/opencode, the agent on PATH) and
-    install for each in this repository, saying why each was chosen. Every
-    agent's files are read and checked first: when one is refused (not valid
-    JSON, not gitmem's ...), nothing is written, and the command says which and
-    why and exits 1 (so does --dry-run). Exits 1 when no agent is detected.
+    With no AGENT: an agent is used here when its command is on PATH (claude,
+    codex, gemini, copilot, cursor-agent or cursor, opencode, code) or its project
+    files are in this repository (.claude/ or CLAUDE.md, .codex/config.toml,
+    .gemini/settings.json or GEMINI.md, .github/hooks/ or
+    .github/copilot-instructions.md, .cursor/, .opencode/ or opencode.json,
+    .vscode/); a user-level folder alone (~/.codex, ~/.gemini ...) does not count.
+    It installs for each in this repository and says why each agent was chosen or
+    skipped. Every agent's files are read and checked first: when one is refused
+    (not valid JSON, not gitmem's ...), nothing is written, and the command says
+    which and why and exits 1 (so does --dry-run). Exits 1 when no agent is
+    detected. Options go before or after AGENT.
 
     \b
     Example usage:
       gitmem install
       gitmem install --dry-run
       gitmem install claude
+      gitmem install vscode --dry-run
     """
     if ctx.invoked_subcommand is not None:
         return
     from ..integrations.agents import installers
 
+    _group_scope(scope)
     root = _store(require=False).repo.root
-    found = installers.detect_all(root, Path(os.path.expanduser("~")))
+    report = installers.detect_report(root, Path(os.path.expanduser("~")))
+    found = [(d.agent, d.reason) for d in report if d.found]
+    skipped = [d for d in report if not d.found]
     if not found:
+        if not State.json:
+            for d in skipped:
+                _note(f"{d.agent}: skipped ({d.reason})")
         raise _no_agent_error(True)
-    _run_all(installers.plan_all(found, root), True, dry_run)
+    _run_all(installers.plan_all(found, root), True, dry_run, skipped)
 
 
-@cli.group("uninstall", invoke_without_command=True)
-@click.option("--dry-run", is_flag=True, help="Say what would be removed, write nothing.")
-@json_option
+@cli.group("uninstall", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
+@install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
-def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
+def uninstall_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
     """Remove what `gitmem install` registered; with no AGENT, from every agent it is installed for here.
 
     Every agent's files are read and checked first: when one is refused,
-    nothing is written (exit 1).
+    nothing is written (exit 1). Options go before or after AGENT.
 
     \b
     Example usage:
@@ -246,6 +312,7 @@ def uninstall_group(ctx: click.Context, dry_run: bool) -> None:
         return
     from ..integrations.agents import installers
 
+    _group_scope(scope)
     root = _store(require=False).repo.root
     names = installers.installed(root)
     if not names:
@@ -267,49 +334,26 @@ def _agent_commands(name: str) -> tuple[click.Command, click.Command]:
     """``gitmem install <name>`` and ``gitmem uninstall <name>``, from the registry's installer ``name``."""
     from ..integrations.agents import installers
 
-    def scope_options(f: Callable[..., None]) -> Callable[..., None]:
-        f = click.option("--user", "scope", flag_value="user", help="The user-level settings.")(f)
-        return click.option("--project", "scope", flag_value="project", default=True,
-                            help="This repository's settings (default).")(f)
-
-    def dry_run_option(f: Callable[..., None]) -> Callable[..., None]:
-        return click.option("--dry-run", is_flag=True, help="Say what would be written, write nothing.")(f)
-
-    def planned_only(install: bool, user: bool) -> bool:
-        """Whether this is a dry run (``--dry-run`` after the agent, or before it on the group: ``gitmem install
-        --dry-run claude``); if so, the plan is printed and nothing is written."""
-        ctx = click.get_current_context()
-        if not (ctx.params.get("dry_run") or (ctx.parent is not None and ctx.parent.params.get("dry_run"))):
-            return False
-        if user:
-            raise click.UsageError("--dry-run shows this repository's plan: drop --user to see it")
-        root = _store(require=False).repo.root
-        _run_all(installers.plan_all([(name, "named on the command line")], root, uninstall=not install),
-                 install, True)
-        return True
+    def run(install: bool) -> None:
+        user = _given("scope") == "user"
+        root = _scope(name, user)
+        if _given("dry_run"):  # the plan, each file's exact new bytes; nothing written
+            _run_all(installers.plan_all([(name, "named on the command line")], root, uninstall=not install,
+                                         user=user), install, True)
+            return
+        mod = installers.get(name)
+        res = mod.install(root, user=user) if install else mod.uninstall(root, user=user)
+        _out(shapes.install_json(res) if install else shapes.uninstall_json(res), lambda: _render(res))
 
     @click.command(name, help=installers.help_text(name) + f"\n\nUndo with `gitmem uninstall {name}`.")
-    @scope_options
-    @dry_run_option
-    @json_option
-    def install_cmd(scope: str, dry_run: bool = False) -> None:
-        user = scope == "user"
-        if planned_only(True, user):
-            return
-        res = installers.get(name).install(_scope(name, user), user=user)
-        _out(shapes.install_json(res), lambda: _render(res))
+    @install_options("Show the exact bytes each file would have (a diff), write nothing.")
+    def install_cmd(scope: str, dry_run: bool) -> None:
+        run(True)
 
     @click.command(name, help=f"Remove what `gitmem install {name}` registered; everything else stays as it is.")
-    @scope_options
-    @dry_run_option
-    @json_option
-    def uninstall_cmd(scope: str, dry_run: bool = False) -> None:
-        user = scope == "user"
-        if planned_only(False, user):
-            return
-        res = installers.get(name).uninstall(_scope(name, user), user=user)
-        _out(shapes.uninstall_json(res), lambda: _render(res))
-
+    @install_options("Show the exact bytes each file would have (a diff), write nothing.")
+    def uninstall_cmd(scope: str, dry_run: bool) -> None:
+        run(False)
 
     return install_cmd, uninstall_cmd
 

@@ -97,6 +97,7 @@ top level). ``None`` means "not a definition, keep searching inside it";
 
 from __future__ import annotations
 
+import functools  # already loaded by ``re``
 import posixpath
 import re
 from collections.abc import Callable
@@ -105,6 +106,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
+
+# Patterns of one language's rules are functions compiled on first use (``functools.cache``), not module-level
+# ``re.compile`` calls: those are paid by every process that imports this module (the git hooks, the session
+# start), whatever languages its files are in (C#/Kotlin brace recovery, Kotlin constructors, JavaScript and
+# Ruby written names: ~0.5 ms together).
 
 # --------------------------------------------------------------------------- extensions
 
@@ -501,14 +507,17 @@ def recover_error(node: Node, src: bytes, parent_kind: str | None, *, types: dic
 
 
 #: What ``_brace_end`` skips: a ``//`` or ``/* */`` comment, a ``"""`` or ``"`` string (escapes kept whole).
-_BRACE_NOISE_RE = re.compile(rb'//[^\n]*|/\*.*?\*/|"""(?:\\.|[^\\])*?"""|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
+@functools.cache
+def _brace_noise_re() -> re.Pattern[bytes]:
+    """The pattern, compiled on first use (see the note after the imports)."""
+    return re.compile(rb'//[^\n]*|/\*.*?\*/|"""(?:\\.|[^\\])*?"""|"(?:\\.|[^"\\\n])*"|[{}]', re.S)
 
 
 def _brace_end(src: bytes, open_byte: int) -> int | None:
     """The byte after the ``}`` that closes the ``{`` at ``open_byte``, by the text (comments and strings
     skipped), or None when it never closes. Used where the parse lost the structure (``recover_error``)."""
     depth = 0
-    for m in _BRACE_NOISE_RE.finditer(src, open_byte):
+    for m in _brace_noise_re().finditer(src, open_byte):
         tok = m.group(0)
         if tok == b"{":
             depth += 1
@@ -1008,12 +1017,15 @@ def _js_spec(name: str, typescript: bool) -> LanguageSpec:
 
 
 #: ``Axios#request`` (the JSDoc / MDN form of an instance member) and ``Axios.prototype.request``.
-_JS_INSTANCE_SEP = re.compile(r"(?<=[\w$])#(?=[A-Za-z_$])|\.prototype\.")
+@functools.cache
+def _js_instance_sep() -> re.Pattern[str]:
+    """The pattern, compiled on first use (see the note after the imports)."""
+    return re.compile(r"(?<=[\w$])#(?=[A-Za-z_$])|\.prototype\.")
 
 
 def _js_written_name(name: str) -> str:
     """``Axios#request`` / ``Axios.prototype.request`` -> ``Axios.request`` (a private ``A.#x`` is kept)."""
-    return _JS_INSTANCE_SEP.sub(".", name)
+    return _js_instance_sep().sub(".", name)
 
 
 JAVASCRIPT = _js_spec("javascript", typescript=False)
@@ -1403,10 +1415,19 @@ def _kt_alias(node: Node, src: bytes, parent_kind: str | None) -> list[Def] | No
 
 #: ``class Name`` (type parameters too) then a line break before its primary constructor's modifiers and
 #: ``constructor(``: group 1 is the stretch between (comments included), group 2 the modifiers.
-_KT_CTOR_ON_NEXT_LINE_RE = re.compile(
-    rb"\b(?:class|object)[ \t]+[A-Za-z_]\w*(?:<[^{}()\n]*>)?((?:[ \t]*(?://[^\n]*)?\n)+[ \t]*)"
-    rb"((?:@\w+(?:\([^()]*\))?[ \t]+|(?:public|private|internal|protected)[ \t]+)*)constructor[ \t]*\(")
-_KT_NOISE_RE = re.compile(rb"//[^\n]*")
+@functools.cache
+def _kt_ctor_on_next_line_re() -> re.Pattern[bytes]:
+    """The pattern, compiled on first use (see the note after the imports)."""
+    return re.compile(
+        rb"\b(?:class|object)[ \t]+[A-Za-z_]\w*(?:<[^{}()\n]*>)?((?:[ \t]*(?://[^\n]*)?\n)+[ \t]*)"
+        rb"((?:@\w+(?:\([^()]*\))?[ \t]+|(?:public|private|internal|protected)[ \t]+)*)constructor[ \t]*\(")
+
+
+#: Line comments in the stretch ``_kt_ctor_on_next_line_re`` finds.
+@functools.cache
+def _kt_noise_re() -> re.Pattern[bytes]:
+    """The pattern, compiled on first use (see the note after the imports)."""
+    return re.compile(rb"//[^\n]*")
 
 
 def _kt_prepare(src: bytes) -> bytes:
@@ -1419,7 +1440,7 @@ def _kt_prepare(src: bytes) -> bytes:
     if b"constructor" not in src:
         return src
     out = bytearray(src)
-    for m in _KT_CTOR_ON_NEXT_LINE_RE.finditer(src):
+    for m in _kt_ctor_on_next_line_re().finditer(src):
         breaks = m.group(1).count(b"\n")
         # The constructor's parameters, then up to the body's `{` (no blank line, no `fun` / `class` between).
         depth, i = 1, m.end()
@@ -1437,7 +1458,7 @@ def _kt_prepare(src: bytes) -> bytes:
         for k in spaces[:breaks]:
             run[k] = 10
         out[brace + 1:brace + 1 + len(run)] = run
-        gap = _KT_NOISE_RE.sub(lambda c: b" " * len(c.group(0)), m.group(1)).replace(b"\n", b" ")
+        gap = _kt_noise_re().sub(lambda c: b" " * len(c.group(0)), m.group(1)).replace(b"\n", b" ")
         out[m.start(1):m.end(1)] = gap
     return bytes(out)
 
@@ -1528,7 +1549,10 @@ def _ruby_written_name(name: str) -> str:
 
 
 #: The last separator of a typed Ruby name and the method after it (``Invoice#total``, ``Invoice::total``).
-_RUBY_LAST_SEP = re.compile(r"(#|::|\.)\s*([^#:.\[\]]+)\Z")
+@functools.cache
+def _ruby_last_sep() -> re.Pattern[str]:
+    """The pattern, compiled on first use (see the note after the imports)."""
+    return re.compile(r"(#|::|\.)\s*([^#:.\[\]]+)\Z")
 
 
 def _ruby_written_choices(name: str) -> list[list[str]]:
@@ -1537,7 +1561,7 @@ def _ruby_written_choices(name: str) -> list[list[str]]:
     it is the only one), ``A.m`` and a bare ``m`` either (both: ambiguous). Constants (``A::B``), numbered
     (``A.m#2``) and keyed (``A.m[self]``) names mean themselves."""
     dotted = _ruby_written_name(name)
-    m = _RUBY_LAST_SEP.search(name.strip())
+    m = _ruby_last_sep().search(name.strip())
     if m is None and re.fullmatch(r"[a-z_]\w*[?!=]?", name.strip()):  # a bare method name: either
         return [[name.strip(), name.strip() + _RUBY_SINGLETON_KEY]]
     if m is None or m.group(2)[:1].isupper() or m.group(2).isdigit() or m.start() == 0:

@@ -1,4 +1,5 @@
-"""``python -m gitmem.daemon ROOT``: the warm process of the worktree at ROOT (``gitmem.daemon.server``)."""
+"""``python -m gitmem.daemon [--warm ROOT]``: the user's warm process, ROOT's state loaded first
+(``gitmem.daemon.server``)."""
 
 import sys
 

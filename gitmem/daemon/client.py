@@ -1,13 +1,16 @@
-"""Talk to this worktree's warm process: one JSON request, one JSON reply, over its Unix domain socket.
+"""Talk to the user's warm process: one JSON request, one JSON reply, over its Unix domain socket.
 
 Owns: the wire protocol (``PROTOCOL``; one request line ``{"protocol", "op", "params", "version",
 "config", "root"}``, one reply line ``{"ok": true, "result": {...}}`` or ``{"ok": false, "error":
 str, "restart": bool}``, then the server closes the connection), when the warm process is off
-(``GITMEM_NO_DAEMON=1``, ``[daemon] enabled = false``), the config fingerprint a server is
-started with, and starting a server (detached, never waited for).
+(``GITMEM_NO_DAEMON=1``, ``[daemon] enabled = false``), the config fingerprint each request carries for
+its root, starting a server (detached, never waited for) and saying so once on standard error.
+
+One process per user (``layout.daemon_run_dir``: ``~/.cache/gitmem/run/``, 0700) serves every repository
+and worktree: each request names its ``root``, and the server keeps each root's state apart.
 
 Guarantees: ``request``, ``status`` and ``stop`` never raise for a missing, dead, slow, foreign or
-confused server: they return None / False and append one line saying why to
+confused server: they return None / False and append one line saying why to the root's
 ``<logs>/daemon.log``. A client only talks to a server that runs as its own user (``SO_PEERCRED``)
 through a socket in a folder only that user can enter.
 
@@ -32,23 +35,58 @@ if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
 
     from ..layout import Layout
 
-#: Version of the request/reply format; a server answers another one with ``restart``.
-PROTOCOL = 1
+#: Version of the request/reply format; a server answers another one with ``restart``. 2: one process per user
+#: (the root of each request selects its state; ``status`` / ``stop`` take ``{"all": bool}``).
+PROTOCOL = 2
 #: ``GITMEM_NO_DAEMON=1``: never talk to nor start a warm process (tests, scripts, benchmarks of the cold path).
 NO_DAEMON_ENV = "GITMEM_NO_DAEMON"
 #: The module ``python -m`` runs as the warm process.
 SERVER_MODULE = "gitmem.daemon"
-#: The log every client and server line goes to, in the clone's logs folder.
+#: The log each client line goes to, in its clone's logs folder; the server's is ``server_log()``.
 LOG_NAME = "daemon.log"
+#: What the command that started the warm process says on standard error, once (``{pid}``).
+STARTED = ("gitmem: started the warm process (pid {pid}, one per user, exits after [daemon] idle_minutes "
+           "without a request; `gitmem daemon stop --all` stops it)\n")
 #: How a reply telling the client to start a new process is logged.
 RESTART = "restarting it"
 #: Largest reply read (bytes): the JSON of ``gitmem list --json`` at 100k memories is ~40 MB.
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
 
-def log(lay: Layout, line: str) -> None:
-    """Append ``<UTC> pid <pid> <line>`` to ``<logs>/daemon.log``; never raises."""
-    infra.append_log(lay.log_file(LOG_NAME), f"{infra.utc_now()} pid {os.getpid()} {line}\n")
+def log(lay: Layout | None, line: str) -> None:
+    """Append ``<UTC> pid <pid> <line>`` to ``lay``'s ``<logs>/daemon.log`` (None: the server's, ``server_log``);
+    never raises."""
+    infra.append_log(lay.log_file(LOG_NAME) if lay is not None else server_log(),
+                     f"{infra.utc_now()} pid {os.getpid()} {line}\n")
+
+
+def server_log() -> Path:
+    """The warm process's own log (its start, the roots it loads and drops, its exit, its output):
+    ``<run>/daemon.log``."""
+    from ..layout import daemon_run_dir
+
+    return daemon_run_dir() / LOG_NAME
+
+
+def log_server(line: str) -> None:
+    """Append ``<UTC> pid <pid> <line>`` to the server's log (``server_log``); never raises."""
+    infra.append_log(server_log(), f"{infra.utc_now()} pid {os.getpid()} {line}\n")
+
+
+def make_run_dir() -> Path:
+    """Create the warm process's folder 0700 (``layout.daemon_run_dir``) and return it.
+
+    Raises:
+        OSError: it cannot be created, or it is not a private folder of this user (a link, another owner, or
+            a mode that lets someone else in: it is never chmodded behind the user's back).
+    """
+    from ..layout import daemon_run_dir
+
+    folder = daemon_run_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not private_dir_ok(folder):
+        raise OSError(f"{folder} is not a private folder of this user (0700 and owned by uid {os.getuid()})")
+    return folder
 
 
 def enabled(lay: Layout) -> bool:
@@ -95,20 +133,25 @@ def peer_uid(sock: socket.socket) -> int | None:
     return int(uid)
 
 
-def _socket_dir_ok(lay: Layout, path: Path) -> bool:
-    """The socket's folder is gitmem's run folder, or a private fallback folder (``layout.short_socket_dir``)."""
-    return path.parent == lay.run_dir or private_dir_ok(path.parent)
+def _socket_dir_ok(path: Path) -> bool:
+    """The socket's folder is a private folder of this user (``layout.daemon_run_dir`` or the short fallback)."""
+    return private_dir_ok(path.parent)
 
 
-def _exchange(lay: Layout, op: str, params: dict[str, Any], deadline: float) -> tuple[dict[str, Any] | None, str, bool]:
-    """One request; returns (reply, why not, start one) — reply None when there was no usable answer."""
-    path = lay.daemon_socket
-    if not _socket_dir_ok(lay, path):
+def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: float
+              ) -> tuple[dict[str, Any] | None, str, bool]:
+    """One request for ``lay``'s root (None: no root, for ``status`` and ``stop``); returns (reply, why not,
+    start one) — reply None when there was no usable answer."""
+    from ..layout import daemon_socket
+
+    path = daemon_socket()
+    if not _socket_dir_ok(path):
         if not os.path.lexists(path.parent):
             return None, "no warm process", True  # its server makes the private folder
         return None, f"{path.parent} is not a private folder of this user (0700): not used", False
     body = json.dumps({"protocol": PROTOCOL, "op": op, "params": params, "version": __version__,
-                       "config": config_fingerprint(lay), "root": os.fspath(lay.root)}).encode() + b"\n"
+                       "config": config_fingerprint(lay) if lay is not None else "-",
+                       "root": os.fspath(lay.root) if lay is not None else ""}).encode() + b"\n"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -153,19 +196,22 @@ def _exchange(lay: Layout, op: str, params: dict[str, Any], deadline: float) -> 
 
 def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, start: bool = True
             ) -> dict[str, Any] | None:
-    """Send ``op`` with ``params`` (JSON) to this worktree's warm process; its result, or None.
+    """Send ``op`` with ``params`` (JSON) for ``lay``'s root to the user's warm process; its result, or None.
 
-    None when the warm process is off (``enabled``), there is none, it does not answer within
+    None when the warm process is off for this root (``enabled``), there is none, it does not answer within
     ``timeout_s`` seconds (connect, send and reply together), it runs another gitmem version or
-    config (it then exits), or it answers with an error; then, when ``start`` and no process
-    holds this worktree, one is started detached (not waited for) and the caller works in-process.
-    Never raises; each None is logged with its reason (``<logs>/daemon.log``).
+    protocol (it then exits), or it answers with an error; then, when ``start`` and no process
+    holds the user's lock, one is started detached (not waited for; ``ensure_started`` says so on
+    standard error) and the caller works in-process. A changed config.toml is not an error: the server
+    reloads that root's state and answers. Never raises; each None is logged with its reason
+    (``<logs>/daemon.log``).
 
     Ops (``gitmem.daemon.server``): ``search`` ``{"query", "limit"}`` → ``{"hits": [{"id", "score",
-    "fts_rank", "vector_rank", "similarity"}]}``; ``status`` / ``ping`` → ``{"pid", "version", "root",
-    "started", "uptime_s", "requests", "idle_s", "socket", "rss_bytes"}``; ``org_search`` ``{"query", "limit",
-    "exclude"?}`` → ``{"configured", "exclude", "hits": [org hit], "inject", "session_budget", "prompt_budget"}``;
-    ``stop`` → ``{"stopping": true}``;
+    "fts_rank", "vector_rank", "similarity"}]}``; ``status`` / ``ping`` ``{"all"?}`` → the process (``{"pid",
+    "version", "started", "uptime_s", "requests", "socket", "rss_bytes", "pss_bytes", "roots_loaded",
+    "max_roots"}``), ``"root"``: this root's state or null, and with ``all`` ``"roots"``: every root's;
+    ``org_search`` ``{"query", "limit", "exclude"?}`` → ``{"configured", "exclude", "hits": [org hit], "inject",
+    "session_budget", "prompt_budget"}``; ``stop`` ``{"all"?}`` → ``{"dropped": bool, "exiting": bool}``;
     ``cli`` (see ``gitmem.daemon.server``).
     """
     try:
@@ -184,14 +230,19 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
         return None
 
 
-def running(lay: Layout) -> bool:
-    """Whether a process holds this worktree's daemon lock (serving, starting or stopping); never raises."""
+def running(lay: Layout | None = None) -> bool:
+    """Whether a process holds the user's daemon lock (serving, starting or stopping); never raises.
+
+    ``lay`` is accepted for the callers of one process per worktree; the lock is the user's.
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         return False
+    from ..layout import daemon_run_dir
+
     try:
-        fd = os.open(lay.daemon_lock, os.O_RDONLY)
+        fd = os.open(daemon_run_dir() / "daemon.lock", os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -205,34 +256,81 @@ def running(lay: Layout) -> bool:
     return False
 
 
-def ensure_started(lay: Layout, *, force: bool = False) -> bool:
-    """Start this worktree's warm process detached unless one holds its lock (or ``force``: one that is exiting
-    does); returns whether one was started.
+def ensure_started(lay: Layout, *, force: bool = False, announce: bool = True) -> bool:
+    """Start the user's warm process detached, warming ``lay``'s root first, unless one holds the user's lock
+    (or ``force``: one that is exiting does); returns whether one was started.
 
-    Never waits for it and never raises (a failure to start is logged). Two starters at once are
-    fine: the second server finds the lock held and exits.
+    When it starts one and ``announce``, says so once on this process's standard error (``STARTED``: its pid,
+    and how to stop it); never on standard output (an agent hook's is its answer). Never waits for it and
+    never raises (a failure to start is logged). Two starters at once are fine: the second server finds
+    the lock held and exits (both starters then name a pid; the first one's is the server).
     """
     try:
         if not enabled(lay) or (running(lay) and not force):
             return False
-        infra.spawn_detached(SERVER_MODULE, os.fspath(lay.root), cwd=lay.root, log=lay.log_file(LOG_NAME))
+        folder = make_run_dir()
+        if not _claim_start(folder, force=force):
+            return False
+        pid = infra.spawn_detached(SERVER_MODULE, "--warm", os.fspath(lay.root), cwd=folder, log=server_log())
+        if announce:
+            try:
+                import sys
+
+                sys.stderr.write(STARTED.format(pid=pid))
+                sys.stderr.flush()
+            except (OSError, ValueError, AttributeError):
+                pass  # a closed or absent standard error: the log says it
+        log(lay, f"client: started the warm process (pid {pid})")
         return True
     except Exception as e:  # noqa: BLE001 - see request
         log(lay, f"client: could not start the warm process: {type(e).__name__}: {e}")
         return False
 
 
-def status(lay: Layout, *, timeout_s: float = 2.0) -> dict[str, Any] | None:
-    """The running warm process's status (the ``status`` op's result), or None when none answers; starts none."""
+#: The file a starter creates before it spawns a server, removed by that server once it holds the lock: within
+#: ``START_GRACE_S`` of it no other client spawns one (a burst of commands while the first server imports its
+#: libraries would otherwise start one process each, each waiting for the lock and then exiting).
+STARTING_NAME = "daemon.starting"
+#: Seconds a start claim holds (a server that died before taking the lock frees it then).
+START_GRACE_S = 15.0
+
+
+def _claim_start(folder: Path, *, force: bool) -> bool:
+    """Create ``<run>/daemon.starting`` (``O_EXCL``); False when another client created it less than
+    ``START_GRACE_S`` ago (it starts the server). ``force`` (a restart) claims it whatever its age."""
+    marker = folder / STARTING_NAME
+    for _ in range(2):
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return True
+        except FileExistsError:
+            try:
+                fresh = time.time() - os.stat(marker).st_mtime < START_GRACE_S
+            except OSError:
+                fresh = False
+            if fresh and not force:
+                return False
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
+    return force
+
+
+def status(lay: Layout | None, *, timeout_s: float = 2.0, all_roots: bool = False) -> dict[str, Any] | None:
+    """The running warm process's status (the ``status`` op's result, ``"root"``: ``lay``'s root's state or
+    null; ``all_roots``: ``"roots"`` too), or None when none answers; starts none."""
     try:
-        return _exchange(lay, "status", {}, time.monotonic() + timeout_s)[0]
+        return _exchange(lay, "status", {"all": all_roots}, time.monotonic() + timeout_s)[0]
     except Exception:  # noqa: BLE001 - see request
         return None
 
 
-def stop(lay: Layout, *, timeout_s: float = 5.0) -> bool:
-    """Ask the warm process to exit; True when it answered (it exits once current requests are done)."""
+def stop(lay: Layout | None, *, timeout_s: float = 5.0, all_roots: bool = True) -> dict[str, Any] | None:
+    """Ask the warm process to drop ``lay``'s root's state (``all_roots`` false; it exits when that was its last
+    root) or to exit (``all_roots``); its answer ``{"dropped", "exiting"}``, or None when none answered. It
+    exits once the requests in flight are answered."""
     try:
-        return _exchange(lay, "stop", {}, time.monotonic() + timeout_s)[0] is not None
+        return _exchange(lay, "stop", {"all": all_roots}, time.monotonic() + timeout_s)[0]
     except Exception:  # noqa: BLE001 - see request
-        return False
+        return None

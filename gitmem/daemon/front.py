@@ -1,4 +1,4 @@
-"""The ``gitmem`` command's first step: a read command is answered by the worktree's warm process when it can.
+"""The ``gitmem`` command's first step: a read command is answered by the user's warm process when it can.
 
 Owns: which commands the warm process may run (``READ_COMMANDS``: they only read, never prompt and
 never read stdin), how long a client waits for each, and what travels with the request (argv, the

@@ -1,31 +1,45 @@
-"""The warm process of one working tree (``python -m gitmem.daemon ROOT``): the index, the embedding model and
-the catalog kept open, answering ``gitmem.daemon.client`` over a Unix domain socket.
+"""The user's warm process (``python -m gitmem.daemon [--warm ROOT]``): every repository's and worktree's index,
+catalog and settings kept open beside one embedding model, answering ``gitmem.daemon.client`` over one Unix
+domain socket.
 
-Owns: the server side of the protocol (``client`` owns the format), its life (one per worktree: the
-``flock`` of ``layout.daemon_lock`` held from start to exit; a second starter exits quietly; idle exit
-after ``[daemon] idle_minutes``; exit on ``stop``, SIGTERM, or a client of another gitmem version,
-protocol or config.toml, or when a gitmem source file it runs changed on disk: the client is told
-``restart``), and its socket: bound under a 0177 umask (the file is 0600), in ``<git-dir>/gitmem/run/``
-or a private 0700 fallback folder, a stale file of a killed server replaced, each peer's uid checked
-(``SO_PEERCRED``) against its own.
+Owns: the server side of the protocol (``client`` owns the format), its life (one per user: the ``flock`` of
+``<run>/daemon.lock`` (``layout.daemon_run_dir``) held from start to exit; a second starter exits quietly; exit
+on ``stop --all``, SIGTERM, a client of another gitmem version or protocol, or when a gitmem source file it runs
+changed on disk: the client is told ``restart``; exit once it holds no repository's state), each root's state
+(``Root``: loaded by the first request naming it, dropped after that root's ``[daemon] idle_minutes`` without
+a request, when it is gone (moved, ``git worktree remove``d), by ``gitmem daemon stop`` there, or the least
+recently used one beyond ``MAX_ROOTS``; reloaded when the request's config.toml fingerprint differs: a changed
+config reloads that root, not the process), and its socket: bound under a 0177 umask (the file is 0600) in the
+user's 0700 run folder, a stale file of a killed server replaced, each peer's uid checked (``SO_PEERCRED``)
+against its own.
 
-Ops:
+Shared between roots: the embedding model (``search.embed`` keeps one per process), the imported libraries,
+the organisation index's connections (``org.search``, per store URI), the content-keyed caches (symbol tables
+by blob SHA). Kept apart: the store, its config and catalog, the LanceDB index, the ``[org]`` settings.
+
+Ops (each request names its ``root``):
 
 * ``search`` ``{"query": str, "limit": int}`` → ``{"hits": [{"id", "score", "fts_rank", "vector_rank",
   "similarity"}]}``: ``search.recall.relevant(search_healing(...))`` after ``sync_index`` (the index
   follows the catalog's change log on every request, so a memory written by any process is found by
-  the next request). Serialised with other searches, never behind a CLI command.
+  the next request). Serialised with the same root's other searches, never behind a CLI command.
 * ``org_search`` ``{"query": str, "limit": int, "exclude": [str] (optional)}`` → ``{"configured", "exclude",
   "hits": [shapes.org_hit_json], "inject", "session_budget", "prompt_budget"}``: the organisation index's hits
-  (``org.search.search``) for this worktree's ``[org]`` settings (its config.toml and the user's, re-read when
-  they change: ``org_settings``) through the long-lived connection and table handles ``org.search`` keeps for the
-  process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
-  this repository's own memories left out (``exclude`` absent: its org name,
-  ``org.repos.this_name``). One at a time, beside (never behind) the local searches and CLI commands.
-* ``ping`` / ``status`` → pid, version, root, started, uptime, requests served, idle timeout, socket, RSS.
-* ``stop`` → ``{"stopping": true}``, then exits once the requests in flight are answered.
+  (``org.search.search``) for the root's ``[org]`` settings (its config.toml and the user's, re-read when
+  they change: ``Root.org_settings``) through the long-lived connection and table handles ``org.search`` keeps for
+  the process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
+  the root's own repository left out (``exclude`` absent: its org name, ``org.repos.this_name``). One at a time
+  per root, beside (never behind) the local searches and CLI commands.
+* ``ping`` / ``status`` ``{"all": bool}`` → the process (pid, version, started, uptime, requests served, socket,
+  RSS and PSS, roots loaded, ``MAX_ROOTS``), ``"root"``: the request's root's state or null (never loaded by
+  asking), and with ``all``, ``"roots"``: every root's (``Root.info``).
+* ``stop`` ``{"all": bool}`` → ``{"dropped": bool, "exiting": bool}``: without ``all``, the request's root's
+  state dropped (and the process exits when that was its last root); with ``all``, the process exits once
+  the requests in flight are answered.
 * ``cli`` → ``{"code", "stdout", "stderr"}``: a read command of the ``gitmem`` CLI (``front.READ_COMMANDS``)
-  run here by the same click command as in-process, its output captured (``op_cli``). One at a time.
+  run here by the same click command as in-process, in the client's folder (which must be in the request's
+  root), its output captured (``op_cli``). One at a time, whatever the root: the current folder, the standard
+  streams, the forwarded environment and click's state are the process's, set for each command and put back.
 
 It never runs a write op: ``search`` only reads, and ``cli`` refuses every command off the read list."""
 
@@ -51,7 +65,7 @@ WARM_MODULES = ("gitmem.cli", "gitmem.memories", "gitmem.ops.context", "gitmem.o
                 "gitmem.ops.stale", "gitmem.analyzer", "gitmem.rank.focus", "gitmem.code.symbols")
 #: Seconds between two looks at gitmem's source files (``Server.code_changed``: ~100 ``stat`` calls).
 CODE_CHECK_S = 1.0
-#: Seconds between two looks at the idle clock and the stop flag while no request comes.
+#: Seconds between two looks at the idle clocks and the stop flag while no request comes.
 TICK_S = 0.5
 #: Seconds a starting server waits for the daemon lock: a server told to restart releases it once it has
 #: answered its requests in flight (a second starter of a running server just waits this long, then exits).
@@ -60,6 +74,12 @@ LOCK_WAIT_S = 10.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Seconds a connection may take to send its request.
 REQUEST_READ_TIMEOUT_S = 5.0
+#: Most roots whose state is kept at once; loading one more drops the least recently used. Each costs its
+#: open catalog, LanceDB tables and caches: ~10–25 MB at 1,000 memories (bench/daemon_rss.py), beside the
+#: ~250 MB the process itself and the embedding model take once.
+MAX_ROOTS = 16
+#: Seconds the process stays up holding no root (its last one dropped, or none loaded): then it exits.
+EMPTY_EXIT_S = 5.0
 
 
 def rss_bytes() -> int | None:
@@ -75,6 +95,19 @@ def rss_bytes() -> int | None:
             return int(peak if sys.platform == "darwin" else peak * 1024)
         except (ImportError, OSError):
             return None
+
+
+def pss_bytes() -> int | None:
+    """Proportional set size of this process in bytes (``/proc/self/smaps_rollup``: shared pages divided among
+    the processes mapping them), or None where there is none."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 class _Captured(io.TextIOWrapper):
@@ -109,53 +142,62 @@ def _client_gone(conn: socket.socket | None) -> bool:
             pass
 
 
-class Server:
-    """One worktree's warm process. ``run()`` serves until idle, stopped or outdated.
+class Root:
+    """One repository's (one worktree's) state in the warm process: its store (config, catalog), its LanceDB
+    index (opened by its first search), its ``[org]`` settings; the clocks ``status`` shows.
 
-    Raises (constructor): whatever opening the store raises (NotARepository, NotInitialized, ConfigError).
+    Raises (constructor): ValueError when ``root`` is not the top of a git work tree; whatever opening the store
+    raises (NotARepository, NotInitialized, ConfigError).
     """
 
     def __init__(self, root: Path) -> None:
         from ..git import Repo
-        from ..search.recall import open_index
         from ..store import Store
 
+        top = layout.find_root(root)
+        if top is None or os.path.realpath(top) != os.fspath(root):
+            raise ValueError(f"{root} is not the top folder of a git work tree")
         self.lay = layout.of(root)
         self.fingerprint = client.config_fingerprint(self.lay)
         self.store = Store(Repo(os.fspath(self.lay.root)))
         self.store.enable_symbol_cache()
         self.idle_s = config.daemon_idle_s(self.store.config)
-        self.index = open_index(self.store)
-        self.socket_path = self.lay.daemon_socket
-        self.started = infra.utc_now()
-        self.started_mono = time.monotonic()
+        self.index: Any = None
+        self.loaded = infra.utc_now()
+        self.last_used = time.monotonic()
         self.requests = 0
-        self.last_request = time.monotonic()
-        self.stopping = threading.Event()
-        self._count_lock = threading.Lock()
-        self._active = 0
-        #: Searches run one at a time (one index object); CLI commands one at a time (cwd, click's state,
-        #: stdout); the two never wait for each other.
+        #: This root's searches run one at a time (one index object); org searches too; the two never wait for
+        #: each other nor for a CLI command.
         self.search_lock = threading.Lock()
-        self.cli_lock = threading.Lock()
         self.org_lock = threading.Lock()
         self._org: tuple[Any, str] | None = None  # (OrgSettings, this repository's org name) as last read
-        self._listener: socket.socket | None = None
-        self._code = self._code_stamps()
-        self._code_checked = 0.0
-        self._inode: int | None = None
 
-    # -- ops ----------------------------------------------------------------------------------
+    def gone(self) -> bool:
+        """Whether the work tree, or its folder in git's (``layout.worktree_dir``), is gone: moved, or
+        ``git worktree remove``d. Two ``stat`` calls."""
+        return not (os.path.isdir(self.lay.root) and os.path.isdir(self.lay.worktree_dir))
 
-    def op_search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def idle_for(self) -> float:
+        """Seconds since this root's last request."""
+        return time.monotonic() - self.last_used
+
+    def info(self) -> dict[str, Any]:
+        """``{"root", "loaded" (UTC), "requests", "idle_for_s", "idle_timeout_s", "index_open"}``."""
+        return {"root": os.fspath(self.lay.root), "loaded": self.loaded, "requests": self.requests,
+                "idle_for_s": round(self.idle_for(), 3), "idle_timeout_s": self.idle_s,
+                "index_open": self.index is not None}
+
+    def search(self, params: dict[str, Any]) -> dict[str, Any]:
         """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10)."""
-        from ..search.recall import close_source, relevant, search_healing, sync_index
+        from ..search.recall import close_source, open_index, relevant, search_healing, sync_index
 
         query = params.get("query")
         limit = params.get("limit", 10)
         if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError("search takes {\"query\": str, \"limit\": int >= 1}")
         with self.search_lock:
+            if self.index is None:
+                self.index = open_index(self.store)
             index, _synced, source = sync_index(self.store, index=self.index, strict=False)
             try:
                 hits = relevant(search_healing(self.store, index, source, query, limit))
@@ -165,7 +207,7 @@ class Server:
                           "similarity": h.similarity} for h in hits]}
 
     def org_settings(self) -> tuple[Any, str]:
-        """(``OrgSettings``, this repository's org name) from the worktree's config.toml and the user's (cached
+        """(``OrgSettings``, this repository's org name) from the root's config.toml and the user's (cached
         copies, re-parsed only when a file changed: ``config.read_cached``); the name is derived again (git:
         the origin URL) only when the settings changed."""
         from ..org.repos import this_name
@@ -176,7 +218,7 @@ class Server:
             self._org = (settings, this_name(settings, self.lay.root) if settings.configured else "")
         return self._org
 
-    def op_org_search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def org_search(self, params: dict[str, Any]) -> dict[str, Any]:
         """``org_search``: the organisation index's hits for ``params["query"]`` (at most ``params["limit"]``,
         default 10), without the repositories in ``params["exclude"]`` (absent: this one)."""
         from .. import shapes
@@ -198,28 +240,138 @@ class Server:
         reply["hits"] = [shapes.org_hit_json(h) for h in hits]
         return reply
 
-    def op_status(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``status`` / ``ping``: who and how this process is."""
-        return {"pid": os.getpid(), "version": __version__, "root": os.fspath(self.lay.root), "started": self.started,
-                "uptime_s": round(time.monotonic() - self.started_mono, 3), "requests": self.requests,
-                "idle_s": self.idle_s, "socket": os.fspath(self.socket_path), "rss_bytes": rss_bytes()}
 
-    def op_stop(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``stop``: exit once the requests in flight are answered."""
-        self.stopping.set()
-        return {"stopping": True}
+class Server:
+    """The user's warm process. ``run()`` serves until stopped, outdated, or holding no root.
 
-    def op_cli(self, params: dict[str, Any]) -> dict[str, Any]:
+    Raises (constructor): OSError when the run folder cannot be made private (``client.make_run_dir``).
+    """
+
+    def __init__(self) -> None:
+        self.run_dir = client.make_run_dir()
+        self.socket_path = layout.daemon_socket()
+        self.record = self.run_dir / "daemon.json"
+        self.started = infra.utc_now()
+        self.started_mono = time.monotonic()
+        self.requests = 0
+        self.last_request = time.monotonic()
+        self.stopping = threading.Event()
+        self._count_lock = threading.Lock()
+        self._active = 0
+        #: Root state by real path; ``_roots_lock`` guards the dict, each ``_loading`` lock one root's (re)load.
+        self.roots: dict[str, Root] = {}
+        self._roots_lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+        #: CLI commands one at a time, whatever their root (cwd, click's state, stdout are the process's).
+        self.cli_lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._code = self._code_stamps()
+        self._code_checked = 0.0
+        self._inode: int | None = None
+
+    # -- roots --------------------------------------------------------------------------------
+
+    def root_for(self, req: dict[str, Any]) -> Root:
+        """The state of the request's root, loaded when absent and reloaded when the request's config.toml
+        fingerprint differs from the one it was loaded with; its clock and count touched.
+
+        Raises:
+            ValueError: no root, or one that is not the top of a git work tree; what ``Root`` raises.
+        """
+        raw = req.get("root")
+        if not isinstance(raw, str) or not os.path.isabs(raw):
+            raise ValueError("the request names no root (an absolute path)")
+        path = os.path.realpath(raw)
+        with self._roots_lock:
+            state = self.roots.get(path)
+            load_lock = self._loading.setdefault(path, threading.Lock())
+        if state is None or state.fingerprint != req.get("config") or state.gone():
+            with load_lock:
+                with self._roots_lock:
+                    state = self.roots.get(path)
+                if state is not None and state.gone():
+                    self.drop(path, "gone (moved, or the worktree removed)")
+                    state = None
+                if state is not None and state.fingerprint != req.get("config"):
+                    self.drop(path, "config.toml changed: reloading it")
+                    state = None
+                if state is None:
+                    state = Root(Path(path))
+                    with self._roots_lock:
+                        self.roots[path] = state
+                        over = sorted((r for p, r in self.roots.items() if p != path),
+                                      key=lambda r: r.last_used)[:max(len(self.roots) - MAX_ROOTS, 0)]
+                    for old in over:
+                        self.drop(os.fspath(old.lay.root), f"more than {MAX_ROOTS} roots: the least recently used")
+                    self._say(state, f"serving {path} (idle drop after {state.idle_s:g} s)")
+        state.last_used = time.monotonic()
+        state.requests += 1
+        return state
+
+    def drop(self, path: str, why: str) -> bool:
+        """Forget root ``path``'s state (its index, catalog, settings); whether it was loaded. Its memory goes
+        back to the allocator (LanceDB's and Arrow's pools may keep some for the next root)."""
+        with self._roots_lock:
+            state = self.roots.pop(path, None)
+            self._loading.pop(path, None)
+        if state is None:
+            return False
+        self._say(state, f"dropped {path}: {why}")
+        del state
+        import gc
+
+        gc.collect()
+        return True
+
+    def _say(self, state: Root, line: str) -> None:
+        """Log ``line`` to the server's log and to the root's own ``daemon.log``."""
+        client.log_server(f"server: {line}")
+        client.log(state.lay, f"server: {line}")
+
+    # -- ops ----------------------------------------------------------------------------------
+
+    def op_status(self, req: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """``status`` / ``ping``: who and how this process is; the request's root's state; every root's with
+        ``params["all"]``. Loads nothing."""
+        raw = req.get("root")
+        with self._roots_lock:
+            roots = list(self.roots.values())
+            mine = self.roots.get(os.path.realpath(raw)) if isinstance(raw, str) and raw else None
+        reply: dict[str, Any] = {
+            "pid": os.getpid(), "version": __version__, "started": self.started,
+            "uptime_s": round(time.monotonic() - self.started_mono, 3), "requests": self.requests,
+            "socket": os.fspath(self.socket_path), "rss_bytes": rss_bytes(), "pss_bytes": pss_bytes(),
+            "roots_loaded": len(roots), "max_roots": MAX_ROOTS, "root": mine.info() if mine else None}
+        if params.get("all"):
+            reply["roots"] = [r.info() for r in sorted(roots, key=lambda r: os.fspath(r.lay.root))]
+        return reply
+
+    def op_stop(self, req: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """``stop``: with ``params["all"]``, exit once the requests in flight are answered; else drop the
+        request's root (and exit when it was the last one)."""
+        if params.get("all"):
+            self.stopping.set()
+            return {"dropped": False, "exiting": True}
+        raw = req.get("root")
+        dropped = isinstance(raw, str) and bool(raw) and self.drop(os.path.realpath(raw), "gitmem daemon stop")
+        with self._roots_lock:
+            last = not self.roots
+        if last:
+            self.stopping.set()
+        return {"dropped": dropped, "exiting": last}
+
+    def op_cli(self, req: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         """``cli``: ``gitmem ARGV`` run here as in the client's folder, output captured (``front.run_warm``).
 
         ``params``: ``{"argv": [str], "cwd": str, "env": {NAME: value} (``front.FORWARDED_ENV``),
         "stdout"/"stderr": {"encoding", "errors", "tty"}}``. Returns ``{"code": int, "stdout": base64,
         "stderr": base64}``: the bytes the command wrote, encoded as the client's streams encode.
-        One command at a time (the folder, the standard streams and click's state are the process's).
+        One command at a time, whatever its root (the folder, the standard streams, the forwarded environment
+        and click's state are the process's: set for this command, put back after it).
 
         Raises:
             ValueError: a command off ``front.READ_COMMANDS`` (never run: the warm process writes
-                nothing), or a folder outside this worktree.
+                nothing), or a folder outside the request's root.
         """
         import binascii
         import io
@@ -233,9 +385,10 @@ class Server:
             raise ValueError(f"not a read command this process runs: {argv!r}")
         if not isinstance(cwd, str) or not isinstance(env, dict):
             raise ValueError("cli takes {\"argv\", \"cwd\", \"env\", \"stdout\", \"stderr\"}")
+        state = self.root_for(req)
         root = layout.find_root(Path(cwd))
-        if root is None or os.path.realpath(root) != os.fspath(self.lay.root):
-            raise ValueError(f"{cwd} is not in {self.lay.root}")
+        if root is None or os.path.realpath(root) != os.fspath(state.lay.root):
+            raise ValueError(f"{cwd} is not in {state.lay.root}")
 
         def stream(spec: Any) -> _Captured:
             spec = spec if isinstance(spec, dict) else {}
@@ -250,7 +403,7 @@ class Server:
                 raise ValueError("the client left before its turn (it ran the command itself)")
             saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
             saved = sys.stdin, sys.stdout, sys.stderr
-            old_cwd = os.getcwd()
+            old_cwd = os.fspath(self.run_dir)  # the process's own folder (``main``): no repository's
             try:
                 for k in FORWARDED_ENV:
                     v = env.get(k)
@@ -265,7 +418,10 @@ class Server:
                 err.flush()
             finally:
                 sys.stdin, sys.stdout, sys.stderr = saved
-                os.chdir(old_cwd)
+                try:
+                    os.chdir(old_cwd)
+                except OSError:
+                    os.chdir("/")
                 for k, v in saved_env.items():
                     if v is None:
                         os.environ.pop(k, None)
@@ -303,18 +459,32 @@ class Server:
                 return True
         return False
 
-    def warm(self) -> None:
-        """Load what the first request would: LanceDB, the index tables, the embedding model, the catalog."""
-        self.op_search({"query": "warm up", "limit": 1})
+    def warm(self, root: str | None) -> None:
+        """Load what the first request for ``root`` would: LanceDB, its index tables, the embedding model, its
+        catalog, the CLI's modules, its organisation index when configured. A root that cannot be loaded is
+        logged (the process still serves others; it exits after ``EMPTY_EXIT_S`` when none comes)."""
         import importlib
 
+        if root:
+            try:
+                lay = layout.of(Path(os.path.realpath(root)))
+                state = self.root_for({"root": os.fspath(lay.root), "config": client.config_fingerprint(lay)})
+                state.requests -= 1  # warming is not a request
+                state.search({"query": "warm up", "limit": 1})
+            except Exception as e:  # noqa: BLE001 - one root's failure is not the process's end
+                client.log_server(f"server: could not load {root}:\n{infra.format_exception(e)}")
+                state = None
+        else:
+            state = None
         for name in WARM_MODULES:
             importlib.import_module(name)
-        try:  # the organisation index, when one is configured: its connection opened before a prompt needs it
-            if self.org_settings()[0].configured:
-                self.op_org_search({"query": "warm up", "limit": 1})
-        except Exception as e:  # noqa: BLE001 - an unreachable store is each org_search's error, not the server's end
-            client.log(self.lay, f"server: the organisation index could not be opened: {type(e).__name__}: {e}")
+        if state is not None:
+            state.last_used = time.monotonic()  # its idle clock starts when it is ready, not when loading began
+            try:  # the organisation index, when one is configured: its connection opened before a prompt needs it
+                if state.org_settings()[0].configured:
+                    state.org_search({"query": "warm up", "limit": 1})
+            except Exception as e:  # noqa: BLE001 - an unreachable store is each org_search's error, not the server's end
+                client.log(state.lay, f"server: the organisation index could not be opened: {type(e).__name__}: {e}")
         self._code = self._code_stamps()
 
     # -- serving ------------------------------------------------------------------------------
@@ -329,22 +499,20 @@ class Server:
         if self.code_changed():
             self.stopping.set()
             return {"ok": False, "restart": True, "error": "gitmem's code changed (an upgrade or an edit)"}
-        if req.get("config") != self.fingerprint:
-            self.stopping.set()
-            return {"ok": False, "restart": True, "error": "config.toml changed"}
-        if os.path.realpath(str(req.get("root", ""))) != os.fspath(self.lay.root):
-            if self._gone():  # the work tree was moved or removed: a new server serves it where it is now
-                self.stopping.set()
-                return {"ok": False, "restart": True, "error": f"{self.lay.root} is gone (moved or removed)"}
-            return {"ok": False, "error": f"this process serves {self.lay.root}, not {req.get('root')}"}
-        ops = {"search": self.op_search, "status": self.op_status, "ping": self.op_status, "stop": self.op_stop,
-               "cli": self.op_cli, "org_search": self.op_org_search}
         op = req.get("op")
-        fn = ops.get(op) if isinstance(op, str) else None
-        if fn is None:
-            return {"ok": False, "error": f"unknown op {op!r}"}
         params = req.get("params")
-        return {"ok": True, "result": fn(params if isinstance(params, dict) else {})}
+        params = params if isinstance(params, dict) else {}
+        if op in ("status", "ping"):
+            return {"ok": True, "result": self.op_status(req, params)}
+        if op == "stop":
+            return {"ok": True, "result": self.op_stop(req, params)}
+        if op == "cli":
+            return {"ok": True, "result": self.op_cli(req, params)}
+        if op == "search":
+            return {"ok": True, "result": self.root_for(req).search(params)}
+        if op == "org_search":
+            return {"ok": True, "result": self.root_for(req).org_search(params)}
+        return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _serve_connection(self, conn: socket.socket) -> None:
         """Read one request line from ``conn``, answer it, close it; never raises."""
@@ -352,7 +520,7 @@ class Server:
             with conn:
                 uid = client.peer_uid(conn)
                 if uid is not None and uid != os.getuid():
-                    client.log(self.lay, f"server: refused a connection from uid {uid}")
+                    client.log_server(f"server: refused a connection from uid {uid}")
                     return
                 conn.settimeout(REQUEST_READ_TIMEOUT_S)
                 data = b""
@@ -374,12 +542,13 @@ class Server:
                     try:
                         reply = self.handle(req)
                     except Exception as e:  # noqa: BLE001 - one request's failure is its reply, not the server's end
-                        client.log(self.lay, f"server: {req.get('op')} failed:\n{infra.format_exception(e)}")
+                        client.log_server(f"server: {req.get('op')} for {req.get('root')} failed:\n"
+                                          f"{infra.format_exception(e)}")
                         reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
                 conn.settimeout(None)
                 conn.sendall(json.dumps(reply).encode() + b"\n")
         except OSError as e:
-            client.log(self.lay, f"server: connection dropped: {type(e).__name__}: {e}")
+            client.log_server(f"server: connection dropped: {type(e).__name__}: {e}")
         finally:
             with self._count_lock:
                 self._active -= 1
@@ -393,11 +562,9 @@ class Server:
             OSError: the folder cannot be made private or the socket cannot be bound.
         """
         folder = self.socket_path.parent
-        if folder != self.lay.run_dir:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if not client.private_dir_ok(folder):
-                raise OSError(f"{folder} is not a private folder of this user (0700 and owned by uid {os.getuid()})")
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not client.private_dir_ok(folder):
+            raise OSError(f"{folder} is not a private folder of this user (0700 and owned by uid {os.getuid()})")
         try:
             os.unlink(self.socket_path)
         except FileNotFoundError:
@@ -424,45 +591,53 @@ class Server:
         except OSError:
             pass
         try:
-            if json.loads(self.lay.daemon_pid_file.read_bytes()).get("pid") == os.getpid():
-                os.unlink(self.lay.daemon_pid_file)
+            if json.loads(self.record.read_bytes()).get("pid") == os.getpid():
+                os.unlink(self.record)
         except (OSError, ValueError, AttributeError):
             pass
 
     #: The connection each serving thread answers (``op_cli`` checks its client is still there).
     _conn = threading.local()
 
-    def _gone(self) -> bool:
-        """Whether the work tree this process serves, or its folder in git's (``layout.worktree_dir``), is gone:
-        moved, or ``git worktree remove``d. Two ``stat`` calls."""
-        return not (os.path.isdir(self.lay.root) and os.path.isdir(self.lay.worktree_dir))
+    def _tidy_roots(self) -> None:
+        """Drop the roots that are gone or idle past their ``[daemon] idle_minutes``."""
+        with self._roots_lock:
+            roots = list(self.roots.items())
+        for path, state in roots:
+            if state.gone():
+                self.drop(path, "gone (moved, or the worktree removed)")
+            elif state.idle_for() >= state.idle_s:
+                self.drop(path, f"idle for {state.idle_s:g} s")
 
-    def _idle(self) -> bool:
+    def _empty(self) -> bool:
+        """Whether the process holds no root, answers no request, and has had none for ``EMPTY_EXIT_S``."""
+        with self._roots_lock:
+            if self.roots:
+                return False
         with self._count_lock:
-            return self._active == 0 and time.monotonic() - self.last_request >= self.idle_s
+            return self._active == 0 and time.monotonic() - self.last_request >= EMPTY_EXIT_S
 
     def run(self) -> None:
-        """Bind, then accept connections (one thread each) until stopped, idle or outdated; then unbind.
+        """Bind, then accept connections (one thread each) until stopped, outdated or holding no root; then unbind.
 
         Raises:
             OSError: the socket cannot be bound.
         """
         self._listener = listener = self._bind()
-        infra.atomic_write(self.lay.daemon_pid_file, json.dumps(
+        infra.atomic_write(self.record, json.dumps(
             {"pid": os.getpid(), "version": __version__, "socket": os.fspath(self.socket_path),
              "started": self.started}).encode(), fsync=False)
-        client.log(self.lay, f"server: serving {self.lay.root} on {self.socket_path} (idle exit after "
-                             f"{self.idle_s:g} s)")
-        listener.settimeout(min(TICK_S, self.idle_s))
+        client.log_server(f"server: gitmem {__version__} serving on {self.socket_path}")
+        with self._roots_lock:
+            shortest = min([r.idle_s for r in self.roots.values()] + [TICK_S])
+        listener.settimeout(min(TICK_S, shortest))
         self.last_request = time.monotonic()
         why = "stopped"
         try:
             while not self.stopping.is_set():
-                if self._idle():
-                    why = f"idle for {self.idle_s:g} s"
-                    break
-                if self._gone():
-                    why = f"{self.lay.root} or its git folder is gone (moved, or the worktree removed)"
+                self._tidy_roots()
+                if self._empty():
+                    why = "no repository left to serve"
                     break
                 try:
                     conn, _ = listener.accept()
@@ -479,32 +654,44 @@ class Server:
                 if self._active == 0:
                     break
             time.sleep(0.02)
-        client.log(self.lay, f"server: exit ({why}) after {self.requests} requests")
+        with self._roots_lock:
+            left = list(self.roots.values())
+        for state in left:
+            client.log(state.lay, f"server: exit ({why})")
+        client.log_server(f"server: exit ({why}) after {self.requests} requests")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gitmem.daemon ROOT``: serve ROOT's worktree; 0 when done or when another process serves it."""
+    """``python -m gitmem.daemon [--warm ROOT]``: the user's warm process (ROOT's state loaded first); 0 when
+    done or when another process serves, 1 when it could not serve, 2 on a usage error."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        sys.stderr.write("usage: python -m gitmem.daemon ROOT\n")
+    warm = None
+    if len(args) == 2 and args[0] == "--warm":
+        warm = args[1]
+    elif args:
+        sys.stderr.write("usage: python -m gitmem.daemon [--warm ROOT]\n")
         return 2
     from ..git import scrub_git_env
 
-    scrub_git_env()  # started from a git or agent hook: its GIT_DIR and the like are not this worktree's
-    lay = layout.of(Path(os.path.realpath(args[0])))
+    scrub_git_env()  # started from a git or agent hook: its GIT_DIR and the like are no root's
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        lay.run_dir.mkdir(parents=True, exist_ok=True)
-        with infra.file_lock(lay.daemon_lock, timeout_s=LOCK_WAIT_S):
-            server = Server(lay.root)
+        run = client.make_run_dir()
+        os.chdir(run)  # not any repository's folder: one may be removed while this process serves others
+        with infra.file_lock(run / "daemon.lock", timeout_s=LOCK_WAIT_S):
+            try:
+                os.unlink(run / client.STARTING_NAME)  # this process starts: the next client may start another
+            except OSError:
+                pass
+            server = Server()
             server.stopping = stop
-            server.warm()
+            server.warm(warm)
             if not stop.is_set():
                 server.run()
     except TimeoutError:
-        return 0  # another process serves (or is starting to serve) this worktree
+        return 0  # another process serves (or is starting to serve) this user
     except Exception as e:  # noqa: BLE001 - a detached process: its failure goes to the log, clients go in-process
-        client.log(lay, f"server: could not serve {lay.root}:\n{infra.format_exception(e)}")
+        client.log_server(f"server: could not serve:\n{infra.format_exception(e)}")
         return 1
     return 0

@@ -24,7 +24,7 @@ the server: a ``GitmemError`` becomes a tool error whose text is the library's
 anchor error); a bug becomes
 a tool error naming a report under ``<common-dir>/gitmem/logs/``.
 
-Searches go to the worktree's warm process (``gitmem.daemon``, through ``search.warm``), which holds
+Searches go to the user's warm process (``gitmem.daemon``, through ``search.warm``), which holds
 the index and the embedding model for every command and session of the worktree; this process loads
 them only when the warm process is turned off or does not answer in time.
 
@@ -130,7 +130,7 @@ class GitmemTools:
         return store
 
     def warm(self) -> None:
-        """Make the first ``search`` fast: start the worktree's warm process (``search.warm.start``), or, when
+        """Make the first ``search`` fast: start the user's warm process (``search.warm.start``), or, when
         it is turned off, load LanceDB and the embedding model here and bring the index up to date (one
         search). Without a repository nothing is loaded. Never raises (a failure is the search's to report).
         """
@@ -148,7 +148,7 @@ class GitmemTools:
     # -- tools ------------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10) -> Payload:
-        """Hybrid search (``search.recall``, by the worktree's warm process when it answers: ``search.warm``);
+        """Hybrid search (``search.recall``, by the user's warm process when it answers: ``search.warm``);
         each hit's status at the working tree.
 
         Returns:
@@ -341,7 +341,7 @@ class GitmemTools:
         return text, data
 
     def org_search(self, query: str, limit: int = 10, repo: str | None = None) -> Payload:
-        """The organisation index's memories for ``query`` (``org.search.search``, by the worktree's warm process
+        """The organisation index's memories for ``query`` (``org.search.search``, by the user's warm process
         when it answers within ``ORG_SEARCH_TIMEOUT_S``), this repository's own left out unless ``repo`` names it;
         ``repo``: only that repository's.
 

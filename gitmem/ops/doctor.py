@@ -152,10 +152,12 @@ def _daemon_checks(store: Store, r: Report) -> None:
     st = daemon.status(store.layout)
     if st.state == "not answering":
         r.add("daemon", "error", f"the warm process (pid {st.info.get('pid', '?')}) does not answer on {st.socket}",
-              "run `gitmem daemon stop`; commands work without it meanwhile")
+              "run `gitmem daemon stop --all`; commands work without it meanwhile")
         return
     if st.state == "running":
-        r.add("daemon", "ok", f"warm process running: pid {st.info.get('pid')}, {st.info.get('requests')} requests")
+        served = "serving this repository" if isinstance(st.info.get("root"), dict) else "this repository not loaded"
+        r.add("daemon", "ok", f"warm process running: pid {st.info.get('pid')}, {st.info.get('requests')} requests, "
+                              f"{st.info.get('roots_loaded')} repositories, {served} (one per user)")
         return
     if st.state == "starting":
         r.add("daemon", "ok", "warm process starting")

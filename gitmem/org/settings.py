@@ -44,6 +44,7 @@ class OrgSettings:
         name: this repository's name in the organisation ("" = unknown: ``repos.this_name`` derives one).
         inject: whether the hooks give org memories unasked (off by default).
         session_budget, prompt_budget: their token budgets (tokens ≈ characters / 4).
+        session_timeout: seconds a session start waits for them (``config.DEFAULT_ORG_SESSION_TIMEOUT_S``).
         repos: repository name → location (a local path, relative to the repository holding the config, or a git
             URL), in config order.
     """
@@ -56,6 +57,7 @@ class OrgSettings:
     inject: bool = False
     session_budget: int = DEFAULT_ORG_SESSION_BUDGET
     prompt_budget: int = DEFAULT_ORG_PROMPT_BUDGET
+    session_timeout: float = 5.0  # config.DEFAULT_ORG_SESSION_TIMEOUT_S (config is not imported at module level)
     repos: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -89,6 +91,8 @@ def _text(section: dict[str, Any], key: str) -> str:
 def org_settings(scopes: dict[str, Any], env: Mapping[str, str] | None = None) -> OrgSettings:
     """``OrgSettings`` of ``scopes`` (``config.scopes``'s result) and the environment (``env``, default
     ``os.environ``, read for the region only; the endpoint and credentials are read where the store is opened)."""
+    from ..config import DEFAULT_ORG_SESSION_TIMEOUT_S, is_org_timeout
+
     environ: Mapping[str, str] = os.environ if env is None else env
     org = scopes.get("org")
     org = org if isinstance(org, dict) else {}
@@ -101,7 +105,9 @@ def org_settings(scopes: dict[str, Any], env: Mapping[str, str] | None = None) -
     return OrgSettings(uri=_text(org, "uri"), endpoint=_text(org, "endpoint"), region=region, ref=_text(org, "ref"),
                        name=name if REPO_NAME.match(name) else "", inject=org.get("inject") is True,
                        session_budget=_budget(org, "session_budget", DEFAULT_ORG_SESSION_BUDGET),
-                       prompt_budget=_budget(org, "prompt_budget", DEFAULT_ORG_PROMPT_BUDGET), repos=repos)
+                       prompt_budget=_budget(org, "prompt_budget", DEFAULT_ORG_PROMPT_BUDGET),
+                       session_timeout=float(t) if isinstance(t := org.get("session_timeout"), (int, float))
+                       and is_org_timeout(t) else DEFAULT_ORG_SESSION_TIMEOUT_S, repos=repos)
 
 
 def personal_settings(scopes: dict[str, Any]) -> PersonalSettings:

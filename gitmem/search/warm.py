@@ -1,4 +1,4 @@
-"""Hybrid recall through the worktree's warm process (``gitmem.daemon``) when it answers, else in this process.
+"""Hybrid recall through the user's warm process (``gitmem.daemon``) when it answers, else in this process.
 
 For a long-lived process that searches now and then (the MCP server): the warm process already holds
 the index and the embedding model, so this process need not load them (LanceDB ~1.3 s to import, the
@@ -26,7 +26,7 @@ SEARCH_TIMEOUT_S = 2.5
 
 
 def start(store: Store) -> bool:
-    """Start the worktree's warm process if it may run and none does (detached, not waited for); whether the
+    """Start the user's warm process if it may run and none does (detached, not waited for); whether the
     warm process is to serve this store's searches (False: it is turned off, ``client.enabled``). Never raises."""
     if not client.enabled(store.layout):
         return False

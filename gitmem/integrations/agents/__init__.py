@@ -45,7 +45,7 @@ Adding an agent (the contract): an adapter is one module ``<agent>.py`` that
 3. has an entry point that reads stdin and calls ``core.run(read, write)`` (always exit 0);
 4. installs and uninstalls itself (``<agent>_install.py``: its settings files, idempotent,
    never dropping the user's own entries; ``installers.Installer``: ``NAME``, ``USER_SCOPE``,
-   ``install``, ``uninstall``, ``status``, ``detect``), built on ``installing`` and wired into
+   ``install``, ``uninstall``, ``status``, ``marks``, ``detect``), built on ``installing`` and wired into
    ``gitmem install <agent>`` by one line in ``installers.AGENTS``;
 5. if the agent keeps a transcript, passes its path (``Event.transcript``) on its Stop and SessionEnd
    events, and has a reader ``<agent>_transcript.py`` (``events``: the transcript's tool calls as the

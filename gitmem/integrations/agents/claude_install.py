@@ -39,7 +39,9 @@ from .installing import (
     ABSENT_NOTICE,
     FIX_HINT,
     MCP_NAME,
+    Change,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -184,6 +186,30 @@ def plan_install(root: Path | None, *, user: bool = False, home: Path | None = N
     return Plan(res, [c for c in changes if c], False, record_file(None if user else root))
 
 
+def hooks_change(root: Path, *, uninstall: bool = False) -> Change | None:
+    """The change of the project's ``.claude/settings.json`` for gitmem's hooks alone (no MCP server, no
+    ``enabledMcpjsonServers``): added, or removed (``uninstall``); None when nothing changes. What ``gitmem install
+    vscode`` writes: VS Code's agent mode runs this file's hooks (``vscode``), and ``install`` writes the same
+    handlers here, so the two never disagree about this file's hooks.
+
+    Raises:
+        SettingsError: the file is not valid JSON, or its ``hooks`` has an unexpected shape.
+    """
+    settings_path, _ = locations(root, False)
+    text, settings = read_json_file(settings_path)
+    _check_shape(settings_path, settings)
+    new = dict(settings)
+    if uninstall:
+        if isinstance(settings.get("hooks"), dict) and settings["hooks"]:
+            new["hooks"] = without_ours(settings["hooks"], is_ours)
+            if not new["hooks"]:
+                del new["hooks"]
+        return json_change(settings_path, text, settings, new, empty=not new, prune=1)
+    new["hooks"] = with_ours(settings.get("hooks") or {}, EVENTS, handler_command, is_ours)
+    had_ours = any(hook_events_on(settings.get("hooks"), _OUR_EVENTS, is_ours).values())
+    return json_change(settings_path, text, settings, new, had_ours=had_ours)
+
+
 def install(root: Path | None, *, user: bool = False, home: Path | None = None) -> InstallResult:
     """Register gitmem's hooks and MCP server; see the module docstring.
 
@@ -238,8 +264,12 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
             "path_only": bool(commands) and not any(c.startswith(MARKER) for c in commands)}
 
 
+def marks(home: Path) -> Marks:
+    """What says Claude Code is used here: ``.claude/`` or ``CLAUDE.md`` in the repository, or ``claude`` on PATH
+    (``~/.claude`` alone does not count)."""
+    return Marks(project=(".claude", "CLAUDE.md"), binaries=("claude",), folders=(home / ".claude",))
+
+
 def detect(root: Path | None, home: Path) -> str | None:
-    """Why Claude Code is used here: ``.claude/`` or ``CLAUDE.md`` in ``root``, else ``~/.claude`` or
-    ``claude`` on PATH (None when neither)."""
-    return detect_by(root, home, project=(".claude", "CLAUDE.md", ".mcp.json"), user=(home / ".claude",),
-                     binary="claude")
+    """Why Claude Code is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

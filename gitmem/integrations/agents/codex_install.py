@@ -46,6 +46,7 @@ from .installing import (
     MCP_NAME,
     Change,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -379,8 +380,14 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     return {"hooks": str(hooks_path), "events": events, "mcp": bool(mcp_registered(config_path))}
 
 
-def detect(root: Path | None, home: Path) -> str | None:
-    """Why Codex is used here: ``.codex/`` or ``AGENTS.md`` in ``root``, else ``$CODEX_HOME`` (``~/.codex``)
-    or ``codex`` on PATH (None when neither)."""
+def marks(home: Path) -> Marks:
+    """What says Codex is used here: its project config (``.codex/config.toml`` or ``.codex/hooks.json``) or
+    ``codex`` on PATH (``$CODEX_HOME`` or ``~/.codex`` alone does not count; nor does ``AGENTS.md``, which many
+    agents read)."""
     codex_dir = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
-    return detect_by(root, home, project=(".codex", "AGENTS.md"), user=(codex_dir,), binary="codex")
+    return Marks(project=(".codex/config.toml", ".codex/hooks.json"), binaries=("codex",), folders=(codex_dir,))
+
+
+def detect(root: Path | None, home: Path) -> str | None:
+    """Why Codex is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

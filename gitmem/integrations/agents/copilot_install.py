@@ -40,6 +40,7 @@ from .installing import (
     ABSENT_NOTICE,
     Change,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -224,9 +225,15 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     return {"hooks": str(hooks_path), "installed": installed, "mcp": server_registered(mcp)}
 
 
-def detect(root: Path | None, home: Path) -> str | None:
-    """Why GitHub Copilot CLI is used here: ``.github/hooks/``, ``.github/copilot-instructions.md`` or
-    ``.github/mcp.json`` in ``root``, else ``$COPILOT_HOME`` (``~/.copilot``) or ``copilot`` on PATH."""
+def marks(home: Path) -> Marks:
+    """What says GitHub Copilot CLI is used here: ``.github/hooks/``, ``.github/copilot-instructions.md`` or
+    ``.github/mcp.json`` in the repository, or ``copilot`` on PATH (``$COPILOT_HOME`` or ``~/.copilot`` alone does
+    not count)."""
     base = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") else home / ".copilot"
-    return detect_by(root, home, project=(".github/hooks", ".github/copilot-instructions.md", ".github/mcp.json"),
-                     user=(base,), binary="copilot")
+    return Marks(project=(".github/hooks", ".github/copilot-instructions.md", ".github/mcp.json"),
+                 binaries=("copilot",), folders=(base,))
+
+
+def detect(root: Path | None, home: Path) -> str | None:
+    """Why GitHub Copilot CLI is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

@@ -563,16 +563,21 @@ def on_session_start(event: SessionStart, root: Path, lay: layout.Layout, key: s
     return text
 
 
-def session_org_start(root: Path, lay: layout.Layout, cfg: dict[str, Any]) -> tuple[Any, list[Any], float] | None:
+def session_org_start(root: Path, lay: layout.Layout,
+                      cfg: dict[str, Any]) -> tuple[Any, list[Any], float, float] | None:
     """With ``[org] inject = true`` (``org_inject_on``), a thread running ``session_start.org_for_session``
-    (its result or exception appended to the list), and when it started; None when org injection is off. The
-    thread is a daemon: one still searching when the session's text is ready is left behind
-    (``session_org_text``)."""
-    if not org_inject_on(cfg, config.read_user_cached(lay)):
+    (its result or exception appended to the list), when it started and how long to wait for it (``[org]
+    session_timeout``, seconds); None when org injection is off. The thread is a daemon: one still searching
+    when the session's text is ready is left behind (``session_org_text``)."""
+    user = config.read_user_cached(lay)
+    if not org_inject_on(cfg, user):
         return None
     import threading
 
+    from ...org.settings import of_config
     from .session_start import org_for_session
+
+    timeout_s = of_config(cfg, user)[0].session_timeout
 
     out: list[Any] = []
 
@@ -584,26 +589,24 @@ def session_org_start(root: Path, lay: layout.Layout, cfg: dict[str, Any]) -> tu
 
     t = threading.Thread(target=run, daemon=True, name="gitmem-org")
     t.start()
-    return t, out, time.monotonic()
+    return t, out, time.monotonic(), timeout_s
 
 
-def session_org_text(lay: layout.Layout, key: str, org: tuple[Any, list[Any], float] | None) -> str | None:
-    """The organisation's memories for the session (``session_org_start``'s search, waited for until
-    ``session_start.ORG_SESSION_TIMEOUT_S`` after it started), packed in ``[org] session_budget`` and marked
-    given; None when off, late, failed (logged to ``<logs>/org-hooks.log``) or empty.
+def session_org_text(lay: layout.Layout, key: str, org: tuple[Any, list[Any], float, float] | None) -> str | None:
+    """The organisation's memories for the session (``session_org_start``'s search, waited for until ``[org]
+    session_timeout`` seconds after it started), packed in ``[org] session_budget`` and marked given; None when
+    off, late, failed (logged to ``<logs>/org-hooks.log``) or empty.
 
     Raises:
         OSError: the sessions folder cannot be written.
     """
-    from .session_start import ORG_SESSION_TIMEOUT_S
-
     if org is None:
         return None
-    thread, out, started = org
-    thread.join(max(0.0, ORG_SESSION_TIMEOUT_S - (time.monotonic() - started)))
+    thread, out, started, timeout_s = org
+    thread.join(max(0.0, timeout_s - (time.monotonic() - started)))
     if not out:
         infra.append_log(lay.log_file(ORG_LOG), f"{infra.utc_now()} session start: no org memories: the search "
-                                                f"took over {ORG_SESSION_TIMEOUT_S:g} s\n")
+                                                f"took over {timeout_s:g} s ([org] session_timeout)\n")
         return None
     got = out[0]
     if isinstance(got, BaseException):

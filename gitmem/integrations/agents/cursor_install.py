@@ -40,6 +40,7 @@ from .installing import (
     ABSENT_NOTICE,
     FIX_HINT,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -236,6 +237,12 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     return out
 
 
+def marks(home: Path) -> Marks:
+    """What says Cursor is used here: ``.cursor/`` in the repository, or ``cursor-agent`` or ``cursor`` on PATH
+    (``~/.cursor`` alone does not count)."""
+    return Marks(project=(".cursor",), binaries=("cursor-agent", "cursor"), folders=(home / ".cursor",))
+
+
 def detect(root: Path | None, home: Path) -> str | None:
-    """Why Cursor looks used here: ``.cursor`` in ``root``, else ``~/.cursor``, else ``cursor-agent`` on PATH."""
-    return detect_by(root, home, project=(".cursor",), user=(home / ".cursor",), binary="cursor-agent")
+    """Why Cursor is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

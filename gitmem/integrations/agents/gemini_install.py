@@ -35,6 +35,7 @@ from typing import Any
 from .installing import (
     ABSENT_NOTICE,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -224,7 +225,12 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     return {"settings": str(path), "events": events, "mcp": server_registered(data)}
 
 
+def marks(home: Path) -> Marks:
+    """What says Gemini CLI is used here: ``.gemini/settings.json`` or ``GEMINI.md`` in the repository, or
+    ``gemini`` on PATH (``~/.gemini`` alone does not count)."""
+    return Marks(project=(".gemini/settings.json", "GEMINI.md"), binaries=("gemini",), folders=(home / ".gemini",))
+
+
 def detect(root: Path | None, home: Path) -> str | None:
-    """Why Gemini CLI is used here: ``.gemini/`` or ``GEMINI.md`` in ``root``, else ``~/.gemini`` or
-    ``gemini`` on PATH (None when neither)."""
-    return detect_by(root, home, project=(".gemini", "GEMINI.md"), user=(home / ".gemini",), binary="gemini")
+    """Why Gemini CLI is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

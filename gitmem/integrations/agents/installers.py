@@ -2,10 +2,11 @@
 
 Adding an agent is one line in ``AGENTS`` (its name → its ``<agent>_install`` module); the CLI builds
 ``gitmem install <agent>`` / ``gitmem uninstall <agent>`` from it, and ``gitmem install`` with no agent
-detects and installs for every agent of the registry (``detect_all``).
+detects and installs for every agent of the registry (``detect_report``: each agent found by its own marks —
+its command on PATH or its project files, never a user-level folder alone — or skipped, with why).
 
 Each installer module follows ``Installer``: ``NAME``, ``USER_SCOPE``, ``plan_install``, ``plan_uninstall``,
-``install``, ``uninstall``, ``status``, ``detect``, and optionally ``HELP`` (the ``gitmem install <agent>``
+``install``, ``uninstall``, ``status``, ``marks``, ``detect``, and optionally ``HELP`` (the ``gitmem install <agent>``
 help text; default: the first paragraph of the module docstring) and ``NO_USER_SCOPE`` (the one-line reason
 ``--user`` is refused when ``USER_SCOPE`` is false).
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
-    from .installing import InstallResult, Plan
+    from .installing import InstallResult, Marks, Plan
 
 #: Agent name → installer module (relative to this package). The order is the order of ``gitmem install``'s
 #: output and of its detection.
@@ -31,6 +32,8 @@ AGENTS: dict[str, str] = {
     "copilot": ".copilot_install",
     "cursor": ".cursor_install",
     "opencode": ".opencode_install",
+    # after claude: both write .claude/settings.json's hooks, and the first plan of a file wins (``plan_all``)
+    "vscode": ".vscode_install",
 }
 
 
@@ -66,6 +69,9 @@ class Installer(Protocol):
     def status(self, root: Path | None, *, user: bool = False, home: Path | None = None) -> dict[str, Any]:
         """What is installed: a JSON object whose ``"mcp"`` says whether the MCP server is registered."""
 
+    def marks(self, home: Path) -> Marks:
+        """What says the agent is used here: its project files, its commands (``installing.Marks``)."""
+
     def detect(self, root: Path | None, home: Path) -> str | None:
         """A one-line reason why the agent is used in ``root`` or on this machine (``home``), else None."""
 
@@ -86,19 +92,34 @@ class AgentPlan:
     hint: str = ""
 
 
-def plan_all(names_reasons: list[tuple[str, str]], root: Path, *, uninstall: bool = False) -> list[AgentPlan]:
-    """The plan of each agent of ``names_reasons`` (agent, reason) in project ``root``, every agent's files read
-    and checked, nothing written: an agent whose file is refused gets its ``error`` and ``hint``."""
+def plan_all(names_reasons: list[tuple[str, str]], root: Path | None, *, uninstall: bool = False,
+             user: bool = False) -> list[AgentPlan]:
+    """The plan of each agent of ``names_reasons`` (agent, reason) in project ``root`` (``user``: in the user-level
+    files instead), every agent's files read and checked, nothing written: an agent whose file is refused gets its
+    ``error`` and ``hint``. A file two agents would write (``.claude/settings.json``: Claude Code's hooks, which
+    VS Code runs too) is written by the first agent's plan only, the later one saying so in a note (their entries
+    in it are the same handlers)."""
     from .installing import SettingsError
 
     plans = []
+    written: dict[str, str] = {}
     for name, reason in names_reasons:
         mod = get(name)
-        p = AgentPlan(name, reason, True if uninstall else is_installed(mod.status(root)))
+        where = None if user else root
+        p = AgentPlan(name, reason, True if uninstall else is_installed(mod.status(where, user=user)))
         try:
-            p.plan = mod.plan_uninstall(root) if uninstall else mod.plan_install(root)
+            p.plan = mod.plan_uninstall(where, user=user) if uninstall else mod.plan_install(where, user=user)
         except SettingsError as e:
             p.error, p.hint = e.message, e.hint
+        if p.plan is not None:
+            kept = []
+            for c in p.plan.changes:
+                first = written.setdefault(str(c.path), name)
+                if first == name:
+                    kept.append(c)
+                else:
+                    p.plan.result.notes.append(f"{c.path}: written with {first}'s (the same handlers)")
+            p.plan.changes = kept
         plans.append(p)
     return plans
 
@@ -143,14 +164,33 @@ def no_user_scope(name: str) -> str:
     return str(getattr(get(name), "NO_USER_SCOPE", "") or f"{name} has no user-level settings gitmem installs into")
 
 
+@dataclass
+class Detection:
+    """One agent of ``gitmem install`` with no agent: whether it was ``found`` and why, or why it was skipped
+    (``reason``, one line)."""
+
+    agent: str
+    found: bool
+    reason: str
+
+
+def detect_report(root: Path | None, home: Path) -> list[Detection]:
+    """Every agent of the registry, in registry order: found in ``root`` or on this machine (its project files, its
+    command on PATH: ``installing.detect_by``) or skipped, with the reason (``installing.not_detected``)."""
+    from .installing import not_detected
+
+    out = []
+    for name in AGENTS:
+        mod = get(name)
+        reason = mod.detect(root, home)
+        out.append(Detection(name, True, reason) if reason else Detection(name, False, not_detected(mod.marks(home),
+                                                                                                   home)))
+    return out
+
+
 def detect_all(root: Path | None, home: Path) -> list[tuple[str, str]]:
     """(agent, reason) for each agent of the registry detected in ``root`` or on this machine, in registry order."""
-    found = []
-    for name in AGENTS:
-        reason = get(name).detect(root, home)
-        if reason:
-            found.append((name, reason))
-    return found
+    return [(d.agent, d.reason) for d in detect_report(root, home) if d.found]
 
 
 def installed(root: Path) -> list[str]:

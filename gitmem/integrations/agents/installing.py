@@ -380,18 +380,84 @@ def _do(c: Change, files: dict[str, dict[str, Any]], key: str, agent: str) -> No
     write_text(c.path, c.after, private=c.private)
 
 
-def _undo(c: Change, entry: dict[str, Any] | None) -> None:
+def _undo_text(c: Change, entry: dict[str, Any] | None) -> str | None:
+    """The text an uninstall leaves in ``c.path`` given its install record ``entry``: the original bytes when nothing
+    else changed, None when the file goes, else the cleaned text."""
     original = entry.get("original") if entry else None
     if isinstance(original, str) and c.same is not None and c.same(original):
-        text = original
-    elif c.empty and (c.owned or (entry is not None and entry.get("created") is True)) \
-            and not c.path.is_symlink():
+        return original
+    if c.empty and (c.owned or (entry is not None and entry.get("created") is True)) and not c.path.is_symlink():
+        return None
+    return c.after
+
+
+def _undo(c: Change, entry: dict[str, Any] | None) -> None:
+    text = _undo_text(c, entry)
+    if text is None:
         remove_file(c.path, c.prune)
-        return
-    else:
-        text = c.after
-    if text != c.before:
+    elif text != c.before:
         write_text(c.path, text, private=c.private)
+
+
+@dataclass
+class Outcome:
+    """One file of a plan as ``apply`` would leave it: ``before`` (its text now, None: no file) and ``after`` (its
+    text afterwards, exactly the bytes ``apply`` writes, UTF-8; None: removed)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def action(self) -> str:
+        """``create``, ``update``, ``remove`` or ``keep`` (the bytes stay as they are)."""
+        if self.after == self.before:
+            return "keep"
+        return "create" if self.before is None else "remove" if self.after is None else "update"
+
+    def diff(self, root: Path | None = None) -> str:
+        """The change as a unified diff that ``git apply`` (or ``patch -p1``) applies to give exactly ``after``:
+        paths relative to ``root`` with git's ``a/`` and ``b/`` prefixes (absolute outside it), ``/dev/null`` for
+        a file created or removed, every line's end as it is (CRLF kept), "No newline at end of file" where the
+        text has none; "" for ``keep``."""
+        import difflib
+
+        if self.action == "keep":
+            return ""
+        try:
+            rel = self.path.relative_to(root).as_posix() if root is not None else None
+        except ValueError:
+            rel = None
+        name = rel if rel is not None else self.path.as_posix().lstrip("/")
+        old = "/dev/null" if self.before is None else f"a/{name}"
+        new = "/dev/null" if self.after is None else f"b/{name}"
+        out = [f"diff --git a/{name} b/{name}\n"]
+        if self.before is None:
+            out.append("new file mode 100644\n")
+        elif self.after is None:
+            out.append("deleted file mode 100644\n")
+        lines = difflib.unified_diff((self.before or "").splitlines(keepends=True),
+                                     (self.after or "").splitlines(keepends=True), old, new, n=3)
+        for i, line in enumerate(lines):
+            if i < 2:  # the --- and +++ header lines, each ending in "\n" already
+                out.append(line if line.endswith("\n") else line + "\n")
+            elif line.endswith("\n"):
+                out.append(line)
+            else:
+                out.append(line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+
+def outcome(plan: Plan) -> list[Outcome]:
+    """What ``apply(plan)`` would leave in each file of ``plan``, read from the plan and the install record (an
+    uninstall gives a file its original bytes back, or removes it, by the record); writes nothing. The dry runs show
+    this: the same bytes ``apply`` writes."""
+    files = _load_record(plan.record) if plan.uninstall else {}
+    out = []
+    for c in plan.changes:
+        after = _undo_text(c, files.get(_key(c.path))) if plan.uninstall else c.after
+        out.append(Outcome(c.path, c.before, after))
+    return out
 
 
 def json_change(path: Path, before: str | None, old: dict[str, Any], new: dict[str, Any], *,
@@ -662,27 +728,32 @@ def is_our_server(entry: Any) -> bool:
             and isinstance(args[1], str) and args[1].startswith(MCP_MARKER))
 
 
-def mcp_servers(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``data["mcpServers"]`` ({} when absent).
+#: The key of the server table in most agents' files; VS Code's ``.vscode/mcp.json`` has ``servers``.
+SERVERS_KEY = "mcpServers"
+
+
+def mcp_servers(path: Path, data: dict[str, Any], key: str = SERVERS_KEY) -> dict[str, Any]:
+    """A copy of ``data[key]``, the server table (``mcpServers``; {} when absent).
 
     Raises:
-        SettingsError: ``mcpServers`` is not an object.
+        SettingsError: the table is not an object.
     """
-    servers = data.get("mcpServers")
+    servers = data.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise SettingsError(f"{path}: \"mcpServers\" is not an object", FIX_HINT)
+        raise SettingsError(f"{path}: \"{key}\" is not an object", FIX_HINT)
     return dict(servers or {})
 
 
-def server_registered(data: dict[str, Any]) -> bool:
-    """Whether ``data["mcpServers"]["gitmem"]`` is gitmem's server."""
-    servers = data.get("mcpServers")
+def server_registered(data: dict[str, Any], key: str = SERVERS_KEY) -> bool:
+    """Whether ``data[key]["gitmem"]`` (``mcpServers``) is gitmem's server."""
+    servers = data.get(key)
     return isinstance(servers, dict) and is_our_server(servers.get(MCP_NAME))
 
 
 def with_mcp_server(path: Path, data: dict[str, Any], res: InstallResult, *,
-                    entry: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``data`` with ``gitmem`` registered in its ``mcpServers`` (``entry``, default ``mcp_entry()``).
+                    entry: dict[str, Any] | None = None, key: str = SERVERS_KEY) -> dict[str, Any]:
+    """``data`` with ``gitmem`` registered in its server table ``key`` (``mcpServers``; ``entry``, default
+    ``mcp_entry()``).
 
     A server named ``gitmem`` that is not gitmem's is left alone, with a note in ``res``; else ``res.mcp``
     is set.
@@ -690,48 +761,50 @@ def with_mcp_server(path: Path, data: dict[str, Any], res: InstallResult, *,
     Raises:
         SettingsError: ``mcpServers`` is not an object.
     """
-    servers = mcp_servers(path, data)
+    servers = mcp_servers(path, data, key)
     if MCP_NAME in servers and not is_our_server(servers[MCP_NAME]):
         res.notes.append(f"{path} already has an MCP server named {MCP_NAME!r} that is not `gitmem mcp`: "
                          "left as it is")
         return dict(data)
     res.mcp = True
-    return {**data, "mcpServers": {**servers, MCP_NAME: entry if entry is not None else mcp_entry()}}
+    return {**data, key: {**servers, MCP_NAME: entry if entry is not None else mcp_entry()}}
 
 
-def without_mcp_server(path: Path, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` without gitmem's ``mcpServers.gitmem`` (and without ``mcpServers`` when that leaves it empty).
+def without_mcp_server(path: Path, data: dict[str, Any], key: str = SERVERS_KEY) -> dict[str, Any]:
+    """``data`` without gitmem's ``mcpServers.gitmem`` (server table ``key``; and without the table when that
+    leaves it empty).
 
     Raises:
-        SettingsError: ``mcpServers`` is not an object.
+        SettingsError: the table is not an object.
     """
-    servers = mcp_servers(path, data)
+    servers = mcp_servers(path, data, key)
     if not is_our_server(servers.get(MCP_NAME)):
         return dict(data)
     del servers[MCP_NAME]
     new = dict(data)
     if servers:
-        new["mcpServers"] = servers
+        new[key] = servers
     else:
-        new.pop("mcpServers", None)
+        new.pop(key, None)
     return new
 
 
 def mcp_file_change(path: Path, res: InstallResult, *, uninstall: bool, entry: dict[str, Any] | None = None,
-                    private: bool = False, prune: int = 0) -> Change | None:
+                    private: bool = False, prune: int = 0, key: str = SERVERS_KEY) -> Change | None:
     """The change of a JSON file that holds only ``mcpServers`` for gitmem (``.mcp.json``, ``.cursor/mcp.json``,
-    ``.github/mcp.json``, ``~/.claude.json``): gitmem's server added (``with_mcp_server``) or removed
-    (``without_mcp_server``; the file counts as ``empty`` when ``{}`` is left). None when nothing changes.
+    ``.github/mcp.json``, ``~/.claude.json``; ``.vscode/mcp.json``'s ``servers`` with ``key``): gitmem's server
+    added (``with_mcp_server``) or removed (``without_mcp_server``; the file counts as ``empty`` when ``{}`` is
+    left). None when nothing changes.
 
     Raises:
         SettingsError: the file cannot be read as a JSON object, or its ``mcpServers`` is not an object.
     """
     text, data = read_json_file(path)
     if uninstall:
-        new = without_mcp_server(path, data)
+        new = without_mcp_server(path, data, key)
         return json_change(path, text, data, new, empty=not new, private=private, prune=prune)
-    new = with_mcp_server(path, data, res, entry=entry)
-    return json_change(path, text, data, new, had_ours=server_registered(data), private=private)
+    new = with_mcp_server(path, data, res, entry=entry, key=key)
+    return json_change(path, text, data, new, had_ours=server_registered(data, key), private=private)
 
 
 # -- detection ------------------------------------------------------------------------------------
@@ -745,23 +818,42 @@ def _shown(path: Path, home: Path) -> str:
         return str(path)
 
 
-def detect_by(root: Path | None, home: Path, *, project: Iterable[str] = (), user: Iterable[Path] = (),
-              binary: str | None = None) -> str | None:
-    """A one-line reason why an agent is used here, from the first of its marks found, or None.
+@dataclass(frozen=True)
+class Marks:
+    """What says an agent is used here: ``project``, paths relative to the repository's top folder that only the
+    agent reads or writes (``.claude``, ``CLAUDE.md``, ``.gemini/settings.json``); ``binaries``, its commands, looked
+    up on ``$PATH``. ``folders``: its user-level folders (absolute), which do **not** count — an empty ``~/.codex``
+    left by an uninstalled agent says nothing — and are only named in the reason an agent was skipped."""
 
-    ``project``: paths relative to the repository ``root`` (a folder or file the agent reads, e.g.
-    ``.claude`` or ``CLAUDE.md``); ``user``: the agent's user-level folders (absolute, shown with ``~`` for
-    ``home``); ``binary``: the agent's command, looked up on ``$PATH``.
-    """
+    project: tuple[str, ...] = ()
+    binaries: tuple[str, ...] = ()
+    folders: tuple[Path, ...] = ()
+
+
+def detect_by(root: Path | None, marks: Marks) -> str | None:
+    """A one-line reason why an agent is used here, from the first of its ``marks`` found, or None: a project
+    mark in ``root`` (``.claude in this repository``), else one of its commands on PATH (``claude on PATH
+    (/usr/bin/claude)``)."""
     if root is not None:
-        for rel in project:
+        for rel in marks.project:
             if (root / rel).exists():
                 return f"{rel} in this repository"
-    for p in user:
-        if p.exists():
-            return f"{_shown(p, home)} on this machine"
-    if binary:
+    for binary in marks.binaries:
         found = shutil.which(binary)
         if found:
             return f"{binary} on PATH ({found})"
     return None
+
+
+def not_detected(marks: Marks, home: Path) -> str:
+    """Why an agent was skipped, in one line: which commands are not on PATH and which project files are absent, and
+    the user-level folders that exist but do not count."""
+    parts = []
+    if marks.binaries:
+        parts.append(f"{' or '.join(marks.binaries)} not on PATH")
+    if marks.project:
+        parts.append(f"no {' or '.join(marks.project)} in this repository")
+    there = [_shown(p, home) for p in marks.folders if p.exists()]
+    if there:
+        parts.append(f"{', '.join(there)} alone does not count")
+    return "; ".join(parts)

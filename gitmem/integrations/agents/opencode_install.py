@@ -36,6 +36,7 @@ from .installing import (
     MCP_NAME,
     Change,
     InstallResult,
+    Marks,
     Plan,
     SettingsError,
     apply,
@@ -267,8 +268,13 @@ def status(root: Path | None, *, user: bool = False, home: Path | None = None) -
     return {**out, "mcp": is_our_entry((data.get("mcp") or {}).get(MCP_NAME))}
 
 
+def marks(home: Path) -> Marks:
+    """What says OpenCode is used here: ``.opencode/``, ``opencode.json`` or ``opencode.jsonc`` in the repository,
+    or ``opencode`` on PATH (its user config folder, ``~/.config/opencode``, alone does not count)."""
+    return Marks(project=(".opencode", "opencode.json", "opencode.jsonc"), binaries=("opencode",),
+                 folders=(config_dir(None, True, home),))
+
+
 def detect(root: Path | None, home: Path) -> str | None:
-    """Why OpenCode is used here: ``.opencode/``, ``opencode.json`` or ``opencode.jsonc`` in ``root``, else its
-    user config folder (``~/.config/opencode``) or ``opencode`` on PATH."""
-    return detect_by(root, home, project=(".opencode", "opencode.json", "opencode.jsonc"),
-                     user=(config_dir(None, True, home),), binary="opencode")
+    """Why OpenCode is used here (``marks``), None when nothing says so."""
+    return detect_by(root, marks(home))

@@ -158,7 +158,7 @@ def _opencode_probes(root: Path) -> list[Probe]:
 def registered(root: Path) -> list[Probe]:
     """Every hook and MCP command registered for gitmem in the project files of each agent in ``root``, in the
     registry's order (``installers.AGENTS``)."""
-    from . import claude_install, codex_install, copilot_install, cursor_install, gemini_install
+    from . import claude_install, codex_install, copilot_install, cursor_install, gemini_install, vscode_install
 
     out: list[Probe] = []
     settings, mcp = claude_install.locations(root, False)
@@ -178,7 +178,10 @@ def registered(root: Path) -> list[Probe]:
         hooks, mcp = mod.locations(root)
         out += _hook_probes(agent, hooks)
         out += _mcp_probe(agent, mcp, (_json(mcp).get("mcpServers") or {}).get(installing.MCP_NAME))
-    return out + _opencode_probes(root)
+    out += _opencode_probes(root)
+    vscode = vscode_install.location(root)  # its hooks are Claude Code's, probed above
+    return out + _mcp_probe("vscode", vscode, (_json(vscode).get(vscode_install.SERVERS_KEY) or {}).get(
+        installing.MCP_NAME))
 
 
 _INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",

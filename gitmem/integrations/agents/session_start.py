@@ -85,15 +85,14 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int,
     return text, list(res.packed.detailed), store.repo.head()
 
 
-#: Seconds the session-start hook waits for the organisation's memories (``org_for_session``, in a thread started
-#: with the hook, beside the repository's own context): through the warm process when one is up (an open
-#: connection: tens of milliseconds), else in this process (LanceDB, the embedding model and the store to reach:
-#: +1.5 s on a folder, +1.8 s on Ceph RGW (p90 2.7 s) on a shared 2-core machine, 3-4 s under heavier load:
-#: bench/README.md, "Organisation memories in the hooks"). Within
-#: the session start's own limit (``core.TIME_LIMITS``: 8 s) with room for the repository's context; past it the
-#: session starts without them (one line in ``<logs>/org-hooks.log``), and the warm process this session start
-#: launches serves the next sessions and the prompts.
-ORG_SESSION_TIMEOUT_S = 5.0
+# How long the session-start hook waits for the organisation's memories (``org_for_session``, in a thread started
+# with the hook, beside the repository's own context) is ``[org] session_timeout`` (``config``: 5 s by default, at
+# most 7 s within the session start's own 8 s, ``core.TIME_LIMITS``): through the warm process when one is up (an
+# open connection: tens of milliseconds), else in this process (LanceDB, the embedding model and the store to
+# reach: +1.5 s on a folder, +1.8 s on Ceph RGW (p90 2.7 s) on a shared 2-core machine, 3-4 s under heavier load:
+# bench/README.md, "Organisation memories in the hooks"). Past it the session starts without them (one line in
+# ``<logs>/org-hooks.log``), and the warm process this session start launches serves the next sessions and the
+# prompts.
 #: Seconds of that the warm process may take before the search runs here instead.
 ORG_WARM_TIMEOUT_S = 1.0
 

@@ -313,7 +313,7 @@ async function loadHistory(id) {
   if (!entries || state.current !== id || !$("history")) return;
   $("history").replaceChildren(...(entries.length ? entries.map((e) => el("li", {},
     el("span", {class: "sha", text: short(e.commit)}), ` ${day(e.time)} `,
-    el("span", {class: `k-${e.kind}`, text: e.kind}), ` ${e.what} — ${e.subject} (${e.author})`))
+    el("span", {class: `k-${e.kind}`, text: e.what}), ` — ${e.subject} (${e.author})`))
     : [el("li", {class: "hint", text: "no history yet (the memory file is not committed)"})]));
 }
 
