@@ -151,28 +151,171 @@ _CONTEXT_KEYS: dict[str, tuple[Any, str]] = {
 }
 
 
-#: Every key each section may have (the values of [embeddings] and [llm] are checked by their owners, ``embed``
-#: and ``capture.llm``, which read these sets). A section or key not here is a newer gitmem's: ``load`` warns
-#: about it in one line (``unknown_warning``) and ignores it, never fails on it (issue 20: a teammate on a newer
-#: gitmem must not turn memories off for the whole team).
+#: The schema of config.toml, one row per key: (section, key, what it must be, default, what it does). The one
+#: owner of the keys gitmem knows (``KNOWN_KEYS`` is made from it) and of their reference, docs/configuration.md
+#: (``reference_markdown``; ``python -m testing.config_docs`` rewrites the page, a test checks it is current).
+#: A default of None means unset; ``{}`` and ``[]`` empty. The checks themselves are ``validate``'s (and, for
+#: [embeddings] and [llm], their owners', ``embed`` and ``capture.llm``); a test checks each default here against
+#: ``DEFAULT_CONFIG`` and the constants the code uses.
+SCHEMA: tuple[tuple[str, str, str, Any, str], ...] = (
+    ("context", "budget", "an integer >= 1", 1500,
+     "token budget of `gitmem context` (tokens estimated as characters / 4)"),
+    ("context", "detail", "an integer >= 0", 3, "memories shown in full; the rest as a one-line index"),
+    ("context", "stale", '"mark" or "omit"', "mark",
+     'not-fresh memories in context: `"mark"` (shown with their reason, ranked lower) or `"omit"`'),
+    ("embeddings", "provider", '"wordllama", "openai" or "none"', "wordllama",
+     '`"wordllama"` (offline, bundled), `"openai"` (any OpenAI-compatible endpoint), `"none"` (full-text only)'),
+    ("embeddings", "base_url", "a URL", None, 'for `"openai"` (required): the endpoint, e.g. `http://127.0.0.1:11434/v1`'),
+    ("embeddings", "model", "a model name", None,
+     'for `"openai"` (required): the embedding model; for `"wordllama"` only `l2_supercat_256`, the bundled one'),
+    ("embeddings", "api_key_env", "an environment variable's name", "OPENAI_API_KEY",
+     'for `"openai"`: the *name* of the environment variable holding the key (never the key)'),
+    ("embeddings", "timeout", "a number > 0", 10.0, 'for `"openai"`: seconds per request'),
+    ("embeddings", "dimensions", "an integer > 0", None,
+     'for `"openai"`: sent as `dimensions` (models that support it); unset: the model\'s own length'),
+    ("embeddings", "max_retries", "an integer >= 0", 2, 'for `"openai"`: the client\'s retries on 429/5xx'),
+    ("embeddings", "batch_size", "an integer > 0", 64, 'for `"openai"`: texts per request'),
+    ("memory", "max_chars", "an integer >= 200", 4000,
+     "most characters of one memory (title, body, facts, tags): memories are short notes; longer text is refused by "
+     "`remember`, MCP `remember` and `import` (with a hint) and cut by consolidation and the claude-mem import"),
+    ("claude", "session_budget", "an integer >= 1", 1500,
+     "tokens every agent's hooks inject at session start (all agents, not only Claude Code)"),
+    ("claude", "prompt_budget", "an integer >= 1", 600, "tokens the hooks inject per prompt"),
+    ("claude", "file_budget", "an integer >= 1", 500, "tokens the hooks inject before a file is read or edited"),
+    ("claude", "shell_budget", "an integer >= 1", 300,
+     "tokens the hooks inject before a shell command (its rules and traps)"),
+    ("claude", "failure_budget", "an integer >= 1", 300,
+     "tokens the hooks inject after a failed tool call (memories matching the failure)"),
+    ("ranking", "decay", "true or false", True,
+     "rank lower the memories never given, searched or opened whose code was not committed to for long (never a "
+     "`constraint`); `false`: off"),
+    ("ranking", "decay_half_life_days", "a number > 0", 90.0,
+     "days of idleness (since written, last used, or the last commit to the anchored code) after which a memory's "
+     "recency weighs half; a quarter after twice as long"),
+    ("relevance", "min_bm25", "a number >= 0", 8.0,
+     "how well a memory must match a prompt for the prompt hook to inject it unasked (`recall` and MCP `search` rank "
+     "without these floors): its BM25 over the prompt's content words (stop words out) must reach `min_coverage` of "
+     "what the prompt scores against itself, or `min_bm25` if less; `0`: off (calibration: `bench/relevance.py`)"),
+    ("relevance", "min_coverage", "a number >= 0", 0.6, "see `relevance.min_bm25`; `0`: off"),
+    ("relevance", "min_similarity", "a number >= 0", 0.45,
+     "the cosine a memory only the vectors find needs with the prompt; `0`: off"),
+    ("share", "policy", '"with-code", "all" or "manual"', "with-code",
+     'when local memories become team memories: `"with-code"` (with the commit that changes their code), `"all"` '
+     '(every commit carries all of them), `"manual"` (`gitmem share ID`)'),
+    ("review", "follow_moves", "true or false", True,
+     "a memory whose code only moved (renamed file, moved or renamed function, same code) is re-anchored by the "
+     "pre-commit hook and staged into that commit; `false`: reported as moved"),
+    ("tidy", "deleted_days", "an integer >= 0", 30,
+     "`gitmem tidy` proposes retiring a memory once all its anchored code has been deleted (by commits) for this "
+     "many days"),
+    ("capture", "private_files", "a list of globs", [],
+     "files never captured, added to `.env*`, `*.pem`, `*.key`, `id_rsa*`, `secrets/**` and the other defaults"),
+    ("llm", "base_url", "a URL", None,
+     "consolidation and `gitmem tidy`'s contradiction check through this OpenAI-compatible chat endpoint; unset: "
+     "rules"),
+    ("llm", "model", "a model name", None, "the chat model (with `base_url`)"),
+    ("llm", "api_key_env", "an environment variable's name", "OPENAI_API_KEY",
+     "the *name* of the environment variable holding the key (never the key)"),
+    ("llm", "timeout", "a number > 0", 60.0, "seconds per request"),
+    ("llm", "max_retries", "an integer >= 0", 1, "the client's retries on 429/5xx"),
+    ("llm", "extra_body", "a table", {},
+     "merged into every request, e.g. `{ chat_template_kwargs = { enable_thinking = false } }` to switch a "
+     "reasoning model's thinking off"),
+    ("llm", "max_input_chars", "an integer > 0", 24_000, "characters of a session's transcript sent per request"),
+    ("daemon", "enabled", "true or false", True,
+     "`false`: this repository's commands never use the warm process; each runs in its own process"),
+    ("daemon", "idle_minutes", "a number > 0", 30,
+     "minutes without a request for this repository after which the warm process drops its state (and exits once "
+     "it holds none)"),
+    ("org", "uri", "a string", "",
+     "where the organisation index lives: `s3://BUCKET/PREFIX`, or a local folder (a path or `file://` URI) for one "
+     "machine; `\"\"`: no index"),
+    ("org", "endpoint", "a string", "",
+     "the S3 endpoint URL of a server that is not AWS (Ceph RGW, MinIO, ...); `\"\"`: `AWS_ENDPOINT_URL_S3`, else "
+     "`AWS_ENDPOINT_URL` from the environment, else AWS's own"),
+    ("org", "region", "a string", "",
+     "the S3 region; `\"\"`: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`"),
+    ("org", "ref", "a string", "", "the ref indexed in each repository; `\"\"`: its default branch"),
+    ("org", "name", "a string", "",
+     "this repository's name in the organisation (what `REPO:PATH::SYMBOL` anchors and the index's `repo` use; "
+     "letters, digits, `.`, `_`, `-`); `\"\"`: the last part of its `origin` URL, else its folder's name"),
+    ("org", "inject", "true or false", False,
+     "`true`: agents are given the organisation's memories unasked at session start and per prompt (labelled "
+     "`org: <repo>`), within the two budgets below; `false`: only when asked (`gitmem recall --org`, MCP "
+     "`org_search`)"),
+    ("org", "session_budget", "an integer >= 1", 300,
+     "tokens of org memories given at session start (with `inject = true`), on top of the project's own"),
+    ("org", "prompt_budget", "an integer >= 1", 200,
+     "tokens of org memories given per prompt (with `inject = true`), on top of the project's own"),
+    ("org", "session_timeout", "seconds in (0, 7]", 5.0,
+     "seconds a session start waits for the organisation's memories (with `inject = true`; at most `7`: the "
+     "session start's own limit is 8 s); past it the session starts without them and `org-hooks.log` says so"),
+    ("org", "repos", "a table of NAME = \"LOCATION\"", {},
+     "`[org.repos]`: the repositories `gitmem org index` indexes, `NAME = \"LOCATION\"`: a git URL (mirrored under "
+     "`~/.cache/gitmem/org`) or a local path (relative to the repository holding the config; use absolute paths in "
+     "your own file)"),
+    ("personal", "enabled", "true or false", True,
+     "`false`: your personal memories are not given in this repository (in a project's file: its choice for "
+     "everyone; in yours: everywhere; yours wins)"),
+    ("personal", "session_budget", "an integer >= 1", 300,
+     "tokens of personal memories given at session start, on top of the project's own"),
+    ("personal", "prompt_budget", "an integer >= 1", 200,
+     "tokens of personal memories given per prompt, on top of the project's own"),
+)
+
+#: Every key each section may have, from ``SCHEMA`` (the values of [embeddings] and [llm] are checked by their
+#: owners, ``embed`` and ``capture.llm``, which read these sets). A section or key not here is a newer gitmem's:
+#: ``load`` warns about it in one line (``unknown_warning``) and ignores it, never fails on it (issue 20: a
+#: teammate on a newer gitmem must not turn memories off for the whole team).
 KNOWN_KEYS: dict[str, frozenset[str]] = {
-    "context": frozenset({"budget", "detail", "stale"}),
-    "embeddings": frozenset({"provider", "base_url", "model", "api_key_env", "timeout", "dimensions", "max_retries",
-                             "batch_size"}),
-    "claude": frozenset({"session_budget", "prompt_budget", "file_budget", "shell_budget", "failure_budget"}),
-    "capture": frozenset({"private_files"}),
-    "llm": frozenset({"base_url", "model", "api_key_env", "timeout", "max_retries", "extra_body", "max_input_chars"}),
-    "share": frozenset({"policy"}),
-    "review": frozenset({"follow_moves"}),
-    "memory": frozenset({"max_chars"}),
-    "ranking": frozenset({"decay", "decay_half_life_days"}),
-    "daemon": frozenset({"enabled", "idle_minutes"}),
-    "tidy": frozenset({"deleted_days"}),
-    "relevance": frozenset({"min_bm25", "min_coverage", "min_similarity"}),
-    "org": frozenset({"uri", "endpoint", "region", "ref", "name", "inject", "session_budget", "prompt_budget",
-                      "session_timeout", "repos"}),
-    "personal": frozenset({"enabled", "session_budget", "prompt_budget"}),
+    name: frozenset(key for section, key, *_ in SCHEMA if section == name) for name in KNOWN_SECTIONS}
+
+
+#: Each section's heading in docs/configuration.md (``reference_markdown``), in ``KNOWN_SECTIONS`` order.
+SECTION_TITLES = {
+    "context": "what `gitmem context` gives",
+    "embeddings": "the vectors of search",
+    "claude": "what every agent's hooks inject (every agent, not only Claude Code)",
+    "capture": "what is never captured from sessions",
+    "llm": "consolidation through a model",
+    "share": "when local memories become team memories",
+    "review": "code that only moved",
+    "memory": "one memory's size",
+    "ranking": "memories nobody uses",
+    "daemon": "the warm process",
+    "tidy": "`gitmem tidy`",
+    "relevance": "what a prompt is given unasked",
+    "org": "the organisation index ([org.md](org.md))",
+    "personal": "your personal memories ([personal.md](personal.md))",
 }
+
+
+def _toml_value(value: Any) -> str:
+    """``value`` (a ``SCHEMA`` default) as written in config.toml, in backticks; ``unset`` for None."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, (dict, list)):
+        return "`{}`" if isinstance(value, dict) else "`[]`"
+    return f"`{json.dumps(value)}`"
+
+
+def reference_markdown() -> str:
+    """docs/configuration.md's generated part: one Markdown table per section of ``SCHEMA`` (key, what it must be,
+    default, what it does), headed by ``SECTION_TITLES``; a str ending in a newline."""
+    out = []
+    for name in KNOWN_SECTIONS:
+        out += [f"### `[{name}]`: {SECTION_TITLES[name]}", "", "| key | default | must be | what it does |",
+                "|---|---|---|---|"]
+        for section, key, kind, default, meaning in SCHEMA:
+            if section == name:
+                shown = f"`{name}.{key}`" if key != "repos" else f"`[{name}.repos]` `NAME`"
+                out.append(f"| {shown} | {_toml_value(default)} | {kind} | {meaning} |")
+        out.append("")
+    return "\n".join(out)
 
 
 def unknown_items(cfg: dict[str, Any]) -> list[str]:

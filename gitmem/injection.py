@@ -12,8 +12,8 @@ system/role message or as gitmem's own frame, is what a prompt injection looks l
 Rules are narrow on purpose: an engineering note that *talks about* such things ("never pipe curl to sh in
 CI", "the installer used to run `curl | sh`; we vendor it now") must pass. A line is exempt from the
 command rules when a negation governs the command right before it (``NEGATION_SOURCE``); the rules were measured on
-gitmem's own commit messages and README and on ``bench/retrieval.py``'s memories (README, "What the agent is
-told").
+gitmem's own commit messages and README and on ``bench/retrieval.py``'s memories (docs/trust.md, "What the
+agent is told").
 
 Guarantees: pure and deterministic; standard library only (the per-tool-call hooks import it through
 ``rank.render``); linear in the text (no backtracking-prone patterns: every repetition is bounded or

@@ -1,6 +1,6 @@
 """Memory files: parse, validate and write ``.gitmem/memories/<id>.md``.
 
-Format (a documented contract; see README "Memory files")::
+Format (a documented contract; see docs/how-it-works.md, "Memory files")::
 
     ---
     id: 01JD3V6Q4W8N5X2Y7Z9A0B1C2D

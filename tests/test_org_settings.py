@@ -27,16 +27,16 @@ def test_the_default_config_points_at_docs_that_document_every_org_and_personal_
     assert "docs/configuration.md" in DEFAULT_CONFIG.splitlines()[0] and (docs / "configuration.md").is_file()
     assert 'README.md "Configuration"' not in DEFAULT_CONFIG and "issue" not in DEFAULT_CONFIG.lower()
     page = (docs / "configuration.md").read_text()
-    org = page[page.index("### The organisation index: `[org]`"):page.index("### Your personal memories")]
-    personal = page[page.index("### Your personal memories: `[personal]`"):]
+    org = page[page.index("### `[org]`"):page.index("### `[personal]`")]
+    personal = page[page.index("### `[personal]`"):page.index("<!-- end of the generated part -->")]
     for key in KNOWN_KEYS["org"] - {"repos"}:
         assert f"`org.{key}`" in org, key
-    assert "`org.repos.NAME`" in org
+    assert "`[org.repos]` `NAME`" in org
     for key in KNOWN_KEYS["personal"]:
         assert f"`personal.{key}`" in personal, key
-    for default in ("`300`, `200`", "`false`", "`us-east-1`"):
+    for default in ("| `300` |", "| `200` |", "| `false` |", "`us-east-1`"):
         assert default in org
-    assert "`true`" in personal and "`300`, `200`" in personal
+    assert "| `true` |" in personal and "| `300` |" in personal and "| `200` |" in personal
     assert "~/.config/gitmem/config.toml" in page and "**project's**" in page and "**yours** wins" in page
 
 

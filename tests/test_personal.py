@@ -436,7 +436,7 @@ def test_a_broken_personal_repository_never_costs_the_projects_memories(
 
 
 def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cli, me: Path) -> None:  # type: ignore[no-untyped-def]
-    """The README, docs/personal.md and docs/org.md give lines that run an agent's hook by hand: run as written
+    """docs/agents.md, docs/personal.md and docs/org.md give lines that run an agent's hook by hand: run as written
     (bash, the installed ``gitmem-hook``), they print the project's memories and the personal ones that
     ``gitmem context`` leaves out."""
     proj = project(tmp_path, run_cli, "project")
@@ -448,7 +448,7 @@ def test_the_documented_lines_show_what_an_agent_is_given(tmp_path: Path, run_cl
     assert code == 0 and own in out and rule not in out  # what the docs say `gitmem context` is
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for doc in ("README.md", "docs/personal.md", "docs/org.md"):
+    for doc in ("docs/agents.md", "docs/personal.md", "docs/org.md"):
         lines = [line.removeprefix("$ ") for line in (root / doc).read_text().splitlines()
                  if line.startswith("$ echo '{\"hook_event_name\"") and "| gitmem-hook |" in line]
         assert len(lines) == 2, doc

@@ -77,7 +77,7 @@ USAGE = """usage: gitmem-hook [EVENT] < event.json
 Claude Code hook handler of gitmem: reads one hook event (JSON) on stdin and prints the
 hookSpecificOutput JSON for SessionStart, UserPromptSubmit, PreToolUse (a file read or edited, a Bash
 command) and PostToolUseFailure (its "error"), nothing otherwise.
-Always exits 0. Registered by `gitmem install claude`; see README, "With Claude Code".
+Always exits 0. Registered by `gitmem install claude`; see docs/agents/claude.md.
 """
 
 
