@@ -117,7 +117,7 @@ class Server:
 
     def __init__(self, root: Path) -> None:
         from ..git import Repo
-        from ..search.recall import open_index
+        from ..search import lexical
         from ..store import Store
 
         self.lay = layout.of(root)
@@ -125,7 +125,13 @@ class Server:
         self.store = Store(Repo(os.fspath(self.lay.root)))
         self.store.enable_symbol_cache()
         self.idle_s = config.daemon_idle_s(self.store.config)
-        self.index = open_index(self.store)
+        #: Without the all extra (a lean install): searches are BM25 over the catalog, no index is opened.
+        self.search_mode = lexical.mode(self.store)
+        self.index: Any = None
+        if not self.search_mode.lean:
+            from ..search.recall import open_index
+
+            self.index = open_index(self.store)
         self.socket_path = self.lay.daemon_socket
         self.started = infra.utc_now()
         self.started_mono = time.monotonic()
@@ -148,20 +154,30 @@ class Server:
     # -- ops ----------------------------------------------------------------------------------
 
     def op_search(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10)."""
-        from ..search.recall import close_source, relevant, search_healing, sync_index
-
+        """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10); without
+        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which."""
         query = params.get("query")
         limit = params.get("limit", 10)
         if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError("search takes {\"query\": str, \"limit\": int >= 1}")
+        if self.search_mode.lean:
+            from ..search import lexical
+
+            with self.search_lock:
+                found = lexical.search(self.store, query, limit)
+            return {"mode": self.search_mode.name,
+                    "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
+                             for rank, (mid, score) in enumerate(found, start=1)]}
+        from ..search.recall import close_source, relevant, search_healing, sync_index
+
         with self.search_lock:
             index, _synced, source = sync_index(self.store, index=self.index, strict=False)
             try:
                 hits = relevant(search_healing(self.store, index, source, query, limit))
             finally:
                 close_source(source)
-        return {"hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
+        return {"mode": self.search_mode.name,
+                "hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                           "similarity": h.similarity} for h in hits]}
 
     def org_settings(self) -> tuple[Any, str]:
