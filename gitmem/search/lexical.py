@@ -16,7 +16,6 @@ Must not import at module level: ``search.index``, ``search.recall``, ``search.e
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -70,17 +69,10 @@ def mode(store: Store) -> Mode:
     return Mode(BM25 if str(emb.get("provider", "")).lower() == "none" else HYBRID)
 
 
-def _catalog(store: Store) -> sqlite3.Connection:
-    """The catalog, its rows brought up to date (``catalog.files.open_current``).
-
-    Raises:
-        IndexUnavailable: it cannot be opened or refreshed.
-    """
-    con = catalog_files.open_current(store)
-    if con is None:
-        raise IndexUnavailable(f"the catalog {catalog_db.db_path(store.repo.root)} cannot be opened",
-                               "run `gitmem doctor`")
-    return con
+def _unavailable(store: Store) -> IndexUnavailable:
+    """The error for a catalog that ``catalog.files.open_current`` could not open or refresh."""
+    return IndexUnavailable(f"the catalog {catalog_db.db_path(store.repo.root)} cannot be opened",
+                            "run `gitmem doctor`")
 
 
 def search(store: Store, query: str, limit: int) -> list[tuple[str, float]]:
@@ -91,7 +83,9 @@ def search(store: Store, query: str, limit: int) -> list[tuple[str, float]]:
     Raises:
         IndexUnavailable: the catalog cannot be opened or refreshed.
     """
-    con = _catalog(store)
+    con = catalog_files.open_current(store)
+    if con is None:
+        raise _unavailable(store)
     try:
         return catalog_db.search(con, query, limit)
     finally:
@@ -105,7 +99,9 @@ def recall(store: Store, query: str, limit: int = 10) -> list[RecallHit]:
     Raises:
         IndexUnavailable: the catalog cannot be opened or refreshed.
     """
-    con = _catalog(store)
+    con = catalog_files.open_current(store)
+    if con is None:
+        raise _unavailable(store)
     try:
         found = catalog_db.search(con, query, limit)
         mems = catalog_files.MirrorSource(con).memories([mid for mid, _ in found])
