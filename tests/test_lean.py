@@ -182,3 +182,22 @@ def test_the_agent_hooks_work_on_a_lean_install(repo: Path, lean: dict[str, str]
     edit = fixture("PreToolUse.Edit", repo, session_id="lean-3",
                    tool_input={"file_path": str(repo / "src/net.py"), "old_string": "1000", "new_string": "1"})
     assert mid in hook(edit)
+
+
+@pytest.mark.parametrize(("marker", "command"), [
+    ("uv-receipt.toml", 'uv tool install --reinstall "gitmem-cli[all]"'),
+    ("pipx_metadata.json", 'pipx install --force "gitmem-cli[all]"'),
+    (None, 'pip install "gitmem-cli[all]"'),
+])
+def test_the_fix_names_the_installer_in_use(tmp_path: Path, marker: str | None, command: str) -> None:
+    """``extras.install_command`` for an environment made by ``uv tool`` (its receipt), pipx (its metadata), else
+    pip: a real venv with the marker file, gitmem imported from this checkout (``extras`` is standard library)."""
+    venv = tmp_path / "tool-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    if marker:
+        (venv / marker).write_text("")
+    root = Path(__file__).resolve().parent.parent
+    code = f"import sys; sys.path.insert(0, {str(root)!r}); from gitmem import extras; print(extras.install_command())"
+    proc = subprocess.run([str(venv / "bin/python"), "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout.strip() == command, proc.stderr
