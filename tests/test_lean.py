@@ -111,7 +111,8 @@ def test_a_lean_install_does_the_daily_work(repo: Path, lean: dict[str, str]) ->
     assert not [c for c in checks if c["name"] == "index"]  # no LanceDB index to check, none claimed
 
     hook_log = (repo / ".git/gitmem/logs/hooks.log").read_text()
-    assert " post-commit ok " in hook_log and "Traceback" not in hook_log and " ERROR " not in hook_log
+    assert " post-commit ok " in hook_log and " pre-commit ok " in hook_log  # the git hooks ran, lean
+    assert "Traceback" not in hook_log and " ERROR " not in hook_log
 
 
 @pytest.mark.parametrize("args", [["mcp"], ["mcp", "--repo", "."], ["org", "index"], ["org", "status"],
