@@ -99,5 +99,24 @@ class OrgNameTaken(GitmemError):
     exit_code = 2
 
 
+class MissingExtra(GitmemError):
+    """A feature needs a package of gitmem's ``all`` extra that this install lacks (a lean ``pip install gitmem-cli``).
+
+    The message is the whole story in one line: what needs it, the missing package, the command that installs
+    the extra (``extras.install_command``); no hint. Exit 2, like a usage error: nothing was attempted.
+
+    Attributes:
+        feature: what needs it, as a user names it (``gitmem mcp``, ``the organisation index``).
+        module: the top-level import name that is missing (``mcp``, ``lancedb``).
+    """
+
+    exit_code = 2
+
+    def __init__(self, feature: str, module: str, command: str) -> None:
+        super().__init__(f"{feature} needs gitmem's `all` extra ({module} is not installed): {command}")
+        self.feature = feature
+        self.module = module
+
+
 class ConfigError(GitmemError):
     """``.gitmem/config.toml`` is invalid."""

@@ -249,11 +249,13 @@ def listed_memory_json(ms: MemoryStatus) -> JSONObject:
                                      "anchor_statuses": [anchor_status_json(a) for a in ms.anchors]}
 
 
-def recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+def recall_hit_json(h: RecallHit, ms: MemoryStatus, search: str | None = None) -> JSONObject:
     """``memory_json`` + ``{"status" (at the working tree), "score", "fts_rank", "vector_rank"}`` (ranks
-    1-based, null when absent)."""
+    1-based, null when absent) + ``"search"`` when given: how it was found (``search.lexical``: ``"hybrid"``,
+    BM25 + vectors fused, the score a fusion score; ``"bm25"``, full text only, the score -bm25)."""
     return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
-                                    "fts_rank": h.fts_rank, "vector_rank": h.vector_rank}
+                                    "fts_rank": h.fts_rank, "vector_rank": h.vector_rank} | (
+        {"search": search} if search is not None else {})
 
 
 # -- the personal scope (``ops.personal``) ------------------------------------------------------------
@@ -272,9 +274,9 @@ def personal_listed_json(ms: MemoryStatus) -> JSONObject:
     return listed_memory_json(ms) | {"label": PERSONAL_LABEL}
 
 
-def personal_recall_hit_json(h: RecallHit, ms: MemoryStatus) -> JSONObject:
+def personal_recall_hit_json(h: RecallHit, ms: MemoryStatus, search: str | None = None) -> JSONObject:
     """``recall_hit_json`` + ``{"label": "personal"}`` (``recall --personal``)."""
-    return recall_hit_json(h, ms) | {"label": PERSONAL_LABEL}
+    return recall_hit_json(h, ms, search) | {"label": PERSONAL_LABEL}
 
 
 def personal_init_json(res: Initialised) -> JSONObject:
@@ -352,12 +354,14 @@ def focus_json(f: Focus) -> JSONObject:
 
 def context_json(res: ContextResult) -> JSONObject:
     """``{"budget", "tokens", "text", "detailed", "indexed", "left_out", "focus": focus_json,
-    "memories": [scored_json of the memories shown]}``."""
+    "memories": [scored_json of the memories shown], "search"}``; ``search``: how the prompt's text was searched
+    (``"hybrid"``: BM25 + vectors; ``"bm25"``: full text only, e.g. without the ``all`` extra), null when no
+    text search ran (no prompt)."""
     shown = set(res.packed.detailed) | set(res.packed.indexed)
     return {"budget": res.budget, "tokens": res.packed.tokens, "text": res.packed.text,
             "detailed": res.packed.detailed, "indexed": res.packed.indexed,
             "left_out": res.packed.left_out, "focus": focus_json(res.focus),
-            "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown]}
+            "memories": [scored_json(s) for s in res.ranked if s.memory.id in shown], "search": res.search}
 
 
 def memory_use_json(u: MemoryUse) -> JSONObject:
@@ -593,10 +597,19 @@ def scan_json(res: ScanResult) -> JSONObject:
             "not_fresh": [memory_status_json(s) for s in res.statuses if s.status != Status.FRESH]}
 
 
-def sync_json(res: SyncResult, invalid: int) -> JSONObject:
-    """``{"added", "updated", "deleted", "rebuilt", "reason", "invalid" (memory files that failed)}``."""
+def sync_json(res: SyncResult | None, invalid: int, search: str | None = None, catalog: int | None = None
+              ) -> JSONObject:
+    """``{"added", "updated", "deleted", "rebuilt", "reason", "invalid" (memory files that failed)}`` of the
+    search index, + ``"search"`` when given (``"hybrid"`` / ``"bm25"``, as ``recall_hit_json``). ``res`` None: no
+    search index in this install (no ``all`` extra): ``"index": false``, the counts null, ``"catalog"``: the
+    memories the catalog holds (what BM25 searches)."""
+    extra: JSONObject = {"search": search} if search is not None else {}
+    if res is None:
+        return {"index": False, "added": None, "updated": None, "deleted": None, "rebuilt": False,
+                "reason": "no search index: gitmem's all extra is not installed", "invalid": invalid,
+                "catalog": catalog, **extra}
     return {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
-            "reason": res.reason, "invalid": invalid}
+            "reason": res.reason, "invalid": invalid, **extra}
 
 
 def consolidation_json(o: Outcome) -> JSONObject:

@@ -164,7 +164,8 @@ def test_sync_rebuilds_corrupt_index(tmp_path: Path, run_cli, run_json) -> None:
     first = run_json(repo, "sync")
     assert first["added"] == 1 or first["rebuilt"]
     assert run_json(repo, "sync") | {"reason": ""} == {"schema_version": SCHEMA_VERSION, "added": 0, "updated": 0,
-                                                      "deleted": 0, "rebuilt": False, "reason": "", "invalid": 0}
+                                                      "deleted": 0, "rebuilt": False, "reason": "", "invalid": 0,
+                                                      "search": "hybrid"}
     for p in (layout.of(repo).index_dir).rglob("*"):
         if p.is_file() and p.suffix in (".lance", ".manifest"):
             p.write_bytes(b"garbage")

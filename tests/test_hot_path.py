@@ -484,3 +484,48 @@ def test_the_prompt_hook_with_org_memories_imports_only_the_standard_library(tmp
     finally:
         client.stop(lay)
         assert wait_for(lambda: not client.running(lay), timeout=30)
+
+
+#: The top-level packages of gitmem's ``all`` extra (``gitmem.extras.MODULES``) and what only they bring.
+ALL_EXTRA = ("lancedb", "pyarrow", "numpy", "wordllama", "tokenizers", "safetensors", "openai", "mcp", "obstore",
+             "pydantic", "httpx", "lance")
+
+#: Runs ``gitmem ARGS`` in this process (as the console script does), then writes sorted(sys.modules) to argv[1].
+CLI_WRAPPER = """
+import json, sys
+out = sys.argv[1]
+sys.argv[:] = ["gitmem", *sys.argv[2:]]
+try:
+    from gitmem.__main__ import main
+    main()
+finally:
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+@pytest.mark.parametrize("args", [["check", "--base", "main"], ["stale", "--list"], ["stale", "--json"]],
+                         ids=lambda a: " ".join(a))
+def test_check_and_stale_never_import_the_all_extra(tmp_path: Path, run_cli, args: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """The pull-request check and the stale review run on a lean install (``pip install gitmem-cli``): on a branch
+    that made a memory stale (both find it), neither imports LanceDB, the embedder, the MCP SDK or the LLM client
+    (``GITMEM_NO_DAEMON``: the work is done in this process)."""
+    from gitmem import extras
+
+    r = make_repo(tmp_path / "project")
+    commit(r, "init", {"src/client.py": CLIENT_PY, "src/auth.py": AUTH_PY})
+    code, _, err = run_cli(r, "init", "--no-hooks")
+    assert code == 0, err
+    mid = remember(run_cli, r, "fetch must keep timeout=10", "src/client.py::fetch")
+    commit(r, "remember")
+    subprocess.run(["git", "checkout", "-qb", "feature"], cwd=r, check=True)
+    commit(r, "change fetch", {"src/client.py": CLIENT_PY.replace("timeout=10", "timeout=20")})
+    out = tmp_path / "mods.json"
+    proc = subprocess.run([sys.executable, "-c", CLI_WRAPPER, str(out), *args], cwd=r, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "GITMEM_NO_DAEMON": "1"})
+    assert mid in proc.stdout, proc.stderr
+    assert proc.returncode == (1 if args[0] == "check" else 0), proc.stderr
+    mods = set(json.loads(out.read_text()))
+    assert "gitmem.cli" in mods
+    assert set(extras.MODULES) <= set(ALL_EXTRA)
+    assert sorted(m for m in mods if m.split(".")[0] in ALL_EXTRA) == []

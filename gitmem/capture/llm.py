@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import config
+from .. import config, extras
 from ..errors import ConfigError, GitmemError
 from ..model import MEMORY_TYPES
 
@@ -201,9 +201,11 @@ def _ask_json(config: LLMConfig, system: str, user: str, parse: Callable[[str], 
 
     Raises:
         LLMOutputError: two answers that ``parse`` refuses.
-        GitmemError: the endpoint cannot be reached or refuses (one line, with the URL).
+        GitmemError: the endpoint cannot be reached or refuses (one line, with the URL); ``MissingExtra``
+            without the ``openai`` package (gitmem's ``all`` extra).
     """
-    import openai  # ~0.4 s: only the detached consolidation and tidy pay it
+    with extras.needed("the [llm] model"):  # a lean install: a GitmemError, so callers fall back to rules
+        import openai  # ~0.4 s: only the detached consolidation and tidy pay it
 
     client = openai.OpenAI(base_url=config.base_url, api_key=os.environ.get(config.api_key_env or "") or "none",
                            timeout=config.timeout, max_retries=config.max_retries)

@@ -4,9 +4,11 @@ Thin: no git calls, SQL, file writes or ranking here; each command calls one op 
 or library function and renders its result, as text or through ``gitmem.shapes`` (``--json``).
 
 Errors are rendered in one place (``main``): an expected ``GitmemError`` prints ``error:`` and
-``hint:`` lines on stderr and exits 1; a usage error exits 2; a bug exits 3 with the path of a
-log under ``<common-dir>/gitmem/logs/``; Ctrl-C exits 130. With ``--json`` stdout holds only
-JSON, and errors go to stderr as a JSON object (``shapes.error_json``, versioned).
+``hint:`` lines on stderr and exits 1 (``MissingExtra``, a feature of the ``all`` extra on a lean
+install: one line, exit 2; so does any import of the extra's packages a command did not expect); a
+usage error exits 2; a bug exits 3 with the path of a log under ``<common-dir>/gitmem/logs/``;
+Ctrl-C exits 130. With ``--json`` stdout holds only JSON, and errors go to stderr as a JSON object
+(``shapes.error_json``, versioned).
 
 The commands, by noun group (importing a module registers its commands on ``base.cli``):
 
@@ -82,17 +84,40 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_ERROR
     except BrokenPipeError:
         return EXIT_OK
+    except ModuleNotFoundError as e:
+        from .. import extras
+
+        if not extras.is_extra_module(e.name):
+            return _bug(e)
+        missing = extras.error(f"`gitmem {_command_words(argv)}`", str(e.name))  # a lean install: one line, exit 2
+        _error(missing.message, missing.hint)
+        return missing.exit_code
     except OSError as e:  # a file gitmem must read or write is not accessible
         where = f": {e.filename}" if e.filename else ""
         _error(f"{e.strerror or type(e).__name__}{where}", "check the permissions and free space of .gitmem/ "
                                                            "(gitmem doctor)")
         return EXIT_ERROR
     except Exception as e:  # noqa: BLE001 - the one place a bug becomes a message
-        log = _bug_log(e)
-        click.echo(f"gitmem: unexpected error: {type(e).__name__}: {e}", err=True)
-        if log:
-            click.echo(f"a report was written to {log}; please attach it to a bug report", err=True)
-        return EXIT_BUG
+        return _bug(e)
+
+
+def _bug(e: BaseException) -> int:
+    """A bug: one line on stderr with the path of its report (``_bug_log``); returns ``EXIT_BUG``."""
+    log = _bug_log(e)
+    click.echo(f"gitmem: unexpected error: {type(e).__name__}: {e}", err=True)
+    if log:
+        click.echo(f"a report was written to {log}; please attach it to a bug report", err=True)
+    return EXIT_BUG
+
+
+def _command_words(argv: list[str] | None) -> str:
+    """The command as the user named it (``org index``, ``recall``): the first word of ``argv`` (default
+    ``sys.argv[1:]``) not an option, and the next when the first is a group."""
+    words = [w for w in (sys.argv[1:] if argv is None else argv) if not w.startswith("-")][:2]
+    if not words:
+        return ""
+    group = cli.commands.get(words[0])
+    return " ".join(words if isinstance(group, click.Group) else words[:1])
 
 
 def entry() -> None:

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .. import shapes
-from ..errors import GitmemError
-from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
+from .base import EXIT_ERROR, State, _note, _out, _store, _warn, _warn_invalid, cli, json_option
 
 if TYPE_CHECKING:
     from ..layout import Layout
@@ -37,9 +36,16 @@ def sync(rebuild: bool, quiet: bool) -> None:
     res = rep.index
     if not quiet:
         _warn_invalid(store, rep.errors)
+        if rep.search.note:
+            _note(rep.search.note)
     if quiet and not State.json:
         return
-    _out(shapes.sync_json(res, len(rep.errors)),
+    if res is None:  # a lean install: the catalog is the only index
+        _out(shapes.sync_json(None, len(rep.errors), rep.search.name, rep.catalog_rows),
+             f"gitmem: catalog {'rebuilt' if rebuild else 'synced'}: {rep.catalog_rows} memories "
+             "(no search index in this install: full-text search from the catalog)")
+        return
+    _out(shapes.sync_json(res, len(rep.errors), rep.search.name),
          f"gitmem: index {'rebuilt (' + res.reason + ')' if res.rebuilt else 'synced'}: "
          f"{res.added} added, {res.updated} updated, {res.deleted} removed")
 
@@ -153,12 +159,10 @@ def mcp(repo: str | None) -> None:
       claude mcp add gitmem -- gitmem mcp
       gitmem mcp --repo ~/src/project
     """
-    import importlib.util
-
+    from .. import extras
     from ..integrations import mcp_front
 
-    if importlib.util.find_spec("mcp") is None:
-        raise GitmemError("the MCP server needs the mcp package", "pip install 'mcp>=2.3,<3'")
+    extras.require("gitmem mcp", ("mcp",))
     code = mcp_front.serve(repo)
     if code:
         raise SystemExit(code)

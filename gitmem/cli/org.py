@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .. import shapes
+from .. import extras, shapes
 from ..errors import ConfigError, GitmemError
 from .base import EXIT_ERROR, State, _out, _warn, cli, json_option
 
@@ -145,6 +145,7 @@ def org_index(repos: tuple[str, ...], full: bool, rebuild: bool) -> None:
     mirrored under ~/.cache/gitmem/org. Exits 1 when a repository failed, 2 on a configuration or store error
     (or a name the index holds for another repository).
     """
+    extras.require("gitmem org index")
     from ..config import max_chars
     from ..org.index import drop, index, repo_line
     from ..rank.render import inline, visible
@@ -208,6 +209,7 @@ def org_remove(name: str) -> None:
 
     Its memory files are untouched; `gitmem org index` indexes it again if it is still in [org.repos].
     """
+    extras.require("gitmem org remove")
     from ..org.index import remove
 
     settings, _, _ = org_context()
@@ -227,6 +229,7 @@ def org_status() -> None:
 
     The current commit of a URL is its mirror's as last fetched (``gitmem org index`` fetches).
     """
+    extras.require("gitmem org status")
     from ..org import repos as org_repos
     from ..org.index import states
 
@@ -310,6 +313,7 @@ def org_check(fetch: bool) -> None:
 def recall_org(query: str, limit: int, repo: tuple[str, ...]) -> None:
     """``gitmem recall --org QUERY [--repo NAME]…``: the organisation index's hits, labelled with their repository
     and status (text or ``--json``: ``shapes.org_hit_json``)."""
+    extras.require("gitmem recall --org")
     from ..org.search import search
 
     settings, _, embeddings = org_context()

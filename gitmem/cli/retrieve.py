@@ -11,7 +11,7 @@ import click
 
 from .. import shapes, usage
 from ..model import MemoryStatus, Status
-from .base import EXIT_ERROR, State, _out, _store, _warn, _warn_invalid, cli, json_option
+from .base import EXIT_ERROR, State, _note, _out, _store, _warn, _warn_invalid, cli, json_option
 from .text import render_stats, render_statuses
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 def recall(query: str, limit: int, personal: bool, org: bool, repos: tuple[str, ...]) -> None:
     """Search memories: full-text (BM25) and semantic, fused by reciprocal rank fusion.
 
+    Without gitmem's `all` extra (a lean `pip install gitmem-cli`): full text
+    (BM25) only, said once on stderr; --json hits carry "search": "bm25".
+
     \b
     Example usage:
       gitmem recall "why are retries capped"
@@ -46,22 +49,22 @@ def recall(query: str, limit: int, personal: bool, org: bool, repos: tuple[str, 
     if repos:
         raise click.UsageError("--repo needs --org")
     from ..ops.show import with_status
-    from ..search.recall import recall as do_recall
+    from ..search.lexical import found as do_recall
 
     if personal:
         from ..ops import personal as personal_ops
 
-        found = personal_ops.recall(query, limit, warn=_warn)
-        _out([shapes.personal_recall_hit_json(h, s) for h, s in found],
+        found, how = personal_ops.recall(query, limit, warn=_warn, note=_note)
+        _out([shapes.personal_recall_hit_json(h, s, how.name) for h, s in found],
              lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  personal  [{h.memory.type}] {h.memory.title}"
                                for h, _ in found) or "no matches")
         return
 
     store = _store()
-    hits = do_recall(store, query, limit, warn=_warn)
+    hits, how = do_recall(store, query, limit, warn=_warn, note=_note)
     statuses = with_status(store, [h.memory for h in hits])
     usage.record(store.layout, usage.SEARCHED, "recall", [h.memory.id for h in hits])
-    _out([shapes.recall_hit_json(h, s) for h, s in zip(hits, statuses, strict=True)],
+    _out([shapes.recall_hit_json(h, s, how.name) for h, s in zip(hits, statuses, strict=True)],
          lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.status.label:9} [{h.memory.type}] {h.memory.title}"
                            for h, s in zip(hits, statuses, strict=True)) or "no matches")
 
@@ -90,6 +93,8 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
     store = _store()
     res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
     usage.record(store.layout, usage.GIVEN, "context", res.packed.detailed)  # given in full, as the hooks' are
+    if res.search_note:
+        _note(res.search_note)
     unreadable = [] if res.total else file_errors(store)
     if unreadable:
         _warn_invalid(store, unreadable)

@@ -152,6 +152,7 @@ class Root:
 
     def __init__(self, root: Path) -> None:
         from ..git import Repo
+        from ..search import lexical
         from ..store import Store
 
         top = layout.find_root(root)
@@ -162,7 +163,9 @@ class Root:
         self.store = Store(Repo(os.fspath(self.lay.root)))
         self.store.enable_symbol_cache()
         self.idle_s = config.daemon_idle_s(self.store.config)
-        self.index: Any = None
+        #: Without the all extra (a lean install): searches are BM25 over the catalog, no index is opened.
+        self.search_mode = lexical.mode(self.store)
+        self.index: Any = None  # the LanceDB index, opened by this root's first search
         self.loaded = infra.utc_now()
         self.last_used = time.monotonic()
         self.requests = 0
@@ -188,13 +191,22 @@ class Root:
                 "index_open": self.index is not None}
 
     def search(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10)."""
-        from ..search.recall import close_source, open_index, relevant, search_healing, sync_index
-
+        """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10); without
+        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which."""
         query = params.get("query")
         limit = params.get("limit", 10)
         if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError("search takes {\"query\": str, \"limit\": int >= 1}")
+        if self.search_mode.lean:
+            from ..search import lexical
+
+            with self.search_lock:
+                found = lexical.search(self.store, query, limit)
+            return {"mode": self.search_mode.name,
+                    "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
+                             for rank, (mid, score) in enumerate(found, start=1)]}
+        from ..search.recall import close_source, open_index, relevant, search_healing, sync_index
+
         with self.search_lock:
             if self.index is None:
                 self.index = open_index(self.store)
@@ -203,7 +215,8 @@ class Root:
                 hits = relevant(search_healing(self.store, index, source, query, limit))
             finally:
                 close_source(source)
-        return {"hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
+        return {"mode": self.search_mode.name,
+                "hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                           "similarity": h.similarity} for h in hits]}
 
     def org_settings(self) -> tuple[Any, str]:

@@ -432,10 +432,16 @@ def serve(repo: str | None = None) -> int:
 
     The SDK server (``mcp_server.serve``) runs in a background thread on a pair of pipes dup-ed onto
     fds 0 and 1 (so it claims them as it would the real stdio); the client's stdin and stdout are kept
-    on private descriptors the front owns.
+    on private descriptors the front owns. Without the ``mcp`` package (gitmem's ``all`` extra): one line on
+    stderr and exit 2 (``extras``), before reading anything.
     """
-    from .. import __version__
+    from .. import __version__, extras
+    from ..errors import MissingExtra
 
+    if extras.missing(("mcp",)):  # a lean install: one line and exit 2 before answering anything
+        sys.stderr.write(f"error: {extras.error('gitmem mcp', 'mcp').message}\n")
+        sys.stderr.flush()
+        return MissingExtra.exit_code
     front = Front(load_answers(__version__))
     wire_in = os.fdopen(os.dup(0), "rb")
     wire = _Wire(os.dup(1))

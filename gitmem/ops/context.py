@@ -17,6 +17,7 @@ from ..anchors import Resolver
 from ..git import WORKTREE
 from ..rank.focus import Focus, add_import_neighbours, build_focus
 from ..rank.score import Packed, Scored, apply_status, pack, rank
+from ..search import lexical
 from ..store import LoadResult, Store
 
 TYPE_CHECKING = False
@@ -81,6 +82,9 @@ class ContextResult:
         focus: the focus set used.
         budget: the token budget asked for.
         total: how many valid memories exist.
+        search: how the prompt's text was searched (``search.lexical``: ``"hybrid"``, ``"bm25"``), None when no
+            text search ran (no prompt, or ``use_index`` false).
+        search_note: one line saying the search was BM25 only for want of the ``all`` extra, else None.
     """
 
     packed: Packed
@@ -88,6 +92,20 @@ class ContextResult:
     focus: Focus
     budget: int
     total: int = 0
+    search: str | None = None
+    search_note: str | None = None
+
+
+def _hybrid_ids(store: Store, prompt: str, loaded: LoadResult | None) -> list[str]:
+    """Ids of the hybrid search's hits for ``prompt`` (``search.recall``, LanceDB: ~1 s to import), best first."""
+    from ..search.recall import close_source, relevant, search_healing, sync_index
+
+    index, _, src = sync_index(store, loaded, strict=False)
+    try:
+        return [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
+    finally:
+        if loaded is None:
+            close_source(src)
 
 
 def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prompt: str = "",
@@ -98,7 +116,8 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     """Rank memories for the current focus and pack them into ``budget`` tokens.
 
     ``budget`` None takes ``[context] budget`` from config.toml. With
-    ``use_index`` false, text relevance is skipped (no LanceDB import). With
+    ``use_index`` false, text relevance is skipped (no LanceDB import); without the ``all`` extra it is the
+    catalog's BM25 (``search.lexical``; ``search`` and ``search_note`` say so). With
     ``include_imports`` (default), import neighbours of the focus files that
     hold anchors count as near (``focus.add_import_neighbours``).
     ``source``: where candidates come from without loading every memory (the
@@ -113,6 +132,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     focus = build_focus(repo, files=files, prompt=prompt, cwd=cwd, resolver=resolver,
                         include_dirty=include_dirty, include_branch=include_branch)
     text_ids: list[str] = []
+    how = lexical.mode(store) if prompt.strip() and use_index else None
     cache_path = store.cache_dir / "imports.json" if store.dir.is_dir() else None
     own = None
     if source is None and loaded is None:
@@ -120,27 +140,18 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
         source = own
     try:
         if source is not None and not (prompt.strip() and use_index and own is None):
-            if prompt.strip() and use_index:
-                from ..search.recall import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
-
-                index, _, src = sync_index(store, strict=False)
-                try:
-                    text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
-                finally:
-                    from ..search.recall import close_source
-
-                    close_source(src)
+            if how is not None:
+                text_ids = (_hybrid_ids(store, prompt, None) if not how.lean
+                            else [mid for mid, _ in lexical.search(store, prompt, TEXT_CANDIDATES)])
             if include_imports:
                 add_import_neighbours(repo, focus, source.anchored_paths(), cache_path=cache_path)
             loaded = source.candidates(focus, text_ids) if own is not None else source.candidates(focus)
             total = source.total
         else:
             loaded = loaded if loaded is not None else store.load_all()
-            if prompt.strip() and use_index:
-                from ..search.recall import relevant, search_healing, sync_index  # lancedb costs ~1 s to import
-
-                index, _, src = sync_index(store, loaded, strict=False)
-                text_ids = [h.id for h in relevant(search_healing(store, index, src, prompt, TEXT_CANDIDATES))]
+            if how is not None:
+                text_ids = (_hybrid_ids(store, prompt, loaded) if not how.lean
+                            else [mid for mid, _ in lexical.search(store, prompt, TEXT_CANDIDATES)])
             if include_imports:
                 anchored = {a.path for m in loaded.memories.values() for a in m.anchors if a.path and a.local}
                 add_import_neighbours(repo, focus, anchored, cache_path=cache_path)
@@ -152,4 +163,6 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
     ranked = apply_status(top, statuses, omit_stale=omit) + ranked[STATUS_CANDIDATES:]
-    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget, total)
+    return ContextResult(pack(ranked, budget, detail), ranked, focus, budget, total,
+                         search=how.name if how is not None else None,
+                         search_note=how.note if how is not None else None)

@@ -7,7 +7,8 @@ every memory file, each git
 hook (installed where git will run it, chained legacy hooks), the index
 (present, same memories and content hashes as the files), every hook and MCP command registered for gitmem in
 the project's agent files (each run in a harmless way: does it reach gitmem on this machine? does it name one
-machine's path?), sessions waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
+machine's path?), whether gitmem's ``all`` extra is installed (else: a lean install, BM25 search only), sessions
+waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
 would merge, flag or retire (its rules: ``ops.tidy.find``).
 Re-derives; changes nothing.
 """
@@ -97,7 +98,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("hook", "error" if not h.will_run else "warn",
                   f"{h.name}: {h.problem or 'installed shim is outdated'}",
                   "run `gitmem hooks install` to install where git looks")
-    if check_index:
+    lean = _extras_check(store, r)
+    if check_index and not lean:
         try:
             from ..search.recall import open_index
 
@@ -130,6 +132,26 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
             r.add("hooks-log", "warn", f"{len(errors)} recent hook error(s) in {store.display(log)}",
                   "read the log; hooks never block git, but their work was skipped")
     return r
+
+
+def _extras_check(store: Store, r: Report) -> bool:
+    """Is gitmem's ``all`` extra installed (``extras``)? One ``extras`` line: ok with it, else a warning naming what
+    is missing, what works without it and the command that installs it. Returns whether this store's searches
+    run over the catalog (BM25 only: ``search.lexical``), in which case no search index is checked."""
+    from .. import extras
+    from ..search import lexical
+
+    absent = extras.missing()
+    how = lexical.mode(store)
+    if not absent:
+        r.add("extras", "ok", f"gitmem's `{extras.EXTRA}` extra is installed: search is {how.name}"
+              + (" (BM25 + vectors)" if how.name == lexical.HYBRID else " ([embeddings] provider = \"none\")"))
+    else:
+        r.add("extras", "warn", f"lean install: gitmem's `{extras.EXTRA}` extra is missing ({', '.join(absent)}): "
+              f"search is {how.name} (full text from the catalog{', no vectors' if how.lean else ''}); "
+              "gitmem mcp and the organisation index need it",
+              f"to add it: {extras.install_command()}")
+    return how.lean
 
 
 def _sharing_checks(store: Store, r: Report) -> None:

@@ -7,7 +7,8 @@ with gitmem's merge driver, which ``init`` registers there), write the developer
 it. Nothing here opens the current project's store: a personal memory is never written into a project's
 ``.gitmem/``, its catalog or its git state.
 
-Must not import: lancedb (``recall`` reaches it through ``search.recall`` when it runs).
+Must not import: lancedb (``recall`` reaches it through ``search.lexical.found`` when it runs and the ``all`` extra is
+installed).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from ..git import Repo, clone_work_tree, init_work_tree
 from ..memories import RememberRequest
 from ..model import Memory, MemoryStatus, RecallHit
 from ..store import Store, init_layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..search.lexical import Mode
 
 #: The remote ``init --remote`` sets and ``push`` / ``pull`` use.
 REMOTE = "origin"
@@ -543,22 +548,24 @@ def forget(mem_id: str) -> Memory:
     return m
 
 
-def recall(query: str, limit: int, *, warn: Callable[[str], None] | None = None
-           ) -> list[tuple[RecallHit, MemoryStatus]]:
-    """The personal repository's memories for ``query`` (``search.recall``: BM25 + vectors, its own index), each
-    with its status.
+def recall(query: str, limit: int, *, warn: Callable[[str], None] | None = None,
+           note: Callable[[str], None] | None = None) -> tuple[list[tuple[RecallHit, MemoryStatus]], Mode]:
+    """The personal repository's memories for ``query`` (``search.lexical.found``: BM25 + vectors, its own index;
+    BM25 over its catalog without the ``all`` extra, ``note`` told once), each with its status; and how they
+    were found.
 
     Raises:
         GitmemError: no personal repository.
     """
-    from ..search.recall import recall as do_recall
+    from ..search.lexical import found
     from .show import with_status
 
     store = open_store()
     _warn_config(warn)
     skip = in_conflict(store)
-    hits = [h for h in do_recall(store, query, limit + len(skip), warn=warn) if h.memory.id not in skip][:limit]
-    return list(zip(hits, with_status(store, [h.memory for h in hits]), strict=True))
+    got, how = found(store, query, limit + len(skip), warn=warn, note=note)
+    hits = [h for h in got if h.memory.id not in skip][:limit]
+    return list(zip(hits, with_status(store, [h.memory for h in hits]), strict=True)), how
 
 
 def in_conflict(store: Store) -> set[str]:

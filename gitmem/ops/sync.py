@@ -1,4 +1,8 @@
-"""``gitmem sync``: bring the catalog and the search index up to date with the memory files."""
+"""``gitmem sync``: bring the catalog and the search index up to date with the memory files.
+
+Without gitmem's ``all`` extra (a lean install) there is no search index: the catalog is what searches read
+(``search.lexical``), so syncing it is the whole job, and the report says so (``SyncReport.index`` None).
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,52 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import MemoryFileError
-from ..search.index import SyncResult
+from ..search import lexical
 from ..store import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..search.index import SyncResult
 
 
 @dataclass
 class SyncReport:
-    """What the search index sync did, and the memory files that failed to load."""
+    """What the search index sync did (None: no index in this install, ``search`` says why), the memory files
+    that failed to load, and how this store is searched here (``search.lexical.Mode``)."""
 
-    index: SyncResult
+    index: SyncResult | None
     errors: list[MemoryFileError] = field(default_factory=list)
+    search: lexical.Mode = field(default_factory=lambda: lexical.Mode(lexical.HYBRID))
+    catalog_rows: int = 0
 
 
 def sync(store: Store, *, rebuild: bool = False, warn: Callable[[str], None] | None = None) -> SyncReport:
     """Sync the catalog (every file stat-ed, changed ones read) and the LanceDB index (incremental).
 
     ``rebuild``: drop the catalog and the index first and rebuild both from the memory files.
-    A catalog failure is passed to ``warn`` (it is a cache: the index sync reads the files itself).
+    A catalog failure is passed to ``warn`` (it is a cache: the index sync reads the files itself); without the
+    ``all`` extra the catalog is the only index, and its failure is raised.
+
+    Raises:
+        OSError, sqlite3.Error, filelock.Timeout: lean install only: the catalog cannot be written.
     """
-    from ..catalog.db import drop_catalog
+    from ..catalog.db import connect, count, drop_catalog
+    from ..catalog.files import file_errors
     from ..catalog.sync import sync_hook_index
+
+    how = lexical.mode(store)
+    if how.lean:
+        if rebuild:
+            drop_catalog(store.repo.root)
+        sync_hook_index(store, full=True)
+        con = connect(store.repo.root)
+        try:
+            rows = count(con) if con is not None else 0
+        finally:
+            if con is not None:
+                con.close()
+        return SyncReport(index=None, errors=file_errors(store), search=how, catalog_rows=rows)
+
     from ..search.recall import close_source, open_index, sync_index
 
     index = open_index(store)
@@ -39,9 +69,7 @@ def sync(store: Store, *, rebuild: bool = False, warn: Callable[[str], None] | N
     if rebuild:
         loaded = store.load_all()
         mems = loaded.memories
-        return SyncReport(index=index.rebuild(loaded.hashes, lambda i: mems[i]), errors=loaded.errors)
+        return SyncReport(index=index.rebuild(loaded.hashes, lambda i: mems[i]), errors=loaded.errors, search=how)
     _, res, src = sync_index(store, None, index)
     close_source(src)
-    from ..catalog.files import file_errors
-
-    return SyncReport(index=res, errors=file_errors(store))
+    return SyncReport(index=res, errors=file_errors(store), search=how)

@@ -259,8 +259,10 @@ class OpenAIEmbedder:
             try:
                 import openai
             except ImportError as exc:
+                from .. import extras
+
                 raise EmbeddingError("the openai package is not installed",
-                                     "pip install openai, or use provider = \"wordllama\"") from exc
+                                     f"install gitmem's all extra: {extras.install_command()}") from exc
             api_key = os.environ.get(self.api_key_env or "") or "none"
             self._client = openai.OpenAI(base_url=self.base_url, api_key=api_key, timeout=self.timeout,
                                          max_retries=self.max_retries)

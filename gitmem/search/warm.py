@@ -5,7 +5,8 @@ the index and the embedding model, so this process need not load them (LanceDB ~
 model ~0.2 s, ~150 MB resident: ``bench/mcp.py``). The hits are the warm process's (its ``search`` op:
 ``search.recall``'s ``sync_index`` + ``relevant(search_healing(...))``); their memories are read here
 from the catalog, as ``search.recall.recall`` reads them. When the warm process is off, absent,
-starting or slow, ``search.recall.recall`` runs here, unchanged: one owner of the search itself.
+starting or slow, ``search.lexical.found`` runs here (``search.recall.recall``, or BM25 over the catalog without
+the ``all`` extra, as the warm process does): one owner of the search itself.
 
 Must not import: LanceDB (``search.index``, ``search.recall``) unless the warm process did not answer.
 """
@@ -45,9 +46,9 @@ def recall(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], N
     hits = _from_reply(store, reply) if reply is not None else None
     if hits is not None:
         return hits
-    from .recall import recall as in_process  # LanceDB: only when the warm process did not answer
+    from .lexical import found  # LanceDB (with the all extra): only when the warm process did not answer
 
-    return in_process(store, query, limit, warn=warn)
+    return found(store, query, limit, warn=warn)[0]
 
 
 def _from_reply(store: Store, reply: dict[str, object]) -> list[RecallHit] | None:

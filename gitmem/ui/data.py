@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import provenance, shapes
+from .. import extras, provenance, shapes
 from ..catalog import db as catalog_db
 from ..catalog import files as catalog_files
 from ..errors import GitmemError
@@ -91,10 +91,10 @@ def version(store: Store) -> str:
 
 def warm(store: Store) -> None:
     """One search, so that the next is quick: the search index synced, LanceDB and the embedding model loaded
-    (cached per process by ``search.embed``)."""
-    from ..search.recall import recall
+    (cached per process by ``search.embed``); nothing to load without the ``all`` extra (``search.lexical``)."""
+    from ..search.lexical import found
 
-    recall(store, "gitmem", 1)
+    found(store, "gitmem", 1)
 
 
 def memory_map(store: Store) -> JSONObject:
@@ -125,11 +125,12 @@ def current_version(store: Store) -> str:
 
 
 def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObject]:
-    """``gitmem recall``'s hybrid search (BM25 + vectors, reciprocal rank fusion): ``map_memory_json`` of each
-    hit plus ``{"score"}``, best first (statuses as recorded in the catalog)."""
-    from ..search.recall import recall
+    """``gitmem recall``'s hybrid search (BM25 + vectors, reciprocal rank fusion; BM25 over the catalog without
+    the ``all`` extra: ``search.lexical.found``): ``map_memory_json`` of each hit plus ``{"score", "search"}``
+    (``"hybrid"`` / ``"bm25"``), best first (statuses as recorded in the catalog)."""
+    from ..search.lexical import found
 
-    hits = recall(store, query, limit)
+    hits, how = found(store, query, limit)
     con = _connect(store)
     try:
         rows = {r["id"]: r for r in catalog_db.rows(con, [h.memory.id for h in hits])}
@@ -143,7 +144,7 @@ def search(store: Store, query: str, limit: int = SEARCH_LIMIT) -> list[JSONObje
                "status": (rows.get(m.id) or {}).get("status"), "reason": (rows.get(m.id) or {}).get("reason"),
                "paths": list(dict.fromkeys(a.path for a in m.anchors if a.path and a.kind != KIND_COMMIT
                                                  and a.local))}
-        out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6)})
+        out.append(shapes.map_memory_json(row) | {"score": round(h.score, 6), "search": how.name})
     return out
 
 
@@ -168,7 +169,8 @@ def org_search(store: Store, query: str, limit: int = ORG_SEARCH_LIMIT) -> JSONO
     if not settings.configured or not query.strip():
         return shapes.org_search_json(query, [], configured=settings.configured, exclude=[], warnings=[])
     own = this_name(settings, store.repo.root)
-    hits = org_search_hits(settings, query, limit=limit, exclude=[own])
+    with extras.needed("the organisation index's search"):
+        hits = org_search_hits(settings, query, limit=limit, exclude=[own])
     return shapes.org_search_json(query, [shapes.org_hit_json(h) for h in hits], configured=True, exclude=[own],
                                   warnings=[])
 

@@ -124,10 +124,11 @@ def org_for_session(root: Path, lay: layout.Layout, limit: int) -> dict[str, obj
         got = reply.get("hits") if isinstance(reply, dict) else None
         hits = got if isinstance(got, list) and all(isinstance(h, dict) for h in got) else None
     if hits is None:
-        from ... import shapes
+        from ... import extras, shapes
         from ...org.search import search
 
-        hits = [shapes.org_hit_json(h) for h in search(settings, name, limit=limit, exclude=[name])]
+        with extras.needed("[org] inject"):  # a lean install: a GitmemError, logged by the hook
+            hits = [shapes.org_hit_json(h) for h in search(settings, name, limit=limit, exclude=[name])]
     about = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
     named = [h for h in hits if any(about.search(str(x)) for x in
                                     (h.get("title"), h.get("body"), *(h.get("anchors") or ())))]  # type: ignore[misc]
