@@ -53,13 +53,19 @@ cleanup() {
     # The warm processes the read commands started (one may still be starting): asked to stop by their root (never
     # --all: other sessions' are not ours), then waited for; what still runs from $tmp after 15 s is ended by pid.
     # Only processes whose command line names this run's own temporary folder are looked at.
-    local pids i
-    for i in $(seq 30); do
+    local pids="" i
+    if command -v pgrep >/dev/null 2>&1; then
+        for i in $(seq 30); do
+            stop_daemons
+            pids=$(pgrep -f -- "$tmp/" 2>/dev/null || :)
+            [ -z "$pids" ] && break
+            sleep 0.5
+        done
+    else  # no procps: give a warm process that was still starting the time to start, then stop it
         stop_daemons
-        pids=$(pgrep -f -- "$tmp/" 2>/dev/null || :)
-        [ -z "$pids" ] && break
-        sleep 0.5
-    done
+        sleep 5
+        stop_daemons
+    fi
     # shellcheck disable=SC2086
     [ -z "${pids:-}" ] || kill $pids 2>/dev/null || :
     if [ -z "$keep" ]; then
