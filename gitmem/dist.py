@@ -13,7 +13,8 @@ install's clone, the wheel file or URL it came from; absent for an install from 
 
 Guarantees: never raises for what it finds (a broken or missing metadata file is a finding).
 Must not import: anything outside the standard library and ``gitmem`` itself; it is never on a hook's path
-(``importlib.metadata`` alone costs ~35 ms: that is why ``gitmem.__version__`` is a constant).
+(``importlib.metadata`` alone costs 35-150 ms a process, ``bench/package.py``: why ``gitmem.__version__`` is a
+constant).
 """
 
 from __future__ import annotations
