@@ -162,13 +162,19 @@ def detect() -> Install:
         dists = []
     mine = None
     for dist in dists:
-        held = _holds(dist, package)
+        try:
+            held = _holds(dist, package)
+        except (OSError, ValueError):  # an unreadable metadata file: not this install's, as far as can be told
+            held = None
         if held is not None:
             mine, (mode, source) = dist, held
             break
     if mine is not None:
         dist_version = mine.version
-        installer = (mine.read_text("INSTALLER") or "").strip()
+        try:
+            installer = (mine.read_text("INSTALLER") or "").strip()
+        except (OSError, ValueError):
+            installer = ""
         if dist_version != __version__:
             again = f"pip install -e {source}" if mode == "editable" else f"reinstall {DIST_NAME}"
             problems.append(f"the installed metadata says {DIST_NAME} {dist_version}, the code is {__version__}: "
