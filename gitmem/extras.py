@@ -24,16 +24,13 @@ Standard library only; imports nothing of the extra.
 from __future__ import annotations
 
 import importlib.util
-import json
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from .errors import MissingExtra
 
 #: The distribution and its extra.
-DISTRIBUTION = "gitmem-cli"
+DISTRIBUTION = "gitmem-cli"  # = dist.DIST_NAME (dist imports importlib.metadata: not here)
 EXTRA = "all"
 
 #: The top-level import names the ``all`` extra provides → what in gitmem needs them.
@@ -89,42 +86,24 @@ def search_missing(embeddings: dict[str, object] | None = None) -> list[str]:
 
 
 def install_command() -> str:
-    """The one command that adds the ``all`` extra to the install running this process.
+    """The one command that adds the ``all`` extra to the install running this process (which install: ``dist``).
 
     A ``uv tool`` environment (its ``uv-receipt.toml``) → ``uv tool install --reinstall "gitmem-cli[all]"``;
     a pipx one (``pipx_metadata.json``) → ``pipx install --force "gitmem-cli[all]"``; an editable install of a
     checkout → ``pip install -e "CHECKOUT[all]"``; else ``pip install "gitmem-cli[all]"``.
     """
+    from . import dist  # importlib.metadata, ~30 ms: only on the way to an error message
+
     spec = f'"{DISTRIBUTION}[{EXTRA}]"'
-    prefix = Path(sys.prefix)
-    if (prefix / "uv-receipt.toml").is_file():
+    env = dist.environment()
+    if env == "uv tool":
         return f"uv tool install --reinstall {spec}"
-    if (prefix / "pipx_metadata.json").is_file():
+    if env == "pipx":
         return f"pipx install --force {spec}"
-    checkout = _editable_checkout()
-    if checkout is not None:
-        return f'pip install -e "{checkout}[{EXTRA}]"'
+    inst = dist.detect()
+    if inst.mode == "editable" and inst.source:
+        return f'pip install -e "{inst.source}[{EXTRA}]"'
     return f"pip install {spec}"
-
-
-def _editable_checkout() -> str | None:
-    """The folder of an editable install of gitmem (PEP 610 ``direct_url.json``), else None."""
-    from importlib import metadata  # ~30 ms: only on the way to an error message
-
-    for name in (DISTRIBUTION, "gitmem"):
-        try:
-            text = metadata.distribution(name).read_text("direct_url.json")
-        except metadata.PackageNotFoundError:
-            continue
-        try:
-            info = json.loads(text or "{}")
-        except ValueError:
-            return None
-        url = info.get("url", "") if isinstance(info, dict) else ""
-        if isinstance(info, dict) and info.get("dir_info", {}).get("editable") and url.startswith("file://"):
-            return url.removeprefix("file://")
-        return None
-    return None
 
 
 def error(feature: str, module: str) -> MissingExtra:

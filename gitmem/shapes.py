@@ -37,7 +37,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``log_entry_json``: each entry of ``log``.
 * ``export_line_json``: each line of ``export`` (also carries ``"format": EXPORT_FORMAT``).
 * ``import_json``, ``claude_mem_import_json``: ``import FILE``, ``import claude-mem``.
-* ``scan_json``: ``scan``. ``sync_json``: ``sync``. ``doctor_json`` (``doctor_check_json`` nested): ``doctor``.
+* ``scan_json``: ``scan``. ``sync_json``: ``sync``.
+* ``doctor_json`` (``doctor_check_json``, ``install_info_json`` nested): ``doctor``.
 * ``install_json``, ``uninstall_json``: ``install AGENT``, ``uninstall AGENT`` (every agent alike).
 * ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
   ``uninstall_json`` with the reason it was chosen).
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .capture.consolidate import Outcome
+    from .dist import Install
     from .integrations.agents.installers import AgentPlan, Detection
     from .integrations.agents.installing import InstallResult
     from .integrations.git_hooks import HookState, InstallReport
@@ -523,9 +525,27 @@ def doctor_check_json(c: Check) -> JSONObject:
     return {"name": c.name, "level": c.level, "message": c.message, "hint": c.hint}
 
 
+def install_info_json(inst: Install) -> JSONObject:
+    """Which gitmem runs (``gitmem.dist.Install``): ``{"distribution": "gitmem-cli", "version" (the code's),
+    "metadata_version" (the installed metadata's, null when not installed), "mode" (editable, wheel, source),
+    "source" (editable: the clone's folder; wheel: the file or URL installed from, null from the package index;
+    source: the folder holding the package), "environment" (uv tool, pipx, venv, system), "prefix", "python",
+    "scripts", "package", "installer", "on_path" (the gitmem command on PATH, or null), "on_path_is_this"
+    (null when none on PATH), "conflicts": ["NAME VERSION"], "problems": [line]}``."""
+    from .dist import DIST_NAME, path_is_this
+
+    return {"distribution": DIST_NAME, "version": inst.version, "metadata_version": inst.dist_version,
+            "mode": inst.mode, "source": inst.source, "environment": inst.environment, "prefix": inst.prefix,
+            "python": inst.python, "scripts": inst.scripts, "package": inst.package, "installer": inst.installer,
+            "on_path": inst.on_path, "on_path_is_this": path_is_this(inst), "conflicts": list(inst.conflicts),
+            "problems": list(inst.problems)}
+
+
 def doctor_json(report: Report) -> JSONObject:
-    """``{"ok", "checks": [doctor_check_json]}``."""
-    return {"ok": report.ok, "checks": [doctor_check_json(c) for c in report.checks]}
+    """``{"ok", "checks": [doctor_check_json], "install": install_info_json}`` (``install`` null when not
+    looked at)."""
+    return {"ok": report.ok, "checks": [doctor_check_json(c) for c in report.checks],
+            "install": install_info_json(report.install) if report.install is not None else None}
 
 
 def install_json(res: InstallResult) -> JSONObject:

@@ -14,6 +14,8 @@ import sysconfig
 from importlib.metadata import distribution
 from pathlib import Path
 
+from gitmem.dist import DIST_NAME
+
 
 def second_venv(folder: Path) -> Path:
     """Create the venv in ``folder`` (see the module docstring); returns its ``bin`` folder.
@@ -28,7 +30,7 @@ def second_venv(folder: Path) -> Path:
                              check=True, capture_output=True, text=True).stdout.strip()
     ours = sysconfig.get_paths()["purelib"]
     (Path(purelib) / "gitmem-under-test.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
-    for ep in distribution("gitmem").entry_points:
+    for ep in distribution(DIST_NAME).entry_points:
         if ep.group != "console_scripts":
             continue
         module, _, func = ep.value.partition(":")

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .. import __version__
 from ..shapes import JSONObject, dumps_document, dumps_line, note_json, versioned, warning_json
 
 if TYPE_CHECKING:
@@ -103,8 +102,19 @@ def _warn_invalid(store: Store, errors: list[MemoryFileError] | None = None) -> 
             click.echo(f"warning: {e.message}" + (f" ({e.hint})" if e.hint else ""), err=True)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: ``gitmem-cli X.Y.Z`` and how this gitmem is installed, from where (``gitmem.dist``)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from ..dist import version_text
+
+    click.echo(version_text())
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="gitmem")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and which install of gitmem runs (editable clone, uv tool, pipx, venv).")
 def cli() -> None:
     """gitmem: long-term memory for coding agents, anchored to the code.
 

@@ -1,6 +1,8 @@
 """``gitmem doctor``: is everything where git and gitmem will actually use it?
 
 Checks, each an ``ok`` / ``warn`` / ``error`` line with a hint:
+which install of gitmem runs (``gitmem.dist``: an editable clone, a wheel in a uv tool or pipx environment, a
+venv; its metadata's version; another distribution providing ``gitmem``),
 the ``.gitmem/`` layout and config (``[llm]`` too), the per-clone and per-worktree folders in git's
 folder (usable, an older gitmem's state moved out of every work tree, copies a migration kept aside),
 every memory file, each git
@@ -19,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import layout
+from .. import dist, layout
 from ..errors import ConfigError, GitmemError
 from ..integrations import git_hooks
 from ..layout import CONFIG_FILE
@@ -41,6 +43,8 @@ class Report:
     """All findings; ``ok`` is false when any is an error."""
 
     checks: list[Check] = field(default_factory=list)
+    #: Which gitmem ran the checks (``dist.detect``), None when not looked at.
+    install: dist.Install | None = None
 
     @property
     def ok(self) -> bool:
@@ -53,6 +57,7 @@ class Report:
 def diagnose(store: Store, *, check_index: bool = True) -> Report:
     """Run every check (see module docstring). Never raises for what it finds."""
     r = Report()
+    _install_checks(r)
     try:
         from ..search.embed import embedder_from_config
 
@@ -152,6 +157,20 @@ def _extras_check(store: Store, r: Report) -> bool:
               "gitmem mcp and the organisation index need it",
               f"to add it: {extras.install_command()}")
     return how.lean
+
+
+def _install_checks(r: Report) -> None:
+    """Which gitmem runs (``dist.detect``): how and where it is installed, and what is wrong with that install."""
+    inst = r.install = dist.detect()
+    line = f"{dist.DIST_NAME} {inst.version}: {dist.describe(inst)}"
+    on_path = dist.path_is_this(inst)
+    if on_path is False:
+        line += f"; the gitmem on PATH is another install ({inst.on_path})"
+    elif on_path is None:
+        line += "; no gitmem on PATH"
+    r.add("install", "ok", line)
+    for p in inst.problems:
+        r.add("install", "warn", p, "then check again with `gitmem --version`")
 
 
 def _sharing_checks(store: Store, r: Report) -> None:

@@ -507,8 +507,8 @@ def same_content(original: Any, cleaned: Any) -> bool:
 #: on this machine or does not start (the committed hook command says it, without gitmem).
 ABSENT_NOTICE = ("gitmem: this repository keeps memories for coding agents in .gitmem/memories, but gitmem is not "
                  "installed or does not start on this machine, so none were given to this session. Fix: install "
-                 "gitmem from its repository as its README says (the PyPI package named gitmem is another project), "
-                 "then run `gitmem hooks install && gitmem install` here and start a new session.")
+                 "it with `uv tool install \"gitmem-cli[all]\"` (or pipx; the PyPI package named gitmem is another "
+                 "project), then run `gitmem hooks install && gitmem install` here and start a new session.")
 
 
 def installed_script(name: str) -> Path | None:
