@@ -305,6 +305,22 @@ def test_a_version_change_restarts_it_a_config_change_reloads_the_root(
     assert st["root"]["requests"] == 1 and st["root"]["loaded"] >= loaded
 
 
+def test_a_client_of_another_install_restarts_it(tmp_path: Path, servers: list[layout.Layout],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two installs of one version (a lean CI venv beside the full `uv tool` one): the warm process one of them
+    started never answers the other (it would give a full install BM25-only results); it is told to restart."""
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    first = start(lay)["pid"]
+    with monkeypatch.context() as m:
+        m.setattr(client, "INSTALL", "/elsewhere/venv:/elsewhere/venv/lib/site-packages/gitmem")
+        assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=10) is None
+    wait_for(lambda: first not in servers_of(repo), 30, "the other install's server to exit")
+    assert any("restarting it: the warm process runs another install" in ln for ln in log_lines(lay))
+    wait_for(lambda: (st := client.status(lay)) and st["pid"] != first and st["pid"], 120, "a new server")
+
+
 def test_two_worktrees_one_server(tmp_path: Path, servers: list[layout.Layout]) -> None:
     repo = init_repo(tmp_path / "repo")
     other = tmp_path / "other"

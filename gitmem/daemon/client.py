@@ -1,6 +1,6 @@
 """Talk to the user's warm process: one JSON request, one JSON reply, over its Unix domain socket.
 
-Owns: the wire protocol (``PROTOCOL``; one request line ``{"protocol", "op", "params", "version",
+Owns: the wire protocol (``PROTOCOL``; one request line ``{"protocol", "op", "params", "version", "install",
 "config", "root"}``, one reply line ``{"ok": true, "result": {...}}`` or ``{"ok": false, "error":
 str, "restart": bool}``, then the server closes the connection), when the warm process is off
 (``GITMEM_NO_DAEMON=1``, ``[daemon] enabled = false``), the config fingerprint each request carries for
@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import time
 
 from .. import __version__, config, infra
@@ -49,6 +50,10 @@ STARTED = ("gitmem: started the warm process (pid {pid}, one per user, exits aft
            "without a request; `gitmem daemon stop --all` stops it)\n")
 #: How a reply telling the client to start a new process is logged.
 RESTART = "restarting it"
+#: Which install of gitmem this process runs: its Python environment (``sys.prefix``) and its package folder. A
+#: warm process started by another install (a lean CI venv beside the full ``uv tool`` one, two venvs of one
+#: clone) is told to restart rather than answer with what that install can do (BM25 only, say).
+INSTALL = f"{sys.prefix}:{os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}"
 #: Largest reply read (bytes): the JSON of ``gitmem list --json`` at 100k memories is ~40 MB.
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
@@ -150,7 +155,7 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
             return None, "no warm process", True  # its server makes the private folder
         return None, f"{path.parent} is not a private folder of this user (0700): not used", False
     body = json.dumps({"protocol": PROTOCOL, "op": op, "params": params, "version": __version__,
-                       "config": config_fingerprint(lay) if lay is not None else "-",
+                       "install": INSTALL, "config": config_fingerprint(lay) if lay is not None else "-",
                        "root": os.fspath(lay.root) if lay is not None else ""}).encode() + b"\n"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

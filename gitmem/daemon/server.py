@@ -509,6 +509,10 @@ class Server:
             return {"ok": False, "restart": True,
                     "error": f"server is gitmem {__version__} protocol {client.PROTOCOL}, client "
                              f"{req.get('version')} protocol {req.get('protocol')}"}
+        if req.get("install", client.INSTALL) != client.INSTALL:
+            self.stopping.set()
+            return {"ok": False, "restart": True,
+                    "error": f"the warm process runs another install of gitmem ({client.INSTALL.partition(':')[0]})"}
         if self.code_changed():
             self.stopping.set()
             return {"ok": False, "restart": True, "error": "gitmem's code changed (an upgrade or an edit)"}
