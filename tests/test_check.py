@@ -154,8 +154,21 @@ def test_a_deepened_clone_checks_the_change(tmp_path: Path, run_cli) -> None:
 def test_on_the_base_itself_there_is_no_change_and_it_says_so(tmp_path: Path, run_cli) -> None:
     repo, _ = _repo(tmp_path, run_cli)
     git(repo, "checkout", "-q", "main")
-    code, out, _ = run_cli(repo, "check")
-    assert code == 0 and "HEAD is in main: no change to check" in out
+    code, out, err = run_cli(repo, "check")
+    assert code == 0 and "HEAD is in main: no change to check" in out and "not fresh at HEAD" not in err
+
+
+def test_on_the_base_memories_already_stale_are_named_not_passed_over(tmp_path: Path, run_cli) -> None:
+    """A commit on main made a memory stale; `check` on main has no change to check, but its "ok" must not read
+    as "the memories are fresh": the stale one is named, with `gitmem stale`."""
+    repo, mid = _repo(tmp_path, run_cli)
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "change parse on main", {"csvish.py": CODE.replace("split(',')", "split(';')")})
+    code, out, err = run_cli(repo, "check")
+    assert code == 0 and "no change to check" in out
+    assert f"1 team memory is not fresh at HEAD ({mid})" in err and "gitmem stale" in err, err
+    code, out, _ = run_cli(repo, "check", "--json")
+    assert any(mid in w for w in json.loads(out)["warnings"])
 
 
 @pytest.mark.parametrize("move", ["rename", "file"])

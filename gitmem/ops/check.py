@@ -150,7 +150,10 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
         problems += unreviewed(store, loaded.memories.values(), loaded.paths)
     result.warnings = unknown_key_warnings(store, [*loaded.memories.values(), *loaded.retired.values()])
     if base_sha == head:
-        return result  # HEAD is in the base: no change to check (the memory files were)
+        # HEAD is in the base: no change to check (the memory files were). Memories already stale there are not
+        # this change's doing, but "ok" must not read as "the memories are fresh": they are named as a warning.
+        result.warnings += stale_at_head_warnings(store, head, loaded.memories.values())
+        return result
     changes = repo.changed_files(base_sha, head)
     touched = {p for ch in changes for p in (ch.old_path, ch.new_path) if p}
     result.warnings += raised_warnings(store, base_sha, [m for m in loaded.memories.values()
@@ -327,6 +330,24 @@ def raised_warnings(store: Store, base: str, memories: Iterable[Memory], paths: 
         out.append(f"{name} \"{m.title}\": this change makes it a rule {was}, {by}; a review or source "
                    "is a line anyone can write: make sure a person read it (agents cannot run gitmem review)")
     return out
+
+
+def stale_at_head_warnings(store: Store, head: str, memories: Iterable[Memory]) -> list[str]:
+    """One line when team memories of ``memories`` are not fresh at ``head`` (stale, moved, deleted anchors),
+    naming up to ``MAX_NAMED`` ids and ``gitmem stale``; [] when every one is fresh."""
+    from ..analyzer import evaluate
+
+    team = [m for m in memories if m.scope == "team" and m.anchors]
+    bad = [ms.memory.id for ms in evaluate(store, head, team) if ms.status != Status.FRESH]
+    if not bad:
+        return []
+    named = ", ".join(bad[:MAX_NAMED]) + (f" and {len(bad) - MAX_NAMED} more" if len(bad) > MAX_NAMED else "")
+    return [f"{len(bad)} team memor{'y is' if len(bad) == 1 else 'ies are'} not fresh at HEAD ({named}), made so "
+            "before the checked range: `gitmem stale` lists them; `--base REV` checks a change"]
+
+
+#: Ids named in one ``stale_at_head_warnings`` line.
+MAX_NAMED = 5
 
 
 def unknown_key_warnings(store: Store, memories: Iterable[Memory]) -> list[str]:
