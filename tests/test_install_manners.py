@@ -167,6 +167,21 @@ def test_uninstall_vscode_keeps_the_hooks_claude_code_uses_too(repo: Path, machi
     assert "gitmem" not in json.loads((repo / ".vscode" / "mcp.json").read_text())["servers"]
 
 
+def test_uninstall_claude_keeps_the_hooks_vscode_runs_then_uninstall_vscode_removes_them(  # type: ignore[no-untyped-def]
+        repo: Path, machine: Path, run_cli) -> None:
+    before = _tree(repo)
+    assert run_cli(repo, "install", "vscode")[0] == 0
+    assert run_cli(repo, "install", "claude")[0] == 0
+    code, out, err = run_cli(repo, "uninstall", "claude")
+    assert code == 0 and "hooks kept" in out and "uninstall vscode" in out, err
+    hooks = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks and all("gitmem" in json.dumps(v) for v in hooks.values())
+    code, out, err = run_cli(repo, "doctor")
+    assert "vscode: 0 hook" not in out, out
+    assert run_cli(repo, "uninstall", "vscode")[0] == 0
+    assert _tree(repo) == before
+
+
 def test_install_with_no_agent_writes_claude_and_vscode_once_and_gives_everything_back(repo: Path, machine: Path,  # type: ignore[no-untyped-def]
                                                                                        run_cli) -> None:
     before = _tree(repo)

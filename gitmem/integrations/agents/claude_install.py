@@ -60,6 +60,7 @@ from .installing import (
     server_registered,
     shim_command,
     user_script,
+    vscode_registered,
     with_ours,
     without_ours,
 )
@@ -145,10 +146,11 @@ def _result(settings_path: Path, mcp_path: Path) -> InstallResult:
     return InstallResult(NAME, {"settings": str(settings_path), "mcp_file": str(mcp_path)}, command=HOOK_COMMAND)
 
 
-def _cleaned(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` without gitmem's handlers and its entry of ``enabledMcpjsonServers`` (and what they leave empty)."""
+def _cleaned(settings: dict[str, Any], *, hooks: bool = True) -> dict[str, Any]:
+    """``settings`` without gitmem's handlers (``hooks``) and its entry of ``enabledMcpjsonServers`` (and what they
+    leave empty)."""
     new = dict(settings)
-    if isinstance(settings.get("hooks"), dict) and settings["hooks"]:
+    if hooks and isinstance(settings.get("hooks"), dict) and settings["hooks"]:
         new["hooks"] = without_ours(settings["hooks"], is_ours)
         if not new["hooks"]:
             del new["hooks"]
@@ -219,8 +221,10 @@ def install(root: Path | None, *, user: bool = False, home: Path | None = None) 
     return apply(plan_install(root, user=user, home=home))
 
 
-def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None) -> Plan:
-    """What ``uninstall`` writes or removes, every file read and checked first.
+def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None = None,
+                   shared: bool = True) -> Plan:
+    """What ``uninstall`` writes or removes, every file read and checked first. The hooks stay while VS Code uses
+    them (``installing.vscode_registered``) unless ``shared`` is False (VS Code is uninstalled in the same run).
 
     Raises:
         SettingsError: a settings file is not valid JSON, or has an unexpected shape.
@@ -229,7 +233,11 @@ def plan_uninstall(root: Path | None, *, user: bool = False, home: Path | None =
     text, settings = read_json_file(settings_path)
     _check_shape(settings_path, settings)
     res = _result(settings_path, mcp_path)
-    new = _cleaned(settings)
+    keep = shared and not user and vscode_registered(root)  # VS Code runs these very hooks (`install vscode`)
+    if keep:
+        res.notes.append(f"{settings_path}: gitmem's hooks kept (VS Code's too: `gitmem uninstall vscode` "
+                         "removes them)")
+    new = _cleaned(settings, hooks=not keep)
     changes = [json_change(settings_path, text, settings, new, empty=not new, prune=0 if user else 1),
                mcp_file_change(mcp_path, res, uninstall=True, private=user)]
     return Plan(res, [c for c in changes if c], True, record_file(None if user else root))

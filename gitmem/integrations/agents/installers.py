@@ -108,7 +108,13 @@ def plan_all(names_reasons: list[tuple[str, str]], root: Path | None, *, uninsta
         where = None if user else root
         p = AgentPlan(name, reason, True if uninstall else is_installed(mod.status(where, user=user)))
         try:
-            p.plan = mod.plan_uninstall(where, user=user) if uninstall else mod.plan_install(where, user=user)
+            if uninstall and name == "claude" and any(n == "vscode" for n, _ in names_reasons):
+                # VS Code runs Claude Code's hooks: both leaving in one run, the hooks go with Claude Code's plan
+                from . import claude_install
+
+                p.plan = claude_install.plan_uninstall(where, user=user, shared=False)
+            else:
+                p.plan = mod.plan_uninstall(where, user=user) if uninstall else mod.plan_install(where, user=user)
         except SettingsError as e:
             p.error, p.hint = e.message, e.hint
         if p.plan is not None:

@@ -744,6 +744,22 @@ def mcp_servers(path: Path, data: dict[str, Any], key: str = SERVERS_KEY) -> dic
     return dict(servers or {})
 
 
+def vscode_mcp_file(root: Path) -> Path:
+    """The project's ``.vscode/mcp.json`` (VS Code's MCP servers, key ``servers``)."""
+    return root / ".vscode" / "mcp.json"
+
+
+def vscode_registered(root: Path | None) -> bool:
+    """Whether ``root``'s ``.vscode/mcp.json`` has gitmem's server (``gitmem install vscode``): VS Code then runs
+    the hooks in ``.claude/settings.json`` too, so ``uninstall claude`` keeps them. False when unreadable."""
+    if root is None:
+        return False
+    try:
+        return server_registered(read_json(vscode_mcp_file(root)), "servers")
+    except SettingsError:
+        return False
+
+
 def server_registered(data: dict[str, Any], key: str = SERVERS_KEY) -> bool:
     """Whether ``data[key]["gitmem"]`` (``mcpServers``) is gitmem's server."""
     servers = data.get(key)

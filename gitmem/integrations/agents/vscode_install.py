@@ -17,7 +17,7 @@ gitmem's own entries are replaced, so a second install changes nothing), into th
 ``uninstall`` removes gitmem's server from ``.vscode/mcp.json`` (the file goes when gitmem created it and
 nothing else is left, with ``.vscode/`` when then empty) and the hooks from ``.claude/settings.json`` unless
 gitmem is installed for Claude Code too (its MCP server in ``.mcp.json``): those hooks are then Claude Code's
-as well, and stay (``gitmem uninstall claude`` removes them).
+as well, and stay; ``gitmem uninstall claude`` likewise keeps them while VS Code has gitmem's server.
 
 Sources: code.visualstudio.com/docs/agents/reference/mcp-configuration (the ``servers`` format),
 …/docs/agent-customization/hooks (the hook files VS Code reads).
@@ -45,6 +45,7 @@ from .installing import (
     read_json,
     record_file,
     server_registered,
+    vscode_mcp_file,
 )
 
 NAME = "vscode"
@@ -66,8 +67,8 @@ SERVERS_KEY = "servers"
 
 
 def location(root: Path) -> Path:
-    """The project's ``.vscode/mcp.json``."""
-    return root / ".vscode" / "mcp.json"
+    """The project's ``.vscode/mcp.json`` (``installing.vscode_mcp_file``)."""
+    return vscode_mcp_file(root)
 
 
 def _result(root: Path) -> InstallResult:
