@@ -469,7 +469,11 @@ class Repo:
         return (full, int(t), author, subject) if full and t.isdigit() else None
 
     def user_name(self) -> str:
-        """``user.name`` from git config, or "" when unset."""
+        """The name git authors commits with: ``$GIT_AUTHOR_NAME`` when set (git's own precedence), else
+        ``user.name`` from git config, else "" (no guess from the system's user, as ``user.useConfigOnly``)."""
+        env = os.environ.get("GIT_AUTHOR_NAME", "").strip()
+        if env:
+            return env
         try:
             return self._run("config", "--get", "user.name")
         except GitError:  # unset (exit 1) or an unreadable config: "unknown author"

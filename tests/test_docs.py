@@ -114,7 +114,8 @@ def gitmem_commands(line: str) -> list[list[str]]:
         elif start and (word in PREFIXES or re.match(r"^[A-Z_]+=", word)):
             continue
         start = False
-    return commands
+    # `gitmem check: ok (…)` is a command's output quoted in prose, not an invocation
+    return [c for c in commands if not (c and c[0].endswith(":"))]
 
 
 @functools.cache

@@ -732,3 +732,15 @@ def test_stage_treats_paths_literally(repo: Path) -> None:
 def test_commit_exists_is_false_for_the_null_sha(repo: Path) -> None:
     assert git(repo, "cat-file", "-e", "0" * 40, check=False) == ""  # git: no such object
     assert Repo(repo).commit_exists("0" * 40) is False
+
+
+def test_user_name_is_who_git_authors_as(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$GIT_AUTHOR_NAME`` first (git's own precedence, and what git sets for its hooks), then ``user.name``, else
+    "" (never a guess from the system's user)."""
+    r = Repo(repo)
+    assert r.user_name() == "Test User"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada Lovelace")
+    assert r.user_name() == "Ada Lovelace"
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    assert r.user_name() == ""

@@ -260,3 +260,11 @@ def test_a_vscode_mcp_json_with_comments_is_refused_with_the_entry_to_add(repo: 
         assert code == 1 and "is not plain JSON (comments or a syntax error)" in out + err
         assert '"servers": {"gitmem": {"type": "stdio", "command": "sh"' in out + err  # the hint: what to add
         assert _tree(repo) == before
+
+
+def test_a_dry_run_of_a_current_install_says_so(repo: Path, machine: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Not "would refresh" then "nothing to change": an install with nothing to change says it is current."""
+    assert run_cli(repo, "install", "claude")[0] == 0
+    code, out, err = run_cli(repo, "install", "claude", "--dry-run")
+    assert code == 0, err
+    assert "claude: already installed and current" in out and "would refresh" not in out, out

@@ -178,14 +178,14 @@ def _render_plans(plans: list[AgentPlan], install: bool, dry_run: bool,
             continue
         if p.result is None:
             assert p.plan is not None
+            shown = [o for o in outcome(p.plan) if o.action != "keep"] if dry_run else []
             if dry_run:
-                verb = ("would install" if not p.installed else "already installed, would refresh") if install \
-                    else "would uninstall"
+                verb = "would uninstall" if not install else "would install" if not p.installed else \
+                    "already installed, would refresh" if shown else "already installed and current"
             else:
                 verb = f"not {'installed' if install else 'uninstalled'}: another agent's file was refused"
             lines.append(f"{p.agent}: {verb} ({p.reason})")
             if dry_run:
-                shown = [o for o in outcome(p.plan) if o.action != "keep"]
                 lines += [f"  would {o.action} {o.path}" for o in shown] or ["  nothing to change"]
                 lines += [f"  note: {n}" for n in p.plan.result.notes]
                 lines += [o.diff(root).rstrip("\n") for o in shown]  # the exact bytes, as a diff `git apply` takes
