@@ -241,14 +241,18 @@ def _bin_with(tmp_path: Path, **links: str) -> str:
     return str(bin_dir)
 
 
-def test_missing_python_and_no_gitmem_on_path_is_silent(tmp_path: Path) -> None:
+def test_missing_python_and_no_gitmem_on_path_says_so_in_one_line(tmp_path: Path) -> None:
+    """The commit goes on (a git hook never fails one), but not silently: gitmem's checks did not run."""
     repo = gitmem_repo(tmp_path / "repo")
     write_hook(repo / ".git" / "hooks" / "post-commit", "echo legacy >> legacy.out\n")
     install(Repo(repo), python="/nonexistent/python")
 
     proc = run_git(repo, "commit", "-q", "--allow-empty", "-m", "two", env={"PATH": _bin_with(tmp_path)})
     assert proc.returncode == 0
-    assert proc.stderr == "" and proc.stdout == ""
+    assert proc.stdout == ""
+    assert proc.stderr == "".join(f"gitmem: {hook} skipped: no Python here can run gitmem (this hook names "
+                                  "/nonexistent/python); install gitmem, then run `gitmem init` in this clone\n"
+                                  for hook in ("pre-commit", "post-commit"))
     assert (repo / "legacy.out").read_text() == "legacy\n"
     assert records(tmp_path) == [] and log_text(repo) == ""
     assert [s.problem for s in status(Repo(repo))][0].startswith(
@@ -270,7 +274,7 @@ def test_python_that_cannot_import_gitmem_is_skipped_and_repo_code_is_never_impo
 
     proc = run_git(repo, "commit", "-q", "--allow-empty", "-m", "two",
                    env={"PATH": _bin_with(tmp_path, python3=str(wrapper))})
-    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.returncode == 0 and "gitmem: post-commit skipped: no Python here can run" in proc.stderr
     assert not (repo / "pwned").exists()
     assert records(tmp_path) == []
 
