@@ -146,11 +146,11 @@ def test_the_warm_process_searches_with_bm25_on_a_lean_install(repo: Path, lean:
     lay = layout.of(repo)
     monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)  # this process talks to it
     env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
-    proc = subprocess.Popen([sys.executable, "-m", "gitmem.daemon", str(repo)], cwd=repo, env={**env, **lean},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem.daemon", "--warm", str(repo)], cwd=repo,
+                            env={**env, **lean}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert wait_for(lambda: client.request(lay, "status", {}, timeout_s=5, start=False) is not None,
-                        timeout=60), (repo / ".git/gitmem/logs/daemon.log").read_text()
+                        timeout=60), client.server_log().read_text() if client.server_log().exists() else "no log"
         reply = client.request(lay, "search", {"query": "backoff attempt", "limit": 5}, timeout_s=10, start=False)
         assert reply is not None and reply["mode"] == "bm25"
         assert [h["id"] for h in reply["hits"]] == [mid] and reply["hits"][0]["vector_rank"] is None

@@ -53,7 +53,7 @@ RESTART = "restarting it"
 #: Which install of gitmem this process runs: its Python environment (``sys.prefix``) and its package folder. A
 #: warm process started by another install (a lean CI venv beside the full ``uv tool`` one, two venvs of one
 #: clone) is told to restart rather than answer with what that install can do (BM25 only, say).
-INSTALL = f"{sys.prefix}:{os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}"
+INSTALL = f"{os.path.realpath(sys.prefix)}:{os.path.dirname(os.path.dirname(os.path.realpath(__file__)))}"
 #: Largest reply read (bytes): the JSON of ``gitmem list --json`` at 100k memories is ~40 MB.
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 
