@@ -75,8 +75,16 @@ def injected(repo: Path, event: dict[str, Any], name: str) -> str:
 
 
 def spooled(repo: Path, session: str) -> list[dict[str, Any]]:
-    path = spool.live_path(repo, spool.session_key(session))
-    return [json.loads(ln) for ln in path.read_text().splitlines()] if path.exists() else []
+    """The session's spooled records, oldest first: the batches a consolidation has claimed (a session end or an
+    idle event hands the live file over, and a fast worker may have claimed it already), then the live file."""
+    key = spool.session_key(session)
+    out: list[dict[str, Any]] = []
+    for path in [*spool.batches(repo, key), spool.live_path(repo, key)]:
+        try:
+            out += [json.loads(ln) for ln in path.read_text().splitlines()]
+        except FileNotFoundError:  # consolidated meanwhile
+            continue
+    return out
 
 
 # -- parsing: command lines and patches ------------------------------------------------------------
