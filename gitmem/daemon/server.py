@@ -110,6 +110,19 @@ def pss_bytes() -> int | None:
     return None
 
 
+def _root_log(lay: layout.Layout, line: str) -> None:
+    """``client.log`` for a root this process holds, without making its folders again: the root may have been
+    moved or deleted (then its ``<git common dir>/gitmem`` is gone, and ``client.log`` would create
+    ``<old path>/.git/gitmem/logs/``: a deleted repository back as a folder, a moved one unable to move back)."""
+    try:
+        os.mkdir(lay.logs_dir)  # not ``parents``: only when the repository's gitmem folder is still there
+    except FileExistsError:
+        pass
+    except OSError:
+        return
+    client.log(lay, line)
+
+
 class _Captured(io.TextIOWrapper):
     """A standard stream for one ``cli`` request: text encoded as the client's stream encodes it, into a
     ``BytesIO``; a terminal when the client's stream is one (click and the commands ask ``isatty``)."""
@@ -339,7 +352,7 @@ class Server:
     def _say(self, state: Root, line: str) -> None:
         """Log ``line`` to the server's log and to the root's own ``daemon.log``."""
         client.log_server(f"server: {line}")
-        client.log(state.lay, f"server: {line}")
+        _root_log(state.lay, f"server: {line}")
 
     # -- ops ----------------------------------------------------------------------------------
 
@@ -674,7 +687,7 @@ class Server:
         with self._roots_lock:
             left = list(self.roots.values())
         for state in left:
-            client.log(state.lay, f"server: exit ({why})")
+            _root_log(state.lay, f"server: exit ({why})")
         client.log_server(f"server: exit ({why}) after {self.requests} requests")
 
 

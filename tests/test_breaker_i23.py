@@ -1,0 +1,36 @@
+"""Issue 23, breaker: the newest features attacked (one warm process per user, the lean install, installers,
+``remember -``, the catalog's in-place edits). Real git repositories, real processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitmem import layout
+from gitmem.daemon import client
+from tests.test_daemon import init_repo, log_lines, servers, start, wait_for  # noqa: F401 - the fixture
+
+# -- the warm process ------------------------------------------------------------------------------------------
+
+
+def test_a_moved_or_deleted_repository_is_not_made_again_by_the_warm_process(
+        tmp_path: Path, servers: list[layout.Layout]) -> None:  # noqa: F811 - the fixture
+    """Dropping a repository that is gone must not write its log where it was: that made ``<old>/.git/gitmem/logs/
+    daemon.log`` again, so a deleted repository came back as a folder and moving one back put it inside it."""
+    keep = init_repo(tmp_path / "keep")
+    gone = init_repo(tmp_path / "gone")
+    moved = init_repo(tmp_path / "moved")
+    klay, glay, mlay = layout.of(keep), layout.of(gone), layout.of(moved)
+    servers.extend([klay, glay, mlay])
+    start(klay)
+    for lay in (glay, mlay):
+        assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=60) is not None
+    import shutil
+
+    shutil.rmtree(gone)
+    moved.rename(tmp_path / "elsewhere")
+    for path in (gone, moved):
+        wait_for(lambda p=path: any(f"dropped {p}: gone" in ln for ln in log_lines(None)), 30, f"{path} dropped")
+    assert client.status(klay) is not None  # the process still serves the repository that stayed
+    assert not gone.exists(), sorted(os.fspath(p.relative_to(tmp_path)) for p in gone.rglob("*"))
+    assert not moved.exists(), sorted(os.fspath(p.relative_to(tmp_path)) for p in moved.rglob("*"))
