@@ -34,3 +34,20 @@ def test_a_moved_or_deleted_repository_is_not_made_again_by_the_warm_process(
     assert client.status(klay) is not None  # the process still serves the repository that stayed
     assert not gone.exists(), sorted(os.fspath(p.relative_to(tmp_path)) for p in gone.rglob("*"))
     assert not moved.exists(), sorted(os.fspath(p.relative_to(tmp_path)) for p in moved.rglob("*"))
+
+
+def test_stop_all_right_after_the_start_message_ends_the_process(
+        tmp_path: Path, servers: list[layout.Layout]) -> None:  # noqa: F811 - the fixture
+    """The start message says ``gitmem daemon stop --all`` stops it; run at once (the process still loading its
+    libraries and model, seconds) it answered "its pid is unknown", exit 1, and the process stayed."""
+    from tests.test_daemon import warm_gitmem
+
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    assert client.ensure_started(lay, announce=False)
+    wait_for(client.running, 30, "the server to hold its lock")
+    assert client.status(lay, timeout_s=0.5) is None, "it answered already: this machine is too fast to tell"
+    p = warm_gitmem(repo, "daemon", "stop", "--all")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not client.running()

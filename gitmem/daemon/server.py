@@ -714,11 +714,23 @@ def main(argv: list[str] | None = None) -> int:
                 os.unlink(run / client.STARTING_NAME)  # this process starts: the next client may start another
             except OSError:
                 pass
-            server = Server()
-            server.stopping = stop
-            server.warm(warm)
-            if not stop.is_set():
-                server.run()
+            record = run / "daemon.json"
+            # its pid known from now on, not only once it serves (after seconds of loading): ``gitmem daemon stop
+            # --all`` right after the start message can then end it (``ops.daemon._end``)
+            infra.atomic_write(record, json.dumps({"pid": os.getpid(), "version": __version__, "starting": True,
+                                                   "started": infra.utc_now()}).encode(), fsync=False)
+            try:
+                server = Server()
+                server.stopping = stop
+                server.warm(warm)
+                if not stop.is_set():
+                    server.run()
+            finally:
+                try:
+                    if json.loads(record.read_bytes()).get("pid") == os.getpid():
+                        os.unlink(record)
+                except (OSError, ValueError, AttributeError):
+                    pass
     except TimeoutError:
         return 0  # another process serves (or is starting to serve) this user
     except Exception as e:  # noqa: BLE001 - a detached process: its failure goes to the log, clients go in-process

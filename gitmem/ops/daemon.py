@@ -88,8 +88,9 @@ def status(lay: Layout | None, *, timeout_s: float = 2.0, all_roots: bool = Fals
     if info is not None:
         st.state, st.info = "running", info
     elif client.running():
-        pid = _record().get("pid")
-        st.state = "not answering" if isinstance(pid, int) else "starting"
+        record = _record()
+        pid = record.get("pid")
+        st.state = "not answering" if isinstance(pid, int) and not record.get("starting") else "starting"
         st.info = {"pid": pid} if isinstance(pid, int) else {}
     else:
         st.stale = [lay.display(p) if lay else os.fspath(p) for p in _files() if os.path.lexists(p)]
