@@ -51,3 +51,36 @@ def test_stop_all_right_after_the_start_message_ends_the_process(
     p = warm_gitmem(repo, "daemon", "stop", "--all")
     assert p.returncode == 0, p.stdout + p.stderr
     assert not client.running()
+
+
+# -- the catalog sees in-place edits ---------------------------------------------------------------------------
+
+
+def _rename_title(path: Path, old: str, new: str) -> None:
+    """Edit memory file ``path`` in place (same inode, as an editor saving over it)."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    with open(path, "r+", encoding="utf-8") as f:
+        f.seek(0)
+        f.write(text.replace(old, new))
+        f.truncate()
+
+
+def test_an_in_place_edit_through_a_symlinked_memory_file_is_seen(tmp_path: Path) -> None:
+    """A memory file that is a link to a file inside the repository, its target edited in place: ``show`` read
+    the new text while ``recall`` and ``context`` kept the old one (links were left out of ``edited_in_place``)."""
+    from tests.test_daemon import cold_gitmem, ok
+
+    repo = init_repo(tmp_path / "repo")
+    mid = ok(repo, "remember", "Walrus pipeline flushes every night", "--anchor", "app/auth.py::login").strip()
+    memory = repo / ".gitmem" / "memories" / f"{mid}.md"
+    target = repo / "docs" / "walrus.md"
+    target.parent.mkdir()
+    memory.rename(target)
+    memory.symlink_to(os.path.relpath(target, memory.parent))
+    assert "Walrus pipeline" in ok(repo, "recall", "pipeline")
+    for old, new in (("Walrus", "Narwhal"), ("Narwhal", "Penguin")):
+        _rename_title(target, f"title: {old} pipeline", f"title: {new} pipeline")
+        assert f"{new} pipeline" in ok(repo, "show", mid)
+        assert f"{new} pipeline" in ok(repo, "recall", "pipeline"), new
+        assert f"{new} pipeline" in cold_gitmem(repo, "context", "--prompt", "pipeline flushes").stdout, new
