@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from gitmem import layout
 from gitmem.daemon import client
 from tests.test_daemon import init_repo, log_lines, servers, start, wait_for  # noqa: F401 - the fixture
@@ -84,3 +86,32 @@ def test_an_in_place_edit_through_a_symlinked_memory_file_is_seen(tmp_path: Path
         assert f"{new} pipeline" in ok(repo, "show", mid)
         assert f"{new} pipeline" in ok(repo, "recall", "pipeline"), new
         assert f"{new} pipeline" in cold_gitmem(repo, "context", "--prompt", "pipeline flushes").stdout, new
+
+
+def test_a_long_run_folder_gives_one_socket_path_whatever_xdg_runtime_dir(
+        tmp_path: Path, servers: list[layout.Layout], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A run folder too long for a socket path moved the socket to ``$XDG_RUNTIME_DIR/gitmem`` when set, else
+    ``/tmp/gitmem-<uid>``: a process started from a desktop session (set) was never reached from an ssh session
+    or a cron job (unset), whose every command ran cold and whose ``daemon status`` said "not answering"."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="gm-long-"))
+    run = base / ("x" * 90)
+    monkeypatch.setenv(layout.RUN_DIR_ENV, os.fspath(run))
+    runtime = tmp_path / "xdg-runtime"
+    runtime.mkdir(mode=0o700)
+    try:
+        repo = init_repo(tmp_path / "repo")
+        lay = layout.of(repo)
+        servers.append(lay)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", os.fspath(runtime))
+        with_runtime = layout.daemon_socket()
+        start(lay)
+        monkeypatch.delenv("XDG_RUNTIME_DIR")
+        assert layout.daemon_socket() == with_runtime
+        assert client.status(lay) is not None
+    finally:
+        client.stop(None)
+        wait_for(lambda: not client.running(), 30, "the server to exit")
+        shutil.rmtree(base, ignore_errors=True)
