@@ -481,7 +481,7 @@ def daemon_status_json(st: DaemonState) -> JSONObject:
     """``gitmem daemon status``: ``{"state" (running, starting, not answering, not running), "running", "enabled",
     "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "rss_bytes", "pss_bytes",
     "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
-    "stale": [path]}`` (what is not known: null)."""
+    "stale": [path], "problem": why no warm process can run here or null}`` (what is not known: null)."""
     info = st.info
     root = info.get("root")
     return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
@@ -489,7 +489,8 @@ def daemon_status_json(st: DaemonState) -> JSONObject:
             "started": info.get("started"), "uptime_s": info.get("uptime_s"), "requests": info.get("requests"),
             "rss_bytes": info.get("rss_bytes"), "pss_bytes": info.get("pss_bytes"),
             "roots_loaded": info.get("roots_loaded"), "serving": isinstance(root, dict),
-            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale)}
+            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale),
+            "problem": st.problem or None}
 
 
 def daemon_root_json(r: dict[str, Any]) -> JSONObject:

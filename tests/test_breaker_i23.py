@@ -115,3 +115,25 @@ def test_a_long_run_folder_gives_one_socket_path_whatever_xdg_runtime_dir(
         client.stop(None)
         wait_for(lambda: not client.running(), 30, "the server to exit")
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_run_folder_others_may_enter_is_said_not_the_next_command_starts_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run folder that is not private (0755, a link) is never used: no process starts and every command runs
+    cold. ``daemon status`` said "not running (the next read command starts it)" and ``doctor`` "ok"."""
+    import json
+
+    from tests.test_daemon import warm_gitmem
+
+    repo = init_repo(tmp_path / "repo")
+    run = Path(os.environ[layout.RUN_DIR_ENV])
+    run.chmod(0o755)
+    monkeypatch.delenv(client.NO_DAEMON_ENV, raising=False)
+    assert warm_gitmem(repo, "recall", "password").returncode == 0
+    assert not client.running()
+    status = warm_gitmem(repo, "daemon", "status")
+    assert status.returncode == 1 and "the next read command starts it" not in status.stdout, status.stdout
+    assert "not a private folder" in status.stdout
+    assert "not a private folder" in json.loads(warm_gitmem(repo, "daemon", "status", "--json").stdout)["problem"]
+    doctor = warm_gitmem(repo, "doctor")
+    assert "not a private folder" in doctor.stdout + doctor.stderr
