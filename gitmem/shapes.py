@@ -43,7 +43,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
   ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
-* ``daemon_status_json``, ``daemon_stop_json``: ``daemon status``, ``daemon stop``.
+* ``daemon_status_json``, ``daemon_status_all_json``, ``daemon_root_json``, ``daemon_stop_json``: ``daemon status``,
+  ``daemon status --all`` (one repository it serves: ``daemon_root_json``), ``daemon stop``.
 * ``tidy_json`` (``tidy_memory_json`` nested): ``tidy``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
