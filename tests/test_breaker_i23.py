@@ -137,3 +137,40 @@ def test_a_run_folder_others_may_enter_is_said_not_the_next_command_starts_it(
     assert "not a private folder" in json.loads(warm_gitmem(repo, "daemon", "status", "--json").stdout)["problem"]
     doctor = warm_gitmem(repo, "doctor")
     assert "not a private folder" in doctor.stdout + doctor.stderr
+
+
+def test_a_warm_process_of_another_install_of_the_same_version_does_not_answer(
+        tmp_path: Path, servers: list[layout.Layout]) -> None:  # noqa: F811 - the fixture
+    """One process per user, and two installs of one version (a lean venv and the full tool install, an editable
+    checkout and a wheel): the full install's ``recall`` was answered by the lean install's process (BM25 only,
+    with its "needs the all extra" note), an edited checkout's commands by the other install's code."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.test_daemon import cold_gitmem, log_lines, warm_gitmem
+
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    other = tmp_path / "other-install"
+    shutil.copytree(Path(client.__file__).parents[1], other / "gitmem",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    cli_init = other / "gitmem" / "cli" / "__init__.py"
+    cli_init.write_text(cli_init.read_text().replace(
+        '    State.json = False\n', '    State.json = False\n    print("OTHER INSTALL")\n', 1))
+    env = {k: v for k, v in os.environ.items() if k != client.NO_DAEMON_ENV}
+    env["PYTHONPATH"] = os.fspath(other)
+
+    def other_gitmem(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "gitmem", *args], cwd=repo, capture_output=True, text=True,
+                              timeout=120, env=env)
+
+    assert "OTHER INSTALL" in other_gitmem("list").stdout  # in-process, and it starts the warm process
+    wait_for(lambda: "OTHER INSTALL" in (p := other_gitmem("list")).stdout and "started" not in p.stderr
+             and client.status(lay) is not None, 120, "the other install's process to answer")
+    mine = warm_gitmem(repo, "list")
+    assert "OTHER INSTALL" not in mine.stdout
+    assert mine.stdout == cold_gitmem(repo, "list").stdout
+    assert any("restarting it" in ln for ln in log_lines(lay))
+    wait_for(lambda: client.status(lay) is not None, 120, "this install's process (started by that command)")
