@@ -174,3 +174,41 @@ def test_a_warm_process_of_another_install_of_the_same_version_does_not_answer(
     assert mine.stdout == cold_gitmem(repo, "list").stdout
     assert any("restarting it" in ln for ln in log_lines(lay))
     wait_for(lambda: client.status(lay) is not None, 120, "this install's process (started by that command)")
+
+
+# -- remember - -----------------------------------------------------------------------------------------------
+
+
+def test_remember_dash_refuses_an_endless_stdin_instead_of_reading_it_all(tmp_path: Path) -> None:
+    """``yes | gitmem remember -`` read standard input to its end: memory grew until the process was killed."""
+    import subprocess
+    import sys
+    import threading
+
+    repo = init_repo(tmp_path / "repo")
+    env = {**os.environ, client.NO_DAEMON_ENV: "1"}
+    p = subprocess.Popen([sys.executable, "-m", "gitmem", "remember", "-"], cwd=repo, env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdin is not None
+
+    def feed() -> None:
+        line = b"an endless stream of the same line\n" * 1024
+        try:
+            for _ in range(3_000):  # ~110 MB: far past the cap (16 MiB), short of filling a machine
+                p.stdin.write(line)  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError):
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        assert p.stderr is not None
+        err = p.stderr.read()  # its few lines; it exits once it refused
+        code = p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert code == 1, err
+    assert b"standard input holds more than" in err
+    assert b"Traceback" not in err
