@@ -212,3 +212,23 @@ def test_remember_dash_refuses_an_endless_stdin_instead_of_reading_it_all(tmp_pa
     assert code == 1, err
     assert b"standard input holds more than" in err
     assert b"Traceback" not in err
+
+
+# -- installers -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed: project files are written through any symlink (installing."
+                   "write_text follows it for dotfile managers), even one the repository commits leading outside it")
+def test_install_never_writes_outside_the_repository_through_a_committed_link(tmp_path: Path) -> None:
+    """A repository that commits ``.vscode/mcp.json`` (or ``.claude/settings.json``) as a link leading out of it
+    makes ``gitmem install`` create or rewrite that file outside the repository: a dangling link's target is
+    created wherever it points (as root: anywhere), an existing JSON file there is rewritten."""
+    from tests.test_daemon import cold_gitmem
+
+    repo = init_repo(tmp_path / "repo")
+    outside = tmp_path / "elsewhere" / "victim.json"
+    outside.parent.mkdir()
+    (repo / ".vscode").mkdir()
+    (repo / ".vscode" / "mcp.json").symlink_to(os.path.relpath(outside, repo / ".vscode"))
+    cold_gitmem(repo, "install", "vscode")
+    assert not outside.exists(), outside.read_text()
