@@ -217,8 +217,6 @@ def test_remember_dash_refuses_an_endless_stdin_instead_of_reading_it_all(tmp_pa
 # -- installers -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: project files are written through any symlink (installing."
-                   "write_text follows it for dotfile managers), even one the repository commits leading outside it")
 def test_install_never_writes_outside_the_repository_through_a_committed_link(tmp_path: Path) -> None:
     """A repository that commits ``.vscode/mcp.json`` (or ``.claude/settings.json``) as a link leading out of it
     makes ``gitmem install`` create or rewrite that file outside the repository: a dangling link's target is
@@ -230,5 +228,19 @@ def test_install_never_writes_outside_the_repository_through_a_committed_link(tm
     outside.parent.mkdir()
     (repo / ".vscode").mkdir()
     (repo / ".vscode" / "mcp.json").symlink_to(os.path.relpath(outside, repo / ".vscode"))
-    cold_gitmem(repo, "install", "vscode")
-    assert not outside.exists(), outside.read_text()
+    for args in (("install", "vscode", "--dry-run"), ("install", "vscode"), ("install", "claude")):
+        p = cold_gitmem(repo, *args)
+        assert not outside.exists(), outside.read_text()
+        assert "Traceback" not in p.stderr
+        if args[1] == "vscode":
+            assert p.returncode == 1 and "leads outside the repository" in p.stdout + p.stderr, p.stdout + p.stderr
+    outside.write_text("{}\n")
+    assert cold_gitmem(repo, "install", "vscode").returncode == 1
+    assert outside.read_text() == "{}\n"
+    (repo / ".claude").mkdir(exist_ok=True)
+    inside = repo / "shared-settings.json"  # a link within the repository is written through, as before
+    inside.write_text("{}\n")
+    (repo / ".claude" / "settings.json").unlink(missing_ok=True)
+    (repo / ".claude" / "settings.json").symlink_to("../shared-settings.json")
+    assert cold_gitmem(repo, "install", "claude").returncode == 0
+    assert "hooks" in inside.read_text()
