@@ -85,8 +85,8 @@ def shell_lines(path: Path) -> list[str]:
             lines += prompts if tok.info.strip() == "console" or prompts else rows
         elif tok.type == "fence" and tok.info.strip().split(" ")[0] in ("yaml", "yml"):  # CI steps: `run: gitmem …`
             lines += [m.group(1) for m in re.finditer(r"(?m)(?:^|[\s:-])(gitmem\s.*)$", tok.content)]
-        elif tok.type == "code_inline" and not re.match(r"^gitmem(?: [\w-]+)?: ", tok.content):
-            lines.append(tok.content)  # not ``gitmem check: ok (…)``: what gitmem prints, not a command
+        elif tok.type == "code_inline":
+            lines.append(tok.content)
     return lines
 
 
