@@ -282,12 +282,10 @@ SOCKET_PATH_MAX = 100
 
 
 def short_socket_dir() -> Path:
-    """Where sockets whose natural path is too long go: ``$XDG_RUNTIME_DIR/gitmem`` (a per-user 0700 folder,
-    XDG Base Directory spec), else ``/tmp/gitmem-<uid>``. Whoever creates it makes it 0700 and checks it is
-    the user's own (``gitmem.daemon.client.private_dir_ok``)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isabs(runtime):
-        return Path(runtime) / STATE_DIR
+    """Where sockets whose natural path is too long go: ``/tmp/gitmem-<uid>``. Whoever creates it makes it 0700
+    and checks it is the user's own (``gitmem.daemon.client.private_dir_ok``). Not ``$XDG_RUNTIME_DIR``: a
+    desktop session sets it and an ssh session or a cron job of the same user does not, and two socket paths
+    for one process left the session without it running every command cold (``daemon_run_dir``)."""
     return Path("/tmp") / f"gitmem-{os.getuid()}"
 
 

@@ -43,7 +43,8 @@ The shapes (``→`` names the commands and MCP tools that print them):
 * ``install_all_json``: ``install`` and ``uninstall`` with no agent (each agent's ``install_json`` or
   ``uninstall_json`` with the reason it was chosen).
 * ``consolidation_json``: each session of ``consolidate``.
-* ``daemon_status_json``, ``daemon_stop_json``: ``daemon status``, ``daemon stop``.
+* ``daemon_status_json``, ``daemon_status_all_json``, ``daemon_root_json``, ``daemon_stop_json``: ``daemon status``,
+  ``daemon status --all`` (one repository it serves: ``daemon_root_json``), ``daemon stop``.
 * ``tidy_json`` (``tidy_memory_json`` nested): ``tidy``.
 * ``mcp_get_json`` (``not_found_json`` nested), ``mcp_stale_json`` (``invalid_file_json`` nested),
   ``mcp_remembered_json``: MCP ``get``, ``stale``, ``remember``.
@@ -481,7 +482,7 @@ def daemon_status_json(st: DaemonState) -> JSONObject:
     """``gitmem daemon status``: ``{"state" (running, starting, not answering, not running), "running", "enabled",
     "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "rss_bytes", "pss_bytes",
     "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
-    "stale": [path]}`` (what is not known: null)."""
+    "stale": [path], "problem": why no warm process can run here or null}`` (what is not known: null)."""
     info = st.info
     root = info.get("root")
     return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
@@ -489,7 +490,8 @@ def daemon_status_json(st: DaemonState) -> JSONObject:
             "started": info.get("started"), "uptime_s": info.get("uptime_s"), "requests": info.get("requests"),
             "rss_bytes": info.get("rss_bytes"), "pss_bytes": info.get("pss_bytes"),
             "roots_loaded": info.get("roots_loaded"), "serving": isinstance(root, dict),
-            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale)}
+            "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale),
+            "problem": st.problem or None}
 
 
 def daemon_root_json(r: dict[str, Any]) -> JSONObject:

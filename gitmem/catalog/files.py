@@ -427,17 +427,30 @@ def edited_in_place(store: Any, con: sqlite3.Connection) -> bool:
     An edit in place (an editor, ``open(path, "w")``) changes no folder's mtime, so ``rows_current`` cannot see
     it; a stat per file can (1,000 memories: ~9 ms on the shared 2-core machine, ~8 µs a file). Beyond the limit
     such an edit is seen at the next full refresh (any command that loads every memory, ``gitmem sync``). Files
-    whose row holds no stat (a racy read) count as changed, as in ``refresh(full=True)``; symlinked files are
-    left to the full refresh.
+    whose row holds no stat (a racy read) count as changed, as in ``refresh(full=True)``; symlinked files
+    are compared by their target's stat (a link leading outside the repository, never read: left to the full
+    refresh).
     """
     if catalog_db.count(con) > IN_PLACE_STAT_LIMIT:
         return False
     known = {r[0]: (r[1], r[2]) for r in con.execute("SELECT file, ino, stat FROM files")}
     on_disk, links = _listing(store)
     for f, e in on_disk.items():
-        if f in links:
-            continue
         k = known.get(f)
+        if f in links:
+            # its row holds its target's inode and stat (``refresh`` reads through the link); a link leading
+            # outside the repository, never read, holds none (inode 0): left to the full refresh
+            if k is None or (not k[0] and not k[1]):
+                continue
+            if not k[1]:
+                return True  # a racy read, as below
+            try:
+                st = e.stat()  # followed
+            except OSError:
+                continue
+            if st.st_ino != k[0] or _stat_key(st) != k[1]:
+                return True
+            continue
         if k is None or not k[1] or k[0] != e.inode():
             return True
         try:

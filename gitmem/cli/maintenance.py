@@ -246,6 +246,8 @@ def _not_running_lines(st: DaemonState, off: str = "") -> list[str]:
         return [f"not answering{off}: process {i.get('pid', '?')} holds the warm process's lock but does "
                 "not answer (starting, or stuck: `gitmem daemon stop --all` ends it, with SIGKILL if it must)",
                 f"socket: {st.socket}"]
+    if st.problem and not off:
+        return [f"not running: {st.problem}", f"socket: {st.socket}"]
     lines = [f"not running{off}" + ("" if off else " (the next read command starts it)"), f"socket: {st.socket}"]
     return lines + [f"stale: {p} (left by a process that died; the next start replaces it)" for p in st.stale]
 

@@ -87,18 +87,30 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
     _whole_file_hints(m)
 
 
+#: Most bytes ``remember -`` reads from standard input: far over any memory (``[memory] max_chars``, 4,000 by
+#: default), so an endless or huge stream (``yes | gitmem remember -``) is refused instead of filling memory.
+STDIN_MAX_BYTES = 16 * 1024 * 1024
+
+
 def _stdin_text() -> str:
     """The memory text of ``remember -``: standard input read to its end (UTF-8, undecodable bytes replaced),
     trailing blank lines dropped.
 
     Raises:
         click.UsageError: standard input is empty or blank.
+        MemoryTooLong: it holds more than ``STDIN_MAX_BYTES``.
     """
     import sys
 
     if sys.stdin.isatty():
         _note("reading the memory text from standard input (end it with Ctrl-D)")
-    data = sys.stdin.buffer.read().decode("utf-8", errors="replace").rstrip()
+    raw = sys.stdin.buffer.read(STDIN_MAX_BYTES + 1)
+    if len(raw) > STDIN_MAX_BYTES:
+        from ..memories import TOO_LONG_HINT, MemoryTooLong
+
+        raise MemoryTooLong(f"standard input holds more than {STDIN_MAX_BYTES:,} bytes: not read to its end",
+                            TOO_LONG_HINT)
+    data = raw.decode("utf-8", errors="replace").rstrip()
     if not data.strip():
         raise click.UsageError("`remember -` read no text from standard input")
     return data

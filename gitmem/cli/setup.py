@@ -342,6 +342,13 @@ def _agent_commands(name: str) -> tuple[click.Command, click.Command]:
                                          user=user), install, True)
             return
         mod = installers.get(name)
+        if root is not None and not user:  # as ``plan_all`` checks: no write through a link leading out of the repo
+            from ..integrations.agents.installing import SettingsError
+
+            plan = mod.plan_install(root, user=False) if install else mod.plan_uninstall(root, user=False)
+            outside = installers.outside(plan, root)
+            if outside is not None:
+                raise SettingsError(outside, installers.OUTSIDE_HINT)
         res = mod.install(root, user=user) if install else mod.uninstall(root, user=user)
         _out(shapes.install_json(res) if install else shapes.uninstall_json(res), lambda: _render(res))
 

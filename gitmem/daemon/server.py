@@ -110,6 +110,19 @@ def pss_bytes() -> int | None:
     return None
 
 
+def _root_log(lay: layout.Layout, line: str) -> None:
+    """``client.log`` for a root this process holds, without making its folders again: the root may have been
+    moved or deleted (then its ``<git common dir>/gitmem`` is gone, and ``client.log`` would create
+    ``<old path>/.git/gitmem/logs/``: a deleted repository back as a folder, a moved one unable to move back)."""
+    try:
+        os.mkdir(lay.logs_dir)  # not ``parents``: only when the repository's gitmem folder is still there
+    except FileExistsError:
+        pass
+    except OSError:
+        return
+    client.log(lay, line)
+
+
 class _Captured(io.TextIOWrapper):
     """A standard stream for one ``cli`` request: text encoded as the client's stream encodes it, into a
     ``BytesIO``; a terminal when the client's stream is one (click and the commands ask ``isatty``)."""
@@ -339,7 +352,7 @@ class Server:
     def _say(self, state: Root, line: str) -> None:
         """Log ``line`` to the server's log and to the root's own ``daemon.log``."""
         client.log_server(f"server: {line}")
-        client.log(state.lay, f"server: {line}")
+        _root_log(state.lay, f"server: {line}")
 
     # -- ops ----------------------------------------------------------------------------------
 
@@ -674,7 +687,7 @@ class Server:
         with self._roots_lock:
             left = list(self.roots.values())
         for state in left:
-            client.log(state.lay, f"server: exit ({why})")
+            _root_log(state.lay, f"server: exit ({why})")
         client.log_server(f"server: exit ({why}) after {self.requests} requests")
 
 
@@ -701,11 +714,23 @@ def main(argv: list[str] | None = None) -> int:
                 os.unlink(run / client.STARTING_NAME)  # this process starts: the next client may start another
             except OSError:
                 pass
-            server = Server()
-            server.stopping = stop
-            server.warm(warm)
-            if not stop.is_set():
-                server.run()
+            record = run / "daemon.json"
+            # its pid known from now on, not only once it serves (after seconds of loading): ``gitmem daemon stop
+            # --all`` right after the start message can then end it (``ops.daemon._end``)
+            infra.atomic_write(record, json.dumps({"pid": os.getpid(), "version": __version__, "starting": True,
+                                                   "started": infra.utc_now()}).encode(), fsync=False)
+            try:
+                server = Server()
+                server.stopping = stop
+                server.warm(warm)
+                if not stop.is_set():
+                    server.run()
+            finally:
+                try:
+                    if json.loads(record.read_bytes()).get("pid") == os.getpid():
+                        os.unlink(record)
+                except (OSError, ValueError, AttributeError):
+                    pass
     except TimeoutError:
         return 0  # another process serves (or is starting to serve) this user
     except Exception as e:  # noqa: BLE001 - a detached process: its failure goes to the log, clients go in-process

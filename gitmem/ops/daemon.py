@@ -53,6 +53,7 @@ class DaemonState:
         stale: files of a dead process still there (socket, record), as display paths.
         legacy: per-worktree processes of gitmem before 0.2 (``legacy_servers``): ``{"pid", "root", "rss_bytes"}``.
         legacy_note: why those could not be looked for ("" when they could).
+        problem: why no warm process can run here ("" when one can: ``unusable_folder``), when none runs.
     """
 
     state: str
@@ -63,6 +64,18 @@ class DaemonState:
     stale: list[str] = field(default_factory=list)
     legacy: list[dict[str, Any]] = field(default_factory=list)
     legacy_note: str = ""
+    problem: str = ""
+
+
+def unusable_folder() -> str:
+    """Why the warm process's folders cannot be used ("" when they can): the run folder or the socket's exists but
+    is not a private folder of this user (a link, another owner, a mode letting others in, not a folder). Then no
+    process ever starts and every command runs in its own process (``client.make_run_dir`` never chmods it)."""
+    for folder in dict.fromkeys((layout.daemon_run_dir(), layout.daemon_socket().parent)):
+        if os.path.lexists(folder) and not client.private_dir_ok(folder):
+            return (f"{folder} is not a private folder of this user (a folder, not a link, owned by uid "
+                    f"{os.getuid()}, mode 0700): no warm process starts, every command runs cold")
+    return ""
 
 
 def _record() -> dict[str, Any]:
@@ -88,11 +101,13 @@ def status(lay: Layout | None, *, timeout_s: float = 2.0, all_roots: bool = Fals
     if info is not None:
         st.state, st.info = "running", info
     elif client.running():
-        pid = _record().get("pid")
-        st.state = "not answering" if isinstance(pid, int) else "starting"
+        record = _record()
+        pid = record.get("pid")
+        st.state = "not answering" if isinstance(pid, int) and not record.get("starting") else "starting"
         st.info = {"pid": pid} if isinstance(pid, int) else {}
     else:
         st.stale = [lay.display(p) if lay else os.fspath(p) for p in _files() if os.path.lexists(p)]
+        st.problem = unusable_folder()
     if all_roots:
         found = legacy_servers()
         st.legacy, st.legacy_note = (found, "") if found is not None else ([], LEGACY_UNKNOWN)

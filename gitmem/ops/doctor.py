@@ -203,6 +203,10 @@ def _daemon_checks(store: Store, r: Report) -> None:
     if st.state == "starting":
         r.add("daemon", "ok", "warm process starting")
         return
+    if st.problem and st.enabled:
+        r.add("daemon", "warn", st.problem, "chmod 700 the folder if it is yours, or remove it (gitmem makes it "
+              "again, 0700)")
+        return
     left = daemon.clean_stale(store.layout) if st.stale else []
     if left:
         r.add("daemon", "error", f"a dead warm process left {', '.join(left)}, which cannot be removed",

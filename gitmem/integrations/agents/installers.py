@@ -117,6 +117,9 @@ def plan_all(names_reasons: list[tuple[str, str]], root: Path | None, *, uninsta
                 p.plan = mod.plan_uninstall(where, user=user) if uninstall else mod.plan_install(where, user=user)
         except SettingsError as e:
             p.error, p.hint = e.message, e.hint
+        outside_why = outside(p.plan, where) if p.plan is not None and where is not None else None
+        if outside_why is not None:  # a link the repository holds must not send gitmem's writes elsewhere
+            p.plan, p.error, p.hint = None, outside_why, OUTSIDE_HINT
         if p.plan is not None:
             kept = []
             for c in p.plan.changes:
@@ -128,6 +131,24 @@ def plan_all(names_reasons: list[tuple[str, str]], root: Path | None, *, uninsta
             p.plan.changes = kept
         plans.append(p)
     return plans
+
+
+#: The hint of a project file leading outside the repository (``outside``).
+OUTSIDE_HINT = "replace the link with the file itself (or remove it), then run again"
+
+
+def outside(plan: Any, root: Path) -> str | None:
+    """Why ``plan`` (a project install's) would write outside the work tree ``root`` — a file of it that is, or
+    lies beyond, a link leading out of the repository (one a repository commits, or a dangling one: its target
+    would be created wherever it points) — or None."""
+    import os
+
+    top = os.path.realpath(root)
+    for c in plan.changes:
+        target = os.path.realpath(c.path)
+        if os.path.commonpath([top, target]) != top:
+            return f"{c.path} leads outside the repository (to {target}): gitmem does not write there"
+    return None
 
 
 def apply_all(plans: list[AgentPlan]) -> None:
