@@ -39,18 +39,21 @@ git's own text merge (``git merge-file``).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .. import provenance
-from ..errors import MemoryFileError
+from ..code.symbols import symbol_table
+from ..errors import GitmemError, MemoryFileError
 from ..infra import atomic_write
 from ..layout import ATTRIBUTES_FILE
 from ..memfile import anchor_yaml, dumps, loads
-from ..model import KIND_COMMIT, Anchor, Memory
+from ..model import KIND_COMMIT, Anchor, Memory, Symbol
 
 DRIVER_NAME = "gitmem"
 ATTRIBUTES_LINE = "memories/*.md merge=gitmem"
@@ -160,13 +163,135 @@ def match_anchors(side: list[Anchor], base: list[Anchor]) -> dict[int, int]:
     return out
 
 
-def _place(a: Anchor) -> tuple[str | None, str | None, str | None]:
-    return a.repo, a.path, a.symbol
+def _three(base: Any, ours: Any, theirs: Any) -> tuple[Any, bool]:
+    """A three-way merge of one value: (the merged value, whether both sides changed it differently)."""
+    if ours == theirs or theirs == base:
+        return ours, False
+    if ours == base:
+        return theirs, False
+    return ours, True
 
 
-def _merge_anchor(b: Anchor | None, o: Anchor | None, t: Anchor | None,
-                  theirs_later: bool) -> tuple[Anchor | None, AnchorConflict | None]:
-    """One anchor merged from its base, ours and theirs records (None: absent there); see the module docstring."""
+_NAME = re.compile(r"^(.*?)(\(.*\))?(#\d+)?$", re.S)
+
+
+def _leaf(symbol: str) -> tuple[str, str, str]:
+    """``Class.method(int)`` → ``("Class.", "method", "(int)")``: what is before the symbol's own name, the name,
+    what is after it (its parameters' types, a ``#2``)."""
+    m = _NAME.match(symbol)
+    core, rest = (m.group(1), (m.group(2) or "") + (m.group(3) or "")) if m else (symbol, "")
+    head, dot, name = core.rpartition(".")
+    return head + dot, name, rest
+
+
+class CodeLookup:
+    """The code behind anchors, read from git's objects while git runs the merge driver (its work tree is the
+    repository's): where a recorded fingerprint's symbol is (``find``), and what a symbol's fingerprint becomes
+    under another name (``renamed_fp``). Only asked when both sides changed an anchor's fingerprint and one of
+    them renamed it; a missing object, an unknown language or no such symbol gives None."""
+
+    def __init__(self, root: Path, heads: list[str]) -> None:
+        """``heads``: the commits the two sides' code may be found in (HEAD, the merged commit), besides each
+        anchor's own commit and the commits after it up to them that change its file."""
+        from ..anchors import Resolver
+        from ..git import Repo
+
+        self.repo = Repo(root)
+        self.resolver = Resolver(self.repo)
+        self.heads = [h for h in heads if h]
+
+    @classmethod
+    def here(cls) -> CodeLookup | None:
+        """The lookup for the merge git is running in the current folder (HEAD; the merged side's commit from
+        ``GITHEAD_<sha>`` (``git merge``) or the pick a rebase is at), None outside a repository."""
+        import os
+
+        heads = ["HEAD", *(k[len("GITHEAD_"):] for k in os.environ if k.startswith("GITHEAD_"))]
+        try:
+            look = cls(Path.cwd(), [])
+            done = look.repo.git_dir / "rebase-merge" / "done"
+            if done.is_file():
+                last = done.read_text("utf-8", "replace").strip().splitlines()[-1:]
+                heads += [w for w in (last[0].split()[1:2] if last else []) if re.fullmatch(r"[0-9a-f]{7,64}", w)]
+            for h in heads:
+                try:
+                    look.heads.append(look.repo.resolve(h))
+                except GitmemError:
+                    continue
+            return look
+        except (GitmemError, OSError):
+            return None
+
+    def find(self, a: Anchor) -> tuple[bytes, Symbol] | None:
+        """The file text and the symbol holding ``a``'s recorded fingerprint: at its commit, else in the commits
+        after it changing its file (the code it was made on was not committed yet), else at the heads."""
+        if not a.fingerprint or not a.path or not a.symbol:
+            return None
+        revs = [a.commit] if a.commit else []
+        for head in self.heads:
+            try:
+                revs += self.repo.commits_touching(a.commit, head, a.path)[:MAX_LOOKUP] if a.commit else []
+            except GitmemError:
+                pass
+            revs.append(head)
+        for rev in dict.fromkeys(revs):
+            try:
+                table = self.resolver.table(rev, a.path) or {}
+            except GitmemError:
+                continue
+            for sym in table.values():
+                if sym.fingerprint == a.fingerprint or a.fingerprint in sym.parts:
+                    data = self.resolver.source(rev, a.path)
+                    if data is not None:
+                        return data, sym
+        return None
+
+    def renamed_fp(self, code: tuple[bytes, Symbol], path: str, old: str, new: str, name: str) -> str | None:
+        """The fingerprint of ``code``'s symbol once its own name ``old`` is ``new`` everywhere in its lines
+        (its definition and its calls of itself), read as symbol ``name`` of ``path``; None when not found."""
+        data, sym = code
+        lines = data.split(b"\n")
+        word = re.compile(rb"(?<![\w$])" + re.escape(old.encode()) + rb"(?![\w$])")
+        lo, hi = sym.start_line - 1, sym.end_line
+        lines[lo:hi] = [word.sub(new.encode(), ln) for ln in lines[lo:hi]]
+        table = symbol_table(b"\n".join(lines), path)
+        got = table.get(name)
+        return got.fingerprint if got else None
+
+
+#: How many commits after an anchor's commit (changing its file) ``CodeLookup.find`` reads, per head.
+MAX_LOOKUP = 8
+
+
+def _renaming(b: Anchor, renamed: Anchor, code: CodeLookup | None) -> tuple[str, str] | None:
+    """``(old name, new name)`` when ``renamed`` is the base's code under another own name (the base's code
+    renamed so has ``renamed``'s fingerprint: nothing else changed); else None (or no code to tell by)."""
+    if code is None or not (b.symbol and renamed.symbol and renamed.path):
+        return None
+    was, now = _leaf(b.symbol), _leaf(renamed.symbol)
+    if (was[0], was[2]) != (now[0], now[2]) or was[1] == now[1] or not was[1] or not now[1]:
+        return None  # not the same symbol under another own name (another class, other parameters)
+    base_code = code.find(b)
+    if base_code is None or code.renamed_fp(base_code, renamed.path, was[1], now[1],
+                                            renamed.symbol) != renamed.fingerprint:
+        return None
+    return was[1], now[1]
+
+
+def _compose_rename(b: Anchor, renamed: Anchor, changed: Anchor, code: CodeLookup | None) -> str | None:
+    """The fingerprint of ``changed``'s code under ``renamed``'s name, when ``renamed`` only renamed the base's
+    code and ``changed`` kept its name; else None."""
+    names = _renaming(b, renamed, code) if changed.symbol == b.symbol else None
+    found = code.find(changed) if code is not None and names else None
+    if names is None or found is None or code is None or renamed.path is None or renamed.symbol is None:
+        return None
+    return code.renamed_fp(found, renamed.path, names[0], names[1], renamed.symbol)
+
+
+def _merge_anchor(b: Anchor | None, o: Anchor | None, t: Anchor | None, theirs_later: bool,
+                  code: CodeLookup | None = None) -> tuple[Anchor | None, AnchorConflict | None]:
+    """One anchor merged from its base, ours and theirs records (None: absent there); see the module docstring.
+    ``code``: where to read the code when both sides changed the fingerprint and one renamed the symbol."""
     if o is None and t is None:
         return None, None
     if b is None:
@@ -176,38 +301,61 @@ def _merge_anchor(b: Anchor | None, o: Anchor | None, t: Anchor | None,
     if o is None or t is None:
         kept = o or t
         assert kept is not None
-        if kept.fingerprint == b.fingerprint:
-            return None, None  # removed on one side, only moved or refreshed on the other: removed
+        if kept.fingerprint == b.fingerprint or _renaming(b, kept, code) is not None:
+            return None, None  # removed on one side, only moved, renamed or refreshed on the other: removed
         removed, changed = ("ours", "theirs") if o is None else ("theirs", "ours")
         return None, AnchorConflict(o, t, f"{b.key} removed on {removed}, re-anchored over changed code "
                                           f"on {changed} (as {kept.key})")
-    moved_o, moved_t = _place(o) != _place(b), _place(t) != _place(b)
-    if moved_o and moved_t and _place(o) != _place(t):
+    path, path_both = _three(b.path, o.path, t.path)
+    symbol, symbol_both = _three(b.symbol, o.symbol, t.symbol)
+    repo, repo_both = _three(b.repo, o.repo, t.repo)
+    if path_both or symbol_both or repo_both:
         return None, AnchorConflict(o, t, f"{b.key} moved to {o.key} on ours, to {t.key} on theirs")
+    moved_o, moved_t = o.local_key != b.local_key or o.repo != b.repo, t.local_key != b.local_key or t.repo != b.repo
     code_o, code_t = o.fingerprint != b.fingerprint, t.fingerprint != b.fingerprint
     if code_o and code_t and o.fingerprint != t.fingerprint:
-        return None, AnchorConflict(o, t, f"{b.key} re-anchored over different code on each side "
-                                          f"(ours as {o.key}, theirs as {t.key})")
-    # What code it holds: the side that re-anchored it over changed code; else the side that moved it (its
-    # commit and span are the moved code's); else the record either side refreshed (the later when both).
-    if code_o != code_t:
-        code = o if code_o else t
+        fingerprint, base_side = None, o
+        # One side only renamed it (the name is part of the fingerprint), the other re-anchored it over changed
+        # code: the merged code is the changed code under the new name.
+        if t.symbol != b.symbol and o.symbol == b.symbol:
+            fingerprint, base_side = _compose_rename(b, t, o, code), o
+        elif o.symbol != b.symbol and t.symbol == b.symbol:
+            fingerprint, base_side = _compose_rename(b, o, t, code), t
+        if fingerprint is None:
+            return None, AnchorConflict(o, t, f"{b.key} re-anchored over different code on each side "
+                                              f"(ours as {o.key}, theirs as {t.key})")
+        chosen = replace(base_side, fingerprint=fingerprint)
+    elif code_o != code_t:
+        chosen = o if code_o else t  # the side that re-anchored it over changed code
     elif moved_o != moved_t:
-        code = o if moved_o else t
+        chosen = o if moved_o else t  # its commit and span are the moved code's
     else:
-        code = _pick(b, o, t, theirs_later)
-    where = o if moved_o and not moved_t else t if moved_t and not moved_o else code
-    merged = replace(code, path=where.path, symbol=where.symbol, repo=where.repo, was=where.was)
-    if merged.was == merged.local_key:
-        merged = replace(merged, was=None)  # moved back on one side
-    return merged, None
+        chosen = _pick(b, o, t, theirs_later)
+    merged = replace(chosen, path=path, symbol=symbol, repo=repo)
+    # ``was``: the key before the first move, kept across later moves, cleared when it moves back
+    if merged.local_key == b.local_key:
+        return replace(merged, was=b.was), None
+    first = b.was or b.local_key
+    return replace(merged, was=None if first == merged.local_key else first), None
 
 
-def merge_anchors(base: list[Anchor], ours: list[Anchor], theirs: list[Anchor],
-                  theirs_later: bool) -> tuple[list[Anchor], list[AnchorConflict]]:
+def _needs_code(b: Anchor | None, o: Anchor | None, t: Anchor | None) -> bool:
+    """Whether merging this anchor may read code: one side renamed its symbol and changed its fingerprint (a
+    rename does), the other changed its fingerprint or removed it."""
+    if b is None:
+        return False
+    sides = [a for a in (o, t) if a is not None]
+    renamed = [a for a in sides if a.symbol != b.symbol and a.fingerprint != b.fingerprint]
+    return bool(renamed) and (len(sides) == 1 or all(a.fingerprint != b.fingerprint for a in sides))
+
+
+def merge_anchors(base: list[Anchor], ours: list[Anchor], theirs: list[Anchor], theirs_later: bool,
+                  code: Callable[[], CodeLookup | None] | None = None) -> tuple[list[Anchor], list[AnchorConflict]]:
     """The anchors of a memory merged by identity (``match_anchors``, ``_merge_anchor``), ours' order first, then
     what only theirs has; and the conflicts, each with its record (ours', else theirs') in the list in its place.
-    ``theirs_later``: theirs was updated later (decides between two refreshes of the same anchor)."""
+    ``theirs_later``: theirs was updated later (decides between two refreshes of the same anchor). ``code``: gives
+    the ``CodeLookup`` to read the code with when one side renamed an anchor (called at most once, only then);
+    without it such an anchor changed on both sides is a conflict."""
     to_base_o, to_base_t = match_anchors(ours, base), match_anchors(theirs, base)
     new_o = [i for i in range(len(ours)) if i not in to_base_o]
     new_t = [k for k in range(len(theirs)) if k not in to_base_t]
@@ -236,7 +384,8 @@ def merge_anchors(base: list[Anchor], ours: list[Anchor], theirs: list[Anchor],
     conflicts: list[AnchorConflict] = []
     seen: set[str] = set()
     for b, o, t in groups:
-        merged, conflict = _merge_anchor(b, o, t, theirs_later)
+        lookup = code() if code is not None and _needs_code(b, o, t) else None
+        merged, conflict = _merge_anchor(b, o, t, theirs_later, lookup)
         if conflict is not None:
             conflicts.append(conflict)
             merged = conflict.ours or conflict.theirs
@@ -246,9 +395,10 @@ def merge_anchors(base: list[Anchor], ours: list[Anchor], theirs: list[Anchor],
     return anchors, conflicts
 
 
-def merge(base: Memory | None, ours: Memory, theirs: Memory) -> Merged:
+def merge(base: Memory | None, ours: Memory, theirs: Memory,
+          code: Callable[[], CodeLookup | None] | None = None) -> Merged:
     """The merged memory, with what conflicts (see the module docstring). ``base`` None: the file was added on
-    both sides (ours taken as the base)."""
+    both sides (ours taken as the base). ``code``: see ``merge_anchors``."""
     base = base or ours
     later = (theirs.updated or "") > (ours.updated or "")
     merged = Memory(id=ours.id, type=ours.type, title=ours.title)
@@ -256,7 +406,7 @@ def merge(base: Memory | None, ours: Memory, theirs: Memory) -> Merged:
         setattr(merged, f, _pick(getattr(base, f), getattr(ours, f), getattr(theirs, f), later))
     for f in _LISTS:
         setattr(merged, f, _union(getattr(base, f), getattr(ours, f), getattr(theirs, f)))
-    merged.anchors, conflicts = merge_anchors(base.anchors, ours.anchors, theirs.anchors, later)
+    merged.anchors, conflicts = merge_anchors(base.anchors, ours.anchors, theirs.anchors, later, code)
     merged.updated = max(ours.updated or "", theirs.updated or "")
     merged.extra = {**theirs.extra, **ours.extra}
     for side in (ours, theirs):  # merging never raises a level: the lower side's provenance wins
@@ -305,7 +455,14 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
         proc = subprocess.run(["git", "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
                                ours_path, base_path, theirs_path], capture_output=True)
         return 0 if proc.returncode == 0 else 1
-    res = merge(base, ours, theirs)
+    looked: list[CodeLookup | None] = []
+
+    def code() -> CodeLookup | None:
+        if not looked:
+            looked.append(CodeLookup.here())
+        return looked[0]
+
+    res = merge(base, ours, theirs, code)
     text = _with_anchor_conflicts(dumps(res.memory), res.anchor_conflicts)
     if res.body_conflict:
         body = (f"<<<<<<< ours\n{ours.body.rstrip()}\n=======\n{theirs.body.rstrip()}\n>>>>>>> theirs\n")
