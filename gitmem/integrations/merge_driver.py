@@ -14,9 +14,12 @@ Rules (base O, ours A, theirs B):
   where it is (path and symbol, with its ``was``) and what code it holds (fingerprint, with the
   commit, span and kind recorded with it) are merged apart: each from the side that changed it, so a
   move on one side and a re-anchor over changed code on the other give the moved anchor with the new
-  fingerprint — what the merged code is. A real conflict is reported as one (``AnchorConflict``): both
-  sides moved it to different places, both re-anchored it over different code, or one side removed it
-  while the other re-anchored it over changed code (a removal wins over a move or a refresh of the same
+  fingerprint — what the merged code is. A symbol's name is part of its fingerprint: a rename on one
+  side against a re-anchor on the other gives the re-anchored code's fingerprint under the new name,
+  computed from the code in git's objects (``CodeLookup``) once the rename is checked to have changed
+  nothing but the name. A real conflict is reported as one (``AnchorConflict``): both sides moved it
+  to different places, both re-anchored it over different code, or one side removed it while the other
+  re-anchored it over changed code (a removal wins over a move, a rename or a refresh of the same
   code). Anchors only one side added are kept; both added one: matched the same way, the later side's
   record kept;
 * tags, facts, ``supersedes``, ``superseded_by``: union, ours first;
@@ -48,7 +51,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import provenance
-from ..code.symbols import symbol_table
 from ..errors import GitmemError, MemoryFileError
 from ..infra import atomic_write
 from ..layout import ATTRIBUTES_FILE
@@ -249,6 +251,8 @@ class CodeLookup:
     def renamed_fp(self, code: tuple[bytes, Symbol], path: str, old: str, new: str, name: str) -> str | None:
         """The fingerprint of ``code``'s symbol once its own name ``old`` is ``new`` everywhere in its lines
         (its definition and its calls of itself), read as symbol ``name`` of ``path``; None when not found."""
+        from ..code.symbols import symbol_table
+
         data, sym = code
         lines = data.split(b"\n")
         word = re.compile(rb"(?<![\w$])" + re.escape(old.encode()) + rb"(?![\w$])")
@@ -462,7 +466,10 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
             looked.append(CodeLookup.here())
         return looked[0]
 
-    res = merge(base, ours, theirs, code)
+    try:
+        res = merge(base, ours, theirs, code)
+    except Exception:  # noqa: BLE001 - reading the code is a help: a merge driver never dies of it
+        res = merge(base, ours, theirs)  # (an anchor that needed the code is then a conflict)
     text = _with_anchor_conflicts(dumps(res.memory), res.anchor_conflicts)
     if res.body_conflict:
         body = (f"<<<<<<< ours\n{ours.body.rstrip()}\n=======\n{theirs.body.rstrip()}\n>>>>>>> theirs\n")
