@@ -19,8 +19,9 @@ import pytest
 
 from gitmem.anchors import Resolver
 from gitmem.git import WORKTREE, Repo
+from gitmem.integrations.merge_driver import merge, merge_memories
 from gitmem.memfile import read
-from gitmem.model import Memory
+from gitmem.model import Anchor, Memory
 from testing.repos import commit, git, make_repo
 
 TOTAL = '''def total(items):
@@ -168,23 +169,28 @@ def test_several_anchors_and_the_same_name_in_two_files(tmp_path: Path, run_cli)
     _assert_one_fresh(repo, run_cli, mid, ["c.py::total", "b.py::total", "c.py::label"], bases=["moves", "HEAD~1"])
 
 
-@pytest.mark.parametrize("to", ["back", "on"])
-def test_a_move_back_or_on_meets_a_reanchor_of_the_moved_anchor(tmp_path: Path, run_cli, to: str) -> None:
+@pytest.mark.parametrize("to", ["back", "on", "there-and-back"])
+def test_a_move_back_or_on_meets_a_reanchor(tmp_path: Path, run_cli, to: str) -> None:
     """The memory already followed a move (``was: a.py::total``); one branch moves the file back (the history is
-    cleared) or on (kept), the other re-anchors it where it is."""
+    cleared) or on (kept), or (``there-and-back``: not moved before) moves it away and back in two commits; the
+    other branch re-anchors it where it is."""
     repo, mid = _setup(tmp_path, run_cli, {"a.py": TOTAL}, ["a.py::total"])
-    _move(repo, "file")
+    if to != "there-and-back":
+        _move(repo, "file")
     git(repo, "checkout", "-q", "-b", "moves")
-    if to == "back":
-        git(repo, "mv", "lib/prices.py", "a.py")
-        key, was = "a.py::total", None
-    else:
+    if to == "there-and-back":
+        _move(repo, "file")
+    if to == "on":
         git(repo, "mv", "lib/prices.py", "lib/money.py")
         key, was = "lib/money.py::total", "a.py::total"
+    else:
+        git(repo, "mv", "lib/prices.py", "a.py")
+        key, was = "a.py::total", None
     assert _git(repo, "commit", "-qm", f"move {to}").returncode == 0
     assert (_memory(repo, mid).anchors[0].key, _memory(repo, mid).anchors[0].was) == (key, was)
     git(repo, "checkout", "-q", "main")
-    _change_and_reanchor(repo, run_cli, mid, "lib/prices.py", "count = 0", "count = 0.0")
+    where = "a.py" if to == "there-and-back" else "lib/prices.py"
+    _change_and_reanchor(repo, run_cli, mid, where, "count = 0", "count = 0.0")
     proc = _git(repo, "merge", "--no-edit", "moves")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = _assert_one_fresh(repo, run_cli, mid, [key], bases=["moves", "HEAD~1"])
@@ -310,3 +316,44 @@ def test_removed_on_one_side_reanchored_on_the_other_is_a_conflict(tmp_path: Pat
     path = repo / ".gitmem" / "memories" / f"{mid}.md"
     path.write_text(_keep(text, "theirs"))
     assert [a.key for a in read(path)[0].anchors] == ["a.py::label"]
+
+
+def _a(key: str, fp: str, *, was: str | None = None, commit: str = "1" * 40) -> Anchor:
+    path, _, symbol = key.partition("::")
+    return Anchor(path, symbol or None, commit, "function" if symbol else "file", (1, 3), fp, was)
+
+
+def _m(*anchors: Anchor) -> Memory:
+    return Memory(id="01ABC", type="decision", title="t", anchors=list(anchors), updated="2030-01-01T00:00:00Z")
+
+
+def test_the_anchor_that_kept_the_code_is_the_one_that_followed() -> None:
+    """One side moved ``a.py`` to ``b.py`` (the anchor followed) and then anchored the same memory to a new
+    ``a.py::f``: the moved anchor is the base's (its ``was`` and its code say so), not the new one that took
+    the old name; the re-anchor on the other side lands on it."""
+    base = _m(_a("a.py::f", "ts1:0"))
+    ours = _m(_a("a.py::f", "ts1:1", commit="2" * 40))
+    theirs = _m(_a("b.py::f", "ts1:0", was="a.py::f"), _a("a.py::f", "ts1:x"))
+    merged, conflict = merge_memories(base, ours, theirs)
+    assert not conflict
+    assert [(a.key, a.fingerprint, a.was, a.commit) for a in merged.anchors] == [
+        ("b.py::f", "ts1:1", "a.py::f", "2" * 40), ("a.py::f", "ts1:x", None, "1" * 40)]
+
+
+def test_a_key_changed_by_hand_is_matched_by_its_code() -> None:
+    base = _m(_a("a.py::f", "ts1:0"), _a("a.py::g", "ts1:9"))
+    ours = _m(_a("a.py::f", "ts1:1"), _a("a.py::g", "ts1:9"))
+    theirs = _m(_a("lib/a.py::f", "ts1:0"), _a("a.py::g", "ts1:9"))  # no was: edited in the file
+    merged, conflict = merge_memories(base, ours, theirs)
+    assert not conflict
+    assert [(a.key, a.fingerprint, a.was) for a in merged.anchors] == [("lib/a.py::f", "ts1:1", "a.py::f"),
+                                                                        ("a.py::g", "ts1:9", None)]
+
+
+def test_without_the_code_a_rename_against_a_reanchor_is_a_conflict_not_a_guess() -> None:
+    base = _m(_a("a.py::f", "ts1:0"))
+    ours = _m(_a("a.py::f", "ts1:1"))
+    theirs = _m(_a("a.py::g", "ts1:0g", was="a.py::f"))
+    res = merge(base, ours, theirs)  # no CodeLookup: nothing to tell a pure rename by
+    assert [c.why for c in res.anchor_conflicts] == [
+        "a.py::f re-anchored over different code on each side (ours as a.py::f, theirs as a.py::g)"]
