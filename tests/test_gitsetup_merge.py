@@ -357,3 +357,37 @@ def test_without_the_code_a_rename_against_a_reanchor_is_a_conflict_not_a_guess(
     res = merge(base, ours, theirs)  # no CodeLookup: nothing to tell a pure rename by
     assert [c.why for c in res.anchor_conflicts] == [
         "a.py::f re-anchored over different code on each side (ours as a.py::f, theirs as a.py::g)"]
+
+
+SHOP = '''public class Shop {
+    public int total(int discount) {
+        int sum = 0;
+        int seen = 0;
+        for (int p : prices) {
+            sum += p;
+        }
+        return sum - discount + seen;
+    }
+
+    public int total(String code) {
+        return 0;
+    }
+
+    private int[] prices;
+}
+'''
+
+
+def test_an_overload_renamed_in_java_against_a_reanchor(tmp_path: Path, run_cli) -> None:
+    """``Shop.total(int)`` renamed ``grandTotal`` (no longer an overload: its name loses the parameter types) on
+    one branch, its body changed and re-anchored on the other: one anchor, the changed code under the new name."""
+    repo, mid = _setup(tmp_path, run_cli, {"Shop.java": SHOP}, ["Shop.java::Shop.total(int)"])
+    git(repo, "checkout", "-q", "-b", "moves")
+    _edit(repo, "Shop.java", "public int total(int discount)", "public int grandTotal(int discount)")
+    assert "followed its moved code" in _git(repo, "commit", "-qam", "rename").stderr
+    git(repo, "checkout", "-q", "main")
+    _change_and_reanchor(repo, run_cli, mid, "Shop.java", "sum += p;", "sum += 2 * p;")
+    proc = _git(repo, "merge", "--no-edit", "moves")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = _assert_one_fresh(repo, run_cli, mid, ["Shop.java::Shop.grandTotal"], bases=["moves", "HEAD~1"])
+    assert m.anchors[0].was == "Shop.java::Shop.total(int)"

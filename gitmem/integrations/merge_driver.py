@@ -273,8 +273,8 @@ def _renaming(b: Anchor, renamed: Anchor, code: CodeLookup | None) -> tuple[str,
     if code is None or not (b.symbol and renamed.symbol and renamed.path):
         return None
     was, now = _leaf(b.symbol), _leaf(renamed.symbol)
-    if (was[0], was[2]) != (now[0], now[2]) or was[1] == now[1] or not was[1] or not now[1]:
-        return None  # not the same symbol under another own name (another class, other parameters)
+    if was[0] != now[0] or was[1] == now[1] or not was[1] or not now[1]:
+        return None  # not the same symbol under another own name (in another class, say)
     base_code = code.find(b)
     if base_code is None or code.renamed_fp(base_code, renamed.path, was[1], now[1],
                                             renamed.symbol) != renamed.fingerprint:
