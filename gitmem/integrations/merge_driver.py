@@ -435,15 +435,16 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[M
 def _with_anchor_conflicts(text: str, conflicts: list[AnchorConflict]) -> str:
     """``text`` (a dumped memory holding each conflict's placeholder record) with each placeholder's lines in the
     ``anchors:`` list replaced by the two sides' records in conflict markers."""
-    head = text.find("\nanchors:\n")
-    for c in conflicts:
+    pos = text.find("\nanchors:\n")
+    for c in conflicts:  # in the list's order: each found after the one before
         placeholder = anchor_yaml(c.ours or c.theirs)  # type: ignore[arg-type]
-        at = text.find(placeholder, head)
-        if head < 0 or at < 0:  # not expected: every conflict's record is in the list
+        at = text.find(placeholder, pos)
+        if pos < 0 or at < 0:  # not expected: every conflict's record is in the list
             continue
         block = (f"<<<<<<< ours: {c.why}\n{anchor_yaml(c.ours) if c.ours else ''}=======\n"
                  f"{anchor_yaml(c.theirs) if c.theirs else ''}>>>>>>> theirs\n")
         text = text[:at] + block + text[at + len(placeholder):]
+        pos = at + len(block)
     return text
 
 
