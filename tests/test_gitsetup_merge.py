@@ -1,7 +1,7 @@
 """Merges of moved memories (issue 24): the merge driver matches anchors by identity, not by ``path::symbol`` text.
 
 Real repositories with the hooks and the merge driver ``gitmem init`` installs, real branches, real ``git merge``,
-``git rebase`` and ``git cherry-pick``: one branch changes a function and re-anchors its memory (``gitmem
+``git rebase``, ``git cherry-pick`` and ``git revert``: one branch changes a function and re-anchors its memory (``gitmem
 reanchor``), the other moves the file or renames the function and the memory follows the move in that commit
 (the pre-commit hook). After the merge the memory has one anchor, at the new place, holding the merged code's
 fingerprint (what re-anchoring now would record), ``gitmem stale`` says fresh and ``gitmem check`` passes. Real
@@ -391,3 +391,16 @@ def test_an_overload_renamed_in_java_against_a_reanchor(tmp_path: Path, run_cli)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = _assert_one_fresh(repo, run_cli, mid, ["Shop.java::Shop.grandTotal"], bases=["moves", "HEAD~1"])
     assert m.anchors[0].was == "Shop.java::Shop.total(int)"
+
+
+def test_revert_of_the_move_after_a_reanchor_moves_the_anchor_back(tmp_path: Path, run_cli) -> None:
+    """``git revert`` of the commit the memory followed, after the code was changed and re-anchored at its new
+    place: the anchor goes back with the code (its ``was`` cleared) and keeps the re-anchored fingerprint."""
+    repo, mid = _setup(tmp_path, run_cli, {"a.py": TOTAL}, ["a.py::total"])
+    _move(repo, "file")
+    moved = git(repo, "rev-parse", "HEAD").strip()
+    _change_and_reanchor(repo, run_cli, mid, "lib/prices.py", "count = 0", "count = 0.0")
+    proc = _git(repo, "revert", "--no-edit", moved)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = _assert_one_fresh(repo, run_cli, mid, ["a.py::total"], bases=["HEAD~1"])
+    assert m.anchors[0].was is None
