@@ -1,8 +1,8 @@
 """Merges of moved memories (issue 24): the merge driver matches anchors by identity, not by ``path::symbol`` text.
 
 Real repositories with the hooks and the merge driver ``gitmem init`` installs, real branches, real ``git merge``,
-``git rebase``, ``git cherry-pick`` and ``git revert``: one branch changes a function and re-anchors its memory (``gitmem
-reanchor``), the other moves the file or renames the function and the memory follows the move in that commit
+``git rebase``, ``git cherry-pick`` and ``git revert``: one branch changes a function and re-anchors its memory
+(``gitmem reanchor``), the other moves the file or renames the function and the memory follows the move in that commit
 (the pre-commit hook). After the merge the memory has one anchor, at the new place, holding the merged code's
 fingerprint (what re-anchoring now would record), ``gitmem stale`` says fresh and ``gitmem check`` passes. Real
 conflicts (moved to two places, re-anchored over different code, removed on one side and re-anchored on the
