@@ -585,6 +585,27 @@ class Repo:
         oid = self._blob_cache[("sha", f"{sha}\0{path}")]
         return None if data is None or oid is None else (oid.decode(), data)
 
+    def lfs_tracked(self, path: str) -> bool:
+        """Whether git stores repo-relative ``path`` through git-lfs: its ``filter`` attribute is ``lfs``
+        (``.gitattributes``, as ``git lfs track`` writes it). One ``git check-attr``; False when git cannot say."""
+        try:
+            out = self._run_bytes("check-attr", "-z", "filter", "--", path)
+        except GitError:
+            return False
+        parts = out.split(b"\0")  # path NUL attribute NUL value NUL
+        return len(parts) >= 3 and parts[2] == b"lfs"
+
+    @cached_property
+    def lfs_dir(self) -> Path:
+        """git-lfs's local folder (``lfs.storage``, relative to git's common folder, else ``<common dir>/lfs``),
+        where it keeps the content of the LFS files it fetched or cleaned (``layout.lfs_object``). Asked of
+        git once, only when an LFS pointer is met."""
+        try:
+            set_to = self._run_bytes("config", "--get", "lfs.storage").decode("utf-8", "surrogateescape").strip()
+        except GitError:
+            set_to = ""
+        return self.common_dir / (os.path.expanduser(set_to) if set_to else "lfs")
+
     def _commit_sha(self, rev: str) -> str | None:
         """The commit SHA ``rev`` names now (a full SHA as it is), None when it names none."""
         if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev):
