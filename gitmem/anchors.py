@@ -308,13 +308,13 @@ class Resolver:
             return lfs.parse_pointer(at_head) is not None
         return self.repo.lfs_tracked(path)
 
-    def _file_fp(self, recorded: str | None, rev: str | None, path: str) -> str | None:
+    def _file_fp(self, recorded: str | None, rev: str | None, path: str, data: bytes | None = None) -> str | None:
         """``path``'s whole-file fingerprint at ``rev`` by ``recorded``'s algorithm (``file_fingerprint_as``;
         an ``lfs1:`` one from the pointer as stored, so no LFS content is hashed where git has the pointer);
-        None when absent."""
+        None when absent. ``data``: ``source(rev, path)`` when the caller has read it."""
         if lfs.is_fingerprint(recorded):
             return self.lfs_id(rev, path)
-        data = self.source(rev, path)
+        data = data if data is not None else self.source(rev, path)
         return None if data is None else file_fingerprint_as(recorded, data, path)
 
     def table(self, rev: str | None, path: str) -> dict[str, Symbol] | None:
@@ -580,7 +580,7 @@ class Resolver:
                                 reason=self._why("file not found" if self._history_missing else "file deleted",
                                                  commit, rev))
         data = self.source(rev, path_now) or b""
-        fp = self._file_fp(a.fingerprint, rev, path_now)  # raw1 recorded before the type had a language
+        fp = self._file_fp(a.fingerprint, rev, path_now, data)  # raw1 recorded before the type had a language
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
         if fp != a.fingerprint and not lfs.is_fingerprint(a.fingerprint):
@@ -693,10 +693,18 @@ class Resolver:
             return None
         what = "symbols in it are not read here: git lfs pull" if a.symbol else "judged by its content id"
         then = self.lfs_id(base, old_path) if base else None
+        if then is None and base is not None:
+            # made on a file its commit did not have yet (the work tree; the pre-commit hook following a move
+            # records against HEAD): the file as the first commit after it that has it
+            for c in self._commits(base, rev, old_path)[:MAX_RECORDED_LOOKUP]:
+                then = self.lfs_id(c, old_path)
+                if then is not None:
+                    break
         if then is None:
+            missing = "the anchor's commit is not in this clone" if base is None else f"{old_path} is not in its commit"
             return AnchorStatus(a, Status.UNCHECKED, path_now=path_now, symbol_now=a.symbol, old_span=a.span,
-                                reason=f"{path_now} is stored with git-lfs and the anchor's commit is not in this "
-                                       f"clone: cannot be checked ({what}; gitmem reanchor records it again)")
+                                reason=f"{path_now} is stored with git-lfs and {missing}: cannot be checked "
+                                       f"({what}; gitmem reanchor records it again)")
         moved = path_now != a.path
         if self.lfs_id(rev, path_now) == then:
             if moved:

@@ -251,3 +251,30 @@ def test_the_fingerprint_is_the_same_from_the_pointer_and_from_the_content() -> 
     oid = hashlib.sha256(content).hexdigest()
     pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n" % (oid.encode(), len(content))
     assert lfs.fingerprint(pointer) == lfs.fingerprint(content) == f"lfs1:{oid}"
+
+
+def test_an_lfs_code_file_moved_and_changed(tmp_path: Path) -> None:
+    """Code kept in LFS: a symbol anchor follows the file's move (the pre-commit hook re-anchors it against
+    HEAD, where the new path is not yet); judged by its code where the content is here and by the file's
+    content id in a pointer-only clone: fresh after the move in both, stale in both once the file changes."""
+    repo = make_repo(tmp_path / "origin")
+    _use_python_filter(repo, tmp_path)
+    write(repo, {".gitattributes": "lib/**/*.py filter=lfs diff=lfs merge=lfs -text\n"})
+    commit(repo, "code", {"lib/core/m.py": "def a():\n    return 1\n\n\ndef b():\n    return 2\n"})
+    ok(repo, "init")
+    mid = _remember(repo, "a returns one", "lib/core/m.py::a")
+    commit(repo, "memory")
+    git(repo, "mv", "lib/core/m.py", "lib/core/n.py")
+    commit(repo, "move")
+    assert "lib/core/n.py::a" in (repo / ".gitmem" / "memories" / f"{mid}.md").read_text()
+    clone = tmp_path / "pointers"
+    git(tmp_path, "clone", "-q", repo.as_uri(), str(clone))
+    assert lfs.parse_pointer((clone / "lib/core/n.py").read_bytes()) is not None
+    for where in (repo, clone):
+        assert _statuses(where) == {} and _statuses(where, "--rev", "HEAD") == {}, where
+    sha = commit(repo, "change", {"lib/core/n.py": "def a():\n    return 10\n\n\ndef b():\n    return 2\n"})
+    git(clone, "pull", "-q", "--ff-only")
+    for where in (repo, clone):
+        for rev in ((), ("--rev", "HEAD")):
+            got = json.loads(gitmem(where, "stale", *rev, "--json").stdout)
+            assert [(m["id"], m["anchors"][0]["commit"]) for m in got] == [(mid, sha)], (where, rev)
