@@ -253,6 +253,7 @@ class Resolver:
         self._lfs_content: dict[str, bytes | None] = {}
         self._pointer_only: set[tuple[str | None, str]] = set()
         self._from_lfs: set[tuple[str | None, str]] = set()
+        self._is_pointer: dict[tuple[str | None, str], bool] = {}
 
     # -- lookups ----------------------------------------------------------------------------
 
@@ -266,6 +267,7 @@ class Resolver:
         """
         data = self.repo.read(rev, path)
         pointer = lfs.parse_pointer(data)  # (a blob over 1 KiB or not starting "version https://": no work)
+        self._is_pointer[(rev, path)] = pointer is not None
         if pointer is None:
             return data
         if pointer.oid not in self._lfs_content:
@@ -292,6 +294,12 @@ class Resolver:
         """The git-lfs pointer ``path`` holds at ``rev`` as stored (WORKTREE: on disk, a checkout without
         git-lfs), None when it holds content (or is absent)."""
         return lfs.parse_pointer(self.repo.read(rev, path))
+
+    def _stored_as_pointer(self, rev: str | None, path: str) -> bool:
+        """Whether ``path`` at ``rev`` is a git-lfs pointer as stored, from ``source``'s read (made if not yet)."""
+        if (rev, path) not in self._is_pointer:
+            self.source(rev, path)
+        return self._is_pointer.get((rev, path), False)
 
     def lfs_id(self, rev: str | None, path: str) -> str | None:
         """``lfs1:<sha256 of the content>`` of ``path`` at ``rev``: read from its pointer, else hashed from
@@ -688,8 +696,8 @@ class Resolver:
         from the commit that changed it; unchecked when the anchor's commit is not here to compare with.
         None when neither side is an LFS pointer (the caller judges as usual)."""
         old_path = a.path or ""
-        if path_now is None or (self.lfs_pointer(rev, path_now) is None
-                                and (base is None or self.lfs_pointer(base, old_path) is None)):
+        if path_now is None or not (self._stored_as_pointer(rev, path_now)
+                                    or base is not None and self._stored_as_pointer(base, old_path)):
             return None
         what = "symbols in it are not read here: git lfs pull" if a.symbol else "judged by its content id"
         then = self.lfs_id(base, old_path) if base else None

@@ -110,6 +110,7 @@ def _check_setup(tmp_path: Path, repo: Path) -> None:
     clone = tmp_path / "pointers"
     git(tmp_path, "clone", "-q", repo.as_uri(), str(clone), env={"GIT_LFS_SKIP_SMUDGE": "1"})
     assert lfs.parse_pointer((clone / "sales.csv").read_bytes()) is not None  # CI's checkout: the pointer
+    ok(clone, "hooks", "install")
     assert _statuses(clone) == {}
     assert _statuses(clone, "--rev", "HEAD") == {}
 
@@ -129,6 +130,8 @@ def _check_setup(tmp_path: Path, repo: Path) -> None:
         assert by_anchor["sales.csv"]["commit"] == sha
         assert by_anchor["data/deep/config.json::limits.rate"]["status"] == "stale"
     git(clone, "pull", "-q", "--ff-only", env={"GIT_LFS_SKIP_SMUDGE": "1"})
+    listed = {m["id"]: m["status"] for m in json.loads(ok(clone, "list", "--json"))}
+    assert listed[file_mem] == "stale" and listed[key_mem] == "stale"  # the post-merge hook's, on pointers
     for where in ((), ("--rev", "HEAD")):
         got = gitmem(clone, "stale", *where, "--json")
         by_anchor = {a["anchor"]: a for m in json.loads(got.stdout) for a in m["anchors"]}
