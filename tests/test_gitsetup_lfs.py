@@ -194,6 +194,10 @@ def test_a_symbol_in_an_lfs_file_needs_its_content(tmp_path: Path) -> None:
     assert p.returncode != 0
     assert "git-lfs pointer" in p.stderr and "git lfs pull" in p.stderr and "--anchor data/deep/config.json" in p.stderr
     assert gitmem(clone, "remember", "the config", "--anchor", "data/deep/config.json").returncode == 0
+    listed = json.loads(ok(clone, "symbols", "data/deep/config.json", "--json"))
+    assert listed["lfs_pointer"] is True and listed["symbols"] == []
+    assert "git-lfs pointer" in ok(clone, "symbols", "data/deep/config.json")
+    assert json.loads(ok(repo, "symbols", "data/deep/config.json", "--json"))["lfs_pointer"] is False
 
 
 def test_older_anchors_on_lfs_files_keep_working(tmp_path: Path) -> None:
