@@ -51,10 +51,22 @@ class FileChange:
     new_path: str | None
 
 
+#: What git says when git-lfs's filter is in its config but the program cannot run (``git-lfs filter-process: 1:
+#: git-lfs: not found``, ``clean filter 'lfs' failed``, ``initialization for subprocess 'git-lfs …' failed``).
+_LFS_MISSING = ("git-lfs: not found", "git-lfs: command not found", "filter 'lfs' failed", "subprocess 'git-lfs")
+
+
 def _git_error(args: tuple[str, ...], code: int | None, stderr: bytes) -> GitError:
-    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept."""
+    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept; when
+    git failed because git-lfs's filter is configured but git-lfs cannot run, that, and what to do."""
     text = stderr.decode("utf-8", "replace").strip()
     last = text.splitlines()[-1] if text else f"exit {code}"
+    if any(m in text for m in _LFS_MISSING):
+        return GitError(f"git {' '.join(args[:3])} failed: git's config runs git-lfs's filter (filter.lfs.*) "
+                        "but git-lfs cannot run",
+                        "install git-lfs (Debian: apt-get install git-lfs), or take its filter out of git's config "
+                        "(git config --show-origin --get-regexp filter.lfs says where it is set)",
+                        argv=list(args), code=code, stderr=text + "\n")
     return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args), code=code,
                     stderr=text + "\n" if text else "")
 

@@ -176,6 +176,9 @@ def test_a_clone_where_git_lfs_is_configured_but_not_on_path(tmp_path: Path) -> 
     for where in ((), ("--rev", "HEAD")):
         p = gitmem(clone, "stale", *where, "--json", env=env)
         assert p.returncode == 0 and json.loads(p.stdout) == [], (where, p.stdout, p.stderr)
+    # what needs git's own diff of the work tree (git status fails here too) says why and what to do
+    p = gitmem(clone, "context", env=env)
+    assert p.returncode == 1 and "git-lfs cannot run" in p.stderr and "install git-lfs" in p.stderr, p.stderr
     commit(repo, "change", {"sales.csv": DATA_V2})
     git(clone, "-c", "filter.lfs.process=", "-c", "filter.lfs.required=false", "pull", "-q", "--ff-only", env=env)
     for where in ((), ("--rev", "HEAD")):
