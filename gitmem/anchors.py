@@ -270,6 +270,9 @@ class Resolver:
         self._is_pointer[(rev, path)] = pointer is not None
         if pointer is None:
             return data
+        if pointer.extended:  # git-lfs's object is the extensions' output, not the content
+            self._pointer_only.add((rev, path))
+            return data
         if pointer.oid not in self._lfs_content:
             try:
                 content: bytes | None = layout.lfs_object(self.repo.lfs_dir, pointer.oid).read_bytes()

@@ -38,6 +38,7 @@ FINGERPRINT_TAG = "lfs1"
 _KEY = re.compile(rb"[a-z0-9.-]+\Z")
 _OID = re.compile(rb"sha256:([0-9a-f]{64})\Z")
 _SIZE = re.compile(rb"[0-9]+\Z")
+_EXT = re.compile(rb"ext-([0-9])-[a-z0-9]+\Z")
 
 
 @dataclass(frozen=True)
@@ -45,17 +46,26 @@ class Pointer:
     """One parsed LFS pointer.
 
     Attributes:
-        oid: the content's SHA-256, 64 lowercase hex digits.
-        size: the content's size in bytes.
+        oid: the SHA-256 of the object git-lfs stores (64 lowercase hex digits): the content, unless
+            extensions transformed it.
+        size: the stored object's size in bytes.
+        content_oid: the SHA-256 of the content as checked out: ``oid``, or with extensions (``ext-<priority>-
+            <name> sha256:<hash of the extension's input>``) the input of the first one (the spec).
     """
 
     oid: str
     size: int
+    content_oid: str = ""
+
+    @property
+    def extended(self) -> bool:
+        """Whether extensions transformed the content (git-lfs's stored object is not the checked-out content)."""
+        return bool(self.content_oid) and self.content_oid != self.oid
 
     @property
     def fingerprint(self) -> str:
-        """``lfs1:<oid>``: the file fingerprint gitmem records for an LFS file."""
-        return f"{FINGERPRINT_TAG}:{self.oid}"
+        """``lfs1:<content_oid>``: the file fingerprint gitmem records for an LFS file."""
+        return f"{FINGERPRINT_TAG}:{self.content_oid or self.oid}"
 
 
 def parse_pointer(data: bytes | None) -> Pointer | None:
@@ -85,7 +95,15 @@ def parse_pointer(data: bytes | None) -> Pointer | None:
     size = fields.get(b"size", b"")
     if oid is None or not _SIZE.match(size):
         return None
-    return Pointer(oid.group(1).decode("ascii"), int(size))
+    first = ""
+    extensions = sorted((int(m.group(1)), v) for k, v in fields.items() if (m := _EXT.match(k)))
+    if extensions:
+        ext = _OID.match(extensions[0][1])
+        if ext is None:
+            return None
+        first = ext.group(1).decode("ascii")
+    found = oid.group(1).decode("ascii")
+    return Pointer(found, int(size), first or found)
 
 
 def content_fingerprint(content: bytes) -> str:

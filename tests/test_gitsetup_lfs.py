@@ -256,6 +256,15 @@ def test_pointer_parsing_follows_the_spec(text: bytes, want: tuple[str, int] | N
     assert (None if got is None else (got.oid, got.size)) == want
 
 
+def test_with_extensions_the_content_id_is_the_first_extensions_input() -> None:
+    """The spec: ``ext-<priority>-<name> sha256:<hash of the extension's input>``; the lowest priority's input is
+    the content as checked out, which is what gitmem hashes in a work tree."""
+    text = (b"version https://git-lfs.github.com/spec/v1\next-0-foo sha256:" + b"b" * 64
+            + b"\next-1-bar sha256:" + b"c" * 64 + b"\noid sha256:" + b"a" * 64 + b"\nsize 3\n")
+    got = lfs.parse_pointer(text)
+    assert got is not None and got.extended and got.fingerprint == "lfs1:" + "b" * 64
+
+
 def test_the_fingerprint_is_the_same_from_the_pointer_and_from_the_content() -> None:
     content = b"x,y\n1,2\n"
     oid = hashlib.sha256(content).hexdigest()
