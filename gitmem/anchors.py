@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import layout
+from . import layout, lfs
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_choices, written_symbol
 from .code.symbols import (
@@ -250,12 +250,83 @@ class Resolver:
         self._from_root = False
         self._history_missing = False
         self._foreign: dict[str, Checked] | None = None
+        self._lfs_content: dict[str, bytes | None] = {}
+        self._pointer_only: set[tuple[str | None, str]] = set()
+        self._from_lfs: set[tuple[str | None, str]] = set()
+        self._is_pointer: dict[tuple[str | None, str], bool] = {}
 
     # -- lookups ----------------------------------------------------------------------------
 
     def source(self, rev: str | None, path: str) -> bytes | None:
-        """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent."""
-        return self.repo.read(rev, path)
+        """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent.
+
+        A git-lfs pointer (``lfs.parse_pointer``: a commit's blob of an LFS file, or a checkout without
+        git-lfs) gives the content it names when git-lfs has it in this clone (``layout.lfs_object``: fetched,
+        checked out or cleaned), so code in LFS files is read as code wherever the content is here; else the
+        pointer itself, and ``content_here`` is False for ``(rev, path)`` from then on.
+        """
+        data = self.repo.read(rev, path)
+        pointer = lfs.parse_pointer(data)  # (a blob over 1 KiB or not starting "version https://": no work)
+        self._is_pointer[(rev, path)] = pointer is not None
+        if pointer is None:
+            return data
+        if pointer.extended:  # git-lfs's object is the extensions' output, not the content
+            self._pointer_only.add((rev, path))
+            return data
+        if pointer.oid not in self._lfs_content:
+            try:
+                content: bytes | None = layout.lfs_object(self.repo.lfs_dir, pointer.oid).read_bytes()
+            except (OSError, GitError):
+                content = None
+            self._lfs_content[pointer.oid] = content if content is not None and len(content) == pointer.size else None
+        got = self._lfs_content[pointer.oid]
+        if got is None:
+            self._pointer_only.add((rev, path))
+            return data
+        self._from_lfs.add((rev, path))
+        return got
+
+    def content_here(self, rev: str | None, path: str) -> bool:
+        """False when ``path`` at ``rev`` is a git-lfs pointer whose content is not in this clone (git-lfs
+        absent, or the object not fetched): its symbols cannot be read, only its content id
+        (``lfs_pointer``). Reads the file once per Resolver (the symbol table's read)."""
+        self.table(rev, path)
+        return (rev, path) not in self._pointer_only
+
+    def lfs_pointer(self, rev: str | None, path: str) -> lfs.Pointer | None:
+        """The git-lfs pointer ``path`` holds at ``rev`` as stored (WORKTREE: on disk, a checkout without
+        git-lfs), None when it holds content (or is absent)."""
+        return lfs.parse_pointer(self.repo.read(rev, path))
+
+    def _stored_as_pointer(self, rev: str | None, path: str) -> bool:
+        """Whether ``path`` at ``rev`` is a git-lfs pointer as stored, from ``source``'s read (made if not yet)."""
+        if (rev, path) not in self._is_pointer:
+            self.source(rev, path)
+        return self._is_pointer.get((rev, path), False)
+
+    def lfs_id(self, rev: str | None, path: str) -> str | None:
+        """``lfs1:<sha256 of the content>`` of ``path`` at ``rev``: read from its pointer, else hashed from
+        the bytes there (an LFS file checked out through git-lfs; a file no longer, or not yet, in LFS);
+        None when absent. The same for the same content, pointer or not."""
+        data = self.repo.read(rev, path)
+        return None if data is None else lfs.fingerprint(data)
+
+    def _lfs_in_worktree(self, path: str) -> bool:
+        """Whether the work-tree file ``path`` (content, not a pointer) is an LFS file: HEAD holds a pointer
+        for it; for a file HEAD lacks, its attributes say ``filter=lfs`` (one ``git check-attr``)."""
+        at_head = self.repo.read("HEAD", path) if self._head else None
+        if at_head is not None:
+            return lfs.parse_pointer(at_head) is not None
+        return self.repo.lfs_tracked(path)
+
+    def _file_fp(self, recorded: str | None, rev: str | None, path: str, data: bytes | None = None) -> str | None:
+        """``path``'s whole-file fingerprint at ``rev`` by ``recorded``'s algorithm (``file_fingerprint_as``;
+        an ``lfs1:`` one from the pointer as stored, so no LFS content is hashed where git has the pointer);
+        None when absent. ``data``: ``source(rev, path)`` when the caller has read it."""
+        if lfs.is_fingerprint(recorded):
+            return self.lfs_id(rev, path)
+        data = data if data is not None else self.source(rev, path)
+        return None if data is None else file_fingerprint_as(recorded, data, path)
 
     def table(self, rev: str | None, path: str) -> dict[str, Symbol] | None:
         """Symbol table of ``path`` at ``rev``; None when the file is absent, {} when no symbols."""
@@ -265,8 +336,9 @@ class Resolver:
             if data is None:
                 self._tables[key] = None
             else:
+                # (LFS content is not the blob git has: cached by its own hash, not the pointer's blob id)
                 self._tables[key] = symbol_table(data, path, blob_sha=self.repo.blob_sha(rev, path)
-                                                 if rev is not WORKTREE else None)
+                                                 if rev is not WORKTREE and key not in self._from_lfs else None)
         return self._tables[key]
 
     def changes(self, old: str | None, new: str | None) -> list[FileChange]:
@@ -323,9 +395,13 @@ class Resolver:
                                "paths are relative to the current folder or the repository root "
                                "(`git ls-files` lists the files)"), candidates=near)
         if symbol is None:
+            pointer = self.lfs_pointer(rev, spec_path)
+            fp = (pointer.fingerprint if pointer is not None
+                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(spec_path)
+                  else file_fingerprint(data, spec_path))
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
-                          fingerprint=file_fingerprint(data, spec_path))
+                          fingerprint=fp)
         table = self.table(rev, spec_path) or {}
         if language_for_path(spec_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
@@ -338,6 +414,9 @@ class Resolver:
             near = closest_names(table, symbol)
             if near:
                 hint = "closest: " + ", ".join(near)
+            elif not self.content_here(rev, spec_path):
+                hint = (f"{spec_path} is a git-lfs pointer {where}: its content is not in this clone "
+                        f"(git lfs pull, with git-lfs installed); or anchor the file itself: --anchor {spec_path}")
             elif table:
                 hint = f"symbols in {spec_path}: " + ", ".join(list(table)[:8]) + (" …" if len(table) > 8 else "")
             elif too_large(len(data), language_for_path(spec_path) or ""):
@@ -512,9 +591,13 @@ class Resolver:
                                 reason=self._why("file not found" if self._history_missing else "file deleted",
                                                  commit, rev))
         data = self.source(rev, path_now) or b""
-        fp = file_fingerprint_as(a.fingerprint, data, path_now)  # raw1 recorded before the type had a language
+        fp = self._file_fp(a.fingerprint, rev, path_now, data)  # raw1 recorded before the type had a language
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
+        if fp != a.fingerprint and not lfs.is_fingerprint(a.fingerprint):
+            judged = self._lfs_status(a, base, rev, path_now, move_commit)  # an older gitmem's anchor, LFS now
+            if judged is not None:
+                return judged
         if fp == a.fingerprint:
             if moved:
                 return AnchorStatus(a, Status.MOVED, path_now=path_now, commit=move_commit,
@@ -525,7 +608,7 @@ class Resolver:
 
         def file_fp_at(c: str | None) -> str | None:
             p = path_now if self.source(c, path_now) is not None else old_path
-            return _fp_or_none(self.source(c, p), p, a.fingerprint)
+            return self._file_fp(a.fingerprint, c, p)
 
         commit = self._blame(base, rev, path_now, a.fingerprint, file_fp_at, also=old_path)
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
@@ -536,6 +619,10 @@ class Resolver:
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
         table_base = (self.table(base, a.path or "") or {}) if base else {}
+        if (base and not self.content_here(base, a.path or "")) or (path_now and not self.content_here(rev, path_now)):
+            judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
+            if judged is not None:
+                return judged
         name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
         old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
         fp = _recorded(a.fingerprint, old_sym)
@@ -603,6 +690,48 @@ class Resolver:
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
+
+    def _lfs_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
+                    move_commit: str | None) -> AnchorStatus | None:
+        """An anchor on an LFS file that cannot be compared by what it recorded (a symbol, whose file's content
+        is not in this clone; an older gitmem's ``raw1``/``ts1`` file fingerprint), judged by the file's content
+        id: fresh (or moved, with its file) while ``lfs_id`` at ``rev`` is the one at the anchor's commit, stale
+        from the commit that changed it; unchecked when the anchor's commit is not here to compare with.
+        None when neither side is an LFS pointer (the caller judges as usual)."""
+        old_path = a.path or ""
+        if path_now is None or not (self._stored_as_pointer(rev, path_now)
+                                    or base is not None and self._stored_as_pointer(base, old_path)):
+            return None
+        what = "symbols in it are not read here: git lfs pull" if a.symbol else "judged by its content id"
+        then = self.lfs_id(base, old_path) if base else None
+        if then is None and base is not None:
+            # made on a file its commit did not have yet (the work tree; the pre-commit hook following a move
+            # records against HEAD): the file as the first commit after it that has it
+            for c in self._commits(base, rev, old_path)[:MAX_RECORDED_LOOKUP]:
+                then = self.lfs_id(c, old_path)
+                if then is not None:
+                    break
+        if then is None:
+            missing = "the anchor's commit is not in this clone" if base is None else f"{old_path} is not in its commit"
+            return AnchorStatus(a, Status.UNCHECKED, path_now=path_now, symbol_now=a.symbol, old_span=a.span,
+                                reason=f"{path_now} is stored with git-lfs and {missing}: cannot be checked "
+                                       f"({what}; gitmem reanchor records it again)")
+        moved = path_now != a.path
+        if self.lfs_id(rev, path_now) == then:
+            if moved:
+                return AnchorStatus(a, Status.MOVED, path_now=path_now, symbol_now=a.symbol, commit=move_commit,
+                                    changes=[Change.MOVE], old_span=a.span,
+                                    reason=_reason(f"file renamed to {path_now}", move_commit))
+            return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=a.symbol, old_span=a.span)
+
+        def id_at(c: str | None) -> str | None:
+            return self.lfs_id(c, path_now if self.repo.read(c, path_now) is not None else old_path)
+
+        commit = self._blame(base, rev, path_now, then, id_at, also=old_path)
+        changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
+        where = f" (file now {path_now})" if moved else ""
+        return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=a.symbol, commit=commit, changes=changes,
+                            old_span=a.span, reason=self._why(f"LFS file content changed{where} ({what})", commit, rev))
 
     def _recorded_symbol(self, a: Anchor, at_base: Symbol | None, base: str | None,
                          rev: str | None) -> Symbol | None:
@@ -893,11 +1022,6 @@ def _recorded(fp: str | None, sym: Symbol | None) -> str | None:
     if sym is not None and fp and fp != sym.fingerprint and fp in sym.parts:
         return sym.fingerprint
     return fp
-
-
-def _fp_or_none(data: bytes | None, path: str, recorded: str | None) -> str | None:
-    """``data``'s file fingerprint by ``recorded``'s algorithm (``file_fingerprint_as``); None when absent."""
-    return None if data is None else file_fingerprint_as(recorded, data, path)
 
 
 def _reason(what: str, commit: str | None, rev: str | None = "") -> str:

@@ -51,10 +51,22 @@ class FileChange:
     new_path: str | None
 
 
+#: What git says when git-lfs's filter is in its config but the program cannot run (``git-lfs filter-process: 1:
+#: git-lfs: not found``, ``clean filter 'lfs' failed``, ``initialization for subprocess 'git-lfs …' failed``).
+_LFS_MISSING = ("git-lfs: not found", "git-lfs: command not found", "filter 'lfs' failed", "subprocess 'git-lfs")
+
+
 def _git_error(args: tuple[str, ...], code: int | None, stderr: bytes) -> GitError:
-    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept."""
+    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept; when
+    git failed because git-lfs's filter is configured but git-lfs cannot run, that, and what to do."""
     text = stderr.decode("utf-8", "replace").strip()
     last = text.splitlines()[-1] if text else f"exit {code}"
+    if any(m in text for m in _LFS_MISSING):
+        return GitError(f"git {' '.join(args[:3])} failed: git's config runs git-lfs's filter (filter.lfs.*) "
+                        "but git-lfs cannot run",
+                        "install git-lfs (Debian: apt-get install git-lfs), or take its filter out of git's config "
+                        "(git config --show-origin --get-regexp filter.lfs says where it is set)",
+                        argv=list(args), code=code, stderr=text + "\n")
     return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args), code=code,
                     stderr=text + "\n" if text else "")
 
@@ -584,6 +596,27 @@ class Repo:
         data = self._blob_cache[key]
         oid = self._blob_cache[("sha", f"{sha}\0{path}")]
         return None if data is None or oid is None else (oid.decode(), data)
+
+    def lfs_tracked(self, path: str) -> bool:
+        """Whether git stores repo-relative ``path`` through git-lfs: its ``filter`` attribute is ``lfs``
+        (``.gitattributes``, as ``git lfs track`` writes it). One ``git check-attr``; False when git cannot say."""
+        try:
+            out = self._run_bytes("check-attr", "-z", "filter", "--", path)
+        except GitError:
+            return False
+        parts = out.split(b"\0")  # path NUL attribute NUL value NUL
+        return len(parts) >= 3 and parts[2] == b"lfs"
+
+    @cached_property
+    def lfs_dir(self) -> Path:
+        """git-lfs's local folder (``lfs.storage``, relative to git's common folder, else ``<common dir>/lfs``),
+        where it keeps the content of the LFS files it fetched or cleaned (``layout.lfs_object``). Asked of
+        git once, only when an LFS pointer is met."""
+        try:
+            set_to = self._run_bytes("config", "--get", "lfs.storage").decode("utf-8", "surrogateescape").strip()
+        except GitError:
+            set_to = ""
+        return self.common_dir / (os.path.expanduser(set_to) if set_to else "lfs")
 
     def _commit_sha(self, rev: str) -> str | None:
         """The commit SHA ``rev`` names now (a full SHA as it is), None when it names none."""

@@ -384,6 +384,12 @@ def logs_dir_near(start: Path) -> Path | None:
 _CACHE: dict[str, Layout] = {}
 
 
+def lfs_object(lfs_dir: Path, oid: str) -> Path:
+    """Where git-lfs keeps the content whose SHA-256 is ``oid`` (64 hex digits) in its folder ``lfs_dir``
+    (``git.Repo.lfs_dir``): ``objects/<oid[0:2]>/<oid[2:4]>/<oid>``, git-lfs's own layout. gitmem only reads it."""
+    return lfs_dir / "objects" / oid[0:2] / oid[2:4] / oid
+
+
 def of(root: Path | str) -> Layout:
     """The ``Layout`` of the work tree at ``root`` (cached per process), old per-clone state migrated first.
 

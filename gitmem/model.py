@@ -38,9 +38,11 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
 
     Ordered by severity: a memory's status is the worst of its anchors'
     (``Status.worst``). ``moved`` is milder than ``stale`` because the code
-    itself is unchanged and the anchor can follow it. ``unchecked`` is only ever the status of a
+    itself is unchanged and the anchor can follow it. ``unchecked`` is the status of a
     cross-repository anchor whose repository could not be reached by this check (``gitmem stale``,
-    ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked.
+    ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked. It is
+    also that of an anchor on a git-lfs file that can be judged neither by what it recorded nor by the
+    file's content id (the anchor's commit is not in this clone: ``anchors.Resolver``).
     """
 
     FRESH = "fresh"

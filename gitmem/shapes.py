@@ -784,9 +784,10 @@ def warning_json(message: str, hint: str | None = None) -> JSONObject:
 def symbols_json(fs: FileSymbols) -> JSONObject:
     """``{"path", "rev" (as given, null: the working tree), "language", "file_memories" (live memories on the whole
     file), "symbols": [{"name" (as an anchor takes it), "anchor" ("path::name"), "kind", "start_line", "end_line"
-    (1-based, inclusive), "aliases" (other names it is found by), "memories" (live memories anchoring it)}]}``
-    (``symbols``)."""
+    (1-based, inclusive), "aliases" (other names it is found by), "memories" (live memories anchoring it)}],
+    "lfs_pointer" (true: a git-lfs pointer whose content is not in this clone, so no symbols)}`` (``symbols``)."""
     return {"path": fs.path, "rev": fs.rev, "language": fs.language, "file_memories": fs.file_memories,
+            "lfs_pointer": fs.lfs_pointer,
             "symbols": [{"name": s.name, "anchor": f"{fs.path}::{s.name}", "kind": s.kind,
                          "start_line": s.start_line, "end_line": s.end_line, "aliases": list(s.aliases),
                          "memories": s.memories} for s in fs.symbols]}
