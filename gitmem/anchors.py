@@ -894,7 +894,8 @@ class Resolver:
         extra: tuple[str, ...] = (also,) if also and also != path else ()
         # a path through links reads other files: the commits changing those (or retargeting a link) count too
         extra += tuple(sorted(p for p in self._via.get(path, ()) if p not in (path, also)))
-        key: tuple[str | None, ...] = (base, end, path, *extra)  # anchors of one memory share base and often path: one git call
+        # anchors of one memory share base and often path: one git call
+        key: tuple[str | None, ...] = (base, end, path, *extra)
         if key not in self._touching:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]

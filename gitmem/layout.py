@@ -381,6 +381,25 @@ def logs_dir_near(start: Path) -> Path | None:
         return None
 
 
+def linked_path(root: Path | str, rel: str) -> str | None:
+    """The repo-relative file that work-tree path ``rel`` leads to when it is, or lies beyond, a symbolic link
+    leading inside the work tree at ``root`` (``CLAUDE.md`` -> ``AGENTS.md``, ``lib/x.py`` -> ``src/lib/x.py``);
+    None when no link is on the way or the links lead outside. For the hooks (stdlib: one ``lstat`` per
+    component, ``os.path.realpath``); ``git.Repo.follow`` is the full answer, at any revision."""
+    try:
+        top = os.path.realpath(root)
+        full = os.path.join(top, *rel.split("/"))
+        real = os.path.realpath(full)
+    except (OSError, ValueError):
+        return None
+    if real == full:
+        return None
+    out = os.path.relpath(real, top)
+    if out == os.pardir or out.startswith(os.pardir + os.sep) or os.path.isabs(out) or out == os.curdir:
+        return None
+    return Path(out).as_posix()
+
+
 _CACHE: dict[str, Layout] = {}
 
 
