@@ -93,19 +93,15 @@ class Focus:
     def add_links(self, root: Path, paths: Iterable[str]) -> None:
         """Symbolic links in focus both ways: a focus file that is or lies beyond a link (``CLAUDE.md`` ->
         ``AGENTS.md``, ``lib/x.py`` -> ``src/lib/x.py``) brings the file it leads to, and each of ``paths``
-        (anchored paths) that is a link to a focus file comes into focus as that file, its symbols too. Cost: one
-        ``lstat`` per path of ``paths`` (only a link is resolved: ``layout.linked_path``), a few per focus file."""
+        (anchored paths) that leads to a focus file comes into focus as that file, its symbols too. Cost: about one
+        ``lstat`` per path and folder (``layout.linked_path``; only a path with a link on it is resolved)."""
+        seen: dict[str, bool] = {}
         for path, (w, why) in list(self.files.items()):
-            real = linked_path(root, path)
+            real = linked_path(root, path, seen)
             if real:
                 self.add_file(real, w, f"{why} {path} ->")
         for path in paths:
-            try:
-                if path in self.files or not stat.S_ISLNK(os.lstat(os.path.join(root, path)).st_mode):
-                    continue
-            except (OSError, ValueError):
-                continue
-            real = linked_path(root, path)
+            real = None if path in self.files else linked_path(root, path, seen)
             if not real:
                 continue
             if real in self.files:
