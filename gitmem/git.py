@@ -710,7 +710,11 @@ class Repo:
             if not links:
                 return None
             return Link(None, tuple(links), missing="/".join([*done, comp, *todo]))  # or a file used as a folder
-        return Link("/".join(done), tuple(links)) if links else None
+        if not links:
+            return None
+        if done and done[0] == ".git":  # git's own folder is no file of the repository (never one of a commit)
+            return Link(None, tuple(links), outside=text)
+        return Link("/".join(done), tuple(links))
 
     def _inside(self, target: str) -> str | None:
         """An absolute link text as a repo-relative path when it lies in this work tree (as resolved or as

@@ -162,7 +162,8 @@ def test_markdown_link_section_is_judged_by_the_target(repo: Path, run_cli) -> N
     assert _status(run_cli, repo, mid)["status"] == "fresh"
     (repo / "AGENTS.md").write_text(AGENTS_RULES_CHANGED)
     st = _status(run_cli, repo, mid)
-    assert st["status"] == "stale" and "(uncommitted)" in st["reason"] and "CLAUDE.md leads to AGENTS.md" in st["reason"]
+    assert st["status"] == "stale" and "(uncommitted)" in st["reason"]
+    assert "CLAUDE.md leads to AGENTS.md" in st["reason"]
 
     # the commit touches only the target: the post-commit analyzer marks the memory stale
     sha, hook_err = _commit(repo, "rules changed")
@@ -359,3 +360,32 @@ def test_anchor_made_at_a_revision_through_a_link(repo: Path, run_cli) -> None:
     st = _status(run_cli, repo, mid, sha)
     assert st["status"] == "stale" and st["commit"] == sha
     assert _status(run_cli, repo, fid, sha)["status"] == "fresh"
+
+
+def test_ordinary_files_are_not_followed(repo: Path) -> None:
+    """A path is asked about links only where what was read there could be a link's text, or nothing."""
+    from gitmem.anchors import Resolver, maybe_link
+
+    assert maybe_link(None) and maybe_link(b"AGENTS.md") and maybe_link(b"../core/impl.py")
+    assert not maybe_link(b"") and not maybe_link(b"x = 1\n") and not maybe_link(b"a" * 5000)
+    r = Resolver(Repo(repo))
+    for rev in (WORKTREE, "HEAD"):
+        assert r.source(rev, "core/impl.py") == IMPL.encode() and r.link(rev, "core/impl.py") is None
+    assert r.repo._linked._proc is None  # no --follow-symlinks process for ordinary files
+    for rev in (WORKTREE, "HEAD"):
+        assert r.source(rev, "pkg/compat.py") == IMPL.encode()
+        assert r.real_path(rev, "pkg/compat.py") == "core/impl.py"
+    assert r.repo._linked._proc is not None
+
+
+def test_a_link_into_gits_own_folder_is_never_read(repo: Path, run_cli) -> None:
+    _link(repo, "cfg", ".git/config")
+    code, _, err = run_cli(repo, "remember", "x", "--anchor", "cfg::core")
+    assert code == 1 and "cfg points outside the repository (.git/config)" in err
+    assert _source(repo, "cfg") == b".git/config"  # judged by the link only
+
+
+def _source(repo: Path, path: str) -> bytes | None:
+    from gitmem.anchors import Resolver
+
+    return Resolver(Repo(repo)).source(WORKTREE, path)
