@@ -389,3 +389,16 @@ def _source(repo: Path, path: str) -> bytes | None:
     from gitmem.anchors import Resolver
 
     return Resolver(Repo(repo)).source(WORKTREE, path)
+
+
+def test_link_without_an_extension_reads_in_its_targets_language(repo: Path, run_cli) -> None:
+    _link(repo, "bin/tool", "../core/impl.py")
+    _commit(repo, "a command linked to its module")
+    code, out, err = run_cli(repo, "symbols", "bin/tool", "--json")
+    assert code == 0, err
+    assert json.loads(out)["language"] == "python"
+    mid, _ = _remember(run_cli, repo, "the tool adds one", "bin/tool::impl")
+    _commit(repo, "memory")
+    sha, _ = _commit(repo, "impl changed", {"core/impl.py": IMPL_CHANGED})
+    assert _listed(run_cli, repo, mid) == "stale"
+    assert _status(run_cli, repo, mid)["commit"] == sha
