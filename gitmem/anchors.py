@@ -540,7 +540,7 @@ class Resolver:
             note = f"{where} {now.why()}: judged by the link only"
         elif now is not None:
             note = f"{then_to}, where {where} leads, is gone" if then_to else f"{where} {now.why()}"
-        elif then_to:
+        elif then_to and where == a.path:
             note = f"{a.path} was a link to {then_to}" + (", now a file" if st.status != Status.DELETED else "")
         if note:
             st.reason = f"{st.reason} ({note})" if st.reason else note
