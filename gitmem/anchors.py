@@ -38,7 +38,7 @@ from .code.symbols import (
     too_large,
 )
 from .errors import AnchorError, GitError
-from .git import WORKTREE, FileChange, Repo
+from .git import WORKTREE, FileChange, Link, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
 from .org import checks as org_checks
@@ -68,6 +68,18 @@ MAX_MOVE_SEARCH_FILES = 64
 #: How many bytes of changed files one search for a missing symbol's code elsewhere reads and parses, besides
 #: the anchor's own file (which is always searched): bounds the search when the changed files are few but large.
 MAX_MOVE_SEARCH_BYTES = 4 * 1024 * 1024
+
+#: The longest text a symbolic link's blob is taken to hold (Linux's ``PATH_MAX``): a file read at a path is asked
+#: whether it is a link (``Repo.follow``) only when it could be one, so an ordinary file costs nothing more.
+MAX_LINK_TEXT = 4096
+
+
+def maybe_link(data: bytes | None) -> bool:
+    """Whether ``data``, read at a path (``Repo.read``: a link reads as its text), may be a symbolic link's text,
+    or nothing was there (a file beyond a linked folder reads as absent): then the path is followed
+    (``Resolver.link``). A file with a line break, a NUL or more than ``MAX_LINK_TEXT`` bytes is no link."""
+    return data is None or (0 < len(data) <= MAX_LINK_TEXT and b"\n" not in data and b"\0" not in data)
+
 
 #: Languages whose code moves between each other's files (a function moved from ``a.js`` to ``b.ts``, from
 #: ``x.c`` to ``y.cpp``): the search for a missing symbol looks at files of the anchor's language or of its group.
@@ -224,6 +236,23 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
     return None
 
 
+def _unfollowed(spec_path: str, symbol: str | None, link: Link, where: str) -> AnchorError:
+    """The refusal of an anchor whose links lead nowhere in the repository (``Link.path`` None)."""
+    if link.outside is not None and link.first == spec_path:  # asked for a symbol of a link leading outside
+        return AnchorError(f"{spec_path} {link.why()}: no symbol {symbol} of it can be judged here",
+                           f"anchor the link itself (--anchor {spec_path}: judged by the link only), or the file "
+                           "where it really is, inside the repository")
+    if link.outside is not None:
+        return AnchorError(f"{spec_path} is beyond a symbolic link that points outside the repository "
+                           f"({link.first} -> {link.outside})",
+                           f"anchor the file where it really is, inside the repository, or the link itself "
+                           f"(--anchor {link.first}: judged by the link only)")
+    if link.loop:
+        return AnchorError(f"{spec_path} {link.why()} {where}", "point the link at a file of the repository")
+    return AnchorError(f"no file {spec_path} {where}: it {link.why()} (symbolic link {link.links[-1]})",
+                       "point the link at a file of the repository, or anchor the file where it really is")
+
+
 @dataclass
 class _Located:
     path: str
@@ -245,7 +274,7 @@ class Resolver:
         self._foreign_fn = foreign
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
-        self._touching: dict[tuple[str | None, str, str], list[str]] = {}
+        self._touching: dict[tuple[str | None, ...], list[str]] = {}
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
@@ -254,11 +283,19 @@ class Resolver:
         self._pointer_only: set[tuple[str | None, str]] = set()
         self._from_lfs: set[tuple[str | None, str]] = set()
         self._is_pointer: dict[tuple[str | None, str], bool] = {}
+        self._links: dict[tuple[str | None, str], Link | None] = {}
+        #: per anchored path, the links and files it led to at the revisions read: the commits touching those
+        #: change what the path reads (``_commits``)
+        self._via: dict[str, set[str]] = {}
 
     # -- lookups ----------------------------------------------------------------------------
 
     def source(self, rev: str | None, path: str) -> bytes | None:
         """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent.
+
+        A path that is, or lies beyond, a symbolic link reads as the file the links lead to inside the
+        repository (``link``); a link leading outside reads as its own text (judged by the link only, as git
+        stores it); one leading to nothing or in a cycle, as absent.
 
         A git-lfs pointer (``lfs.parse_pointer``: a commit's blob of an LFS file, or a checkout without
         git-lfs) gives the content it names when git-lfs has it in this clone (``layout.lfs_object``: fetched,
@@ -266,6 +303,12 @@ class Resolver:
         pointer itself, and ``content_here`` is False for ``(rev, path)`` from then on.
         """
         data = self.repo.read(rev, path)
+        link = self._link_of(rev, path, data)
+        if link is not None:
+            if link.path is not None:
+                data = self.repo.read(rev, link.path)
+            elif link.outside is None:
+                return None
         pointer = lfs.parse_pointer(data)  # (a blob over 1 KiB or not starting "version https://": no work)
         self._is_pointer[(rev, path)] = pointer is not None
         if pointer is None:
@@ -296,7 +339,7 @@ class Resolver:
     def lfs_pointer(self, rev: str | None, path: str) -> lfs.Pointer | None:
         """The git-lfs pointer ``path`` holds at ``rev`` as stored (WORKTREE: on disk, a checkout without
         git-lfs), None when it holds content (or is absent)."""
-        return lfs.parse_pointer(self.repo.read(rev, path))
+        return lfs.parse_pointer(self.repo.read(rev, self.real_path(rev, path)))
 
     def _stored_as_pointer(self, rev: str | None, path: str) -> bool:
         """Whether ``path`` at ``rev`` is a git-lfs pointer as stored, from ``source``'s read (made if not yet)."""
@@ -308,7 +351,7 @@ class Resolver:
         """``lfs1:<sha256 of the content>`` of ``path`` at ``rev``: read from its pointer, else hashed from
         the bytes there (an LFS file checked out through git-lfs; a file no longer, or not yet, in LFS);
         None when absent. The same for the same content, pointer or not."""
-        data = self.repo.read(rev, path)
+        data = self.repo.read(rev, self.real_path(rev, path))
         return None if data is None else lfs.fingerprint(data)
 
     def _lfs_in_worktree(self, path: str) -> bool:
@@ -328,16 +371,44 @@ class Resolver:
         data = data if data is not None else self.source(rev, path)
         return None if data is None else file_fingerprint_as(recorded, data, path)
 
+    def link(self, rev: str | None, path: str) -> Link | None:
+        """Where ``path`` leads through symbolic links at ``rev`` (``Repo.follow``); None when no link is on the
+        way. Followed only where the data says a link may be (``maybe_link``): nothing more for an ordinary file."""
+        key = (rev, path)
+        if key in self._links:
+            return self._links[key]
+        return self._link_of(rev, path, self.repo.read(rev, path))
+
+    def real_path(self, rev: str | None, path: str) -> str:
+        """The path of the file ``path`` reads at ``rev``: where its links lead, else itself."""
+        link = self.link(rev, path)
+        return link.path if link is not None and link.path is not None else path
+
+    def _link_of(self, rev: str | None, path: str, data: bytes | None) -> Link | None:
+        key = (rev, path)
+        if key not in self._links:
+            try:
+                link = self.repo.follow(rev, path) if path and maybe_link(data) else None
+            except GitError:
+                link = None
+            self._links[key] = link
+            if link is not None:
+                self._via.setdefault(path, set()).update(
+                    p for p in (*link.links, link.path) if p is not None and p != path)
+        return self._links[key]
+
     def table(self, rev: str | None, path: str) -> dict[str, Symbol] | None:
-        """Symbol table of ``path`` at ``rev``; None when the file is absent, {} when no symbols."""
+        """Symbol table of ``path`` at ``rev`` (through links: of the file they lead to, in its language); None
+        when the file is absent, {} when no symbols."""
         key = (rev, path)
         if key not in self._tables:
             data = self.source(rev, path)
             if data is None:
                 self._tables[key] = None
             else:
+                real = self.real_path(rev, path)
                 # (LFS content is not the blob git has: cached by its own hash, not the pointer's blob id)
-                self._tables[key] = symbol_table(data, path, blob_sha=self.repo.blob_sha(rev, path)
+                self._tables[key] = symbol_table(data, real, blob_sha=self.repo.blob_sha(rev, real)
                                                  if rev is not WORKTREE and key not in self._from_lfs else None)
         return self._tables[key]
 
@@ -376,12 +447,14 @@ class Resolver:
         if nested:
             raise AnchorError(f"{spec_path} is inside another repository ({nested}, a submodule or nested clone)",
                               f"run gitmem in {nested}: its commits are not this repository's")
-        link = self.repo.symlinked_dir(spec_path) if rev is WORKTREE else None
-        if link:
-            raise AnchorError(f"{spec_path} is beyond a symbolic link ({link}); git does not follow it",
-                              "anchor the file where it really is, inside the repository")
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
+        link = self.link(rev, spec_path)
+        if link is not None and link.path is None and (link.outside is None or data is None or symbol is not None):
+            raise _unfollowed(spec_path, symbol, link, where)
+        # a path through links: recorded as typed, judged by the file they lead to (in that file's language)
+        real = self.real_path(rev, spec_path)
+        lang_path = spec_path if language_for_path(spec_path) == language_for_path(real) else real
         if data is None:
             import difflib
 
@@ -403,14 +476,14 @@ class Resolver:
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
                           fingerprint=fp)
         table = self.table(rev, spec_path) or {}
-        if language_for_path(spec_path) is None:
+        if language_for_path(lang_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself (--anchor {spec_path}); symbols are found in "
                               + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
-        found = find_symbol(table, spec_path, symbol, where) if as_typed or symbol not in table else symbol
+        found = find_symbol(table, lang_path, symbol, where) if as_typed or symbol not in table else symbol
         sym = table.get(found) if found else None
         if sym is None or found is None:
-            symbol = written_symbol(spec_path, symbol)
+            symbol = written_symbol(lang_path, symbol)
             near = closest_names(table, symbol)
             if near:
                 hint = "closest: " + ", ".join(near)
@@ -419,7 +492,7 @@ class Resolver:
                         f"(git lfs pull, with git-lfs installed); or anchor the file itself: --anchor {spec_path}")
             elif table:
                 hint = f"symbols in {spec_path}: " + ", ".join(list(table)[:8]) + (" …" if len(table) > 8 else "")
-            elif too_large(len(data), language_for_path(spec_path) or ""):
+            elif too_large(len(data), language_for_path(lang_path) or ""):
                 hint = (f"{spec_path} is larger than gitmem reads for symbols ({len(data) // 1024} KB); "
                         f"anchor the file itself: --anchor {spec_path}")
             else:
@@ -512,12 +585,44 @@ class Resolver:
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.fingerprint is None:
-                return self._existence_status(anchor, rev, path_now)
-            if anchor.symbol is None:
-                return self._file_status(anchor, base, rev, path_now, move_commit)
-            return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+                st = self._existence_status(anchor, rev, path_now)
+            elif anchor.symbol is None:
+                st = self._file_status(anchor, base, rev, path_now, move_commit)
+            else:
+                st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+            return self._through_links(st, base, rev)
         finally:
             self._from_root, self._history_missing = outer
+
+    def _through_links(self, st: AnchorStatus, base: str | None, rev: str | None) -> AnchorStatus:
+        """``st`` with where its path leads through symbolic links at ``rev`` (``target``, ``links``) and, when
+        it is not fresh, what the links did in its reason: ``(CLAUDE.md leads to AGENTS.md)``, ``now leads to
+        …, was …``, ``points outside the repository (../x): judged by the link only``, ``was a link to …``.
+        Nothing is asked of git for a path whose reads showed no link (``maybe_link``)."""
+        a = st.anchor
+        where = st.path_now or a.path
+        if not where:
+            return st
+        now = self._links.get((rev, where))
+        if now is not None and now.path is not None:
+            st.target, st.links = now.path, now.links
+        if st.status == Status.FRESH:
+            return st
+        then = self.link(base, a.path) if base is not None and a.path else None
+        then_to = then.path if then is not None else None
+        note = ""
+        if now is not None and now.path is not None:
+            note = (f"{where} now leads to {now.path}, was {then_to}" if then_to and then_to != now.path
+                    else f"{where} leads to {now.path}")
+        elif now is not None and now.outside is not None:
+            note = f"{where} {now.why()}: judged by the link only"
+        elif now is not None:
+            note = f"{then_to}, where {where} leads, is gone" if then_to else f"{where} {now.why()}"
+        elif then_to and where == a.path:
+            note = f"{a.path} was a link to {then_to}" + (", now a file" if st.status != Status.DELETED else "")
+        if note:
+            st.reason = f"{st.reason} ({note})" if st.reason else note
+        return st
 
     def foreign_status(self, anchor: Anchor) -> AnchorStatus:
         """A cross-repository anchor's status as last checked at its repository (``gitmem.org.checks``; as made
@@ -914,8 +1019,11 @@ class Resolver:
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
-        extra = (also,) if also and also != path else ()
-        key = (base, end, path, *extra)  # anchors of one memory share base and often path: one git call
+        extra: tuple[str, ...] = (also,) if also and also != path else ()
+        # a path through links reads other files: the commits changing those (or retargeting a link) count too
+        extra += tuple(sorted(p for p in self._via.get(path, ()) if p not in (path, also)))
+        # anchors of one memory share base and often path: one git call
+        key: tuple[str | None, ...] = (base, end, path, *extra)
         if key not in self._touching:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]

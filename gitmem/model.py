@@ -287,6 +287,10 @@ class AnchorStatus:
         old_span, new_span: (start, end) 1-based inclusive at the anchor commit
             and at the revision (None when unknown or gone).
         reason: one human line explaining the status ("" when fresh).
+        target: the file the anchor's path leads to at the revision when it is, or lies beyond, a symbolic
+            link (``CLAUDE.md -> AGENTS.md``: ``AGENTS.md``), whose content the anchor is judged by; None
+            when no link is on the way.
+        links: the links followed to ``target``, in order (repo-relative); () when none.
     """
 
     anchor: Anchor
@@ -298,6 +302,8 @@ class AnchorStatus:
     old_span: tuple[int, int] | None = None
     new_span: tuple[int, int] | None = None
     reason: str = ""
+    target: str | None = None
+    links: tuple[str, ...] = ()
 
     @property
     def keyed_reason(self) -> str:

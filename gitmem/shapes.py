@@ -180,7 +180,8 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
     "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
     cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
-    could not be reached, ``reason`` says why)."""
+    could not be reached, ``reason`` says why); and, for a path that is or lies beyond a symbolic link, ``"target"``
+    (the file it leads to, whose content it is judged by) and ``"links"`` (the links followed)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,
@@ -193,6 +194,7 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
         "reason": a.reason,
         "anchored_at": a.anchor.commit,
         "repo": a.anchor.repo,
+        **({"target": a.target, "links": list(a.links)} if a.target is not None else {}),
     }
 
 

@@ -62,7 +62,7 @@ def file_symbols(store: Store, path: str, rev: str | None = None, cwd: str | Non
     sha = repo.resolve(rev) if rev else WORKTREE
     resolver = Resolver(repo)
     resolver.make(rel, None, sha)  # the file exists there: else AnchorError with the closest paths
-    language = language_for_path(rel)
+    language = language_for_path(rel) or language_for_path(resolver.real_path(sha, rel))  # a link: its target's
     if language is None:
         raise GitmemError(f"{rel}: no symbol support for this file type (anchor the file itself: --anchor {rel})",
                           "symbols are found in " + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
