@@ -5,9 +5,12 @@ the prompt alone, side by side with "newest first", BM25 and "all memories of th
 Built on ``bench/retrieval.py`` (its docstring defines the history, memories and relevance; this module imports
 its helpers): every commit is a memory, its message the text, anchored at that commit to the symbols it changed;
 for a task commit C the store holds the memories of the last ``--window`` non-merge commits before C (never C's
-own); **relevant** = the memories anchored to a symbol C changes (changed, added or deleted). The history is a
-scratch clone of REPO cut to its last ``--history`` commits (``cut_history``, so a run stays short; the
-boundary commits count as root commits), REPO is only read. C's message is the prompt at every moment.
+own); **relevant** = the memories anchored to a symbol C changes (changed, added or deleted). Task commits:
+``retrieval.eligibility``'s, drawn in a ``random.Random(seed)`` order until ``--queries`` of them have every
+blob of C's and C^'s trees in REPO (``complete``: a fetched mirror may lack its largest files), run oldest
+first. The history is a scratch clone of REPO (at ``--head``) cut to its last ``--history`` commits
+(``cut_history``, so a run stays short; the boundary commits count as root commits); REPO is only read. C's
+message is the prompt at every moment.
 
 The three moments of C, each a state of the scratch clone (HEAD detached at C's first parent):
 
@@ -32,7 +35,8 @@ Methods, each a full ranking of the memories of C's window:
 
 Metrics per query, then means over the queries (per repository, and over every query of every repository):
 recall@5, recall@10, nDCG@10 (binary gains; ``retrieval.recall_at`` / ``ndcg_at``) and hit@5 (≥ 1 relevant
-memory in the top five).
+memory in the top five). The "(ideal ranking)" row is the ceiling: every relevant memory first (recall@k is
+below 1 when a task has more than k relevant memories).
 
 Latency (``--latency N``: the first N queries drawn, after every ranking of the repository is done, because
 the command records what it gave): each moment's state is set up again and three programs are run, interleaved,
@@ -52,8 +56,8 @@ baselines that see the same inputs; "files, newest" has exactly the files gitmem
 
 Run it
 ------
-    python bench/moments.py REPO [--name NAME] [--queries 30] [--window 300] [--history 800] [--seed 1]
-        [--latency 4] [--rounds 2] [--out FILE.json]
+    python bench/moments.py REPO [--name NAME] [--head SHA] [--queries 30] [--window 300] [--history 800]
+        [--seed 1] [--latency 4] [--rounds 2] [--out FILE.json]
     python bench/moments.py --report FILE.json ...     # the markdown tables of several runs
 
 Progress on stderr; ``--out`` writes the run (per-query ranks and metrics, latency rows) as JSON; without it
@@ -155,7 +159,7 @@ def cut_history(clone: Path, n: int) -> None:
 
 
 def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: int, seed: int,
-        n_latency: int, rounds: int) -> dict[str, Any]:
+        n_latency: int, rounds: int, at: str | None = None) -> dict[str, Any]:
     """One repository's run (module docstring): a JSON-able dict with ``queries`` (per query and moment, the
     relevant ids' ranks and the metrics of each method) and ``latency`` rows."""
     import random
@@ -165,6 +169,8 @@ def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: i
     with tempfile.TemporaryDirectory(prefix="gitmem-moments-") as tmp:
         clone = Path(tmp) / "clone"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", src, str(clone)], check=True)
+        if at:
+            _git(clone, "reset", "-q", "--hard", at)  # the same history whatever REPO's branch has become since
         if history_depth:
             cut_history(clone, history_depth)
         with open(clone / ".git" / "info" / "exclude", "a", encoding="utf-8") as f:
@@ -368,6 +374,18 @@ def report(runs: list[dict[str, Any]]) -> str:
                 bold = "**" if g == "all" else ""
                 lines.append(f"| {bold}{g}{bold} | {s['n']} | {method} | {s['recall@5']:.3f} | {s['recall@10']:.3f}"
                              f" | {s['ndcg@10']:.3f} | {s['hit@5']:.2f} |")
+            rel = [len(q["relevant"]) for q in dict(groups)[g] if q["moments"].get(moment)]
+            if rel:
+                r5, r10 = (statistics.fmean(min(k, n) / n for n in rel) for k in (5, 10))
+                lines.append(f"| {g} | {len(rel)} | (ideal ranking) | {r5:.3f} | {r10:.3f} | 1.000 | 1.00 |")
+        rows = [q["moments"][moment]["metrics"] for q in dict(groups)["all"] if q["moments"].get(moment)]
+        for other in ("files, newest", "bm25"):
+            pairs = [(x["context"]["ndcg@10"], x[other]["ndcg@10"]) for x in rows if other in x]
+            if pairs:
+                lines += ["", f"context vs {other}, nDCG@10 per task (all repositories): better on "
+                              f"{sum(1 for a, b in pairs if a > b + 1e-9)}, the same on "
+                              f"{sum(1 for a, b in pairs if abs(a - b) <= 1e-9)}, worse on "
+                              f"{sum(1 for a, b in pairs if a < b - 1e-9)} of {len(pairs)}"]
     lat = [(r["name"], x) for r in runs for x in r["latency"]]
     if lat:
         lines += ["", "**latency of `gitmem context … --json`** (whole process; medians over the tasks timed, "
@@ -403,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--history", type=int, default=800,
                     help="commits of history kept (the rest cut off as by a shallow clone; 0: all; default 800)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--head", metavar="SHA", help="the commit taken as HEAD (default: REPO's HEAD); pins a run")
     ap.add_argument("--latency", type=int, default=4, help="queries timed as whole processes (default 4)")
     ap.add_argument("--rounds", type=int, default=2, help="timed rounds per query and moment (default 2)")
     ap.add_argument("--out", help="write the run as JSON to this file")
@@ -414,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.repo:
         ap.error("REPO is needed (or --report FILE …)")
     name = args.name or Path(args.repo).resolve().name
-    res = run(args.repo, name, args.queries, args.window, args.history, args.seed, args.latency, args.rounds)
+    res = run(args.repo, name, args.queries, args.window, args.history, args.seed, args.latency, args.rounds,
+              args.head)
     if args.out:
         Path(args.out).write_text(json.dumps(res, ensure_ascii=False, indent=1), "utf-8")
     print(report([res]))
