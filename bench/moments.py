@@ -69,6 +69,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -332,6 +333,7 @@ def measure_latency(clone: Path, tasks: list[tuple[Commit, list[str], set[str]]]
                          f"({med['warm'] / med['python']:.1f}×)")
     finally:
         subprocess.run([exe, "daemon", "stop"], cwd=clone, capture_output=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
     return out
 
 
