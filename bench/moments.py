@@ -438,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     res = run(args.repo, name, args.queries, args.window, args.history, args.seed, args.latency, args.rounds,
               args.head)
     if args.out:
-        Path(args.out).write_text(json.dumps(res, ensure_ascii=False, indent=1), "utf-8")
+        Path(args.out).write_text(json.dumps(res, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
     print(report([res]))
     return 0
 
