@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import threading
 import weakref
@@ -199,17 +200,25 @@ NOT_A_REPOSITORY_HINT = ("run gitmem inside a git work tree; for one whose git f
 
 
 def _config_may_move_work_tree(git_dir: Path, common: Path) -> bool:
-    """Whether the config files of a git folder mention ``worktree`` or ``bare`` other than ``bare = false``: only
-    then is git asked where the work tree is (``core.worktree``, ``core.bare``; a submodule's config names its work
-    tree). A byte search, not a reading of the config: git answers the question."""
-    for path in (common / "config", git_dir / "config.worktree"):
+    """Whether a git folder's config may put its work tree elsewhere or make it bare: a line setting ``worktree``
+    (``core.worktree``; a submodule's config names its work tree) or ``bare`` other than ``bare = false``. Only
+    then is git asked (``core.worktree``, ``core.bare``): a byte search, not a reading of the config, so an
+    ordinary clone runs no git for it. A linked worktree has only its own ``config.worktree`` to look at (the
+    common config's ``core.bare`` and ``core.worktree`` are the main work tree's)."""
+    paths = [git_dir / "config.worktree"] if git_dir != common else [common / "config", git_dir / "config.worktree"]
+    for path in paths:
         try:
             data = path.read_bytes().lower()
         except OSError:
             continue
-        if b"worktree" in data or b"bare" in data.replace(b"bare = false", b""):
+        if _MOVES_WORK_TREE.search(data):
             return True
     return False
+
+
+#: A config line that may set ``core.worktree`` or ``core.bare`` (``bare = false`` aside): see
+#: ``_config_may_move_work_tree``.
+_MOVES_WORK_TREE = re.compile(rb"(?m)^[ \t]*(?:worktree\b|bare\b(?![ \t]*=[ \t]*false[ \t]*(?:[#;]|\r?$)))")
 
 
 def _env_core_worktree(where: Path, git_dir_value: str) -> Path | None:

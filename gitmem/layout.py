@@ -7,7 +7,10 @@ the way git lays it out on disk (gitrepository-layout(5)), without running git:
   ``commondir`` file;
 * ``<root>/.git`` is a file ``gitdir: <path>`` (a linked worktree, a submodule, ``git init
   --separate-git-dir``): ``<path>`` (relative to ``<root>``) is the git dir, and its
-  ``commondir`` file, when present, names the common dir (relative to the git dir).
+  ``commondir`` file, when present, names the common dir (relative to the git dir);
+* no ``.git`` leads to it (the dotfiles setup, ``core.worktree``): ``GIT_DIR`` and ``GIT_WORK_TREE`` name it,
+  else the user's record of such work trees (``work_trees_file``, written by ``git.Repo``) does
+  (docs/git-setups/bare.md).
 
 What lives where (DESIGN.md §3)::
 
@@ -189,9 +192,14 @@ def _recorded() -> dict[str, Path]:
 def _recorded_root(start: Path) -> Path | None:
     """The deepest recorded work tree holding ``start`` (its git folder then known to ``git_dirs``), or None."""
     best: tuple[Path, Path] | None = None
+    real_start: Path | None = None
     for r, git_dir in _recorded().items():
         root = Path(r)
-        if _inside(start, root) and os.path.isdir(root) and (best is None or len(root.parts) > len(best[0].parts)):
+        if not _inside(start, root):  # reached through a symbolic link (a home under /usr/home …): compare real paths
+            real_start = real_start or Path(os.path.realpath(start))
+            if not _inside(real_start, Path(os.path.realpath(root))):
+                continue
+        if os.path.isdir(root) and (best is None or len(root.parts) > len(best[0].parts)):
             best = root, git_dir
     if best is None:
         return None
