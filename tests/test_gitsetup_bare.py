@@ -155,9 +155,13 @@ def test_dotfiles_found_without_git_variables_once_recorded(home: Path) -> None:
                       home)
     assert mid in out
 
+    # GIT_DIR alone (`git --git-dir` without --work-tree): the recorded work tree
+    alone = gm(home / ".config", "list", "--json", env={"GIT_DIR": os.fspath(repo)})
+    assert alone.returncode == 0, alone.stderr
+    assert [m["id"] for m in json.loads(alone.stdout)] == [mid]
+
     doctor = gm(home, "doctor")
-    assert "git-setup" in doctor.stdout + doctor.stderr or "git folder elsewhere" in doctor.stdout + doctor.stderr
-    assert "recorded in" in doctor.stdout + doctor.stderr
+    assert f"work tree {home} has its git folder elsewhere ({repo}): recorded in" in doctor.stdout
 
 
 def test_dotfiles_not_recorded_says_so_without_suggesting_git_init(home: Path) -> None:
@@ -336,3 +340,17 @@ def test_dot_git_file_leading_to_a_bare_repository(tmp_path: Path, home: Path) -
     git(top / "main", "commit", "--quiet", "-m", "memory")
     commit(top / "main", "change", {"tool.py": CHANGED})
     assert statuses(top / "main")[mid] == "stale"
+
+
+def test_agent_started_with_the_variables_exported(home: Path) -> None:
+    """An agent started from a shell that exports GIT_DIR and GIT_WORK_TREE: its hooks see them, nothing recorded."""
+    repo = dotfiles(home)
+    exported = {"GIT_DIR": os.fspath(repo), "GIT_WORK_TREE": os.fspath(home)}
+    assert gm(home, "init", "--no-hooks", env=exported).returncode == 0
+    mid = remember(home, "parse_config returns a dict keyed by path", "bin/tool.py::parse_config", env=exported)
+    (home / ".local" / "state" / "gitmem" / "work-trees.json").unlink()
+    proc = subprocess.run([sys.executable, "-m", "gitmem.integrations.agents.claude"],
+                          input=json.dumps({"session_id": "s", "cwd": os.fspath(home / "bin"),
+                                            "hook_event_name": "SessionStart", "source": "startup"}),
+                          cwd=home / "bin", env=_env(exported), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and mid in proc.stdout, proc.stderr
