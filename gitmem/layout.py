@@ -99,6 +99,11 @@ def find_root(start: Path) -> Path | None:
         return walked
     if walked is not None:
         return walked
+    if _LOCATED:  # found earlier in this process (GIT_DIR then set, since scrubbed: a hook, a command's next Repo)
+        real = os.path.realpath(start)
+        inner = [r for r in _LOCATED if _inside(Path(real), Path(r))]
+        if inner:
+            return Path(max(inner, key=len))
     return _recorded_root(start)
 
 

@@ -354,3 +354,20 @@ def test_agent_started_with_the_variables_exported(home: Path) -> None:
                                             "hook_event_name": "SessionStart", "source": "startup"}),
                           cwd=home / "bin", env=_env(exported), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and mid in proc.stdout, proc.stderr
+
+
+def test_doctor_warns_when_the_work_tree_cannot_be_recorded(home: Path, tmp_path: Path) -> None:
+    """The record cannot be written: commands with the variables work, and doctor says agent hooks will not
+    find the repository."""
+    repo = dotfiles(home)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    exported = {"GIT_DIR": os.fspath(repo), "GIT_WORK_TREE": os.fspath(home),
+                "GITMEM_WORK_TREES_FILE": os.fspath(blocker / "work-trees.json")}
+    assert gm(home, "init", "--no-hooks", env=exported).returncode == 0
+    doctor = gm(home, "doctor", env=exported)
+    assert f"work tree {home} has its git folder elsewhere ({repo}), not recorded in" in doctor.stdout
+    assert "agent hooks, which get only a folder, will not find this repository" in doctor.stdout
+    out = claude_hook({"session_id": "s", "cwd": os.fspath(home), "hook_event_name": "SessionStart",
+                       "source": "startup"}, home)
+    assert out.strip() == ""  # nothing found, nothing said, exit 0
