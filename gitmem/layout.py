@@ -125,7 +125,7 @@ def env_work_tree(start: Path, walked: Path | None = None) -> Path | None:
     if tree:
         root = Path(os.path.abspath(tree))
     else:
-        for r, g in _recorded().items():
+        for r, g in [*_LOCATED.items(), *_recorded().items()]:
             if _same_dir(g, git_dir):
                 root = Path(r)
                 break
