@@ -309,6 +309,9 @@ class Repo:
         if found is None:
             raise NotARepository(f"not a git repository: {os.fspath(path)}",
                                  NOT_A_REPOSITORY_HINT)
+        if env_tree and not found.is_dir():
+            raise NotARepository(f"GIT_WORK_TREE is set to {env_tree}, which is not a folder (GIT_DIR {env_git_dir})",
+                                 "set GIT_WORK_TREE to the top of the work tree, or unset GIT_DIR and GIT_WORK_TREE")
         if not self.is_bare:
             found = self._work_tree(found, recorded_by_env=env_located)
         self.root = found.resolve()

@@ -179,6 +179,11 @@ def test_dotfiles_not_recorded_says_so_without_suggesting_git_init(home: Path) -
     no_git_init_hint(bare_only)
     assert len(bare_only.stderr.strip().splitlines()) == 2  # error: + hint:
 
+    no_tree = gm(home, "init", env={"GIT_DIR": os.fspath(repo), "GIT_WORK_TREE": os.fspath(home / "gone")})
+    assert no_tree.returncode == 1
+    assert f"GIT_WORK_TREE is set to {home / 'gone'}, which is not a folder" in no_tree.stderr
+    no_git_init_hint(no_tree)
+
     nowhere = gm(home, "stale", env={"GIT_DIR": os.fspath(home / "missing")})
     assert nowhere.returncode == 1
     assert f"GIT_DIR is set to {home / 'missing'}, which is not a git repository" in nowhere.stderr
