@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import subprocess
 import threading
@@ -27,6 +28,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from . import layout
 from .errors import AnchorError, GitError, NotARepository
 from .layout import GITMEM_DIR, find_root
 
@@ -102,10 +104,12 @@ class _ObjectReader:
     Thread-safe (one request at a time); restarted after a fork or if git died.
     """
 
-    def __init__(self, root: Path, *, follow: bool = False) -> None:
-        """``follow``: ``--follow-symlinks`` (links inside the tree read as what they lead to; a link leading
-        nowhere answers ``symlink``, ``loop``, ``dangling`` or ``notdir`` as its type, its text as contents)."""
+    def __init__(self, root: Path, env: dict[str, str] | None = None, *, follow: bool = False) -> None:
+        """``env``: GIT_DIR/GIT_WORK_TREE of a work tree whose git folder is elsewhere. ``follow``:
+        ``--follow-symlinks`` (links inside the tree read as what they lead to; a link leading nowhere answers
+        ``symlink``, ``loop``, ``dangling`` or ``notdir`` as its type, its text as contents)."""
         self._root = root
+        self._env = env or {}
         self._follow = follow
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -114,7 +118,7 @@ class _ObjectReader:
     def _start(self) -> subprocess.Popen[bytes]:
         try:
             proc = subprocess.Popen(["git", "cat-file", "--batch", *(["--follow-symlinks"] if self._follow else [])],
-                                    cwd=self._root, env=_scrubbed_env(),
+                                    cwd=self._root, env={**_scrubbed_env(), **self._env},
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except OSError as e:
             raise GitError(f"git cannot be run: {e}", "install git and put it on PATH",
@@ -161,7 +165,7 @@ class _ObjectReader:
         return None
 
     def _one_off(self, name: str) -> tuple[str, str, bytes] | None:
-        env = _scrubbed_env()
+        env = {**_scrubbed_env(), **self._env}
         try:
             kind = subprocess.run(["git", "cat-file", "-t", name], cwd=self._root, env=env,
                                   capture_output=True, stdin=subprocess.DEVNULL)
@@ -249,6 +253,79 @@ def _close_process(proc: subprocess.Popen[bytes]) -> None:
             proc.stdout.close()
 
 
+#: What to do in a bare repository (``git clone --bare``, a ``.git`` file leading to one): gitmem works in a work tree.
+BARE_HINT = ("gitmem needs a work tree: run it in one of the repository's worktrees (git worktree list; "
+             "git worktree add makes one), or with GIT_WORK_TREE set to the folder it tracks")
+
+
+#: What to do outside any work tree gitmem can find (no ``GIT_DIR`` set): the setup whose git folder is elsewhere first,
+#: since a ``git init`` there would nest a second repository in, say, the home folder.
+NOT_A_REPOSITORY_HINT = ("run gitmem inside a git work tree; for one whose git folder is elsewhere (a dotfiles "
+                         "repository used as `git --git-dir=DIR --work-tree=TREE`), run it once with GIT_DIR=DIR and "
+                         "GIT_WORK_TREE=TREE exported; no repository at all yet: `git init`")
+
+
+def _config_may_move_work_tree(git_dir: Path, common: Path) -> bool:
+    """Whether a git folder's config may put its work tree elsewhere or make it bare: a line setting ``worktree``
+    (``core.worktree``; a submodule's config names its work tree) or ``bare`` other than ``bare = false``. Only
+    then is git asked (``core.worktree``, ``core.bare``): a byte search, not a reading of the config, so an
+    ordinary clone runs no git for it. A linked worktree has only its own ``config.worktree`` to look at (the
+    common config's ``core.bare`` and ``core.worktree`` are the main work tree's)."""
+    paths = [git_dir / "config.worktree"] if git_dir != common else [common / "config", git_dir / "config.worktree"]
+    for path in paths:
+        try:
+            data = path.read_bytes().lower()
+        except OSError:
+            continue
+        if _MOVES_WORK_TREE.search(data):
+            return True
+    return False
+
+
+#: A config line that may set ``core.worktree`` or ``core.bare`` (``bare = false`` aside): see
+#: ``_config_may_move_work_tree``.
+_MOVES_WORK_TREE = re.compile(rb"(?m)^[ \t]*(?:worktree\b|bare\b(?![ \t]*=[ \t]*false[ \t]*(?:[#;]|\r?$)))")
+
+
+def _env_core_worktree(where: Path, git_dir_value: str) -> Path | None:
+    """The work tree ``core.worktree`` of the repository ``GIT_DIR`` names gives (git's answer, noted for
+    ``layout.git_dirs``), or None when it sets none."""
+    git_dir = Path(os.path.abspath(git_dir_value))
+    env = {layout.GIT_DIR_ENV: os.fspath(git_dir)}
+    if not Repo._git_at(where, "config", "--get", "core.worktree", env=env).stdout.strip():
+        return None
+    top = Repo._git_at(where, "rev-parse", "--show-toplevel", env=env)
+    text = top.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    if top.returncode != 0 or not text or not os.path.isdir(text):
+        return None
+    layout.note_work_tree(Path(text), git_dir)
+    return Path(text)
+
+
+def _env_refusal(where: Path, git_dir_value: str, tree_value: str) -> NotARepository:
+    """Why gitmem cannot use the repository ``GIT_DIR`` names from folder ``where``, naming the setup (one line and
+    what to do; never ``git init``: the repository exists)."""
+    git_dir = os.path.abspath(git_dir_value)
+    env = {layout.GIT_DIR_ENV: git_dir}
+    check = Repo._git_at(where, "rev-parse", "--is-bare-repository", env=env)
+    if check.returncode != 0:
+        last = check.stderr.decode("utf-8", "replace").strip().splitlines()
+        return NotARepository(f"GIT_DIR is set to {git_dir_value}, which is not a git repository"
+                              + (f" (git: {last[-1]})" if last else ""),
+                              "unset GIT_DIR, or set it to the repository's git folder")
+    if tree_value:
+        return NotARepository(f"GIT_DIR is set to {git_dir_value} with GIT_WORK_TREE {tree_value}, and {where} is "
+                              "not in that work tree nor in a repository of its own",
+                              "run gitmem inside the work tree, or unset GIT_DIR and GIT_WORK_TREE")
+    if check.stdout.strip() == b"true":
+        return NotARepository(f"GIT_DIR is set to {git_dir_value}, a bare repository, without GIT_WORK_TREE: gitmem "
+                              "cannot tell which folder it tracks",
+                              "export GIT_WORK_TREE=<the folder it tracks> as well (what `git --work-tree` does)")
+    return NotARepository(f"GIT_DIR is set to {git_dir_value} without GIT_WORK_TREE or core.worktree: git takes the "
+                          "current folder as the top of the work tree, and gitmem does not guess",
+                          "export GIT_WORK_TREE=<top of the work tree> as well, or unset GIT_DIR")
+
+
 class Repo:
     """A git work tree, opened from any path inside it.
 
@@ -261,43 +338,99 @@ class Repo:
     is_bare: bool = False
 
     def __init__(self, path: str | os.PathLike[str] = ".", *, bare_ok: bool = False) -> None:
-        """``bare_ok``: also open a bare repository (a mirror the organisation index reads commits of)."""
-        # variables a git hook exported for another repository or index must go first
-        scrub_git_env()
+        """``bare_ok``: also open a bare repository (a mirror the organisation index reads commits of).
+
+        A work tree whose git folder is elsewhere is opened too (docs/git-setups/bare.md): named by ``GIT_DIR`` and
+        ``GIT_WORK_TREE`` (the dotfiles setup), by ``core.worktree``, or recorded by an earlier run
+        (``layout.work_trees_file``); every git command is then told both.
+        """
         start = Path(os.path.abspath(path))
         where = start if start.is_dir() else start.parent
-        # the nearest folder holding ``.git`` (a folder, or a file naming one: linked worktrees, submodules),
-        # found as git finds it, without running git; git itself then says what is wrong with it, if anything
+        env_git_dir = os.environ.get(layout.GIT_DIR_ENV, "")
+        env_tree = os.environ.get(layout.GIT_WORK_TREE_ENV, "")
+        # the nearest folder holding ``.git`` (a folder, or a file naming one: linked worktrees, submodules), or the
+        # work tree GIT_DIR/GIT_WORK_TREE name, found as git finds it, without running git; git itself then says
+        # what is wrong with it, if anything. Read before the variables go: a hook exported them for this repository
         found = find_root(where) if where.is_dir() else None
+        env_located = bool(env_git_dir) and found is not None and layout.separate_git_dir(found) is not None
+        # variables a git hook exported for another repository or index must go now
+        scrub_git_env()
         if bare_ok and where.is_dir() and not (where / ".git").exists() and (where / "HEAD").is_file() \
                 and (where / "objects").is_dir():
             found = None  # a bare repository inside some work tree is itself, not that work tree
+        self._git_env: dict[str, str] = {}
+        if found is None and env_git_dir and not env_tree and where.is_dir():
+            found = _env_core_worktree(where, env_git_dir)  # GIT_DIR alone, its config naming the work tree
+            env_located = found is not None
         if found is None:
+            if env_git_dir:
+                raise _env_refusal(where, env_git_dir, env_tree)
             if where.is_dir() and self._git_at(where, "rev-parse", "--is-bare-repository").stdout.strip() == b"true":
                 if bare_ok:
                     git_dir = self._git_at(where, "rev-parse", "--absolute-git-dir").stdout.decode().strip()
                     found = Path(git_dir or where)
                     self.is_bare = True
                 else:
-                    raise NotARepository(f"bare repository: {os.fspath(path)}",
-                                         "gitmem needs a work tree; run it in a clone")
+                    raise NotARepository(f"bare repository (no work tree): {os.fspath(path)}", BARE_HINT)
         if found is None:
             raise NotARepository(f"not a git repository: {os.fspath(path)}",
-                                 "run gitmem inside a git work tree (git init first)")
+                                 NOT_A_REPOSITORY_HINT)
+        if env_tree and not found.is_dir():
+            raise NotARepository(f"GIT_WORK_TREE is set to {env_tree}, which is not a folder (GIT_DIR {env_git_dir})",
+                                 "set GIT_WORK_TREE to the top of the work tree, or unset GIT_DIR and GIT_WORK_TREE")
+        if not self.is_bare:
+            found = self._work_tree(found, recorded_by_env=env_located)
         self.root = found.resolve()
         # the work tree as reached from ``path`` (through a symlink it differs from ``root``): ``relpath``
         self._tree_as_given = Path(os.path.normpath(found))
-        self._objects = _ObjectReader(self.root)
-        self._linked = _ObjectReader(self.root, follow=True)  # started by the first question about a link
+        self._objects = _ObjectReader(self.root, self._git_env)
+        self._linked = _ObjectReader(self.root, self._git_env, follow=True)  # started by the first link question
         self._entries: dict[tuple[str, str], tuple[str, str]] = {}
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
         self._parents: dict[str, list[str]] = {}
 
-    @staticmethod
-    def _git_at(where: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    def _work_tree(self, found: Path, *, recorded_by_env: bool) -> Path:
+        """The work tree to use for ``found`` (what ``find_root`` gave), ``self._git_env`` set when its git folder
+        is elsewhere; ``core.worktree`` and ``core.bare`` of a ``.git`` honoured (asked of git only when the
+        config file mentions them: not on an ordinary clone's path).
+
+        Raises:
+            NotARepository: the git folder is a bare repository with no work tree, or is not a repository.
+        """
+        separate = layout.separate_git_dir(found)
+        if separate is not None:
+            self._git_env = {layout.GIT_DIR_ENV: os.fspath(separate), layout.GIT_WORK_TREE_ENV: os.fspath(found)}
+            check = self._git_at(found, "rev-parse", "--absolute-git-dir", env=self._git_env)
+            if check.returncode != 0:
+                raise NotARepository(f"the git folder of work tree {found} is not a repository: {separate}",
+                                     "set GIT_DIR to the repository's folder and GIT_WORK_TREE to its work tree")
+            if recorded_by_env:
+                layout.record_work_tree(found, separate)
+            return found
         try:
-            return subprocess.run(["git", *args], cwd=where, env=_scrubbed_env(), capture_output=True,
-                                  stdin=subprocess.DEVNULL)
+            git_dir, common = layout.git_dirs(found)
+        except OSError:
+            return found  # git says what is wrong with it at the first command
+        if not _config_may_move_work_tree(git_dir, common):
+            return found
+        if self._git_at(found, "rev-parse", "--is-bare-repository").stdout.strip() == b"true":
+            raise NotARepository(f"{found / '.git'} leads to a bare repository ({git_dir}): it has no work tree here",
+                                 BARE_HINT)
+        top = self._git_at(found, "rev-parse", "--show-toplevel")
+        text = top.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+        if top.returncode != 0 or not text or os.path.realpath(text) == os.path.realpath(found):
+            return found
+        tree = Path(text)  # core.worktree: git's work tree for this git folder is elsewhere
+        self._git_env = {layout.GIT_DIR_ENV: os.fspath(git_dir), layout.GIT_WORK_TREE_ENV: os.fspath(tree)}
+        layout.note_work_tree(tree, git_dir)
+        layout.record_work_tree(tree, git_dir)
+        return tree
+
+    @staticmethod
+    def _git_at(where: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(["git", *args], cwd=where, env={**_scrubbed_env(), **(env or {})},
+                                  capture_output=True, stdin=subprocess.DEVNULL)
         except OSError as e:
             raise NotARepository(f"git cannot be run: {e}", "install git and put it on PATH") from e
 
@@ -827,7 +960,7 @@ class Repo:
         """
         try:
             proc = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=self.root,
-                                  env={**_scrubbed_env(), **(env or {})}, capture_output=True,
+                                  env={**_scrubbed_env(), **self._git_env, **(env or {})}, capture_output=True,
                                   stdin=subprocess.DEVNULL)
         except OSError as e:
             raise GitError(f"git cannot be run: {e}", "install git and put it on PATH", argv=list(args)) from e

@@ -223,7 +223,9 @@ def _staged_touches_anchors(root: Path, index_file: str | None) -> bool:
         # git's tree: git and gitmem replace memory files, which moves the folders' times)
         if catalog_db.get_meta(con, "rows_signature") != catalog_db.folder_signature(root):
             return True
-        env = dict(os.environ)  # scrubbed of the hook's GIT_DIR and the like (``git.scrub_git_env``)
+        # scrubbed of the hook's GIT_DIR and the like (``git.scrub_git_env``); a work tree whose git folder is
+        # elsewhere (the dotfiles setup) gets its own back
+        env = {**os.environ, **layout.git_env(root)}
         if index_file:
             env["GIT_INDEX_FILE"] = index_file
         try:
@@ -253,7 +255,7 @@ def mark_share_pending(root: Path) -> None:
         if path.exists():
             return
         proc = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"], cwd=root,
-                              capture_output=True, timeout=5)
+                              env={**os.environ, **layout.git_env(root)}, capture_output=True, timeout=5)
         head = proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
         infra.atomic_write(path, f"{head}\n".encode("ascii"), fsync=False)
     except (OSError, subprocess.SubprocessError, ValueError):

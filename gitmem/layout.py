@@ -7,7 +7,10 @@ the way git lays it out on disk (gitrepository-layout(5)), without running git:
   ``commondir`` file;
 * ``<root>/.git`` is a file ``gitdir: <path>`` (a linked worktree, a submodule, ``git init
   --separate-git-dir``): ``<path>`` (relative to ``<root>``) is the git dir, and its
-  ``commondir`` file, when present, names the common dir (relative to the git dir).
+  ``commondir`` file, when present, names the common dir (relative to the git dir);
+* no ``.git`` leads to it (the dotfiles setup, ``core.worktree``): ``GIT_DIR`` and ``GIT_WORK_TREE`` name it,
+  else the user's record of such work trees (``work_trees_file``, written by ``git.Repo``) does
+  (docs/git-setups/bare.md).
 
 What lives where (DESIGN.md §3)::
 
@@ -63,34 +66,245 @@ MEMORY_SUFFIX = ".md"
 BIN_POINTER = "bin-dir"
 
 
-def find_root(start: Path) -> Path | None:
-    """The work tree root containing ``start``: the nearest folder (``start`` included) holding ``.git``.
+#: git's variables naming a repository's folder and its work tree (git(1), "ENVIRONMENT"): a work tree whose git
+#: folder is elsewhere (the dotfiles setup ``git --git-dir=~/.dotfiles --work-tree=~``, which also sets them for
+#: the hooks git runs; exported by hand).
+GIT_DIR_ENV = "GIT_DIR"
+GIT_WORK_TREE_ENV = "GIT_WORK_TREE"
 
-    Pure file-system walk, no git process. Returns None outside any work tree.
+#: This process's work trees whose git folder is not reached through ``<root>/.git``: realpath of the root ->
+#: git dir (filled by ``find_root`` from ``GIT_DIR``/``GIT_WORK_TREE`` and from ``work_trees_file``; read by
+#: ``git_dirs``, so a ``Layout`` and a ``git.Repo`` opened later in the process, after the hook's ``GIT_*``
+#: variables were scrubbed, still find it).
+_LOCATED: dict[str, Path] = {}
+
+
+def find_root(start: Path) -> Path | None:
+    """The work tree root containing ``start`` (absolute), found as git finds it, without running git.
+
+    The nearest folder (``start`` included) holding ``.git``; with ``GIT_DIR`` set, the work tree it names
+    (``env_work_tree``) unless a nearer ``.git`` lies inside that work tree (a repository of its own, such as a
+    project cloned into a dotfiles home); without either, a work tree whose git folder is elsewhere that an
+    earlier gitmem run recorded (``work_trees_file``): what lets an agent hook, which gets only a folder, find
+    a dotfiles work tree. Returns None outside any work tree. Pure file-system reads.
     """
+    walked = None
     for folder in (start, *start.parents):
         if os.path.lexists(folder / ".git"):
-            return folder
+            walked = folder
+            break
+    if os.environ.get(GIT_DIR_ENV):
+        root = env_work_tree(start, walked)
+        if root is not None:
+            return root
+        return walked
+    if walked is not None:
+        return walked
+    if _LOCATED:  # found earlier in this process (GIT_DIR then set, since scrubbed: a hook, a command's next Repo)
+        real = os.path.realpath(start)
+        inner = [r for r in _LOCATED if _inside(Path(real), Path(r))]
+        if inner:
+            return Path(max(inner, key=len))
+    return _recorded_root(start)
+
+
+def env_work_tree(start: Path, walked: Path | None = None) -> Path | None:
+    """The work tree ``GIT_DIR`` (and ``GIT_WORK_TREE``) name for folder ``start``, or None: ``GIT_DIR`` unset,
+    the same repository as ``walked`` (the ``.git`` found above ``start``: git sets ``GIT_DIR`` for a linked
+    worktree's hooks), or no work tree to be had without running git (``GIT_DIR`` alone, not a ``.git``
+    folder, no work tree recorded for it: ``git.Repo`` says why). Relative values are taken from the current
+    folder, as git does. Records the answer for ``git_dirs``.
+    """
+    value = os.environ.get(GIT_DIR_ENV, "")
+    if not value:
+        return None
+    git_dir = Path(os.path.abspath(value))
+    if walked is not None and _same_dir(_dot_git_dir(walked), git_dir):
+        return None
+    tree = os.environ.get(GIT_WORK_TREE_ENV, "")
+    root: Path | None = None
+    if tree:
+        root = Path(os.path.abspath(tree))
+    else:
+        for r, g in [*_LOCATED.items(), *_recorded().items()]:
+            if _same_dir(g, git_dir):
+                root = Path(r)
+                break
+        if root is None and git_dir.name == ".git" and _inside(start, git_dir.parent):
+            root = git_dir.parent
+    if root is None:
+        return None
+    if walked is not None and walked != root and (_inside(walked, root) or not _inside(start, root)):
+        return None  # a repository of its own inside that work tree, or a folder outside it in another one
+    if not _same_dir(_dot_git_dir(root), git_dir):
+        _LOCATED[os.path.realpath(root)] = git_dir
+    return root
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _same_dir(a: Path | None, b: Path) -> bool:
+    return a is not None and os.path.realpath(a) == os.path.realpath(b)
+
+
+def _dot_git_dir(root: Path) -> Path | None:
+    """The git dir ``root/.git`` leads to, or None (no ``.git``, unreadable)."""
+    try:
+        return _read_dot_git(root)
+    except OSError:
+        return None
+
+
+#: Environment variable naming the file of recorded work trees instead of ``work_trees_file``'s default.
+WORK_TREES_ENV = "GITMEM_WORK_TREES_FILE"
+
+
+def work_trees_file() -> Path:
+    """The user's record of work trees whose git folder is not reached through ``.git`` (the dotfiles setup,
+    ``core.worktree``): JSON ``{"work_trees": {"<work tree>": "<git dir>"}}``, written by ``git.Repo`` when it
+    opens one (``record_work_tree``), read by ``find_root`` when no ``.git`` is above a folder. In
+    ``$XDG_STATE_HOME/gitmem/work-trees.json``, else ``~/.local/state/gitmem/work-trees.json``
+    (``$GITMEM_WORK_TREES_FILE`` when set to an absolute path). Deleting it only means the next gitmem run
+    needs ``GIT_DIR`` and ``GIT_WORK_TREE`` set again."""
+    env = os.environ.get(WORK_TREES_ENV, "")
+    if env and os.path.isabs(env):
+        return Path(env)
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not (base and os.path.isabs(base)):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / STATE_DIR / "work-trees.json"
+
+
+def _recorded() -> dict[str, Path]:
+    """The recorded work trees whose git folder still looks like one (``HEAD`` in it); {} when none or unreadable."""
+    import json
+
+    try:
+        data = json.loads(work_trees_file().read_bytes())
+        trees = data.get("work_trees", {}) if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, Path] = {}
+    if isinstance(trees, dict):
+        for root, git_dir in trees.items():
+            if isinstance(root, str) and isinstance(git_dir, str) and os.path.isabs(root) \
+                    and os.path.isabs(git_dir) and os.path.isfile(os.path.join(git_dir, "HEAD")):
+                out[root] = Path(git_dir)
+    return out
+
+
+def _recorded_root(start: Path) -> Path | None:
+    """The deepest recorded work tree holding ``start`` (its git folder then known to ``git_dirs``), or None."""
+    best: tuple[Path, Path] | None = None
+    real_start: Path | None = None
+    for r, git_dir in _recorded().items():
+        root = Path(r)
+        if not _inside(start, root):  # reached through a symbolic link (a home under /usr/home …): compare real paths
+            real_start = real_start or Path(os.path.realpath(start))
+            if not _inside(real_start, Path(os.path.realpath(root))):
+                continue
+        if os.path.isdir(root) and (best is None or len(root.parts) > len(best[0].parts)):
+            best = root, git_dir
+    if best is None:
+        return None
+    _LOCATED[os.path.realpath(best[0])] = best[1]
+    return best[0]
+
+
+def record_work_tree(root: Path, git_dir: Path) -> bool:
+    """Record (in ``work_trees_file``) that work tree ``root`` has its git folder at ``git_dir`` (both absolute),
+    so that a later gitmem process given only a folder inside ``root`` (an agent hook, a command run without
+    ``GIT_DIR``) finds it; the entry of another work tree with the same git folder is replaced. Returns whether
+    the file changed. Never raises (a read-only home only loses the convenience)."""
+    import json
+
+    from . import infra
+
+    path = work_trees_file()
+    root_s, git_s = os.fspath(root), os.fspath(git_dir)
+    try:
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            data = {}
+        trees = data.get("work_trees") if isinstance(data, dict) else None
+        if not isinstance(trees, dict):
+            trees = {}
+        if trees.get(root_s) == git_s:
+            return False
+        trees = {r: g for r, g in trees.items() if not (isinstance(g, str) and _same_dir(Path(g), git_dir))}
+        trees[root_s] = git_s
+        path.parent.mkdir(parents=True, exist_ok=True)
+        infra.atomic_write(path, (json.dumps({"work_trees": trees}, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        return True
+    except OSError:
+        return False
+
+
+def recorded_git_dir(root: Path) -> Path | None:
+    """The git folder ``work_trees_file`` records for work tree ``root``, or None."""
+    for r, git_dir in _recorded().items():
+        if os.path.realpath(r) == os.path.realpath(root):
+            return git_dir
     return None
 
 
+def separate_git_dir(root: Path) -> Path | None:
+    """The git dir of work tree ``root`` when ``root/.git`` does not lead to it (``GIT_DIR``/``GIT_WORK_TREE``,
+    ``core.worktree``, a recorded work tree: see ``find_root``), else None: git must then be told both
+    (``git_env``)."""
+    if _LOCATED:
+        found = _LOCATED.get(os.path.realpath(root))
+        if found is not None:
+            return found
+    if os.path.lexists(root / ".git"):
+        return None
+    git_dir = recorded_git_dir(root)
+    if git_dir is not None:
+        _LOCATED[os.path.realpath(root)] = git_dir
+    return git_dir
+
+
+def note_work_tree(root: Path, git_dir: Path) -> None:
+    """Note, for this process, that work tree ``root``'s git folder is ``git_dir`` (``git.Repo``, once git said
+    so: ``core.worktree``)."""
+    _LOCATED[os.path.realpath(root)] = git_dir
+
+
+def git_env(root: Path) -> dict[str, str]:
+    """The variables a git command run for work tree ``root`` needs: ``GIT_DIR`` and ``GIT_WORK_TREE`` when its
+    git folder is elsewhere (``separate_git_dir``), else {}."""
+    git_dir = separate_git_dir(root)
+    if git_dir is None:
+        return {}
+    return {GIT_DIR_ENV: os.fspath(git_dir), GIT_WORK_TREE_ENV: os.fspath(root)}
+
+
+def _read_dot_git(root: Path) -> Path:
+    """The git dir ``root/.git`` leads to. Raises OSError (missing, unreadable, no ``gitdir:`` line)."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    # as git reads it (setup.c, read_gitfile_gently): the whole file, trailing CR/LF stripped,
+    # "gitdir: " then the path, which may hold any character (spaces, newlines)
+    text = dot_git.read_text("utf-8", errors="surrogateescape").rstrip("\r\n")
+    if not text.startswith("gitdir: "):
+        raise OSError(f"{dot_git}: no 'gitdir: ' line")
+    target = Path(text[len("gitdir: "):])
+    return target if target.is_absolute() else root / target
+
+
 def git_dirs(root: Path) -> tuple[Path, Path]:
-    """(git dir, common dir) of the work tree at ``root``, both absolute, read from ``.git`` as git lays it out.
+    """(git dir, common dir) of the work tree at ``root``, both absolute, read from ``.git`` as git lays it out
+    (or, for a work tree whose git folder is elsewhere, from ``separate_git_dir``).
 
     Raises:
         OSError: ``root/.git`` is missing, unreadable, or a file without a ``gitdir:`` line.
     """
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        git_dir = dot_git
-    else:
-        # as git reads it (setup.c, read_gitfile_gently): the whole file, trailing CR/LF stripped,
-        # "gitdir: " then the path, which may hold any character (spaces, newlines)
-        text = dot_git.read_text("utf-8", errors="surrogateescape").rstrip("\r\n")
-        if not text.startswith("gitdir: "):
-            raise OSError(f"{dot_git}: no 'gitdir: ' line")
-        target = Path(text[len("gitdir: "):])
-        git_dir = target if target.is_absolute() else root / target
+    separate = separate_git_dir(root)
+    git_dir = separate if separate is not None else _read_dot_git(root)
     git_dir = Path(os.path.normpath(git_dir))
     common = git_dir
     try:

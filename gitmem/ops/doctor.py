@@ -261,6 +261,7 @@ def _state_checks(store: Store, r: Report) -> None:
     if not problems:
         r.add("state", "ok", f"per-clone state in {store.display(lay.clone_dir)}, this worktree's in "
               f"{store.display(lay.worktree_dir)}")
+    _git_setup_check(store, r)
     for root in layout.worktree_roots(lay):
         for old in layout.old_state(root):
             r.add("state", "error", f"an older gitmem's state is still in {old}: its local memories are not seen",
@@ -276,6 +277,25 @@ def _state_checks(store: Store, r: Report) -> None:
         r.add("state", "error", f"{name}: a copy of local memory {base} that a migration kept beside a "
               f"different one in {store.display(lay.local_memories_dir)}",
               f"compare the two, keep the right text in {base}, delete {name}")
+
+
+def _git_setup_check(store: Store, r: Report) -> None:
+    """A work tree whose git folder is elsewhere (``GIT_DIR``/``GIT_WORK_TREE``, ``core.worktree``): whether a gitmem
+    process given only a folder (an agent hook, a command run without ``GIT_DIR``) finds it
+    (docs/git-setups/bare.md)."""
+    lay = store.layout
+    git_dir = layout.separate_git_dir(lay.root)
+    if git_dir is None:
+        return
+    recorded = layout.recorded_git_dir(lay.root)
+    if recorded is not None and os.path.realpath(recorded) == os.path.realpath(git_dir):
+        r.add("git-setup", "ok", f"work tree {lay.root} has its git folder elsewhere ({git_dir}): recorded in "
+              f"{layout.work_trees_file()}, so agent hooks and commands run without GIT_DIR find it")
+    else:
+        r.add("git-setup", "warn", f"work tree {lay.root} has its git folder elsewhere ({git_dir}), not recorded in "
+              f"{layout.work_trees_file()}: agent hooks, which get only a folder, will not find this repository",
+              "run any gitmem command here with GIT_DIR and GIT_WORK_TREE set (it records them; the file must be "
+              "writable)")
 
 
 def _agent_checks(store: Store, r: Report) -> None:

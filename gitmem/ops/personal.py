@@ -216,12 +216,14 @@ def _nested_note(root: Path) -> list[str]:
     """A line about the work tree enclosing the personal repository at ``root`` (a repository of its own inside
     another: git keeps them apart, but the other lists it as untracked), with how to hide it there; [] when none."""
     try:
-        outer = Repo(root.parent).toplevel()
+        outer_repo = Repo(root.parent)
+        outer = outer_repo.toplevel()
+        exclude = outer_repo.common_dir / "info" / "exclude"  # a dotfiles repository's is not under .git
     except GitmemError:
         return []
     rel = os.path.relpath(root, outer)
     return [f"warning: this folder is inside the repository {outer}, which lists it as untracked ({rel}/): add "
-            f"the line /{rel}/ to {outer}/.git/info/exclude (or choose a folder outside it)"]
+            f"the line /{rel}/ to {exclude} (or choose a folder outside it)"]
 
 
 def _complete(repo: Repo, notes: list[str]) -> None:
