@@ -526,6 +526,16 @@ class Repo:
         """Whether this is a shallow clone (``git rev-parse --is-shallow-repository``)."""
         return self._run("rev-parse", "--is-shallow-repository").strip() == "true"
 
+    def cut_short(self, sha: str) -> bool:
+        """Whether commit ``sha``'s history is not in this clone: its object names a parent the object database
+        lacks (a shallow clone's boundary, listed in ``.git/shallow``; its diff against the missing parent would
+        look like it added every file). From the commit object (``parents``), no extra git process.
+
+        Raises:
+            GitError: ``sha`` names no commit.
+        """
+        return any(not self.commit_exists(p) for p in self.parents(sha))
+
     def default_branch_base(self) -> str | None:
         """The merge base of HEAD with the default branch (``default_branch``), or None.
 
