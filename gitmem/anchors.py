@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import layout
 from .code.languages import language_for_path, symbol_file_types
@@ -289,7 +289,7 @@ class Resolver:
         self._from_root = False
         self._history_missing = False
         self._boundary: str | None = None  # the shallow boundary a walk for the changing commit stopped at
-        self._older: dict[tuple[str, str], bool] = {}
+        self._older: dict[tuple[str, str], str | None] = {}
         self._is_shallow: bool | None = None
         self._foreign: dict[str, Checked] | None = None
 
@@ -484,7 +484,7 @@ class Resolver:
             if st.status != Status.FRESH and rev is not WORKTREE and base is not None:
                 # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not yet
                 # written then); fresh needs no such question (the same code at the same place)
-                return self._past_status(anchor, base, rev) or st
+                return self._past_status(anchor, base, rev, st) or st
             return st
         finally:
             self._from_root, self._history_missing, self._boundary = outer
@@ -870,17 +870,17 @@ class Resolver:
             n = lookup(self.table(base, a.path or "") or {}, a.symbol) or a.symbol
         return base, n or None
 
-    def _is_older(self, rev: str, than: str) -> bool:
-        """Whether commit ``rev`` is a strict ancestor of commit ``than`` (one ``git merge-base --is-ancestor``,
-        cached; none when ``rev`` is a child of ``than``, the commit hooks' case)."""
-        if rev == than or than in self.repo.parents(rev):
-            return False
-        key = (rev, than)
+    def _fork(self, rev: str, home: str) -> str | None:
+        """Where ``rev``'s history meets ``home``'s when ``rev`` does not descend from ``home``: ``rev`` itself when
+        it is an ancestor of ``home`` (older), else their merge base (``rev`` on another line of history); None
+        when ``rev`` is ``home`` or descends from it, or the histories do not meet in this clone. One ``git
+        merge-base``, cached; none when ``rev`` is a child of ``home`` (the commit hooks' case)."""
+        if rev == home or home in self.repo.parents(rev):
+            return None
+        key = (rev, home)
         if key not in self._older:
-            try:
-                self._older[key] = self.repo.is_ancestor(rev, than)
-            except GitError:
-                self._older[key] = False
+            met = self.repo.merge_base(rev, home)
+            self._older[key] = None if met is None or met == home else met
         return self._older[key]
 
     def _back(self, a: Anchor, home: str, name: str | None, old: str) -> _Then | None:
@@ -929,7 +929,7 @@ class Resolver:
                 return _Then(path, name, moves, None, changed, ends)
         return None
 
-    def _past_status(self, a: Anchor, base: str, rev: str) -> AnchorStatus | None:
+    def _past_status(self, a: Anchor, base: str, rev: str, forward: AnchorStatus) -> AnchorStatus | None:
         """``a``'s status at ``rev`` when ``rev`` is older than the commit that holds its recorded code (an
         ancestor of it): the question is whether the memory was true at ``rev``. The code is followed back
         through the moves and renames after ``rev`` (``_back``; the key the memory was written about,
@@ -940,27 +940,40 @@ class Resolver:
           (``changed after R, in C``: the newest, which made it what the memory describes);
         * ``unwritten``: not yet written at ``rev`` (the commit that wrote it named).
 
-        None when ``rev`` is not older than the anchor, or the history cannot say (the caller's answer stands).
+        ``rev`` on another line of history (a release branch that parted before the anchor's commit): judged at
+        the commit where the two lines part, then what ``rev``'s line did to the code since (``_apart``).
+
+        None when ``rev`` descends from the anchor's commit, or the history cannot say (``forward``, the caller's
+        answer, stands).
         """
         home, name = self._home(a, base)
-        if not self._is_older(rev, home):
+        fork = self._fork(rev, home)
+        if fork is None:
             return None
-        then = self._back(a, home, name, rev)
+        then = self._back(a, home, name, fork)
         if then is None:
             return None
         fp = a.fingerprint
         if then.path is None and a.was:  # not found by git's history: the place the memory was written about
             was_path, _, was_name = a.was.partition("::")
-            if self._code(rev, was_path, was_name or None, fp) is not None:
+            if self._code(fork, was_path, was_name or None, fp) is not None:
                 then = _Then(was_path, was_name or None, then.moves, None, then.changed, [])
-        r = rev[:12]
+        judged = self._judge(a, then, fork, home, name, rev[:12])
+        if judged is None or fork == rev:
+            return judged
+        return self._apart(a, judged, rev, fork, forward)
+
+    def _judge(self, a: Anchor, then: _Then, at: str, home: str, name: str | None, label: str) -> AnchorStatus | None:
+        """``a``'s status at ``at``, an ancestor of ``home``, from where ``_back`` found its code there (``label``:
+        how the reasons name ``at``)."""
+        fp, r = a.fingerprint, label
         first = then.moves[-1][1] if then.moves else a.key
         if then.path is None:
             assert then.written is not None
             return AnchorStatus(a, Status.UNWRITTEN, commit=then.written, old_span=a.span,
                                 reason=f"not yet written at {r}: written in {then.written[:12]}"
                                        + (f" (as {first})" if first != a.key else ""))
-        at_rev = self._code(rev, then.path, then.name, fp)
+        at_rev = self._code(at, then.path, then.name, fp)
         if at_rev is None:
             return None
         where = _key(then.path, then.name)
@@ -999,6 +1012,38 @@ class Resolver:
         return AnchorStatus(a, Status.STALE, path_now=then.path, symbol_now=then.name, commit=newest,
                             changes=changes, old_span=a.span, new_span=span,
                             reason=what + when + (f"; {place}" if place else ""))
+
+    def _apart(self, a: Anchor, judged: AnchorStatus, rev: str, fork: str,
+               forward: AnchorStatus) -> AnchorStatus | None:
+        """``a``'s status at ``rev``, on another line of history than the anchor's: ``judged`` says what the code
+        was at ``fork`` (where the two lines part) against the anchor (reasons naming ``rev``); what ``rev``'s
+        line did to it since is the status at ``rev`` of an anchor on that code at ``fork``. ``forward``: the
+        status found without this (kept when the code was written on the anchor's line only and ``rev`` has
+        code of that name anyway: a cherry-pick)."""
+        r, f = rev[:12], fork[:12]
+        parted = f"after {f}, where the history of {r} and the anchor's part"
+        if judged.status == Status.UNWRITTEN:
+            if forward.status != Status.DELETED:
+                return None
+            return replace(judged, reason=f"not written at {r}: written in {(judged.commit or '')[:12]} {parted}"
+                                          + (judged.reason[judged.reason.index(" (as "):]
+                                             if " (as " in judged.reason else ""))
+        path, symbol = judged.path_now or "", judged.symbol_now
+        at_fork = self._code(fork, path, symbol, a.fingerprint)
+        there = Anchor(path=path, symbol=symbol, commit=fork, kind=a.kind, span=judged.new_span,
+                       fingerprint=_fp_of(at_fork))
+        since = self.status(there, rev)
+        if judged.status == Status.FRESH:
+            if since.status == Status.FRESH:
+                return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span)
+            return replace(since, anchor=a, old_span=a.span)  # what rev's line did to it, its commits named
+        what = judged.reason.split(" after ", 1)[0]
+        theirs = f"{what} in {(judged.commit or '')[:12]} {parted} ({r} does not have it)"
+        if since.status == Status.FRESH:
+            return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span,
+                           reason=theirs)
+        worst = Status.worst([Status.STALE, since.status])
+        return replace(since, anchor=a, status=worst, old_span=a.span, reason=f"{since.reason}; also {theirs}")
 
     # -- naming the commit ------------------------------------------------------------------
 

@@ -340,3 +340,38 @@ def test_a_committed_rename_names_its_commit(tmp_path: Path, run_cli, run_json) 
     a = _at(run_json, repo, "HEAD", mid)
     assert a["status"] == "moved" and a["commit"] == renamed
     assert a["reason"] == f"file renamed to src/netrc.py in {renamed[:12]}"
+
+
+def test_a_release_branch_that_parted_before_the_anchor(tmp_path: Path, run_cli, run_json) -> None:
+    """R on another line of history: judged where the lines part, then what R's own line did to the code."""
+    repo = make_repo(tmp_path / "r", {"README.md": "x\n"})
+    commit(repo, "write", {"src/auth.py": AUTH})
+    assert run_cli(repo, "init")[0] == 0
+    (repo / ".gitmem" / "config.toml").write_text('[embeddings]\nprovider = "none"\n')
+    commit(repo, "gitmem")
+    fork = _sha(repo)
+    for b in ("same", "fixed", "later"):
+        git(repo, "branch", b)
+    git(repo, "mv", "src/auth.py", "src/netrc.py")
+    moved = _move_commit(repo, "move on main")
+    code, out, err = run_cli(repo, "remember", "about get_netrc_auth", "--anchor", "src/netrc.py::get_netrc_auth",
+                             "--json")
+    assert code == 0, err
+    mid = json.loads(out)["id"]
+    commit(repo, "memory")
+    git(repo, "checkout", "-q", "fixed")
+    commit(repo, "fix on the release line", {"src/auth.py": AUTH.replace("return None\n\n\ndef", "return ()\n\n\ndef")},
+           no_verify=True)
+    fixed = _sha(repo)
+    git(repo, "checkout", "-q", "later")
+    commit(repo, "other work on the release line", {"README.md": "release\n"}, no_verify=True)
+    git(repo, "checkout", "-q", "main")
+    a = _at(run_json, repo, "same", mid)  # the fork itself: an ancestor
+    assert a["status"] == "fresh" and a["path_now"] == "src/auth.py"
+    a = _at(run_json, repo, "later", mid)
+    assert a["status"] == "fresh" and a["path_now"] == "src/auth.py", a
+    assert f"moved to src/netrc.py::get_netrc_auth in {moved[:12]}" in a["reason"]
+    a = _at(run_json, repo, "fixed", mid)
+    assert a["status"] == "stale" and a["commit"] == fixed and a["path_now"] == "src/auth.py", a
+    assert a["reason"] == f"body changed in {fixed[:12]}"
+    assert fork  # (the lines part at the gitmem commit)
