@@ -53,6 +53,10 @@ MAX_BLAME_COMMITS = 200
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
 
+#: How many merges a search back through history (``stale --rev`` older than an anchor) follows to the line of
+#: history that brought the code in.
+MAX_MERGE_HOPS = 16
+
 #: How many commits after an anchor's commit are searched for the code it recorded, when that code
 #: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
 #: which records against HEAD): the commit that committed it is the first one touching the file.
@@ -232,7 +236,7 @@ class _Then:
         path, name: its file and symbol there (name None: a file anchor); path None: not there (not yet written).
         moves: (commit, key before, key after) of each move or rename after the older commit, newest first.
         written: the commit that wrote it, when it was not there.
-        changed: the commits after the older one that changed the code, newest first.
+        changed: the newest commit after the older one that changed the code (empty: none found).
         ends: the code before and after each move of ``moves`` (what ``Resolver._code`` found), newest first.
     """
 
@@ -884,49 +888,70 @@ class Resolver:
         return self._older[key]
 
     def _back(self, a: Anchor, home: str, name: str | None, old: str) -> _Then | None:
-        """Where ``a``'s code (``a.path``, ``name`` at commit ``home``) was at ``old``, an ancestor of ``home``:
-        walks the commits of ``old..home`` touching its path, newest first; a commit that brought the code to
-        its path (``origin``: a renamed file, a symbol moved from another file or renamed) is followed back to
-        where the code was (at most ``MAX_TRACE_DEPTH`` moves); one that added it from nothing is where it was
-        written. None when the walk cannot say (too many commits, a git failure)."""
+        """Where ``a``'s code (``a.path``, ``name`` at commit ``home``) was at ``old``, an ancestor of ``home``.
+
+        Per place the code had (its path and name): the commits of ``old..home`` touching the path; when the code
+        is not at that place at ``old``, the commit that brought it there is found by bisection over them (the
+        code is there from that commit on: a handful of symbol tables, not one per commit), and followed back
+        through ``origin`` (a renamed file, a symbol moved from another file or renamed; at most
+        ``MAX_TRACE_DEPTH`` moves) or is where it was written. The newest commit that changed the code is found
+        walking newest first (at most ``MAX_BLAME_COMMITS`` commits per place). None when git fails.
+        """
         path, fp = a.path or "", a.fingerprint
         moves: list[tuple[str, str, str]] = []
         changed: list[str] = []
         ends: list[tuple[Symbol | str | None, Symbol | str | None]] = []
         at = home
-        for _ in range(MAX_TRACE_DEPTH + 1):
-            try:
-                commits = self.repo.commits_touching(old, at, path)
+        hops = 0
+        while len(moves) <= MAX_TRACE_DEPTH and hops <= MAX_MERGE_HOPS:
+            try:  # one line of history: what is there is there from one commit on (bisection holds)
+                commits = self.repo.commits_touching(old, at, path, first_parent=True)
             except GitError:
                 return None
-            if len(commits) > MAX_BLAME_COMMITS:
-                return None
-            moved = False
-            for c in reversed(commits):
-                if self.repo.cut_short(c):
-                    return None  # (cannot be: ``old`` is an ancestor in this clone)
-                parents = self.repo.parents(c)
-                now = self._code(c, path, name, fp)
-                if now is None:
-                    continue  # the path changed while the code was elsewhere (it came here later)
-                before = self._code(parents[0], path, name, fp) if parents else None
-                if before is not None:
-                    if _fp_of(before) != _fp_of(now):
-                        changed.append(c)
-                    continue
-                found = self.origin(path, name, c) if parents else None
-                if found is None:
-                    return _Then(None, None, moves, c, changed, ends)
-                old_path, old_name = found
-                was = self._code(parents[0], old_path, old_name, fp)
-                if not _same_code(was, now):
-                    changed.append(c)
-                moves.append((c, _key(old_path, old_name), _key(path, name)))
-                ends.append((was, now))
-                path, name, at, moved = old_path, old_name, parents[0], True
-                break
-            if not moved:
+            entry = 0  # commits[entry:] hold the code at this place
+            if self._code(old, path, name, fp) is None and commits:
+                lo, hi = 0, len(commits) - 1
+                while lo < hi:  # the first commit holding it (there in commits[-1]: the code at ``at``)
+                    mid = (lo + hi) // 2
+                    if self._code(commits[mid], path, name, fp) is None:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                entry = lo
+            if not changed:  # the newest change, walking newest first over the commits that hold the code
+                held = commits[entry:]
+                for i in range(len(held) - 1, max(0, len(held) - 1 - MAX_BLAME_COMMITS), -1):
+                    now, before = self._code(held[i], path, name, fp), self._code(held[i - 1], path, name, fp)
+                    if not _same_code(before, now):
+                        changed.append(held[i])
+                        break
+            if entry == 0 and self._code(old, path, name, fp) is not None:
+                if not changed and commits and not _same_code(self._code(old, path, name, fp),
+                                                              self._code(commits[0], path, name, fp)):
+                    changed.append(commits[0])
                 return _Then(path, name, moves, None, changed, ends)
+            if not commits:
+                return None
+            c = commits[entry]
+            if self.repo.cut_short(c):
+                return None  # (cannot be: ``old`` is an ancestor in this clone)
+            parents = self.repo.parents(c)
+            side = next((p for p in parents[1:] if self._code(p, path, name, fp) is not None), None)
+            if side is not None:  # a merge brought it from another line: followed there
+                hops += 1
+                at = side
+                continue
+            found = self.origin(path, name, c) if parents else None
+            if found is None:
+                return _Then(None, None, moves, c, changed, ends)
+            now = self._code(c, path, name, fp)
+            old_path, old_name = found
+            was = self._code(parents[0], old_path, old_name, fp)
+            if not changed and not _same_code(was, now):
+                changed.append(c)
+            moves.append((c, _key(old_path, old_name), _key(path, name)))
+            ends.append((was, now))
+            path, name, at = old_path, old_name, parents[0]
         return None
 
     def _past_status(self, a: Anchor, base: str, rev: str, forward: AnchorStatus) -> AnchorStatus | None:
@@ -936,8 +961,8 @@ class Resolver:
         ``Anchor.was``, when git's history does not say), then judged where it was:
 
         * ``fresh``: the same code (at its old place: ``path_now``/``symbol_now`` say where);
-        * ``stale``: other code there; the reason names the commits after ``rev`` that changed it
-          (``changed after R, in C``: the newest, which made it what the memory describes);
+        * ``stale``: other code there; the reason names the newest commit after ``rev`` that changed it (``changed
+          after R, last in C``: the one that made it what the memory describes);
         * ``unwritten``: not yet written at ``rev`` (the commit that wrote it named).
 
         ``rev`` on another line of history (a release branch that parted before the anchor's commit): judged at
@@ -1007,8 +1032,7 @@ class Resolver:
         if then.name is not None and a.symbol is not None and then.name != name:
             changes.append(Change.RENAME)
         newest = then.changed[0] if then.changed else None
-        when = (f" after {r}, in {newest[:12]}" + (f" and {len(then.changed) - 1} earlier" if len(then.changed) > 1
-                                                 else "")) if newest else f" after {r}"
+        when = f" after {r}, last in {newest[:12]}" if newest else f" after {r}"
         return AnchorStatus(a, Status.STALE, path_now=then.path, symbol_now=then.name, commit=newest,
                             changes=changes, old_span=a.span, new_span=span,
                             reason=what + when + (f"; {place}" if place else ""))

@@ -781,14 +781,17 @@ class Repo:
         return sorted({c.new_path or c.old_path or ""
                        for c in self.changed_files(head, WORKTREE, skip_gitmem=skip_gitmem)} - {""})
 
-    def commits_touching(self, old: str | None, new: str, *paths: str) -> list[str]:
+    def commits_touching(self, old: str | None, new: str, *paths: str, first_parent: bool = False) -> list[str]:
         """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed any of ``paths``.
 
+        ``first_parent``: only the commits of ``new``'s first-parent line (a merge counts as what it changed
+        against its first parent: ``git rev-list --first-parent``).
         Renames are not followed here; callers follow them with ``changed_files``.
         Paths are literal (no pathspec magic: ``*`` or ``:`` in a file name is itself).
         """
         rng = f"{old}..{new}" if old else new
-        out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
+        out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order",
+                        *(["--first-parent"] if first_parent else []), rng, "--", *paths)
         return [s for s in out.split() if s]
 
     # -- mirrors and committed trees (the organisation index: no work tree needed) -----------------

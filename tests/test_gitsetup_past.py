@@ -150,9 +150,9 @@ def test_a_change_after_rev_names_that_commit_and_says_after(tmp_path: Path, run
     (row,) = [r for r in rows if r["id"] == mid]
     sym, whole = row["anchors"]
     assert sym["status"] == "stale" and sym["commit"] == changed, sym
-    assert sym["reason"] == f"body changed after {old[:12]}, in {changed[:12]}"
+    assert sym["reason"] == f"body changed after {old[:12]}, last in {changed[:12]}"
     assert whole["status"] == "stale" and whole["commit"] == changed
-    assert whole["reason"] == f"file content changed after {old[:12]}, in {changed[:12]}"
+    assert whole["reason"] == f"file content changed after {old[:12]}, last in {changed[:12]}"
     # at the change itself and later: fresh; the other function was never part of it
     rows = run_json(repo, "stale", "--rev", changed, "--all")
     assert [r["anchors"] for r in rows if r["id"] == mid][0][0]["status"] == "fresh"
@@ -208,7 +208,7 @@ def test_a_change_before_a_rename_is_body_not_signature(tmp_path: Path, run_cli,
     a = _at(run_json, repo, old, mid)
     assert a["status"] == "stale" and a["commit"] == capped, a
     assert a["changes"][0] == "body" and "signature" not in a["changes"]
-    assert a["reason"] == (f"body changed after {old[:12]}, in {capped[:12]}; as retry/backoff.go::Backoff at "
+    assert a["reason"] == (f"body changed after {old[:12]}, last in {capped[:12]}; as retry/backoff.go::Backoff at "
                            f"{old[:12]} (renamed to retry/backoff.go::Delay in {renamed[:12]})")
     a = _at(run_json, repo, capped, mid)
     assert a["status"] == "fresh" and a["symbol_now"] == "Backoff"
@@ -240,7 +240,7 @@ def test_rev_older_than_anchor_on_a_file_anchor_made_later(tmp_path: Path, run_c
     mid = json.loads(out)["id"]
     a = _at(run_json, repo, old, mid)  # the memory not even committed: its anchor's commit is HEAD
     assert a["status"] == "stale" and a["commit"] == two
-    assert a["reason"] == f"file content changed after {old[:12]}, in {two[:12]}"
+    assert a["reason"] == f"file content changed after {old[:12]}, last in {two[:12]}"
 
 
 def _shallow_setup(tmp_path: Path, run_cli) -> tuple[Path, Path, dict[str, str]]:
