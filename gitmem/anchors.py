@@ -485,7 +485,7 @@ class Resolver:
                 st = self._file_status(anchor, base, rev, path_now, move_commit)
             else:
                 st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
-            if st.status != Status.FRESH and rev is not WORKTREE and base is not None:
+            if st.status != Status.FRESH and base is not None and (rev is not WORKTREE or self._head is not None):
                 # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not yet
                 # written then); fresh needs no such question (the same code at the same place)
                 return self._past_status(anchor, base, rev, st) or st
@@ -954,7 +954,7 @@ class Resolver:
             path, name, at = old_path, old_name, parents[0]
         return None
 
-    def _past_status(self, a: Anchor, base: str, rev: str, forward: AnchorStatus) -> AnchorStatus | None:
+    def _past_status(self, a: Anchor, base: str, rev: str | None, forward: AnchorStatus) -> AnchorStatus | None:
         """``a``'s status at ``rev`` when ``rev`` is older than the commit that holds its recorded code (an
         ancestor of it): the question is whether the memory was true at ``rev``. The code is followed back
         through the moves and renames after ``rev`` (``_back``; the key the memory was written about,
@@ -971,8 +971,11 @@ class Resolver:
         None when ``rev`` descends from the anchor's commit, or the history cannot say (``forward``, the caller's
         answer, stands).
         """
+        at = self._head if rev is WORKTREE else rev
+        if at is None:
+            return None
         home, name = self._home(a, base)
-        fork = self._fork(rev, home)
+        fork = self._fork(at, home)
         if fork is None:
             return None
         then = self._back(a, home, name, fork)
@@ -983,10 +986,11 @@ class Resolver:
             was_path, _, was_name = a.was.partition("::")
             if self._code(fork, was_path, was_name or None, fp) is not None:
                 then = _Then(was_path, was_name or None, then.moves, None, then.changed, [])
-        judged = self._judge(a, then, fork, home, name, rev[:12])
+        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
+        judged = self._judge(a, then, fork, home, name, label)
         if judged is None or fork == rev:
             return judged
-        return self._apart(a, judged, rev, fork, forward)
+        return self._apart(a, judged, rev, fork, forward, label)
 
     def _judge(self, a: Anchor, then: _Then, at: str, home: str, name: str | None, label: str) -> AnchorStatus | None:
         """``a``'s status at ``at``, an ancestor of ``home``, from where ``_back`` found its code there (``label``:
@@ -1037,18 +1041,22 @@ class Resolver:
                             changes=changes, old_span=a.span, new_span=span,
                             reason=what + when + (f"; {place}" if place else ""))
 
-    def _apart(self, a: Anchor, judged: AnchorStatus, rev: str, fork: str,
-               forward: AnchorStatus) -> AnchorStatus | None:
-        """``a``'s status at ``rev``, on another line of history than the anchor's: ``judged`` says what the code
-        was at ``fork`` (where the two lines part) against the anchor (reasons naming ``rev``); what ``rev``'s
-        line did to it since is the status at ``rev`` of an anchor on that code at ``fork``. ``forward``: the
-        status found without this (kept when the code was written on the anchor's line only and ``rev`` has
-        code of that name anyway: a cherry-pick)."""
-        r, f = rev[:12], fork[:12]
+    def _apart(self, a: Anchor, judged: AnchorStatus, rev: str | None, fork: str, forward: AnchorStatus,
+               label: str) -> AnchorStatus | None:
+        """``a``'s status at ``rev`` (or the work tree on a HEAD older than the anchor, or on another line of
+        history): ``judged`` says what the code was at ``fork`` (HEAD itself, or where the two lines part)
+        against the anchor; what happened since on ``rev``'s side (its line's commits, the work tree's
+        changes) is the status at ``rev`` of an anchor on that code at ``fork``. ``forward``: the status found
+        without this (kept when the code was written on the anchor's line only and ``rev`` has code of that
+        name anyway: a cherry-pick). ``label``: how reasons name ``rev``."""
+        r, f = label, fork[:12]
+        older = rev is WORKTREE and fork == self._head  # the work tree on a HEAD older than the anchor
         parted = f"after {f}, where the history of {r} and the anchor's part"
         if judged.status == Status.UNWRITTEN:
             if forward.status != Status.DELETED:
                 return None
+            if older:
+                return judged
             return replace(judged, reason=f"not written at {r}: written in {(judged.commit or '')[:12]} {parted}"
                                           + (judged.reason[judged.reason.index(" (as "):]
                                              if " (as " in judged.reason else ""))
@@ -1062,7 +1070,7 @@ class Resolver:
                 return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span)
             return replace(since, anchor=a, old_span=a.span)  # what rev's line did to it, its commits named
         what = judged.reason.split(" after ", 1)[0]
-        theirs = f"{what} in {(judged.commit or '')[:12]} {parted} ({r} does not have it)"
+        theirs = judged.reason if older else f"{what} in {(judged.commit or '')[:12]} {parted} ({r} does not have it)"
         if since.status == Status.FRESH:
             return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span,
                            reason=theirs)

@@ -375,3 +375,28 @@ def test_a_release_branch_that_parted_before_the_anchor(tmp_path: Path, run_cli,
     assert a["status"] == "stale" and a["commit"] == fixed and a["path_now"] == "src/auth.py", a
     assert a["reason"] == f"body changed in {fixed[:12]}"
     assert fork  # (the lines part at the gitmem commit)
+
+
+def test_the_work_tree_on_an_old_checkout(tmp_path: Path, run_cli, run_json) -> None:
+    """A local memory (not in git: it stays when HEAD goes back) on moved code, the work tree at an older commit."""
+    repo, _mid = _setup(tmp_path, run_cli, {"src/auth.py": AUTH}, "src/auth.py::other")
+    before, written = _sha(repo, "HEAD~2"), _sha(repo, "HEAD~1")
+    git(repo, "mv", "src/auth.py", "src/netrc.py")
+    moved = _move_commit(repo, "move")
+    code, out, err = run_cli(repo, "remember", "--local", "a local note", "--anchor", "src/netrc.py::get_netrc_auth",
+                             "--json")
+    assert code == 0, err
+    mid = json.loads(out)["id"]
+    git(repo, "checkout", "-q", written)
+    got = {r["id"]: r["anchors"][0] for r in run_json(repo, "stale", "--all")}
+    a = got[mid]
+    assert a["status"] == "fresh" and a["path_now"] == "src/auth.py", a
+    assert f"moved to src/netrc.py::get_netrc_auth in {moved[:12]}" in a["reason"]
+    (repo / "src/auth.py").write_text(AUTH.replace("raise KeyError(host)", "raise ValueError(host)"))
+    a = {r["id"]: r["anchors"][0] for r in run_json(repo, "stale", "--all")}[mid]
+    assert a["status"] == "stale" and a["reason"] == "body changed (uncommitted)" and a["commit"] is None, a
+    git(repo, "checkout", "-q", "src/auth.py")
+    git(repo, "checkout", "-q", before)
+    a = {r["id"]: r["anchors"][0] for r in run_json(repo, "stale", "--all")}[mid]
+    assert a["status"] == "unwritten" and a["commit"] == written, a
+    assert a["reason"].startswith(f"not yet written at HEAD {before[:12]}: written in {written[:12]}")
