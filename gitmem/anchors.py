@@ -53,6 +53,10 @@ MAX_BLAME_COMMITS = 200
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
 
+#: How many anchors' commits are asked one by one (``git merge-base``) whether a revision descends from them
+#: before that revision's ancestors are listed once (``git rev-list``) and asked in memory.
+MAX_FORK_QUESTIONS = 4
+
 #: How many merges a search back through history (``stale --rev`` older than an anchor) follows to the line of
 #: history that brought the code in.
 MAX_MERGE_HOPS = 16
@@ -294,6 +298,7 @@ class Resolver:
         self._history_missing = False
         self._boundary: str | None = None  # the shallow boundary a walk for the changing commit stopped at
         self._older: dict[tuple[str, str], str | None] = {}
+        self._ancestors: dict[str, frozenset[str]] = {}
         self._is_shallow: bool | None = None
         self._foreign: dict[str, Checked] | None = None
 
@@ -883,6 +888,15 @@ class Resolver:
             return None
         key = (rev, home)
         if key not in self._older:
+            if len(self._older) >= MAX_FORK_QUESTIONS:  # many anchors' commits: rev's ancestors listed once
+                if rev not in self._ancestors:
+                    try:
+                        self._ancestors[rev] = frozenset(self.repo.topo_order(rev))
+                    except GitError:
+                        self._ancestors[rev] = frozenset()
+                if home in self._ancestors[rev]:
+                    self._older[key] = None
+                    return None
             met = self.repo.merge_base(rev, home)
             self._older[key] = None if met is None or met == home else met
         return self._older[key]
