@@ -180,7 +180,9 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
     "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
     cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
-    could not be reached, ``reason`` says why)."""
+    could not be reached, ``reason`` says why). ``status`` ``unwritten`` (an additive value): at a revision older
+    than the anchor (``stale --rev``, or a work tree on an older HEAD), its code was not yet written there
+    (``commit``: the commit that wrote it)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,
