@@ -8,11 +8,16 @@ what became of it at another revision (or the working tree):
 * ``moved``   the same code is found under a renamed file (git's rename
   detection), in another file, or under another name;
 * ``stale``   the symbol (or file) is there but its code tokens changed;
-* ``deleted`` the symbol (or file) is gone.
+* ``deleted`` the symbol (or file) is gone;
+* ``unwritten`` at a revision older than the anchor (or on another line of history), its code was not yet
+  written there.
 
 Each non-fresh status names what changed (body, signature, decorators,
 content, rename, move, deletion) and, where one commit can be named, the
 commit that made it so (found by walking the commits that touched the file).
+A revision older than the anchor is answered by following the code back to where it was then
+(``Resolver._past_status``: docs/git-setups/past.md); a shallow clone's boundary commit is never named as
+the commit of a change (``shallow_note``).
 
 Work is proportional to the anchors asked about: symbol tables are parsed once
 per blob (cached by blob SHA in ``gitmem.code``), git diffs are run only when a
