@@ -8,11 +8,16 @@ what became of it at another revision (or the working tree):
 * ``moved``   the same code is found under a renamed file (git's rename
   detection), in another file, or under another name;
 * ``stale``   the symbol (or file) is there but its code tokens changed;
-* ``deleted`` the symbol (or file) is gone.
+* ``deleted`` the symbol (or file) is gone;
+* ``unwritten`` at a revision older than the anchor (or on another line of history), its code was not yet
+  written there.
 
 Each non-fresh status names what changed (body, signature, decorators,
 content, rename, move, deletion) and, where one commit can be named, the
 commit that made it so (found by walking the commits that touched the file).
+A revision older than the anchor is answered by following the code back to where it was then
+(``Resolver._past_status``: docs/git-setups/past.md); a shallow clone's boundary commit is never named as
+the commit of a change (``shallow_note``).
 
 Work is proportional to the anchors asked about: symbol tables are parsed once
 per blob (cached by blob SHA in ``gitmem.code``), git diffs are run only when a
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import layout, lfs
 from .code.languages import language_for_path, symbol_file_types
@@ -52,6 +57,14 @@ MAX_BLAME_COMMITS = 200
 
 #: How many successive renames or moves of one symbol are followed through history.
 MAX_TRACE_DEPTH = 4
+
+#: How many anchors' commits are asked one by one (``git merge-base``) whether a revision descends from them
+#: before that revision's ancestors are listed once (``git rev-list``) and asked in memory.
+MAX_FORK_QUESTIONS = 4
+
+#: How many merges a search back through history (``stale --rev`` older than an anchor) follows to the line of
+#: history that brought the code in.
+MAX_MERGE_HOPS = 16
 
 #: How many commits after an anchor's commit are searched for the code it recorded, when that code
 #: was not yet committed at the anchor's commit (made on the work tree, or by the pre-commit hook,
@@ -254,6 +267,45 @@ def _unfollowed(spec_path: str, symbol: str | None, link: Link, where: str) -> A
 
 
 @dataclass
+class _Then:
+    """Where an anchor's code was at an older commit (``Resolver._back``).
+
+    Attributes:
+        path, name: its file and symbol there (name None: a file anchor); path None: not there (not yet written).
+        moves: (commit, key before, key after) of each move or rename after the older commit, newest first.
+        written: the commit that wrote it, when it was not there.
+        changed: the newest commit after the older one that changed the code (empty: none found).
+        ends: the code before and after each move of ``moves`` (what ``Resolver._code`` found), newest first.
+    """
+
+    path: str | None
+    name: str | None
+    moves: list[tuple[str, str, str]]
+    written: str | None
+    changed: list[str]
+    ends: list[tuple[Symbol | str | None, Symbol | str | None]]
+
+
+def _fp_of(code: Symbol | str | None) -> str | None:
+    """The fingerprint of what ``Resolver._code`` found."""
+    return code.fingerprint if isinstance(code, Symbol) else code
+
+
+def _same_code(old: Symbol | str | None, new: Symbol | str | None) -> bool:
+    """Whether two of ``Resolver._code``'s finds are the same code: an equal fingerprint, or for symbols the same
+    code under another name (``same_shape``: a rename)."""
+    if old is None or new is None:
+        return False
+    if _fp_of(old) == _fp_of(new):
+        return True
+    return isinstance(old, Symbol) and isinstance(new, Symbol) and same_shape(old, new)
+
+
+def _key(path: str, name: str | None) -> str:
+    return f"{path}::{name}" if name else path
+
+
+@dataclass
 class _Located:
     path: str
     name: str
@@ -278,6 +330,10 @@ class Resolver:
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
+        self._boundary: str | None = None  # the shallow boundary a walk for the changing commit stopped at
+        self._older: dict[tuple[str, str], str | None] = {}
+        self._ancestors: dict[str, frozenset[str]] = {}
+        self._is_shallow: bool | None = None
         self._foreign: dict[str, Checked] | None = None
         self._lfs_content: dict[str, bytes | None] = {}
         self._pointer_only: set[tuple[str | None, str]] = set()
@@ -579,20 +635,26 @@ class Resolver:
         assert anchor.path is not None
         base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
         # An anchor made before the first commit has no commit: its history starts at the root.
-        outer = self._from_root, self._history_missing
+        outer = self._from_root, self._history_missing, self._boundary
         self._from_root = anchor.commit is None
         self._history_missing = base is None and anchor.commit is not None
+        self._boundary = None
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.fingerprint is None:
                 st = self._existence_status(anchor, rev, path_now)
-            elif anchor.symbol is None:
-                st = self._file_status(anchor, base, rev, path_now, move_commit)
             else:
-                st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+                if anchor.symbol is None:
+                    st = self._file_status(anchor, base, rev, path_now, move_commit)
+                else:
+                    st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+                if st.status != Status.FRESH and base is not None and (rev is not WORKTREE or self._head is not None):
+                    # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not
+                    # yet written then); fresh needs no such question (the same code at the same place)
+                    st = self._past_status(anchor, base, rev, st) or st
             return self._through_links(st, base, rev)
         finally:
-            self._from_root, self._history_missing = outer
+            self._from_root, self._history_missing, self._boundary = outer
 
     def _through_links(self, st: AnchorStatus, base: str | None, rev: str | None) -> AnchorStatus:
         """``st`` with where its path leads through symbolic links at ``rev`` (``target``, ``links``) and, when
@@ -666,7 +728,12 @@ class Resolver:
             return None, None
         for ch in self.changes(base, rev):
             if ch.old_path == path and ch.status == "R" and ch.new_path:
-                return ch.new_path, self._commit_changing(base, rev, ch.new_path, lambda c: True)
+                new = ch.new_path
+
+                def renamed(c: str, old: str = path, new: str = new) -> bool:  # the rename is in c already
+                    return self.source(c, new) is not None and self.source(c, old) is None
+
+                return new, self._commit_changing(base, rev, new, renamed)
         # Over the whole range a rename followed by a rewrite looks like delete + add;
         # commit by commit git still sees the rename. Follow it step by step.
         at = base
@@ -707,7 +774,8 @@ class Resolver:
             if moved:
                 return AnchorStatus(a, Status.MOVED, path_now=path_now, commit=move_commit,
                                     changes=[Change.MOVE], old_span=a.span, new_span=span,
-                                    reason=_reason(f"file renamed to {path_now}", move_commit))
+                                    reason=self._why(f"file renamed to {path_now}", move_commit,
+                                                     self._unless_committed(rev, path_now)))
             return AnchorStatus(a, Status.FRESH, path_now=path_now, old_span=a.span, new_span=span)
         old_path = a.path or path_now
 
@@ -745,7 +813,8 @@ class Resolver:
                     return AnchorStatus(a, Status.MOVED, path_now=path_now, symbol_now=name,
                                         commit=move_commit, changes=[Change.MOVE], old_span=a.span,
                                         new_span=span,
-                                        reason=_reason(f"file renamed to {path_now}", move_commit))
+                                        reason=self._why(f"file renamed to {path_now}", move_commit,
+                                                         self._unless_committed(rev, path_now)))
                 return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=name,
                                     old_span=a.span, new_span=span)
             changes = _what_changed(old_sym, sym) + ([Change.MOVE] if moved_file else [])
@@ -783,7 +852,8 @@ class Resolver:
             return AnchorStatus(a, Status.MOVED, path_now=found.path, symbol_now=found.name,
                                 commit=commit, changes=changes, old_span=a.span,
                                 new_span=(found.symbol.start_line, found.symbol.end_line),
-                                reason=_reason(", ".join(parts), commit))
+                                reason=self._why(", ".join(parts), commit,
+                                                 self._unless_committed(rev, found.path, found.name)))
         gone_path = path_now or a.path or ""
         traced = self._trace_rename(a, fp, want, base, rev, gone_path, _depth)
         if traced is not None:
@@ -1013,6 +1083,252 @@ class Resolver:
                                 new_span=later.new_span, reason=_reason(where, c))
         return None
 
+    # -- the past: a revision older than the anchor -----------------------------------------
+
+    def _code(self, c: str, path: str, name: str | None, recorded: str | None) -> Symbol | str | None:
+        """What commit ``c`` holds at ``path``: the symbol ``name`` (exactly that name), or for a file anchor
+        (``name`` None) the file's fingerprint by ``recorded``'s algorithm; None when absent."""
+        if name is None:
+            return self._file_fp(recorded, c, path)
+        return (self.table(c, path) or {}).get(name)
+
+    def _holds(self, a: Anchor, c: str) -> str | None:
+        """The name under which commit ``c`` holds ``a``'s recorded code at ``a.path`` ("" for a file anchor);
+        None when it does not hold it."""
+        path, fp = a.path or "", a.fingerprint
+        if a.symbol is None:
+            return "" if fp and self._file_fp(fp, c, path) == fp else None
+        t = self.table(c, path) or {}
+        n = lookup(t, a.symbol, fingerprint=fp)
+        sym = t.get(n) if n else None
+        return n if n and sym is not None and fp and (sym.fingerprint == fp or fp in sym.parts) else None
+
+    def _home(self, a: Anchor, base: str) -> tuple[str, str | None]:
+        """(commit, name there) where ``a``'s recorded code is: its commit; else the first of the next
+        ``MAX_RECORDED_LOOKUP`` commits touching its path that holds it (an anchor made on uncommitted code, or
+        by the pre-commit hook following a move, is recorded against the commit before); else its commit."""
+        n = self._holds(a, base)
+        if n is None:
+            for c in self._commits(base, WORKTREE, a.path or "")[:MAX_RECORDED_LOOKUP]:
+                n = self._holds(a, c)
+                if n is not None:
+                    return c, n or None
+        if n is None and a.symbol:
+            n = lookup(self.table(base, a.path or "") or {}, a.symbol) or a.symbol
+        return base, n or None
+
+    def _fork(self, rev: str, home: str) -> str | None:
+        """Where ``rev``'s history meets ``home``'s when ``rev`` does not descend from ``home``: ``rev`` itself when
+        it is an ancestor of ``home`` (older), else their merge base (``rev`` on another line of history); None
+        when ``rev`` is ``home`` or descends from it, or the histories do not meet in this clone. One ``git
+        merge-base``, cached; none when ``rev`` is a child of ``home`` (the commit hooks' case)."""
+        if rev == home or home in self.repo.parents(rev):
+            return None
+        key = (rev, home)
+        if key not in self._older:
+            if len(self._older) >= MAX_FORK_QUESTIONS:  # many anchors' commits: rev's ancestors listed once
+                if rev not in self._ancestors:
+                    try:
+                        self._ancestors[rev] = frozenset(self.repo.topo_order(rev))
+                    except GitError:
+                        self._ancestors[rev] = frozenset()
+                if home in self._ancestors[rev]:
+                    self._older[key] = None
+                    return None
+            met = self.repo.merge_base(rev, home)
+            self._older[key] = None if met is None or met == home else met
+        return self._older[key]
+
+    def _back(self, a: Anchor, home: str, name: str | None, old: str) -> _Then | None:
+        """Where ``a``'s code (``a.path``, ``name`` at commit ``home``) was at ``old``, an ancestor of ``home``.
+
+        Per place the code had (its path and name): the commits of ``old..home`` touching the path; when the code
+        is not at that place at ``old``, the commit that brought it there is found by bisection over them (the
+        code is there from that commit on: a handful of symbol tables, not one per commit), and followed back
+        through ``origin`` (a renamed file, a symbol moved from another file or renamed; at most
+        ``MAX_TRACE_DEPTH`` moves) or is where it was written. The newest commit that changed the code is found
+        walking newest first (at most ``MAX_BLAME_COMMITS`` commits per place). None when git fails.
+        """
+        path, fp = a.path or "", a.fingerprint
+        moves: list[tuple[str, str, str]] = []
+        changed: list[str] = []
+        ends: list[tuple[Symbol | str | None, Symbol | str | None]] = []
+        at = home
+        hops = 0
+        while len(moves) <= MAX_TRACE_DEPTH and hops <= MAX_MERGE_HOPS:
+            try:  # one line of history: what is there is there from one commit on (bisection holds)
+                commits = self.repo.commits_touching(old, at, path, first_parent=True)
+            except GitError:
+                return None
+            entry = 0  # commits[entry:] hold the code at this place
+            if self._code(old, path, name, fp) is None and commits:
+                lo, hi = 0, len(commits) - 1
+                while lo < hi:  # the first commit holding it (there in commits[-1]: the code at ``at``)
+                    mid = (lo + hi) // 2
+                    if self._code(commits[mid], path, name, fp) is None:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                entry = lo
+            if not changed:  # the newest change, walking newest first over the commits that hold the code
+                held = commits[entry:]
+                for i in range(len(held) - 1, max(0, len(held) - 1 - MAX_BLAME_COMMITS), -1):
+                    now, before = self._code(held[i], path, name, fp), self._code(held[i - 1], path, name, fp)
+                    if not _same_code(before, now):
+                        changed.append(held[i])
+                        break
+            if entry == 0 and self._code(old, path, name, fp) is not None:
+                if not changed and commits and not _same_code(self._code(old, path, name, fp),
+                                                              self._code(commits[0], path, name, fp)):
+                    changed.append(commits[0])
+                return _Then(path, name, moves, None, changed, ends)
+            if not commits:
+                return None
+            c = commits[entry]
+            if self.repo.cut_short(c):
+                return None  # (cannot be: ``old`` is an ancestor in this clone)
+            parents = self.repo.parents(c)
+            side = next((p for p in parents[1:] if self._code(p, path, name, fp) is not None), None)
+            if side is not None:  # a merge brought it from another line: followed there
+                hops += 1
+                at = side
+                continue
+            found = self.origin(path, name, c) if parents else None
+            if found is None:
+                return _Then(None, None, moves, c, changed, ends)
+            now = self._code(c, path, name, fp)
+            old_path, old_name = found
+            was = self._code(parents[0], old_path, old_name, fp)
+            if not changed and not _same_code(was, now):
+                changed.append(c)
+            moves.append((c, _key(old_path, old_name), _key(path, name)))
+            ends.append((was, now))
+            path, name, at = old_path, old_name, parents[0]
+        return None
+
+    def _past_status(self, a: Anchor, base: str, rev: str | None, forward: AnchorStatus) -> AnchorStatus | None:
+        """``a``'s status at ``rev`` when ``rev`` is older than the commit that holds its recorded code (an
+        ancestor of it): the question is whether the memory was true at ``rev``. The code is followed back
+        through the moves and renames after ``rev`` (``_back``; the key the memory was written about,
+        ``Anchor.was``, when git's history does not say), then judged where it was:
+
+        * ``fresh``: the same code (at its old place: ``path_now``/``symbol_now`` say where);
+        * ``stale``: other code there; the reason names the newest commit after ``rev`` that changed it (``changed
+          after R, last in C``: the one that made it what the memory describes);
+        * ``unwritten``: not yet written at ``rev`` (the commit that wrote it named).
+
+        ``rev`` on another line of history (a release branch that parted before the anchor's commit): judged at
+        the commit where the two lines part, then what ``rev``'s line did to the code since (``_apart``).
+
+        None when ``rev`` descends from the anchor's commit, or the history cannot say (``forward``, the caller's
+        answer, stands).
+        """
+        at = self._head if rev is WORKTREE else rev
+        if at is None:
+            return None
+        home, name = self._home(a, base)
+        fork = self._fork(at, home)
+        if fork is None:
+            return None
+        then = self._back(a, home, name, fork)
+        if then is None:
+            return None
+        fp = a.fingerprint
+        if then.path is None and a.was:  # not found by git's history: the place the memory was written about
+            was_path, _, was_name = a.was.partition("::")
+            if self._code(fork, was_path, was_name or None, fp) is not None:
+                then = _Then(was_path, was_name or None, then.moves, None, then.changed, [])
+        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
+        judged = self._judge(a, then, fork, home, name, label)
+        if judged is None or fork == rev:
+            return judged
+        return self._apart(a, judged, rev, fork, forward, label)
+
+    def _judge(self, a: Anchor, then: _Then, at: str, home: str, name: str | None, label: str) -> AnchorStatus | None:
+        """``a``'s status at ``at``, an ancestor of ``home``, from where ``_back`` found its code there (``label``:
+        how the reasons name ``at``)."""
+        fp, r = a.fingerprint, label
+        first = then.moves[-1][1] if then.moves else a.key
+        if then.path is None:
+            assert then.written is not None
+            return AnchorStatus(a, Status.UNWRITTEN, commit=then.written, old_span=a.span,
+                                reason=f"not yet written at {r}: written in {then.written[:12]}"
+                                       + (f" (as {first})" if first != a.key else ""))
+        at_rev = self._code(at, then.path, then.name, fp)
+        if at_rev is None:
+            return None
+        where = _key(then.path, then.name)
+        moves = "; ".join(f"{'renamed' if old.split('::')[0] == new.split('::')[0] else 'moved'} to {new} in {c[:12]}"
+                          for c, old, new in reversed(then.moves))
+        if where != a.key and not then.moves:
+            moves = "the place the memory was written about"
+        place = f"as {where} at {r}" + (f" ({moves})" if moves else "") if where != a.key else ""
+        sym = at_rev if isinstance(at_rev, Symbol) else None
+        span = (sym.start_line, sym.end_line) if sym else None
+        recorded = self._code(home, a.path or "", name, fp)
+        renamed = sym is not None and then.name != name
+        if fp and (_fp_of(at_rev) == fp or (sym is not None and fp in sym.parts)
+                   or renamed and isinstance(recorded, Symbol) and _same_code(sym, recorded)):
+            return AnchorStatus(a, Status.FRESH, path_now=then.path, symbol_now=then.name, old_span=a.span,
+                                new_span=span, reason=f"the same code, {place}" if place else "")
+        if sym is not None:
+            # what changed, name by name: at rev up to its first move, between moves, from the last one to now
+            chain = [at_rev, *(x for pair in reversed(then.ends) for x in pair), recorded]
+            changes = []
+            for older, newer in zip(chain[::2], chain[1::2], strict=True):
+                if isinstance(older, Symbol) and isinstance(newer, Symbol) and not _same_code(older, newer):
+                    changes += [ch for ch in _what_changed(older, newer) if ch not in changes]
+            changes = changes or [Change.BODY]
+            what = (_in_format_words(then.path, sym.kind, sym.name, "changed")
+                    or " and ".join(c.value for c in changes) + " changed")
+        else:
+            changes, what = [Change.CONTENT], "file content changed"
+        if then.path != a.path:
+            changes.append(Change.MOVE)
+        if then.name is not None and a.symbol is not None and then.name != name:
+            changes.append(Change.RENAME)
+        newest = then.changed[0] if then.changed else None
+        when = f" after {r}, last in {newest[:12]}" if newest else f" after {r}"
+        return AnchorStatus(a, Status.STALE, path_now=then.path, symbol_now=then.name, commit=newest,
+                            changes=changes, old_span=a.span, new_span=span,
+                            reason=what + when + (f"; {place}" if place else ""))
+
+    def _apart(self, a: Anchor, judged: AnchorStatus, rev: str | None, fork: str, forward: AnchorStatus,
+               label: str) -> AnchorStatus | None:
+        """``a``'s status at ``rev`` (or the work tree on a HEAD older than the anchor, or on another line of
+        history): ``judged`` says what the code was at ``fork`` (HEAD itself, or where the two lines part)
+        against the anchor; what happened since on ``rev``'s side (its line's commits, the work tree's
+        changes) is the status at ``rev`` of an anchor on that code at ``fork``. ``forward``: the status found
+        without this (kept when the code was written on the anchor's line only and ``rev`` has code of that
+        name anyway: a cherry-pick). ``label``: how reasons name ``rev``."""
+        r, f = label, fork[:12]
+        older = rev is WORKTREE and fork == self._head  # the work tree on a HEAD older than the anchor
+        parted = f"after {f}, where the history of {r} and the anchor's part"
+        if judged.status == Status.UNWRITTEN:
+            if forward.status != Status.DELETED:
+                return None
+            if older:
+                return judged
+            return replace(judged, reason=f"not written at {r}: written in {(judged.commit or '')[:12]} {parted}"
+                                          + (judged.reason[judged.reason.index(" (as "):]
+                                             if " (as " in judged.reason else ""))
+        path, symbol = judged.path_now or "", judged.symbol_now
+        at_fork = self._code(fork, path, symbol, a.fingerprint)
+        there = Anchor(path=path, symbol=symbol, commit=fork, kind=a.kind, span=judged.new_span,
+                       fingerprint=_fp_of(at_fork))
+        since = self.status(there, rev)
+        if judged.status == Status.FRESH:
+            if since.status == Status.FRESH:
+                return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span)
+            return replace(since, anchor=a, old_span=a.span)  # what rev's line did to it, its commits named
+        what = judged.reason.split(" after ", 1)[0]
+        theirs = judged.reason if older else f"{what} in {(judged.commit or '')[:12]} {parted} ({r} does not have it)"
+        if since.status == Status.FRESH:
+            return replace(judged, path_now=since.path_now, symbol_now=since.symbol_now, new_span=since.new_span,
+                           reason=theirs)
+        worst = Status.worst([Status.STALE, since.status])
+        return replace(since, anchor=a, status=worst, old_span=a.span, reason=f"{since.reason}; also {theirs}")
+
     # -- naming the commit ------------------------------------------------------------------
 
     def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None) -> list[str]:
@@ -1041,9 +1357,21 @@ class Resolver:
         culprit = None
         for c in reversed(self._commits(base, rev, path)):
             if not pred(c):
-                break
+                return culprit
             culprit = c
-        return culprit
+        return None if culprit is not None and self._cut_short(culprit) else culprit
+
+    def _cut_short(self, commit: str) -> bool:
+        """Whether ``commit``'s parent is not in this clone (a shallow clone's boundary): a walk that reached it
+        without finding the change cannot name the commit that made it (the boundary's diff against its missing
+        parent looks like it added every file). Remembers it for the reason (``_why``)."""
+        try:
+            cut = self.repo.cut_short(commit)
+        except GitError:
+            cut = True
+        if cut:
+            self._boundary = commit
+        return cut
 
     def _blame(self, base: str | None, rev: str | None, path: str, fp: str | None,
                fp_at: Callable[[str], str | None], also: str | None = None) -> str | None:
@@ -1062,19 +1390,54 @@ class Resolver:
             if fp_at(c) == fp:
                 return culprit
             culprit = c
+        if culprit is not None and self._cut_short(culprit):
+            return None
         if culprit is not None and base is None and not self._from_root:
             return None  # shallow clone: the change may predate the history we have
         return culprit
+
+    def _shallow(self) -> bool:
+        """Whether this is a shallow clone (one git call, asked only once a walk reached a missing parent)."""
+        if self._is_shallow is None:
+            try:
+                self._is_shallow = self.repo.is_shallow()
+            except GitError:
+                self._is_shallow = False
+        return self._is_shallow
+
+    def _unless_committed(self, rev: str | None, path: str, name: str | None = None) -> str | None:
+        """``rev`` when it is the work tree and HEAD does not have ``path`` (or its symbol ``name``): a move found
+        there is uncommitted (``_why`` says so: a rename staged with ``git mv`` is no commit's); else "" (a
+        commit: ``_why`` names it or says nothing)."""
+        if rev is not WORKTREE or self._head is None:
+            return ""
+        if name is None:
+            there = self.source(self._head, path) is not None
+        else:
+            there = lookup(self.table(self._head, path) or {}, name) is not None
+        return "" if there else WORKTREE
 
     def _why(self, what: str, commit: str | None, rev: str | None) -> str:
         """``what`` plus where it happened: a commit, uncommitted changes, or unknown history."""
         if commit:
             return f"{what} in {commit[:12]}"
+        if self._boundary is not None:
+            return f"{what}; {shallow_note(self._boundary, self._shallow())}"
         if self._history_missing:
             return f"{what} (the anchor's commit is not in this clone: git fetch --unshallow to name the commit)"
         if rev is WORKTREE:
             return f"{what} (uncommitted)"
         return what
+
+
+def shallow_note(boundary: str, shallow: bool = True) -> str:
+    """What to say when the commit that made a change is in history this clone does not have: ``history not
+    available before 1a2b3c4d5e6f (shallow clone): git fetch --deepen=N (N more commits) or git fetch --unshallow
+    to name the commit``; ``shallow`` false (a commit's parent missing otherwise): ``… (its parent commit is not
+    in this clone): git fetch …``."""
+    why = "shallow clone" if shallow else "its parent commit is not in this clone"
+    how = "git fetch --deepen=N (N more commits) or git fetch --unshallow" if shallow else "git fetch"
+    return f"history not available before {boundary[:12]} ({why}): {how} to name the commit"
 
 
 #: Languages whose symbols are not code but entries of a configuration, document, build or schema file: a reason

@@ -728,6 +728,16 @@ class Repo:
         """Whether this is a shallow clone (``git rev-parse --is-shallow-repository``)."""
         return self._run("rev-parse", "--is-shallow-repository").strip() == "true"
 
+    def cut_short(self, sha: str) -> bool:
+        """Whether commit ``sha``'s history is not in this clone: its object names a parent the object database
+        lacks (a shallow clone's boundary, listed in ``.git/shallow``; its diff against the missing parent would
+        look like it added every file). From the commit object (``parents``), no extra git process.
+
+        Raises:
+            GitError: ``sha`` names no commit.
+        """
+        return any(not self.commit_exists(p) for p in self.parents(sha))
+
     def default_branch_base(self) -> str | None:
         """The merge base of HEAD with the default branch (``default_branch``), or None.
 
@@ -1088,14 +1098,17 @@ class Repo:
         return sorted({c.new_path or c.old_path or ""
                        for c in self.changed_files(head, WORKTREE, skip_gitmem=skip_gitmem)} - {""})
 
-    def commits_touching(self, old: str | None, new: str, *paths: str) -> list[str]:
+    def commits_touching(self, old: str | None, new: str, *paths: str, first_parent: bool = False) -> list[str]:
         """Commits in ``old..new`` (oldest first, first-parent order not assumed) that changed any of ``paths``.
 
+        ``first_parent``: only the commits of ``new``'s first-parent line (a merge counts as what it changed
+        against its first parent: ``git rev-list --first-parent``).
         Renames are not followed here; callers follow them with ``changed_files``.
         Paths are literal (no pathspec magic: ``*`` or ``:`` in a file name is itself).
         """
         rng = f"{old}..{new}" if old else new
-        out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order", rng, "--", *paths)
+        out = self._run("--literal-pathspecs", "rev-list", "--reverse", "--topo-order",
+                        *(["--first-parent"] if first_parent else []), rng, "--", *paths)
         return [s for s in out.split() if s]
 
     # -- mirrors and committed trees (the organisation index: no work tree needed) -----------------

@@ -43,10 +43,14 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
     ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked. It is
     also that of an anchor on a git-lfs file that can be judged neither by what it recorded nor by the
     file's content id (the anchor's commit is not in this clone: ``anchors.Resolver``).
+    ``unwritten`` is only ever a status at a past revision (``gitmem stale --rev R``, R older than the
+    anchor): the anchored code was not yet written at R (``anchors.Resolver.status``); the memory does not
+    apply there, nor is anything of it wrong.
     """
 
     FRESH = "fresh"
     UNCHECKED = "unchecked"
+    UNWRITTEN = "unwritten"
     MOVED = "moved"
     STALE = "stale"
     DELETED = "deleted"
@@ -66,7 +70,8 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
         return max(statuses, key=lambda s: s.severity, default=Status.FRESH)
 
 
-_SEVERITY = {Status.FRESH: 0, Status.UNCHECKED: 1, Status.MOVED: 2, Status.STALE: 3, Status.DELETED: 4}
+_SEVERITY = {Status.FRESH: 0, Status.UNCHECKED: 1, Status.UNWRITTEN: 2, Status.MOVED: 3, Status.STALE: 4,
+             Status.DELETED: 5}
 
 #: A status filter (``gitmem list --status``): a status, or ``not-fresh`` for any other than fresh.
 STATUS_FILTERS = ("fresh", "moved", "stale", "deleted", "not-fresh")
@@ -276,7 +281,8 @@ class AnchorStatus:
 
     Attributes:
         anchor: the anchor evaluated.
-        status: fresh, stale, moved or deleted.
+        status: fresh, stale, moved or deleted (unchecked: a cross-repository anchor not reached; unwritten:
+            at a past revision, the code was not yet written there).
         path_now: where the anchored code is at the revision (None if deleted).
         symbol_now: the symbol's qualified name at the revision (None if deleted
             or not a symbol anchor).

@@ -180,8 +180,10 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
     "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
     cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
-    could not be reached, ``reason`` says why); and, for a path that is or lies beyond a symbolic link, ``"target"``
-    (the file it leads to, whose content it is judged by) and ``"links"`` (the links followed)."""
+    could not be reached, ``reason`` says why); for a path that is or lies beyond a symbolic link, ``"target"``
+    (the file it leads to, whose content it is judged by) and ``"links"`` (the links followed). ``status``
+    ``unwritten`` (an additive value): at a revision older than the anchor (``stale --rev``, or a work tree on an
+    older HEAD), its code was not yet written there (``commit``: the commit that wrote it)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,

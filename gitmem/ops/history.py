@@ -8,7 +8,9 @@ Two kinds of entries, newest first:
   symbol's code (its fingerprint differs from the commit's first parent), or
   for a file anchor, the file; a rename of the file is followed. A commit that moved the code (a renamed
   file, a symbol renamed or moved from another file: ``Resolver.origin``) is shown as a move, ``moved from
-  old.py::old_name``, and the history before it is followed where the code was.
+  old.py::old_name``, and the history before it is followed where the code was. A shallow clone's boundary
+  commit is never named as where the code or the memory came from: its entry says the history before it is
+  not in this clone and how to fetch it (``anchors.shallow_note``).
 
 A ``memory`` entry that changed the memory's anchors says so: ``memory re-anchored: a.py::f → b.py::g``.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..anchors import MAX_TRACE_DEPTH, Resolver
+from ..anchors import MAX_TRACE_DEPTH, Resolver, shallow_note
 from ..model import KIND_COMMIT
 from ..store import Store
 
@@ -60,7 +62,9 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
         for e in entries[:MAX_MEMORY_DIFFS]:
             e.what = _anchors_changed(store, e.commit, rel) or e.what
         if entries:
-            entries[-1].what = "memory written"
+            first = entries[-1]
+            first.what = ("memory file already there: " + shallow_note(first.commit, store.repo.is_shallow())
+                          if store.repo.cut_short(first.commit) else "memory written")
     first_commit = entries[-1].commit if entries else None
     resolver = Resolver(store.repo)
     seen: set[tuple[str, str]] = set()
@@ -73,6 +77,8 @@ def memory_log(store: Store, mem_id: str) -> list[LogEntry]:
             continue
         log_path = now.get(a.key) or a.path  # --follow walks back from where the file is now
         start = first_commit or a.commit  # since the memory was written (re-anchoring moves a.commit)
+        if start and not store.repo.commit_exists(start):
+            start = None  # not in this clone (a shallow one): its whole history here, up to the boundary
         _code_log(store, resolver, a.key, log_path, a.symbol, start, "HEAD", entries, seen, 0)
     order = {sha: i for i, sha in enumerate(store.repo.topo_order())}
     entries.sort(key=lambda e: (order.get(e.commit, len(order)), e.kind != "memory"))
@@ -91,6 +97,10 @@ def _code_log(store: Store, resolver: Resolver, key: str, log_path: str, symbol:
         seen.add((sha, key))
         where = name or log_path  # the file's name in that commit (--follow)
         label = f"{where}::{symbol}" if symbol else where
+        if store.repo.cut_short(sha):  # a shallow boundary: its diff against the missing parent adds every file
+            entries.append(LogEntry("code", sha, t, author, subject,
+                                    f"{label}: {shallow_note(sha, store.repo.is_shallow())}"))
+            continue
         parents = store.repo.parents(sha)
         if not symbol:
             origin = resolver.origin(where, None, sha) if parents else None

@@ -275,7 +275,8 @@ def row_status(row: dict[str, Any]) -> str:
         return "status not checked yet"
     if st == "fresh":
         return "fresh"
-    mark = "⚠ " if st in ("stale", "deleted", "may be stale") else ""
+    # unwritten: a checkout older than the memory's code (git checkout of an old commit) has none of it
+    mark = "⚠ " if st in ("stale", "deleted", "unwritten", "may be stale") else ""
     return f"{mark}{st}: {row.get('reason') or ''}".strip()
 
 

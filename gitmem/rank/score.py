@@ -239,7 +239,7 @@ def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omi
         if ms is not None:
             s.status_detail = ms
             s.status = ms.status
-        if s.status in (Status.STALE, Status.DELETED):
+        if s.status in (Status.STALE, Status.DELETED, Status.UNWRITTEN):  # unwritten: not in this checkout
             if omit_stale:
                 continue
             s.score *= STALE_PENALTY
@@ -264,7 +264,7 @@ def status_note(s: Scored) -> str:
     if s.status == Status.FRESH or s.status_detail is None:
         return "fresh"
     worst = max(s.status_detail.anchors, key=lambda a: a.status.severity)
-    mark = "⚠ " if s.status in (Status.STALE, Status.DELETED) else ""
+    mark = "⚠ " if s.status in (Status.STALE, Status.DELETED, Status.UNWRITTEN) else ""
     return f"{mark}{s.status.value}: {worst.keyed_reason}"
 
 
