@@ -332,6 +332,8 @@ class Resolver:
         self._history_missing = False
         self._boundary: str | None = None  # the shallow boundary a walk for the changing commit stopped at
         self._older: dict[tuple[str, str], str | None] = {}
+        #: (rev, anchor's commit) pairs whose histories do not meet in this clone (``_fork``)
+        self._unrelated: set[tuple[str, str]] = set()
         self._ancestors: dict[str, frozenset[str]] = {}
         self._is_shallow: bool | None = None
         self._foreign: dict[str, Checked] | None = None
@@ -724,9 +726,10 @@ class Resolver:
         """Where ``path`` (at ``base``) is at ``rev``: (path or None, commit that renamed it)."""
         if self.source(rev, path) is not None:
             return path, None
-        if base is None:
+        if base is None and not self._history_missing:
             return None, None
-        for ch in self.changes(base, rev):
+        # the anchor's commit missing (a shallow clone): renames in the history this clone has are still followed
+        for ch in self.changes(base, rev) if base is not None else ():
             if ch.old_path == path and ch.status == "R" and ch.new_path:
                 new = ch.new_path
 
@@ -1136,6 +1139,8 @@ class Resolver:
                     self._older[key] = None
                     return None
             met = self.repo.merge_base(rev, home)
+            if met is None:
+                self._unrelated.add(key)
             self._older[key] = None if met is None or met == home else met
         return self._older[key]
 
@@ -1226,9 +1231,16 @@ class Resolver:
         at = self._head if rev is WORKTREE else rev
         if at is None:
             return None
+        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
         home, name = self._home(a, base)
         fork = self._fork(at, home)
         if fork is None:
+            if (forward.status == Status.DELETED and forward.path_now is None and (at, home) in self._unrelated
+                    and not self._shallow()):
+                # another history altogether (an orphan branch): the code was never written there, nothing deleted
+                return AnchorStatus(a, Status.UNWRITTEN, old_span=a.span,
+                                    reason=f"not written at {label}: its history does not meet the anchor's "
+                                           f"commit {home[:12]}")
             return None
         then = self._back(a, home, name, fork)
         if then is None:
@@ -1238,7 +1250,6 @@ class Resolver:
             was_path, _, was_name = a.was.partition("::")
             if self._code(fork, was_path, was_name or None, fp) is not None:
                 then = _Then(was_path, was_name or None, then.moves, None, then.changed, [])
-        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
         judged = self._judge(a, then, fork, home, name, label)
         if judged is None or fork == rev:
             return judged

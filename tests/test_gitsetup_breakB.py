@@ -1,0 +1,70 @@
+"""Breaking the issue 24 setups (issue 24, breaker B): cases the setup tests did not cover, each with real git.
+
+* A deepened shallow clone whose anchor's commit is still missing: a rename made after the boundary is followed
+  (the code moved, it was not deleted), and no commit is blamed for a deletion that did not happen.
+* ``stale --rev`` at a commit of an unrelated (orphan) history: the code was never written there, nothing was
+  deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from testing.repos import commit, git, make_repo
+
+CODE = "def parse(p):\n    return p\n\n\ndef other(q):\n    return q\n"
+
+
+def _sha(repo: Path, rev: str = "HEAD") -> str:
+    return git(repo, "rev-parse", rev).strip()
+
+
+def _memory(tmp_path: Path, run_cli, anchor: str = "tool.py::parse") -> tuple[Path, str]:
+    repo = make_repo(tmp_path / "origin", {"README.md": "readme\n"})
+    commit(repo, "code", {"tool.py": CODE})
+    assert run_cli(repo, "init")[0] == 0
+    (repo / ".gitmem" / "config.toml").write_text('[embeddings]\nprovider = "none"\n')
+    code, out, err = run_cli(repo, "remember", "parse returns p", "--anchor", anchor, "--json")
+    assert code == 0, err
+    commit(repo, "memory")
+    return repo, json.loads(out)["id"]
+
+
+def _anchor(run_json, repo: Path, mid: str, *rev: str) -> dict:
+    rows = run_json(repo, "stale", "--all", *(("--rev", *rev) if rev else ()))
+    (row,) = [r for r in rows if r["id"] == mid]
+    return row["anchors"][0]
+
+
+def test_deepened_shallow_clone_follows_a_rename_after_the_boundary(tmp_path: Path, run_cli, run_json) -> None:
+    origin, mid = _memory(tmp_path, run_cli)
+    commit(origin, "edit parse", {"tool.py": CODE.replace("return p\n", "return p + 1\n")}, no_verify=True)
+    for i in range(3):
+        commit(origin, f"pad {i}", {"README.md": f"readme {i}\n"}, no_verify=True)
+    git(origin, "mv", "tool.py", "tools.py")
+    renamed = commit(origin, "rename", no_verify=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "3", f"file://{origin}", str(clone)], check=True)
+    # the boundary (pad 1) still has tool.py; the anchor's commit is not in the clone
+    assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+    for rev in ((), ("HEAD",)):
+        a = _anchor(run_json, clone, mid, *rev)
+        assert a["status"] == "stale", a  # moved and changed, never "deleted"
+        assert a["path_now"] == "tools.py", a
+        assert a["commit"] != renamed, a  # the rename did not change parse's body
+        assert "deleted" not in a["reason"], a
+
+
+def test_rev_on_an_unrelated_orphan_history_is_not_deleted(tmp_path: Path, run_cli, run_json) -> None:
+    repo, mid = _memory(tmp_path, run_cli)
+    git(repo, "checkout", "-q", "--orphan", "pages")
+    git(repo, "rm", "-q", "-rf", ".")
+    commit(repo, "pages", {"index.html": "<p>hi</p>\n"}, no_verify=True)
+    orphan = _sha(repo)
+    git(repo, "checkout", "-q", "main")
+    a = _anchor(run_json, repo, mid, "pages")
+    assert a["status"] == "unwritten", a  # never there: nothing was deleted
+    assert a["commit"] is None, a
+    assert orphan[:12] in a["reason"], a
