@@ -37,7 +37,7 @@ from .code.symbols import (
     symbol_table,
     too_large,
 )
-from .errors import AnchorError, GitError
+from .errors import AnchorError, GitError, MissingObject
 from .git import WORKTREE, FileChange, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
@@ -249,6 +249,8 @@ class Resolver:
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
+        #: an object a partial clone lacks, met while naming the commit of a verdict (the verdict stands)
+        self._unnamed: MissingObject | None = None
         self._foreign: dict[str, Checked] | None = None
 
     # -- lookups ----------------------------------------------------------------------------
@@ -418,7 +420,9 @@ class Resolver:
         """The status of ``anchor`` at ``rev`` (WORKTREE = files on disk), with its reason.
 
         Never raises for missing history: an anchor commit absent from this clone
-        (shallow clone, rebased away) is resolved by path and name alone.
+        (shallow clone, rebased away) is resolved by path and name alone. Code a partial clone lacks (a blob or
+        tree not fetched, its remote unreachable) gives ``unchecked`` naming the object and how to fetch it,
+        never a verdict; a commit that cannot be named for that reason is said in the reason.
         """
         if not anchor.local:
             return self.foreign_status(anchor)
@@ -427,9 +431,10 @@ class Resolver:
         assert anchor.path is not None
         base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
         # An anchor made before the first commit has no commit: its history starts at the root.
-        outer = self._from_root, self._history_missing
+        outer = self._from_root, self._history_missing, self._unnamed
         self._from_root = anchor.commit is None
         self._history_missing = base is None and anchor.commit is not None
+        self._unnamed = None
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.fingerprint is None:
@@ -437,8 +442,11 @@ class Resolver:
             if anchor.symbol is None:
                 return self._file_status(anchor, base, rev, path_now, move_commit)
             return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+        except MissingObject as e:
+            return AnchorStatus(anchor, Status.UNCHECKED,
+                                reason=f"unknown: {e.message}; to check it: {e.fetch_command}")
         finally:
-            self._from_root, self._history_missing = outer
+            self._from_root, self._history_missing, self._unnamed = outer
 
     def foreign_status(self, anchor: Anchor) -> AnchorStatus:
         """A cross-repository anchor's status as last checked at its repository (``gitmem.org.checks``; as made
@@ -490,7 +498,7 @@ class Resolver:
             def absent(c: str, p: str = path) -> bool:
                 return self.source(c, p) is None
 
-            gone = self._commit_changing(at, rev, path, absent)
+            gone = self._commit_changing(at, rev, path, absent, naming=False)
             parents = self.repo.parents(gone) if gone else []
             if not gone or not parents:
                 return None, None
@@ -535,9 +543,13 @@ class Resolver:
 
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
-        table_base = (self.table(base, a.path or "") or {}) if base else {}
-        name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
-        old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
+        lacking: MissingObject | None = None
+        try:
+            table_base = (self.table(base, a.path or "") or {}) if base else {}
+            name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
+            old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
+        except MissingObject as e:  # a partial clone without the anchor's code: its fingerprint still decides
+            lacking, name_then, old_sym = e, None, None
         fp = _recorded(a.fingerprint, old_sym)
         want = name_then or a.symbol or ""  # the anchor's symbol as named today, at the anchor's commit
         table_now = self.table(rev, path_now) if path_now else None
@@ -573,6 +585,8 @@ class Resolver:
             return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
                                 changes=changes, old_span=a.span, new_span=span,
                                 reason=self._why(what, commit, rev))
+        if lacking is not None:  # where the code went is only known from the code as it was
+            raise lacking
         # The name is gone from its file: look for the same code elsewhere.
         found = self._find_elsewhere(fp, old_sym, base, rev, path_now, home=path_now or a.path)
         if found is not None:
@@ -781,7 +795,11 @@ class Resolver:
 
     # -- naming the commit ------------------------------------------------------------------
 
-    def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None) -> list[str]:
+    def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None, *,
+                 naming: bool = True) -> list[str]:
+        """The commits after ``base`` up to ``rev`` that touched ``path`` (or ``also``), oldest first, the newest
+        ``MAX_BLAME_COMMITS``; [] when git cannot say. A partial clone without the trees to tell (a treeless
+        clone): [] when ``naming`` (``_unnamed`` says why), else ``MissingObject``."""
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
@@ -790,21 +808,35 @@ class Resolver:
         if key not in self._touching:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]
+            except MissingObject as e:
+                if not naming:
+                    raise
+                self._unnamed = e
+                return []
             except GitError:
                 self._touching[key] = []
         return self._touching[key]
 
     def _commit_changing(self, base: str | None, rev: str | None, path: str,
-                         pred: Callable[[str], bool]) -> str | None:
+                         pred: Callable[[str], bool], *, naming: bool = True) -> str | None:
         """The first commit after ``base`` (touching ``path``) from which ``pred(commit)`` holds.
+
+        ``naming``: the answer only names a commit (a verdict made already): code a partial clone lacks makes
+        it None (``_unnamed`` says why); else ``MissingObject`` is raised.
 
         Walks newest to oldest and stops at the first commit where ``pred`` is
         false, so the usual case (the change is recent) parses two blobs, not the history.
         """
         culprit = None
-        for c in reversed(self._commits(base, rev, path)):
-            if not pred(c):
-                break
+        for c in reversed(self._commits(base, rev, path, naming=naming)):
+            try:
+                if not pred(c):
+                    break
+            except MissingObject as e:  # a partial clone lacks that commit's code: no commit is named
+                if not naming:
+                    raise
+                self._unnamed = e
+                return None
             culprit = c
         return culprit
 
@@ -822,8 +854,12 @@ class Resolver:
         commits = self._commits(base, rev, path, also)
         culprit: str | None = None
         for c in reversed(commits):
-            if fp_at(c) == fp:
-                return culprit
+            try:
+                if fp_at(c) == fp:
+                    return culprit
+            except MissingObject as e:  # a partial clone lacks that commit's code: no commit is named
+                self._unnamed = e
+                return None
             culprit = c
         if culprit is not None and base is None and not self._from_root:
             return None  # shallow clone: the change may predate the history we have
@@ -833,6 +869,9 @@ class Resolver:
         """``what`` plus where it happened: a commit, uncommitted changes, or unknown history."""
         if commit:
             return f"{what} in {commit[:12]}"
+        if self._unnamed is not None:
+            return (f"{what} (in which commit is unknown: {self._unnamed.message}; "
+                    f"{self._unnamed.fetch_command} to name it)")
         if self._history_missing:
             return f"{what} (the anchor's commit is not in this clone: git fetch --unshallow to name the commit)"
         if rev is WORKTREE:
