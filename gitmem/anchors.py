@@ -274,7 +274,11 @@ class Resolver:
     def changes(self, old: str | None, new: str | None) -> list[FileChange]:
         key = (old, new)
         if key not in self._changes:
-            self._changes[key] = self.repo.changed_files(old, new)
+            try:
+                self._changes[key] = self.repo.changed_files(old, new)
+            except MissingObject as e:  # git's rename detection needs a blob a partial clone lacks
+                where = f"renames from {(old or 'the first commit')[:12]} to {new[:12] if new else 'the work tree'}"
+                raise self.repo.missing(e.oid, e.wanted or where) from None
         return self._changes[key]
 
     # -- making anchors ---------------------------------------------------------------------
@@ -809,8 +813,9 @@ class Resolver:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]
             except MissingObject as e:
+                e = self.repo.missing(e.oid, e.wanted or f"the history of {path}")
                 if not naming:
-                    raise
+                    raise e from None
                 self._unnamed = e
                 return []
             except GitError:
