@@ -327,3 +327,13 @@ def test_no_lazy_fetch_settings_leave_network_commands_alone() -> None:
     assert {"fetch", "push", "pull", "remote", "merge", "clone"} <= gitmod._NETWORK_COMMANDS
     assert gitmod._NO_LAZY_ENV == {"GIT_NO_LAZY_FETCH": "1"}
     assert os.environ.get("GIT_NO_LAZY_FETCH") is None  # never set for the user's own git
+
+
+def test_partial_clone_commands_that_fetch_run_in_process(blobless: Path, full: Path) -> None:
+    """``stale`` and ``show`` in a partial clone run in the command's own process, where they may fetch (the warm
+    process never does); elsewhere, and other commands, the warm process may answer."""
+    from gitmem import layout
+    from gitmem.daemon import front
+
+    assert front._partial_clone(layout.of(blobless)) and not front._partial_clone(layout.of(full))
+    assert {"stale", "show"} <= front.FETCHING_COMMANDS and "context" not in front.FETCHING_COMMANDS
