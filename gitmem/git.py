@@ -399,8 +399,11 @@ class Repo:
             self._fetch_failed = f"git fetch cannot be run: {e}"
             return False
         if code != 0:
-            lines = [ln for ln in text.splitlines() if ln.strip()]
-            last = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines else f"exit {code}")
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            at = next((i for i, ln in enumerate(lines) if ln.startswith("fatal:")), len(lines) - 1)
+            last = lines[at] if lines else f"exit {code}"
+            if last.endswith(":") and at + 1 < len(lines):  # "unable to connect to HOST:" and the why below it
+                last = f"{last} {lines[at + 1]}"
             self._fetch_failed = f"{remote} could not be reached ({last.removeprefix('fatal: ')})"
             return False
         return True
