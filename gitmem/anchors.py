@@ -833,6 +833,8 @@ class Resolver:
         false, so the usual case (the change is recent) parses two blobs, not the history.
         """
         culprit = None
+        if naming:
+            self._unnamed = None  # only this naming's own lack is said
         for c in reversed(self._commits(base, rev, path, naming=naming)):
             try:
                 if not pred(c):
@@ -856,6 +858,7 @@ class Resolver:
         made on uncommitted code, or this clone's history is cut short), names
         the oldest changing commit only if the history is complete.
         """
+        self._unnamed = None  # only this naming's own lack is said
         commits = self._commits(base, rev, path, also)
         culprit: str | None = None
         for c in reversed(commits):

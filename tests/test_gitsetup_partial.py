@@ -148,6 +148,16 @@ def test_blobless_offline_reads_work_and_verdicts_match_a_full_clone(blobless: P
     assert "g is two" in ok(blobless, "context")
 
 
+def test_blobless_offline_uncommitted_change_is_said_as_uncommitted(blobless: Path, full: Path) -> None:
+    """A change only in the work tree of the offline clone: stale "(uncommitted)", as in a full clone."""
+    for repo in (blobless, full):
+        (repo / "web/load.js").write_text(JS2.replace("return 0", "return 9"), encoding="utf-8")
+    got, want = statuses(blobless), statuses(full)
+    git(full, "checkout", "--", "web/load.js")
+    assert got == want
+    assert got["web/load.js::keep"][0] == "stale" and "(uncommitted)" in got["web/load.js::keep"][1]
+
+
 def test_blobless_offline_old_revision_names_the_missing_blob(blobless: Path, full: Path) -> None:
     """At a revision whose blobs the clone lacks: "unchecked" naming the blob, path and revision and the fetch
     command, never a verdict; after that very command (remote back), the full clone's verdict."""
