@@ -222,7 +222,7 @@ def test_git_hooks_offline_never_fetch_nor_fail(blobless: Path, silent_port: int
     proc = subprocess.run(["git", "commit", "-qam", "h changes"], cwd=blobless, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 9.5  # a hook waiting on the silent remote would take its 10 s limit
     assert "Traceback" not in proc.stderr and "check that git works" not in proc.stderr
     assert missing_objects(blobless) == before
     got = {m["title"]: m["status"] for m in json.loads(ok(blobless, "list", "--json"))}
