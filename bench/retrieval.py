@@ -489,6 +489,36 @@ def end_to_end(clone: Path, rows: list[dict[str, Any]], known: set[str]) -> None
 # --------------------------------------------------------------------------- the run
 
 
+def eligibility(clone: Path, history: list[Commit], window: int
+                ) -> tuple[dict[str, int], list[tuple[Commit, list[str], set[str]]]]:
+    """The evaluation commits of ``history`` (diffed: ``diff_symbols``) in the clone at ``clone``: (skipped, by
+    reason → count; eligible: [(C, the SHAs of C's window, newest first, the SHAs of its relevant memories)],
+    oldest first). A commit is skipped as a root commit (a shallow clone's boundary too), a merge, changing no
+    symbol, or having no memory in its window anchored to a symbol it changes (module docstring)."""
+    by_sha = {c.sha: c for c in history}
+    skipped = {"root commit": 0, "merge": 0, "changes no symbol": 0, "no relevant earlier memory": 0}
+    eligible: list[tuple[Commit, list[str], set[str]]] = []  # (C, window shas, relevant shas)
+    for c in history:
+        if not c.parents:
+            skipped["root commit"] += 1
+            continue
+        if len(c.parents) > 1:
+            skipped["merge"] += 1
+            continue
+        targets = set(c.changed) | set(c.removed)
+        if not targets:
+            skipped["changes no symbol"] += 1
+            continue
+        before = [s for s in _git(clone, "rev-list", "--no-merges", f"--max-count={window}", c.parents[0]).split()]
+        rel = {s for s in before if {(p, n) for p, n in by_sha[s].changed} & targets}
+        if not rel:
+            skipped["no relevant earlier memory"] += 1
+            continue
+        eligible.append((c, before, rel))
+    return skipped, eligible
+
+
+
 @dataclass
 class Run:
     repo: str
@@ -550,25 +580,7 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
 
         # 2. eligibility
         t = time.perf_counter()
-        skipped = {"root commit": 0, "merge": 0, "changes no symbol": 0, "no relevant earlier memory": 0}
-        eligible: list[tuple[Commit, list[str], set[str]]] = []  # (C, window shas, relevant shas)
-        for c in history:
-            if not c.parents:
-                skipped["root commit"] += 1
-                continue
-            if len(c.parents) > 1:
-                skipped["merge"] += 1
-                continue
-            targets = set(c.changed) | set(c.removed)
-            if not targets:
-                skipped["changes no symbol"] += 1
-                continue
-            before = [s for s in _git(clone, "rev-list", "--no-merges", f"--max-count={window}", c.parents[0]).split()]
-            rel = {s for s in before if {(p, n) for p, n in by_sha[s].changed} & targets}
-            if not rel:
-                skipped["no relevant earlier memory"] += 1
-                continue
-            eligible.append((c, before, rel))
+        skipped, eligible = eligibility(clone, history, window)
         r.skipped, r.eligible = skipped, len(eligible)
         rng = random.Random(seed)
         chosen = sorted(rng.sample(range(len(eligible)), min(n_queries, len(eligible))))

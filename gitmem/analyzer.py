@@ -71,7 +71,8 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
     do the other names anchors may know it by (``Symbol.aliases``, the name
     without its ``#2`` / parameter-type suffix).
     None for a path whose symbols cannot be compared: added, deleted, renamed or
-    copied files, and files that do not parse on one side.
+    copied files, files that do not parse on one side, and git-lfs files whose content is not in this clone
+    (``Resolver.content_here``).
 
     ``anchored`` (``catalog.db.anchored_symbols`` of the changed paths): what memories are anchored to. A
     path absent from it is left out (no memory can be affected there: nothing is parsed); a modified path
@@ -87,7 +88,9 @@ def changed_symbols(resolver: Resolver, changes: Iterable[Any], old: str | None,
                 out[ch.new_path] = set()
                 continue
             before, after = resolver.table(old, ch.new_path), resolver.table(new, ch.new_path)
-            if before is None or after is None:
+            if before is None or after is None or not (resolver.content_here(old, ch.new_path)
+                                                       and resolver.content_here(new, ch.new_path)):
+                # (an LFS file whose content is not in this clone: its symbols cannot be compared)
                 out[ch.new_path] = None
                 continue
             names = {n for n in set(before) | set(after)

@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import layout
+from . import layout, lfs
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_choices, written_symbol
 from .code.symbols import (
@@ -38,7 +38,7 @@ from .code.symbols import (
     too_large,
 )
 from .errors import AnchorError, GitError, MissingObject
-from .git import WORKTREE, FileChange, Repo
+from .git import WORKTREE, FileChange, Link, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
 from .org import checks as org_checks
@@ -68,6 +68,18 @@ MAX_MOVE_SEARCH_FILES = 64
 #: How many bytes of changed files one search for a missing symbol's code elsewhere reads and parses, besides
 #: the anchor's own file (which is always searched): bounds the search when the changed files are few but large.
 MAX_MOVE_SEARCH_BYTES = 4 * 1024 * 1024
+
+#: The longest text a symbolic link's blob is taken to hold (Linux's ``PATH_MAX``): a file read at a path is asked
+#: whether it is a link (``Repo.follow``) only when it could be one, so an ordinary file costs nothing more.
+MAX_LINK_TEXT = 4096
+
+
+def maybe_link(data: bytes | None) -> bool:
+    """Whether ``data``, read at a path (``Repo.read``: a link reads as its text), may be a symbolic link's text,
+    or nothing was there (a file beyond a linked folder reads as absent): then the path is followed
+    (``Resolver.link``). A file with a line break, a NUL or more than ``MAX_LINK_TEXT`` bytes is no link."""
+    return data is None or (0 < len(data) <= MAX_LINK_TEXT and b"\n" not in data and b"\0" not in data)
+
 
 #: Languages whose code moves between each other's files (a function moved from ``a.js`` to ``b.ts``, from
 #: ``x.c`` to ``y.cpp``): the search for a missing symbol looks at files of the anchor's language or of its group.
@@ -224,6 +236,23 @@ def find_symbol(table: dict[str, Symbol], spec_path: str, symbol: str, where: st
     return None
 
 
+def _unfollowed(spec_path: str, symbol: str | None, link: Link, where: str) -> AnchorError:
+    """The refusal of an anchor whose links lead nowhere in the repository (``Link.path`` None)."""
+    if link.outside is not None and link.first == spec_path:  # asked for a symbol of a link leading outside
+        return AnchorError(f"{spec_path} {link.why()}: no symbol {symbol} of it can be judged here",
+                           f"anchor the link itself (--anchor {spec_path}: judged by the link only), or the file "
+                           "where it really is, inside the repository")
+    if link.outside is not None:
+        return AnchorError(f"{spec_path} is beyond a symbolic link that points outside the repository "
+                           f"({link.first} -> {link.outside})",
+                           f"anchor the file where it really is, inside the repository, or the link itself "
+                           f"(--anchor {link.first}: judged by the link only)")
+    if link.loop:
+        return AnchorError(f"{spec_path} {link.why()} {where}", "point the link at a file of the repository")
+    return AnchorError(f"no file {spec_path} {where}: it {link.why()} (symbolic link {link.links[-1]})",
+                       "point the link at a file of the repository, or anchor the file where it really is")
+
+
 @dataclass
 class _Located:
     path: str
@@ -245,30 +274,144 @@ class Resolver:
         self._foreign_fn = foreign
         self._tables: dict[tuple[str | None, str], dict[str, Symbol] | None] = {}
         self._changes: dict[tuple[str | None, str | None], list[FileChange]] = {}
-        self._touching: dict[tuple[str | None, str, str], list[str]] = {}
+        self._touching: dict[tuple[str | None, ...], list[str]] = {}
         self._head = repo.head()
         self._from_root = False
         self._history_missing = False
         #: an object a partial clone lacks, met while naming the commit of a verdict (the verdict stands)
         self._unnamed: MissingObject | None = None
         self._foreign: dict[str, Checked] | None = None
+        self._lfs_content: dict[str, bytes | None] = {}
+        self._pointer_only: set[tuple[str | None, str]] = set()
+        self._from_lfs: set[tuple[str | None, str]] = set()
+        self._is_pointer: dict[tuple[str | None, str], bool] = {}
+        self._links: dict[tuple[str | None, str], Link | None] = {}
+        #: per anchored path, the links and files it led to at the revisions read: the commits touching those
+        #: change what the path reads (``_commits``)
+        self._via: dict[str, set[str]] = {}
 
     # -- lookups ----------------------------------------------------------------------------
 
     def source(self, rev: str | None, path: str) -> bytes | None:
-        """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent."""
-        return self.repo.read(rev, path)
+        """Bytes of ``path`` at ``rev`` (WORKTREE = disk), None when absent.
+
+        A path that is, or lies beyond, a symbolic link reads as the file the links lead to inside the
+        repository (``link``); a link leading outside reads as its own text (judged by the link only, as git
+        stores it); one leading to nothing or in a cycle, as absent.
+
+        A git-lfs pointer (``lfs.parse_pointer``: a commit's blob of an LFS file, or a checkout without
+        git-lfs) gives the content it names when git-lfs has it in this clone (``layout.lfs_object``: fetched,
+        checked out or cleaned), so code in LFS files is read as code wherever the content is here; else the
+        pointer itself, and ``content_here`` is False for ``(rev, path)`` from then on.
+        """
+        data = self.repo.read(rev, path)
+        link = self._link_of(rev, path, data)
+        if link is not None:
+            if link.path is not None:
+                data = self.repo.read(rev, link.path)
+            elif link.outside is None:
+                return None
+        pointer = lfs.parse_pointer(data)  # (a blob over 1 KiB or not starting "version https://": no work)
+        self._is_pointer[(rev, path)] = pointer is not None
+        if pointer is None:
+            return data
+        if pointer.extended:  # git-lfs's object is the extensions' output, not the content
+            self._pointer_only.add((rev, path))
+            return data
+        if pointer.oid not in self._lfs_content:
+            try:
+                content: bytes | None = layout.lfs_object(self.repo.lfs_dir, pointer.oid).read_bytes()
+            except (OSError, GitError):
+                content = None
+            self._lfs_content[pointer.oid] = content if content is not None and len(content) == pointer.size else None
+        got = self._lfs_content[pointer.oid]
+        if got is None:
+            self._pointer_only.add((rev, path))
+            return data
+        self._from_lfs.add((rev, path))
+        return got
+
+    def content_here(self, rev: str | None, path: str) -> bool:
+        """False when ``path`` at ``rev`` is a git-lfs pointer whose content is not in this clone (git-lfs
+        absent, or the object not fetched): its symbols cannot be read, only its content id
+        (``lfs_pointer``). Reads the file once per Resolver (the symbol table's read)."""
+        self.table(rev, path)
+        return (rev, path) not in self._pointer_only
+
+    def lfs_pointer(self, rev: str | None, path: str) -> lfs.Pointer | None:
+        """The git-lfs pointer ``path`` holds at ``rev`` as stored (WORKTREE: on disk, a checkout without
+        git-lfs), None when it holds content (or is absent)."""
+        return lfs.parse_pointer(self.repo.read(rev, self.real_path(rev, path)))
+
+    def _stored_as_pointer(self, rev: str | None, path: str) -> bool:
+        """Whether ``path`` at ``rev`` is a git-lfs pointer as stored, from ``source``'s read (made if not yet)."""
+        if (rev, path) not in self._is_pointer:
+            self.source(rev, path)
+        return self._is_pointer.get((rev, path), False)
+
+    def lfs_id(self, rev: str | None, path: str) -> str | None:
+        """``lfs1:<sha256 of the content>`` of ``path`` at ``rev``: read from its pointer, else hashed from
+        the bytes there (an LFS file checked out through git-lfs; a file no longer, or not yet, in LFS);
+        None when absent. The same for the same content, pointer or not."""
+        data = self.repo.read(rev, self.real_path(rev, path))
+        return None if data is None else lfs.fingerprint(data)
+
+    def _lfs_in_worktree(self, path: str) -> bool:
+        """Whether the work-tree file ``path`` (content, not a pointer) is an LFS file: HEAD holds a pointer
+        for it; for a file HEAD lacks, its attributes say ``filter=lfs`` (one ``git check-attr``)."""
+        at_head = self.repo.read("HEAD", path) if self._head else None
+        if at_head is not None:
+            return lfs.parse_pointer(at_head) is not None
+        return self.repo.lfs_tracked(path)
+
+    def _file_fp(self, recorded: str | None, rev: str | None, path: str, data: bytes | None = None) -> str | None:
+        """``path``'s whole-file fingerprint at ``rev`` by ``recorded``'s algorithm (``file_fingerprint_as``;
+        an ``lfs1:`` one from the pointer as stored, so no LFS content is hashed where git has the pointer);
+        None when absent. ``data``: ``source(rev, path)`` when the caller has read it."""
+        if lfs.is_fingerprint(recorded):
+            return self.lfs_id(rev, path)
+        data = data if data is not None else self.source(rev, path)
+        return None if data is None else file_fingerprint_as(recorded, data, path)
+
+    def link(self, rev: str | None, path: str) -> Link | None:
+        """Where ``path`` leads through symbolic links at ``rev`` (``Repo.follow``); None when no link is on the
+        way. Followed only where the data says a link may be (``maybe_link``): nothing more for an ordinary file."""
+        key = (rev, path)
+        if key in self._links:
+            return self._links[key]
+        return self._link_of(rev, path, self.repo.read(rev, path))
+
+    def real_path(self, rev: str | None, path: str) -> str:
+        """The path of the file ``path`` reads at ``rev``: where its links lead, else itself."""
+        link = self.link(rev, path)
+        return link.path if link is not None and link.path is not None else path
+
+    def _link_of(self, rev: str | None, path: str, data: bytes | None) -> Link | None:
+        key = (rev, path)
+        if key not in self._links:
+            try:
+                link = self.repo.follow(rev, path) if path and maybe_link(data) else None
+            except GitError:
+                link = None
+            self._links[key] = link
+            if link is not None:
+                self._via.setdefault(path, set()).update(
+                    p for p in (*link.links, link.path) if p is not None and p != path)
+        return self._links[key]
 
     def table(self, rev: str | None, path: str) -> dict[str, Symbol] | None:
-        """Symbol table of ``path`` at ``rev``; None when the file is absent, {} when no symbols."""
+        """Symbol table of ``path`` at ``rev`` (through links: of the file they lead to, in its language); None
+        when the file is absent, {} when no symbols."""
         key = (rev, path)
         if key not in self._tables:
             data = self.source(rev, path)
             if data is None:
                 self._tables[key] = None
             else:
-                self._tables[key] = symbol_table(data, path, blob_sha=self.repo.blob_sha(rev, path)
-                                                 if rev is not WORKTREE else None)
+                real = self.real_path(rev, path)
+                # (LFS content is not the blob git has: cached by its own hash, not the pointer's blob id)
+                self._tables[key] = symbol_table(data, real, blob_sha=self.repo.blob_sha(rev, real)
+                                                 if rev is not WORKTREE and key not in self._from_lfs else None)
         return self._tables[key]
 
     def changes(self, old: str | None, new: str | None) -> list[FileChange]:
@@ -310,12 +453,14 @@ class Resolver:
         if nested:
             raise AnchorError(f"{spec_path} is inside another repository ({nested}, a submodule or nested clone)",
                               f"run gitmem in {nested}: its commits are not this repository's")
-        link = self.repo.symlinked_dir(spec_path) if rev is WORKTREE else None
-        if link:
-            raise AnchorError(f"{spec_path} is beyond a symbolic link ({link}); git does not follow it",
-                              "anchor the file where it really is, inside the repository")
         data = self.source(rev, spec_path)
         where = "in the working tree" if rev is WORKTREE else f"at {rev[:12]}"
+        link = self.link(rev, spec_path)
+        if link is not None and link.path is None and (link.outside is None or data is None or symbol is not None):
+            raise _unfollowed(spec_path, symbol, link, where)
+        # a path through links: recorded as typed, judged by the file they lead to (in that file's language)
+        real = self.real_path(rev, spec_path)
+        lang_path = spec_path if language_for_path(spec_path) == language_for_path(real) else real
         if data is None:
             import difflib
 
@@ -329,24 +474,31 @@ class Resolver:
                                "paths are relative to the current folder or the repository root "
                                "(`git ls-files` lists the files)"), candidates=near)
         if symbol is None:
+            pointer = self.lfs_pointer(rev, spec_path)
+            fp = (pointer.fingerprint if pointer is not None
+                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(spec_path)
+                  else file_fingerprint(data, spec_path))
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
-                          fingerprint=file_fingerprint(data, spec_path))
+                          fingerprint=fp)
         table = self.table(rev, spec_path) or {}
-        if language_for_path(spec_path) is None:
+        if language_for_path(lang_path) is None:
             raise AnchorError(f"{spec_path}: no symbol support for this file type",
                               f"anchor the file itself (--anchor {spec_path}); symbols are found in "
                               + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
-        found = find_symbol(table, spec_path, symbol, where) if as_typed or symbol not in table else symbol
+        found = find_symbol(table, lang_path, symbol, where) if as_typed or symbol not in table else symbol
         sym = table.get(found) if found else None
         if sym is None or found is None:
-            symbol = written_symbol(spec_path, symbol)
+            symbol = written_symbol(lang_path, symbol)
             near = closest_names(table, symbol)
             if near:
                 hint = "closest: " + ", ".join(near)
+            elif not self.content_here(rev, spec_path):
+                hint = (f"{spec_path} is a git-lfs pointer {where}: its content is not in this clone "
+                        f"(git lfs pull, with git-lfs installed); or anchor the file itself: --anchor {spec_path}")
             elif table:
                 hint = f"symbols in {spec_path}: " + ", ".join(list(table)[:8]) + (" …" if len(table) > 8 else "")
-            elif too_large(len(data), language_for_path(spec_path) or ""):
+            elif too_large(len(data), language_for_path(lang_path) or ""):
                 hint = (f"{spec_path} is larger than gitmem reads for symbols ({len(data) // 1024} KB); "
                         f"anchor the file itself: --anchor {spec_path}")
             else:
@@ -442,15 +594,50 @@ class Resolver:
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.fingerprint is None:
-                return self._existence_status(anchor, rev, path_now)
-            if anchor.symbol is None:
-                return self._file_status(anchor, base, rev, path_now, move_commit)
-            return self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+                st = self._existence_status(anchor, rev, path_now)
+            elif anchor.symbol is None:
+                st = self._file_status(anchor, base, rev, path_now, move_commit)
+            else:
+                st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
+            return self._through_links(st, base, rev)
         except MissingObject as e:
             return AnchorStatus(anchor, Status.UNCHECKED,
                                 reason=f"unknown: {e.message}; to check it: {e.fetch_command}")
         finally:
             self._from_root, self._history_missing, self._unnamed = outer
+
+    def _through_links(self, st: AnchorStatus, base: str | None, rev: str | None) -> AnchorStatus:
+        """``st`` with where its path leads through symbolic links at ``rev`` (``target``, ``links``) and, when
+        it is not fresh, what the links did in its reason: ``(CLAUDE.md leads to AGENTS.md)``, ``now leads to
+        …, was …``, ``points outside the repository (../x): judged by the link only``, ``was a link to …``.
+        Nothing is asked of git for a path whose reads showed no link (``maybe_link``)."""
+        a = st.anchor
+        where = st.path_now or a.path
+        if not where:
+            return st
+        now = self._links.get((rev, where))
+        if now is not None and now.path is not None:
+            st.target, st.links = now.path, now.links
+        if st.status == Status.FRESH:
+            return st
+        try:
+            then = self.link(base, a.path) if base is not None and a.path else None
+        except MissingObject:  # a partial clone without the anchor's blob: the verdict stands, the link is not said
+            then = None
+        then_to = then.path if then is not None else None
+        note = ""
+        if now is not None and now.path is not None:
+            note = (f"{where} now leads to {now.path}, was {then_to}" if then_to and then_to != now.path
+                    else f"{where} leads to {now.path}")
+        elif now is not None and now.outside is not None:
+            note = f"{where} {now.why()}: judged by the link only"
+        elif now is not None:
+            note = f"{then_to}, where {where} leads, is gone" if then_to else f"{where} {now.why()}"
+        elif then_to and where == a.path:
+            note = f"{a.path} was a link to {then_to}" + (", now a file" if st.status != Status.DELETED else "")
+        if note:
+            st.reason = f"{st.reason} ({note})" if st.reason else note
+        return st
 
     def foreign_status(self, anchor: Anchor) -> AnchorStatus:
         """A cross-repository anchor's status as last checked at its repository (``gitmem.org.checks``; as made
@@ -524,9 +711,13 @@ class Resolver:
                                 reason=self._why("file not found" if self._history_missing else "file deleted",
                                                  commit, rev))
         data = self.source(rev, path_now) or b""
-        fp = file_fingerprint_as(a.fingerprint, data, path_now)  # raw1 recorded before the type had a language
+        fp = self._file_fp(a.fingerprint, rev, path_now, data)  # raw1 recorded before the type had a language
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
+        if fp != a.fingerprint and not lfs.is_fingerprint(a.fingerprint):
+            judged = self._lfs_status(a, base, rev, path_now, move_commit)  # an older gitmem's anchor, LFS now
+            if judged is not None:
+                return judged
         if fp == a.fingerprint:
             if moved:
                 return AnchorStatus(a, Status.MOVED, path_now=path_now, commit=move_commit,
@@ -537,7 +728,7 @@ class Resolver:
 
         def file_fp_at(c: str | None) -> str | None:
             p = path_now if self.source(c, path_now) is not None else old_path
-            return _fp_or_none(self.source(c, p), p, a.fingerprint)
+            return self._file_fp(a.fingerprint, c, p)
 
         commit = self._blame(base, rev, path_now, a.fingerprint, file_fp_at, also=old_path)
         changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
@@ -550,6 +741,11 @@ class Resolver:
         lacking: MissingObject | None = None
         try:
             table_base = (self.table(base, a.path or "") or {}) if base else {}
+            if (base and not self.content_here(base, a.path or "")) \
+                    or (path_now and not self.content_here(rev, path_now)):
+                judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
+                if judged is not None:
+                    return judged
             name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
             old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
         except MissingObject as e:  # a partial clone without the anchor's code: its fingerprint still decides
@@ -621,6 +817,54 @@ class Resolver:
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
+
+    def _lfs_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
+                    move_commit: str | None) -> AnchorStatus | None:
+        """An anchor on an LFS file that cannot be compared by what it recorded (a symbol, whose file's content
+        is not in this clone; an older gitmem's ``raw1``/``ts1`` file fingerprint), judged by the file's content
+        id: fresh (or moved, with its file) while ``lfs_id`` at ``rev`` is the one at the anchor's commit, stale
+        from the commit that changed it; unchecked when the anchor's commit is not here to compare with.
+        None when neither side is an LFS pointer (the caller judges as usual)."""
+        old_path = a.path or ""
+        if path_now is None:
+            return None
+        if not self._stored_as_pointer(rev, path_now):
+            try:
+                was = base is not None and self._stored_as_pointer(base, old_path)
+            except MissingObject:  # a partial clone without the anchor's blob: judged as usual, by what it recorded
+                was = False
+            if not was:
+                return None
+        what = "symbols in it are not read here: git lfs pull" if a.symbol else "judged by its content id"
+        then = self.lfs_id(base, old_path) if base else None
+        if then is None and base is not None:
+            # made on a file its commit did not have yet (the work tree; the pre-commit hook following a move
+            # records against HEAD): the file as the first commit after it that has it
+            for c in self._commits(base, rev, old_path)[:MAX_RECORDED_LOOKUP]:
+                then = self.lfs_id(c, old_path)
+                if then is not None:
+                    break
+        if then is None:
+            missing = "the anchor's commit is not in this clone" if base is None else f"{old_path} is not in its commit"
+            return AnchorStatus(a, Status.UNCHECKED, path_now=path_now, symbol_now=a.symbol, old_span=a.span,
+                                reason=f"{path_now} is stored with git-lfs and {missing}: cannot be checked "
+                                       f"({what}; gitmem reanchor records it again)")
+        moved = path_now != a.path
+        if self.lfs_id(rev, path_now) == then:
+            if moved:
+                return AnchorStatus(a, Status.MOVED, path_now=path_now, symbol_now=a.symbol, commit=move_commit,
+                                    changes=[Change.MOVE], old_span=a.span,
+                                    reason=_reason(f"file renamed to {path_now}", move_commit))
+            return AnchorStatus(a, Status.FRESH, path_now=path_now, symbol_now=a.symbol, old_span=a.span)
+
+        def id_at(c: str | None) -> str | None:
+            return self.lfs_id(c, path_now if self.repo.read(c, path_now) is not None else old_path)
+
+        commit = self._blame(base, rev, path_now, then, id_at, also=old_path)
+        changes = [Change.CONTENT] + ([Change.MOVE] if moved else [])
+        where = f" (file now {path_now})" if moved else ""
+        return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=a.symbol, commit=commit, changes=changes,
+                            old_span=a.span, reason=self._why(f"LFS file content changed{where} ({what})", commit, rev))
 
     def _recorded_symbol(self, a: Anchor, at_base: Symbol | None, base: str | None,
                          rev: str | None) -> Symbol | None:
@@ -807,8 +1051,11 @@ class Resolver:
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
-        extra = (also,) if also and also != path else ()
-        key = (base, end, path, *extra)  # anchors of one memory share base and often path: one git call
+        extra: tuple[str, ...] = (also,) if also and also != path else ()
+        # a path through links reads other files: the commits changing those (or retargeting a link) count too
+        extra += tuple(sorted(p for p in self._via.get(path, ()) if p not in (path, also)))
+        # anchors of one memory share base and often path: one git call
+        key: tuple[str | None, ...] = (base, end, path, *extra)
         if key not in self._touching:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]
@@ -940,11 +1187,6 @@ def _recorded(fp: str | None, sym: Symbol | None) -> str | None:
     if sym is not None and fp and fp != sym.fingerprint and fp in sym.parts:
         return sym.fingerprint
     return fp
-
-
-def _fp_or_none(data: bytes | None, path: str, recorded: str | None) -> str | None:
-    """``data``'s file fingerprint by ``recorded``'s algorithm (``file_fingerprint_as``); None when absent."""
-    return None if data is None else file_fingerprint_as(recorded, data, path)
 
 
 def _reason(what: str, commit: str | None, rev: str | None = "") -> str:

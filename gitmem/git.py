@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -80,10 +81,22 @@ class FileChange:
     new_path: str | None
 
 
+#: What git says when git-lfs's filter is in its config but the program cannot run (``git-lfs filter-process: 1:
+#: git-lfs: not found``, ``clean filter 'lfs' failed``, ``initialization for subprocess 'git-lfs …' failed``).
+_LFS_MISSING = ("git-lfs: not found", "git-lfs: command not found", "filter 'lfs' failed", "subprocess 'git-lfs")
+
+
 def _git_error(args: tuple[str, ...], code: int | None, stderr: bytes) -> GitError:
-    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept."""
+    """A ``GitError`` from a failed git command: its last line of stderr in the message, all of it kept; when
+    git failed because git-lfs's filter is configured but git-lfs cannot run, that, and what to do."""
     text = stderr.decode("utf-8", "replace").strip()
     last = text.splitlines()[-1] if text else f"exit {code}"
+    if any(m in text for m in _LFS_MISSING):
+        return GitError(f"git {' '.join(args[:3])} failed: git's config runs git-lfs's filter (filter.lfs.*) "
+                        "but git-lfs cannot run",
+                        "install git-lfs (Debian: apt-get install git-lfs), or take its filter out of git's config "
+                        "(git config --show-origin --get-regexp filter.lfs says where it is set)",
+                        argv=list(args), code=code, stderr=text + "\n")
     return GitError(f"git {' '.join(args[:3])} failed: {last}", argv=list(args), code=code,
                     stderr=text + "\n" if text else "")
 
@@ -139,8 +152,11 @@ class _ObjectReader:
     Thread-safe (one request at a time); restarted after a fork or if git died.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, follow: bool = False) -> None:
+        """``follow``: ``--follow-symlinks`` (links inside the tree read as what they lead to; a link leading
+        nowhere answers ``symlink``, ``loop``, ``dangling`` or ``notdir`` as its type, its text as contents)."""
         self._root = root
+        self._follow = follow
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -150,7 +166,8 @@ class _ObjectReader:
         try:
             # stderr to a file, read only when git died: a missing promised object is named there
             self._stderr = tempfile.TemporaryFile()
-            proc = subprocess.Popen(["git", *_NO_LAZY_ARGS, "cat-file", "--batch"], cwd=self._root,
+            proc = subprocess.Popen(["git", *_NO_LAZY_ARGS, "cat-file", "--batch",
+                                     *(["--follow-symlinks"] if self._follow else [])], cwd=self._root,
                                     env={**_scrubbed_env(), **_NO_LAZY_ENV}, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=self._stderr)
         except OSError as e:
@@ -181,6 +198,10 @@ class _ObjectReader:
                     if not header.endswith(b"\n"):
                         raise OSError("git cat-file --batch ended")
                     parts = header.split()
+                    if self._follow and len(parts) == 2 and parts[0] in _NOT_FOLLOWED and parts[1].isdigit():
+                        data = _read_exactly(proc.stdout, int(parts[1]))  # "<what> SP <size> LF <text> LF"
+                        proc.stdout.read(1)
+                        return "", parts[0].decode("ascii"), data
                     if len(parts) != 3 or parts[1] not in (b"blob", b"tree", b"commit", b"tag"):
                         return None  # "<name> missing" / "<name> ambiguous"
                     data = _read_exactly(proc.stdout, int(parts[2]))
@@ -244,6 +265,51 @@ class _ObjectReader:
                 self._stderr = None
 
 
+#: What ``git cat-file --batch --follow-symlinks`` answers for a link it cannot follow (git-cat-file(1)): one
+#: leading outside the tree (``symlink``), a cycle (``loop``), to nothing (``dangling``), through a file (``notdir``).
+_NOT_FOLLOWED = (b"symlink", b"loop", b"dangling", b"notdir")
+
+#: How many symbolic links one path is followed through before it counts as a cycle (Linux's ``MAXSYMLINKS``).
+MAX_LINK_HOPS = 40
+
+
+@dataclass(frozen=True)
+class Link:
+    """Where a repo-relative path leads through symbolic links at one revision (``Repo.follow``).
+
+    Attributes:
+        path: the file (or folder) reached, repo-relative; None when the links lead nowhere in the repository.
+        links: the links followed, in order (repo-relative paths of the links themselves).
+        outside: the text of the link that leads outside the repository (``../x``, ``/etc/x``), else None.
+        loop: the links form a cycle (or a chain longer than ``MAX_LINK_HOPS``).
+        missing: the path reached that does not exist (the links lead to nothing: dangling), else None.
+    """
+
+    path: str | None
+    links: tuple[str, ...]
+    outside: str | None = None
+    loop: bool = False
+    missing: str | None = None
+
+    @property
+    def first(self) -> str:
+        """The first link followed."""
+        return self.links[0] if self.links else ""
+
+    def why(self) -> str:
+        """Why the links lead nowhere in the repository, one line without a subject (\"\" when they lead to a
+        file): ``points outside the repository (../x)``, ``is a cycle of symbolic links (a -> b -> a)``, ``leads
+        to x/b.py, which does not exist``."""
+        if self.path is not None:
+            return ""
+        if self.outside is not None:
+            return f"points outside the repository ({self.outside})"
+        if self.loop:
+            shown = [*self.links[:4], self.links[0] if len(self.links) <= 4 else "…"]
+            return f"is a cycle of symbolic links ({' -> '.join(shown)})"
+        return f"leads to {self.missing}, which does not exist"
+
+
 def _read_exactly(stream: IO[bytes], n: int) -> bytes:
     data = stream.read(n)
     if len(data) != n:
@@ -303,6 +369,8 @@ class Repo:
         # the work tree as reached from ``path`` (through a symlink it differs from ``root``): ``relpath``
         self._tree_as_given = Path(os.path.normpath(found))
         self._objects = _ObjectReader(self.root)
+        self._linked = _ObjectReader(self.root, follow=True)  # started by the first question about a link
+        self._entries: dict[tuple[str, str], tuple[str, str]] = {}
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
         self._parents: dict[str, list[str]] = {}
         self._promisor: str | None = None
@@ -420,8 +488,9 @@ class Repo:
         return self._run_bytes(*args, env=env).decode("utf-8", "replace").removesuffix("\n")
 
     def close(self) -> None:
-        """End this repository's ``git cat-file`` process now (it ends anyway when the object is collected)."""
+        """End this repository's ``git cat-file`` processes now (they end anyway when the object is collected)."""
         self._objects.close()
+        self._linked.close()
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -758,6 +827,27 @@ class Repo:
         oid = self._blob_cache[("sha", f"{sha}\0{path}")]
         return None if data is None or oid is None else (oid.decode(), data)
 
+    def lfs_tracked(self, path: str) -> bool:
+        """Whether git stores repo-relative ``path`` through git-lfs: its ``filter`` attribute is ``lfs``
+        (``.gitattributes``, as ``git lfs track`` writes it). One ``git check-attr``; False when git cannot say."""
+        try:
+            out = self._run_bytes("check-attr", "-z", "filter", "--", path)
+        except GitError:
+            return False
+        parts = out.split(b"\0")  # path NUL attribute NUL value NUL
+        return len(parts) >= 3 and parts[2] == b"lfs"
+
+    @cached_property
+    def lfs_dir(self) -> Path:
+        """git-lfs's local folder (``lfs.storage``, relative to git's common folder, else ``<common dir>/lfs``),
+        where it keeps the content of the LFS files it fetched or cleaned (``layout.lfs_object``). Asked of
+        git once, only when an LFS pointer is met."""
+        try:
+            set_to = self._run_bytes("config", "--get", "lfs.storage").decode("utf-8", "surrogateescape").strip()
+        except GitError:
+            set_to = ""
+        return self.common_dir / (os.path.expanduser(set_to) if set_to else "lfs")
+
     def _commit_sha(self, rev: str) -> str | None:
         """The commit SHA ``rev`` names now (a full SHA as it is), None when it names none."""
         if len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev):
@@ -776,6 +866,100 @@ class Repo:
             if os.path.islink(os.path.join(self.root, d)):
                 return d
         return None
+
+    def follow(self, rev: str | None, path: str) -> Link | None:
+        """Where repo-relative ``path`` leads at ``rev`` (WORKTREE: on disk) through symbolic links: any component
+        may be one (``CLAUDE.md -> AGENTS.md``, ``lib -> src/lib`` then ``lib/x.py``, chains). None when no link
+        is on the way (the path is what it says, or is absent without a link).
+
+        Resolved as the system does, one component at a time: a link's text is relative to the link's folder
+        (``..`` steps out of the folder reached, not lexically), an absolute one counts when it lies in this work
+        tree; at a commit, read from git's objects (a 120000 entry's blob is its text), never from the disk.
+        Leading outside the repository, a cycle, or to nothing: ``Link.path`` None (``Link.why``).
+        Cost: a few ``lstat`` on disk; at a commit, one ``cat-file`` question per component (two for a blob:
+        ``--follow-symlinks`` tells a link from a file), cached by commit.
+
+        Raises:
+            GitError: git cannot be run.
+        """
+        todo = [p for p in path.split("/") if p not in ("", ".")]
+        done: list[str] = []
+        links: list[str] = []
+        text = ""
+        while todo:
+            comp = todo.pop(0)
+            if comp in ("", "."):
+                continue
+            if comp == "..":
+                if not done:
+                    return Link(None, tuple(links), outside=text) if links else None
+                done.pop()
+                continue
+            cur = "/".join([*done, comp])
+            kind, text_here = self._entry(rev, cur)
+            if kind == "link":
+                links.append(cur)
+                text = text_here
+                if len(links) > MAX_LINK_HOPS:
+                    return Link(None, tuple(dict.fromkeys(links)), loop=True)
+                if text.startswith("/") or os.path.isabs(text):
+                    inside = self._inside(text)
+                    if inside is None:
+                        return Link(None, tuple(links), outside=text)
+                    done, todo = [], [*inside.split("/"), *todo]
+                else:
+                    todo = [*text.split("/"), *todo]  # relative to the link's folder: ``done``
+                continue
+            if kind == "tree" or (kind == "file" and not todo):
+                done.append(comp)
+                continue
+            if not links:
+                return None
+            return Link(None, tuple(links), missing="/".join([*done, comp, *todo]))  # or a file used as a folder
+        if not links:
+            return None
+        if done and done[0] == ".git":  # git's own folder is no file of the repository (never one of a commit)
+            return Link(None, tuple(links), outside=text)
+        return Link("/".join(done), tuple(links))
+
+    def _inside(self, target: str) -> str | None:
+        """An absolute link text as a repo-relative path when it lies in this work tree (as resolved or as
+        reached), else None."""
+        for top in (self.root, self._tree_as_given):
+            try:
+                rel = PurePosixPath(os.path.normpath(target)).relative_to(PurePosixPath(top.as_posix()))
+            except ValueError:
+                continue
+            return rel.as_posix() if rel.parts else ""
+        return None
+
+    def _entry(self, rev: str | None, path: str) -> tuple[str, str]:
+        """What ``path`` (no link before its last component) is at ``rev``: ``("link", its text)``, ``("tree",
+        "")``, ``("file", "")`` or ``("missing", "")`` (absent, a submodule, anything else)."""
+        if rev is WORKTREE:
+            try:
+                st = os.lstat(self.root / path)
+                if stat.S_ISLNK(st.st_mode):
+                    return "link", os.fsdecode(os.readlink(self.root / path))
+            except OSError:
+                return "missing", ""
+            return ("tree", "") if stat.S_ISDIR(st.st_mode) else ("file", "") if stat.S_ISREG(st.st_mode) \
+                else ("missing", "")
+        sha = self._commit_sha(rev)
+        if sha is None:
+            return "missing", ""
+        key = (sha, path)
+        if key not in self._entries:
+            got = self._get(f"{sha}:{path}", f"{path} at {sha[:12]}")
+            if got is None or got[1] not in ("tree", "blob"):
+                self._entries[key] = ("missing", "")
+            elif got[1] == "tree":
+                self._entries[key] = ("tree", "")
+            else:  # a file or a link (mode 120000): only the mode tells, which --follow-symlinks reads
+                led = self._linked.get(f"{sha}:{path}")
+                same = led is not None and led[1] == "blob" and led[0] == got[0]
+                self._entries[key] = ("file", "") if same else ("link", got[2].decode("utf-8", "surrogateescape"))
+        return self._entries[key]
 
     @cached_property
     def skip_worktree(self) -> frozenset[str]:

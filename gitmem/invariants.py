@@ -58,7 +58,9 @@ def breaks(repo: Repo, memories: list[Memory], old: str | None, new: str) -> lis
                 after = t_new.get(n_new) if n_new else None
                 same = before is not None and after is not None and before.fingerprint == after.fingerprint
             else:
-                same = repo.blob_sha(old, a.path) == repo.blob_sha(new, now_path) if old else False
+                # through symbolic links: the blobs of the files they lead to (``Resolver.real_path``)
+                same = (repo.blob_sha(old, resolver.real_path(old, a.path))
+                        == repo.blob_sha(new, resolver.real_path(new, now_path))) if old else False
             (unchanged if same else changed).append(a.key)
         if changed and unchanged:
             out.append(InvariantBreak(m, changed, unchanged))

@@ -43,6 +43,7 @@ folder (``.git/gitmem/local/memories/<id>.md`` in the main worktree,
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from functools import cached_property
 from pathlib import Path
@@ -381,7 +382,47 @@ def logs_dir_near(start: Path) -> Path | None:
         return None
 
 
+def linked_path(root: Path | str, rel: str, seen: dict[str, bool] | None = None) -> str | None:
+    """The repo-relative file that work-tree path ``rel`` leads to when it is, or lies beyond, a symbolic link
+    leading inside the work tree at ``root`` (``CLAUDE.md`` -> ``AGENTS.md``, ``lib/x.py`` -> ``src/lib/x.py``);
+    None when no link is on the way or the links lead outside. For the hooks and the focus (stdlib): one
+    ``lstat`` per component (``seen``: the answers for leading components, shared by the calls on many paths),
+    ``os.path.realpath`` only for a path with a link on it; ``git.Repo.follow`` is the full answer, at any
+    revision."""
+    seen = {} if seen is None else seen
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        lead = "/".join(parts[:i])
+        if lead not in seen:
+            try:
+                seen[lead] = stat.S_ISLNK(os.lstat(os.path.join(root, lead)).st_mode)
+            except (OSError, ValueError):
+                seen[lead] = False
+        if seen[lead]:
+            break
+    else:
+        return None
+    try:
+        top = os.path.realpath(root)
+        full = os.path.join(top, *rel.split("/"))
+        real = os.path.realpath(full)
+    except (OSError, ValueError):
+        return None
+    if real == full:
+        return None
+    out = os.path.relpath(real, top)
+    if out == os.pardir or out.startswith(os.pardir + os.sep) or os.path.isabs(out) or out == os.curdir:
+        return None
+    return Path(out).as_posix()
+
+
 _CACHE: dict[str, Layout] = {}
+
+
+def lfs_object(lfs_dir: Path, oid: str) -> Path:
+    """Where git-lfs keeps the content whose SHA-256 is ``oid`` (64 hex digits) in its folder ``lfs_dir``
+    (``git.Repo.lfs_dir``): ``objects/<oid[0:2]>/<oid[2:4]>/<oid>``, git-lfs's own layout. gitmem only reads it."""
+    return lfs_dir / "objects" / oid[0:2] / oid[2:4] / oid
 
 
 def of(root: Path | str) -> Layout:

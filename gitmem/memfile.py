@@ -238,6 +238,14 @@ def dumps(m: Memory) -> str:
     return out
 
 
+def anchor_yaml(a: Anchor) -> str:
+    """The lines ``dumps`` writes for anchor ``a`` in a file's ``anchors:`` list (``- anchor: …`` and its
+    fields, each line ending in a newline), for a text that shows one anchor on its own (the merge driver's
+    conflict block)."""
+    return yaml.dump([_anchor_dict(a)], Dumper=_OrderedDumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=100_000)
+
+
 def normalised(m: Memory) -> Memory:
     """``m`` as it reads back once written: text cleaned, empty tags and facts dropped, sorted.
 

@@ -231,6 +231,13 @@ def make_anchors(store: Store, specs: tuple[str, ...] | list[str], rev: str | No
         rel = _user_path(store, path, cwd)
         anchor = resolver.make(rel, symbol, sha, as_typed=as_typed)
         out.append(anchor)
+        link = resolver.link(sha, rel)
+        if link is not None and link.path is None and warn is not None:
+            warn(f"{rel} {link.why()}: judged by the link only")
+        elif link is not None and (note or warn) is not None:
+            say_link = note or warn
+            assert say_link is not None
+            say_link(f"{rel} leads to {link.path} (symbolic link): judged by the content of {link.path}")
         if symbol and anchor.symbol and (note or warn) is not None and _other_scope(rel, symbol, anchor.symbol):
             say_taken = note or warn
             assert say_taken is not None

@@ -38,9 +38,11 @@ class Status(str, enum.Enum):  # noqa: UP042 - a StrEnum would change str() and 
 
     Ordered by severity: a memory's status is the worst of its anchors'
     (``Status.worst``). ``moved`` is milder than ``stale`` because the code
-    itself is unchanged and the anchor can follow it. ``unchecked`` is only ever the status of a
+    itself is unchanged and the anchor can follow it. ``unchecked`` is the status of a
     cross-repository anchor whose repository could not be reached by this check (``gitmem stale``,
-    ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked.
+    ``gitmem org check``): not known to be fresh; the catalog keeps the last status that was checked. It is
+    also that of an anchor on a git-lfs file that can be judged neither by what it recorded nor by the
+    file's content id (the anchor's commit is not in this clone: ``anchors.Resolver``).
     """
 
     FRESH = "fresh"
@@ -285,6 +287,10 @@ class AnchorStatus:
         old_span, new_span: (start, end) 1-based inclusive at the anchor commit
             and at the revision (None when unknown or gone).
         reason: one human line explaining the status ("" when fresh).
+        target: the file the anchor's path leads to at the revision when it is, or lies beyond, a symbolic
+            link (``CLAUDE.md -> AGENTS.md``: ``AGENTS.md``), whose content the anchor is judged by; None
+            when no link is on the way.
+        links: the links followed to ``target``, in order (repo-relative); () when none.
     """
 
     anchor: Anchor
@@ -296,6 +302,8 @@ class AnchorStatus:
     old_span: tuple[int, int] | None = None
     new_span: tuple[int, int] | None = None
     reason: str = ""
+    target: str | None = None
+    links: tuple[str, ...] = ()
 
     @property
     def keyed_reason(self) -> str:

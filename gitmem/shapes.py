@@ -180,7 +180,8 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
     """An anchor's status: ``{"anchor", "status", "path_now", "symbol_now", "commit", "changes",
     "old_span", "new_span", "reason", "anchored_at", "repo"}`` (``repo``: the organisation repository of a
     cross-repository anchor, None for this repository's; its ``status`` may then be ``unchecked``: its repository
-    could not be reached, ``reason`` says why)."""
+    could not be reached, ``reason`` says why); and, for a path that is or lies beyond a symbolic link, ``"target"``
+    (the file it leads to, whose content it is judged by) and ``"links"`` (the links followed)."""
     return {
         "anchor": a.anchor.key,
         "status": a.status.value,
@@ -193,6 +194,7 @@ def anchor_status_json(a: AnchorStatus) -> JSONObject:
         "reason": a.reason,
         "anchored_at": a.anchor.commit,
         "repo": a.anchor.repo,
+        **({"target": a.target, "links": list(a.links)} if a.target is not None else {}),
     }
 
 
@@ -784,9 +786,10 @@ def warning_json(message: str, hint: str | None = None) -> JSONObject:
 def symbols_json(fs: FileSymbols) -> JSONObject:
     """``{"path", "rev" (as given, null: the working tree), "language", "file_memories" (live memories on the whole
     file), "symbols": [{"name" (as an anchor takes it), "anchor" ("path::name"), "kind", "start_line", "end_line"
-    (1-based, inclusive), "aliases" (other names it is found by), "memories" (live memories anchoring it)}]}``
-    (``symbols``)."""
+    (1-based, inclusive), "aliases" (other names it is found by), "memories" (live memories anchoring it)}],
+    "lfs_pointer" (true: a git-lfs pointer whose content is not in this clone, so no symbols)}`` (``symbols``)."""
     return {"path": fs.path, "rev": fs.rev, "language": fs.language, "file_memories": fs.file_memories,
+            "lfs_pointer": fs.lfs_pointer,
             "symbols": [{"name": s.name, "anchor": f"{fs.path}::{s.name}", "kind": s.kind,
                          "start_line": s.start_line, "end_line": s.end_line, "aliases": list(s.aliases),
                          "memories": s.memories} for s in fs.symbols]}

@@ -130,7 +130,7 @@ def test_bad_memory_files_are_named_once_and_never_read_outside_or_rewritten(tmp
     assert [h["id"] for h in run_json(repo, "recall", "SECRET FROM OUTSIDE")] != [SECRET_ID]
 
     code, out, err = run_cli(repo, "remember", "x", "--anchor", "evil/x.py")
-    assert code == 1 and "evil/x.py is beyond a symbolic link (evil)" in err
+    assert code == 1 and "evil/x.py is beyond a symbolic link that points outside the repository (evil -> " in err
 
     stderr = commit_with_hooks(repo, "commit the bad files too")
     assert "Traceback" not in stderr

@@ -78,7 +78,8 @@ def status_reason(ms: MemoryStatus) -> str:
 
 
 def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int | None]]:
-    """Where each anchor's code is in the working tree: (path, symbol, start, end)."""
+    """Where each anchor's code is in the working tree: (path, symbol, start, end); for a path through symbolic
+    links, also the links and the file they lead to (``AnchorStatus.links``, ``target``)."""
     out: list[tuple[str, str | None, int | None, int | None]] = []
     for a in ms.anchors:
         path = a.path_now or a.anchor.path
@@ -86,6 +87,10 @@ def _now_spans(ms: MemoryStatus) -> list[tuple[str, str | None, int | None, int 
             continue  # a cross-repository anchor's code is in another repository
         span = a.new_span or (None, None)
         out.append((path, a.symbol_now or a.anchor.symbol, span[0], span[1]))
+        # a path through symbolic links reads another file: a change there (or to a link on the way) is a change
+        # of this anchor for the hooks, the re-checks and the commit analyzer (``analyzer.memories_on_changes``)
+        out.extend((p, a.symbol_now or a.anchor.symbol, span[0], span[1])
+                   for p in dict.fromkeys((*a.links, a.target or path)) if p != path)
     return out
 
 

@@ -280,6 +280,9 @@ def render_symbols(fs: FileSymbols) -> str:
     head = f"{fs.path}{at} ({fs.language}): {len(fs.symbols)} symbol{'' if len(fs.symbols) == 1 else 's'}"
     if fs.file_memories:
         head += f"; {memories(fs.file_memories)} on the whole file"
+    if not fs.symbols and fs.lfs_pointer:
+        return head + (f"\nit is a git-lfs pointer here: its content is not in this clone (git lfs pull, with git-lfs "
+                       f"installed); anchor the file itself: --anchor {fs.path}")
     if not fs.symbols:
         return head + f"\ngitmem finds no symbols in it; anchor the file itself: --anchor {fs.path}"
     width = max(len(s.kind) for s in fs.symbols)

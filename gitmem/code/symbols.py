@@ -81,7 +81,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import infra
+from .. import infra, lfs
 from ..model import Symbol
 from ..textsplit import name_base, name_leaf
 from .languages import Def, LanguageSpec, language_for_path, redundant_parens
@@ -860,7 +860,7 @@ def symbol_table(source: bytes, path: str, *, blob_sha: str | None = None) -> di
     mutate it. Never raises for content problems.
     """
     language = _code_language(source, path)
-    if language is None:
+    if language is None or lfs.parse_pointer(source) is not None:  # an LFS pointer: its file's content is elsewhere
         return {}
     try:
         return _cached(source, language, blob_sha)[0]
@@ -880,10 +880,15 @@ def file_fingerprint(source: bytes, path: str, *, blob_sha: str | None = None) -
     For a code file (language known from ``path``, not binary): ``ts1:`` hash of
     all its canonical tokens (comments, docstrings incl. the module docstring and
     formatting left out, as for symbols). Otherwise: ``raw1:`` hash of the bytes
-    with CRLF -> LF and trailing whitespace of each line stripped.
+    with CRLF -> LF and trailing whitespace of each line stripped. A git-lfs pointer (``gitmem.lfs``):
+    ``lfs1:`` and its oid, the SHA-256 of the file's content (the content of an LFS file checked out through
+    git-lfs is given ``lfs.content_fingerprint`` by the caller, who knows the path is LFS).
     Shares ``symbol_table``'s caches (pass the same ``blob_sha`` to parse once).
     Never raises for content problems.
     """
+    pointer = lfs.parse_pointer(source)
+    if pointer is not None:
+        return pointer.fingerprint
     language = _code_language(source, path)
     if language is not None:
         try:
@@ -899,9 +904,13 @@ def file_fingerprint_as(recorded: str | None, source: bytes, path: str, *, blob_
     ``recorded`` is a stored file fingerprint (a whole-file anchor's). Its tag decides: ``raw1:`` (recorded
     before the file type had a language, or for a binary file) hashes the bytes as ``raw1`` does today,
     whatever the file's language now is, so an anchor on a ``.rb`` or ``.yml`` file made by an older gitmem
-    stays fresh until the file really changes; any other tag (``ts1:``, an analyzer's) or None gives
+    stays fresh until the file really changes; ``lfs1:`` (an LFS file) gives the content's SHA-256, read from
+    ``source`` when it is a pointer, else hashed from it (``lfs.fingerprint``: the content checked out through
+    git-lfs, or the file no longer in LFS); any other tag (``ts1:``, an analyzer's) or None gives
     ``file_fingerprint`` (the current algorithm of the file's language). Never raises for content problems.
     """
+    if lfs.is_fingerprint(recorded):
+        return lfs.fingerprint(source)
     if recorded is not None and recorded.startswith(RAW_TAG + ":"):
         return _raw_fingerprint(source)
     return file_fingerprint(source, path, blob_sha=blob_sha)

@@ -159,6 +159,8 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     finally:
         if own is not None:
             own.con.close()
+    # read or edited through a symbolic link, or anchored to one: the link and the file it leads to are one
+    focus.add_links(repo.root, {a.path for m in loaded.memories.values() for a in m.anchors if a.path and a.local})
     ranked = rank(list(loaded.memories.values()), focus, text_ids, fading(store, loaded.memories))
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}

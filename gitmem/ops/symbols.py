@@ -38,13 +38,15 @@ class ListedSymbol:
 @dataclass
 class FileSymbols:
     """The symbols of ``path`` (repo-relative) at ``rev`` (None: the working tree) in the order of the file, read
-    as ``language``; ``file_memories``: live memories anchored to the whole file."""
+    as ``language``; ``file_memories``: live memories anchored to the whole file; ``lfs_pointer``: the file is a
+    git-lfs pointer whose content is not in this clone (no symbols can be read: ``Resolver.content_here``)."""
 
     path: str
     rev: str | None
     language: str
     symbols: list[ListedSymbol] = field(default_factory=list)
     file_memories: int = 0
+    lfs_pointer: bool = False
 
 
 def file_symbols(store: Store, path: str, rev: str | None = None, cwd: str | None = None) -> FileSymbols:
@@ -60,7 +62,7 @@ def file_symbols(store: Store, path: str, rev: str | None = None, cwd: str | Non
     sha = repo.resolve(rev) if rev else WORKTREE
     resolver = Resolver(repo)
     resolver.make(rel, None, sha)  # the file exists there: else AnchorError with the closest paths
-    language = language_for_path(rel)
+    language = language_for_path(rel) or language_for_path(resolver.real_path(sha, rel))  # a link: its target's
     if language is None:
         raise GitmemError(f"{rel}: no symbol support for this file type (anchor the file itself: --anchor {rel})",
                           "symbols are found in " + " ".join(symbol_file_types()) + " files (docs/how-it-works.md)")
@@ -72,6 +74,7 @@ def file_symbols(store: Store, path: str, rev: str | None = None, cwd: str | Non
         if name in listed:
             listed[name].memories = n
     return FileSymbols(path=rel, rev=rev, language=language, file_memories=whole,
+                       lfs_pointer=not resolver.content_here(sha, rel),
                        symbols=sorted(listed.values(), key=lambda s: (s.start_line, -s.end_line, s.name)))
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..anchors import Resolver
 from ..code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
 from ..git import WORKTREE, Repo
-from ..layout import GITMEM_DIR
+from ..layout import GITMEM_DIR, linked_path
 
 #: Weight of each focus source (multiplies the proximity tier). Dirty code and
 #: what the user names are what they are working on now; the branch's earlier
@@ -89,6 +89,27 @@ class Focus:
         key = (path, name)
         if weight > self.symbols.get(key, (0.0, ""))[0]:
             self.symbols[key] = (weight, why)
+
+    def add_links(self, root: Path, paths: Iterable[str]) -> None:
+        """Symbolic links in focus both ways: a focus file that is or lies beyond a link (``CLAUDE.md`` ->
+        ``AGENTS.md``, ``lib/x.py`` -> ``src/lib/x.py``) brings the file it leads to, and each of ``paths``
+        (anchored paths) that leads to a focus file comes into focus as that file, its symbols too. Cost: about one
+        ``lstat`` per path and folder (``layout.linked_path``; only a path with a link on it is resolved)."""
+        seen: dict[str, bool] = {}
+        for path, (w, why) in list(self.files.items()):
+            real = linked_path(root, path, seen)
+            if real:
+                self.add_file(real, w, f"{why} {path} ->")
+        for path in paths:
+            real = None if path in self.files else linked_path(root, path, seen)
+            if not real:
+                continue
+            if real in self.files:
+                w, why = self.files[real]
+                self.add_file(path, w, f"{why} {real} via")
+            for (p, name), (w, why) in list(self.symbols.items()):
+                if p == real:
+                    self.add_symbol(path, name, w, why)
 
     def dirs(self) -> dict[str, tuple[float, str, str]]:
         """Directory ("" for the root) → (weight, why, path) of the first focus file in it."""

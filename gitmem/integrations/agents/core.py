@@ -1077,7 +1077,10 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     cfg = config.read_cached(lay)
     if redact.is_private_path(rel, _private_globs(cfg)):
         return None
-    mark_worked(lay, key, [rel])
+    real = layout.linked_path(root, rel)  # read through a symbolic link: the file it leads to counts too
+    if real and redact.is_private_path(real, _private_globs(cfg)):
+        return None
+    mark_worked(lay, key, [rel, real] if real else [rel])
     con = hook_index(root, lay)
     if con is None:
         return None
@@ -1088,6 +1091,9 @@ def on_before_file(event: BeforeFile, root: Path, lay: layout.Layout, key: str) 
     try:
         given = given_statuses(lay, key)
         on = catalog_db.on_path(con, rel)
+        if real:
+            seen = {f[0] for f in on}
+            on += [f for f in catalog_db.on_path(con, real) if f[0] not in seen]
         again = news(con, root, lay, [f[0] for f in on], given)  # given before; their status changed since
         found = [f for f in on if f[0] not in given or f[0] in again]
         if not found:

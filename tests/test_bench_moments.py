@@ -1,0 +1,70 @@
+"""The moments benchmark's own helpers (bench/moments.py): the metrics, the "files, newest" baseline, the history cut
+and the check that a task's trees are whole, on real git repositories in temporary folders."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.moments import complete, cut_history, metrics, on_files
+from bench.retrieval import Commit
+from gitmem.model import Anchor, Memory
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _repo(tmp_path: Path, n: int) -> tuple[Path, list[str]]:
+    """A repository of ``n`` linear commits, each changing ``a.py``: (its root, the SHAs oldest first)."""
+    root = tmp_path / "r"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "t@example.com")
+    _git(root, "config", "user.name", "t")
+    shas = []
+    for i in range(n):
+        (root / "a.py").write_text(f"def f():\n    return {i}\n")
+        _git(root, "add", "a.py")
+        _git(root, "commit", "-q", "-m", f"c{i}")
+        shas.append(_git(root, "rev-parse", "HEAD").strip())
+    return root, shas
+
+
+def test_metrics_count_recall_ndcg_and_a_hit_in_the_top_five() -> None:
+    ranked = ["x1", "r1", "x2", "x3", "x4", "x5", "r2", "x6", "x7", "x8", "r3"]
+    m = metrics(ranked, {"r1", "r2", "r3"})
+    assert m["recall@5"] == pytest.approx(1 / 3)
+    assert m["recall@10"] == pytest.approx(2 / 3)
+    assert m["hit@5"] == 1.0
+    assert 0 < m["ndcg@10"] < 1
+    assert metrics(["x1", "x2", "x3", "x4", "x5", "r1"], {"r1"})["hit@5"] == 0.0
+    assert metrics(["r1", "r2"], {"r1", "r2"})["ndcg@10"] == pytest.approx(1.0)
+
+
+def test_files_newest_keeps_the_order_and_only_memories_on_the_files() -> None:
+    def mem(mid: str, path: str) -> Memory:
+        return Memory(id=mid, type="discovery", title=mid, body="", anchors=[Anchor(path=path, symbol="f")])
+
+    newest = [mem("3", "b.py"), mem("2", "a.py"), mem("1", "c.py"), mem("0", "a.py")]
+    assert on_files(newest, {"a.py", "c.py"}) == ["2", "1", "0"]
+    assert on_files(newest, set()) == []
+
+
+def test_cut_history_leaves_the_last_commits_with_the_oldest_kept_as_a_root(tmp_path: Path) -> None:
+    root, shas = _repo(tmp_path, 6)
+    cut_history(root, 3)
+    log = _git(root, "log", "--format=%H %P", "HEAD").splitlines()
+    assert [line.split()[0] for line in log] == shas[:2:-1]
+    assert log[-1].split() == [shas[3]]  # no parent: as a --depth clone's boundary
+
+
+def test_complete_is_false_when_a_blob_of_the_parent_is_missing(tmp_path: Path) -> None:
+    root, shas = _repo(tmp_path, 3)
+    c = Commit(sha=shas[2], parents=[shas[1]], date="", author="", message="")
+    assert complete(root, c)
+    blob = _git(root, "rev-parse", f"{shas[1]}:a.py").strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # loose objects: the repository never packed
+    assert not complete(root, c)
