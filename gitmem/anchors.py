@@ -42,7 +42,7 @@ from .code.symbols import (
     symbol_table,
     too_large,
 )
-from .errors import AnchorError, GitError
+from .errors import AnchorError, GitError, MissingObject
 from .git import WORKTREE, FileChange, Link, Repo
 from .memfile import check_anchor_path
 from .model import KIND_COMMIT, KIND_FILE, Anchor, AnchorStatus, Change, Status, Symbol
@@ -336,6 +336,8 @@ class Resolver:
         self._unrelated: set[tuple[str, str]] = set()
         self._ancestors: dict[str, frozenset[str]] = {}
         self._is_shallow: bool | None = None
+        #: an object a partial clone lacks, met while naming the commit of a verdict (the verdict stands)
+        self._unnamed: MissingObject | None = None
         self._foreign: dict[str, Checked] | None = None
         self._lfs_content: dict[str, bytes | None] = {}
         self._pointer_only: set[tuple[str | None, str]] = set()
@@ -473,7 +475,11 @@ class Resolver:
     def changes(self, old: str | None, new: str | None) -> list[FileChange]:
         key = (old, new)
         if key not in self._changes:
-            self._changes[key] = self.repo.changed_files(old, new)
+            try:
+                self._changes[key] = self.repo.changed_files(old, new)
+            except MissingObject as e:  # git's rename detection needs a blob a partial clone lacks
+                where = f"renames from {(old or 'the first commit')[:12]} to {new[:12] if new else 'the work tree'}"
+                raise self.repo.missing(e.oid, e.wanted or where) from None
         return self._changes[key]
 
     # -- making anchors ---------------------------------------------------------------------
@@ -628,7 +634,9 @@ class Resolver:
         """The status of ``anchor`` at ``rev`` (WORKTREE = files on disk), with its reason.
 
         Never raises for missing history: an anchor commit absent from this clone
-        (shallow clone, rebased away) is resolved by path and name alone.
+        (shallow clone, rebased away) is resolved by path and name alone. Code a partial clone lacks (a blob or
+        tree not fetched, its remote unreachable) gives ``unchecked`` naming the object and how to fetch it,
+        never a verdict; a commit that cannot be named for that reason is said in the reason.
         """
         if not anchor.local:
             return self.foreign_status(anchor)
@@ -637,10 +645,11 @@ class Resolver:
         assert anchor.path is not None
         base = anchor.commit if anchor.commit and self.repo.commit_exists(anchor.commit) else None
         # An anchor made before the first commit has no commit: its history starts at the root.
-        outer = self._from_root, self._history_missing, self._boundary
+        outer = self._from_root, self._history_missing, self._boundary, self._unnamed
         self._from_root = anchor.commit is None
         self._history_missing = base is None and anchor.commit is not None
         self._boundary = None
+        self._unnamed = None
         try:
             path_now, move_commit = self._follow_path(anchor.path, base, rev)
             if anchor.fingerprint is None:
@@ -655,8 +664,11 @@ class Resolver:
                     # yet written then); fresh needs no such question (the same code at the same place)
                     st = self._past_status(anchor, base, rev, st) or st
             return self._through_links(st, base, rev)
+        except MissingObject as e:
+            return AnchorStatus(anchor, Status.UNCHECKED,
+                                reason=f"unknown: {e.message}; to check it: {e.fetch_command}")
         finally:
-            self._from_root, self._history_missing, self._boundary = outer
+            self._from_root, self._history_missing, self._boundary, self._unnamed = outer
 
     def _through_links(self, st: AnchorStatus, base: str | None, rev: str | None) -> AnchorStatus:
         """``st`` with where its path leads through symbolic links at ``rev`` (``target``, ``links``) and, when
@@ -672,7 +684,10 @@ class Resolver:
             st.target, st.links = now.path, now.links
         if st.status == Status.FRESH:
             return st
-        then = self.link(base, a.path) if base is not None and a.path else None
+        try:
+            then = self.link(base, a.path) if base is not None and a.path else None
+        except MissingObject:  # a partial clone without the anchor's blob: the verdict stands, the link is not said
+            then = None
         then_to = then.path if then is not None else None
         note = ""
         if now is not None and now.path is not None:
@@ -744,7 +759,7 @@ class Resolver:
             def absent(c: str, p: str = path) -> bool:
                 return self.source(c, p) is None
 
-            gone = self._commit_changing(at, rev, path, absent)
+            gone = self._commit_changing(at, rev, path, absent, naming=False)
             parents = self.repo.parents(gone) if gone else []
             if not gone or not parents:
                 return None, None
@@ -794,13 +809,18 @@ class Resolver:
 
     def _symbol_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                        move_commit: str | None, _depth: int = 0) -> AnchorStatus:
-        table_base = (self.table(base, a.path or "") or {}) if base else {}
-        if (base and not self.content_here(base, a.path or "")) or (path_now and not self.content_here(rev, path_now)):
-            judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
-            if judged is not None:
-                return judged
-        name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
-        old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
+        lacking: MissingObject | None = None
+        try:
+            table_base = (self.table(base, a.path or "") or {}) if base else {}
+            if (base and not self.content_here(base, a.path or "")) \
+                    or (path_now and not self.content_here(rev, path_now)):
+                judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
+                if judged is not None:
+                    return judged
+            name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
+            old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
+        except MissingObject as e:  # a partial clone without the anchor's code: its fingerprint still decides
+            lacking, name_then, old_sym = e, None, None
         fp = _recorded(a.fingerprint, old_sym)
         want = name_then or a.symbol or ""  # the anchor's symbol as named today, at the anchor's commit
         table_now = self.table(rev, path_now) if path_now else None
@@ -837,6 +857,8 @@ class Resolver:
             return AnchorStatus(a, Status.STALE, path_now=path_now, symbol_now=name, commit=commit,
                                 changes=changes, old_span=a.span, new_span=span,
                                 reason=self._why(what, commit, rev))
+        if lacking is not None:  # where the code went is only known from the code as it was
+            raise lacking
         # The name is gone from its file: look for the same code elsewhere.
         found = self._find_elsewhere(fp, old_sym, base, rev, path_now, home=path_now or a.path)
         if found is not None:
@@ -877,9 +899,15 @@ class Resolver:
         from the commit that changed it; unchecked when the anchor's commit is not here to compare with.
         None when neither side is an LFS pointer (the caller judges as usual)."""
         old_path = a.path or ""
-        if path_now is None or not (self._stored_as_pointer(rev, path_now)
-                                    or base is not None and self._stored_as_pointer(base, old_path)):
+        if path_now is None:
             return None
+        if not self._stored_as_pointer(rev, path_now):
+            try:
+                was = base is not None and self._stored_as_pointer(base, old_path)
+            except MissingObject:  # a partial clone without the anchor's blob: judged as usual, by what it recorded
+                was = False
+            if not was:
+                return None
         what = "symbols in it are not read here: git lfs pull" if a.symbol else "judged by its content id"
         then = self.lfs_id(base, old_path) if base else None
         if then is None and base is not None:
@@ -1342,7 +1370,11 @@ class Resolver:
 
     # -- naming the commit ------------------------------------------------------------------
 
-    def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None) -> list[str]:
+    def _commits(self, base: str | None, rev: str | None, path: str, also: str | None = None, *,
+                 naming: bool = True) -> list[str]:
+        """The commits after ``base`` up to ``rev`` that touched ``path`` (or ``also``), oldest first, the newest
+        ``MAX_BLAME_COMMITS``; [] when git cannot say. A partial clone without the trees to tell (a treeless
+        clone): [] when ``naming`` (``_unnamed`` says why), else ``MissingObject``."""
         end = self._head if rev is WORKTREE else rev
         if end is None:
             return []
@@ -1354,21 +1386,38 @@ class Resolver:
         if key not in self._touching:
             try:
                 self._touching[key] = self.repo.commits_touching(base, end, path, *extra)[-MAX_BLAME_COMMITS:]
+            except MissingObject as e:
+                e = self.repo.missing(e.oid, e.wanted or f"the history of {path}")
+                if not naming:
+                    raise e from None
+                self._unnamed = e
+                return []
             except GitError:
                 self._touching[key] = []
         return self._touching[key]
 
     def _commit_changing(self, base: str | None, rev: str | None, path: str,
-                         pred: Callable[[str], bool]) -> str | None:
+                         pred: Callable[[str], bool], *, naming: bool = True) -> str | None:
         """The first commit after ``base`` (touching ``path``) from which ``pred(commit)`` holds.
+
+        ``naming``: the answer only names a commit (a verdict made already): code a partial clone lacks makes
+        it None (``_unnamed`` says why); else ``MissingObject`` is raised.
 
         Walks newest to oldest and stops at the first commit where ``pred`` is
         false, so the usual case (the change is recent) parses two blobs, not the history.
         """
         culprit = None
-        for c in reversed(self._commits(base, rev, path)):
-            if not pred(c):
-                return culprit
+        if naming:
+            self._unnamed = None  # only this naming's own lack is said
+        for c in reversed(self._commits(base, rev, path, naming=naming)):
+            try:
+                if not pred(c):
+                    return culprit
+            except MissingObject as e:  # a partial clone lacks that commit's code: no commit is named
+                if not naming:
+                    raise
+                self._unnamed = e
+                return None
             culprit = c
         return None if culprit is not None and self._cut_short(culprit) else culprit
 
@@ -1395,11 +1444,16 @@ class Resolver:
         made on uncommitted code, or this clone's history is cut short), names
         the oldest changing commit only if the history is complete.
         """
+        self._unnamed = None  # only this naming's own lack is said
         commits = self._commits(base, rev, path, also)
         culprit: str | None = None
         for c in reversed(commits):
-            if fp_at(c) == fp:
-                return culprit
+            try:
+                if fp_at(c) == fp:
+                    return culprit
+            except MissingObject as e:  # a partial clone lacks that commit's code: no commit is named
+                self._unnamed = e
+                return None
             culprit = c
         if culprit is not None and self._cut_short(culprit):
             return None
@@ -1432,6 +1486,9 @@ class Resolver:
         """``what`` plus where it happened: a commit, uncommitted changes, or unknown history."""
         if commit:
             return f"{what} in {commit[:12]}"
+        if self._unnamed is not None:
+            return (f"{what} (in which commit is unknown: {self._unnamed.message}; "
+                    f"{self._unnamed.fetch_command} to name it)")
         if self._boundary is not None:
             return f"{what}; {shallow_note(self._boundary, self._shallow())}"
         if self._history_missing:

@@ -46,6 +46,30 @@ class GitError(GitmemError):
         self.stderr = stderr
 
 
+class MissingObject(GitError):
+    """A partial clone (``git clone --filter=…``) lacks an object it was promised and could not fetch it now (its
+    promisor remote unreachable, or fetching not allowed here: the git hooks). Not a broken repository: the
+    object can be fetched later. Readers say "unchecked" with ``message`` rather than a verdict.
+
+    Attributes:
+        oid: the missing object's full id.
+        wanted: what was being read when it was found missing (``pkg/a.py at 1a2b3c4d5e6f``, ``1a2b…``), or "".
+        remote: the promisor remote it can be fetched from ("" when none is configured).
+    """
+
+    def __init__(self, oid: str, wanted: str = "", remote: str = "", *, why: str = "") -> None:
+        self.oid, self.wanted, self.remote = oid, wanted, remote
+        what = f"object {oid}" + (f" ({wanted})" if wanted and wanted != oid else "")
+        where = remote or "its promisor remote"
+        super().__init__(f"{what} is not in this partial clone" + (f": {why}" if why else ""),
+                         f"fetch it when {where} can be reached: {self.fetch_command}", argv=["cat-file", "--batch"])
+
+    @property
+    def fetch_command(self) -> str:
+        """The command that fetches it: ``git fetch REMOTE OID``."""
+        return f"git fetch {self.remote or 'origin'} {self.oid}"
+
+
 class MemoryFileError(GitmemError):
     """A memory file cannot be read: bad YAML, unknown type, conflict markers, bad anchor.
 

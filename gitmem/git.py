@@ -19,9 +19,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import stat
 import subprocess
+import tempfile
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,8 +32,33 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from . import layout
-from .errors import AnchorError, GitError, NotARepository
+from .errors import AnchorError, GitError, MissingObject, NotARepository
 from .layout import GITMEM_DIR, find_root
+
+#: Seconds a ``Repo`` may spend, in all, fetching objects a partial clone lacks from its promisor remote (one
+#: failed fetch ends fetching for that ``Repo``); 0: never fetch (``no_fetching``: the git hooks).
+FETCH_SECONDS = 10.0
+
+#: Fetches of one read (a treeless clone lacks each tree on the way to a file's blob).
+MAX_FETCHES_PER_READ = 16
+
+def no_fetching() -> None:
+    """From now on, in this process, never fetch a missing object (a partial clone's): what is missing is said."""
+    global FETCH_SECONDS
+    FETCH_SECONDS = 0.0
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc`` and its process group (started with ``start_new_session``), and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
 
 #: Sentinel revision meaning "the working tree" (files on disk, staged or not).
 WORKTREE = None
@@ -94,6 +122,27 @@ def scrub_git_env() -> None:
             del os.environ[k]
 
 
+#: git's words when a partial clone lacks an object it was promised and could not fetch it (promisor-remote.c:
+#: ``die(_("could not fetch %s from promisor remote"))``), the same in every git since 2.20.
+_PROMISED_MISSING = re.compile(rb"could not fetch ([0-9a-f]{40}(?:[0-9a-f]{24})?) from promisor remote")
+
+#: Reads never fetch lazily (git would fetch a missing promised object inside ``cat-file``, ``diff``, ``log``,
+#: unbounded, once per object, and die when the remote cannot be reached): ``GIT_NO_LAZY_FETCH`` (git 2.39.4,
+#: 2.44) and, for a git that does not know it, no transport allowed (``protocol.allow``, git-config(1)). gitmem
+#: fetches a missing object itself, bounded (``Repo.fetch_seconds``).
+_NO_LAZY_ENV = {"GIT_NO_LAZY_FETCH": "1"}
+_NO_LAZY_ARGS = ("-c", "protocol.allow=never")
+
+#: The git commands that talk to a remote on purpose (run as they are: fetching is their job).
+_NETWORK_COMMANDS = frozenset({"fetch", "push", "pull", "remote", "merge", "clone", "ls-remote"})
+
+
+def promised_missing(stderr: bytes) -> str | None:
+    """The id of the promised object git said it could not fetch in ``stderr``, None when it said no such thing."""
+    m = _PROMISED_MISSING.search(stderr)
+    return m.group(1).decode("ascii") if m else None
+
+
 class _ObjectReader:
     """One ``git cat-file --batch`` process: the objects a name points at, read one after another.
 
@@ -113,13 +162,17 @@ class _ObjectReader:
         self._follow = follow
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
         self._pid = 0
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
-            proc = subprocess.Popen(["git", "cat-file", "--batch", *(["--follow-symlinks"] if self._follow else [])],
-                                    cwd=self._root, env={**_scrubbed_env(), **self._env},
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            # stderr to a file, read only when git died: a missing promised object is named there
+            self._stderr = tempfile.TemporaryFile()
+            proc = subprocess.Popen(["git", *_NO_LAZY_ARGS, "cat-file", "--batch",
+                                     *(["--follow-symlinks"] if self._follow else [])], cwd=self._root,
+                                    env={**_scrubbed_env(), **_NO_LAZY_ENV, **self._env}, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=self._stderr)
         except OSError as e:
             raise GitError(f"git cannot be run: {e}", "install git and put it on PATH",
                            argv=["cat-file", "--batch"]) from e
@@ -132,6 +185,7 @@ class _ObjectReader:
         points at; None when nothing does.
 
         Raises:
+            MissingObject: a partial clone lacks an object this needs (the file's blob; a tree on the way).
             GitError: git cannot be run or stopped answering.
         """
         if "\n" in name or not name:  # the batch protocol is line-based: ask git on its own
@@ -159,23 +213,46 @@ class _ObjectReader:
                 except (OSError, ValueError) as e:
                     self._proc = None
                     _close_process(proc)
+                    oid = self._died_missing()
+                    if oid is not None:
+                        raise MissingObject(oid) from e
                     if attempt == 2:
                         raise GitError(f"git cat-file --batch failed: {e}", "check that git works in this "
                                        "repository (git status)", argv=["cat-file", "--batch"]) from e
         return None
 
-    def _one_off(self, name: str) -> tuple[str, str, bytes] | None:
-        env = {**_scrubbed_env(), **self._env}
+    def _died_missing(self) -> str | None:
+        """The promised object the process that just ended said it could not fetch (None: it ended otherwise)."""
+        err, self._stderr = self._stderr, None
+        if err is None:
+            return None
         try:
-            kind = subprocess.run(["git", "cat-file", "-t", name], cwd=self._root, env=env,
+            err.seek(0)
+            return promised_missing(err.read())
+        except (OSError, ValueError):
+            return None
+        finally:
+            err.close()
+
+    def _one_off(self, name: str) -> tuple[str, str, bytes] | None:
+        env = {**_scrubbed_env(), **_NO_LAZY_ENV, **self._env}
+        try:
+            kind = subprocess.run(["git", *_NO_LAZY_ARGS, "cat-file", "-t", name], cwd=self._root, env=env,
                                   capture_output=True, stdin=subprocess.DEVNULL)
             if kind.returncode != 0:
+                oid = promised_missing(kind.stderr)
+                if oid is not None:
+                    raise MissingObject(oid)
                 return None
             t = kind.stdout.decode("ascii", "replace").strip()
             oid = subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], cwd=self._root, env=env,
                                  capture_output=True, stdin=subprocess.DEVNULL).stdout.decode("ascii").strip()
-            data = subprocess.run(["git", "cat-file", t, name], cwd=self._root, env=env, capture_output=True,
-                                  stdin=subprocess.DEVNULL).stdout
+            got = subprocess.run(["git", *_NO_LAZY_ARGS, "cat-file", t, name], cwd=self._root, env=env,
+                                 capture_output=True, stdin=subprocess.DEVNULL)
+            oid_missing = promised_missing(got.stderr) if got.returncode != 0 else None
+            if oid_missing is not None:
+                raise MissingObject(oid_missing)
+            data = got.stdout
         except OSError as e:
             raise GitError(f"git cannot be run: {e}", "install git and put it on PATH") from e
         return oid, t, data
@@ -186,6 +263,9 @@ class _ObjectReader:
             if self._proc is not None:
                 _close_process(self._proc)
                 self._proc = None
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
 
 
 #: What ``git cat-file --batch --follow-symlinks`` answers for a link it cannot follow (git-cat-file(1)): one
@@ -388,6 +468,12 @@ class Repo:
         self._entries: dict[tuple[str, str], tuple[str, str]] = {}
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
         self._parents: dict[str, list[str]] = {}
+        self._promisor: str | None = None
+        #: seconds this ``Repo`` may spend fetching objects a partial clone lacks (0: never fetch)
+        self.fetch_seconds = FETCH_SECONDS
+        self._fetch_spent = 0.0
+        self._fetch_failed: str | None = None
+        self._fetched: set[str] = set()
 
     def _work_tree(self, found: Path, *, recorded_by_env: bool) -> Path:
         """The work tree to use for ``found`` (what ``find_root`` gave), ``self._git_env`` set when its git folder
@@ -435,6 +521,93 @@ class Repo:
             raise NotARepository(f"git cannot be run: {e}", "install git and put it on PATH") from e
 
     # -- low level --------------------------------------------------------------------------
+
+    def _get(self, name: str, wanted: str) -> tuple[str, str, bytes] | None:
+        """``_ObjectReader.get`` of ``name``; an object a partial clone lacks is fetched from its promisor remote
+        (bounded: ``fetch_seconds``) and read again, else ``MissingObject`` naming it and ``wanted`` (what was
+        being read, for a person: ``pkg/a.py at 1a2b3c4d5e6f``).
+
+        Raises:
+            MissingObject: the object is missing and could not be fetched now.
+            GitError: git cannot be run or stopped answering.
+        """
+        for _ in range(MAX_FETCHES_PER_READ):  # a treeless clone may lack the trees on the way, then the blob
+            try:
+                return self._objects.get(name)
+            except MissingObject as e:
+                if not self._fetch(e.oid):
+                    raise self.missing(e.oid, wanted) from None
+        return self._objects.get(name)
+
+    def missing(self, oid: str, wanted: str = "") -> MissingObject:
+        """The error for object ``oid``, missing from this partial clone, read for ``wanted``: it names the remote
+        to fetch it from and why it was not fetched now."""
+        return MissingObject(oid, wanted, self.promisor_remote() or "", why=self._fetch_failed or "")
+
+    def promisor_remote(self) -> str | None:
+        """The remote a partial clone fetches missing objects from (``remote.<name>.promisor``, or
+        ``extensions.partialClone``), None when this is not a partial clone (read once)."""
+        if self._promisor is None:
+            try:
+                out = self._run("config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$")
+            except GitError:
+                out = ""
+            name = ""
+            for line in out.splitlines():
+                key, _, value = line.partition(" ")
+                if key.startswith("extensions."):
+                    name = name or value.strip()
+                elif value.strip().lower() in ("true", "yes", "on", "1"):
+                    name = name or key[len("remote."):-len(".promisor")]
+            self._promisor = name
+        return self._promisor or None
+
+    def _fetch(self, oid: str) -> bool:
+        """Fetch object ``oid`` from the promisor remote, within what is left of ``fetch_seconds``; True when it is
+        here now. After one failure (unreachable, refused, out of time) nothing more is fetched by this ``Repo``:
+        ``_fetch_failed`` says why."""
+        remote = self.promisor_remote()
+        left = self.fetch_seconds - self._fetch_spent
+        if self._fetch_failed is not None or remote is None or left <= 0 or oid in self._fetched:
+            if self._fetch_failed is None and remote is not None:
+                self._fetch_failed = ("fetching is off here (hooks and the warm process never wait on a remote)"
+                                      if self.fetch_seconds <= 0 else
+                                      f"fetching took over {self.fetch_seconds:g} s" if left <= 0 else None)
+            return False
+        self._fetched.add(oid)
+        # as git's own lazy fetch does it (promisor-remote.c): no negotiation, no tags, no FETCH_HEAD
+        args = ["git", "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                "--no-write-fetch-head", "--recurse-submodules=no", "--", remote, oid]
+        start = time.monotonic()
+        try:
+            with tempfile.TemporaryFile() as err:
+                # its own session: on time out the whole group goes (ssh, a remote helper), no pipe left open
+                proc = subprocess.Popen(args, cwd=self.root,
+                                        env={**_scrubbed_env(), **self._git_env, "GIT_TERMINAL_PROMPT": "0"},
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                        start_new_session=True)
+                try:
+                    code = proc.wait(timeout=left)
+                except subprocess.TimeoutExpired:
+                    _end_group(proc)
+                    self._fetch_failed = f"fetching it from {remote} took over {self.fetch_seconds:g} s"
+                    return False
+                finally:
+                    self._fetch_spent += time.monotonic() - start
+                err.seek(0)
+                text = err.read().decode("utf-8", "replace").strip()
+        except OSError as e:
+            self._fetch_failed = f"git fetch cannot be run: {e}"
+            return False
+        if code != 0:
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            at = next((i for i, ln in enumerate(lines) if ln.startswith("fatal:")), len(lines) - 1)
+            last = lines[at] if lines else f"exit {code}"
+            if last.endswith(":") and at + 1 < len(lines):  # "unable to connect to HOST:" and the why below it
+                last = f"{last} {lines[at + 1]}"
+            self._fetch_failed = f"{remote} could not be reached ({last.removeprefix('fatal: ')})"
+            return False
+        return True
 
     def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
         """Run ``git <args>`` in the work tree and return stdout (text, one trailing newline stripped).
@@ -599,7 +772,7 @@ class Repo:
 
     def _commit_of(self, rev: str) -> str | None:
         """The full SHA of the commit ``rev`` names now (a tag peeled), None when it names none."""
-        got = self._objects.get(f"{rev}^{{commit}}")
+        got = self._get(f"{rev}^{{commit}}", rev)
         return got[0] if got is not None and got[1] == "commit" else None
 
     def has_commits(self) -> bool:
@@ -629,7 +802,7 @@ class Repo:
             return False
         key = ("exists", sha)
         if key not in self._blob_cache:
-            got = self._objects.get(sha)
+            got = self._get(sha, sha)
             self._blob_cache[key] = b"1" if got is not None and got[1] == "commit" else None
         return self._blob_cache[key] is not None
 
@@ -652,7 +825,7 @@ class Repo:
         """
         full = self.resolve(sha)
         if full not in self._parents:
-            got = self._objects.get(full)
+            got = self._get(full, f"commit {full[:12]}")
             header = got[2].split(b"\n\n", 1)[0] if got is not None else b""
             # git's commit object format: "tree", then one "parent <sha>" line per parent, in order
             self._parents[full] = [ln[7:].decode("ascii") for ln in header.split(b"\n") if ln.startswith(b"parent ")]
@@ -789,7 +962,7 @@ class Repo:
             return None
         key = (sha, path)
         if key not in self._blob_cache:
-            got = self._objects.get(f"{sha}:{path}")
+            got = self._get(f"{sha}:{path}", f"{path} at {sha[:12]}")
             ok = got is not None and got[1] == "blob"
             self._blob_cache[key] = got[2] if ok and got is not None else None
             self._blob_cache[("sha", f"{sha}\0{path}")] = got[0].encode() if ok and got is not None else None
@@ -920,7 +1093,7 @@ class Repo:
             return "missing", ""
         key = (sha, path)
         if key not in self._entries:
-            got = self._objects.get(f"{sha}:{path}")
+            got = self._get(f"{sha}:{path}", f"{path} at {sha[:12]}")
             if got is None or got[1] not in ("tree", "blob"):
                 self._entries[key] = ("missing", "")
             elif got[1] == "tree":
@@ -968,13 +1141,21 @@ class Repo:
         Raises:
             GitError: the command failed (or git cannot be run).
         """
+        command = next((a for a in args if not a.startswith("-")), "")
+        lazy = command in _NETWORK_COMMANDS
         try:
-            proc = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=self.root,
-                                  env={**_scrubbed_env(), **self._git_env, **(env or {})}, capture_output=True,
-                                  stdin=subprocess.DEVNULL)
+            proc = subprocess.run(["git", "-c", "core.quotepath=off", *(() if lazy else _NO_LAZY_ARGS), *args],
+                                  cwd=self.root, capture_output=True, stdin=subprocess.DEVNULL,
+                                  env={**_scrubbed_env(), **({} if lazy else _NO_LAZY_ENV), **self._git_env,
+                                       **(env or {})})
         except OSError as e:
             raise GitError(f"git cannot be run: {e}", "install git and put it on PATH", argv=list(args)) from e
         if proc.returncode != 0:
+            oid = None if lazy else promised_missing(proc.stderr)
+            if oid is not None:
+                if self._fetch(oid):
+                    return self._run_bytes(*args, env=env)
+                raise self.missing(oid)
             raise _git_error(args, proc.returncode, proc.stderr)
         return proc.stdout
 
@@ -1033,10 +1214,17 @@ class Repo:
         return sorted(changes, key=lambda c: (c.new_path or c.old_path or ""))
 
     def read_staged(self, path: str, index_file: str | None = None) -> bytes | None:
-        """The bytes of ``path`` in the index (``index_file``, else the repository's); None if not staged."""
+        """The bytes of ``path`` in the index (``index_file``, else the repository's); None if not staged.
+
+        Raises:
+            MissingObject: a partial clone lacks the blob (a sparse checkout leaves it unfetched) and could not
+                fetch it now.
+        """
         env = {"GIT_INDEX_FILE": index_file} if index_file else None
         try:
             return self._run_bytes("cat-file", "blob", f":0:{path}", env=env)  # ":0:": a name like "1:x" is a path
+        except MissingObject as e:  # a sparse checkout of a partial clone: the file's blob was never fetched
+            raise self.missing(e.oid, f"{path} in the index") from None
         except GitError:
             return None
 
@@ -1146,7 +1334,7 @@ class Repo:
 
     def read_blob(self, sha: str) -> bytes | None:
         """The bytes of blob ``sha``, None when this repository has no such blob (one ``cat-file --batch``)."""
-        got = self._objects.get(sha)
+        got = self._get(sha, sha)
         return got[2] if got is not None and got[1] == "blob" else None
 
     def fetch_mirror(self) -> None:

@@ -299,7 +299,7 @@ def cut_short_line(root: Path, seconds: float) -> str:
 
 def _run(run: _Run) -> None:
     """Everything past "this is a gitmem repository"; raises whatever goes wrong."""
-    from .git import scrub_git_env
+    from .git import no_fetching, scrub_git_env
 
     # the index the commit is made from (git commit -a / PATH use a temporary one); pre-commit stages into it
     index_file = os.environ.get("GIT_INDEX_FILE")
@@ -307,6 +307,7 @@ def _run(run: _Run) -> None:
         index_file = os.path.abspath(index_file)
     run.index_file = index_file
     scrub_git_env()
+    no_fetching()  # a hook never waits on a remote: an object a partial clone lacks is said, not fetched
     stdin = _read_stdin()
     run.stdin_bytes = len(stdin)
     if run.name == "pre-commit" and not _share_pending(run.root) and not _agent_edits_pending(run.root) \

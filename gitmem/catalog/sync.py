@@ -402,7 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         root = Path(args[0]) if args else Path.cwd()
-        store = Store(Repo(root), require=False)
+        repo = Repo(root)
+        repo.fetch_seconds = 0.0  # started by a hook, in the background: never a fetch nobody asked for
+        store = Store(repo, require=False)
         if not store.dir.is_dir():
             return 0
         store.enable_symbol_cache()

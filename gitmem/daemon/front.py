@@ -43,6 +43,20 @@ GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
 _NOT_FORWARDED_ARGS = frozenset({"-h", "--help", "--version", "--personal"})
 
 
+#: Commands run here, not in the warm process, in a partial clone: they fetch an object the clone lacks (bounded,
+#: ``git.FETCH_SECONDS``), which the warm process never does (its answers are due in seconds).
+FETCHING_COMMANDS = frozenset({"stale", "show"})
+
+
+def _partial_clone(lay: layout.Layout) -> bool:
+    """Whether the clone's config names a promisor remote (``git clone --filter=…``): one small file read, no git."""
+    try:
+        text = (lay.common_dir / "config").read_bytes().lower()
+    except OSError:
+        return False
+    return b"promisor" in text or b"partialclone" in text
+
+
 def _isatty(stream: object) -> bool:
     try:
         return bool(stream.isatty())  # type: ignore[attr-defined]
@@ -81,6 +95,8 @@ def run_warm(args: list[str]) -> int | None:
         if root is None or not (root / layout.GITMEM_DIR).is_dir():
             return None
         lay = layout.of(root)
+        if command in FETCHING_COMMANDS and _partial_clone(lay):
+            return None  # it may fetch what the clone lacks, here, bounded: the warm process never does
         out, err = sys.stdout, sys.stderr
         if not (hasattr(out, "buffer") and hasattr(err, "buffer")):
             return None

@@ -701,9 +701,10 @@ def main(argv: list[str] | None = None) -> int:
     elif args:
         sys.stderr.write("usage: python -m gitmem.daemon [--warm ROOT]\n")
         return 2
-    from ..git import scrub_git_env
+    from ..git import no_fetching, scrub_git_env
 
     scrub_git_env()  # started from a git or agent hook: its GIT_DIR and the like are no root's
+    no_fetching()  # its answers are due in seconds: an object a partial clone lacks is said, not fetched
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -65,8 +65,8 @@ _YAML_LINE = re.compile(r"^[-\s]*[\w-]+:\s*")
 
 @dataclass
 class Problem:
-    """One finding: ``kind`` (stale, moved, invalid, unreviewed, invariant, secret, instruction), the memory id
-    or file, and one line saying what."""
+    """One finding: ``kind`` (stale, moved, unchecked, invalid, unreviewed, invariant, secret, instruction), the
+    memory id or file, and one line saying what."""
 
     kind: str
     subject: str
@@ -189,7 +189,8 @@ def check(store: Store, base: str | None = None, *, require_reviewed: bool = Fal
             where = ""
             if a.status == Status.MOVED and a.path_now:
                 where = f" (now {a.path_now}" + (f"::{a.symbol_now})" if a.symbol_now else ")")
-            kind = "moved" if a.status == Status.MOVED else "stale"
+            # unchecked: a partial clone lacks the code (the reason names the object and its fetch): not passed
+            kind = {Status.MOVED: "moved", Status.UNCHECKED: "unchecked"}.get(a.status, "stale")
             problems.append(Problem(kind, m.id, f"{m.id} \"{m.title}\": {a.anchor.key} {a.status.value}"
                                                    f"{where} — {a.reason}"))
     return result

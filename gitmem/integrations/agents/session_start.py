@@ -43,7 +43,9 @@ def session_start_context(root: Path, *, cwd: str | None, budget_tokens: int,
     Raises:
         GitmemError, OSError: the repository or its memories cannot be read (the hook logs it).
     """
-    store = Store(Repo(root))
+    repo = Repo(root)
+    repo.fetch_seconds = 0.0  # a session's start never waits on a remote: what a partial clone lacks is said
+    store = Store(repo)
     store.enable_symbol_cache()
     started = time.monotonic()
     source = open_source(store, budget_tokens)
