@@ -662,7 +662,14 @@ class Resolver:
                 if st.status != Status.FRESH and base is not None and (rev is not WORKTREE or self._head is not None):
                     # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not
                     # yet written then); fresh needs no such question (the same code at the same place)
-                    st = self._past_status(anchor, base, rev, st) or st
+                    try:
+                        st = self._past_status(anchor, base, rev, st) or st
+                    except MissingObject:
+                        # a partial clone lacks the anchor's code: when rev descends from the anchor's commit the
+                        # question of the past does not arise and the verdict found from the code there stands
+                        at = self._head if rev is WORKTREE else rev
+                        if at is None or self._fork(at, base) is not None:
+                            raise
             return self._through_links(st, base, rev)
         except MissingObject as e:
             return AnchorStatus(anchor, Status.UNCHECKED,

@@ -4,6 +4,8 @@
   (the code moved, it was not deleted), and no commit is blamed for a deletion that did not happen.
 * ``stale --rev`` at a commit of an unrelated (orphan) history: the code was never written there, nothing was
   deleted.
+* A blobless clone offline whose anchor's blob (and the ones after it) are missing: the checked-out code decides the
+  verdict (stale, commit not guessed), never "unchecked" because the question of the past could not be read.
 """
 
 from __future__ import annotations
@@ -68,3 +70,25 @@ def test_rev_on_an_unrelated_orphan_history_is_not_deleted(tmp_path: Path, run_c
     assert a["status"] == "unwritten", a  # never there: nothing was deleted
     assert a["commit"] is None, a
     assert orphan[:12] in a["reason"], a
+
+
+def _blobless_offline(origin: Path, dest: Path) -> Path:
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    git(dest.parent, "clone", "-q", "--filter=blob:none", f"file://{origin}", str(dest))
+    git(dest, "remote", "set-url", "origin", f"file://{dest.parent}/gone-away")
+    return dest
+
+
+def test_blobless_offline_stale_on_checked_out_code_after_two_changes(tmp_path: Path, run_cli, run_json) -> None:
+    """The anchor's blob and the one between are missing; the checked-out code differs from the recorded
+    fingerprint: the verdict (stale) is given, not "unchecked"; the commit is not guessed."""
+    origin, mid = _memory(tmp_path, run_cli)
+    commit(origin, "one", {"tool.py": CODE.replace("return p\n", "return p + 1\n")}, no_verify=True)
+    commit(origin, "two", {"tool.py": CODE.replace("return p\n", "return p + 2\n")}, no_verify=True)
+    clone = _blobless_offline(origin, tmp_path / "clone")
+    a = _anchor(run_json, clone, mid)
+    assert a["status"] == "stale", a
+    assert a["commit"] in (None, _sha(clone)), a
+    # the hook's record agrees (list reads the catalog the post-commit hook and re-check write)
+    rows = run_json(clone, "list")
+    assert {r["id"]: r["status"] for r in rows}[mid] == "stale"
