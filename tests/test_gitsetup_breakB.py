@@ -6,6 +6,8 @@
   deleted.
 * A blobless clone offline whose anchor's blob (and the ones after it) are missing: the checked-out code decides the
   verdict (stale, commit not guessed), never "unchecked" because the question of the past could not be read.
+* ``gitmem init`` in a sparse checkout leaving out the committed ``.gitmem/``: refused with the hint, never a new
+  empty ``.gitmem/`` that hides the team's memories.
 """
 
 from __future__ import annotations
@@ -92,3 +94,23 @@ def test_blobless_offline_stale_on_checked_out_code_after_two_changes(tmp_path: 
     # the hook's record agrees (list reads the catalog the post-commit hook and re-check write)
     rows = run_json(clone, "list")
     assert {r["id"]: r["status"] for r in rows}[mid] == "stale"
+
+
+def test_init_in_a_sparse_checkout_leaving_out_gitmem_does_not_hide_the_teams_memories(tmp_path: Path, run_cli,
+                                                                                         run_json) -> None:
+    """``gitmem init`` in a fresh clone whose sparse cone leaves out the committed ``.gitmem/``: refused with the
+    sparse-checkout hint (exit 1), nothing written: a new empty ``.gitmem/`` would hide the team's memories."""
+    origin, mid = _memory(tmp_path, run_cli)
+    commit(origin, "code in a folder", {"pkg/x.py": "def x():\n    return 1\n"}, no_verify=True)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{origin}", str(clone))
+    git(clone, "sparse-checkout", "set", "--cone", "pkg")
+    assert not (clone / ".gitmem").exists()
+    code, out, err = run_cli(clone, "init")
+    assert code == 1, (out, err)
+    assert "git sparse-checkout add .gitmem" in err
+    assert not (clone / ".gitmem").exists()
+    assert git(clone, "status", "--porcelain") == ""
+    git(clone, "sparse-checkout", "add", ".gitmem")
+    assert run_cli(clone, "init")[0] == 0
+    assert mid in {r["id"] for r in run_json(clone, "list")}

@@ -31,11 +31,19 @@ def init(cwd: str | Path, *, hooks: bool = True) -> InitResult:
 
     Raises:
         NotARepository: ``cwd`` is not inside a git work tree.
+        GitmemError: a sparse checkout leaves out the ``.gitmem/`` HEAD has (a new one would hide the team's
+            memories); nothing is written.
     """
+    from ..errors import GitmemError
     from ..store import Store
     from .share import UNIGNORE_HINT, ignored_reason
 
     repo = Repo(cwd)
+    if (not (repo.root / ".gitmem").is_dir() and repo.has_commits() and repo.has_path("HEAD", ".gitmem")
+            and any(p.startswith(".gitmem/") for p in repo.skip_worktree)):
+        raise GitmemError(f"the sparse checkout leaves out .gitmem/ (committed at HEAD) in {repo.root}: a new "
+                          "one would hide the team's memories",
+                          "git sparse-checkout add .gitmem, then gitmem init")
     created = init_layout(repo)
     created += [c for c in install_driver(repo.root) if c.startswith(".gitmem/")]
     res = InitResult(root=repo.root, created=created, hooks=git_hooks.install(repo) if hooks else None)
