@@ -7,7 +7,7 @@
 * A blobless clone offline whose anchor's blob (and the ones after it) are missing: the checked-out code decides the
   verdict (stale, commit not guessed), never "unchecked" because the question of the past could not be read.
 * ``gitmem init`` in a sparse checkout leaving out the committed ``.gitmem/``: refused with the hint, never a new
-  empty ``.gitmem/`` that hides the team's memories.
+  empty ``.gitmem/`` that hides the team's memories; a cone narrowed after init is said too, never "no memories".
 """
 
 from __future__ import annotations
@@ -114,3 +114,19 @@ def test_init_in_a_sparse_checkout_leaving_out_gitmem_does_not_hide_the_teams_me
     git(clone, "sparse-checkout", "add", ".gitmem")
     assert run_cli(clone, "init")[0] == 0
     assert mid in {r["id"] for r in run_json(clone, "list")}
+
+
+def test_a_cone_narrowed_after_init_says_gitmem_is_left_out(tmp_path: Path, run_cli) -> None:
+    """An initialised clone whose sparse cone is then narrowed to leave out ``.gitmem/``: list/stale/context exit 1
+    with the sparse-checkout hint, never "no memories"; the agent's session start stays silent and exits 0."""
+    origin, _mid = _memory(tmp_path, run_cli)
+    commit(origin, "code in a folder", {"pkg/x.py": "def x():\n    return 1\n"}, no_verify=True)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", f"file://{origin}", str(clone))
+    assert run_cli(clone, "init")[0] == 0
+    git(clone, "sparse-checkout", "set", "--cone", "pkg")
+    for args in (("list",), ("stale", "--all"), ("context", "--file", "pkg/x.py")):
+        code, out, err = run_cli(clone, *args)
+        assert code == 1, (args, out, err)
+        assert "git sparse-checkout add .gitmem" in err, (args, err)
+        assert "no memories" not in out

@@ -35,12 +35,11 @@ def init(cwd: str | Path, *, hooks: bool = True) -> InitResult:
             memories); nothing is written.
     """
     from ..errors import GitmemError
-    from ..store import Store
+    from ..store import Store, sparse_leaves_out
     from .share import UNIGNORE_HINT, ignored_reason
 
     repo = Repo(cwd)
-    if (not (repo.root / ".gitmem").is_dir() and repo.has_commits() and repo.has_path("HEAD", ".gitmem")
-            and any(p.startswith(".gitmem/") for p in repo.skip_worktree)):
+    if not (repo.root / ".gitmem").is_dir() and sparse_leaves_out(repo):
         raise GitmemError(f"the sparse checkout leaves out .gitmem/ (committed at HEAD) in {repo.root}: a new "
                           "one would hide the team's memories",
                           "git sparse-checkout add .gitmem, then gitmem init")
