@@ -1466,7 +1466,25 @@ class Resolver:
             return None
         if culprit is not None and base is None and not self._from_root:
             return None  # shallow clone: the change may predate the history we have
+        if (culprit is not None and base is not None and base not in self.repo.parents(culprit)
+                and any(len(self.repo.parents(c)) > 1 for c in commits)):  # a merge changed the path itself
+            return self._on_the_anchors_line(base, rev, commits, culprit)
         return culprit
+
+    def _on_the_anchors_line(self, base: str, rev: str | None, commits: list[str], culprit: str) -> str:
+        """``culprit`` (the oldest of ``commits`` that does not hold the anchor's code) when it descends from
+        ``base``; else the oldest of ``commits`` that does (a merge that rewrote the code: the other line's commit
+        never had the anchor's code), or ``culprit`` when none does (a change merged cleanly from the other line
+        is its commit's). One or two git calls, only when the culprit is not a child of ``base`` and a merge of
+        ``commits`` changed the path itself."""
+        end = self._head if rev is WORKTREE else rev
+        try:
+            if end is None or self.repo.is_ancestor(base, culprit):
+                return culprit
+            line = set(self.repo.ancestry_path(base, end))
+        except GitError:
+            return culprit
+        return next((c for c in commits if c in line), culprit)
 
     def _shallow(self) -> bool:
         """Whether this is a shallow clone (one git call, asked only once a walk reached a missing parent)."""

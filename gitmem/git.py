@@ -888,6 +888,15 @@ class Repo:
             raise
         return True
 
+    def ancestry_path(self, old: str, new: str) -> list[str]:
+        """The commits of ``old..new`` that descend from ``old`` (``git rev-list --ancestry-path``), newest first;
+        [] when ``old`` is not an ancestor of ``new``.
+
+        Raises:
+            GitError: a name git does not know.
+        """
+        return self._run("rev-list", "--ancestry-path", f"{old}..{new}").split()
+
     def root_commits(self, rev: str) -> list[str]:
         """The root commits (no parent) reachable from ``rev``, sorted: ``git rev-list --max-parents=0``. A
         repository's identity across clones at different paths or URLs (the same history has the same roots).

@@ -8,6 +8,8 @@
   verdict (stale, commit not guessed), never "unchecked" because the question of the past could not be read.
 * ``gitmem init`` in a sparse checkout leaving out the committed ``.gitmem/``: refused with the hint, never a new
   empty ``.gitmem/`` that hides the team's memories; a cone narrowed after init is said too, never "no memories".
+* A merge that resolves a conflict with code of neither side: the merge is named, not the other line's commit
+  that never had the memory's code.
 """
 
 from __future__ import annotations
@@ -130,3 +132,34 @@ def test_a_cone_narrowed_after_init_says_gitmem_is_left_out(tmp_path: Path, run_
         assert code == 1, (args, out, err)
         assert "git sparse-checkout add .gitmem" in err, (args, err)
         assert "no memories" not in out
+
+
+def test_a_merge_that_rewrites_the_code_is_named_not_the_other_lines_commit(tmp_path: Path, run_cli,
+                                                                             run_json) -> None:
+    """The memory is written on a branch; main changed the code its own way; the merge resolves the conflict with
+    code of neither side. At the merge (and on the work tree after it) the change is the merge's: main's commit
+    never had the code the memory describes and did not change it. A clean merge of a change made on the other
+    line still names the commit that made it."""
+    repo = make_repo(tmp_path / "r", {"a.py": "def f(x):\n    return x\n", "b.py": "def g(x):\n    return x\n"})
+    assert run_cli(repo, "init")[0] == 0
+    (repo / ".gitmem" / "config.toml").write_text('[embeddings]\nprovider = "none"\n')
+    commit(repo, "init gitmem")
+    git(repo, "checkout", "-q", "-b", "feat")
+    commit(repo, "feat: +1", {"a.py": "def f(x):\n    return x + 1\n"}, no_verify=True)
+    ids = {}
+    for anchor in ("a.py::f", "b.py::g"):
+        code, out, err = run_cli(repo, "remember", f"about {anchor}", "--anchor", anchor, "--json")
+        assert code == 0, err
+        ids[anchor] = json.loads(out)["id"]
+    commit(repo, "memories", no_verify=True)
+    git(repo, "checkout", "-q", "main")
+    main_change = commit(repo, "main: *2", {"a.py": "def f(x):\n    return x * 2\n",
+                                            "b.py": "def g(x):\n    return x - 1\n"}, no_verify=True)
+    subprocess.run(["git", "merge", "-q", "--no-verify", "feat"], cwd=repo, capture_output=True)
+    (repo / "a.py").write_text("def f(x):\n    return x * 2 + 1\n")
+    merge = commit(repo, "merge feat, resolved", no_verify=True)
+    for rev in ((), ("HEAD",)):
+        f = _anchor(run_json, repo, ids["a.py::f"], *rev)
+        assert f["status"] == "stale" and f["commit"] == merge, f
+        g = _anchor(run_json, repo, ids["b.py::g"], *rev)  # merged cleanly: main's commit made the change
+        assert g["status"] == "stale" and g["commit"] == main_change, g
