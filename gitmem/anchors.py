@@ -1276,6 +1276,11 @@ class Resolver:
                 return AnchorStatus(a, Status.UNWRITTEN, old_span=a.span,
                                     reason=f"not written at {label}: its history does not meet the anchor's "
                                            f"commit {home[:12]}")
+            named = f" in {forward.commit[:12]}" if forward.commit else ""
+            if named and forward.reason.endswith(named) and (at, home) in self._unrelated and not self._shallow():
+                # another history's commit (its root "adds" every file) did not change the memory's code
+                return replace(forward, commit=None, reason=forward.reason[:-len(named)]
+                               + f" ({label}'s history does not meet the anchor's commit {home[:12]})")
             return None
         then = self._back(a, home, name, fork)
         if then is None:

@@ -74,6 +74,14 @@ def test_rev_on_an_unrelated_orphan_history_is_not_deleted(tmp_path: Path, run_c
     assert a["status"] == "unwritten", a  # never there: nothing was deleted
     assert a["commit"] is None, a
     assert orphan[:12] in a["reason"], a
+    # an orphan branch made from the work tree (a squashed history) with the code changed: stale, and its root
+    # commit, which "adds" every file, is not named as the one that changed the code
+    git(repo, "checkout", "-q", "--orphan", "squashed")
+    squashed = commit(repo, "squashed", {"tool.py": CODE.replace("return p\n", "return p * 2\n")}, no_verify=True)
+    git(repo, "checkout", "-q", "main")
+    a = _anchor(run_json, repo, mid, "squashed")
+    assert a["status"] == "stale" and a["commit"] is None, a
+    assert squashed[:12] not in a["reason"].split("(")[0], a
 
 
 def _blobless_offline(origin: Path, dest: Path) -> Path:
