@@ -787,6 +787,14 @@ class Repo:
         """
         sha = self._commit_of(rev) if rev else None
         if sha is None:
+            try:
+                shallow = bool(rev) and self.is_shallow()
+            except GitError:
+                shallow = False
+            if shallow:  # a commit before the boundary, or a tag not fetched, is not here: say how to get it
+                raise GitError(f"unknown revision: {rev} (a shallow clone: history before its boundary is not here)",
+                               "git fetch --deepen=N (N more commits), git fetch --unshallow, or git fetch origin "
+                               "tag NAME for a tag; then ask again")
             raise GitError(f"unknown revision: {rev}",
                            "give a commit, branch or tag that exists (git log --oneline)")
         return sha

@@ -10,6 +10,8 @@
   empty ``.gitmem/`` that hides the team's memories; a cone narrowed after init is said too, never "no memories".
 * A merge that resolves a conflict with code of neither side: the merge is named, not the other line's commit
   that never had the memory's code.
+* ``--rev`` naming history a shallow clone lacks: says it is a shallow clone and how to deepen, not only "give a
+  commit that exists".
 """
 
 from __future__ import annotations
@@ -171,3 +173,20 @@ def test_a_merge_that_rewrites_the_code_is_named_not_the_other_lines_commit(tmp_
         assert f["status"] == "stale" and f["commit"] == merge, f
         g = _anchor(run_json, repo, ids["b.py::g"], *rev)  # merged cleanly: main's commit made the change
         assert g["status"] == "stale" and g["commit"] == main_change, g
+
+
+def test_rev_before_a_shallow_boundary_says_how_to_deepen(tmp_path: Path, run_cli) -> None:
+    """``stale --rev`` naming history a shallow clone lacks: exit 1, "shallow clone" and the fetch that gets it,
+    not only "give a commit that exists"; a name that exists nowhere in a full clone keeps the plain message."""
+    origin, _mid = _memory(tmp_path, run_cli)
+    for i in range(3):
+        commit(origin, f"pad {i}", {"README.md": f"readme {i}\n"}, no_verify=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{origin}", str(clone)], check=True)
+    code, out, err = run_cli(clone, "stale", "--all", "--rev", "HEAD~3")
+    assert code == 1, (out, err)
+    assert "shallow clone" in err and "git fetch --deepen=N" in err and "git fetch --unshallow" in err, err
+    subprocess.run(["git", "fetch", "-q", "--unshallow"], cwd=clone, check=True)
+    assert run_cli(clone, "stale", "--all", "--rev", "HEAD~3")[0] == 0
+    code, _out, err = run_cli(origin, "stale", "--all", "--rev", "nosuch")
+    assert code == 1 and "shallow" not in err and "git log --oneline" in err
