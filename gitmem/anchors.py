@@ -1254,7 +1254,10 @@ class Resolver:
         at = self._head if rev is WORKTREE else rev
         if at is None:
             return None
-        home, name = self._home(a, base)
+        try:
+            home, name = self._home(a, base)
+        except MissingObject:  # a partial clone lacks the recorded code: where it is stays the anchor's commit
+            home, name = base, a.symbol
         fork = self._fork(at, home)
         if fork is None:
             return None
