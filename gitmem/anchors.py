@@ -689,12 +689,12 @@ class Resolver:
         then_to = then.path if then is not None else None
         note = ""
         if now is not None and now.path is not None:
-            note = (f"{where} now leads to {now.path}, was {then_to}" if then_to and then_to != now.path
+            note = (f"{where} leads to {now.path}; to {then_to} when anchored" if then_to and then_to != now.path
                     else f"{where} leads to {now.path}")
         elif now is not None and now.outside is not None:
             note = f"{where} {now.why()}: judged by the link only"
         elif now is not None:
-            note = f"{then_to}, where {where} leads, is gone" if then_to else f"{where} {now.why()}"
+            note = f"{where} {now.why()}"
         elif then_to and where == a.path:
             note = f"{a.path} was a link to {then_to}" + (", now a file" if st.status != Status.DELETED else "")
         if note:
