@@ -809,11 +809,15 @@ class Resolver:
         lacking: MissingObject | None = None
         try:
             table_base = (self.table(base, a.path or "") or {}) if base else {}
-            if (base and not self.content_here(base, a.path or "")) \
-                    or (path_now and not self.content_here(rev, path_now)):
-                judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
-                if judged is not None:
-                    return judged
+            now_missing = bool(path_now) and not self.content_here(rev, path_now or "")
+            if (base and not self.content_here(base, a.path or "")) or now_missing:
+                # git-lfs's content not here. Only the anchor's commit lacking it (a clone has HEAD's LFS
+                # objects, not the history's), the symbol holding its recorded code at ``rev`` is fresh as usual;
+                # else judged by the file's content id
+                if now_missing or not self._holds_recorded(a, rev, path_now or ""):
+                    judged = self._lfs_status(a, base, rev, path_now, move_commit)
+                    if judged is not None:
+                        return judged
             name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
             old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
         except MissingObject as e:  # a partial clone without the anchor's code: its fingerprint still decides
@@ -887,6 +891,12 @@ class Resolver:
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
+
+    def _holds_recorded(self, a: Anchor, rev: str | None, path: str) -> bool:
+        """Whether ``path`` at ``rev`` has ``a``'s symbol with the fingerprint ``a`` recorded."""
+        table = self.table(rev, path) or {}
+        name = lookup(table, a.symbol or "", fingerprint=a.fingerprint)
+        return name is not None and table[name].fingerprint == a.fingerprint
 
     def _lfs_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                     move_commit: str | None) -> AnchorStatus | None:
