@@ -657,9 +657,12 @@ class Resolver:
                     st = self._file_status(anchor, base, rev, path_now, move_commit)
                 else:
                     st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
-                if st.status != Status.FRESH and base is not None and (rev is not WORKTREE or self._head is not None):
-                    # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not
-                    # yet written then); fresh needs no such question (the same code at the same place)
+                if st.status != Status.FRESH and not st.commit and base is not None \
+                        and (rev is not WORKTREE or self._head is not None):
+                    # not found as recorded at rev, and no commit of base..rev changed it: rev may be older than
+                    # the anchor (the code elsewhere, or not yet written then). Fresh needs no such question (the
+                    # same code at the same place), nor a change a commit of base..rev made (rev descends from
+                    # base: the commit hooks' case, which so pays no git merge-base)
                     st = self._past_status(anchor, base, rev, st) or st
             return self._through_links(st, base, rev)
         except MissingObject as e:
