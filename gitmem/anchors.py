@@ -659,17 +659,14 @@ class Resolver:
                     st = self._file_status(anchor, base, rev, path_now, move_commit)
                 else:
                     st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
-                if st.status != Status.FRESH and base is not None and (rev is not WORKTREE or self._head is not None):
-                    # not found as recorded at rev: rev may be older than the anchor (the code elsewhere, or not
-                    # yet written then); fresh needs no such question (the same code at the same place)
-                    try:
-                        st = self._past_status(anchor, base, rev, st) or st
-                    except MissingObject:
-                        # a partial clone lacks the anchor's code: when rev descends from the anchor's commit the
-                        # question of the past does not arise and the verdict found from the code there stands
-                        at = self._head if rev is WORKTREE else rev
-                        if at is None or self._fork(at, base) is not None:
-                            raise
+                if st.status != Status.FRESH and (not st.commit or not self.repo.parents(st.commit)) \
+                        and base is not None and (rev is not WORKTREE or self._head is not None):
+                    # not found as recorded at rev, and no commit of base..rev changed it: rev may be older than
+                    # the anchor (the code elsewhere, or not yet written then). Fresh needs no such question (the
+                    # same code at the same place), nor a change a commit of base..rev made (rev descends from
+                    # base: the commit hooks' case, which so pays no git merge-base); a root commit named (another
+                    # history altogether, whose root "adds" every file) does not descend from base: asked too
+                    st = self._past_status(anchor, base, rev, st) or st
             return self._through_links(st, base, rev)
         except MissingObject as e:
             return AnchorStatus(anchor, Status.UNCHECKED,
@@ -698,12 +695,12 @@ class Resolver:
         then_to = then.path if then is not None else None
         note = ""
         if now is not None and now.path is not None:
-            note = (f"{where} now leads to {now.path}, was {then_to}" if then_to and then_to != now.path
+            note = (f"{where} leads to {now.path}; to {then_to} when anchored" if then_to and then_to != now.path
                     else f"{where} leads to {now.path}")
         elif now is not None and now.outside is not None:
             note = f"{where} {now.why()}: judged by the link only"
         elif now is not None:
-            note = f"{then_to}, where {where} leads, is gone" if then_to else f"{where} {now.why()}"
+            note = f"{where} {now.why()}"
         elif then_to and where == a.path:
             note = f"{a.path} was a link to {then_to}" + (", now a file" if st.status != Status.DELETED else "")
         if note:
@@ -819,11 +816,15 @@ class Resolver:
         lacking: MissingObject | None = None
         try:
             table_base = (self.table(base, a.path or "") or {}) if base else {}
-            if (base and not self.content_here(base, a.path or "")) \
-                    or (path_now and not self.content_here(rev, path_now)):
-                judged = self._lfs_status(a, base, rev, path_now, move_commit)  # git-lfs's content not here
-                if judged is not None:
-                    return judged
+            now_missing = bool(path_now) and not self.content_here(rev, path_now or "")
+            if (base and not self.content_here(base, a.path or "")) or now_missing:
+                # git-lfs's content not here. Only the anchor's commit lacking it (a clone has HEAD's LFS
+                # objects, not the history's), the symbol holding its recorded code at ``rev`` is fresh as usual;
+                # else judged by the file's content id
+                if now_missing or not self._holds_recorded(a, rev, path_now or ""):
+                    judged = self._lfs_status(a, base, rev, path_now, move_commit)
+                    if judged is not None:
+                        return judged
             name_then = lookup(table_base, a.symbol or "", fingerprint=a.fingerprint)
             old_sym = self._recorded_symbol(a, table_base.get(name_then) if name_then else None, base, rev)
         except MissingObject as e:  # a partial clone without the anchor's code: its fingerprint still decides
@@ -897,6 +898,12 @@ class Resolver:
         return AnchorStatus(a, Status.DELETED, path_now=None, commit=commit,
                             changes=[Change.DELETION], old_span=a.span,
                             reason=self._why(what, commit, rev))
+
+    def _holds_recorded(self, a: Anchor, rev: str | None, path: str) -> bool:
+        """Whether ``path`` at ``rev`` has ``a``'s symbol with the fingerprint ``a`` recorded."""
+        table = self.table(rev, path) or {}
+        name = lookup(table, a.symbol or "", fingerprint=a.fingerprint)
+        return name is not None and table[name].fingerprint == a.fingerprint
 
     def _lfs_status(self, a: Anchor, base: str | None, rev: str | None, path_now: str | None,
                     move_commit: str | None) -> AnchorStatus | None:
@@ -1267,7 +1274,10 @@ class Resolver:
         if at is None:
             return None
         label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
-        home, name = self._home(a, base)
+        try:
+            home, name = self._home(a, base)
+        except MissingObject:  # a partial clone lacks the recorded code: where it is stays the anchor's commit
+            home, name = base, a.symbol
         fork = self._fork(at, home)
         if fork is None:
             if (forward.status == Status.DELETED and forward.path_now is None and (at, home) in self._unrelated

@@ -297,3 +297,28 @@ def test_an_lfs_code_file_moved_and_changed(tmp_path: Path) -> None:
         for rev in ((), ("--rev", "HEAD")):
             got = json.loads(gitmem(where, "stale", *rev, "--json").stdout)
             assert [(m["id"], m["anchors"][0]["commit"]) for m in got] == [(mid, sha)], (where, rev)
+
+
+@pytest.mark.skipif(shutil.which("git-lfs") is None, reason="git-lfs is not installed")
+def test_a_symbol_in_an_lfs_file_in_a_clone_with_only_heads_content(tmp_path: Path) -> None:
+    """A clone gets the LFS content of the commit it checks out, not of the history: a symbol anchored at an
+    older commit whose code is unchanged at HEAD is fresh there (found by a new user: it was stale, 'LFS file
+    content changed'); one whose code changed is stale."""
+    repo = _lfs_repo(tmp_path, real=True)
+    rate = _remember(repo, "the rate limit", "data/deep/config.json::limits.rate")
+    owner = _remember(repo, "who owns the config", "data/deep/config.json::owner")
+    commit(repo, "gitmem")
+    commit(repo, "new owner", {"data/deep/config.json": CONFIG_V2})  # owner changed, limits.rate not
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", repo.as_uri(), str(clone))
+    git(clone, "lfs", "install", "--local")
+    git(clone, "lfs", "pull")  # HEAD's objects only, as a clone with git-lfs set up gets them
+    assert (clone / "data/deep/config.json").read_text() == CONFIG_V2  # the content, through git-lfs
+    assert not (clone / ".git/lfs/objects" / lfs.parse_pointer(
+        git(clone, "show", "HEAD~1:data/deep/config.json").encode()).oid[:2]).exists()  # not the older one
+    for where in ((), ("--rev", "HEAD")):
+        got = _statuses(clone, *where)
+        assert "data/deep/config.json::limits.rate" not in got, (where, got)
+        assert got.get("data/deep/config.json::owner") == "stale", (where, got)
+    listed = {m["id"] for m in json.loads(gitmem(clone, "stale", "--json").stdout)}
+    assert rate not in listed and owner in listed

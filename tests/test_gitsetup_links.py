@@ -233,7 +233,7 @@ def test_link_to_a_folder(repo: Path, run_cli) -> None:
     sha, _ = _commit(repo, "the new target changed", {"src/lib2/x.py": LIB.replace("return a", "return 2 * a")})
     assert _listed(run_cli, repo, mid) == "stale"
     st = _status(run_cli, repo, mid)
-    assert st["commit"] == sha and "lib/x.py now leads to src/lib2/x.py, was src/lib/x.py" in st["reason"]
+    assert st["commit"] == sha and "lib/x.py leads to src/lib2/x.py; to src/lib/x.py when anchored" in st["reason"]
 
 
 def test_chain_of_links_and_an_intermediate_retarget(repo: Path, run_cli) -> None:
@@ -257,7 +257,7 @@ def test_chain_of_links_and_an_intermediate_retarget(repo: Path, run_cli) -> Non
     assert _listed(run_cli, repo, mid) == "stale"
     st = _status(run_cli, repo, mid)
     assert st["commit"] == sha and st["links"] == ["docs/agents.md", "CLAUDE.md"] and st["target"] == "OTHER.md"
-    assert "docs/agents.md now leads to OTHER.md, was AGENTS.md" in st["reason"]
+    assert "docs/agents.md leads to OTHER.md; to AGENTS.md when anchored" in st["reason"]
 
 
 def test_retargeted_link_then_the_new_target_changes(repo: Path, run_cli) -> None:
@@ -299,7 +299,7 @@ def test_target_deleted(repo: Path, run_cli) -> None:
     assert _listed(run_cli, repo, mid) == "deleted"
     st = _status(run_cli, repo, mid)
     assert st["status"] == "deleted" and st["commit"] == sha
-    assert "AGENTS.md, where CLAUDE.md leads, is gone" in st["reason"]
+    assert "CLAUDE.md leads to AGENTS.md, which does not exist" in st["reason"]
 
 
 # -- links that lead nowhere in the repository -----------------------------------------------------------------

@@ -373,7 +373,8 @@ def test_a_release_branch_that_parted_before_the_anchor(tmp_path: Path, run_cli,
     assert f"moved to src/netrc.py::get_netrc_auth in {moved[:12]}" in a["reason"]
     a = _at(run_json, repo, "fixed", mid)
     assert a["status"] == "stale" and a["commit"] == fixed and a["path_now"] == "src/auth.py", a
-    assert a["reason"] == f"body changed in {fixed[:12]}"
+    # (the forward walk names it: a commit of the anchor's commit..R changed it, so R's line needs no more git)
+    assert a["reason"].startswith("body changed") and a["reason"].endswith(f"in {fixed[:12]}"), a
     assert fork  # (the lines part at the gitmem commit)
 
 

@@ -45,7 +45,7 @@ _NOT_FORWARDED_ARGS = frozenset({"-h", "--help", "--version", "--personal"})
 
 #: Commands run here, not in the warm process, in a partial clone: they fetch an object the clone lacks (bounded,
 #: ``git.FETCH_SECONDS``), which the warm process never does (its answers are due in seconds).
-FETCHING_COMMANDS = frozenset({"stale", "show"})
+FETCHING_COMMANDS = frozenset({"stale", "show", "log"})
 
 
 def _partial_clone(lay: layout.Layout) -> bool:

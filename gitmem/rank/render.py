@@ -511,13 +511,13 @@ def index_line_floor(item: Item) -> int:
     … `` [`` … ``] `` … `` · `` … `` · `` … `` > `` … newline, 16 characters), the id (ids are ASCII letters,
     digits, ``_`` and ``-``: ``memfile.valid_id``, so ``inline`` keeps them whole), the type, one character for
     the age (with its `` · ``, left out when the age is not known: ``_age_part``); and the first anchor, the
-    status and the title each at its length when it is printable ASCII (then
-    ``inline`` only strips it; else 1, 0 and 0), the title no longer than ``WITHHELD`` (which replaces a flagged
-    one)."""
+    status and the title each at its length when it is printable ASCII (then ``inline`` only strips it; else 0:
+    one of control characters alone is shown as nothing), the title no longer than ``WITHHELD`` (which replaces
+    a flagged one)."""
     main = item.anchors[0] if item.anchors else "-"
     title = item.title
     no_age = 0 if item.updated and epoch(item.updated) is not None else 4  # "? · " left out: ``_age_part``
-    return (17 - no_age + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 1)
+    return (17 - no_age + len(item.id) + len(item.type) + (len(main.strip()) if _plain(main) else 0)
             + (len(item.status.strip()) if _plain(item.status) else 0)
             + (min(len(title.strip()), _WITHHELD_CHARS + len(item.id)) if _plain(title) else 0))
 
