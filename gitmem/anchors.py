@@ -332,6 +332,8 @@ class Resolver:
         self._history_missing = False
         self._boundary: str | None = None  # the shallow boundary a walk for the changing commit stopped at
         self._older: dict[tuple[str, str], str | None] = {}
+        #: (rev, anchor's commit) pairs whose histories do not meet in this clone (``_fork``)
+        self._unrelated: set[tuple[str, str]] = set()
         self._ancestors: dict[str, frozenset[str]] = {}
         self._is_shallow: bool | None = None
         #: an object a partial clone lacks, met while naming the commit of a verdict (the verdict stands)
@@ -657,12 +659,13 @@ class Resolver:
                     st = self._file_status(anchor, base, rev, path_now, move_commit)
                 else:
                     st = self._symbol_status(anchor, base, rev, path_now, move_commit, _depth)
-                if st.status != Status.FRESH and not st.commit and base is not None \
-                        and (rev is not WORKTREE or self._head is not None):
+                if st.status != Status.FRESH and (not st.commit or not self.repo.parents(st.commit)) \
+                        and base is not None and (rev is not WORKTREE or self._head is not None):
                     # not found as recorded at rev, and no commit of base..rev changed it: rev may be older than
                     # the anchor (the code elsewhere, or not yet written then). Fresh needs no such question (the
                     # same code at the same place), nor a change a commit of base..rev made (rev descends from
-                    # base: the commit hooks' case, which so pays no git merge-base)
+                    # base: the commit hooks' case, which so pays no git merge-base); a root commit named (another
+                    # history altogether, whose root "adds" every file) does not descend from base: asked too
                     st = self._past_status(anchor, base, rev, st) or st
             return self._through_links(st, base, rev)
         except MissingObject as e:
@@ -742,9 +745,10 @@ class Resolver:
         """Where ``path`` (at ``base``) is at ``rev``: (path or None, commit that renamed it)."""
         if self.source(rev, path) is not None:
             return path, None
-        if base is None:
+        if base is None and not self._history_missing:
             return None, None
-        for ch in self.changes(base, rev):
+        # the anchor's commit missing (a shallow clone): renames in the history this clone has are still followed
+        for ch in self.changes(base, rev) if base is not None else ():
             if ch.old_path == path and ch.status == "R" and ch.new_path:
                 new = ch.new_path
 
@@ -1177,6 +1181,8 @@ class Resolver:
                     self._older[key] = None
                     return None
             met = self.repo.merge_base(rev, home)
+            if met is None:
+                self._unrelated.add(key)
             self._older[key] = None if met is None or met == home else met
         return self._older[key]
 
@@ -1267,12 +1273,24 @@ class Resolver:
         at = self._head if rev is WORKTREE else rev
         if at is None:
             return None
+        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
         try:
             home, name = self._home(a, base)
         except MissingObject:  # a partial clone lacks the recorded code: where it is stays the anchor's commit
             home, name = base, a.symbol
         fork = self._fork(at, home)
         if fork is None:
+            if (forward.status == Status.DELETED and forward.path_now is None and (at, home) in self._unrelated
+                    and not self._shallow()):
+                # another history altogether (an orphan branch): the code was never written there, nothing deleted
+                return AnchorStatus(a, Status.UNWRITTEN, old_span=a.span,
+                                    reason=f"not written at {label}: its history does not meet the anchor's "
+                                           f"commit {home[:12]}")
+            named = f" in {forward.commit[:12]}" if forward.commit else ""
+            if named and forward.reason.endswith(named) and (at, home) in self._unrelated and not self._shallow():
+                # another history's commit (its root "adds" every file) did not change the memory's code
+                return replace(forward, commit=None, reason=forward.reason[:-len(named)]
+                               + f" ({label}'s history does not meet the anchor's commit {home[:12]})")
             return None
         then = self._back(a, home, name, fork)
         if then is None:
@@ -1282,7 +1300,6 @@ class Resolver:
             was_path, _, was_name = a.was.partition("::")
             if self._code(fork, was_path, was_name or None, fp) is not None:
                 then = _Then(was_path, was_name or None, then.moves, None, then.changed, [])
-        label = at[:12] if rev is not WORKTREE else f"HEAD {at[:12]}"
         judged = self._judge(a, then, fork, home, name, label)
         if judged is None or fork == rev:
             return judged
@@ -1464,7 +1481,25 @@ class Resolver:
             return None
         if culprit is not None and base is None and not self._from_root:
             return None  # shallow clone: the change may predate the history we have
+        if (culprit is not None and base is not None and base not in self.repo.parents(culprit)
+                and any(len(self.repo.parents(c)) > 1 for c in commits)):  # a merge changed the path itself
+            return self._on_the_anchors_line(base, rev, commits, culprit)
         return culprit
+
+    def _on_the_anchors_line(self, base: str, rev: str | None, commits: list[str], culprit: str) -> str:
+        """``culprit`` (the oldest of ``commits`` that does not hold the anchor's code) when it descends from
+        ``base``; else the oldest of ``commits`` that does (a merge that rewrote the code: the other line's commit
+        never had the anchor's code), or ``culprit`` when none does (a change merged cleanly from the other line
+        is its commit's). One or two git calls, only when the culprit is not a child of ``base`` and a merge of
+        ``commits`` changed the path itself."""
+        end = self._head if rev is WORKTREE else rev
+        try:
+            if end is None or self.repo.is_ancestor(base, culprit):
+                return culprit
+            line = set(self.repo.ancestry_path(base, end))
+        except GitError:
+            return culprit
+        return next((c for c in commits if c in line), culprit)
 
     def _shallow(self) -> bool:
         """Whether this is a shallow clone (one git call, asked only once a walk reached a missing parent)."""

@@ -796,6 +796,14 @@ class Repo:
         """
         sha = self._commit_of(rev) if rev else None
         if sha is None:
+            try:
+                shallow = bool(rev) and self.is_shallow()
+            except GitError:
+                shallow = False
+            if shallow:  # a commit before the boundary, or a tag not fetched, is not here: say how to get it
+                raise GitError(f"unknown revision: {rev} (a shallow clone: history before its boundary is not here)",
+                               "git fetch --deepen=N (N more commits), git fetch --unshallow, or git fetch origin "
+                               "tag NAME for a tag; then ask again")
             raise GitError(f"unknown revision: {rev}",
                            "give a commit, branch or tag that exists (git log --oneline)")
         return sha
@@ -896,6 +904,15 @@ class Repo:
                 return False
             raise
         return True
+
+    def ancestry_path(self, old: str, new: str) -> list[str]:
+        """The commits of ``old..new`` that descend from ``old`` (``git rev-list --ancestry-path``), newest first;
+        [] when ``old`` is not an ancestor of ``new``.
+
+        Raises:
+            GitError: a name git does not know.
+        """
+        return self._run("rev-list", "--ancestry-path", f"{old}..{new}").split()
 
     def root_commits(self, rev: str) -> list[str]:
         """The root commits (no parent) reachable from ``rev``, sorted: ``git rev-list --max-parents=0``. A

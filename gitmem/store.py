@@ -37,6 +37,14 @@ def new_id() -> str:
     return str(ULID())
 
 
+def sparse_leaves_out(repo: Repo) -> bool:
+    """Whether a sparse checkout leaves out the ``.gitmem/`` HEAD has (its index entries skip the work tree): two
+    git calls, so asked only when ``.gitmem/`` is not on disk."""
+    prefix = GITMEM_DIR + "/"
+    return repo.has_commits() and repo.has_path("HEAD", GITMEM_DIR) and any(
+        p.startswith(prefix) for p in repo.skip_worktree)
+
+
 @dataclass
 class LoadResult:
     """Every memory that loaded, and one error per file that did not.
@@ -68,7 +76,8 @@ class Store:
         self.layout = layout_mod.of(repo.root)
         self.dir = self.layout.gitmem_dir
         # a checkout of a commit from before gitmem was committed has no .gitmem/, but the clone's memories remain
-        if require and not self.dir.is_dir() and not self.layout.clone_dir.is_dir():
+        # a sparse cone leaving out the committed .gitmem/ is said even in an initialised clone, never "no memories"
+        if require and not self.dir.is_dir() and (not self.layout.clone_dir.is_dir() or sparse_leaves_out(repo)):
             sparse = repo.has_commits() and repo.has_path("HEAD", GITMEM_DIR)
             raise NotInitialized(f"no {GITMEM_DIR}/ in {repo.root}",
                                  f"the sparse checkout leaves it out: git sparse-checkout add {GITMEM_DIR}"

@@ -31,11 +31,18 @@ def init(cwd: str | Path, *, hooks: bool = True) -> InitResult:
 
     Raises:
         NotARepository: ``cwd`` is not inside a git work tree.
+        GitmemError: a sparse checkout leaves out the ``.gitmem/`` HEAD has (a new one would hide the team's
+            memories); nothing is written.
     """
-    from ..store import Store
+    from ..errors import GitmemError
+    from ..store import Store, sparse_leaves_out
     from .share import UNIGNORE_HINT, ignored_reason
 
     repo = Repo(cwd)
+    if not (repo.root / ".gitmem").is_dir() and sparse_leaves_out(repo):
+        raise GitmemError(f"the sparse checkout leaves out .gitmem/ (committed at HEAD) in {repo.root}: a new "
+                          "one would hide the team's memories",
+                          "git sparse-checkout add .gitmem, then gitmem init")
     created = init_layout(repo)
     created += [c for c in install_driver(repo.root) if c.startswith(".gitmem/")]
     res = InitResult(root=repo.root, created=created, hooks=git_hooks.install(repo) if hooks else None)
