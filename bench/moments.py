@@ -79,10 +79,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # the checkout's root: `bench.*` (never bench/ itself: bench/mcp.py is not mcp)
 
-from retrieval import (  # noqa: E402 - bench/retrieval.py: history, memories, relevance, metrics
+from bench.retrieval import (  # noqa: E402 - bench/retrieval.py: history, memories, relevance, metrics
     Commit,
     _git,
     commit_memory,
@@ -93,7 +92,6 @@ from retrieval import (  # noqa: E402 - bench/retrieval.py: history, memories, r
     read_history,
     recall_at,
 )
-
 from gitmem.anchors import Resolver  # noqa: E402
 from gitmem.errors import GitError  # noqa: E402
 from gitmem.git import Repo  # noqa: E402
