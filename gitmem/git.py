@@ -770,6 +770,11 @@ class Repo:
                     return "link", os.fsdecode(os.readlink(self.root / path))
             except OSError:
                 return "missing", ""
+            if stat.S_ISREG(st.st_mode) and path in self._plain_links:  # core.symlinks=false: the link's text
+                try:
+                    return "link", (self.root / path).read_bytes().decode("utf-8", "surrogateescape")
+                except OSError:
+                    return "missing", ""
             return ("tree", "") if stat.S_ISDIR(st.st_mode) else ("file", "") if stat.S_ISREG(st.st_mode) \
                 else ("missing", "")
         sha = self._commit_sha(rev)
@@ -787,6 +792,20 @@ class Repo:
                 same = led is not None and led[1] == "blob" and led[0] == got[0]
                 self._entries[key] = ("file", "") if same else ("link", got[2].decode("utf-8", "surrogateescape"))
         return self._entries[key]
+
+    @cached_property
+    def _plain_links(self) -> frozenset[str]:
+        """Index entries that are symbolic links (mode 120000) checked out as plain files holding the link's text:
+        a clone with ``core.symlinks=false`` (git's default on Windows, and where the file system has no links).
+        Empty, without listing the index, where links are checked out as links. Asked only on a path that may be
+        a link (``Repo.follow`` on the work tree), once per ``Repo``."""
+        try:
+            if self._run("config", "--bool", "--default", "true", "--get", "core.symlinks").strip() != "false":
+                return frozenset()
+            out = self._run_bytes("ls-files", "-z", "-s")
+        except GitError:
+            return frozenset()
+        return frozenset(e.split("\t", 1)[1] for e in _zsplit(out) if e.startswith("120000 ") and "\t" in e)
 
     @cached_property
     def skip_worktree(self) -> frozenset[str]:

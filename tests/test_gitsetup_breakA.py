@@ -1,0 +1,47 @@
+"""Issue 24's setups tried as a demanding user would (breaker A): symbolic links, LFS files and the merge driver
+on cases their own tests do not cover. Real git repositories, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from testing.gitmem_cli import gitmem, ok
+from testing.repos import commit, git, make_repo
+
+TS = 'export function greet(name: string): string {\n  return "hi " + name;\n}\n'
+
+
+def _stale(cwd: Path, *args: str) -> dict[str, str]:
+    """anchor text -> status of ``gitmem stale --json`` (anchors not listed are fresh)."""
+    p = gitmem(cwd, "stale", *args, "--json")
+    assert p.returncode in (0, 1), p.stderr
+    return {a["anchor"]: a["status"] for m in json.loads(p.stdout) for a in m["anchors"]}
+
+
+def test_links_checked_out_as_plain_files_core_symlinks_false(tmp_path: Path) -> None:
+    """``core.symlinks=false`` (Windows' default) checks a link out as a file holding its text; git's index still
+    says 120000 and ``git status`` is clean: gitmem follows it as git does, never "deleted (uncommitted)"."""
+    repo = make_repo(tmp_path / "r")
+    (repo / "src" / "ts").mkdir(parents=True)
+    (repo / "src" / "ts" / "util.ts").write_text(TS)
+    (repo / "linked").symlink_to("src")
+    (repo / "AGENTS.md").write_text("# Agents\n\n## Rules\n\nTests first.\n")
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")
+    commit(repo, "init")
+    ok(repo, "init")
+    ok(repo, "remember", "greet says hi", "--anchor", "linked/ts/util.ts::greet")
+    ok(repo, "remember", "the rules", "--anchor", "CLAUDE.md::Rules")
+    commit(repo, "memories")
+    clone = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", "-c", "core.symlinks=false", repo.as_uri(), str(clone))
+    assert (clone / "CLAUDE.md").read_text() == "AGENTS.md" and not (clone / "CLAUDE.md").is_symlink()
+    assert git(clone, "status", "--porcelain").strip() == ""
+    ok(clone, "hooks", "install")
+    assert _stale(clone) == {}
+    assert _stale(clone, "--rev", "HEAD") == {}
+    p = gitmem(clone, "remember", "greet again", "--anchor", "linked/ts/util.ts::greet")
+    assert p.returncode == 0, p.stderr
+    assert "leads to src/ts/util.ts" in p.stderr
+    commit(clone, "rules changed", {"AGENTS.md": "# Agents\n\n## Rules\n\nLinter first.\n"})
+    assert _stale(clone) == {"CLAUDE.md::Rules": "stale"}
