@@ -45,3 +45,20 @@ def test_links_checked_out_as_plain_files_core_symlinks_false(tmp_path: Path) ->
     assert "leads to src/ts/util.ts" in p.stderr
     commit(clone, "rules changed", {"AGENTS.md": "# Agents\n\n## Rules\n\nLinter first.\n"})
     assert _stale(clone) == {"CLAUDE.md::Rules": "stale"}
+
+
+def test_a_plain_file_that_only_looks_like_an_lfs_pointer_is_judged_by_its_bytes(tmp_path: Path) -> None:
+    """A test fixture holding pointer text, not tracked by git-lfs: its ``size`` line changed is a change (the
+    content id it names is the same, so judging it as an LFS file would call it fresh)."""
+    repo = make_repo(tmp_path / "r")
+    oid = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize 1\n"
+    commit(repo, "fixture", {"fixtures/pointer.txt": pointer, "app.py": "def f():\n    return 1\n"})
+    ok(repo, "init")
+    ok(repo, "remember", "the fixture is a one-byte pointer", "--anchor", "fixtures/pointer.txt")
+    commit(repo, "memory")
+    assert _stale(repo) == {} and _stale(repo, "--rev", "HEAD") == {}
+    commit(repo, "fixture grows", {"fixtures/pointer.txt": pointer.replace("size 1", "size 2")})
+    assert _stale(repo) == {"fixtures/pointer.txt": "stale"}
+    assert _stale(repo, "--rev", "HEAD") == {"fixtures/pointer.txt": "stale"}
+    assert _stale(repo, "--rev", "HEAD~1") == {}
