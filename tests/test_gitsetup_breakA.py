@@ -62,3 +62,38 @@ def test_a_plain_file_that_only_looks_like_an_lfs_pointer_is_judged_by_its_bytes
     assert _stale(repo) == {"fixtures/pointer.txt": "stale"}
     assert _stale(repo, "--rev", "HEAD") == {"fixtures/pointer.txt": "stale"}
     assert _stale(repo, "--rev", "HEAD~1") == {}
+
+
+def _merge(repo: Path, branch: str) -> tuple[int, str]:
+    """``git merge --no-edit BRANCH``: (exit code, stdout + stderr)."""
+    import subprocess
+
+    p = subprocess.run(["git", "merge", "--no-edit", branch], cwd=repo, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_a_memory_added_on_both_sides_is_merged_without_a_base(tmp_path: Path) -> None:
+    """The commit that wrote a memory cherry-picked onto two branches, then each side rewrites its text: the merge
+    base has no such file, so git runs the driver with an empty base (add/add). Two different texts are a
+    conflict, as with a base; fields only one side has are kept, never one side taken as the other's base."""
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "code", {"a.py": "def f(x):\n    return x + 1\n"})
+    ok(repo, "init")
+    commit(repo, "gitmem")
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "checkout", "-qb", "feature")
+    mid = ok(repo, "remember", "f adds one", "--anchor", "a.py::f").strip()
+    commit(repo, "memory")
+    git(repo, "checkout", "-q", main)
+    git(repo, "cherry-pick", "feature")  # the same memory file, added on main too
+    path = repo / ".gitmem" / "memories" / f"{mid}.md"
+    text = path.read_text()
+    path.write_text(text + "\nIt adds one to its argument (main).\n")
+    commit(repo, "main's text")
+    git(repo, "checkout", "-q", "feature")
+    path.write_text(text + "\nIt adds one, never zero (feature).\n")
+    commit(repo, "feature's text")
+    code, out = _merge(repo, main)
+    assert code != 0, out  # both rewrote the text: a conflict, not theirs taken over ours
+    merged = path.read_text()
+    assert "(main)" in merged and "(feature)" in merged and "<<<<<<<" in merged, merged
