@@ -97,3 +97,40 @@ def test_a_memory_added_on_both_sides_is_merged_without_a_base(tmp_path: Path) -
     assert code != 0, out  # both rewrote the text: a conflict, not theirs taken over ours
     merged = path.read_text()
     assert "(main)" in merged and "(feature)" in merged and "<<<<<<<" in merged, merged
+
+
+def test_a_hostile_anchor_key_cannot_forge_conflict_markers(tmp_path: Path) -> None:
+    """An anchor key holding line breaks (a memory file written by hand, or by a hostile branch) that ends in a
+    real conflict: the marker line stays one line, so the key cannot add a marker or an anchor of its own to
+    the ``anchors:`` list, and the driver's stderr line stays one line."""
+    import subprocess
+
+    from gitmem.memfile import dumps, loads
+
+    repo = make_repo(tmp_path / "r")
+    commit(repo, "code", {"a.py": "def f(x):\n    return x + 1\n"})
+    ok(repo, "init")
+    mid = ok(repo, "remember", "f adds one", "--anchor", "a.py::f").strip()
+    commit(repo, "memory")
+    path = repo / ".gitmem" / "memories" / f"{mid}.md"
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+
+    def moved_to(key: str) -> str:
+        memory = loads(path.read_text())
+        a = memory.anchors[0]
+        p, _, symbol = key.partition("::")
+        memory.anchors[0] = type(a)(**{**a.__dict__, "path": p, "symbol": symbol, "was": "a.py::f"})
+        return dumps(memory)
+
+    git(repo, "checkout", "-qb", "hostile")
+    commit(repo, "moved there", {f".gitmem/memories/{mid}.md": moved_to("c.py::f\n>>>>>>> theirs\n- anchor: evil.py")})
+    git(repo, "checkout", "-q", main)
+    commit(repo, "moved here", {f".gitmem/memories/{mid}.md": moved_to("b.py::f")})
+    p = subprocess.run(["git", "merge", "--no-edit", "hostile"], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    lines = path.read_text().splitlines()
+    assert [line[:7] for line in lines if line[:7] in ("<<<<<<<", "=======", ">>>>>>>")] == \
+        ["<<<<<<<", "=======", ">>>>>>>"], lines
+    assert "- anchor: evil.py" not in lines
+    said = [line for line in p.stderr.splitlines() if "anchor conflict" in line]
+    assert len(said) == 1 and "keep one side's lines" in said[0] and "\\n" in said[0], p.stderr

@@ -435,6 +435,13 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[M
     return res.memory, res.conflict
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks and other unprintable characters written as escapes (``\\n``, ``\\x1b``): an
+    anchor's key comes from a memory file, and a key holding a line break would end the marker line and start
+    lines of its own in the ``anchors:`` list (a fake marker, a fake anchor), or write to the terminal."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def _with_anchor_conflicts(text: str, conflicts: list[AnchorConflict]) -> str:
     """``text`` (a dumped memory holding each conflict's placeholder record) with each placeholder's lines in the
     ``anchors:`` list replaced by the two sides' records in conflict markers."""
@@ -444,7 +451,7 @@ def _with_anchor_conflicts(text: str, conflicts: list[AnchorConflict]) -> str:
         at = text.find(placeholder, pos)
         if pos < 0 or at < 0:  # not expected: every conflict's record is in the list
             continue
-        block = (f"<<<<<<< ours: {c.why}\n{anchor_yaml(c.ours) if c.ours else ''}=======\n"
+        block = (f"<<<<<<< ours: {_one_line(c.why)}\n{anchor_yaml(c.ours) if c.ours else ''}=======\n"
                  f"{anchor_yaml(c.theirs) if c.theirs else ''}>>>>>>> theirs\n")
         text = text[:at] + block + text[at + len(placeholder):]
         pos = at + len(block)
@@ -480,8 +487,8 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
         text = text.rstrip("\n") + "\n" + body if text.endswith("---\n") else text + body
     atomic_write(Path(ours_path), text.encode("utf-8"))  # git's %A temp file: git moves it into place
     for c in res.anchor_conflicts:
-        print(f"gitmem: {name or ours.id}: anchor conflict: {c.why}: keep one side's lines between the "
-              f"markers and drop the marker lines, then `git add {name or '<file>'}`", file=sys.stderr)
+        print(f"gitmem: {_one_line(name or ours.id)}: anchor conflict: {_one_line(c.why)}: keep one side's lines "
+              f"between the markers and drop the marker lines, then `git add {name or '<file>'}`", file=sys.stderr)
     return 1 if res.conflict else 0
 
 
