@@ -480,9 +480,9 @@ class Resolver:
         if symbol is None:
             pointer = self.lfs_pointer(rev, spec_path)
             fp = (file_fingerprint_as(f"{RAW_TAG}:", data, spec_path)  # only looks like a pointer: a test fixture
-                  if pointer is not None and not self.repo.lfs_tracked(spec_path)
+                  if pointer is not None and not self.repo.lfs_tracked(real)
                   else pointer.fingerprint if pointer is not None
-                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(spec_path)
+                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(real)
                   else file_fingerprint(data, spec_path))
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),

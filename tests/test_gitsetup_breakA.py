@@ -134,3 +134,32 @@ def test_a_hostile_anchor_key_cannot_forge_conflict_markers(tmp_path: Path) -> N
     assert "- anchor: evil.py" not in lines
     said = [line for line in p.stderr.splitlines() if "anchor conflict" in line]
     assert len(said) == 1 and "keep one side's lines" in said[0] and "\\n" in said[0], p.stderr
+
+
+def test_a_link_to_an_lfs_file_is_anchored_as_the_lfs_file(tmp_path: Path) -> None:
+    """``link.csv -> data/big.csv`` with ``data/big.csv`` in LFS: the anchor on the link records the content id
+    (``lfs1:``) as one on the target does, so it is judged alike in a pointer-only clone; a change is stale."""
+    from tests.test_gitsetup_lfs import _use_python_filter
+
+    repo = make_repo(tmp_path / "r")
+    _use_python_filter(repo, tmp_path)
+    (repo / "data").mkdir()
+    (repo / "link.csv").symlink_to("data/big.csv")
+    commit(repo, "lfs", {".gitattributes": "data/*.csv filter=lfs diff=lfs merge=lfs -text\n",
+                         "data/big.csv": "a,b\n1,2\n"})
+    assert git(repo, "show", "HEAD:data/big.csv").startswith("version https://git-lfs")
+    ok(repo, "init")
+    ok(repo, "remember", "the target", "--anchor", "data/big.csv")
+    ok(repo, "remember", "through the link", "--anchor", "link.csv")
+    fps = {line.strip() for f in (repo / ".gitmem" / "memories").glob("*.md")
+           for line in f.read_text().splitlines() if "fingerprint:" in line}
+    assert len(fps) == 1 and next(iter(fps)).startswith("fingerprint: lfs1:"), fps
+    commit(repo, "memories")
+    clone = tmp_path / "pointers"
+    git(tmp_path, "clone", "-q", repo.as_uri(), str(clone))
+    for where in (repo, clone):
+        assert _stale(where) == {} and _stale(where, "--rev", "HEAD") == {}
+    commit(repo, "changed", {"data/big.csv": "a,b\n1,3\n"})
+    git(clone, "pull", "-q", "--ff-only")
+    for where in (repo, clone):
+        assert _stale(where) == {"data/big.csv": "stale", "link.csv": "stale"}
