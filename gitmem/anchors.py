@@ -369,6 +369,8 @@ class Resolver:
         such text, is judged by those bytes: a fixture that only looks like a pointer (its ``size`` line
         changed is a change, which ``_lfs_status``'s content id would miss), or an older gitmem's anchor made
         on a pointer-only checkout."""
+        if not self._stored_as_pointer(rev, path):  # (``source``'s answer: no second read of an ordinary file)
+            return None
         stored = self.repo.read(rev, self.real_path(rev, path))
         return stored if lfs.parse_pointer(stored) is not None else None
 
