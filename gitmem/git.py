@@ -290,6 +290,7 @@ class Repo:
         self._objects = _ObjectReader(self.root)
         self._linked = _ObjectReader(self.root, follow=True)  # started by the first question about a link
         self._entries: dict[tuple[str, str], tuple[str, str]] = {}
+        self._plain_links_at: tuple[tuple[int, int] | None, frozenset[str]] | None = None  # (index stamp, links)
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
         self._parents: dict[str, list[str]] = {}
 
@@ -794,18 +795,35 @@ class Repo:
         return self._entries[key]
 
     @cached_property
-    def _plain_links(self) -> frozenset[str]:
-        """Index entries that are symbolic links (mode 120000) checked out as plain files holding the link's text:
-        a clone with ``core.symlinks=false`` (git's default on Windows, and where the file system has no links).
-        Empty, without listing the index, where links are checked out as links. Asked only on a path that may be
-        a link (``Repo.follow`` on the work tree), once per ``Repo``."""
+    def _links_as_files(self) -> bool:
+        """Whether this clone checks symbolic links out as plain files holding the link's text
+        (``core.symlinks=false``: git's default on Windows, and where the file system has no links)."""
         try:
-            if self._run("config", "--bool", "--default", "true", "--get", "core.symlinks").strip() != "false":
-                return frozenset()
-            out = self._run_bytes("ls-files", "-z", "-s")
+            return self._run("config", "--bool", "--default", "true", "--get", "core.symlinks").strip() == "false"
         except GitError:
+            return False
+
+    @property
+    def _plain_links(self) -> frozenset[str]:
+        """Index entries that are symbolic links (mode 120000) where links are checked out as plain files
+        (``_links_as_files``); empty, without listing the index, elsewhere. Asked only on a path that may be a
+        link (``Repo.follow`` on the work tree); listed again when the index file changed (a warm process keeps
+        its ``Repo`` across commands)."""
+        if not self._links_as_files:
             return frozenset()
-        return frozenset(e.split("\t", 1)[1] for e in _zsplit(out) if e.startswith("120000 ") and "\t" in e)
+        try:
+            st = os.stat(self.git_dir / "index")
+            stamp = (st.st_mtime_ns, st.st_size)
+        except (OSError, GitError):
+            stamp = None
+        if stamp is None or self._plain_links_at is None or self._plain_links_at[0] != stamp:
+            try:
+                out = self._run_bytes("ls-files", "-z", "-s")
+            except GitError:
+                return frozenset()
+            found = frozenset(e.split("\t", 1)[1] for e in _zsplit(out) if e.startswith("120000 ") and "\t" in e)
+            self._plain_links_at = (stamp, found)
+        return self._plain_links_at[1]
 
     @cached_property
     def skip_worktree(self) -> frozenset[str]:
