@@ -624,6 +624,15 @@ class Resolver:
             return st
         then = self.link(base, a.path) if base is not None and a.path else None
         then_to = then.path if then is not None else None
+        if (now is not None and now.outside is not None and then_to is None and st.status != Status.UNCHECKED
+                and not (a.symbol is None and base is not None
+                         and self._file_fp(a.fingerprint, base, a.path or where) == a.fingerprint)):
+            # made where the link led inside (an absolute link, in the clone it was made in): its file is not
+            # read here, so no verdict (the link's own text is not what the anchor recorded)
+            return AnchorStatus(a, Status.UNCHECKED, path_now=where, symbol_now=a.symbol, old_span=a.span,
+                                reason=f"{where} {now.why()} in this clone: cannot be checked here (it led into "
+                                       "the repository where the anchor was made; a relative link leads to the "
+                                       "same file in every clone)")
         note = ""
         if now is not None and now.path is not None:
             note = (f"{where} now leads to {now.path}, was {then_to}" if then_to and then_to != now.path

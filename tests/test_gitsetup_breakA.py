@@ -163,3 +163,26 @@ def test_a_link_to_an_lfs_file_is_anchored_as_the_lfs_file(tmp_path: Path) -> No
     git(clone, "pull", "-q", "--ff-only")
     for where in (repo, clone):
         assert _stale(where) == {"data/big.csv": "stale", "link.csv": "stale"}
+
+
+def test_an_absolute_link_made_in_another_clone_is_unchecked_not_deleted(tmp_path: Path) -> None:
+    """``abs.py -> /path/of/the/clone/src/impl.py`` leads into the repository where it was made and outside any
+    other clone: there, anchors made through it are not judged by the link's text (no "deleted", no "stale"),
+    they are unchecked, saying why; where it was made they stay fresh."""
+    repo = make_repo(tmp_path / "r")
+    (repo / "src").mkdir()
+    (repo / "src" / "impl.py").write_text("def f(x):\n    return x + 1\n")
+    (repo / "abs.py").symlink_to(repo / "src" / "impl.py")
+    commit(repo, "abs link")
+    ok(repo, "init")
+    ok(repo, "remember", "f through the absolute link", "--anchor", "abs.py::f")
+    ok(repo, "remember", "the module through it", "--anchor", "abs.py")
+    commit(repo, "memories")
+    assert _stale(repo) == {} and _stale(repo, "--rev", "HEAD") == {}
+    clone = tmp_path / "elsewhere"
+    git(tmp_path, "clone", "-q", repo.as_uri(), str(clone))
+    for rev in ((), ("--rev", "HEAD")):
+        assert _stale(clone, *rev) == {"abs.py::f": "unchecked", "abs.py": "unchecked"}, rev
+    p = gitmem(clone, "stale", "--json")
+    reasons = {a["reason"] for m in json.loads(p.stdout) for a in m["anchors"]}
+    assert all("points outside the repository" in r and "cannot be checked" in r for r in reasons), reasons
