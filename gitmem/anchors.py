@@ -34,6 +34,7 @@ from . import layout, lfs
 from .code.languages import language_for_path, symbol_file_types
 from .code.specs import written_choices, written_symbol
 from .code.symbols import (
+    RAW_TAG,
     closest_names,
     file_fingerprint,
     file_fingerprint_as,
@@ -422,6 +423,17 @@ class Resolver:
             return lfs.parse_pointer(at_head) is not None
         return self.repo.lfs_tracked(path)
 
+    def _stored_pointer(self, rev: str | None, path: str) -> bytes | None:
+        """``path``'s bytes at ``rev`` as stored (no git-lfs content put in their place) when they are a git-lfs
+        pointer's text, else None. A file fingerprint (not ``lfs1:``) recorded over such text, compared with
+        such text, is judged by those bytes: a fixture that only looks like a pointer (its ``size`` line
+        changed is a change, which ``_lfs_status``'s content id would miss), or an older gitmem's anchor made
+        on a pointer-only checkout."""
+        if not self._stored_as_pointer(rev, path):  # (``source``'s answer: no second read of an ordinary file)
+            return None
+        stored = self.repo.read(rev, self.real_path(rev, path))
+        return stored if lfs.parse_pointer(stored) is not None else None
+
     def _file_fp(self, recorded: str | None, rev: str | None, path: str, data: bytes | None = None) -> str | None:
         """``path``'s whole-file fingerprint at ``rev`` by ``recorded``'s algorithm (``file_fingerprint_as``;
         an ``lfs1:`` one from the pointer as stored, so no LFS content is hashed where git has the pointer);
@@ -533,8 +545,10 @@ class Resolver:
                                "(`git ls-files` lists the files)"), candidates=near)
         if symbol is None:
             pointer = self.lfs_pointer(rev, spec_path)
-            fp = (pointer.fingerprint if pointer is not None
-                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(spec_path)
+            fp = (file_fingerprint_as(f"{RAW_TAG}:", data, spec_path)  # only looks like a pointer: a test fixture
+                  if pointer is not None and not self.repo.lfs_tracked(real)
+                  else pointer.fingerprint if pointer is not None
+                  else lfs.content_fingerprint(data) if rev is WORKTREE and self._lfs_in_worktree(real)
                   else file_fingerprint(data, spec_path))
             return Anchor(path=spec_path, commit=commit, kind=KIND_FILE,
                           span=(1, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1))),
@@ -693,6 +707,15 @@ class Resolver:
         except MissingObject:  # a partial clone without the anchor's blob: the verdict stands, the link is not said
             then = None
         then_to = then.path if then is not None else None
+        if (now is not None and now.outside is not None and then_to is None and st.status != Status.UNCHECKED
+                and not (a.symbol is None and base is not None
+                         and self._file_fp(a.fingerprint, base, a.path or where) == a.fingerprint)):
+            # made where the link led inside (an absolute link, in the clone it was made in): its file is not
+            # read here, so no verdict (the link's own text is not what the anchor recorded)
+            return AnchorStatus(a, Status.UNCHECKED, path_now=where, symbol_now=a.symbol, old_span=a.span,
+                                reason=f"{where} {now.why()} in this clone: cannot be checked here (it led into "
+                                       "the repository where the anchor was made; a relative link leads to the "
+                                       "same file in every clone)")
         note = ""
         if now is not None and now.path is not None:
             note = (f"{where} leads to {now.path}; to {then_to} when anchored" if then_to and then_to != now.path
@@ -789,9 +812,14 @@ class Resolver:
         span = (1, max(1, data.count(b"\n")))
         moved = path_now != a.path
         if fp != a.fingerprint and not lfs.is_fingerprint(a.fingerprint):
-            judged = self._lfs_status(a, base, rev, path_now, move_commit)  # an older gitmem's anchor, LFS now
-            if judged is not None:
-                return judged
+            now = self._stored_pointer(rev, path_now)
+            if now is not None and file_fingerprint_as(a.fingerprint, now, path_now) == a.fingerprint:
+                fp = a.fingerprint  # recorded over the pointer text as stored, unchanged
+            elif not (now is not None and base and (then := self._stored_pointer(base, a.path or path_now))
+                      and file_fingerprint_as(a.fingerprint, then, a.path or path_now) == a.fingerprint):
+                judged = self._lfs_status(a, base, rev, path_now, move_commit)  # an older gitmem's anchor, LFS now
+                if judged is not None:
+                    return judged
         if fp == a.fingerprint:
             if moved:
                 return AnchorStatus(a, Status.MOVED, path_now=path_now, commit=move_commit,

@@ -475,6 +475,7 @@ class Repo:
         self._objects = _ObjectReader(self.root, self._git_env)
         self._linked = _ObjectReader(self.root, self._git_env, follow=True)  # started by the first link question
         self._entries: dict[tuple[str, str], tuple[str, str]] = {}
+        self._plain_links_at: tuple[tuple[int, int] | None, frozenset[str]] | None = None  # (index stamp, links)
         self._blob_cache: dict[tuple[str, str], bytes | None] = {}
         self._parents: dict[str, list[str]] = {}
         self._promisor: str | None = None
@@ -1112,6 +1113,11 @@ class Repo:
                     return "link", os.fsdecode(os.readlink(self.root / path))
             except OSError:
                 return "missing", ""
+            if stat.S_ISREG(st.st_mode) and path in self._plain_links:  # core.symlinks=false: the link's text
+                try:
+                    return "link", (self.root / path).read_bytes().decode("utf-8", "surrogateescape")
+                except OSError:
+                    return "missing", ""
             return ("tree", "") if stat.S_ISDIR(st.st_mode) else ("file", "") if stat.S_ISREG(st.st_mode) \
                 else ("missing", "")
         sha = self._commit_sha(rev)
@@ -1129,6 +1135,37 @@ class Repo:
                 same = led is not None and led[1] == "blob" and led[0] == got[0]
                 self._entries[key] = ("file", "") if same else ("link", got[2].decode("utf-8", "surrogateescape"))
         return self._entries[key]
+
+    @cached_property
+    def _links_as_files(self) -> bool:
+        """Whether this clone checks symbolic links out as plain files holding the link's text
+        (``core.symlinks=false``: git's default on Windows, and where the file system has no links)."""
+        try:
+            return self._run("config", "--bool", "--default", "true", "--get", "core.symlinks").strip() == "false"
+        except GitError:
+            return False
+
+    @property
+    def _plain_links(self) -> frozenset[str]:
+        """Index entries that are symbolic links (mode 120000) where links are checked out as plain files
+        (``_links_as_files``); empty, without listing the index, elsewhere. Asked only on a path that may be a
+        link (``Repo.follow`` on the work tree); listed again when the index file changed (a warm process keeps
+        its ``Repo`` across commands)."""
+        if not self._links_as_files:
+            return frozenset()
+        try:
+            st = os.stat(self.git_dir / "index")
+            stamp = (st.st_mtime_ns, st.st_size)
+        except (OSError, GitError):
+            stamp = None
+        if stamp is None or self._plain_links_at is None or self._plain_links_at[0] != stamp:
+            try:
+                out = self._run_bytes("ls-files", "-z", "-s")
+            except GitError:
+                return frozenset()
+            found = frozenset(e.split("\t", 1)[1] for e in _zsplit(out) if e.startswith("120000 ") and "\t" in e)
+            self._plain_links_at = (stamp, found)
+        return self._plain_links_at[1]
 
     @cached_property
     def skip_worktree(self) -> frozenset[str]:

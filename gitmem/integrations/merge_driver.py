@@ -83,11 +83,10 @@ def decided_fields(base: Memory | None, ours: Memory, theirs: Memory) -> list[tu
     ``[(field, "ours" | "theirs"), ...]`` in ``_SINGLE`` order (the side with the later ``updated``; theirs only
     when strictly later). What a merge decided without a conflict, for a command to say (``gitmem personal
     pull``); [] when nothing was decided that way."""
-    base = base or ours
     later = (theirs.updated or "") > (ours.updated or "")
     out = []
     for f in _SINGLE:
-        b, o, t = getattr(base, f), getattr(ours, f), getattr(theirs, f)
+        b, o, t = getattr(base, f) if base else None, getattr(ours, f), getattr(theirs, f)
         if o != t and o != b and t != b:
             out.append((f, "theirs" if later else "ours"))
     return out
@@ -402,23 +401,27 @@ def merge_anchors(base: list[Anchor], ours: list[Anchor], theirs: list[Anchor], 
 def merge(base: Memory | None, ours: Memory, theirs: Memory,
           code: Callable[[], CodeLookup | None] | None = None) -> Merged:
     """The merged memory, with what conflicts (see the module docstring). ``base`` None: the file was added on
-    both sides (ours taken as the base). ``code``: see ``merge_anchors``."""
-    base = base or ours
+    both sides (git's add/add, e.g. the commit that wrote it cherry-picked onto both branches): nothing is taken
+    as the base, so a value the sides differ in is decided as one both changed (the later ``updated``), lists
+    and anchors are united (anchors matched by identity), and two different texts are a conflict. ``code``: see
+    ``merge_anchors``."""
     later = (theirs.updated or "") > (ours.updated or "")
     merged = Memory(id=ours.id, type=ours.type, title=ours.title)
     for f in _SINGLE:
-        setattr(merged, f, _pick(getattr(base, f), getattr(ours, f), getattr(theirs, f), later))
+        setattr(merged, f, _pick(getattr(base, f) if base else None, getattr(ours, f), getattr(theirs, f), later))
     for f in _LISTS:
-        setattr(merged, f, _union(getattr(base, f), getattr(ours, f), getattr(theirs, f)))
-    merged.anchors, conflicts = merge_anchors(base.anchors, ours.anchors, theirs.anchors, later, code)
+        setattr(merged, f, _union(getattr(base, f) if base else [], getattr(ours, f), getattr(theirs, f)))
+    merged.anchors, conflicts = merge_anchors(base.anchors if base else [], ours.anchors, theirs.anchors, later,
+                                              code)
     merged.updated = max(ours.updated or "", theirs.updated or "")
     merged.extra = {**theirs.extra, **ours.extra}
     for side in (ours, theirs):  # merging never raises a level: the lower side's provenance wins
         provenance.lowered(merged, side)
     body_conflict = False
-    if ours.body == theirs.body or theirs.body == base.body:
+    base_body = base.body if base else None
+    if ours.body == theirs.body or theirs.body == base_body:
         merged.body = ours.body
-    elif ours.body == base.body:
+    elif ours.body == base_body:
         merged.body = theirs.body
     else:
         body_conflict = True
@@ -432,6 +435,13 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[M
     return res.memory, res.conflict
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks and other unprintable characters written as escapes (``\\n``, ``\\x1b``): an
+    anchor's key comes from a memory file, and a key holding a line break would end the marker line and start
+    lines of its own in the ``anchors:`` list (a fake marker, a fake anchor), or write to the terminal."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def _with_anchor_conflicts(text: str, conflicts: list[AnchorConflict]) -> str:
     """``text`` (a dumped memory holding each conflict's placeholder record) with each placeholder's lines in the
     ``anchors:`` list replaced by the two sides' records in conflict markers."""
@@ -441,7 +451,7 @@ def _with_anchor_conflicts(text: str, conflicts: list[AnchorConflict]) -> str:
         at = text.find(placeholder, pos)
         if pos < 0 or at < 0:  # not expected: every conflict's record is in the list
             continue
-        block = (f"<<<<<<< ours: {c.why}\n{anchor_yaml(c.ours) if c.ours else ''}=======\n"
+        block = (f"<<<<<<< ours: {_one_line(c.why)}\n{anchor_yaml(c.ours) if c.ours else ''}=======\n"
                  f"{anchor_yaml(c.theirs) if c.theirs else ''}>>>>>>> theirs\n")
         text = text[:at] + block + text[at + len(placeholder):]
         pos = at + len(block)
@@ -477,8 +487,8 @@ def merge_file(base_path: str, ours_path: str, theirs_path: str, name: str = "")
         text = text.rstrip("\n") + "\n" + body if text.endswith("---\n") else text + body
     atomic_write(Path(ours_path), text.encode("utf-8"))  # git's %A temp file: git moves it into place
     for c in res.anchor_conflicts:
-        print(f"gitmem: {name or ours.id}: anchor conflict: {c.why}: keep one side's lines between the "
-              f"markers and drop the marker lines, then `git add {name or '<file>'}`", file=sys.stderr)
+        print(f"gitmem: {_one_line(name or ours.id)}: anchor conflict: {_one_line(c.why)}: keep one side's lines "
+              f"between the markers and drop the marker lines, then `git add {name or '<file>'}`", file=sys.stderr)
     return 1 if res.conflict else 0
 
 
