@@ -114,7 +114,9 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
 @click.option("--list", "as_list", is_flag=True, help="Only list them (the default when not on a terminal).")
 @json_option
 def stale(rev: str | None, show_all: bool, as_list: bool) -> None:
-    """Memories whose anchors are not fresh: stale, moved or deleted, with the reason.
+    """Memories whose anchors are not fresh: stale, moved or deleted; unchecked when gitmem could not check
+    (an object this clone lacks, another repository out of reach); unwritten at a --rev before their code
+    existed. Each with the reason.
 
     On a terminal, walks them one by one with the diff of their code and asks:
     [k]eep (re-anchor), [e]dit, [r]etire, s[u]persede (type the new text, then
