@@ -84,7 +84,7 @@ def remember(text: str, title: str | None, mtype: str, anchors: tuple[str, ...],
             e.hint = (f"{e.hint}; " if e.hint else "") + f"gitmem symbols {path} lists every name"
         raise
     _out(shapes.memory_json(m), m.id)
-    _whole_file_hints(m)
+    _whole_file_hints(m, _store().repo.root)
 
 
 #: Most bytes ``remember -`` reads from standard input: far over any memory (``[memory] max_chars``, 4,000 by
@@ -116,14 +116,19 @@ def _stdin_text() -> str:
     return data
 
 
-def _whole_file_hints(m: Memory) -> None:
+def _whole_file_hints(m: Memory, root: os.PathLike[str]) -> None:
     """One note per whole-file anchor of ``m`` on a file whose language has symbols: such an anchor goes stale on
-    any change in the file, a symbol's only when the symbol changes."""
+    any change in the file, a symbol's only when the symbol changes. None for a path whose symbolic links lead
+    outside the repository at ``root`` (judged by the link only: no symbol of it can be anchored)."""
     from ..code.languages import language_for_path
     from ..model import KIND_FILE
 
+    top = os.path.realpath(root)
     for a in m.anchors:
         if a.kind == KIND_FILE and a.local and a.path and language_for_path(a.path) is not None:
+            real = os.path.realpath(os.path.join(top, a.path))
+            if os.path.commonpath([top, real]) != top:
+                continue
             _note(f"whole-file anchor: stale on any change in {a.path}; anchor a symbol with {a.path}::NAME "
                   f"(gitmem symbols {a.path})")
 
