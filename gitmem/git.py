@@ -451,6 +451,15 @@ class Repo:
         if found is None and env_git_dir and not env_tree and where.is_dir():
             found = _env_core_worktree(where, env_git_dir)  # GIT_DIR alone, its config naming the work tree
             env_located = found is not None
+        if found is None and not env_git_dir and where.is_dir():
+            # inside a git folder itself (``cd X/repo.git``) whose ``core.worktree`` names the work tree: git uses
+            # that work tree from there, and so does gitmem (asked of git only here, where nothing was found)
+            inside = self._git_at(where, "rev-parse", "--absolute-git-dir")
+            text = inside.stdout.decode("utf-8", "surrogateescape").strip()
+            if inside.returncode == 0 and text:
+                found = _env_core_worktree(where, text)
+                if found is not None:  # so that commands and agent hooks in the work tree find its git folder
+                    layout.record_work_tree(found, Path(text))
         if found is None:
             if env_git_dir:
                 raise _env_refusal(where, env_git_dir, env_tree)

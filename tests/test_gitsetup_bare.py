@@ -252,6 +252,24 @@ def test_core_worktree_with_git_dir_elsewhere(tmp_path: Path, home: Path) -> Non
     assert mid in out
 
 
+def test_inside_a_git_folder_whose_core_worktree_names_the_work_tree(tmp_path: Path, home: Path) -> None:
+    """``cd X/repo.git`` (a git folder, not bare, ``core.worktree`` naming Y): git works on Y from there, and so
+    does gitmem (found by a new user: it said "not a git repository … git init"); Y is then recorded."""
+    meta, tree = tmp_path / "X" / "repo.git", tmp_path / "Y"
+    git(tmp_path, "init", "--quiet", "--bare", os.fspath(meta))
+    tree.mkdir()
+    git(meta, "config", "core.bare", "false")
+    git(meta, "config", "core.worktree", os.fspath(tree))
+    assert raw_git(meta, "rev-parse", "--show-toplevel").stdout.strip() == os.fspath(tree)
+    proc = gm(meta, "init")
+    assert proc.returncode == 0, proc.stderr
+    no_git_init_hint(proc)
+    assert (tree / ".gitmem").is_dir() and not (meta / ".gitmem").exists()
+    (tree / "tool.py").write_text(CODE)
+    mid = remember(tree, "parse_config returns a dict keyed by path", "tool.py::parse_config")
+    assert statuses(tree)[mid] == "fresh" and statuses(meta)[mid] == "fresh"
+
+
 def test_dot_git_file_with_core_worktree(tmp_path: Path, home: Path) -> None:
     """A ``.git`` file naming a git folder whose ``core.worktree`` names this work tree (how git lays out a
     submodule's, and ``git init --separate-git-dir``)."""
