@@ -85,11 +85,10 @@ from bench.retrieval import (  # noqa: E402 - bench/retrieval.py: history, memor
     Commit,
     _git,
     commit_memory,
-    diff_symbols,
+    diffed_history,
     eligibility,
     ndcg_at,
     progress,
-    read_history,
     recall_at,
 )
 from gitmem.anchors import Resolver  # noqa: E402
@@ -182,12 +181,8 @@ def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: i
         head = repo.head() or ""
 
         t = time.perf_counter()
-        history = read_history(repo)
+        history = diffed_history(repo, resolver, every=100, label=f"{name}: ")
         by_sha = {c.sha: c for c in history}
-        for i, c in enumerate(history, 1):
-            diff_symbols(resolver, c)
-            if i % 100 == 0:
-                progress(f"{name}: diffed {i}/{len(history)} commits")
         t_diff = time.perf_counter() - t
         skipped, eligible = eligibility(clone, history, window)
         order = list(range(len(eligible)))

@@ -198,6 +198,17 @@ def read_history(repo: Repo) -> list[Commit]:
     return commits
 
 
+def diffed_history(repo: Repo, resolver: Resolver, *, every: int = 50, label: str = "") -> list[Commit]:
+    """``read_history(repo)`` with each commit's changed symbols filled in (``diff_symbols``), oldest first,
+    saying progress every ``every`` commits (``label``: a prefix, e.g. the repository's name)."""
+    history = read_history(repo)
+    for i, c in enumerate(history, 1):
+        diff_symbols(resolver, c)
+        if i % every == 0:
+            progress(f"{label}diffed {i}/{len(history)} commits")
+    return history
+
+
 def diff_symbols(resolver: Resolver, c: Commit) -> None:
     """Fill ``c.changed`` / ``removed`` / ``code_files`` (first parent vs the commit)."""
     if len(c.parents) != 1:
@@ -569,12 +580,8 @@ def run(repo_path: str, n_queries: int, window: int, seed: int, budget: int,
 
         # 1. the history and what every commit changed
         t = time.perf_counter()
-        history = read_history(repo)
+        history = diffed_history(repo, resolver)
         by_sha = {c.sha: c for c in history}
-        for i, c in enumerate(history, 1):
-            diff_symbols(resolver, c)
-            if i % 50 == 0:
-                progress(f"diffed {i}/{len(history)} commits")
         r = Run(str(src.root), head, len(history), window, seed, budget)
         r.seconds["diff"] = time.perf_counter() - t
 

@@ -16,21 +16,7 @@ import subprocess
 from pathlib import Path
 
 from testing.repos import commit, git, make_repo
-
-AUTH = '''def get_netrc_auth(url, raise_errors=False):
-    """The (user, password) for ``url`` from ~/.netrc, or None."""
-    host = url.split("/")[2].split(":")[0]
-    for line in open(".netrc"):
-        if line.startswith("machine " + host):
-            return tuple(line.split()[3::2])
-    if raise_errors:
-        raise KeyError(host)
-    return None
-
-
-def other(x):
-    return x + 1
-'''
+from tests.test_follow_moves import AUTH  # the same module moved and renamed
 
 GO = '''package retry
 
