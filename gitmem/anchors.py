@@ -707,7 +707,8 @@ class Resolver:
         except MissingObject:  # a partial clone without the anchor's blob: the verdict stands, the link is not said
             then = None
         then_to = then.path if then is not None else None
-        if (now is not None and now.outside is not None and then_to is None and st.status != Status.UNCHECKED
+        if (now is not None and now.outside is not None and os.path.isabs(now.outside) and base is not None
+                and then_to is None and st.status != Status.UNCHECKED
                 and not (a.symbol is None and base is not None
                          and self._file_fp(a.fingerprint, base, a.path or where) == a.fingerprint)):
             # made where the link led inside (an absolute link, in the clone it was made in): its file is not
