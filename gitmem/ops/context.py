@@ -222,6 +222,8 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     try:
         if how is not None:
             text_ids = text_ranking(store, prompt)
+        if own is not None and not (focus.empty and not text_ids):
+            own.recent = 0  # only an empty focus without text hits ranks by recency alone (``rank.rank``)
         if source is not None:
             if include_imports:
                 add_import_neighbours(repo, focus, source.anchored_paths(), cache_path=cache_path)
