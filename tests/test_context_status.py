@@ -189,3 +189,18 @@ def test_context_with_a_prompt_imports_no_lancedb(repo: Path, run_cli) -> None: 
                           env={**os.environ, "GITMEM_NO_DAEMON": "1"})
     assert "HEAVY [] 0" in proc.stderr, proc.stderr
     assert "retry timeout of f4" in proc.stdout
+
+
+def test_memories_given_as_loaded_get_statuses_evaluated(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """Memories read from the files (``loaded``: session start when the catalog is behind) may differ from the
+    catalog's rows its recorded statuses are of: their statuses are evaluated."""
+    on_f5 = remember(run_cli, repo, "f5 adds five", "src/a.py::f5", mtype="decision")
+    sync_hook_index(_store(repo))
+    assert on_f5 in _held(repo)
+    store = _store(repo)
+    res = build_context(store, files=["src/a.py"], cwd=str(repo), loaded=store.load_all())
+    (s,) = [s for s in res.ranked if s.memory.id == on_f5]
+    assert s.status_detail is not None and s.status_reason is None
+    res = build_context(_store(repo), files=["src/a.py"], cwd=str(repo))  # from the catalog: as recorded
+    (s,) = [s for s in res.ranked if s.memory.id == on_f5]
+    assert s.status_detail is None and s.status_reason == ""

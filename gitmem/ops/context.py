@@ -201,8 +201,9 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     ``source``: where candidates come from without loading every memory (the
     hook index at session start).
     Statuses: only for the memories the packer reads (``ShownStatuses``), the catalog's recorded status where it
-    still holds; ``anchor_detail`` (the JSON shapes print each anchor's status) evaluates each of those instead,
-    so every shown memory has its ``status_detail``. ``ranked`` past the memories read has no status (fresh).
+    still holds (candidates read from the catalog: not with ``loaded``); ``anchor_detail`` (the JSON shapes print
+    each anchor's status) evaluates each of those instead, so every shown memory has its ``status_detail``.
+    ``ranked`` past the memories read has no status (counted fresh).
     """
     cfg = store.config.get("context", {})
     budget = int(budget if budget is not None else cfg.get("budget", 1500))
@@ -240,8 +241,10 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
                                     if a.path and a.local})
         ranked = rank(list(loaded.memories.values()), focus, text_ids, fading(store, loaded.memories))
         top, tail = ranked[:STATUS_CANDIDATES], ranked[STATUS_CANDIDATES:]
-        held = {} if anchor_detail else _held_statuses(store, own.con if own is not None else None,
-                                                       [s.memory.id for s in top])
+        # recorded statuses are of the catalog's rows: taken only for memories read from there (``loaded`` may
+        # hold a newer text of a memory, with other anchors, than a catalog not yet refreshed)
+        held = ({} if anchor_detail or source is None
+                else _held_statuses(store, own.con if own is not None else None, [s.memory.id for s in top]))
     finally:
         if own is not None:
             own.con.close()
