@@ -20,7 +20,7 @@ its cold output byte for byte (stdout, stderr, exit code). Goal (issue 13): warm
 ``context --prompt`` within 15× ``python -c pass`` at 10k; cold no slower than before.
 
     python bench/cli.py [--repo PATH] [--sizes 1000,10000] [--runs 10] [--work DIR] [--json]
-        [--also LABEL=EXECUTABLE ...]
+        [--also LABEL=EXECUTABLE ...] [--commands "context --file,context --prompt"]
 
 The repository (default: this one) is cloned, never modified.
 """
@@ -107,11 +107,12 @@ def start_warm(root: Path) -> dict[str, object]:
     raise SystemExit(f"the warm process of {root} did not start (see .git/gitmem/logs/daemon.log)")
 
 
-def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Random) -> list[dict[str, object]]:
-    """The rows of one repository (see the module docstring)."""
+def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Random,
+            commands: list[str] | None = None) -> list[dict[str, object]]:
+    """The rows of one repository (see the module docstring); ``commands``: names of ``COMMANDS`` (None: all)."""
     values = pick(root, rnd)
     argvs = {name: [a.replace("{file}", values["{file}"]).replace("{id}", values["{id}"]) for a in argv]
-             for name, argv in COMMANDS.items()}
+             for name, argv in COMMANDS.items() if commands is None or name in commands}
     exe = gitmem_exe()
     warm_env = {"GITMEM_NO_DAEMON": ""}
     variants: list[tuple[str, str, dict[str, str]]] = [("cold", exe, NO_DAEMON), ("warm", exe, warm_env)]
@@ -177,6 +178,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
                     help="time this gitmem (cold) too, in the same rounds")
+    ap.add_argument("--commands", help=f"comma-separated names of the commands to time (default: all of "
+                                       f"{', '.join(COMMANDS)})")
     ap.add_argument("--keep-warm", action="store_true", help="leave the warm processes running at the end")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -192,7 +195,8 @@ def main() -> int:
     for n in (int(s) for s in args.sizes.split(",")):
         root = build(args.repo.resolve(), args.work, n)
         try:
-            out[n] = measure(root, args.runs, also, rnd)
+            out[n] = measure(root, args.runs, also, rnd,
+                             [c.strip() for c in args.commands.split(",")] if args.commands else None)
             print(json.dumps({n: out[n]}), file=sys.stderr)  # each size as soon as it is measured
         finally:
             if not args.keep_warm:

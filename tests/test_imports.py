@@ -280,6 +280,30 @@ def test_import_cache_on_disk_is_used_and_pruned(tmp_path: Path, monkeypatch: py
     assert ImportCache(path).entries == {}  # a broken cache is no cache
 
 
+def test_resolved_imports_are_cached_for_one_file_list_only(tmp_path: Path) -> None:
+    """The files an importer's specifiers resolve to are cached (``import_neighbours``), keyed by the file list:
+    a module added or removed is seen at once; Go, resolved from ``go.mod``'s content, is never cached."""
+    path = tmp_path / "imports.json"
+    src = {"pkg/__init__.py": b"", "pkg/a.py": b"from pkg import b\n", "pkg/b.py": b"", "pkg/c.py": b"",
+           "go.mod": b"module example.com/m\n", "cmd/main.go": b'package main\nimport "example.com/m/lib"\n',
+           "lib/lib.go": b"package lib\n"}
+
+    def edges(files: set[str]) -> set[tuple[str, str]]:
+        cache = ImportCache(path)
+        got = I.import_neighbours(["pkg/b.py", "lib/lib.go"], ["pkg/a.py", "cmd/main.go"],
+                                  ImportResolver(files, src.get), src.get, cache=cache)
+        cache.save()
+        return got
+
+    both = {("pkg/a.py", "pkg/b.py"), ("cmd/main.go", "lib/lib.go")}
+    assert edges(set(src)) == both
+    keys = set(json.loads(path.read_text())["entries"])
+    assert len([k for k in keys if k.startswith("to:")]) == 2  # pkg/a.py's and pkg/b.py's; no Go file's
+    assert edges(set(src)) == both  # from the cache
+    assert edges(set(src) - {"pkg/b.py"}) == {("cmd/main.go", "lib/lib.go")}  # another list: resolved again
+    assert edges(set(src)) == both
+
+
 def test_import_tier_sits_between_same_file_and_same_dir() -> None:
     def mem(mid: str, path: str) -> Memory:
         return Memory(id=mid, type="discovery", title=mid, anchors=[Anchor(path=path, commit="0" * 40, kind="file")],
@@ -335,7 +359,8 @@ def test_context_ranks_import_neighbours_above_same_directory(tmp_path: Path, ru
 
     # the import lists were cached by blob SHA on disk; a second run parses nothing
     cache = json.loads(((layout.of(repo).cache_dir / "imports.json")).read_text())
-    assert cache["version"] == I.IMPORTS_VERSION and len(cache["entries"]) == 4  # a.py + 3 anchored
+    lists = [k for k in cache["entries"] if not k.startswith("to:")]  # "to:": what they resolve to
+    assert cache["version"] == I.IMPORTS_VERSION and len(lists) == 4  # a.py + 3 anchored
     I.clear_memory_cache()
     monkeypatch.setattr(I, "_extract", lambda *a: (_ for _ in ()).throw(AssertionError("parsed")))
     assert _context(run_json, repo)[1] == order

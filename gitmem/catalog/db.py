@@ -237,6 +237,19 @@ def changed_since_checks(con: sqlite3.Connection, root: Path, rels: Iterable[str
     return out
 
 
+def stored_statuses(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """id → (status, reason) as last recorded (``set_status``: the status value, the worst anchor's keyed reason,
+    "" when fresh) for those of ``ids`` checked at least once; ids never checked (status NULL) are left out."""
+    ids = list(dict.fromkeys(ids))
+    out: dict[str, tuple[str, str]] = {}
+    for i in range(0, len(ids), 500):  # SQLite's default limit on bound parameters is 999
+        chunk = ids[i:i + 500]
+        for mid, status, reason in con.execute(f"SELECT id, status, reason FROM memories WHERE id IN "
+                                               f"({', '.join('?' * len(chunk))}) AND status IS NOT NULL", chunk):
+            out[mid] = (str(status), str(reason or ""))
+    return out
+
+
 def anchored_paths_of(con: sqlite3.Connection, ids: Iterable[str]) -> dict[str, set[str]]:
     """id → the files each of ``ids`` is anchored to (where its code is now and where it was); ids without
     a file anchor are left out."""

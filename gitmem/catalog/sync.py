@@ -254,6 +254,44 @@ def _log_failure(root: Path, what: str, e: BaseException) -> None:
         pass
 
 
+def holding_statuses(con: sqlite3.Connection, repo: Repo, ids: list[str]) -> dict[str, tuple[Status, str]]:
+    """Of ``ids``, the statuses the catalog recorded that still hold for the work tree now, nothing re-checked:
+    id → (status, the worst anchor's keyed reason; "" when fresh). Those left out must be computed
+    (``analyzer.memory_status``).
+
+    A recorded status holds when the last full check (``_sync``) ran at the current HEAD (meta ``status_head``;
+    a commit since may change a reason, and the post-commit hook records statuses at the commit, not at the work
+    tree), and none of the memory's anchored files (where its code was and is now, the links on the way and the
+    files they lead to) was dirty at that check (``scan`` records statuses at a commit) or may have changed since
+    (``catalog.db.changed_since_checks``: one ``stat`` per file, the rule ``core.as_shown`` applies for the
+    hooks). {} when the catalog never finished a check, or on a catalog error.
+    """
+    try:
+        checked = catalog_db.get_meta(con, "status_checked_ns")
+        if not checked or catalog_db.get_meta(con, "status_head") != (repo.head() or "-"):
+            return {}
+        try:
+            was_dirty = set(json.loads(catalog_db.get_meta(con, "status_dirty") or "{}"))
+        except (TypeError, ValueError):
+            return {}
+        stored = catalog_db.stored_statuses(con, ids)
+        paths = catalog_db.anchored_paths_of(con, stored)
+        unsure = was_dirty | catalog_db.changed_since_checks(con, repo.root,
+                                                              sorted({p for ps in paths.values() for p in ps}))
+    except sqlite3.Error as e:  # a cache: every status is computed then
+        _log_failure(repo.root, "read statuses", e)
+        return {}
+    out: dict[str, tuple[Status, str]] = {}
+    for mid, (status, reason) in stored.items():
+        if paths.get(mid, set()) & unsure:
+            continue
+        try:
+            out[mid] = (Status(status), reason)
+        except ValueError:  # a status value of another gitmem: computed again
+            continue
+    return out
+
+
 def known_statuses(store: Store, ids: list[str]) -> dict[str, str | None]:
     """The last recorded status of each of ``ids`` (None: never checked); {} without a hook index."""
     con = catalog_db.connect(store.repo.root)

@@ -91,7 +91,8 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
     from ..ops.context import build_context
 
     store = _store()
-    res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd())
+    # JSON prints each shown memory's anchors' statuses: evaluated then; text needs only the status and reason
+    res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd(), anchor_detail=State.json)
     usage.record(store.layout, usage.GIVEN, "context", res.packed.detailed)  # given in full, as the hooks' are
     if res.search_note:
         _note(res.search_note)

@@ -457,7 +457,8 @@ _lru_lock = threading.Lock()
 class ImportCache:
     """Import lists by blob content, in one JSON file; any problem means "no cache".
 
-    Keys are ``<language>:<blob sha>``; the file records ``IMPORTS_VERSION``
+    Keys are ``<language>:<blob sha>`` (and ``to:<sha1>``: the files an importer's specifiers resolve to,
+    ``import_neighbours``); the file records ``IMPORTS_VERSION``
     and is ignored when it differs. ``save()`` drops the entries not looked
     up since loading, so the file holds about one entry per file parsed in the
     last run (it does not grow with history). Derived data: deleting it loses
@@ -563,6 +564,17 @@ def _parent(path: str) -> str:
     return posixpath.dirname(path)
 
 
+def _rules_digest() -> str:
+    """SHA-1 of this module's source ("" when it cannot be read: then nothing resolved is cached)."""
+    try:
+        return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+#: The resolution rules' identity, for the cache of resolved imports (``import_neighbours``).
+_RULES_DIGEST = _rules_digest()
+
 _GO_MODULE_RE = re.compile(rb"^\s*module\s+\"?([^\s\"/][^\s\"]*)\"?", re.M)
 
 
@@ -592,6 +604,23 @@ class ImportResolver:
         self._memo: dict[tuple[str, str], list[str]] = {}
         self._py_paths: dict[str, tuple[list[str], bool]] = {}
         self._py_absolute: dict[tuple[str, str], list[str]] = {}
+        self._digest: str | None = None
+
+    def digest(self) -> str:
+        """SHA-1 (hex) of what ``resolve`` depends on besides its arguments: the file list and the resolution
+        rules (this module's source, so any change to a rule makes another digest). Not ``go.mod``'s content,
+        which Go resolution reads: see ``resolves_by_list_alone``."""
+        if self._digest is None:
+            h = hashlib.sha1(_RULES_DIGEST.encode())
+            h.update("\0".join(sorted(self.files)).encode("utf-8", "surrogateescape"))
+            self._digest = h.hexdigest()
+        return self._digest
+
+    @staticmethod
+    def resolves_by_list_alone(path: str) -> bool:
+        """Whether ``resolve(path, …)`` depends only on ``path``, its specifiers and ``digest()`` (every language
+        but Go, whose module paths come from the ``go.mod`` files' content)."""
+        return language_for_path(path) != "go"
 
     # -- entry point ------------------------------------------------------------------------
 
@@ -1053,10 +1082,24 @@ def import_neighbours(focus_paths: Iterable[str], candidate_paths: Iterable[str]
                 data = read(p)
                 if data is not None and len(data) <= max_bytes:
                     try:
-                        imports[p] = resolver.resolve(p, cached_imports(p, data, cache=cache))
+                        imports[p] = _resolved(p, cached_imports(p, data, cache=cache))
                     except Exception:  # noqa: BLE001 - one odd file must not break ranking
                         pass
         return imports[p]
+
+    def _resolved(p: str, specs: list[str]) -> set[str]:
+        """``resolver.resolve(p, specs)``, through ``cache`` when the result depends on the list alone: keyed by
+        the resolver's ``digest``, the path and the specifiers (resolving is most of this function's time)."""
+        if cache is None or not _RULES_DIGEST or not resolver.resolves_by_list_alone(p):
+            return resolver.resolve(p, specs)
+        key = "to:" + hashlib.sha1("\0".join([resolver.digest(), p, *specs]).encode("utf-8", "surrogateescape")
+                                   ).hexdigest()
+        hit = cache.get(key)
+        if hit is not None:
+            return set(hit)
+        found = resolver.resolve(p, specs)
+        cache.put(key, sorted(found))
+        return found
 
     for f in focus:
         edges.update((f, t) for t in targets(f))

@@ -327,7 +327,8 @@ class GitmemTools:
         from ..ops.context import build_context
 
         store = self.store()
-        res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path)
+        res = build_context(store, files=[file] if file else [], prompt=prompt, budget=budget, cwd=self.path,
+                            anchor_detail=True)  # data: each shown memory's anchors' statuses
         data = shapes.versioned(shapes.context_json(res))
         usage.record(store.layout, usage.GIVEN, "mcp-context", res.packed.detailed)
         if res.packed.text:

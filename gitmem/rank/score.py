@@ -36,6 +36,7 @@ Must not import: lancedb, an LLM client (the index's text ranking comes in as id
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import provenance
@@ -47,7 +48,7 @@ from .fusion import RRF_K
 from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age", "anchor_proximity", "apply_status",
-           "item", "pack", "proximity", "rank", "status_note", "token_estimate"]
+           "item", "order_key", "pack", "proximity", "rank", "status_note", "token_estimate"]
 
 # -- proximity tiers ---------------------------------------------------------------------------
 #: The anchored symbol itself is in focus (changed, or named in the prompt).
@@ -106,8 +107,10 @@ class Scored:
         near: the anchor and focus reason that gave the proximity ("" if none).
         text_rank: 1-based rank in the text-relevance list, or None.
         status: the memory's status (filled by the caller; FRESH when unknown).
-        anchor_statuses: per-anchor statuses, when evaluated.
+        status_detail: per-anchor statuses, when evaluated.
         fade: the decay factor its recency score was multiplied by (1: none).
+        status_reason: the worst anchor's keyed reason as the catalog recorded it, when the status was taken
+            from there (``catalog.sync.holding_statuses``) rather than evaluated (then ``status_detail`` is None).
     """
 
     memory: Memory
@@ -119,6 +122,7 @@ class Scored:
     status_detail: MemoryStatus | None = None
     reasons: list[str] = field(default_factory=list)
     fade: float = 1.0
+    status_reason: str | None = None
 
 
 def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None
@@ -244,7 +248,13 @@ def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omi
                 continue
             s.score *= STALE_PENALTY
         out.append(s)
-    return sorted(out, key=lambda s: (-s.score, _neg_time(s.memory), s.memory.id))
+    return sorted(out, key=order_key)
+
+
+def order_key(s: Scored) -> tuple[float, float, str]:
+    """The order of a ranking once statuses are attached (``apply_status``): score, then newest, then id (unique
+    per memory, so no two memories tie)."""
+    return -s.score, _neg_time(s.memory), s.memory.id
 
 
 def _neg_time(m: Memory) -> float:
@@ -261,11 +271,12 @@ def age(m: Memory, now: dt.datetime | None = None) -> str:
 
 def status_note(s: Scored) -> str:
     """``fresh`` or ``⚠ stale: <anchor> <reason>`` / ``moved: <anchor> <reason>`` for the worst anchor."""
-    if s.status == Status.FRESH or s.status_detail is None:
+    if s.status == Status.FRESH or (s.status_detail is None and s.status_reason is None):
         return "fresh"
-    worst = max(s.status_detail.anchors, key=lambda a: a.status.severity)
+    reason = (s.status_reason if s.status_detail is None
+              else max(s.status_detail.anchors, key=lambda a: a.status.severity).keyed_reason)
     mark = "⚠ " if s.status in (Status.STALE, Status.DELETED, Status.UNWRITTEN) else ""
-    return f"{mark}{s.status.value}: {worst.keyed_reason}"
+    return f"{mark}{s.status.value}: {reason}"
 
 
 def item(s: Scored) -> render.Item:
@@ -277,7 +288,11 @@ def item(s: Scored) -> render.Item:
                        was={a.key: a.was for a in m.anchors if a.was}, trust=trust.label, rule=trust.rule)
 
 
-def pack(ranked: list[Scored], budget_tokens: int, detail: int = 3) -> Packed:
+def pack(ranked: Iterable[Scored], budget_tokens: int, detail: int = 3, total: int | None = None) -> Packed:
     """``render.pack`` of ``ranked`` in the ``CONTEXT`` style: the first ``detail`` that fit in full, then
-    index lines; ``left_out`` counts every ranked memory not shown."""
-    return render.pack((item(s) for s in ranked), budget_tokens, detail=detail, total=len(ranked))
+    index lines; ``left_out`` counts every ranked memory not shown (``total``: how many are ranked, needed when
+    ``ranked`` is an iterator, which is consumed only as far as the budget reaches)."""
+    if total is None:
+        ranked = list(ranked)
+        total = len(ranked)
+    return render.pack((item(s) for s in ranked), budget_tokens, detail=detail, total=total)
