@@ -1,0 +1,287 @@
+"""Hybrid search without LanceDB: the catalog's BM25 and a brute-force cosine over vectors kept in the catalog.
+
+Owns the ``vectors`` and ``vector_meta`` tables of the catalog (``catalog.sqlite``, derived and disposable like
+the rest of it): one L2-normalised float32 vector per memory row (``embedding_text`` embedded by the configured
+embedder), with the row's digest, and the catalog mark last followed (``catalog.files.mark``). ``sync`` follows the
+catalog's change log as ``index.MemoryIndex.sync_from`` does: an unchanged store costs one meta read; a changed
+one embeds only its new or changed memories.
+
+``search`` is the hybrid ranking every searcher uses (``gitmem recall``, ``context --prompt``, the warm process's
+``search``): the catalog's FTS5 BM25 top ``k`` (``catalog.db.search``, Robertson's BM25, what a lean install and
+the hooks search) and the top ``k`` by cosine similarity of the query's vector to every stored vector (exact:
+numpy, no approximate index), fused by reciprocal rank fusion (``rrf_fuse``: Cormack, Clarke & Büttcher 2009,
+k = 60), vector-only hits below ``MIN_VECTOR_SIMILARITY`` dropped (``relevant``). Why brute force: a matrix
+product over ``BRUTE_FORCE_MAX_ROWS`` x 256 float32 takes milliseconds, reading the vectors from SQLite about
+1 ms per 1,000 rows, while importing LanceDB alone costs over a second (/work/shared/reference/import-costs.md).
+
+Imports numpy (and the embedder's libraries when a vector must be computed); never LanceDB or pyarrow.
+Must not be imported by the hooks' per-tool-call path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import files as catalog_files
+from ..errors import EmbeddingError
+from ..model import Memory
+from ..rank.fusion import RRF_K, ranks, rrf
+from ..textsplit import split_identifiers
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy
+
+    from .embed import Embedder
+
+#: Version of the vector rows (``embedding_text`` or the blob layout): another version recorded → re-embed all.
+VECTORS_SCHEMA_VERSION = 1
+#: Characters of a memory's text sent to the embedder (OpenAI-compatible models accept about 8k tokens; a
+#: memory longer than this is truncated for the vector).
+EMBED_MAX_CHARS = 8000
+#: A hit found only by the vector side counts when its cosine similarity to the query reaches this floor. The
+#: vector side ranks every memory, so without a floor any query returns unrelated memories. WordLlama puts
+#: related short texts at about 0.15-0.5 (measured on the test corpus); 0.15 keeps those.
+MIN_VECTOR_SIMILARITY = 0.15
+#: Memories per embedder call while syncing (bounds memory use on a first sync of a large store).
+EMBED_BATCH = 512
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass
+class Hit:
+    """One search result.
+
+    Attributes:
+        id: memory id.
+        score: reciprocal-rank-fusion score, ``Σ 1 / (RRF_K + rank)`` over the
+            rankings that contain the id (at most 2/61 ≈ 0.0328).
+        fts_rank: 1-based rank in the full-text (BM25) ranking, None if absent.
+        vector_rank: 1-based rank in the vector (cosine) ranking, None if absent.
+        similarity: cosine similarity of the query and memory vectors, in [-1, 1],
+            when the vector side ranked the id (else None). The vector side ranks
+            every row, so a caller may drop vector-only hits below a floor (for
+            WordLlama, related texts typically score 0.15-0.5).
+    """
+
+    id: str
+    score: float
+    fts_rank: int | None
+    vector_rank: int | None
+    similarity: float | None = None
+
+
+def embedding_text(memory: Memory) -> str:
+    """The text embedded for a memory: title, body, facts, tags and split symbol names (≤ EMBED_MAX_CHARS)."""
+    symbols = [split_identifiers(a.symbol) for a in memory.anchors if a.symbol]
+    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags), " ".join(symbols)]
+    return "\n".join(p for p in parts if p)[:EMBED_MAX_CHARS]
+
+
+def rrf_fuse(fts_ids: Sequence[str], vector_ids: Sequence[str], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion of a full-text and a vector ranking.
+
+    score(id) = Σ over the rankings containing id of 1 / (k + rank), rank 1-based
+    (Cormack, Clarke, Büttcher 2009; k = ``RRF_K`` = 60). Each input is deduplicated
+    first (an id keeps its best rank). Output is sorted by score descending, then
+    by id ascending, so ties are deterministic.
+
+    Returns:
+        One ``Hit`` per distinct id.
+    """
+    fts, vec = ranks(fts_ids), ranks(vector_ids)
+    hits = [Hit(mid, score, fts.get(mid), vec.get(mid)) for mid, score in rrf([(fts, 1.0), (vec, 1.0)], k).items()]
+    return sorted(hits, key=lambda h: (-h.score, h.id))
+
+
+def relevant(hits: list[Hit]) -> list[Hit]:
+    """``hits`` without vector-only hits below ``MIN_VECTOR_SIMILARITY`` (order kept)."""
+    return [h for h in hits if h.fts_rank is not None
+            or (h.similarity is not None and h.similarity >= MIN_VECTOR_SIMILARITY)]
+
+
+def candidates_k(limit: int) -> int:
+    """How many hits each side contributes before fusion for ``limit`` wanted: ``max(limit * 4, 50)`` (as the
+    LanceDB index's ``search``: deep enough that a memory ranked fair on both sides is fused)."""
+    return max(limit * 4, 50)
+
+
+# --------------------------------------------------------------------------- the vector table
+
+
+def _ensure(con: sqlite3.Connection) -> None:
+    con.executescript(_SCHEMA)
+
+
+def _meta(con: sqlite3.Connection) -> dict[str, str]:
+    try:
+        return {r[0]: r[1] for r in con.execute("SELECT key, value FROM vector_meta")}
+    except sqlite3.Error:
+        return {}
+
+
+def _wanted_meta(embedder: Embedder) -> dict[str, str]:
+    return {"schema": str(VECTORS_SCHEMA_VERSION), "embedder": embedder.name}
+
+
+def sync(con: sqlite3.Connection, embedder: Embedder) -> int:
+    """Bring the ``vectors`` table in line with the catalog's memory rows; returns how many memories were
+    embedded (0: nothing changed; one meta read when the catalog's mark is the one last followed).
+
+    Follows the change log since the recorded mark (``catalog.files.changes_since``); with no usable mark
+    (first sync, another catalog generation, another embedder or ``VECTORS_SCHEMA_VERSION``), compares every
+    row's digest (``current_digests``) and embeds only the differing ones (all of them after an embedder change).
+
+    Raises:
+        EmbeddingError: the embedder failed (nothing is written).
+        sqlite3.Error: the catalog cannot be written.
+    """
+    meta = _meta(con)
+    want = _wanted_meta(embedder)
+    same = all(meta.get(k) == v for k, v in want.items())
+    source = catalog_files.MirrorSource(con)
+    since = meta.get("mark") if same else None
+    if since is not None and since == source.mark():
+        return 0
+    _ensure(con)
+    delta = source.changes_since(since) if since is not None else None
+    if delta is not None:
+        mark, upserts, removed = delta
+        todo = [(mid, digest, mem) for mid, digest, mem in upserts]
+    else:
+        mark, current = source.digests()
+        held = {} if not same else {r[0]: r[1] for r in con.execute("SELECT id, digest FROM vectors")}
+        removed = sorted(set(held) - set(current)) if same else []
+        changed = sorted(mid for mid, digest in current.items() if held.get(mid) != digest)
+        mems = catalog_files.load(con, changed)
+        todo = [(mid, current[mid], mems[mid]) for mid in changed if mid in mems]
+    blobs = _embed_rows(embedder, todo)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if not same:
+            con.execute("DELETE FROM vectors")
+        con.executemany("DELETE FROM vectors WHERE id = ?", [(mid,) for mid in removed])
+        con.executemany("INSERT OR REPLACE INTO vectors (id, digest, vec) VALUES (?, ?, ?)", blobs)
+        con.executemany("INSERT OR REPLACE INTO vector_meta (key, value) VALUES (?, ?)",
+                        [*want.items(), ("mark", mark)])
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return len(blobs)
+
+
+def _embed_rows(embedder: Embedder, todo: list[tuple[str, str, Memory]]) -> list[tuple[str, str, bytes]]:
+    """(id, digest, float32 little-endian bytes of the vector) for each of ``todo``, embedded in batches.
+
+    Raises:
+        EmbeddingError: the embedder failed or returned the wrong shape.
+    """
+    import numpy as np
+
+    out: list[tuple[str, str, bytes]] = []
+    for start in range(0, len(todo), EMBED_BATCH):
+        chunk = todo[start:start + EMBED_BATCH]
+        vecs = np.ascontiguousarray(embedder.embed([embedding_text(m) for _, _, m in chunk]), dtype="<f4")
+        if vecs.shape != (len(chunk), int(embedder.dim)):
+            raise EmbeddingError(f"embedder {embedder.name} returned vectors of shape {vecs.shape}, "
+                                 f"expected ({len(chunk)}, {embedder.dim})", "report this as a gitmem bug")
+        out.extend((mid, digest, vecs[i].tobytes()) for i, (mid, digest, _) in enumerate(chunk))
+    return out
+
+
+def matrix(con: sqlite3.Connection, dim: int) -> tuple[list[str], numpy.ndarray]:
+    """(ids, float32 array of shape (len(ids), dim)): every stored vector of length ``dim``, in id order."""
+    import numpy as np
+
+    size = 4 * dim
+    rows = [(r[0], r[1]) for r in con.execute("SELECT id, vec FROM vectors ORDER BY id") if len(r[1]) == size]
+    ids = [mid for mid, _ in rows]
+    mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
+    return ids, mat
+
+
+def vector_ranking(con: sqlite3.Connection, qvec: numpy.ndarray, k: int) -> list[tuple[str, float]]:
+    """The ``k`` stored vectors most similar to ``qvec`` (L2-normalised, shape (dim,)): [(id, cosine
+    similarity)], most similar first, ties by id. Exact (every vector is compared): the dot product of
+    normalised vectors is their cosine similarity."""
+    import numpy as np
+
+    ids, mat = matrix(con, int(qvec.shape[0]))
+    if not ids:
+        return []
+    sims = mat @ qvec.astype(np.float32)
+    top = np.argsort(-sims, kind="stable")[:k]  # rows are in id order: ties stay in id order
+    return [(ids[i], float(sims[i])) for i in top]
+
+
+# --------------------------------------------------------------------------- search
+
+
+@dataclass
+class Outcome:
+    """What ``search`` found and how.
+
+    Attributes:
+        hits: fused hits, best first (after ``relevant``), at most the limit asked.
+        not_synced: the embedder failed while syncing the vectors (its message): vectors of new or changed
+            memories are missing; else None.
+        vector_warning: the query could not be embedded (full-text hits only): its message; else None.
+    """
+
+    hits: list[Hit]
+    not_synced: str | None = None
+    vector_warning: str | None = None
+
+
+def search(con: sqlite3.Connection, embedder: Embedder | None, query: str, limit: int) -> Outcome:
+    """The hybrid hits of ``query`` over the catalog behind ``con`` (already refreshed: ``open_current``).
+
+    BM25 top ``candidates_k(limit)`` (``catalog.db.search``) and, with an embedder, the vectors synced first
+    (``sync``) and the cosine top ``candidates_k(limit)`` (``vector_ranking``), fused by ``rrf_fuse``, filtered
+    by ``relevant``, cut to ``limit``. [] for a blank query or ``limit`` ≤ 0. An embedder that fails leaves the
+    vectors as they were (``not_synced``) or the query unembedded (``vector_warning``: full text only).
+    """
+    from ..catalog import db as catalog_db
+
+    if not query.strip() or limit <= 0:
+        return Outcome([])
+    k = candidates_k(limit)
+    fts_ids = [mid for mid, _ in catalog_db.search(con, query, k)]
+    out = Outcome([])
+    pairs: list[tuple[str, float]] = []
+    if embedder is not None:
+        try:
+            sync(con, embedder)
+        except EmbeddingError as e:
+            out.not_synced = e.message
+        qvec = _query_vector(embedder, query, out)
+        if qvec is not None:
+            pairs = vector_ranking(con, qvec, k)
+    hits = rrf_fuse(fts_ids, [mid for mid, _ in pairs])
+    similarity = dict(pairs)
+    for h in hits:
+        h.similarity = similarity.get(h.id)
+    out.hits = relevant(hits)[:limit]
+    return out
+
+
+def _query_vector(embedder: Embedder, query: str, out: Outcome) -> Any:
+    """The query's vector (shape (dim,)), or None when it is all zeros or the embedder failed (then
+    ``out.vector_warning`` says why)."""
+    import numpy as np
+
+    try:
+        vec = embedder.embed([query.strip()])
+    except EmbeddingError as e:
+        out.vector_warning = e.message
+        return None
+    if vec.shape != (1, int(embedder.dim)) or not np.any(vec):
+        return None
+    return vec[0]
