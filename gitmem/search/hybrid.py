@@ -1,10 +1,10 @@
 """Hybrid search without LanceDB: the catalog's BM25 and a brute-force cosine over vectors kept in the catalog.
 
-Owns the ``vectors`` and ``vector_meta`` tables of the catalog (``catalog.sqlite``, derived and disposable like
-the rest of it): one L2-normalised float32 vector per memory row (``embedding_text`` embedded by the configured
-embedder), with the row's digest, and the catalog mark last followed (``catalog.files.mark``). ``sync`` follows the
-catalog's change log as ``index.MemoryIndex.sync_from`` does: an unchanged store costs one meta read; a changed
-one embeds only its new or changed memories.
+Owns the meaning of the catalog's ``vectors`` and ``vector_meta`` tables (their SQL: ``catalog.vectors``;
+derived and disposable like the rest of the catalog): one L2-normalised float32 vector per memory row
+(``embedding_text`` embedded by the configured embedder) with the row's digest, and the catalog mark last
+followed (``catalog.files.mark``). ``sync`` follows the catalog's change log as ``index.MemoryIndex.sync_from``
+does: an unchanged store costs one meta read; a changed one embeds only its new or changed memories.
 
 ``search`` is the hybrid ranking every searcher uses (``gitmem recall``, ``context --prompt``, the warm process's
 ``search``): the catalog's FTS5 BM25 top ``k`` (``catalog.db.search``, Robertson's BM25, what a lean install and
@@ -20,18 +20,20 @@ Must not be imported by the hooks' per-tool-call path.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..catalog import files as catalog_files
+from ..catalog import vectors as catalog_vectors
 from ..errors import EmbeddingError
 from ..model import Memory
 from ..rank.fusion import RRF_K, ranks, rrf
 from ..textsplit import split_identifiers
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import sqlite3
+
     import numpy
 
     from .embed import Embedder
@@ -47,12 +49,6 @@ EMBED_MAX_CHARS = 8000
 MIN_VECTOR_SIMILARITY = 0.15
 #: Memories per embedder call while syncing (bounds memory use on a first sync of a large store).
 EMBED_BATCH = 512
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, digest TEXT NOT NULL, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
 
 @dataclass
 class Hit:
@@ -115,17 +111,6 @@ def candidates_k(limit: int) -> int:
 # --------------------------------------------------------------------------- the vector table
 
 
-def _ensure(con: sqlite3.Connection) -> None:
-    con.executescript(_SCHEMA)
-
-
-def _meta(con: sqlite3.Connection) -> dict[str, str]:
-    try:
-        return {r[0]: r[1] for r in con.execute("SELECT key, value FROM vector_meta")}
-    except sqlite3.Error:
-        return {}
-
-
 def _wanted_meta(embedder: Embedder) -> dict[str, str]:
     return {"schema": str(VECTORS_SCHEMA_VERSION), "embedder": embedder.name}
 
@@ -140,40 +125,27 @@ def sync(con: sqlite3.Connection, embedder: Embedder) -> int:
 
     Raises:
         EmbeddingError: the embedder failed (nothing is written).
-        sqlite3.Error: the catalog cannot be written.
     """
-    meta = _meta(con)
+    meta = catalog_vectors.meta(con)
     want = _wanted_meta(embedder)
     same = all(meta.get(k) == v for k, v in want.items())
     source = catalog_files.MirrorSource(con)
     since = meta.get("mark") if same else None
     if since is not None and since == source.mark():
         return 0
-    _ensure(con)
     delta = source.changes_since(since) if since is not None else None
     if delta is not None:
         mark, upserts, removed = delta
         todo = [(mid, digest, mem) for mid, digest, mem in upserts]
     else:
         mark, current = source.digests()
-        held = {} if not same else {r[0]: r[1] for r in con.execute("SELECT id, digest FROM vectors")}
+        held = catalog_vectors.digests(con) if same else {}
         removed = sorted(set(held) - set(current)) if same else []
         changed = sorted(mid for mid, digest in current.items() if held.get(mid) != digest)
         mems = catalog_files.load(con, changed)
         todo = [(mid, current[mid], mems[mid]) for mid in changed if mid in mems]
     blobs = _embed_rows(embedder, todo)
-    con.execute("BEGIN IMMEDIATE")
-    try:
-        if not same:
-            con.execute("DELETE FROM vectors")
-        con.executemany("DELETE FROM vectors WHERE id = ?", [(mid,) for mid in removed])
-        con.executemany("INSERT OR REPLACE INTO vectors (id, digest, vec) VALUES (?, ?, ?)", blobs)
-        con.executemany("INSERT OR REPLACE INTO vector_meta (key, value) VALUES (?, ?)",
-                        [*want.items(), ("mark", mark)])
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
+    catalog_vectors.write(con, clear=not same, removed=removed, rows=blobs, new_meta={**want, "mark": mark})
     return len(blobs)
 
 
@@ -201,7 +173,7 @@ def matrix(con: sqlite3.Connection, dim: int) -> tuple[list[str], numpy.ndarray]
     import numpy as np
 
     size = 4 * dim
-    rows = [(r[0], r[1]) for r in con.execute("SELECT id, vec FROM vectors ORDER BY id") if len(r[1]) == size]
+    rows = catalog_vectors.blobs(con, size)
     ids = [mid for mid, _ in rows]
     mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
     return ids, mat

@@ -18,7 +18,6 @@ need the extra).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,6 +30,8 @@ from ..model import RecallHit
 from ..store import Store
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import sqlite3
+
     from .hybrid import Hit
 
 #: What ran: BM25 and vectors fused (``search.recall``), or full text only.
@@ -140,9 +141,6 @@ def hybrid_hits(store: Store, query: str, limit: int, *, con: sqlite3.Connection
         raise _unavailable(store)
     try:
         outcome = hybrid_search(con, embedder, query, limit)
-    except sqlite3.Error as e:
-        raise IndexUnavailable(f"the catalog {catalog_db.db_path(store.repo.root)} cannot be searched: {e}",
-                               "run `gitmem doctor`") from e
     finally:
         if own:
             con.close()
