@@ -7,12 +7,15 @@ followed (``catalog.files.mark``). ``sync`` follows the catalog's change log as 
 does: an unchanged store costs one meta read; a changed one embeds only its new or changed memories.
 
 ``search`` is the hybrid ranking every searcher uses (``gitmem recall``, ``context --prompt``, the warm process's
-``search``): the catalog's FTS5 BM25 top ``k`` (``catalog.db.search``, Robertson's BM25, what a lean install and
-the hooks search) and the top ``k`` by cosine similarity of the query's vector to every stored vector (exact:
-numpy, no approximate index), fused by reciprocal rank fusion (``rrf_fuse``: Cormack, Clarke & Büttcher 2009,
-k = 60), vector-only hits below ``MIN_VECTOR_SIMILARITY`` dropped (``relevant``). Why brute force: a matrix
-product over ``BRUTE_FORCE_MAX_ROWS`` x 256 float32 takes milliseconds, reading the vectors from SQLite about
+``search``), the ranking the LanceDB index gave (``index.MemoryIndex.search``) computed without LanceDB: the top
+``k`` by BM25 over the title and the text, summed (``fts_ranking``: FTS5 tables Porter-stemmed, stop words
+dropped, as LanceDB's English full-text index), and the top ``k`` by cosine similarity of the query's vector to
+every stored vector (exact, numpy), fused by reciprocal rank fusion (``rrf_fuse``: Cormack, Clarke & Büttcher
+2009, k = 60), vector-only hits below ``MIN_VECTOR_SIMILARITY`` dropped (``relevant``). Why brute force: a
+matrix product over 10,000 x 256 float32 takes about a millisecond and reading the vectors from SQLite about
 1 ms per 1,000 rows, while importing LanceDB alone costs over a second (/work/shared/reference/import-costs.md).
+The vector side equals LanceDB's exact search; the BM25 side is close to LanceDB's, not equal (another BM25
+implementation and stemmer: tests/test_search_hybrid.py, bench/README.md).
 
 Imports numpy (and the embedder's libraries when a vector must be computed); never LanceDB or pyarrow.
 Must not be imported by the hooks' per-tool-call path.
@@ -27,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 from ..catalog import files as catalog_files
 from ..catalog import vectors as catalog_vectors
 from ..errors import EmbeddingError
-from ..model import Memory
+from ..model import KIND_COMMIT, Memory
 from ..rank.fusion import RRF_K, ranks, rrf
-from ..textsplit import split_identifiers
+from ..textsplit import query_terms, split_identifiers
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import sqlite3
@@ -38,8 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from .embed import Embedder
 
-#: Version of the vector rows (``embedding_text`` or the blob layout): another version recorded → re-embed all.
-VECTORS_SCHEMA_VERSION = 1
+#: Version of the rows (``embedding_text``, ``search_text``, the tables): another version recorded → rewrite all.
+VECTORS_SCHEMA_VERSION = 2
 #: Characters of a memory's text sent to the embedder (OpenAI-compatible models accept about 8k tokens; a
 #: memory longer than this is truncated for the vector).
 EMBED_MAX_CHARS = 8000
@@ -47,6 +50,10 @@ EMBED_MAX_CHARS = 8000
 #: vector side ranks every memory, so without a floor any query returns unrelated memories. WordLlama puts
 #: related short texts at about 0.15-0.5 (measured on the test corpus); 0.15 keeps those.
 MIN_VECTOR_SIMILARITY = 0.15
+#: English stop words dropped from a query's full-text terms: tantivy's English list (Lucene's
+#: ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), the one the LanceDB index's full-text search removed.
+STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not of on or such that the their then "
+                       "there these they this to was will with".split())
 #: Memories per embedder call while syncing (bounds memory use on a first sync of a large store).
 EMBED_BATCH = 512
 
@@ -80,6 +87,19 @@ def embedding_text(memory: Memory) -> str:
     return "\n".join(p for p in parts if p)[:EMBED_MAX_CHARS]
 
 
+def search_text(memory: Memory) -> str:
+    """The derived full-text column: title, body, facts, tags, anchor paths and symbols, identifiers split."""
+    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags)]
+    for a in memory.anchors:
+        if a.kind == KIND_COMMIT:
+            continue
+        if a.path:
+            parts.append(a.path)
+        if a.symbol:
+            parts.append(a.symbol)
+    return split_identifiers("\n".join(p for p in parts if p))
+
+
 def rrf_fuse(fts_ids: Sequence[str], vector_ids: Sequence[str], k: int = RRF_K) -> list[Hit]:
     """Reciprocal rank fusion of a full-text and a vector ranking.
 
@@ -111,13 +131,14 @@ def candidates_k(limit: int) -> int:
 # --------------------------------------------------------------------------- the vector table
 
 
-def _wanted_meta(embedder: Embedder) -> dict[str, str]:
-    return {"schema": str(VECTORS_SCHEMA_VERSION), "embedder": embedder.name}
+def _wanted_meta(embedder: Embedder | None) -> dict[str, str]:
+    return {"schema": str(VECTORS_SCHEMA_VERSION), "embedder": embedder.name if embedder is not None else "none"}
 
 
-def sync(con: sqlite3.Connection, embedder: Embedder) -> int:
-    """Bring the ``vectors`` table in line with the catalog's memory rows; returns how many memories were
-    embedded (0: nothing changed; one meta read when the catalog's mark is the one last followed).
+def sync(con: sqlite3.Connection, embedder: Embedder | None) -> int:
+    """Bring the hybrid search's tables (``catalog.vectors``) in line with the catalog's memory rows; returns how
+    many memories were written (0: nothing changed; one meta read when the catalog's mark is the one last
+    followed). ``embedder`` None: the full-text rows only (empty vectors).
 
     Follows the change log since the recorded mark (``catalog.files.changes_since``); with no usable mark
     (first sync, another catalog generation, another embedder or ``VECTORS_SCHEMA_VERSION``), compares every
@@ -149,23 +170,39 @@ def sync(con: sqlite3.Connection, embedder: Embedder) -> int:
     return len(blobs)
 
 
-def _embed_rows(embedder: Embedder, todo: list[tuple[str, str, Memory]]) -> list[tuple[str, str, bytes]]:
-    """(id, digest, float32 little-endian bytes of the vector) for each of ``todo``, embedded in batches.
+def _embed_rows(embedder: Embedder | None, todo: list[tuple[str, str, Memory]]
+                ) -> list[tuple[str, str, bytes, str, str]]:
+    """(id, digest, float32 little-endian bytes of the vector, title, ``search_text``) for each of ``todo``,
+    embedded in batches (no vector without an embedder).
 
     Raises:
         EmbeddingError: the embedder failed or returned the wrong shape.
     """
     import numpy as np
 
-    out: list[tuple[str, str, bytes]] = []
+    out: list[tuple[str, str, bytes, str, str]] = []
     for start in range(0, len(todo), EMBED_BATCH):
         chunk = todo[start:start + EMBED_BATCH]
-        vecs = np.ascontiguousarray(embedder.embed([embedding_text(m) for _, _, m in chunk]), dtype="<f4")
-        if vecs.shape != (len(chunk), int(embedder.dim)):
-            raise EmbeddingError(f"embedder {embedder.name} returned vectors of shape {vecs.shape}, "
-                                 f"expected ({len(chunk)}, {embedder.dim})", "report this as a gitmem bug")
-        out.extend((mid, digest, vecs[i].tobytes()) for i, (mid, digest, _) in enumerate(chunk))
+        vecs: list[bytes] = [b""] * len(chunk)
+        if embedder is not None:
+            arr = np.ascontiguousarray(embedder.embed([embedding_text(m) for _, _, m in chunk]), dtype="<f4")
+            if arr.shape != (len(chunk), int(embedder.dim)):
+                raise EmbeddingError(f"embedder {embedder.name} returned vectors of shape {arr.shape}, "
+                                     f"expected ({len(chunk)}, {embedder.dim})", "report this as a gitmem bug")
+            vecs = [row.tobytes() for row in arr]
+        out.extend((mid, digest, vec, m.title, search_text(m))
+                   for (mid, digest, m), vec in zip(chunk, vecs, strict=True))
     return out
+
+
+def fts_ranking(con: sqlite3.Connection, query: str, k: int) -> list[tuple[str, float]]:
+    """The ``k`` best memories for ``query``'s full-text terms (``textsplit.query_terms`` less ``STOP_WORDS``):
+    [(id, score)], best first, ties by id. score = the sum over the title and the ``search_text`` of Robertson's
+    BM25 (FTS5: k1 = 1.2, b = 0.75) of the terms ORed, Porter-stemmed (``catalog.vectors.bm25_columns``): a
+    title match counts twice, as in the LanceDB index's multi-column match it replaces."""
+    terms = [t for t in query_terms(query) if t.lower() not in STOP_WORDS]
+    scored = catalog_vectors.bm25_columns(con, terms)
+    return sorted(scored.items(), key=lambda p: (-p[1], p[0]))[:k]
 
 
 def matrix(con: sqlite3.Connection, dim: int) -> tuple[list[str], numpy.ndarray]:
@@ -215,24 +252,22 @@ class Outcome:
 def search(con: sqlite3.Connection, embedder: Embedder | None, query: str, limit: int) -> Outcome:
     """The hybrid hits of ``query`` over the catalog behind ``con`` (already refreshed: ``open_current``).
 
-    BM25 top ``candidates_k(limit)`` (``catalog.db.search``) and, with an embedder, the vectors synced first
-    (``sync``) and the cosine top ``candidates_k(limit)`` (``vector_ranking``), fused by ``rrf_fuse``, filtered
+    The tables synced first (``sync``), the BM25 top ``candidates_k(limit)`` (``fts_ranking``) and, with an
+    embedder, the cosine top ``candidates_k(limit)`` (``vector_ranking``), fused by ``rrf_fuse``, filtered
     by ``relevant``, cut to ``limit``. [] for a blank query or ``limit`` ≤ 0. An embedder that fails leaves the
     vectors as they were (``not_synced``) or the query unembedded (``vector_warning``: full text only).
     """
-    from ..catalog import db as catalog_db
-
     if not query.strip() or limit <= 0:
         return Outcome([])
     k = candidates_k(limit)
-    fts_ids = [mid for mid, _ in catalog_db.search(con, query, k)]
     out = Outcome([])
+    try:
+        sync(con, embedder)
+    except EmbeddingError as e:
+        out.not_synced = e.message
+    fts_ids = [mid for mid, _ in fts_ranking(con, query, k)]
     pairs: list[tuple[str, float]] = []
     if embedder is not None:
-        try:
-            sync(con, embedder)
-        except EmbeddingError as e:
-            out.not_synced = e.message
         qvec = _query_vector(embedder, query, out)
         if qvec is not None:
             pairs = vector_ranking(con, qvec, k)

@@ -65,6 +65,7 @@ from .hybrid import EMBED_MAX_CHARS as EMBED_MAX_CHARS  # one owner of these: se
 from .hybrid import Hit as Hit
 from .hybrid import embedding_text as embedding_text
 from .hybrid import rrf_fuse as rrf_fuse
+from .hybrid import search_text as search_text
 
 log = logging.getLogger(__name__)
 
@@ -122,20 +123,6 @@ class SyncResult:
 
 
 from ..textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402, F401
-
-
-def search_text(memory: Memory) -> str:
-    """The derived full-text column: title, body, facts, tags, anchor paths and symbols, identifiers split."""
-    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags)]
-    for a in memory.anchors:
-        if a.kind == KIND_COMMIT:
-            continue
-        if a.path:
-            parts.append(a.path)
-        if a.symbol:
-            parts.append(a.symbol)
-    return split_identifiers("\n".join(p for p in parts if p))
-
 
 # --------------------------------------------------------------------------- the index
 
