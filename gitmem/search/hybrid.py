@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import files as catalog_files
 from ..catalog import vectors as catalog_vectors
@@ -59,6 +59,8 @@ STOP_WORDS = frozenset("a an and are as at be but by for if in into is it no not
 #: ~0.1 s to import numpy on a quiet machine (/tmp measurements, issue 25: 36 ms at 1,000 and 470 ms at 10,000
 #: vectors vs 550 ms for numpy's import on the loaded 2-core box); above it numpy's import pays for itself.
 PURE_PYTHON_MAX_ROWS = 5_000
+#: Vector matrices a process keeps (``_matrix``: one per catalog and change; a warm process serves a few roots).
+MATRICES_KEPT = 4
 #: Memories per embedder call while syncing (bounds memory use on a first sync of a large store).
 EMBED_BATCH = 512
 
@@ -213,9 +215,12 @@ def fts_ranking(con: sqlite3.Connection, query: str, k: int) -> list[tuple[str, 
 def vector_ranking(con: sqlite3.Connection, qvec: Sequence[float], k: int) -> list[tuple[str, float]]:
     """The ``k`` stored vectors most similar to ``qvec`` (L2-normalised, length dim): [(id, cosine similarity)],
     most similar first, ties by id. Exact (every vector is compared): the dot product of normalised vectors is
-    their cosine similarity. Up to ``PURE_PYTHON_MAX_ROWS`` stored vectors in plain Python (no numpy import),
-    above with numpy; the two agree to float32 rounding (about 1e-7)."""
+    their cosine similarity. Up to ``PURE_PYTHON_MAX_ROWS`` stored vectors and numpy not imported yet (a cold
+    command), in plain Python; else with numpy (a warm process, a large store). Both sum in float64: they agree
+    to about 1e-15, so warm and cold rank alike."""
     dim = len(qvec)
+    if "numpy" in sys.modules:
+        return _ranked(*_matrix(con, dim), qvec, k)
     rows = catalog_vectors.blobs(con, 4 * dim)
     if not rows:
         return []
@@ -230,11 +235,40 @@ def vector_ranking(con: sqlite3.Connection, qvec: Sequence[float], k: int) -> li
         if sys.byteorder == "big":
             flat.byteswap()  # stored little-endian
         sims = [sum(map(mul, q, flat[i * dim:(i + 1) * dim])) for i in range(len(rows))]
-    else:
-        import numpy as np
+        order = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))[:k]
+        return [(ids[i], float(sims[i])) for i in order]
+    return _ranked(*_matrix(con, dim), qvec, k)
 
+
+_MATRICES: dict[tuple[str, str, str, int], tuple[list[str], Any]] = {}  # see _matrix
+
+
+def _matrix(con: sqlite3.Connection, dim: int) -> tuple[list[str], Any]:
+    """(ids, float64 numpy matrix) of the stored vectors of length ``dim``, kept per process under the catalog mark
+    they were synced at (``vector_meta``'s ``mark``: a generation id and a sequence number, so two catalogs never
+    share one), embedder and schema: a warm process reads the vectors once per change, not once per search."""
+    import numpy as np
+
+    meta = catalog_vectors.meta(con)
+    key = (meta.get("mark", ""), meta.get("embedder", ""), meta.get("schema", ""), dim)
+    got = _MATRICES.get(key)
+    if got is None or not key[0]:
+        rows = catalog_vectors.blobs(con, 4 * dim)
         mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), dim)
-        sims = (mat @ np.asarray(qvec, dtype=np.float32)).tolist()
+        got = ([mid for mid, _ in rows], mat.astype(np.float64))
+        if len(_MATRICES) >= MATRICES_KEPT:
+            _MATRICES.clear()
+        _MATRICES[key] = got
+    return got
+
+
+def _ranked(ids: list[str], mat: Any, qvec: Sequence[float], k: int) -> list[tuple[str, float]]:
+    """The ``k`` best of ``ids`` by ``mat @ qvec`` (float64, as the plain sums), ties by id."""
+    import numpy as np
+
+    if not ids:
+        return []
+    sims = (mat @ np.asarray(qvec, dtype=np.float64)).tolist()
     order = sorted(range(len(ids)), key=lambda i: (-sims[i], ids[i]))[:k]
     return [(ids[i], float(sims[i])) for i in order]
 
