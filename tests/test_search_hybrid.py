@@ -187,3 +187,13 @@ def test_without_an_embedder_the_hybrid_search_is_its_bm25_side(tmp_path: Path) 
             "print('numpy' in sys.modules, 'lancedb' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert len(eval(out[0])) == 1 and out[1] == "False False"
+
+
+def test_gitmem_sync_leaves_the_next_search_nothing_to_embed(repo: Path) -> None:
+    ok(repo, "sync")
+    con = _con(repo)
+    try:
+        assert hybrid.sync(con, embed.WordLlamaEmbedder()) == 0
+        assert len(hybrid.vector_ranking(con, embed.WordLlamaEmbedder().query_vector("gateway"), 50)) == 5
+    finally:
+        con.close()
