@@ -87,17 +87,12 @@ def start(lay: layout.Layout) -> dict[str, Any]:
 
 
 def in_process_hits(repo: Path, query: str, limit: int) -> list[dict[str, Any]]:
-    """What the ``search`` op must answer, computed in this process."""
+    """What the ``search`` op must answer, computed in this process (``search.lexical.hybrid_hits``)."""
     from gitmem.git import Repo
-    from gitmem.search.recall import close_source, relevant, search_healing, sync_index
+    from gitmem.search.lexical import hybrid_hits
     from gitmem.store import Store
 
-    store = Store(Repo(os.fspath(repo)))
-    index, _, source = sync_index(store, strict=False)
-    try:
-        hits = relevant(search_healing(store, index, source, query, limit))
-    finally:
-        close_source(source)
+    hits = hybrid_hits(Store(Repo(os.fspath(repo))), query, limit)
     return [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
              "similarity": h.similarity} for h in hits]
 

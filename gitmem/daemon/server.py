@@ -20,8 +20,8 @@ by blob SHA). Kept apart: the store, its config and catalog, the LanceDB index, 
 Ops (each request names its ``root``):
 
 * ``search`` ``{"query": str, "limit": int}`` → ``{"hits": [{"id", "score", "fts_rank", "vector_rank",
-  "similarity"}]}``: ``search.recall.relevant(search_healing(...))`` after ``sync_index`` (the index
-  follows the catalog's change log on every request, so a memory written by any process is found by
+  "similarity"}]}``: ``search.lexical.hybrid_hits`` (what ``gitmem recall`` runs cold; its vectors
+  follow the catalog's change log on every request, so a memory written by any process is found by
   the next request). Serialised with the same root's other searches, never behind a CLI command.
 * ``org_search`` ``{"query": str, "limit": int, "exclude": [str] (optional)}`` → ``{"configured", "exclude",
   "hits": [shapes.org_hit_json], "inject", "session_budget", "prompt_budget"}``: the organisation index's hits
@@ -218,16 +218,10 @@ class Root:
             return {"mode": self.search_mode.name,
                     "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
                              for rank, (mid, score) in enumerate(found, start=1)]}
-        from ..search.recall import close_source, open_index, relevant, search_healing, sync_index
+        from ..search.lexical import hybrid_hits
 
-        with self.search_lock:
-            if self.index is None:
-                self.index = open_index(self.store)
-            index, _synced, source = sync_index(self.store, index=self.index, strict=False)
-            try:
-                hits = relevant(search_healing(self.store, index, source, query, limit))
-            finally:
-                close_source(source)
+        with self.search_lock:  # the one hybrid search, as `gitmem recall` runs it cold (warm == cold)
+            hits = hybrid_hits(self.store, query, limit)
         return {"mode": self.search_mode.name,
                 "hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                           "similarity": h.similarity} for h in hits]}

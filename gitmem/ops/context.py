@@ -1,7 +1,7 @@
 """``gitmem context``: the memories closest to the code in focus, packed into a token budget.
 
 Pipeline: focus set (``focus``) → candidate ranking by proximity, text
-relevance (``text_ranking``: the catalog's BM25, no LanceDB) and recency, the recency decayed by disuse
+relevance (``text_ranking``: the hybrid search over the catalog, no LanceDB) and recency, the recency decayed by disuse
 (``rank.rank``, ``fading``) → statuses at the working tree of the top candidates, only as far as the packer reads
 them (``ShownStatuses``: the catalog's recorded status while it still holds, ``catalog.sync.holding_statuses``,
 else ``analyzer.memory_status``) → staleness penalty or omission (``rank.apply_status``) → budget packing
@@ -11,6 +11,7 @@ else ``analyzer.memory_status``) → staleness penalty or omission (``rank.apply
 from __future__ import annotations
 
 import heapq
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -103,16 +104,18 @@ class ContextResult:
     search_note: str | None = None
 
 
-def text_ranking(store: Store, prompt: str) -> list[str]:
+def text_ranking(store: Store, prompt: str, con: sqlite3.Connection | None = None) -> list[str]:
     """Ids of the memories whose text matches ``prompt``, best first (at most ``TEXT_CANDIDATES``): context's one
-    call for text relevance. The catalog's BM25 (``search.lexical.search``: SQLite FTS5, no LanceDB, no
-    embedder: ~1.3 s of imports saved on a cold start); [] when the catalog cannot be read.
+    call for text relevance, ``search.lexical.text_ranking`` (the hybrid search as ``gitmem recall`` ranks: the
+    catalog's BM25 + exact cosine over the vectors kept in the catalog, no LanceDB; BM25 alone on a lean install).
+    ``con``: an open, refreshed catalog connection to reuse. [] when the catalog cannot be read or the prompt
+    cannot be embedded (the ranking then stands on proximity and recency).
     """
-    from ..errors import IndexUnavailable
+    from ..errors import EmbeddingError, IndexUnavailable
 
     try:
-        return [mid for mid, _ in lexical.search(store, prompt, TEXT_CANDIDATES)]
-    except IndexUnavailable:
+        return lexical.text_ranking(store, prompt, TEXT_CANDIDATES, con=con)
+    except (IndexUnavailable, EmbeddingError):
         return []
 
 
@@ -194,8 +197,8 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     """Rank memories for the current focus and pack them into ``budget`` tokens.
 
     ``budget`` None takes ``[context] budget`` from config.toml. With
-    ``use_index`` false, text relevance is skipped; else the prompt's text is ranked by ``text_ranking`` (the
-    catalog's BM25: ``search`` says ``"bm25"``; ``search_note`` says when the ``all`` extra is missing). With
+    ``use_index`` false, text relevance is skipped; else the prompt's text is ranked by ``text_ranking``
+    (``search`` says ``"hybrid"`` or ``"bm25"``; ``search_note`` says when the ``all`` extra is missing). With
     ``include_imports`` (default), import neighbours of the focus files that
     hold anchors count as near (``focus.add_import_neighbours``).
     ``source``: where candidates come from without loading every memory (the
@@ -222,7 +225,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
         source = own
     try:
         if how is not None:
-            text_ids = text_ranking(store, prompt)
+            text_ids = text_ranking(store, prompt, own.con if own is not None else None)
         if own is not None and not (focus.empty and not text_ids):
             own.recent = 0  # only an empty focus without text hits ranks by recency alone (``rank.rank``)
         if source is not None:
@@ -257,5 +260,5 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
         top = shown.given + shown.rest()
     ranked = top + tail
     return ContextResult(packed, ranked, focus, budget, total,
-                         search=lexical.BM25 if how is not None else None,
+                         search=how.name if how is not None else None,
                          search_note=how.note if how is not None else None)

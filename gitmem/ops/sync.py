@@ -72,4 +72,25 @@ def sync(store: Store, *, rebuild: bool = False, warn: Callable[[str], None] | N
         return SyncReport(index=index.rebuild(loaded.hashes, lambda i: mems[i]), errors=loaded.errors, search=how)
     _, res, src = sync_index(store, None, index)
     close_source(src)
+    _sync_hybrid(store, warn)
     return SyncReport(index=res, errors=file_errors(store), search=how)
+
+
+def _sync_hybrid(store: Store, warn: Callable[[str], None] | None) -> None:
+    """Bring the hybrid search's vectors and full-text rows (``search.hybrid.sync``) up to date, so that the next
+    ``recall`` embeds nothing; a failure is reported through ``warn`` (the next search syncs them itself)."""
+    from ..catalog.files import open_current
+    from ..errors import GitmemError
+    from ..search import hybrid
+    from ..search.embed import embedder_from_config
+
+    con = open_current(store)
+    if con is None:
+        return
+    try:
+        hybrid.sync(con, embedder_from_config(dict(store.config.get("embeddings", {}))))
+    except GitmemError as e:
+        if warn is not None:
+            warn(f"the search vectors were not updated: {e.message}")
+    finally:
+        con.close()

@@ -177,6 +177,116 @@ def _load_wordllama() -> Any:
         return _WORDLLAMA_INSTANCE
 
 
+_WORDLLAMA_LIGHT: _WordLlamaRows | None = None  # cached per process
+
+
+class _WordLlamaRows:
+    """WordLlama's inference (``wordllama.inference.WordLlamaInference.embed``, wordllama 0.3.x) without importing
+    the ``wordllama`` package (~0.1-0.2 s: it imports requests, its trainers, numpy.random) and without reading the
+    whole 16 MB matrix: the tokenizer, and only the rows of the token ids asked for, read from the memory-mapped
+    safetensors file (format: 8-byte little-endian header length, JSON header, raw tensor; huggingface/safetensors
+    README). The arithmetic is WordLlama's, step for step (float32 rows, masked sum over tokens in float32, divided
+    by the token count), so the vectors are bit-for-bit those of ``WordLlamaInference.embed(texts, norm=False)``
+    (tests/test_search_hybrid.py checks it on the packaged model).
+
+    Raises (constructor): OSError, ValueError (a missing or malformed file); tokenizers' own errors.
+    """
+
+    def __init__(self, weights: Path, tokenizer_file: Path) -> None:
+        import json
+        import mmap
+        import struct
+
+        from tokenizers import Tokenizer
+
+        with open(weights, "rb") as fh:
+            (size,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(size))
+            self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        info = header[_WORDLLAMA_TENSOR_KEY]
+        self._code = {"F16": "e", "F32": "f"}[info["dtype"]]
+        self.rows, self.dim = (int(n) for n in info["shape"])
+        self._begin = 8 + size + int(info["data_offsets"][0])
+        self._row_format = struct.Struct(f"<{self.dim}{self._code}")
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.enable_padding()
+        self.tokenizer.no_truncation()
+
+    @property
+    def matrix(self) -> Any:
+        """The whole embedding matrix, memory-mapped (numpy, shape (rows, dim))."""
+        import numpy as np
+
+        return np.ndarray((self.rows, self.dim), dtype="<f2" if self._code == "e" else "<f4", buffer=self._map,
+                          offset=self._begin)
+
+    def vector(self, text: str) -> list[float]:
+        """``text``'s L2-normalised vector as a list of floats, without numpy (~0.1 s to import): its tokens' rows
+        summed in float32 (``array('f')`` rounds each sum as numpy's float32 sum does), divided by the token
+        count, normalised. Equal to ``normalize_rows(self.embed([text]))[0]`` within float32 rounding (1e-6):
+        the query side of ``search.hybrid`` (all zeros for a text of no token)."""
+        import math
+        from array import array
+        from operator import add
+
+        ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+        acc = array("f", bytes(4 * self.dim))
+        for i in ids:
+            row = self._row_format.unpack_from(self._map, self._begin + min(max(i, 0), self.rows - 1)
+                                               * self._row_format.size)
+            acc = array("f", map(add, acc, row))
+        count = float(max(len(ids), 1))
+        mean = array("f", (x / count for x in acc))
+        norm = math.sqrt(math.fsum(x * x for x in mean))
+        if not math.isfinite(norm) or norm == 0:
+            return [0.0] * self.dim
+        return [x / norm for x in mean]
+
+    def embed(self, texts: list[str], batch_size: int = 64) -> Any:
+        """Raw (not normalised) float32 vectors of shape (len(texts), dim), as ``WordLlamaInference.embed``."""
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(texts), batch_size):
+            encoded = self.tokenizer.encode_batch(texts[i:i + batch_size], is_pretokenized=False,
+                                                  add_special_tokens=False)
+            ids = np.array([e.ids for e in encoded], dtype=np.int32)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+            np.clip(ids, 0, self.rows - 1, out=ids)
+            x = np.asarray(self.matrix[ids], dtype=np.float32)
+            mask_sum = np.maximum(mask.sum(axis=1, keepdims=True), 1.0).astype(np.float32)
+            out[i:i + x.shape[0]] = np.sum(x * mask[..., np.newaxis], axis=1, dtype=np.float32) / mask_sum
+        return out
+
+
+def _load_wordllama_rows() -> _WordLlamaRows:
+    """Build (once per process) the light WordLlama reader of the packaged files.
+
+    Raises:
+        EmbeddingError: the package or its files are missing or unreadable.
+    """
+    global _WORDLLAMA_LIGHT
+    with _WORDLLAMA_LOCK:
+        if _WORDLLAMA_LIGHT is not None:
+            return _WORDLLAMA_LIGHT
+        pkg = _wordllama_package_dir()
+        weights, tokenizer_file = pkg / _WORDLLAMA_WEIGHTS, pkg / _WORDLLAMA_TOKENIZER
+        hint = "reinstall it: pip install --force-reinstall wordllama"
+        for f in (weights, tokenizer_file):
+            if not f.is_file():
+                raise EmbeddingError(f"wordllama model file missing: {f}", hint)
+        try:
+            _WORDLLAMA_LIGHT = _WordLlamaRows(weights, tokenizer_file)
+        except Exception as exc:  # corrupt file, incompatible tokenizers version
+            raise EmbeddingError(f"cannot load the wordllama model from {pkg}: {_one_line(exc)}", hint) from exc
+        return _WORDLLAMA_LIGHT
+
+
+#: Up to this many texts, ``WordLlamaEmbedder.embed`` reads only their tokens' rows (``_WordLlamaRows``: a query,
+#: a few changed memories); more (a first sync) loads the whole model through the ``wordllama`` package.
+LIGHT_MAX_TEXTS = 64
+
+
 class WordLlamaEmbedder:
     """The default, offline embedder: WordLlama ``l2_supercat_256`` (256 dims).
 
@@ -195,13 +305,22 @@ class WordLlamaEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = _load_wordllama()
+        model = _load_wordllama_rows() if len(texts) <= LIGHT_MAX_TEXTS else _load_wordllama()
         try:
-            raw = model.embed([_utf8(t) for t in texts], norm=False)
+            raw = model.embed([_utf8(t) for t in texts])
         except Exception as exc:
             raise EmbeddingError(f"wordllama failed to embed {len(texts)} text(s): {_one_line(exc)}",
                                  "report this as a gitmem bug") from exc
         return normalize_rows(raw)
+
+    def query_vector(self, text: str) -> list[float]:
+        """``text``'s vector without numpy (``_WordLlamaRows.vector``): a search's query. Raises ``EmbeddingError``."""
+        model = _load_wordllama_rows()
+        try:
+            return model.vector(_utf8(text))
+        except Exception as exc:
+            raise EmbeddingError(f"wordllama failed to embed the query: {_one_line(exc)}",
+                                 "report this as a gitmem bug") from exc
 
     def __repr__(self) -> str:
         return f"WordLlamaEmbedder({self.name!r})"

@@ -59,8 +59,13 @@ from lancedb.query import FullTextOperator, MultiMatchQuery
 from .. import infra
 from ..errors import EmbeddingError, GitmemError, IndexUnavailable
 from ..model import KIND_COMMIT, Memory
-from ..rank.fusion import RRF_K, ranks, rrf
+from ..rank.fusion import RRF_K as RRF_K
 from .embed import Embedder
+from .hybrid import EMBED_MAX_CHARS as EMBED_MAX_CHARS  # one owner of these: search.hybrid
+from .hybrid import Hit as Hit
+from .hybrid import embedding_text as embedding_text
+from .hybrid import rrf_fuse as rrf_fuse
+from .hybrid import search_text as search_text
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +80,6 @@ META_FILE = "gitmem-index.json"
 REBUILD_MARKER = "NEEDS_REBUILD"
 FTS_COLUMNS: tuple[str, ...] = ("title", "search_text")
 
-#: Characters of a memory's text sent to the embedder (OpenAI-compatible models
-#: accept about 8k tokens; a memory longer than this is truncated for the vector).
-EMBED_MAX_CHARS = 8000
 #: Ids per ``DELETE ... WHERE id IN (...)`` statement.
 DELETE_CHUNK = 1000
 #: Maintenance thresholds (see ``MemoryIndex._maintain``): optimize when the table
@@ -101,29 +103,6 @@ DEFAULT_LOCK_TIMEOUT = 120.0
 
 
 @dataclass
-class Hit:
-    """One search result.
-
-    Attributes:
-        id: memory id.
-        score: reciprocal-rank-fusion score, ``Σ 1 / (RRF_K + rank)`` over the
-            rankings that contain the id (at most 2/61 ≈ 0.0328).
-        fts_rank: 1-based rank in the full-text (BM25) ranking, None if absent.
-        vector_rank: 1-based rank in the vector (cosine) ranking, None if absent.
-        similarity: cosine similarity of the query and memory vectors, in [-1, 1],
-            when the vector side ranked the id (else None). The vector side ranks
-            every row, so a caller may drop vector-only hits below a floor (for
-            WordLlama, related texts typically score 0.15-0.5).
-    """
-
-    id: str
-    score: float
-    fts_rank: int | None
-    vector_rank: int | None
-    similarity: float | None = None
-
-
-@dataclass
 class SyncResult:
     """What a sync did.
 
@@ -144,48 +123,6 @@ class SyncResult:
 
 
 from ..textsplit import MAX_QUERY_TERMS, query_terms, split_identifiers  # noqa: E402, F401
-
-
-def search_text(memory: Memory) -> str:
-    """The derived full-text column: title, body, facts, tags, anchor paths and symbols, identifiers split."""
-    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags)]
-    for a in memory.anchors:
-        if a.kind == KIND_COMMIT:
-            continue
-        if a.path:
-            parts.append(a.path)
-        if a.symbol:
-            parts.append(a.symbol)
-    return split_identifiers("\n".join(p for p in parts if p))
-
-
-def embedding_text(memory: Memory) -> str:
-    """The text embedded for a memory: title, body, facts, tags and split symbol names (≤ EMBED_MAX_CHARS)."""
-    symbols = [split_identifiers(a.symbol) for a in memory.anchors if a.symbol]
-    parts = [memory.title, memory.body, *memory.facts, " ".join(memory.tags), " ".join(symbols)]
-    return "\n".join(p for p in parts if p)[:EMBED_MAX_CHARS]
-
-
-def rrf_fuse(fts_ids: Sequence[str], vector_ids: Sequence[str], k: int = RRF_K) -> list[Hit]:
-    """Reciprocal rank fusion of a full-text and a vector ranking.
-
-    score(id) = Σ over the rankings containing id of 1 / (k + rank), rank 1-based
-    (Cormack, Clarke, Büttcher 2009; k = ``RRF_K`` = 60). Each input is deduplicated
-    first (an id keeps its best rank). Output is sorted by score descending, then
-    by id ascending, so ties are deterministic.
-
-    Args:
-        fts_ids: ids best-first from the full-text search.
-        vector_ids: ids best-first from the vector search.
-        k: the RRF constant.
-
-    Returns:
-        One ``Hit`` per distinct id.
-    """
-    fts, vec = ranks(fts_ids), ranks(vector_ids)
-    hits = [Hit(mid, score, fts.get(mid), vec.get(mid)) for mid, score in rrf([(fts, 1.0), (vec, 1.0)], k).items()]
-    return sorted(hits, key=lambda h: (-h.score, h.id))
-
 
 # --------------------------------------------------------------------------- the index
 

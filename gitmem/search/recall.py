@@ -17,19 +17,10 @@ from ..errors import EmbeddingError, IndexUnavailable
 from ..model import Memory, RecallHit
 from ..store import LoadResult, Store
 from .embed import embedder_from_config
-from .index import Hit, MemoryIndex, SyncResult
-
-#: A hit found only by the vector side counts when its cosine similarity to the
-#: query reaches this floor. The vector side ranks every memory, so without a
-#: floor any query returns unrelated memories. WordLlama puts related short
-#: texts at about 0.15-0.5 (measured on the test corpus); 0.15 keeps those.
-MIN_VECTOR_SIMILARITY = 0.15
-
-
-def relevant(hits: list[Hit]) -> list[Hit]:
-    """``hits`` without vector-only hits below ``MIN_VECTOR_SIMILARITY`` (order kept)."""
-    return [h for h in hits if h.fts_rank is not None
-            or (h.similarity is not None and h.similarity >= MIN_VECTOR_SIMILARITY)]
+from .hybrid import MIN_VECTOR_SIMILARITY as MIN_VECTOR_SIMILARITY  # one owner of these: search.hybrid
+from .hybrid import Hit
+from .hybrid import relevant as relevant
+from .index import MemoryIndex, SyncResult
 
 
 def open_index(store: Store) -> MemoryIndex:
