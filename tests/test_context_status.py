@@ -180,15 +180,18 @@ def test_the_lazy_order_is_apply_status_order(repo: Path, run_cli) -> None:  # t
 
 
 def test_context_with_a_prompt_imports_no_lancedb(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """The prompt's text ranking is the hybrid search over the catalog: never LanceDB, pyarrow or the wordllama
+    package; numpy only to embed memories written since the last search (the first run), not once synced."""
     remember(run_cli, repo, "the retry timeout of f4 is parsed as seconds", "src/a.py::f4", mtype="decision")
     script = ("import sys\nfrom gitmem.cli import main\n"
               "code = main(['context', '--prompt', 'change how the retry timeout is parsed'])\n"
               "heavy = sorted(m for m in ('lancedb', 'pyarrow', 'wordllama', 'numpy') if m in sys.modules)\n"
               "print('HEAVY', heavy, code, file=sys.stderr)\n")
-    proc = subprocess.run([sys.executable, "-P", "-c", script], cwd=repo, capture_output=True, text=True,
-                          env={**os.environ, "GITMEM_NO_DAEMON": "1"})
-    assert "HEAVY [] 0" in proc.stderr, proc.stderr
-    assert "retry timeout of f4" in proc.stdout
+    runs = [subprocess.run([sys.executable, "-P", "-c", script], cwd=repo, capture_output=True, text=True,
+                           env={**os.environ, "GITMEM_NO_DAEMON": "1"}) for _ in range(2)]
+    assert any(f"HEAVY {h} 0" in runs[0].stderr for h in ("[]", "['numpy']")), runs[0].stderr
+    assert "HEAVY [] 0" in runs[1].stderr, runs[1].stderr
+    assert all("retry timeout of f4" in p.stdout for p in runs)
 
 
 def test_memories_given_as_loaded_get_statuses_evaluated(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
