@@ -113,3 +113,24 @@ def test_guessed_weight_sits_between_the_file_and_a_changed_symbol(repo: Path) -
     w = focus.symbols[("src/models.py", "_serialize_json")][0]
     assert 0.6 < w <= WEIGHT_GUESSED < 1.0
     assert ("src/other.py", "serialize_json") not in focus.symbols  # only the files in focus are guessed for
+
+
+def test_a_text_hit_far_from_the_given_files_counts_less_than_one_on_them() -> None:
+    from gitmem.model import Anchor
+    from gitmem.rank import score as R
+
+    def mem(mid: str, path: str, day: int) -> Memory:
+        when = f"2026-11-{day:02d}T00:00:00Z"
+        return Memory(id=mid, type="discovery", title=mid, body="", created=when, updated=when,
+                      anchors=[Anchor(path=path, symbol="f", commit="0" * 40, kind="function")])
+
+    on_file = [mem(f"F{i:02d}", "src/given.py", 1 + i) for i in range(12)]
+    far = mem("FAR", "elsewhere/other.py", 20)
+    focus = Focus()
+    focus.add_file("src/given.py", 1.0, "given")
+    ids = [s.memory.id for s in R.rank([*on_file, far], focus, text_ranking=["FAR"])]
+    assert ids[-1] == "FAR"  # the given file's twelve memories first
+    assert R.text_weight(0.0, True) == R.W_TEXT * R.TEXT_FAR_SHARE < R.text_weight(0.4, True) < R.W_TEXT
+    assert R.text_weight(0.6, True) == R.text_weight(0.0, False) == R.W_TEXT  # on the file, or no file: full
+    no_files = [s.memory.id for s in R.rank([*on_file, far], Focus(prompt="x"), text_ranking=["FAR"])]
+    assert no_files == ["FAR"]  # from the prompt alone the text hit keeps its full weight
