@@ -156,10 +156,40 @@ def cut_history(clone: Path, n: int) -> None:
     (clone / ".git" / "shallow").write_text("".join(f"{c}\n" for c in cut), "ascii")
 
 
+def cached_history(repo: Repo, resolver: Resolver, cache: Path | None, name: str) -> list[Commit]:
+    """``diffed_history`` of the clone, read from or written to ``cache`` (a folder; None: no cache) under a
+    key of HEAD's SHA and the shallow boundary (the history's cut): diffing 800 commits parses every changed
+    file twice (minutes); the result depends only on the commits and gitmem's parsers, so a cache is only for
+    iterating on the ranking (delete it when the analyzer changes)."""
+    import hashlib
+    from dataclasses import asdict
+
+    key = hashlib.sha1(((repo.head() or "") + _shallow(repo.root)).encode()).hexdigest()[:16]
+    path = cache / f"history-{key}.json" if cache else None
+    if path is not None and path.is_file():
+        rows = json.loads(path.read_text("utf-8"))
+        return [Commit(**{**r, "changed": [tuple(x) for x in r["changed"]],
+                          "removed": [tuple(x) for x in r["removed"]]}) for r in rows]
+    history = diffed_history(repo, resolver, every=100, label=f"{name}: ")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([asdict(c) for c in history]), "utf-8")
+    return history
+
+
+def _shallow(root: Path) -> str:
+    """The text of the clone's ``.git/shallow`` ("" when the history is whole)."""
+    f = root / ".git" / "shallow"
+    return f.read_text("ascii") if f.is_file() else ""
+
+
 def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: int, seed: int,
-        n_latency: int, rounds: int, at: str | None = None) -> dict[str, Any]:
+        n_latency: int, rounds: int, at: str | None = None, cache: Path | None = None,
+        moments: tuple[str, ...] = MOMENTS) -> dict[str, Any]:
     """One repository's run (module docstring): a JSON-able dict with ``queries`` (per query and moment, the
-    relevant ids' ranks and the metrics of each method) and ``latency`` rows."""
+    relevant ids' ranks and the metrics of each method) and ``latency`` rows. ``cache``: a folder for the
+    diffed history (``cached_history``); ``moments``: the moments measured (default all three; the others are
+    left out of the run, recorded as None)."""
     import random
 
     t_start = time.perf_counter()
@@ -181,7 +211,7 @@ def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: i
         head = repo.head() or ""
 
         t = time.perf_counter()
-        history = diffed_history(repo, resolver, every=100, label=f"{name}: ")
+        history = cached_history(repo, resolver, cache, name)
         by_sha = {c.sha: c for c in history}
         t_diff = time.perf_counter() - t
         skipped, eligible = eligibility(clone, history, window)
@@ -226,6 +256,9 @@ def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: i
                                  "memories": len(before), "relevant": sorted(relevant), "files_given": given,
                                  "moments": {}}
             for moment in MOMENTS:
+                if moment not in moments:
+                    q["moments"][moment] = None
+                    continue
                 if moment == "before edit" and not given:
                     q["moments"][moment] = None  # C only adds files: nothing to name before the first edit
                     continue
@@ -247,6 +280,10 @@ def run(repo_path: str, name: str, n_queries: int, window: int, history_depth: i
                     row["metrics"][method] = metrics(ids, relevant)
                     row["ranks"][method] = {mid: pos.get(mid) for mid in sorted(relevant)}
                 row["context_top5"] = ranked["context"][:5]
+                row["context_top10"] = [{"id": x.memory.id, "title": x.memory.title[:60], "near": x.near,
+                                         "proximity": round(x.proximity, 3), "text": x.text_rank,
+                                         "anchors": len(x.memory.anchors), "relevant": x.memory.id in relevant}
+                                        for x in res.ranked[:10]]  # why each came first (reading a loss)
                 q["moments"][moment] = row
             if "failed" in q:
                 failed.append(q)
@@ -420,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=int, default=4, help="queries timed as whole processes (default 4)")
     ap.add_argument("--rounds", type=int, default=2, help="timed rounds per query and moment (default 2)")
     ap.add_argument("--out", help="write the run as JSON to this file")
+    ap.add_argument("--cache", metavar="DIR", help="keep the diffed history in DIR between runs (for iterating)")
+    ap.add_argument("--moments", default=",".join(MOMENTS),
+                    help="the moments measured, comma-separated (default: all: " + ",".join(MOMENTS) + ")")
     ap.add_argument("--report", nargs="+", metavar="FILE", help="print the tables of these runs' JSON files")
     args = ap.parse_args(argv)
     if args.report:
@@ -428,8 +468,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.repo:
         ap.error("REPO is needed (or --report FILE …)")
     name = args.name or Path(args.repo).resolve().name
+    moments = tuple(m.strip() for m in args.moments.split(",") if m.strip())
+    if unknown := set(moments) - set(MOMENTS):
+        ap.error(f"unknown moment(s) {sorted(unknown)}: choose among {', '.join(MOMENTS)}")
     res = run(args.repo, name, args.queries, args.window, args.history, args.seed, args.latency, args.rounds,
-              args.head)
+              args.head, Path(args.cache) if args.cache else None, moments)
     if args.out:
         Path(args.out).write_text(json.dumps(res, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
     print(report([res]))

@@ -68,3 +68,21 @@ def test_complete_is_false_when_a_blob_of_the_parent_is_missing(tmp_path: Path) 
     blob = _git(root, "rev-parse", f"{shas[1]}:a.py").strip()
     (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # loose objects: the repository never packed
     assert not complete(root, c)
+
+
+def test_cached_history_reads_back_what_it_diffed(tmp_path: Path) -> None:
+    from bench.moments import cached_history
+    from gitmem.anchors import Resolver
+    from gitmem.git import Repo
+
+    root, shas = _repo(tmp_path, 3)
+    repo = Repo(root)
+    cache = tmp_path / "cache"
+    first = cached_history(repo, Resolver(repo), cache, "r")
+    assert [c.sha for c in first] == shas and first[1].changed == [("a.py", "f")]
+    assert len(list(cache.iterdir())) == 1
+    again = cached_history(repo, Resolver(repo), cache, "r")
+    assert again == first  # read back: the same commits, tuples and all
+    cut_history(root, 2)  # another cut of the history is another key
+    assert [c.sha for c in cached_history(repo, Resolver(repo), cache, "r")] == shas[1:]
+    assert len(list(cache.iterdir())) == 2

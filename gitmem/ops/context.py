@@ -22,6 +22,7 @@ from ..git import WORKTREE
 from ..model import Status
 from ..rank.focus import Focus, add_import_neighbours, build_focus
 from ..rank.score import Packed, Scored, apply_status, order_key, pack, rank
+from ..rank.task import add_task_symbols
 from ..search import lexical
 from ..store import LoadResult, Store
 
@@ -216,6 +217,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
     resolver = Resolver(repo)
     focus = build_focus(repo, files=files, prompt=prompt, cwd=cwd, resolver=resolver,
                         include_dirty=include_dirty, include_branch=include_branch)
+    add_task_symbols(focus, resolver, WORKTREE)  # before the first edit: the symbols the prompt's words point at
     text_ids: list[str] = []
     how = lexical.mode(store) if prompt.strip() and use_index else None
     cache_path = store.cache_dir / "imports.json" if store.dir.is_dir() else None

@@ -48,7 +48,7 @@ from .fusion import RRF_K
 from .render import CHARS_PER_TOKEN, MIN_INDEX_LINE_CHARS, Packed, token_estimate
 
 __all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age", "anchor_proximity", "apply_status",
-           "item", "order_key", "pack", "proximity", "rank", "status_note", "token_estimate"]
+           "item", "order_key", "pack", "proximity", "rank", "status_note", "text_weight", "token_estimate"]
 
 # -- proximity tiers ---------------------------------------------------------------------------
 #: The anchored symbol itself is in focus (changed, or named in the prompt).
@@ -79,6 +79,12 @@ W_PROXIMITY = 1.0
 #: rank 1, so at full weight any memory that shares a few words with the prompt would outrank the
 #: memory on the very symbol the prompt names (tests/test_rank.py shows both effects).
 W_TEXT = 0.5
+#: Share of ``W_TEXT`` a text hit keeps when it lies far from the files in focus (no proximity): files were
+#: given, named, dirty or on the branch, so a memory elsewhere that shares words with the prompt is less likely
+#: the one than the same hit on those files; between them it grows with the proximity up to full weight at
+#: ``TIER_SAME_FILE`` (``text_weight``). Half: measured on bench/moments.py before the first edit (issue 25,
+#: bench/README.md), where a hit on a sibling file outranked the given file's own memories.
+TEXT_FAR_SHARE = 0.5
 #: Recency only breaks near-ties: a fifth of a full ranking's weight.
 W_RECENCY = 0.2
 
@@ -191,6 +197,16 @@ def proximity(m: Memory, focus: Focus, dirs: dict[str, tuple[float, str, str]] |
     return best
 
 
+def text_weight(proximity: float, has_files: bool, far_share: float = TEXT_FAR_SHARE) -> float:
+    """The weight of a memory's text-relevance ranking in the fusion: ``W_TEXT`` when the focus has no file
+    (the prompt alone) or the memory is on a focus file (``proximity`` ≥ ``TIER_SAME_FILE``), else
+    ``W_TEXT`` × (``far_share`` + (1 − ``far_share``) × ``proximity`` / ``TIER_SAME_FILE``): an import neighbour
+    (0.4) keeps 83 %, a memory with no proximity ``far_share``."""
+    if not has_files:
+        return W_TEXT
+    return W_TEXT * (far_share + (1 - far_share) * min(1.0, proximity / TIER_SAME_FILE))
+
+
 def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = None,
          fading: dict[str, float] | None = None) -> list[Scored]:
     """Rank ``memories`` for ``focus``; ``text_ranking`` is memory ids by text relevance, best first.
@@ -215,9 +231,10 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
         # in the prompt (1.0) barely more than one on a file the branch touched (0.42).
         s.score += W_PROXIMITY * s.proximity / (RRF_K + r)
         s.reasons.append(s.near)
+    has_files = bool(focus.files)
     for r, mid in enumerate(text_ranking or [], 1):
         if mid in scored:
-            scored[mid].score += W_TEXT / (RRF_K + r)
+            scored[mid].score += text_weight(scored[mid].proximity, has_files) / (RRF_K + r)
             scored[mid].text_rank = r
             scored[mid].reasons.append(f"text #{r}")
     relevant = [s for s in scored.values() if s.score > 0]
