@@ -11,7 +11,6 @@ else ``analyzer.memory_status``) → staleness penalty or omission (``rank.apply
 from __future__ import annotations
 
 import heapq
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
