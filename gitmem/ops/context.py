@@ -15,7 +15,7 @@ from typing import Protocol
 from ..analyzer import memory_status
 from ..anchors import Resolver
 from ..git import WORKTREE
-from ..rank.focus import Focus, add_import_neighbours, build_focus
+from ..rank.focus import Focus, add_import_neighbours, build_focus, weigh_names
 from ..rank.score import Packed, Scored, apply_status, pack, rank
 from ..search import lexical
 from ..store import LoadResult, Store
@@ -161,6 +161,7 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
             own.con.close()
     # read or edited through a symbolic link, or anchored to one: the link and the file it leads to are one
     focus.add_links(repo.root, {a.path for m in loaded.memories.values() for a in m.anchors if a.path and a.local})
+    weigh_names(focus, (a for m in loaded.memories.values() for a in m.anchors))  # a name fifty symbols share: little
     ranked = rank(list(loaded.memories.values()), focus, text_ids, fading(store, loaded.memories))
     top = ranked[:STATUS_CANDIDATES]
     statuses = {s.memory.id: memory_status(resolver, s.memory, WORKTREE) for s in top}
