@@ -269,15 +269,18 @@ def weigh_names(focus: Focus, anchors: Iterable[Anchor]) -> None:
     if not focus.names:
         return
     symbols = {(a.path, a.symbol) for a in anchors if a.symbol and a.path and a.local}
-    by_name: dict[str, int] = {}
+    by_leaf: dict[str, int] = {}
+    by_symbol: dict[str, int] = {}
     for _path, sym in symbols:
+        by_symbol[sym] = by_symbol.get(sym, 0) + 1
         leaf = name_leaf(sym)
-        by_name[leaf] = by_name.get(leaf, 0) + 1
-        if sym != leaf:
-            by_name[sym] = by_name.get(sym, 0) + 1
+        by_leaf[leaf] = by_leaf.get(leaf, 0) + 1
     for name, w in list(focus.names.items()):
-        parts = name.split(".")
-        shared = max([by_name.get(name, 0)] + [by_name.get(".".join(parts[i:]), 0) for i in range(1, len(parts))])
+        if "." not in name:
+            shared = by_leaf.get(name, 0)
+        else:  # Session.send: that symbol, or a symbol named by one of its dotted suffixes (send)
+            parts = name.split(".")
+            shared = sum(by_symbol.get(".".join(parts[i:]), 0) for i in range(len(parts)))
         focus.names[name] = w * name_weight(shared, len(symbols))
 
 
