@@ -14,7 +14,7 @@ from gitmem.git import Repo
 from gitmem.model import Anchor
 from gitmem.ops.context import build_context
 from gitmem.rank import mentions as M
-from gitmem.rank.focus import FOCUS_WORD_WEIGHT, WEIGHT_PROMPT, Focus, build_focus, weigh_names
+from gitmem.rank.focus import FOCUS_NAME_WEIGHT, FOCUS_WORD_WEIGHT, WEIGHT_PROMPT, Focus, build_focus, weigh_names
 from gitmem.rank.score import TIER_SAME_FILE, anchor_proximity
 from gitmem.store import Store
 from testing.repos import commit, make_repo
@@ -115,6 +115,7 @@ def test_bare_name_resolves_to_the_focus_file(tmp_path: Path) -> None:
     named = {k for k, (_, why) in focus.symbols.items() if why == "named"}
     assert named == {("requests/models.py", "Request._serialize"), ("requests/models.py", "Response._serialize")}
     assert "_serialize" not in focus.names  # not every X._serialize of the code base
+    assert {focus.symbols[k][0] for k in named} == {WEIGHT_PROMPT * FOCUS_NAME_WEIGHT}
     other = Anchor(path="requests/sessions.py", symbol="Session._serialize", commit="0" * 40, kind="function")
     mine = Anchor(path="requests/models.py", symbol="Request._serialize", commit="0" * 40, kind="function")
     assert anchor_proximity(mine, focus)[0] > anchor_proximity(other, focus)[0]

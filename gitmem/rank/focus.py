@@ -54,6 +54,10 @@ GITMEM_PREFIX = GITMEM_DIR + "/"
 #: against: their tables are parsed anyway or cheap (~2.5 ms a file, cached by blob), and a task names
 #: few files.
 MAX_RESOLVE_FILES = 20
+#: Weight of a focus file's symbol named by an identifier of the prompt: just under a symbol changed in the
+#: working tree (1.0), as ``score.NAMED_CERTAINTY`` (0.95) orders a name's match under what is known for certain,
+#: so mid-task the changed symbols' memories stay first and a named one comes next.
+FOCUS_NAME_WEIGHT = 0.95
 #: Weight of a focus file's symbol named by a plain word of the prompt (an identifier's is
 #: ``WEIGHT_PROMPT``): the focus file says the word is a name there, but it may still be English
 #: ("Remove extra variable" and a method ``remove``), so its memories come just above the rest of the
@@ -208,7 +212,7 @@ def _add_prompt_mentions(repo: Repo, focus: Focus, prompt: str, resolver: Resolv
         focus.add_symbol(path, name, WEIGHT_PROMPT, "named")
     tables = _focus_tables(repo, focus, resolver or Resolver(repo), head)
     for name in reading.identifiers:
-        if not _resolve_in_focus(focus, tables, name, WEIGHT_PROMPT):
+        if not _resolve_in_focus(focus, tables, name, WEIGHT_PROMPT * FOCUS_NAME_WEIGHT):
             focus.names[name] = max(focus.names.get(name, 0.0), WEIGHT_PROMPT)
     for word in reading.words:
         if not _resolve_in_focus(focus, tables, word, WEIGHT_PROMPT * FOCUS_WORD_WEIGHT, word=True):
@@ -239,8 +243,10 @@ def _resolve_in_focus(focus: Focus, tables: dict[str, list[str]], term: str, wei
 
     A symbol is named by its qualified name, its leaf (``name_leaf``) or, for a dotted term, a dotted
     suffix (``models.Session`` names ``Session``); a plain ``word`` also by its lower-case form when only
-    its first letter is a capital (a sentence's first word: "Remove" names ``remove``). A term naming many
-    symbols of the focus files is weighed down by ``mentions.name_weight`` over their symbols.
+    its first letter is a capital (a sentence's first word: "Remove" names ``remove``). A word naming many
+    symbols of the focus files is weighed down by ``mentions.name_weight`` over their symbols ("value" in
+    a module of values is its vocabulary, not a pointer); an identifier is not (the writer marked it as a
+    name, and the focus file already says which ones).
     """
     forms = {term}
     if word and term[:1].isupper() and term[1:].islower():
@@ -254,7 +260,7 @@ def _resolve_in_focus(focus: Focus, tables: dict[str, list[str]], term: str, wei
                 hits.append((path, q))
     if not hits:
         return False
-    w = weight * name_weight(len(hits), total)
+    w = weight * name_weight(len(hits), total) if word else weight
     for path, q in hits:
         focus.add_symbol(path, q, w, "named")
     return True
