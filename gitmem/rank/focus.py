@@ -219,25 +219,32 @@ def _add_prompt_mentions(repo: Repo, focus: Focus, prompt: str, resolver: Resolv
             focus.names[word] = max(focus.names.get(word, 0.0), WEIGHT_PROMPT * WORD_WEIGHT)
 
 
-def _focus_tables(repo: Repo, focus: Focus, resolver: Resolver, head: str | None) -> dict[str, list[str]]:
-    """Path → qualified symbol names of the focus files a prompt's names are resolved against: the dirty,
-    given and named ones (not the branch's), at most ``MAX_RESOLVE_FILES``, the working tree's version of a
-    dirty file, HEAD's of a clean one (cached by blob). A file that cannot be parsed has no names."""
-    out: dict[str, list[str]] = {}
+def _focus_tables(repo: Repo, focus: Focus, resolver: Resolver, head: str | None
+                  ) -> dict[str, list[tuple[str, str]]]:
+    """Path → (qualified name, leaf) of the symbols of the focus files a prompt's names are resolved against: the dirty,
+    given and named ones (not the branch's), at most ``MAX_RESOLVE_FILES``, none over ``MAX_SYMBOL_DIFF_BYTES``,
+    the working tree's version of a dirty file, HEAD's of a clean one (cached by blob). A file that cannot be
+    parsed has no names."""
+    out: dict[str, list[tuple[str, str]]] = {}
     ranked = sorted(((p, w, why) for p, (w, why) in focus.files.items() if w >= WEIGHT_GIVEN),
                     key=lambda t: (-t[1], t[0]))
     for path, _w, why in ranked[:MAX_RESOLVE_FILES]:
+        try:
+            if (repo.root / path).stat().st_size > MAX_SYMBOL_DIFF_BYTES:
+                continue  # a huge file (generated, vendored): parsing it costs seconds, and it names little
+        except OSError:
+            pass  # not in the working tree: HEAD's copy, if any
         rev = WORKTREE if why == "dirty" or not head else head
         try:
             table = resolver.table(rev, path)
         except Exception:  # noqa: BLE001 - an odd file (binary, vanished, unparsable) names nothing
             table = None
         if table:
-            out[path] = list(table)
+            out[path] = [(q, name_leaf(q)) for q in table]
     return out
 
 
-def _resolve_in_focus(focus: Focus, tables: dict[str, list[str]], term: str, weight: float,
+def _resolve_in_focus(focus: Focus, tables: dict[str, list[tuple[str, str]]], term: str, weight: float,
                       word: bool = False) -> bool:
     """Add the symbols of the focus files that ``term`` names to ``focus.symbols`` ("named"); False if none.
 
@@ -255,8 +262,8 @@ def _resolve_in_focus(focus: Focus, tables: dict[str, list[str]], term: str, wei
     total = 0
     for path, names in tables.items():
         total += len(names)
-        for q in names:
-            if q in forms or name_leaf(q) in forms or any(t.endswith("." + q) for t in forms):
+        for q, leaf in names:
+            if q in forms or leaf in forms or any(t.endswith("." + q) for t in forms):
                 hits.append((path, q))
     if not hits:
         return False
