@@ -70,8 +70,9 @@ class Reading:
                 f"identifiers={self.identifiers!r}, words={self.words!r})")
 
 
-def read_prompt(prompt: str, paths: Collection[str]) -> Reading:
-    """Read ``prompt`` against ``paths`` (the repo-relative paths that can be named: anchored or tracked).
+def read_prompt(prompt: str, paths: Collection[str], words: bool = True) -> Reading:
+    """Read ``prompt`` against ``paths`` (the repo-relative paths that can be named: anchored or tracked);
+    ``words`` False leaves ``Reading.words`` empty (a reader that takes no plain word saves its scan).
 
     Cost: one pass of three regular expressions over the prompt, plus one scan of ``paths`` per
     path-like token with a slash. Raises nothing.
@@ -109,20 +110,20 @@ def read_prompt(prompt: str, paths: Collection[str]) -> Reading:
         if leaf and leaf not in identifiers:
             identifiers.append(leaf)
     seen = set(identifiers)
-    words: list[str] = []
-    for m in _WORD.finditer(prompt):
+    plain: list[str] = []
+    for m in _WORD.finditer(prompt) if words else ():
         w = m.group(0)
         if len(w) >= MIN_WORD_CHARS and w not in seen:
             seen.add(w)
-            words.append(w)
-    return Reading(named, qualified, identifiers, words)
+            plain.append(w)
+    return Reading(named, qualified, identifiers, plain)
 
 
 def prompt_mentions(prompt: str, anchored: set[str]) -> tuple[set[str], set[str]]:
     """(anchored paths a prompt names, identifier-like words it holds): ``read_prompt``'s paths and
     identifiers, for the prompt hook (its plain words are not taken as symbol names: ``run``,
     ``config``; the hook has no focus file to check them against)."""
-    reading = read_prompt(prompt, anchored)
+    reading = read_prompt(prompt, anchored, words=False)
     return reading.paths, set(reading.identifiers)
 
 
