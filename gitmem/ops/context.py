@@ -19,7 +19,7 @@ from ..analyzer import memory_status
 from ..anchors import Resolver
 from ..git import WORKTREE
 from ..model import Status
-from ..rank.focus import Focus, add_import_neighbours, build_focus
+from ..rank.focus import Focus, add_import_neighbours, build_focus, weigh_names
 from ..rank.score import Packed, Scored, apply_status, order_key, pack, rank
 from ..rank.task import add_task_symbols
 from ..search import lexical
@@ -243,6 +243,8 @@ def build_context(store: Store, *, files: list[str] | tuple[str, ...] = (), prom
         # read or edited through a symbolic link, or anchored to one: the link and the file it leads to are one
         focus.add_links(repo.root, {a.path for m in loaded.memories.values() for a in m.anchors
                                     if a.path and a.local})
+        # a name fifty symbols share says little (its IDF over the candidates' anchors)
+        weigh_names(focus, (a for m in loaded.memories.values() for a in m.anchors))
         ranked = rank(list(loaded.memories.values()), focus, text_ids, fading(store, loaded.memories))
         top, tail = ranked[:STATUS_CANDIDATES], ranked[STATUS_CANDIDATES:]
         # recorded statuses are of the catalog's rows: taken only for memories read from there (``loaded`` may

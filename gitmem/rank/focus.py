@@ -14,7 +14,6 @@ Must not import: lancedb.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +23,9 @@ from ..anchors import Resolver
 from ..code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
 from ..git import WORKTREE, Repo
 from ..layout import GITMEM_DIR, linked_path
+from ..model import Anchor
+from ..textsplit import name_leaf
+from .mentions import WORD_WEIGHT, name_weight, read_prompt
 
 #: Weight of each focus source (multiplies the proximity tier). Dirty code and
 #: what the user names are what they are working on now; the branch's earlier
@@ -48,10 +50,19 @@ MAX_IMPORT_CANDIDATES = 500
 #: Paths under gitmem's own directory never count as code in focus.
 GITMEM_PREFIX = GITMEM_DIR + "/"
 
-#: Tokens of a prompt that may name a path or a symbol.
-_TOKEN_RE = re.compile(r"[A-Za-z_][\w$]*(?:[./:-][\w$]+)*")
-#: Shortest bare name taken as a symbol mention (shorter ones are words like "id", "io").
-MIN_SYMBOL_MENTION = 3
+#: Focus files (dirty, given, named; highest weight first) whose symbols a prompt's names are resolved
+#: against: their tables are parsed anyway or cheap (~2.5 ms a file, cached by blob), and a task names
+#: few files.
+MAX_RESOLVE_FILES = 20
+#: Weight of a focus file's symbol named by an identifier of the prompt: just under a symbol changed in the
+#: working tree (1.0), as ``score.NAMED_CERTAINTY`` (0.95) orders a name's match under what is known for certain,
+#: so mid-task the changed symbols' memories stay first and a named one comes next.
+FOCUS_NAME_WEIGHT = 0.95
+#: Weight of a focus file's symbol named by a plain word of the prompt (an identifier's is
+#: ``WEIGHT_PROMPT``): the focus file says the word is a name there, but it may still be English
+#: ("Remove extra variable" and a method ``remove``), so its memories come just above the rest of the
+#: file's (0.7 × ``score.TIER_SAME_SYMBOL`` 1.0 > ``score.TIER_SAME_FILE`` 0.6), below a changed symbol.
+FOCUS_WORD_WEIGHT = 0.7
 
 
 @dataclass
@@ -61,8 +72,9 @@ class Focus:
     Attributes:
         files: repo-relative path → (weight, why) for each file in focus.
         symbols: (path, qualified name) → (weight, why) for changed or named symbols.
-        names: bare identifiers from the prompt (matched against anchored symbol
-            names by the ranker) → weight.
+        names: bare names from the prompt that no focus file defines (matched against
+            anchored symbol names by the ranker) → weight: ``WEIGHT_PROMPT`` for an identifier,
+            ``mentions.WORD_WEIGHT`` for a plain word, times ``weigh_names``' IDF once weighed.
         prompt: the prompt text ("" when none).
         imports: repo-relative path → (weight, why) for import neighbours of
             the focus files: a file a focus file imports (why ``imported by
@@ -175,40 +187,114 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
         if rel:
             focus.add_file(rel, WEIGHT_GIVEN, "given")
     if prompt:
-        _add_prompt_mentions(repo, focus, prompt)
+        _add_prompt_mentions(repo, focus, prompt, resolver)
     return focus
 
 
-def _add_prompt_mentions(repo: Repo, focus: Focus, prompt: str) -> None:
-    """Paths (full, suffix or unique basename), ``path::Symbol`` and identifiers named in the prompt."""
+def _add_prompt_mentions(repo: Repo, focus: Focus, prompt: str, resolver: Resolver | None = None) -> None:
+    """Read ``prompt`` (``mentions.read_prompt``, against the files tracked at HEAD) into ``focus``.
+
+    Named paths and ``path::Symbol`` pairs come into focus as named. Each identifier and plain word is
+    first resolved against the focus files (``_resolve_in_focus``): a name one of them defines means that
+    symbol (``_serialize`` with ``requests/models.py`` given is that file's ``_serialize``, not every
+    ``X._serialize``). An identifier no focus file defines goes to ``focus.names`` (matched against every
+    anchored symbol, weighed later by ``weigh_names``); a plain word too, at ``mentions.WORD_WEIGHT``,
+    so an English word ("timeout", "list", "error") never pulls memories on unrelated code above
+    those of the focus files.
+    """
     head = repo.head()
     tracked = repo.files_at(head, skip_gitmem=True) if head else repo.files_at(WORKTREE, skip_gitmem=True)
-    by_base: dict[str, list[str]] = {}
-    for p in tracked:
-        by_base.setdefault(p.rsplit("/", 1)[-1], []).append(p)
-    tracked_set = set(tracked)
-    for m in re.finditer(r"(\S+?)::([A-Za-z_$][\w$.]*)", prompt):
-        path = m.group(1).strip("`'\"(")
-        if path in tracked_set:
-            focus.add_file(path, WEIGHT_PROMPT, "named")
-            focus.add_symbol(path, m.group(2), WEIGHT_PROMPT, "named")
-    for tok in _TOKEN_RE.findall(prompt):
-        tok = tok.strip("./:-")
-        if not tok:
-            continue
-        if tok in tracked_set:
-            focus.add_file(tok, WEIGHT_PROMPT, "named")
-            continue
-        if "/" not in tok and "." in tok and len(by_base.get(tok, [])) == 1:
-            focus.add_file(by_base[tok][0], WEIGHT_PROMPT, "named")
-            continue
-        if "/" in tok:
-            hits = [p for p in tracked if p.endswith("/" + tok)]
-            if len(hits) == 1:
-                focus.add_file(hits[0], WEIGHT_PROMPT, "named")
-                continue
-        if len(tok) >= MIN_SYMBOL_MENTION and "/" not in tok:
-            focus.names[tok.rstrip("()")] = WEIGHT_PROMPT
+    reading = read_prompt(prompt, set(tracked))
+    for path in sorted(reading.paths):
+        focus.add_file(path, WEIGHT_PROMPT, "named")
+    for path, name in reading.qualified:
+        focus.add_file(path, WEIGHT_PROMPT, "named")
+        focus.add_symbol(path, name, WEIGHT_PROMPT, "named")
+    tables = _focus_tables(repo, focus, resolver or Resolver(repo), head)
+    for name in reading.identifiers:
+        if not _resolve_in_focus(focus, tables, name, WEIGHT_PROMPT * FOCUS_NAME_WEIGHT):
+            focus.names[name] = max(focus.names.get(name, 0.0), WEIGHT_PROMPT)
+    for word in reading.words:
+        if not _resolve_in_focus(focus, tables, word, WEIGHT_PROMPT * FOCUS_WORD_WEIGHT, word=True):
+            focus.names[word] = max(focus.names.get(word, 0.0), WEIGHT_PROMPT * WORD_WEIGHT)
+
+
+def _focus_tables(repo: Repo, focus: Focus, resolver: Resolver, head: str | None
+                  ) -> dict[str, list[tuple[str, str]]]:
+    """Path → (qualified name, leaf) of the symbols of the focus files a prompt's names are resolved against: the dirty,
+    given and named ones (not the branch's), at most ``MAX_RESOLVE_FILES``, none over ``MAX_SYMBOL_DIFF_BYTES``,
+    the working tree's version of a dirty file, HEAD's of a clean one (cached by blob). A file that cannot be
+    parsed has no names."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    ranked = sorted(((p, w, why) for p, (w, why) in focus.files.items() if w >= WEIGHT_GIVEN),
+                    key=lambda t: (-t[1], t[0]))
+    for path, _w, why in ranked[:MAX_RESOLVE_FILES]:
+        try:
+            if (repo.root / path).stat().st_size > MAX_SYMBOL_DIFF_BYTES:
+                continue  # a huge file (generated, vendored): parsing it costs seconds, and it names little
+        except OSError:
+            pass  # not in the working tree: HEAD's copy, if any
+        rev = WORKTREE if why == "dirty" or not head else head
+        try:
+            table = resolver.table(rev, path)
+        except Exception:  # noqa: BLE001 - an odd file (binary, vanished, unparsable) names nothing
+            table = None
+        if table:
+            out[path] = [(q, name_leaf(q)) for q in table]
+    return out
+
+
+def _resolve_in_focus(focus: Focus, tables: dict[str, list[tuple[str, str]]], term: str, weight: float,
+                      word: bool = False) -> bool:
+    """Add the symbols of the focus files that ``term`` names to ``focus.symbols`` ("named"); False if none.
+
+    A symbol is named by its qualified name, its leaf (``name_leaf``) or, for a dotted term, a dotted
+    suffix (``models.Session`` names ``Session``); a plain ``word`` also by its lower-case form when only
+    its first letter is a capital (a sentence's first word: "Remove" names ``remove``). A word naming many
+    symbols of the focus files is weighed down by ``mentions.name_weight`` over their symbols ("value" in
+    a module of values is its vocabulary, not a pointer); an identifier is not (the writer marked it as a
+    name, and the focus file already says which ones).
+    """
+    forms = {term}
+    if word and term[:1].isupper() and term[1:].islower():
+        forms.add(term.lower())
+    hits: list[tuple[str, str]] = []
+    total = 0
+    for path, names in tables.items():
+        total += len(names)
+        for q, leaf in names:
+            if q in forms or leaf in forms or any(t.endswith("." + q) for t in forms):
+                hits.append((path, q))
+    if not hits:
+        return False
+    w = weight * name_weight(len(hits), total) if word else weight
+    for path, q in hits:
+        focus.add_symbol(path, q, w, "named")
+    return True
+
+
+def weigh_names(focus: Focus, anchors: Iterable[Anchor]) -> None:
+    """Scale each weight of ``focus.names`` by how many of ``anchors``' distinct symbols bear the name
+    (``mentions.name_weight``, an IDF): a name that fifty anchored methods share says little. A symbol
+    bears a name as ``score.anchor_proximity`` matches it (qualified name, leaf, or a dotted name's
+    suffix). Call once, with the anchors of the memories being ranked; only local symbol anchors count.
+    """
+    if not focus.names:
+        return
+    symbols = {(a.path, a.symbol) for a in anchors if a.symbol and a.path and a.local}
+    by_leaf: dict[str, int] = {}
+    by_symbol: dict[str, int] = {}
+    for _path, sym in symbols:
+        by_symbol[sym] = by_symbol.get(sym, 0) + 1
+        leaf = name_leaf(sym)
+        by_leaf[leaf] = by_leaf.get(leaf, 0) + 1
+    for name, w in list(focus.names.items()):
+        if "." not in name:
+            shared = by_leaf.get(name, 0)
+        else:  # Session.send: that symbol, or a symbol named by one of its dotted suffixes (send)
+            parts = name.split(".")
+            shared = sum(by_symbol.get(".".join(parts[i:]), 0) for i in range(len(parts)))
+        focus.names[name] = w * name_weight(shared, len(symbols))
 
 
 def add_import_neighbours(repo: Repo, focus: Focus, anchored: Iterable[str], *,
