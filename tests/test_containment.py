@@ -289,3 +289,14 @@ def test_apart_near_per_language() -> None:
     assert contain.apart_near("src/a.rs", "src/b.rs")
     assert not contain.apart_near("web/a.py", "web/b.py")  # Python members live inside the class
     assert not contain.apart_near("pkg/mux.go", "pkg/mux.rs")
+
+
+def test_comment_above_a_method_is_no_change_of_the_class(tmp_path: Path) -> None:
+    """A method's comment above it lies in the class's lines, not the method's span: editing both leaves the
+    class out of focus (its fingerprint leaves comments out too), in Python and in Java."""
+    root = make_repo(tmp_path / "r", {"mux.py": PY, "Mux.java": JAVA})
+    write(root, {"mux.py": PY.replace("    def get", "    # adds one\n    def get").replace("a + 1", "a + 7"),
+                 "Mux.java": JAVA.replace("    public int get", "    /** Adds one. */\n    public int get")
+                 .replace("a + 1", "a + 7")})
+    focus = build_focus(Repo(root), include_branch=False)
+    assert set(focus.symbols) == {("mux.py", "Mux.get"), ("Mux.java", "Mux.get")}

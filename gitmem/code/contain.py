@@ -42,6 +42,18 @@ from .languages import language_for_path
 #: header and its source file).
 MEMBERS_APART = {"go": "package", "rust": "crate", "c": "pair", "cpp": "pair"}
 
+_C_COMMENTS = (b"//", b"/*", b"*", b"*/")
+#: The starts of a comment line per language: a container's own lines (``own_lines``) leave such lines out, as
+#: its fingerprint leaves comments out (``code.symbols``: a method's doc comment above it is the class's line,
+#: not the method's span). Languages not listed compare every line (the safe side).
+LINE_COMMENTS: dict[str, tuple[bytes, ...]] = {
+    **dict.fromkeys(("python", "ruby", "bash"), (b"#",)),
+    **dict.fromkeys(("java", "javascript", "typescript", "tsx", "go", "rust", "c", "cpp", "csharp", "kotlin",
+                     "swift", "scala"), _C_COMMENTS),
+    "php": (*_C_COMMENTS, b"#"),
+    "lua": (b"--",),
+}
+
 
 def members(table: dict[str, Symbol], name: str) -> list[Symbol]:
     """The symbols of ``table`` inside ``name``'s span (its members, nested ones too), in table order.
@@ -56,8 +68,10 @@ def members(table: dict[str, Symbol], name: str) -> list[Symbol]:
             and s.end_line <= outer.end_line and (s.start_line, s.end_line) != (outer.start_line, outer.end_line)]
 
 
-def own_lines(lines: list[bytes], table: dict[str, Symbol], name: str) -> list[bytes]:
-    """The lines of ``name``'s span outside its members' spans, each stripped, blank ones left out.
+def own_lines(lines: list[bytes], table: dict[str, Symbol], name: str, comments: tuple[bytes, ...] = ()
+              ) -> list[bytes]:
+    """The lines of ``name``'s span outside its members' spans, each stripped, blank ones and those starting
+    with one of ``comments`` (``line_comments``) left out.
 
     ``lines``: the file's lines (the normalised source the table was made from, split on ``\\n``). The type's
     first line is always its own (a one-line ``class A { void f() {} }`` then counts as its own code: the
@@ -74,7 +88,7 @@ def own_lines(lines: list[bytes], table: dict[str, Symbol], name: str) -> list[b
     for n in range(outer.start_line, min(outer.end_line, len(lines)) + 1):
         if n not in inside:
             text = lines[n - 1].strip()
-            if text:
+            if text and not text.startswith(comments or (b"\0",)):
                 out.append(text)
     return out
 
@@ -86,21 +100,29 @@ def source_lines(source: bytes) -> list[bytes]:
     return source.replace(b"\r\n", b"\n").split(b"\n")
 
 
+def line_comments(path: str) -> tuple[bytes, ...]:
+    """The comment-line starts of ``path``'s language (``LINE_COMMENTS``; () when unknown)."""
+    lang = language_for_path(path)
+    return LINE_COMMENTS.get(lang, ()) if lang else ()
+
+
 def changed_through_members(name: str, before: dict[str, Symbol], old: bytes, after: dict[str, Symbol],
-                            new: bytes) -> bool:
+                            new: bytes, comments: tuple[bytes, ...] = ()) -> bool:
     """Did container ``name`` change only through its members (a member edited, added or removed)?
 
     ``before`` / ``after``: the file's symbol tables at the two revisions, ``old`` / ``new`` its bytes. True
     when ``name`` has members at either revision and its own lines (``own_lines``: its span without its
-    members', whitespace stripped) are the same at both; False for a symbol with no members, a new or gone one,
-    or one whose own code changed (a field, a base class, a decorator). Line-based, so a comment edited in the
-    container's own lines counts as its own change (the old behaviour: the safe side).
+    members', whitespace stripped, comment lines starting with one of ``comments`` left out) are the same at
+    both; False for a symbol with no members, a new or gone one, or one whose own code changed (a field, a base
+    class, a decorator). Line-based: a trailing comment, or a docstring, edited in the container's own lines
+    counts as its own change (the old behaviour: the safe side).
     """
     if name not in before or name not in after:
         return False
     if not members(before, name) and not members(after, name):
         return False
-    return own_lines(source_lines(old), before, name) == own_lines(source_lines(new), after, name)
+    return (own_lines(source_lines(old), before, name, comments)
+            == own_lines(source_lines(new), after, name, comments))
 
 
 def members_apart(path: str) -> str | None:

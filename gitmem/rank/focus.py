@@ -154,7 +154,8 @@ def _own_changes(resolver: Resolver, path: str, old: str | None, new: str | None
     new_src = resolver.source(new, path)
     if old_src is None or new_src is None:
         return changed
-    return [n for n in changed if not contain.changed_through_members(n, before, old_src, after, new_src)]
+    comments = contain.line_comments(path)
+    return [n for n in changed if not contain.changed_through_members(n, before, old_src, after, new_src, comments)]
 
 
 def deleted_symbols(resolver: Resolver, path: str, old: str | None, new: str | None) -> list[str]:
