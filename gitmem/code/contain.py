@@ -56,15 +56,19 @@ LINE_COMMENTS: dict[str, tuple[bytes, ...]] = {
 
 
 def members(table: dict[str, Symbol], name: str) -> list[Symbol]:
-    """The symbols of ``table`` inside ``name``'s span (its members, nested ones too), in table order.
+    """The symbols of ``table`` named under ``name`` (``name.x``, nested ones too) and inside its span, in table
+    order. [] when ``name`` is not in ``table`` or encloses nothing.
 
-    By span, not by name: a Swift extension ``Mux#2`` holds ``Mux.more``, a Scala companion ``Mux$`` holds
-    ``Mux.make``. [] when ``name`` is not in ``table`` or encloses nothing.
+    By name and span both, as the ranker relates an anchor to the focus by name (``rank.score``): what a
+    container holds without naming it under itself (a Swift extension ``Mux#2`` holding ``Mux.more``, a Scala
+    companion ``Mux$`` holding ``Mux.make``, a Markdown section ``A`` holding the section ``B`` below it) is no
+    member here, so such a container still counts as changed with it (no memory on it loses its nearness).
     """
     outer = table.get(name)
     if outer is None:
         return []
-    return [s for n, s in table.items() if n != name and outer.start_line <= s.start_line
+    prefix = name + "."
+    return [s for n, s in table.items() if n.startswith(prefix) and outer.start_line <= s.start_line
             and s.end_line <= outer.end_line and (s.start_line, s.end_line) != (outer.start_line, outer.end_line)]
 
 
