@@ -305,10 +305,10 @@ def test_comment_above_a_method_is_no_change_of_the_class(tmp_path: Path) -> Non
 def test_containers_not_named_over_their_content_still_change(tmp_path: Path) -> None:
     """Markdown: the section ``B`` under ``# A`` is named ``B``, not ``A.B``; the ranker relates symbols by name,
     so ``A`` stays changed when ``B`` changes (a memory on ``A`` keeps its nearness). YAML keys are named
-    ``a.b``: the key ``a`` changed only through ``a.b`` is not in focus."""
+    ``a.b``, but a key's value is its nested keys: ``a`` changed with ``a.b``."""
     md = "# A\n\nintro\n\n## B\n\nmore\n"
     yml = "a:\n  b: 1\n  c: 2\n"
     root = make_repo(tmp_path / "r", {"README.md": md, "conf.yaml": yml})
     write(root, {"README.md": md.replace("more", "less"), "conf.yaml": yml.replace("b: 1", "b: 3")})
     focus = build_focus(Repo(root), include_branch=False)
-    assert set(focus.symbols) == {("README.md", "A"), ("README.md", "B"), ("conf.yaml", "a.b")}
+    assert set(focus.symbols) == {("README.md", "A"), ("README.md", "B"), ("conf.yaml", "a"), ("conf.yaml", "a.b")}

@@ -110,6 +110,15 @@ def line_comments(path: str) -> tuple[bytes, ...]:
     return LINE_COMMENTS.get(lang, ()) if lang else ()
 
 
+def has_members_apart_from_value(path: str) -> bool:
+    """Is ``path`` in a programming language (``LINE_COMMENTS``' languages), where a type's members are
+    definitions of their own? In a data or document format (YAML / TOML / JSON keys, Markdown sections, HCL
+    blocks) a key's value *is* its nested keys: a changed ``jobs.test.steps`` changes ``jobs`` itself, so there
+    a container keeps counting as changed with its content."""
+    lang = language_for_path(path)
+    return lang in LINE_COMMENTS if lang else False
+
+
 def changed_through_members(name: str, before: dict[str, Symbol], old: bytes, after: dict[str, Symbol],
                             new: bytes, comments: tuple[bytes, ...] = ()) -> bool:
     """Did container ``name`` change only through its members (a member edited, added or removed)?

@@ -131,7 +131,8 @@ def changed_symbols(resolver: Resolver, path: str, old: str | None, new: str | N
 
     A type's fingerprint covers its members where they sit inside it (Python, Java, TypeScript, C#, Ruby, Kotlin
     ...: ``code.contain``), so a one-method edit changes the class too. ``through_members=False`` leaves out a
-    container whose own code is the same (``contain.changed_through_members``): for the focus, the class is then
+    container whose own code is the same (``contain.changed_through_members``; in a programming language only:
+    a YAML key's value is its nested keys, ``contain.has_members_apart_from_value``): for the focus, the class is then
     not "changed" and its other methods are not "nested in a changed symbol"; a memory on the class is near the
     changed method as its container (``score.TIER_ENCLOSING``). The default keeps every fingerprint change (what
     a commit changed: memories anchored by capture, the benchmarks' ground truth).
@@ -139,7 +140,7 @@ def changed_symbols(resolver: Resolver, path: str, old: str | None, new: str | N
     before = resolver.table(old, path) or {} if old else {}
     after = resolver.table(new, path) or {}
     out = [n for n, s in after.items() if before.get(n) is None or before[n].fingerprint != s.fingerprint]
-    if through_members or not out:
+    if through_members or not out or not contain.has_members_apart_from_value(path):
         return out
     return _own_changes(resolver, path, old, new, before, after, out)
 
