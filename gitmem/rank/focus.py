@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..anchors import Resolver
+from ..code import contain
 from ..code.imports import MAX_IMPORT_SOURCE_BYTES, ImportCache, ImportResolver, import_neighbours
 from ..git import WORKTREE, Repo
 from ..layout import GITMEM_DIR, linked_path
-from ..model import Anchor
+from ..model import Anchor, Symbol
 from ..textsplit import name_leaf
 from .mentions import WORD_WEIGHT, name_weight, read_prompt
 
@@ -135,11 +136,38 @@ class Focus:
         return not (self.files or self.symbols or self.names)
 
 
-def changed_symbols(resolver: Resolver, path: str, old: str | None, new: str | None) -> list[str]:
-    """Qualified names in ``path`` whose fingerprint differs between ``old`` and ``new`` (or are new)."""
+def changed_symbols(resolver: Resolver, path: str, old: str | None, new: str | None, *,
+                    through_members: bool = True) -> list[str]:
+    """Qualified names in ``path`` whose fingerprint differs between ``old`` and ``new`` (or are new).
+
+    A type's fingerprint covers its members where they sit inside it (Python, Java, TypeScript, C#, Ruby, Kotlin
+    ...: ``code.contain``), so a one-method edit changes the class too. ``through_members=False`` leaves out a
+    container whose own code is the same (``contain.changed_through_members``; in a programming language only:
+    a YAML key's value is its nested keys, ``contain.has_members_apart_from_value``): for the focus, the class is then
+    not "changed" and its other methods are not "nested in a changed symbol"; a memory on the class is near the
+    changed method as its container (``score.TIER_ENCLOSING``). The default keeps every fingerprint change (what
+    a commit changed: memories anchored by capture, the benchmarks' ground truth).
+    """
     before = resolver.table(old, path) or {} if old else {}
     after = resolver.table(new, path) or {}
-    return [n for n, s in after.items() if before.get(n) is None or before[n].fingerprint != s.fingerprint]
+    out = [n for n, s in after.items() if before.get(n) is None or before[n].fingerprint != s.fingerprint]
+    if through_members or not out or not contain.has_members_apart_from_value(path):
+        return out
+    return _own_changes(resolver, path, old, new, before, after, out)
+
+
+def _own_changes(resolver: Resolver, path: str, old: str | None, new: str | None, before: dict[str, Symbol],
+                 after: dict[str, Symbol], changed: list[str]) -> list[str]:
+    """``changed`` without the containers changed only through their members (``contain.changed_through_members``);
+    reads the file's two versions only when one of ``changed`` has members."""
+    if not any(contain.members(after, n) for n in changed if n in before):
+        return changed
+    old_src = resolver.source(old, path) if old else None
+    new_src = resolver.source(new, path)
+    if old_src is None or new_src is None:
+        return changed
+    comments = contain.line_comments(path)
+    return [n for n in changed if not contain.changed_through_members(n, before, old_src, after, new_src, comments)]
 
 
 def deleted_symbols(resolver: Resolver, path: str, old: str | None, new: str | None) -> list[str]:
@@ -172,7 +200,7 @@ def build_focus(repo: Repo, *, files: list[str] | tuple[str, ...] = (), prompt: 
                 big = True
             if big:
                 continue  # a huge or vanished file is in focus as a file; parsing it twice costs seconds
-            for n in changed_symbols(resolver, p, head, WORKTREE):
+            for n in changed_symbols(resolver, p, head, WORKTREE, through_members=False):
                 focus.add_symbol(p, n, WEIGHT_DIRTY, "changed")
             for n in deleted_symbols(resolver, p, head, WORKTREE):
                 focus.add_symbol(p, n, WEIGHT_DIRTY, "deleted")

@@ -40,6 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import provenance
+from ..code import contain
 from ..model import KIND_COMMIT, Anchor, Memory, MemoryStatus, Status
 from ..textsplit import name_leaf
 from . import render
@@ -53,7 +54,11 @@ __all__ = ["CHARS_PER_TOKEN", "MIN_INDEX_LINE_CHARS", "Packed", "Scored", "age",
 # -- proximity tiers ---------------------------------------------------------------------------
 #: The anchored symbol itself is in focus (changed, or named in the prompt).
 TIER_SAME_SYMBOL = 1.0
-#: The anchored symbol encloses, or is nested in, a symbol in focus (class ↔ method).
+#: The anchored symbol encloses, or is nested in, a symbol in focus (class ↔ method; a Go or Rust type and
+#: its methods declared apart, a C++ class and its out-of-line definitions: ``code.contain``). A memory on the
+#: type comes below the changed method's own memories (1.0) and above its siblings' (same file, 0.6). A type
+#: changed only through one member is not in focus itself (``focus.changed_symbols(through_members=False)``),
+#: so its other members are not "nested in a changed symbol".
 TIER_ENCLOSING = 0.8
 #: The anchor is on a file in focus (a file anchor, or another symbol of that file).
 TIER_SAME_FILE = 0.6
@@ -148,11 +153,9 @@ def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, 
 
     if a.symbol:
         for (path, name), (w, src) in focus.symbols.items():
-            if path != a.path:
-                continue
-            if name == a.symbol:
+            if path == a.path and name == a.symbol:
                 take(TIER_SAME_SYMBOL * w, f"{src} {path}::{name}")
-            elif name.startswith(a.symbol + ".") or a.symbol.startswith(name + "."):
+            elif _encloses(a.path, a.symbol, path, name):
                 take(TIER_ENCLOSING * w, f"{src} {path}::{name}")
         last = name_leaf(a.symbol)
         for n, w in focus.names.items():
@@ -171,6 +174,18 @@ def anchor_proximity(a: Anchor, focus: Focus, dirs: dict[str, tuple[float, str, 
         if near:
             take(TIER_SAME_DIR * near[0], f"near {near[1]} {near[2]}")
     return best, why
+
+
+def _encloses(path: str, symbol: str, focus_path: str, focus_name: str) -> bool:
+    """Does the anchored ``path::symbol`` enclose, or sit in, the focus symbol ``focus_path::focus_name``?
+
+    By qualified name (``Mux`` ↔ ``Mux.get``, ``Mux.Inner.run``) in the same file, or in a file where the
+    language declares a type's members apart (``code.contain.apart_near``: a Go method ``func (m *Mux) Get`` in
+    another file of the package, a Rust ``impl``, a C++ ``Mux::get`` defined in the header's source file).
+    """
+    if not (focus_name.startswith(symbol + ".") or symbol.startswith(focus_name + ".")):
+        return False
+    return path == focus_path or contain.apart_near(path, focus_path)
 
 
 def proximity(m: Memory, focus: Focus, dirs: dict[str, tuple[float, str, str]] | None = None,
