@@ -30,9 +30,10 @@ Ops (each request names its ``root``):
   the process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
   the root's own repository left out (``exclude`` absent: its org name, ``org.repos.this_name``). One at a time
   per root, beside (never behind) the local searches and CLI commands.
-* ``ping`` / ``status`` ``{"all": bool}`` → the process (pid, version, started, uptime, requests served, socket,
-  RSS and PSS, roots loaded, ``MAX_ROOTS``), ``"root"``: the request's root's state or null (never loaded by
-  asking), and with ``all``, ``"roots"``: every root's (``Root.info``).
+* ``ping`` / ``status`` ``{"all": bool}`` → the process (pid, version, started, uptime, requests served, requests
+  dropped unworked and requests started by op, socket, RSS and PSS, roots loaded, ``MAX_ROOTS``), ``"root"``:
+  the request's root's state or null (never loaded by asking), and with ``all``, ``"roots"``: every root's
+  (``Root.info``).
 * ``stop`` ``{"all": bool}`` → ``{"dropped": bool, "exiting": bool}``: without ``all``, the request's root's
   state dropped (and the process exits when that was its last root); with ``all``, the process exits once
   the requests in flight are answered.
@@ -40,6 +41,10 @@ Ops (each request names its ``root``):
   run here by the same click command as in-process, in the client's folder (which must be in the request's
   root), its output captured (``op_cli``). One at a time, whatever the root: the current folder, the standard
   streams, the forwarded environment and click's state are the process's, set for each command and put back.
+
+``search``, ``org_search`` and ``cli`` wait for their turn (their lock); when it comes, ``Server.begin`` starts
+the work only if the client still waits for it (``client.START_LINE`` / ``client.GO_LINE``, the request's
+``start_by``), else the request is dropped unworked (``status``: ``"dropped"``): its client did the work.
 
 It never runs a write op: ``search`` only reads, and ``cli`` refuses every command off the read list."""
 
@@ -53,6 +58,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +86,16 @@ REQUEST_READ_TIMEOUT_S = 5.0
 MAX_ROOTS = 16
 #: Seconds the process stays up holding no root (its last one dropped, or none loaded): then it exits.
 EMPTY_EXIT_S = 5.0
+#: Seconds past a request's ``start_by`` the server waits for the client's ``go`` once it said ``start``: the
+#: client answers at once (it is reading), so this only bounds a client stopped or gone without closing.
+GO_GRACE_S = 1.0
+#: Latest ``start_by`` accepted, in seconds after the request came: a client cannot hold a turn for longer.
+MAX_START_WAIT_S = 600.0
+
+
+class NotStarted(Exception):
+    """A request whose turn came after its client's wait (``start_by`` passed, or no ``go``): dropped unworked,
+    its client does the work."""
 
 
 def rss_bytes() -> int | None:
@@ -135,26 +151,6 @@ class _Captured(io.TextIOWrapper):
         return self._tty
 
 
-def _client_gone(conn: socket.socket | None) -> bool:
-    """Whether the client of ``conn`` closed its end (a non-blocking peek reads end of file); False when it is
-    still there or when this cannot tell."""
-    if conn is None:
-        return False
-    timeout = conn.gettimeout()
-    try:
-        conn.setblocking(False)  # a socket with a timeout would wait for data (and time out) instead
-        return conn.recv(1, socket.MSG_PEEK) == b""
-    except (BlockingIOError, InterruptedError):
-        return False  # connected, nothing more sent: it waits for the reply
-    except OSError:
-        return True
-    finally:
-        try:
-            conn.settimeout(timeout)
-        except OSError:
-            pass
-
-
 class Root:
     """One repository's (one worktree's) state in the warm process: its store (config, catalog), its LanceDB
     index (opened by its first search), its ``[org]`` settings; the clocks ``status`` shows.
@@ -203,9 +199,10 @@ class Root:
                 "idle_for_s": round(self.idle_for(), 3), "idle_timeout_s": self.idle_s,
                 "index_open": self.index is not None}
 
-    def search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def search(self, params: dict[str, Any], begin: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10); without
-        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which."""
+        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which.
+        ``begin`` is called when its turn comes (``Server.begin``; it raises ``NotStarted`` to drop it)."""
         query = params.get("query")
         limit = params.get("limit", 10)
         if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -214,6 +211,7 @@ class Root:
             from ..search import lexical
 
             with self.search_lock:
+                begin()
                 found = lexical.search(self.store, query, limit)
             return {"mode": self.search_mode.name,
                     "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
@@ -221,6 +219,7 @@ class Root:
         from ..search.recall import close_source, open_index, relevant, search_healing, sync_index
 
         with self.search_lock:
+            begin()
             if self.index is None:
                 self.index = open_index(self.store)
             index, _synced, source = sync_index(self.store, index=self.index, strict=False)
@@ -244,9 +243,10 @@ class Root:
             self._org = (settings, this_name(settings, self.lay.root) if settings.configured else "")
         return self._org
 
-    def org_search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def org_search(self, params: dict[str, Any], begin: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """``org_search``: the organisation index's hits for ``params["query"]`` (at most ``params["limit"]``,
-        default 10), without the repositories in ``params["exclude"]`` (absent: this one)."""
+        default 10), without the repositories in ``params["exclude"]`` (absent: this one). ``begin``: see
+        ``search``."""
         from .. import shapes
 
         query, limit, exclude = params.get("query"), params.get("limit", 10), params.get("exclude")
@@ -262,6 +262,7 @@ class Root:
         from ..org.search import search as org_search
 
         with self.org_lock:  # org.search keeps its connection and table handles for the process: kept warm here
+            begin()
             hits = org_search(settings, query, limit=limit, exclude=left_out)
         reply["hits"] = [shapes.org_hit_json(h) for h in hits]
         return reply
@@ -280,6 +281,9 @@ class Server:
         self.started = infra.utc_now()
         self.started_mono = time.monotonic()
         self.requests = 0
+        #: Requests dropped before their work started (their client did it: ``begin``), and those started, by op.
+        self.dropped = 0
+        self.started_ops: dict[str, int] = {}
         self.last_request = time.monotonic()
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
@@ -366,6 +370,7 @@ class Server:
         reply: dict[str, Any] = {
             "pid": os.getpid(), "version": __version__, "started": self.started,
             "uptime_s": round(time.monotonic() - self.started_mono, 3), "requests": self.requests,
+            "dropped": self.dropped, "started_ops": dict(self.started_ops),
             "socket": os.fspath(self.socket_path), "rss_bytes": rss_bytes(), "pss_bytes": pss_bytes(),
             "roots_loaded": len(roots), "max_roots": MAX_ROOTS, "root": mine.info() if mine else None}
         if params.get("all"):
@@ -423,10 +428,7 @@ class Server:
 
         out, err = stream(params.get("stdout")), stream(params.get("stderr"))
         with self.cli_lock:
-            if _client_gone(getattr(self._conn, "value", None)):
-                # the client gave up waiting and ran the command itself: running it again here would do its
-                # side records twice (``usage``: a ``show`` counted as two openings)
-                raise ValueError("the client left before its turn (it ran the command itself)")
+            self.begin(req)  # the client may have left (it ran the command itself): then not run here
             saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
             saved = sys.stdin, sys.stdout, sys.stderr
             old_cwd = os.fspath(self.run_dir)  # the process's own folder (``main``): no repository's
@@ -515,6 +517,36 @@ class Server:
 
     # -- serving ------------------------------------------------------------------------------
 
+    def begin(self, req: dict[str, Any]) -> None:
+        """Start the work of ``req`` (its turn came: the caller holds the lock it queued for) only if its client
+        still waits: not past its ``start_by``, and the client answers ``client.GO_LINE`` to ``client.START_LINE``
+        (within ``start_by`` + ``GO_GRACE_S``). A client that left (it does the work itself) closes instead.
+        Counts each request started by op (``status``: ``"started_ops"``).
+
+        Raises:
+            NotStarted: its client no longer waits for it (the request is dropped, unworked).
+        """
+        conn: socket.socket | None = getattr(self._conn, "value", None)
+        op = str(req.get("op"))
+        if conn is not None:
+            start_by = req.get("start_by")
+            if isinstance(start_by, (int, float)) and not isinstance(start_by, bool):
+                start_by = min(float(start_by), self._came.value + MAX_START_WAIT_S)
+                if time.time() > start_by:
+                    raise NotStarted(f"its turn came {time.time() - start_by:.3f} s after its client's wait")
+            else:
+                start_by = time.time()
+            try:
+                conn.settimeout(max(start_by - time.time(), 0.0) + GO_GRACE_S)
+                conn.sendall(client.START_LINE)
+                answer = conn.recv(len(client.GO_LINE))
+            except OSError as e:  # TimeoutError among them
+                raise NotStarted(f"no answer to its turn ({type(e).__name__})") from e
+            if answer != client.GO_LINE:
+                raise NotStarted("its client left before its turn (it did the work itself)")
+        with self._count_lock:
+            self.started_ops[op] = self.started_ops.get(op, 0) + 1
+
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         """The reply to one decoded request (see ``client`` for the format)."""
         if req.get("protocol") != client.PROTOCOL or req.get("version") != __version__:
@@ -539,9 +571,9 @@ class Server:
         if op == "cli":
             return {"ok": True, "result": self.op_cli(req, params)}
         if op == "search":
-            return {"ok": True, "result": self.root_for(req).search(params)}
+            return {"ok": True, "result": self.root_for(req).search(params, lambda: self.begin(req))}
         if op == "org_search":
-            return {"ok": True, "result": self.root_for(req).org_search(params)}
+            return {"ok": True, "result": self.root_for(req).org_search(params, lambda: self.begin(req))}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _serve_connection(self, conn: socket.socket) -> None:
@@ -562,6 +594,7 @@ class Server:
                     if len(data) > MAX_REQUEST_BYTES:
                         return
                 self._conn.value = conn
+                self._came.value = time.time()
                 try:
                     req = json.loads(data)
                     if not isinstance(req, dict):
@@ -571,6 +604,9 @@ class Server:
                 else:
                     try:
                         reply = self.handle(req)
+                    except NotStarted as e:
+                        self._dropped(req, str(e))
+                        return
                     except Exception as e:  # noqa: BLE001 - one request's failure is its reply, not the server's end
                         client.log_server(f"server: {req.get('op')} for {req.get('root')} failed:\n"
                                           f"{infra.format_exception(e)}")
@@ -626,8 +662,17 @@ class Server:
         except (OSError, ValueError, AttributeError):
             pass
 
-    #: The connection each serving thread answers (``op_cli`` checks its client is still there).
+    #: The connection each serving thread answers, and when its request came (``time.time``): ``begin``.
     _conn = threading.local()
+    _came = threading.local()
+
+    def _dropped(self, req: dict[str, Any], why: str) -> None:
+        """Count and log a request dropped before its work started (``NotStarted``)."""
+        with self._count_lock:
+            self.dropped += 1
+        argv = req.get("params", {}).get("argv") if isinstance(req.get("params"), dict) else None
+        what = f"{req.get('op')} {' '.join(argv[:1]) if isinstance(argv, list) else ''}".strip()
+        client.log_server(f"server: dropped {what} for {req.get('root')}, not started: {why}")
 
     def _tidy_roots(self) -> None:
         """Drop the roots that are gone or idle past their ``[daemon] idle_minutes``."""

@@ -1,0 +1,185 @@
+"""The warm process under a budget: a command is worked on by the warm process or by its own process, never both.
+
+A real warm process made slow: stopped (``SIGSTOP``), or busy with another request whose client holds its turn
+(a raw client that read ``client.START_LINE`` and has not answered ``client.GO_LINE`` yet: the server holds the
+lock that request queued for, as a long command does). Each test checks that the command answers with the
+in-process output, in about its wait (``front.START_WAIT_S``) plus its own work, and from the server's counters
+(``status``: ``dropped``, ``started_ops``) that the work was done once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from gitmem import __version__, layout
+from gitmem.daemon import client, front
+from tests.test_daemon import cold_gitmem, init_repo, log_lines, servers, start, wait_for, warm_gitmem
+
+__all__ = ["servers"]  # the fixture, used by name
+
+#: Seconds of slack for a busy test machine beyond the wait and the command's own in-process time.
+SLACK_S = 3.0
+
+
+def counters(lay: layout.Layout) -> tuple[int, dict[str, int]]:
+    """(requests dropped unworked, requests started by op) of the running warm process."""
+    st = wait_for(lambda: client.status(lay, timeout_s=5.0), 60, "the server to answer")
+    return int(st["dropped"]), dict(st["started_ops"])
+
+
+def cli_params(cwd: Path, argv: list[str]) -> dict[str, Any]:
+    """The ``cli`` op's parameters as ``front.run_warm`` sends them (not a terminal)."""
+    stream = {"encoding": "utf-8", "errors": "strict", "tty": False}
+    return {"argv": argv, "cwd": os.fspath(cwd), "env": {}, "stdout": stream, "stderr": stream}
+
+
+def hold_a_turn(lay: layout.Layout, op: str, params: dict[str, Any]) -> socket.socket:
+    """Send ``op`` as a client that waits up to a minute for its turn, and read the server's ``START_LINE``: from
+    then on the server holds that op's lock until this socket answers ``GO_LINE`` (or closes)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(60)
+    sock.connect(os.fspath(layout.daemon_socket()))
+    sock.sendall(json.dumps({"protocol": client.PROTOCOL, "op": op, "params": params, "version": __version__,
+                             "install": client.INSTALL, "config": client.config_fingerprint(lay),
+                             "root": os.fspath(lay.root), "start_by": time.time() + 60}).encode() + b"\n")
+    assert sock.recv(len(client.START_LINE)) == client.START_LINE
+    return sock
+
+
+def finish_turn(sock: socket.socket) -> dict[str, Any]:
+    """Answer ``GO_LINE`` on a held turn and return the server's reply."""
+    sock.sendall(client.GO_LINE)
+    data = b""
+    while chunk := sock.recv(1 << 16):
+        data += chunk
+    sock.close()
+    reply = json.loads(data)
+    assert reply["ok"] is True, reply
+    return reply["result"]  # type: ignore[no-any-return]
+
+
+def timed_warm(cwd: Path, *args: str) -> tuple[float, Any]:
+    t = time.monotonic()
+    proc = warm_gitmem(cwd, *args)
+    return time.monotonic() - t, proc
+
+
+def test_a_stopped_warm_process_costs_the_wait_not_the_work(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    pid = start(lay)["pid"]
+    argv = ("context", "--file", "app/auth.py")
+    t = time.monotonic()
+    cold = cold_gitmem(repo, *argv)
+    cold_s = time.monotonic() - t
+    assert cold.returncode == 0 and "constant time" in cold.stdout
+    assert warm_gitmem(repo, *argv).stdout == cold.stdout  # served warm while it runs
+    dropped, started = counters(lay)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        took, warm = timed_warm(repo, *argv)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    # it waited for the start, not for the answer (front.READ_COMMANDS: 20 s), then did the work itself
+    assert took < front.START_WAIT_S + 2 * cold_s + SLACK_S < front.READ_COMMANDS["context"], (took, cold_s)
+    assert any("cli not started within its wait" in ln for ln in log_lines(lay)[-3:]), log_lines(lay)[-3:]
+    # once running again, the server drops the request it had not started: the work was done once, here
+    wait_for(lambda: counters(lay)[0] == dropped + 1, 30, "the queued request to be dropped")
+    assert counters(lay)[1].get("cli") == started.get("cli")
+    assert any("dropped cli context" in ln for ln in log_lines(None))
+
+
+def test_busy_with_another_request_the_command_runs_here_once(tmp_path: Path,
+                                                              servers: list[layout.Layout]) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    start(lay)
+    first, second = ["context", "--file", "app/auth.py"], ["recall", "password"]
+    expected_first, expected_second = cold_gitmem(repo, *first), cold_gitmem(repo, *second)
+    assert warm_gitmem(repo, *second).stdout == expected_second.stdout
+    dropped, started = counters(lay)
+    held = hold_a_turn(lay, "cli", cli_params(repo, first))  # the warm process is busy with this one
+    try:
+        took, warm = timed_warm(repo, *second)
+        assert (warm.returncode, warm.stdout) == (0, expected_second.stdout), warm.stderr
+        assert any("cli not started within its wait" in ln for ln in log_lines(lay)[-3:])
+    finally:
+        reply = finish_turn(held)
+    # the request it was busy with is answered, whatever the wait of the other one
+    import binascii
+
+    assert binascii.a2b_base64(reply["stdout"]).decode() == expected_first.stdout
+    wait_for(lambda: counters(lay)[0] == dropped + 1, 30, "the second request to be dropped")
+    assert counters(lay)[1].get("cli") == started.get("cli", 0) + 1  # the held one only
+    assert took < front.READ_COMMANDS["recall"], took
+
+
+def test_a_search_waits_for_its_turn_only_start_s(tmp_path: Path, servers: list[layout.Layout]) -> None:
+    """The hooks' and MCP's ``search`` op: a request that does not get its turn within ``start_s`` is None at
+    once (the caller searches itself) and dropped by the server."""
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    start(lay)
+    assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=60)  # index open
+    dropped, started = counters(lay)
+    held = hold_a_turn(lay, "search", {"query": "logout", "limit": 3})
+    try:
+        t = time.monotonic()
+        assert client.request(lay, "search", {"query": "password", "limit": 3}, timeout_s=30, start_s=0.3) is None
+        took = time.monotonic() - t
+    finally:
+        got = finish_turn(held)
+    assert got["hits"], got
+    assert took < 0.3 + SLACK_S, took
+    wait_for(lambda: counters(lay)[0] == dropped + 1, 30, "the second search to be dropped")
+    assert counters(lay)[1].get("search") == started.get("search", 0) + 1
+
+
+def test_once_started_the_client_waits_for_the_answer_up_to_its_bound(tmp_path: Path,
+                                                                      servers: list[layout.Layout]) -> None:
+    """Stopped right after it started a command, for longer than the start wait: the client waits and gets the
+    warm answer; stopped for longer than the whole bound: the client gives up (the work is then done twice:
+    the one case, a stuck process, where it is)."""
+    repo = init_repo(tmp_path / "repo")
+    lay = layout.of(repo)
+    servers.append(lay)
+    pid = start(lay)["pid"]
+    argv = ["context", "--file", "app/auth.py"]
+    expected = cold_gitmem(repo, *argv)
+    dropped, started = counters(lay)
+    pause_s = 3.0
+
+    def pause() -> None:  # the server said start; it is stopped before it reads the client's go
+        os.kill(pid, signal.SIGSTOP)
+        threading.Timer(pause_s, os.kill, (pid, signal.SIGCONT)).start()
+
+    t = time.monotonic()
+    reply, why, _ = client._exchange(lay, "cli", cli_params(repo, argv), t + 60, t + front.START_WAIT_S,
+                                     on_start=pause)
+    took = time.monotonic() - t
+    assert reply is not None, why
+    import binascii
+
+    assert binascii.a2b_base64(reply["stdout"]).decode() == expected.stdout
+    assert took >= pause_s
+    assert counters(lay) == (dropped, {**started, "cli": started.get("cli", 0) + 1})
+
+    # stopped for longer than the bound: the client stops waiting at the bound, and says why
+    t = time.monotonic()
+    reply, why, _ = client._exchange(lay, "cli", cli_params(repo, argv), t + 1.5, t + front.START_WAIT_S,
+                                     on_start=pause)
+    took = time.monotonic() - t
+    assert reply is None and "started in the warm process but not answered" in why, why
+    assert 1.5 <= took < pause_s, took
+    wait_for(lambda: counters(lay)[1].get("cli") == started.get("cli", 0) + 2, 30, "the late one to run")
