@@ -40,25 +40,31 @@ def cli_params(cwd: Path, argv: list[str]) -> dict[str, Any]:
     return {"argv": argv, "cwd": os.fspath(cwd), "env": {}, "stdout": stream, "stderr": stream}
 
 
-def hold_a_turn(lay: layout.Layout, op: str, params: dict[str, Any]) -> socket.socket:
-    """Send ``op`` as a client that waits up to a minute for its turn, and read the server's ``START_LINE``: from
-    then on the server holds that op's lock until this socket answers ``GO_LINE`` (or closes)."""
+def hold_a_turn(lay: layout.Layout, op: str, params: dict[str, Any]) -> tuple[socket.socket, Any]:
+    """Send ``op`` as a client that waits up to a minute for its turn, and read the server's ``START_LINE`` (after
+    its ``client.QUEUED`` line for a ``cli`` request): from then on the server holds that op's lock until this
+    socket answers ``GO_LINE`` (or closes). Returns the socket and its reader."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(60)
     sock.connect(os.fspath(layout.daemon_socket()))
     sock.sendall(json.dumps({"protocol": client.PROTOCOL, "op": op, "params": params, "version": __version__,
                              "install": client.INSTALL, "config": client.config_fingerprint(lay),
                              "root": os.fspath(lay.root), "start_by": time.time() + 60}).encode() + b"\n")
-    assert sock.recv(len(client.START_LINE)) == client.START_LINE
-    return sock
+    reader = sock.makefile("rb")
+    line = reader.readline()
+    if op == "cli":
+        assert json.loads(line)[client.QUEUED] == 0, line  # nothing ahead of it
+        line = reader.readline()
+    assert line == client.START_LINE
+    return sock, reader
 
 
-def finish_turn(sock: socket.socket) -> dict[str, Any]:
+def finish_turn(held: tuple[socket.socket, Any]) -> dict[str, Any]:
     """Answer ``GO_LINE`` on a held turn and return the server's reply."""
+    sock, reader = held
     sock.sendall(client.GO_LINE)
-    data = b""
-    while chunk := sock.recv(1 << 16):
-        data += chunk
+    data = reader.read()
+    reader.close()
     sock.close()
     reply = json.loads(data)
     assert reply["ok"] is True, reply

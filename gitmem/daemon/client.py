@@ -49,6 +49,9 @@ PROTOCOL = 3
 #: The line the server sends when a request's turn comes, and the client's answer that it still waits for it.
 START_LINE = b'{"start": true}\n'
 GO_LINE = b"go\n"
+#: The key of the line a server sends as it queues a ``cli`` request: ``{"queued": commands ahead, "eta_s":
+#: seconds until its turn, estimated}`` (``request``'s ``queue_s``).
+QUEUED = "queued"
 #: ``GITMEM_NO_DAEMON=1``: never talk to nor start a warm process (tests, scripts, benchmarks of the cold path).
 NO_DAEMON_ENV = "GITMEM_NO_DAEMON"
 #: The module ``python -m`` runs as the warm process.
@@ -155,13 +158,15 @@ def _socket_dir_ok(path: Path) -> bool:
 
 def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: float,
               start_deadline: float | None = None, on_start: Callable[[], object] | None = None,
-              ) -> tuple[dict[str, Any] | None, str, bool]:
+              queue_s: float = 0.0) -> tuple[dict[str, Any] | None, str, bool]:
     """One request for ``lay``'s root (None: no root, for ``status`` and ``stop``); returns (reply, why not,
     start one) — reply None when there was no usable answer.
 
     ``start_deadline`` (``time.monotonic``; default ``deadline``): by then the server must have said the request's
     turn came (``START_LINE``), else the client leaves and the server, which has not started it, drops it; once
     this client has answered ``GO_LINE`` the work is the server's and the client waits until ``deadline``.
+    ``queue_s``: when the server says it queued the request (``QUEUED``) by ``start_deadline``, the client waits
+    for its turn until ``start_deadline + queue_s`` if the server expects it by then, else leaves at once.
     ``on_start`` is called when the turn came, before ``GO_LINE`` is sent (tests pause the server there).
     """
     from ..layout import daemon_socket
@@ -175,7 +180,7 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
     body = json.dumps({"protocol": PROTOCOL, "op": op, "params": params, "version": __version__,
                        "install": INSTALL, "config": config_fingerprint(lay) if lay is not None else "-",
                        "root": os.fspath(lay.root) if lay is not None else "",
-                       "start_by": time.time() + start_deadline - time.monotonic()}).encode() + b"\n"
+                       "start_by": time.time() + start_deadline + queue_s - time.monotonic()}).encode() + b"\n"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     started = False
     try:
@@ -190,6 +195,13 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
             return None, f"the process at {path} runs as uid {uid}, not {os.getuid()}: not used", False
         sock.sendall(body)
         line, rest = _read_line(sock, start_deadline)
+        if line.startswith(b'{"' + QUEUED.encode()):
+            eta = json.loads(line).get("eta_s")
+            if not isinstance(eta, (int, float)) or time.monotonic() + eta > start_deadline + queue_s:
+                return (None, f"{op} queued for ~{eta} s behind other commands: ran here (the warm process drops it)",
+                        False)
+            start_deadline = min(start_deadline + queue_s, deadline)
+            line, rest = _read_line(sock, start_deadline, rest)
         if line == START_LINE:
             if time.monotonic() > start_deadline:
                 return None, f"{op} not started within its wait (its turn came too late): ran here", False
@@ -197,7 +209,7 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
                 on_start()
             sock.sendall(GO_LINE)
             started = True
-            line, rest = _read_line(sock, deadline)
+            line, rest = _read_line(sock, deadline, rest)
     except TimeoutError:
         if started:
             return None, (f"{op} started in the warm process but not answered within "
@@ -205,13 +217,15 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
         return None, f"{op} not started within its wait: ran here (the warm process drops it)", False
     except _TooLarge:
         return None, f"reply larger than {MAX_REPLY_BYTES} bytes", False
+    except ValueError as e:
+        return None, f"{op}: not a JSON queued line ({e})", False
     except OSError as e:
         return None, f"{op}: {type(e).__name__}: {e}", False
     finally:
         sock.close()
     if not line:
-        why = "dropped by the warm process (its turn came after the client's wait)" if started else "no reply"
-        return None, f"{op}: {why}", False
+        return None, (f"{op}: no reply (the warm process ended)" if started else
+                      f"{op} dropped unstarted by the warm process (its turn came after the client's wait)"), False
     try:
         reply = json.loads(line)
     except ValueError:
@@ -229,17 +243,20 @@ class _TooLarge(Exception):
     """A reply line longer than ``MAX_REPLY_BYTES``."""
 
 
-def _read_line(sock: socket.socket, deadline: float) -> tuple[bytes, bytes]:
-    """(the first line from ``sock`` with its newline, or all it sent before closing; what came after it) by
-    ``deadline`` (``time.monotonic``).
+def _read_line(sock: socket.socket, deadline: float, pending: bytes = b"") -> tuple[bytes, bytes]:
+    """(the first line of ``pending`` and then ``sock`` with its newline, or all it sent before closing; what came
+    after it) by ``deadline`` (``time.monotonic``).
 
     Raises:
         TimeoutError: no whole line by ``deadline``.
         _TooLarge: more than ``MAX_REPLY_BYTES`` without a newline.
         OSError: the connection failed.
     """
-    chunks: list[bytes] = []
-    size = 0
+    end = pending.find(b"\n")
+    if end >= 0:
+        return pending[:end + 1], pending[end + 1:]
+    chunks: list[bytes] = [pending]
+    size = len(pending)
     while True:
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         chunk = sock.recv(1 << 16)
@@ -256,12 +273,14 @@ def _read_line(sock: socket.socket, deadline: float) -> tuple[bytes, bytes]:
 
 
 def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, start_s: float | None = None,
-            start: bool = True) -> dict[str, Any] | None:
+            queue_s: float = 0.0, start: bool = True) -> dict[str, Any] | None:
     """Send ``op`` with ``params`` (JSON) for ``lay``'s root to the user's warm process; its result, or None.
 
     None when the warm process is off for this root (``enabled``), there is none, it has not started the
     request within ``start_s`` seconds (default: ``timeout_s``; busy with other requests, stopped, loading: it
-    then drops the request, never runs it, and the caller does the work), it does not answer within
+    then drops the request, never runs it, and the caller does the work; a ``cli`` request the server says it
+    queued behind others waits ``queue_s`` more when the server expects to start it by then, else leaves at
+    once), it does not answer within
     ``timeout_s`` seconds (connect, send and reply together; only a stuck process, once it started: the caller
     then does the work too, and the late answer is dropped), it runs another gitmem version or
     protocol (it then exits), or it answers with an error; then, when ``start`` and no process
@@ -283,7 +302,7 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
             return None
         now = time.monotonic()
         reply, why, spawn = _exchange(lay, op, params, now + timeout_s,
-                                      now + (timeout_s if start_s is None else start_s))
+                                      now + (timeout_s if start_s is None else start_s), queue_s=queue_s)
         if reply is not None:
             return reply
         log(lay, f"client {op}: {why}")

@@ -33,6 +33,12 @@ from . import client
 #: pass`` (bench/cli.py, bench/README.md): waiting longer only adds to that; a shorter wait would send a
 #: command to the cold path whenever another short one (~0.1 s) runs before it.
 START_WAIT_S = 0.3
+#: Seconds more a client waits for its turn when the warm process says it queued the command behind others and
+#: expects to start it by then (``client.request``'s ``queue_s``): about a cold command's cost on a quiet machine
+#: (~1.3 s, bench/README.md; several times more on a loaded one), so that commands run at once by an agent are
+#: answered warm one after the other, and a command queued behind a long one (``list`` or ``stale`` of 10,000
+#: memories: seconds) runs here at once.
+QUEUE_WAIT_S = 1.0
 #: Commands the warm process runs, and seconds a client waits for the answer of one the warm process started
 #: (counted from the request): only a stuck process takes that long (a warm ``list`` of 10,000 memories takes
 #: ~3 s, a warm ``context`` ~0.2–0.9 s on a loaded machine: bench/README.md), and the client then runs the
@@ -115,7 +121,8 @@ def run_warm(args: list[str]) -> int | None:
                   "stderr": {"encoding": err.encoding, "errors": err.errors, "tty": _isatty(err)}}
     except (OSError, ValueError):
         return None
-    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command], start_s=START_WAIT_S)
+    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command], start_s=START_WAIT_S,
+                           queue_s=QUEUE_WAIT_S)
     if reply is None:
         return None
     try:

@@ -50,6 +50,7 @@ It never runs a write op: ``search`` only reads, and ``cli`` refuses every comma
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -58,7 +59,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,14 @@ EMPTY_EXIT_S = 5.0
 GO_GRACE_S = 1.0
 #: Latest ``start_by`` accepted, in seconds after the request came: a client cannot hold a turn for longer.
 MAX_START_WAIT_S = 600.0
+
+
+#: Weight of a command's last duration in its running mean (an exponentially weighted moving average): the
+#: estimate follows a change of load within a few commands without jumping at one slow one.
+CLI_EWMA = 0.3
+#: Seconds a command is guessed to take before one of its kind ran here (a warm read command: tens of ms to a
+#: few tenths of a second on a loaded machine, bench/README.md).
+CLI_GUESS_S = 0.2
 
 
 class NotStarted(Exception):
@@ -292,8 +301,13 @@ class Server:
         self.roots: dict[str, Root] = {}
         self._roots_lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
-        #: CLI commands one at a time, whatever their root (cwd, click's state, stdout are the process's).
+        #: CLI commands one at a time, whatever their root (cwd, click's state, stdout are the process's); the
+        #: commands waiting for it, the one holding it (name, ``time.monotonic`` of its start), the mean time
+        #: each command took (``_cli_eta``).
         self.cli_lock = threading.Lock()
+        self._cli_waiting: dict[object, str] = {}
+        self._cli_running: tuple[str, float] | None = None
+        self._cli_took: dict[str, float] = {}
         self._listener: socket.socket | None = None
         self._code = self._code_stamps()
         self._code_checked = 0.0
@@ -427,8 +441,7 @@ class Server:
                              errors=str(spec.get("errors") or "strict"), tty=bool(spec.get("tty")))
 
         out, err = stream(params.get("stdout")), stream(params.get("stderr"))
-        with self.cli_lock:
-            self.begin(req)  # the client may have left (it ran the command itself): then not run here
+        with self._cli_turn(req, argv[0]):  # not run when its client left (it ran the command itself)
             saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
             saved = sys.stdin, sys.stdout, sys.stderr
             old_cwd = os.fspath(self.run_dir)  # the process's own folder (``main``): no repository's
@@ -516,6 +529,52 @@ class Server:
         self._code = self._code_stamps()
 
     # -- serving ------------------------------------------------------------------------------
+
+    def _cli_eta(self) -> float:
+        """Seconds until a ``cli`` request queued now would start: what the running command has left and the
+        waiting ones take, each by the mean time of its command (``CLI_EWMA``; ``CLI_GUESS_S`` before one ran).
+        The caller holds ``_count_lock``."""
+        took = self._cli_took
+        eta = sum(took.get(name, CLI_GUESS_S) for name in self._cli_waiting.values())
+        if self._cli_running is not None:
+            name, began = self._cli_running
+            eta += max(took.get(name, CLI_GUESS_S) - (time.monotonic() - began), 0.0)
+        return eta
+
+    @contextlib.contextmanager
+    def _cli_turn(self, req: dict[str, Any], name: str) -> Iterator[None]:
+        """Queue for the CLI lock as command ``name``: tell the client first (``client.QUEUED``: how many are
+        ahead and ``_cli_eta``), then hold the lock and ``begin`` (raises ``NotStarted``); the time the command
+        took goes into its mean (``CLI_EWMA``)."""
+        conn: socket.socket | None = getattr(self._conn, "value", None)
+        ticket = object()
+        with self._count_lock:
+            ahead, eta = len(self._cli_waiting) + (self._cli_running is not None), self._cli_eta()
+            self._cli_waiting[ticket] = name
+        try:
+            if conn is not None:
+                try:
+                    conn.sendall(json.dumps({client.QUEUED: ahead, "eta_s": round(eta, 3)}).encode() + b"\n")
+                except OSError as e:
+                    raise NotStarted(f"its client left ({type(e).__name__})") from e
+            with self.cli_lock:
+                with self._count_lock:
+                    self._cli_waiting.pop(ticket, None)
+                    self._cli_running = (name, time.monotonic())
+                try:
+                    self.begin(req)
+                    began = time.monotonic()
+                    yield
+                    with self._count_lock:
+                        old = self._cli_took.get(name)
+                        took = time.monotonic() - began
+                        self._cli_took[name] = took if old is None else old + CLI_EWMA * (took - old)
+                finally:
+                    with self._count_lock:
+                        self._cli_running = None
+        finally:
+            with self._count_lock:
+                self._cli_waiting.pop(ticket, None)
 
     def begin(self, req: dict[str, Any]) -> None:
         """Start the work of ``req`` (its turn came: the caller holds the lock it queued for) only if its client
