@@ -7,10 +7,11 @@ output is made by the same click command in the warm process (``server.Server.op
 the in-process output byte for byte; the exit code travels too.
 
 Guarantees: when the warm process is off, absent, starting, has not started the command within
-``START_WAIT_S`` (busy, stopped), is of another version or config, or answers anything unusable, the command
-runs in this process and nothing is said (``<logs>/daemon.log`` says why); the first command with no warm
-process starts one detached. A command runs in one process, never both, unless the warm process started it
-and then gave no answer within its ``READ_COMMANDS`` bound.
+``START_WAIT_S`` (busy, stopped; ``QUEUE_WAIT_S`` more when it says it queued the command and expects to
+start it by then; both stretched on a loaded machine: ``load_factor``), is of another version or config,
+or answers anything unusable, the command runs in this process and nothing is said (``<logs>/daemon.log``
+says why); the first command with no warm process starts one detached. A command runs in one process,
+never both, unless the warm process started it and then gave no answer within its ``READ_COMMANDS`` bound.
 
 Must not import: anything outside the standard library and ``layout``, ``infra``, ``config``,
 ``daemon.client`` before it knows the command runs in-process (click, GitPython, LanceDB cost
@@ -39,6 +40,21 @@ START_WAIT_S = 0.3
 #: answered warm one after the other, and a command queued behind a long one (``list`` or ``stale`` of 10,000
 #: memories: seconds) runs here at once.
 QUEUE_WAIT_S = 1.0
+#: Most the two waits above are stretched on a loaded machine (``load_factor``): a cold command's cost grows with
+#: the load (75× ``python -c pass`` = 11–37 s at load 7–21 on 2 cores, bench/README.md) while a warm one's stays
+#: about a second, so waiting longer for the warm process is still the faster way; bounded so that a stopped
+#: warm process costs at most ~3 s more.
+MAX_LOAD_FACTOR = 10.0
+
+
+def load_factor() -> float:
+    """How many times busier than its processors the machine is: the 1-minute load average divided by the CPU
+    count, between 1 and ``MAX_LOAD_FACTOR`` (1 where the platform has no load average). One read of
+    ``/proc/loadavg`` (``os.getloadavg``)."""
+    try:
+        return min(max(os.getloadavg()[0] / (os.cpu_count() or 1), 1.0), MAX_LOAD_FACTOR)
+    except (OSError, AttributeError):
+        return 1.0
 #: Commands the warm process runs, and seconds a client waits for the answer of one the warm process started
 #: (counted from the request): only a stuck process takes that long (a warm ``list`` of 10,000 memories takes
 #: ~3 s, a warm ``context`` ~0.2–0.9 s on a loaded machine: bench/README.md), and the client then runs the
@@ -121,8 +137,9 @@ def run_warm(args: list[str]) -> int | None:
                   "stderr": {"encoding": err.encoding, "errors": err.errors, "tty": _isatty(err)}}
     except (OSError, ValueError):
         return None
-    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command], start_s=START_WAIT_S,
-                           queue_s=QUEUE_WAIT_S)
+    stretch = load_factor()
+    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command], start_s=START_WAIT_S * stretch,
+                           queue_s=QUEUE_WAIT_S * stretch)
     if reply is None:
         return None
     try:
