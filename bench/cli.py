@@ -16,8 +16,10 @@ of ``COMMANDS`` once per variant, interleaved, so that all see the same machine 
 * ``--also-warm LABEL=SOURCE``: another build's warm path: this environment's ``gitmem`` with ``PYTHONPATH=SOURCE``
   (a source checkout), its own warm process (its own ``GITMEM_RUN_DIR`` under ``--work``) in its own copy.
 
-``--hog N`` runs N CPU-bound processes (``while True: pass``, started before the warm-up and ended by pid after
-the rounds) to time the commands under load; ``--commands`` times a subset of ``COMMANDS`` (comma-separated).
+``--parallel K`` launches each timed command K times at once (an agent running commands side by side: the warm
+process answers one at a time), each process timed. ``--hog N`` runs N CPU-bound processes (``while True:
+pass``, started before the warm-up and ended by pid after the rounds) to time the commands under load;
+``--commands`` times a subset of ``COMMANDS`` (comma-separated).
 
 Reports per size, command and variant: median, p90 and max wall time (ms) and the median's ratio to
 ``python -c pass``'s median of the same run. Before timing, each command's warm output is checked to equal
@@ -25,7 +27,7 @@ its cold output byte for byte (stdout, stderr, exit code). Goal (issue 13): warm
 ``context --prompt`` within 15× ``python -c pass`` at 10k; cold no slower than before.
 
     python bench/cli.py [--repo PATH] [--sizes 1000,10000] [--runs 10] [--work DIR] [--json]
-        [--also LABEL=EXECUTABLE ...] [--also-warm LABEL=SOURCE ...] [--hog N] [--commands NAME,...]
+        [--also LABEL=EXECUTABLE ...] [--also-warm LABEL=SOURCE ...] [--hog N] [--parallel K] [--commands NAME,...]
 
 The repository (default: this one) is cloned, never modified.
 """
@@ -70,6 +72,15 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subpr
     t = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
     return (time.perf_counter() - t) * 1000, proc
+
+
+def timed_at_once(argv: list[str], cwd: Path, env: dict[str, str], k: int
+                  ) -> list[tuple[float, subprocess.CompletedProcess[bytes]]]:
+    """``timed`` of ``k`` copies of ``argv`` started at once (one thread each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(k) as pool:
+        return list(pool.map(lambda _: timed(argv, cwd, env), range(k)))
 
 
 def unaged(out: bytes) -> bytes:
@@ -117,7 +128,7 @@ def start_warm(root: Path, env: dict[str, str] | None = None) -> dict[str, objec
 
 def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Random,
             also_warm: list[tuple[str, str]] | None = None, commands: list[str] | None = None,
-            ) -> list[dict[str, object]]:
+            parallel: int = 1) -> list[dict[str, object]]:
     """The rows of one repository (see the module docstring)."""
     values = pick(root, rnd)
     argvs = {name: [a.replace("{file}", values["{file}"]).replace("{id}", values["{id}"]) for a in argv]
@@ -163,11 +174,11 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
         times[("python -c pass", "")].append(timed([sys.executable, "-c", "pass"], root, {})[0])
         for name, argv in argvs.items():
             for label, program, env in variants:
-                ms, proc = timed([program, *argv], where[label], env)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{label} gitmem {' '.join(argv)} exited {proc.returncode}: "
-                                     f"{proc.stderr.decode()[-500:]}")
-                times[(name, label)].append(ms)
+                for ms, proc in timed_at_once([program, *argv], where[label], env, parallel):
+                    if proc.returncode != 0:
+                        raise SystemExit(f"{label} gitmem {' '.join(argv)} exited {proc.returncode}: "
+                                         f"{proc.stderr.decode()[-500:]}")
+                    times[(name, label)].append(ms)
         print(f"\r{root.name}: round {i + 1}/{runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
     st: dict[str, Any] | None = daemon_status(root)
@@ -184,7 +195,7 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
                      "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1), "max_ms": round(ts[-1], 1),
                      "ratio_to_python": round(med / base, 2), "runs": len(ts)})
     rows.append({"command": "warm requests served", "variant": "warm", "served": served, "dropped": dropped,
-                 "expected": runs * len(argvs), "rss_bytes": st.get("rss_bytes") if st else None})
+                 "expected": runs * len(argvs) * parallel, "rss_bytes": st.get("rss_bytes") if st else None})
     return rows
 
 
@@ -200,6 +211,7 @@ def main() -> int:
     ap.add_argument("--also-warm", action="append", default=[], metavar="LABEL=SOURCE",
                     help="time this source checkout's warm path too (PYTHONPATH=SOURCE, its own warm process)")
     ap.add_argument("--hog", type=int, default=0, metavar="N", help="N CPU-bound processes during the rounds")
+    ap.add_argument("--parallel", type=int, default=1, metavar="K", help="each timed command K times at once")
     ap.add_argument("--commands", default="", help="comma-separated names of COMMANDS to time (default: all)")
     ap.add_argument("--keep-warm", action="store_true", help="leave the warm processes running at the end")
     args = ap.parse_args()
@@ -219,7 +231,7 @@ def main() -> int:
         root = build(args.repo.resolve(), args.work, n)
         hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hog)]
         try:
-            out[n] = measure(root, args.runs, also, rnd, also_warm, commands)
+            out[n] = measure(root, args.runs, also, rnd, also_warm, commands, args.parallel)
             print(json.dumps({n: out[n]}), file=sys.stderr)  # each size as soon as it is measured
         finally:
             for hog in hogs:  # ours, by pid
