@@ -12,7 +12,14 @@ of ``COMMANDS`` once per variant, interleaved, so that all see the same machine 
 * ``--also LABEL=EXECUTABLE``: another build's ``gitmem`` (cold), e.g. main's before this work (a script
   that puts that checkout first on ``sys.path`` and calls ``gitmem.cli.entry``), in its own copy of the
   repository (``<repo>-<LABEL>``, made once: another catalog schema would make each build rebuild the other's
-  catalog on every run).
+  catalog on every run);
+* ``--also-warm LABEL=SOURCE``: another build's warm path: this environment's ``gitmem`` with ``PYTHONPATH=SOURCE``
+  (a source checkout), its own warm process (its own ``GITMEM_RUN_DIR`` under ``--work``) in its own copy.
+
+``--parallel K`` launches each timed command K times at once (an agent running commands side by side: the warm
+process answers one at a time), each process timed. ``--hog N`` runs N CPU-bound processes (``while True:
+pass``, started before the warm-up and ended by pid after the rounds) to time the commands under load;
+``--commands`` times a subset of ``COMMANDS`` (comma-separated).
 
 Reports per size, command and variant: median, p90 and max wall time (ms) and the median's ratio to
 ``python -c pass``'s median of the same run. Before timing, each command's warm output is checked to equal
@@ -20,7 +27,7 @@ its cold output byte for byte (stdout, stderr, exit code). Goal (issue 13): warm
 ``context --prompt`` within 15× ``python -c pass`` at 10k; cold no slower than before.
 
     python bench/cli.py [--repo PATH] [--sizes 1000,10000] [--runs 10] [--work DIR] [--json]
-        [--also LABEL=EXECUTABLE ...] [--commands "context --file,context --prompt"]
+        [--also LABEL=EXECUTABLE ...] [--also-warm LABEL=SOURCE ...] [--hog N] [--parallel K] [--commands NAME,...]
 
 The repository (default: this one) is cloned, never modified.
 """
@@ -38,6 +45,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -66,6 +74,15 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subpr
     return (time.perf_counter() - t) * 1000, proc
 
 
+def timed_at_once(argv: list[str], cwd: Path, env: dict[str, str], k: int
+                  ) -> list[tuple[float, subprocess.CompletedProcess[bytes]]]:
+    """``timed`` of ``k`` copies of ``argv`` started at once (one thread each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(k) as pool:
+        return list(pool.map(lambda _: timed(argv, cwd, env), range(k)))
+
+
 def unaged(out: bytes) -> bytes:
     """``out`` with memories' ages (``7 min``, ``"age": "3 h"``) blanked: a minute may pass between two runs."""
     return AGE.sub(b"<age>", out)
@@ -88,19 +105,21 @@ def gitmem_exe() -> str:
     return exe
 
 
-def daemon_status(root: Path) -> dict[str, object] | None:
-    proc = subprocess.run([gitmem_exe(), "daemon", "status", "--json"], cwd=root, capture_output=True)
+def daemon_status(root: Path, env: dict[str, str] | None = None) -> dict[str, object] | None:
+    proc = subprocess.run([gitmem_exe(), "daemon", "status", "--json"], cwd=root, capture_output=True,
+                          env={**os.environ, **(env or {})})
     doc = json.loads(proc.stdout) if proc.stdout.strip() else {}
     return doc if doc.get("running") else None
 
 
-def start_warm(root: Path) -> dict[str, object]:
+def start_warm(root: Path, env: dict[str, str] | None = None) -> dict[str, object]:
     """Stop any warm process of ``root``, start a new one through a read command, wait until it answers."""
-    subprocess.run([gitmem_exe(), "daemon", "stop"], cwd=root, capture_output=True)
-    subprocess.run([gitmem_exe(), "list"], cwd=root, capture_output=True, env={**os.environ, "GITMEM_NO_DAEMON": ""})
+    env = {**os.environ, **(env or {})}
+    subprocess.run([gitmem_exe(), "daemon", "stop"], cwd=root, capture_output=True, env=env)
+    subprocess.run([gitmem_exe(), "list"], cwd=root, capture_output=True, env={**env, "GITMEM_NO_DAEMON": ""})
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        st = daemon_status(root)
+        st = daemon_status(root, env)
         if st:
             return st
         time.sleep(0.2)
@@ -108,8 +127,9 @@ def start_warm(root: Path) -> dict[str, object]:
 
 
 def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Random,
-            commands: list[str] | None = None) -> list[dict[str, object]]:
-    """The rows of one repository (see the module docstring); ``commands``: names of ``COMMANDS`` (None: all)."""
+            also_warm: list[tuple[str, str]] | None = None, commands: list[str] | None = None,
+            parallel: int = 1) -> list[dict[str, object]]:
+    """The rows of one repository (see the module docstring)."""
     values = pick(root, rnd)
     argvs = {name: [a.replace("{file}", values["{file}"]).replace("{id}", values["{id}"]) for a in argv]
              for name, argv in COMMANDS.items() if commands is None or name in commands}
@@ -117,15 +137,21 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
     warm_env = {"GITMEM_NO_DAEMON": ""}
     variants: list[tuple[str, str, dict[str, str]]] = [("cold", exe, NO_DAEMON), ("warm", exe, warm_env)]
     variants += [(label, other, NO_DAEMON) for label, other in also]
+    also_warm = also_warm or []
+    variants += [(label, exe, {"GITMEM_NO_DAEMON": "", "PYTHONPATH": source,
+                               "GITMEM_RUN_DIR": str(root.parent / f"run-{label}")}) for label, source in also_warm]
     # another build may keep another catalog schema: in one repository each would rebuild the other's catalog on
     # every run, so each ``--also`` build runs in its own copy of the repository (made once, same commits)
     where = {"cold": root, "warm": root}
-    for label, _other in also:
+    for label, _other in [*also, *also_warm]:
         copy = root.parent / f"{root.name}-{label}"
         if not copy.exists():
             shutil.copytree(root, copy, symlinks=True)
         where[label] = copy
     start_warm(root)
+    for label, _, env in variants[2 + len(also):]:
+        Path(env["GITMEM_RUN_DIR"]).mkdir(mode=0o700, exist_ok=True)
+        start_warm(where[label], env)
     for argv in argvs.values():  # warm-up (page cache, .pyc, statuses recorded) and the equality check
         _, cold = timed([exe, *argv], root, NO_DAEMON)
         for _ in range(2):
@@ -138,7 +164,8 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
                              f"warm: {warm.returncode} {warm.stdout[-300:]!r} {warm.stderr[-300:]!r}")
         for label, other, env in variants[2:]:
             timed([other, *argv], where[label], env)
-    served_before = int(daemon_status(root)["requests"])  # type: ignore[arg-type,index]
+    before_st: dict[str, Any] = daemon_status(root) or {}
+    served_before, dropped_before = int(before_st["requests"]), int(before_st.get("dropped") or 0)
     times: dict[tuple[str, str], list[float]] = {("python -c pass", ""): []}
     for name in argvs:
         for label, _, _ in variants:
@@ -147,15 +174,18 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
         times[("python -c pass", "")].append(timed([sys.executable, "-c", "pass"], root, {})[0])
         for name, argv in argvs.items():
             for label, program, env in variants:
-                ms, proc = timed([program, *argv], where[label], env)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{label} gitmem {' '.join(argv)} exited {proc.returncode}: "
-                                     f"{proc.stderr.decode()[-500:]}")
-                times[(name, label)].append(ms)
+                for ms, proc in timed_at_once([program, *argv], where[label], env, parallel):
+                    if proc.returncode != 0:
+                        raise SystemExit(f"{label} gitmem {' '.join(argv)} exited {proc.returncode}: "
+                                         f"{proc.stderr.decode()[-500:]}")
+                    times[(name, label)].append(ms)
         print(f"\r{root.name}: round {i + 1}/{runs}", end="", file=sys.stderr)
     print(file=sys.stderr)
-    st = daemon_status(root)
-    served = int(st["requests"]) - served_before if st else 0  # type: ignore[arg-type]
+    st: dict[str, Any] | None = daemon_status(root)
+    served = int(st["requests"]) - served_before if st else 0
+    dropped = int(st.get("dropped") or 0) - dropped_before if st else 0
+    for label, _, env in variants[2 + len(also):]:
+        subprocess.run([exe, "daemon", "stop"], cwd=where[label], capture_output=True, env={**os.environ, **env})
     base = statistics.median(times[("python -c pass", "")])
     rows = []
     for (name, label), ts in times.items():
@@ -164,8 +194,8 @@ def measure(root: Path, runs: int, also: list[tuple[str, str]], rnd: random.Rand
         rows.append({"command": name, "variant": label, "median_ms": round(med, 1),
                      "p90_ms": round(ts[int(0.9 * (len(ts) - 1))], 1), "max_ms": round(ts[-1], 1),
                      "ratio_to_python": round(med / base, 2), "runs": len(ts)})
-    rows.append({"command": "warm requests served", "variant": "warm", "served": served,
-                 "expected": runs * len(argvs), "rss_bytes": st.get("rss_bytes") if st else None})
+    rows.append({"command": "warm requests served", "variant": "warm", "served": served, "dropped": dropped,
+                 "expected": runs * len(argvs) * parallel, "rss_bytes": st.get("rss_bytes") if st else None})
     return rows
 
 
@@ -178,12 +208,17 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=EXECUTABLE",
                     help="time this gitmem (cold) too, in the same rounds")
-    ap.add_argument("--commands", help=f"comma-separated names of the commands to time (default: all of "
-                                       f"{', '.join(COMMANDS)})")
+    ap.add_argument("--also-warm", action="append", default=[], metavar="LABEL=SOURCE",
+                    help="time this source checkout's warm path too (PYTHONPATH=SOURCE, its own warm process)")
+    ap.add_argument("--hog", type=int, default=0, metavar="N", help="N CPU-bound processes during the rounds")
+    ap.add_argument("--parallel", type=int, default=1, metavar="K", help="each timed command K times at once")
+    ap.add_argument("--commands", default="", help="comma-separated names of COMMANDS to time (default: all)")
     ap.add_argument("--keep-warm", action="store_true", help="leave the warm processes running at the end")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     also = [(label, exe) for label, _, exe in (x.partition("=") for x in args.also)]
+    also_warm = [(label, str(Path(src).resolve())) for label, _, src in (x.partition("=") for x in args.also_warm)]
+    commands = [c for c in args.commands.split(",") if c] or None
     # bytecode, as `pip install` writes it (see bench/hooks.py)
     import compileall
 
@@ -194,11 +229,14 @@ def main() -> int:
     out = {}
     for n in (int(s) for s in args.sizes.split(",")):
         root = build(args.repo.resolve(), args.work, n)
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.hog)]
         try:
-            out[n] = measure(root, args.runs, also, rnd,
-                             [c.strip() for c in args.commands.split(",")] if args.commands else None)
+            out[n] = measure(root, args.runs, also, rnd, also_warm, commands, args.parallel)
             print(json.dumps({n: out[n]}), file=sys.stderr)  # each size as soon as it is measured
         finally:
+            for hog in hogs:  # ours, by pid
+                hog.kill()
+                hog.wait()
             if not args.keep_warm:
                 subprocess.run([gitmem_exe(), "daemon", "stop"], cwd=root, capture_output=True)
     if args.json:
@@ -210,7 +248,8 @@ def main() -> int:
         for r in rows:
             if "served" in r:
                 rss = r["rss_bytes"]
-                print(f"warm process: served {r['served']} of {r['expected']} timed commands"
+                print(f"warm process: served {r['served']} of {r['expected']} timed commands, "
+                      f"dropped {r.get('dropped')} unstarted"
                       + (f"; {int(rss) / 2**20:.0f} MiB resident" if isinstance(rss, int) else ""))
                 continue
             print(f"{r['command']:18} {r['variant']:8} {r['median_ms']:>7.1f}ms {r['p90_ms']:>7.1f}ms "

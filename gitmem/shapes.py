@@ -484,14 +484,16 @@ def hook_state_json(h: HookState) -> JSONObject:
 
 def daemon_status_json(st: DaemonState) -> JSONObject:
     """``gitmem daemon status``: ``{"state" (running, starting, not answering, not running), "running", "enabled",
-    "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "rss_bytes", "pss_bytes",
-    "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
+    "socket", "idle_minutes", "pid", "version", "started", "uptime_s", "requests", "dropped" (requests dropped
+    unworked: their client did the work), "started_ops" ({op: requests whose work started}), "rss_bytes",
+    "pss_bytes", "roots_loaded", "serving" (this repository's state is loaded), "root": daemon_root_json or null,
     "stale": [path], "problem": why no warm process can run here or null}`` (what is not known: null)."""
     info = st.info
     root = info.get("root")
     return {"state": st.state, "running": st.state == "running", "enabled": st.enabled, "socket": st.socket,
             "idle_minutes": st.idle_minutes, "pid": info.get("pid"), "version": info.get("version"),
             "started": info.get("started"), "uptime_s": info.get("uptime_s"), "requests": info.get("requests"),
+            "dropped": info.get("dropped"), "started_ops": info.get("started_ops"),
             "rss_bytes": info.get("rss_bytes"), "pss_bytes": info.get("pss_bytes"),
             "roots_loaded": info.get("roots_loaded"), "serving": isinstance(root, dict),
             "root": daemon_root_json(root) if isinstance(root, dict) else None, "stale": list(st.stale),

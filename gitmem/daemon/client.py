@@ -1,8 +1,12 @@
 """Talk to the user's warm process: one JSON request, one JSON reply, over its Unix domain socket.
 
 Owns: the wire protocol (``PROTOCOL``; one request line ``{"protocol", "op", "params", "version", "install",
-"config", "root"}``, one reply line ``{"ok": true, "result": {...}}`` or ``{"ok": false, "error":
-str, "restart": bool}``, then the server closes the connection), when the warm process is off
+"config", "root", "start_by"}``; for an op that may wait its turn (``cli``, ``search``, ``org_search``) the
+server says ``{"start": true}`` when its turn comes and starts only once the client answers ``go`` (the
+client answers only within its wait, else it closes: the work is then the client's, never both's;
+``start_by``, the wall-clock time after which the server does not even ask); then one reply line ``{"ok":
+true, "result": {...}}`` or ``{"ok": false, "error": str, "restart": bool}``, and the server closes the
+connection), when the warm process is off
 (``GITMEM_NO_DAEMON=1``, ``[daemon] enabled = false``), the config fingerprint each request carries for
 its root, starting a server (detached, never waited for) and saying so once on standard error.
 
@@ -12,7 +16,8 @@ and worktree: each request names its ``root``, and the server keeps each root's 
 Guarantees: ``request``, ``status`` and ``stop`` never raise for a missing, dead, slow, foreign or
 confused server: they return None / False and append one line saying why to the root's
 ``<logs>/daemon.log``. A client only talks to a server that runs as its own user (``SO_PEERCRED``)
-through a socket in a folder only that user can enter.
+through a socket in a folder only that user can enter. A request is worked on by the server or by its
+client, never both, unless the server stops answering after it started (``request``'s ``timeout_s``).
 
 Must not import: anything outside the standard library and gitmem's stdlib-only modules
 (``layout``, ``infra``, ``config``): the per-tool-call agent hooks import this module
@@ -31,14 +36,22 @@ from .. import __version__, config, infra
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~4 ms to import; annotations are strings here
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
     from ..layout import Layout
 
 #: Version of the request/reply format; a server answers another one with ``restart``. 2: one process per user
-#: (the root of each request selects its state; ``status`` / ``stop`` take ``{"all": bool}``).
-PROTOCOL = 2
+#: (the root of each request selects its state; ``status`` / ``stop`` take ``{"all": bool}``). 3: ``start_by``
+#: and the ``start`` / ``go`` exchange before the work of an op that may wait its turn (``request``'s ``start_s``).
+PROTOCOL = 3
+#: The line the server sends when a request's turn comes, and the client's answer that it still waits for it.
+START_LINE = b'{"start": true}\n'
+GO_LINE = b"go\n"
+#: The key of the line a server sends as it queues a ``cli`` request: ``{"queued": commands ahead, "eta_s":
+#: seconds until its turn, estimated}`` (``request``'s ``queue_s``).
+QUEUED = "queued"
 #: ``GITMEM_NO_DAEMON=1``: never talk to nor start a warm process (tests, scripts, benchmarks of the cold path).
 NO_DAEMON_ENV = "GITMEM_NO_DAEMON"
 #: The module ``python -m`` runs as the warm process.
@@ -143,10 +156,19 @@ def _socket_dir_ok(path: Path) -> bool:
     return private_dir_ok(path.parent)
 
 
-def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: float
-              ) -> tuple[dict[str, Any] | None, str, bool]:
+def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: float,
+              start_deadline: float | None = None, on_start: Callable[[], object] | None = None,
+              queue_s: float = 0.0) -> tuple[dict[str, Any] | None, str, bool]:
     """One request for ``lay``'s root (None: no root, for ``status`` and ``stop``); returns (reply, why not,
-    start one) — reply None when there was no usable answer."""
+    start one) — reply None when there was no usable answer.
+
+    ``start_deadline`` (``time.monotonic``; default ``deadline``): by then the server must have said the request's
+    turn came (``START_LINE``), else the client leaves and the server, which has not started it, drops it; once
+    this client has answered ``GO_LINE`` the work is the server's and the client waits until ``deadline``.
+    ``queue_s``: when the server says it queued the request (``QUEUED``) by ``start_deadline``, the client waits
+    for its turn until ``start_deadline + queue_s`` if the server expects it by then, else leaves at once.
+    ``on_start`` is called when the turn came, before ``GO_LINE`` is sent (tests pause the server there).
+    """
     from ..layout import daemon_socket
 
     path = daemon_socket()
@@ -154,12 +176,15 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
         if not os.path.lexists(path.parent):
             return None, "no warm process", True  # its server makes the private folder
         return None, f"{path.parent} is not a private folder of this user (0700): not used", False
+    start_deadline = deadline if start_deadline is None else min(start_deadline, deadline)
     body = json.dumps({"protocol": PROTOCOL, "op": op, "params": params, "version": __version__,
                        "install": INSTALL, "config": config_fingerprint(lay) if lay is not None else "-",
-                       "root": os.fspath(lay.root) if lay is not None else ""}).encode() + b"\n"
+                       "root": os.fspath(lay.root) if lay is not None else "",
+                       "start_by": time.time() + start_deadline + queue_s - time.monotonic()}).encode() + b"\n"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    started = False
     try:
-        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        sock.settimeout(max(start_deadline - time.monotonic(), 0.001))
         try:
             sock.connect(os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError) as e:
@@ -169,27 +194,42 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
         if uid is not None and uid != os.getuid():
             return None, f"the process at {path} runs as uid {uid}, not {os.getuid()}: not used", False
         sock.sendall(body)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_REPLY_BYTES:
-                return None, f"reply larger than {MAX_REPLY_BYTES} bytes", False
+        line, rest = _read_line(sock, start_deadline)
+        if line.startswith(b'{"' + QUEUED.encode()):
+            eta = json.loads(line).get("eta_s")
+            if not isinstance(eta, (int, float)) or time.monotonic() + eta > start_deadline + queue_s:
+                return (None, f"{op} queued for ~{eta} s behind other commands: ran here (the warm process drops it)",
+                        False)
+            start_deadline = min(start_deadline + queue_s, deadline)
+            line, rest = _read_line(sock, start_deadline, rest)
+        if line == START_LINE:
+            if time.monotonic() > start_deadline:
+                return None, f"{op} not started within its wait (its turn came too late): ran here", False
+            if on_start is not None:
+                on_start()
+            sock.sendall(GO_LINE)
+            started = True
+            line, rest = _read_line(sock, deadline, rest)
     except TimeoutError:
-        return None, f"no answer to {op} in time", False
+        if started:
+            return None, (f"{op} started in the warm process but not answered within "
+                          f"{deadline - start_deadline:.3g} s more: ran here (its late answer is dropped)"), False
+        return None, f"{op} not started within its wait: ran here (the warm process drops it)", False
+    except _TooLarge:
+        return None, f"reply larger than {MAX_REPLY_BYTES} bytes", False
+    except ValueError as e:
+        return None, f"{op}: not a JSON queued line ({e})", False
     except OSError as e:
         return None, f"{op}: {type(e).__name__}: {e}", False
     finally:
         sock.close()
+    if not line:
+        return None, (f"{op}: no reply (the warm process ended)" if started else
+                      f"{op} dropped unstarted by the warm process (its turn came after the client's wait)"), False
     try:
-        reply = json.loads(b"".join(chunks))
+        reply = json.loads(line)
     except ValueError:
-        return None, f"{op}: not a JSON reply ({size} bytes)", False
+        return None, f"{op}: not a JSON reply ({len(line) + len(rest)} bytes)", False
     if not isinstance(reply, dict):
         return None, f"{op}: not a JSON object", False
     if reply.get("ok") is True and isinstance(reply.get("result"), dict):
@@ -199,12 +239,50 @@ def _exchange(lay: Layout | None, op: str, params: dict[str, Any], deadline: flo
     return None, f"{op} failed in the warm process: {reply.get('error', '?')}", False
 
 
-def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, start: bool = True
-            ) -> dict[str, Any] | None:
+class _TooLarge(Exception):
+    """A reply line longer than ``MAX_REPLY_BYTES``."""
+
+
+def _read_line(sock: socket.socket, deadline: float, pending: bytes = b"") -> tuple[bytes, bytes]:
+    """(the first line of ``pending`` and then ``sock`` with its newline, or all it sent before closing; what came
+    after it) by ``deadline`` (``time.monotonic``).
+
+    Raises:
+        TimeoutError: no whole line by ``deadline``.
+        _TooLarge: more than ``MAX_REPLY_BYTES`` without a newline.
+        OSError: the connection failed.
+    """
+    end = pending.find(b"\n")
+    if end >= 0:
+        return pending[:end + 1], pending[end + 1:]
+    chunks: list[bytes] = [pending]
+    size = len(pending)
+    while True:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return b"".join(chunks), b""
+        end = chunk.find(b"\n")
+        if end >= 0:
+            chunks.append(chunk[:end + 1])
+            return b"".join(chunks), chunk[end + 1:]
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise _TooLarge
+
+
+def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, start_s: float | None = None,
+            queue_s: float = 0.0, start: bool = True) -> dict[str, Any] | None:
     """Send ``op`` with ``params`` (JSON) for ``lay``'s root to the user's warm process; its result, or None.
 
-    None when the warm process is off for this root (``enabled``), there is none, it does not answer within
-    ``timeout_s`` seconds (connect, send and reply together), it runs another gitmem version or
+    None when the warm process is off for this root (``enabled``), there is none, it has not started the
+    request within ``start_s`` seconds (default: ``timeout_s``; busy with other requests, stopped, loading: it
+    then drops the request, never runs it, and the caller does the work; a ``cli`` request the server says it
+    queued behind others waits ``queue_s`` more when the server expects to start it by then, else leaves at
+    once), it does not answer within
+    ``timeout_s`` seconds (connect, send and reply together; only a stuck process, once it started: the caller
+    then does the work too, and the late answer is dropped), it runs another gitmem version or
     protocol (it then exits), or it answers with an error; then, when ``start`` and no process
     holds the user's lock, one is started detached (not waited for; ``ensure_started`` says so on
     standard error) and the caller works in-process. A changed config.toml is not an error: the server
@@ -213,8 +291,8 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
 
     Ops (``gitmem.daemon.server``): ``search`` ``{"query", "limit"}`` → ``{"hits": [{"id", "score",
     "fts_rank", "vector_rank", "similarity"}]}``; ``status`` / ``ping`` ``{"all"?}`` → the process (``{"pid",
-    "version", "started", "uptime_s", "requests", "socket", "rss_bytes", "pss_bytes", "roots_loaded",
-    "max_roots"}``), ``"root"``: this root's state or null, and with ``all`` ``"roots"``: every root's;
+    "version", "started", "uptime_s", "requests", "dropped", "started_ops", "socket", "rss_bytes", "pss_bytes",
+    "roots_loaded", "max_roots"}``), ``"root"``: this root's state or null, and with ``all`` ``"roots"``: every root's;
     ``org_search`` ``{"query", "limit", "exclude"?}`` → ``{"configured", "exclude", "hits": [org hit], "inject",
     "session_budget", "prompt_budget"}``; ``stop`` ``{"all"?}`` → ``{"dropped": bool, "exiting": bool}``;
     ``cli`` (see ``gitmem.daemon.server``).
@@ -222,7 +300,9 @@ def request(lay: Layout, op: str, params: dict[str, Any], *, timeout_s: float, s
     try:
         if not enabled(lay):
             return None
-        reply, why, spawn = _exchange(lay, op, params, time.monotonic() + timeout_s)
+        now = time.monotonic()
+        reply, why, spawn = _exchange(lay, op, params, now + timeout_s,
+                                      now + (timeout_s if start_s is None else start_s), queue_s=queue_s)
         if reply is not None:
             return reply
         log(lay, f"client {op}: {why}")

@@ -6,9 +6,12 @@ current folder, the few environment variables and terminal facts that can change
 output is made by the same click command in the warm process (``server.Server.op_cli``), so it is
 the in-process output byte for byte; the exit code travels too.
 
-Guarantees: when the warm process is off, absent, starting, busy past the wait, of another version
-or config, or answers anything unusable, the command runs in this process and nothing is said
-(``<logs>/daemon.log`` says why); the first command with no warm process starts one detached.
+Guarantees: when the warm process is off, absent, starting, has not started the command within
+``START_WAIT_S`` (busy, stopped; ``QUEUE_WAIT_S`` more when it says it queued the command and expects to
+start it by then; both stretched on a loaded machine: ``load_factor``), is of another version or config,
+or answers anything unusable, the command runs in this process and nothing is said (``<logs>/daemon.log``
+says why); the first command with no warm process starts one detached. A command runs in one process,
+never both, unless the warm process started it and then gave no answer within its ``READ_COMMANDS`` bound.
 
 Must not import: anything outside the standard library and ``layout``, ``infra``, ``config``,
 ``daemon.client`` before it knows the command runs in-process (click, GitPython, LanceDB cost
@@ -24,13 +27,41 @@ from pathlib import Path
 from .. import layout
 from . import client
 
-#: Commands the warm process runs, and seconds a client waits for the answer before running the
-#: command itself. A warm answer takes tens of milliseconds; a cold process ~1.3–1.5 s (issue 13), so
-#: waiting longer than that for a busy warm process would be slower than doing the work here. ``stale``
-#: evaluates every memory against the code, and ``list`` prints every memory (each seconds at 10k memories,
-#: warm or cold: measured by bench/cli.py, where a 2.5 s wait made a warm ``list`` do the work twice): they
-#: may wait longer.
-READ_COMMANDS = {"recall": 2.5, "context": 2.5, "show": 2.5, "list": 10.0, "log": 2.5, "stale": 10.0}
+#: Seconds a client waits for the warm process to start its command (``client.request``'s ``start_s``). An idle
+#: warm process starts one in ~1 ms and answers a read command in tens of milliseconds; when it does not start
+#: it by then it is busy with other commands (it runs one at a time), stopped or still loading, and the client
+#: runs the command itself (the warm process then drops it, unrun). A cold command costs ~10–75× ``python -c
+#: pass`` (bench/cli.py, bench/README.md): waiting longer only adds to that; a shorter wait would send a
+#: command to the cold path whenever another short one (~0.1 s) runs before it.
+START_WAIT_S = 0.3
+#: Seconds more a client waits for its turn when the warm process says it queued the command behind others and
+#: expects to start it by then (``client.request``'s ``queue_s``): about a cold command's cost on a quiet machine
+#: (~1.3 s, bench/README.md; several times more on a loaded one), so that commands run at once by an agent are
+#: answered warm one after the other, and a command queued behind a long one (``list`` or ``stale`` of 10,000
+#: memories: seconds) runs here at once.
+QUEUE_WAIT_S = 1.0
+#: Most the two waits above are stretched on a loaded machine (``load_factor``): a cold command's cost grows with
+#: the load (75× ``python -c pass`` = 11–37 s at load 7–21 on 2 cores, bench/README.md) while a warm one's stays
+#: about a second, so waiting longer for the warm process is still the faster way; bounded so that a stopped
+#: warm process costs at most ~3 s more.
+MAX_LOAD_FACTOR = 10.0
+
+
+def load_factor() -> float:
+    """How many times busier than its processors the machine is: the 1-minute load average divided by the CPU
+    count, between 1 and ``MAX_LOAD_FACTOR`` (1 where the platform has no load average). One read of
+    ``/proc/loadavg`` (``os.getloadavg``)."""
+    try:
+        return min(max(os.getloadavg()[0] / (os.cpu_count() or 1), 1.0), MAX_LOAD_FACTOR)
+    except (OSError, AttributeError):
+        return 1.0
+#: Commands the warm process runs, and seconds a client waits for the answer of one the warm process started
+#: (counted from the request): only a stuck process takes that long (a warm ``list`` of 10,000 memories takes
+#: ~3 s, a warm ``context`` ~0.2–0.9 s on a loaded machine: bench/README.md), and the client then runs the
+#: command itself too (the warm process's late answer is dropped; a ``show`` may then count as two openings).
+#: Never less than the cold command would take on a loaded machine (~11–13 s at load 7–20: bench/README.md),
+#: or giving up would cost more than the wait it saves.
+READ_COMMANDS = {"recall": 20.0, "context": 20.0, "show": 20.0, "list": 60.0, "log": 20.0, "stale": 60.0}
 #: Environment variables that may change what a command prints (colour, width, terminal type).
 FORWARDED_ENV = ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
 #: Variables that point git (and so gitmem) at another repository, index or object store: a command
@@ -106,7 +137,9 @@ def run_warm(args: list[str]) -> int | None:
                   "stderr": {"encoding": err.encoding, "errors": err.errors, "tty": _isatty(err)}}
     except (OSError, ValueError):
         return None
-    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command])
+    stretch = load_factor()
+    reply = client.request(lay, "cli", params, timeout_s=READ_COMMANDS[command], start_s=START_WAIT_S * stretch,
+                           queue_s=QUEUE_WAIT_S * stretch)
     if reply is None:
         return None
     try:

@@ -30,9 +30,10 @@ Ops (each request names its ``root``):
   the process (LanceDB's caches of manifests and index files stay warm; each query still sees the latest commit),
   the root's own repository left out (``exclude`` absent: its org name, ``org.repos.this_name``). One at a time
   per root, beside (never behind) the local searches and CLI commands.
-* ``ping`` / ``status`` ``{"all": bool}`` → the process (pid, version, started, uptime, requests served, socket,
-  RSS and PSS, roots loaded, ``MAX_ROOTS``), ``"root"``: the request's root's state or null (never loaded by
-  asking), and with ``all``, ``"roots"``: every root's (``Root.info``).
+* ``ping`` / ``status`` ``{"all": bool}`` → the process (pid, version, started, uptime, requests served, requests
+  dropped unworked and requests started by op, socket, RSS and PSS, roots loaded, ``MAX_ROOTS``), ``"root"``:
+  the request's root's state or null (never loaded by asking), and with ``all``, ``"roots"``: every root's
+  (``Root.info``).
 * ``stop`` ``{"all": bool}`` → ``{"dropped": bool, "exiting": bool}``: without ``all``, the request's root's
   state dropped (and the process exits when that was its last root); with ``all``, the process exits once
   the requests in flight are answered.
@@ -41,10 +42,15 @@ Ops (each request names its ``root``):
   root), its output captured (``op_cli``). One at a time, whatever the root: the current folder, the standard
   streams, the forwarded environment and click's state are the process's, set for each command and put back.
 
+``search``, ``org_search`` and ``cli`` wait for their turn (their lock); when it comes, ``Server.begin`` starts
+the work only if the client still waits for it (``client.START_LINE`` / ``client.GO_LINE``, the request's
+``start_by``), else the request is dropped unworked (``status``: ``"dropped"``): its client did the work.
+
 It never runs a write op: ``search`` only reads, and ``cli`` refuses every command off the read list."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -53,6 +59,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +87,24 @@ REQUEST_READ_TIMEOUT_S = 5.0
 MAX_ROOTS = 16
 #: Seconds the process stays up holding no root (its last one dropped, or none loaded): then it exits.
 EMPTY_EXIT_S = 5.0
+#: Seconds past a request's ``start_by`` the server waits for the client's ``go`` once it said ``start``: the
+#: client answers at once (it is reading), so this only bounds a client stopped or gone without closing.
+GO_GRACE_S = 1.0
+#: Latest ``start_by`` accepted, in seconds after the request came: a client cannot hold a turn for longer.
+MAX_START_WAIT_S = 600.0
+
+
+#: Weight of a command's last duration in its running mean (an exponentially weighted moving average): the
+#: estimate follows a change of load within a few commands without jumping at one slow one.
+CLI_EWMA = 0.3
+#: Seconds a command is guessed to take before one of its kind ran here (a warm read command: tens of ms to a
+#: few tenths of a second on a loaded machine, bench/README.md).
+CLI_GUESS_S = 0.2
+
+
+class NotStarted(Exception):
+    """A request whose turn came after its client's wait (``start_by`` passed, or no ``go``): dropped unworked,
+    its client does the work."""
 
 
 def rss_bytes() -> int | None:
@@ -135,26 +160,6 @@ class _Captured(io.TextIOWrapper):
         return self._tty
 
 
-def _client_gone(conn: socket.socket | None) -> bool:
-    """Whether the client of ``conn`` closed its end (a non-blocking peek reads end of file); False when it is
-    still there or when this cannot tell."""
-    if conn is None:
-        return False
-    timeout = conn.gettimeout()
-    try:
-        conn.setblocking(False)  # a socket with a timeout would wait for data (and time out) instead
-        return conn.recv(1, socket.MSG_PEEK) == b""
-    except (BlockingIOError, InterruptedError):
-        return False  # connected, nothing more sent: it waits for the reply
-    except OSError:
-        return True
-    finally:
-        try:
-            conn.settimeout(timeout)
-        except OSError:
-            pass
-
-
 class Root:
     """One repository's (one worktree's) state in the warm process: its store (config, catalog), its LanceDB
     index (opened by its first search), its ``[org]`` settings; the clocks ``status`` shows.
@@ -203,9 +208,10 @@ class Root:
                 "idle_for_s": round(self.idle_for(), 3), "idle_timeout_s": self.idle_s,
                 "index_open": self.index is not None}
 
-    def search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def search(self, params: dict[str, Any], begin: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10); without
-        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which."""
+        the all extra, the catalog's BM25 hits (``search.lexical``; no ``vector_rank``). ``"mode"``: which.
+        ``begin`` is called when its turn comes (``Server.begin``; it raises ``NotStarted`` to drop it)."""
         query = params.get("query")
         limit = params.get("limit", 10)
         if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -214,6 +220,7 @@ class Root:
             from ..search import lexical
 
             with self.search_lock:
+                begin()
                 found = lexical.search(self.store, query, limit)
             return {"mode": self.search_mode.name,
                     "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
@@ -221,6 +228,7 @@ class Root:
         from ..search.lexical import hybrid_hits
 
         with self.search_lock:  # the one hybrid search, as `gitmem recall` runs it cold (warm == cold)
+            begin()
             hits = hybrid_hits(self.store, query, limit)
         return {"mode": self.search_mode.name,
                 "hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
@@ -238,9 +246,10 @@ class Root:
             self._org = (settings, this_name(settings, self.lay.root) if settings.configured else "")
         return self._org
 
-    def org_search(self, params: dict[str, Any]) -> dict[str, Any]:
+    def org_search(self, params: dict[str, Any], begin: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """``org_search``: the organisation index's hits for ``params["query"]`` (at most ``params["limit"]``,
-        default 10), without the repositories in ``params["exclude"]`` (absent: this one)."""
+        default 10), without the repositories in ``params["exclude"]`` (absent: this one). ``begin``: see
+        ``search``."""
         from .. import shapes
 
         query, limit, exclude = params.get("query"), params.get("limit", 10), params.get("exclude")
@@ -256,6 +265,7 @@ class Root:
         from ..org.search import search as org_search
 
         with self.org_lock:  # org.search keeps its connection and table handles for the process: kept warm here
+            begin()
             hits = org_search(settings, query, limit=limit, exclude=left_out)
         reply["hits"] = [shapes.org_hit_json(h) for h in hits]
         return reply
@@ -274,6 +284,9 @@ class Server:
         self.started = infra.utc_now()
         self.started_mono = time.monotonic()
         self.requests = 0
+        #: Requests dropped before their work started (their client did it: ``begin``), and those started, by op.
+        self.dropped = 0
+        self.started_ops: dict[str, int] = {}
         self.last_request = time.monotonic()
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
@@ -282,8 +295,13 @@ class Server:
         self.roots: dict[str, Root] = {}
         self._roots_lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
-        #: CLI commands one at a time, whatever their root (cwd, click's state, stdout are the process's).
+        #: CLI commands one at a time, whatever their root (cwd, click's state, stdout are the process's); the
+        #: commands waiting for it, the one holding it (name, ``time.monotonic`` of its start), the mean time
+        #: each command took (``_cli_eta``).
         self.cli_lock = threading.Lock()
+        self._cli_waiting: dict[object, str] = {}
+        self._cli_running: tuple[str, float] | None = None
+        self._cli_took: dict[str, float] = {}
         self._listener: socket.socket | None = None
         self._code = self._code_stamps()
         self._code_checked = 0.0
@@ -360,6 +378,7 @@ class Server:
         reply: dict[str, Any] = {
             "pid": os.getpid(), "version": __version__, "started": self.started,
             "uptime_s": round(time.monotonic() - self.started_mono, 3), "requests": self.requests,
+            "dropped": self.dropped, "started_ops": dict(self.started_ops),
             "socket": os.fspath(self.socket_path), "rss_bytes": rss_bytes(), "pss_bytes": pss_bytes(),
             "roots_loaded": len(roots), "max_roots": MAX_ROOTS, "root": mine.info() if mine else None}
         if params.get("all"):
@@ -416,11 +435,7 @@ class Server:
                              errors=str(spec.get("errors") or "strict"), tty=bool(spec.get("tty")))
 
         out, err = stream(params.get("stdout")), stream(params.get("stderr"))
-        with self.cli_lock:
-            if _client_gone(getattr(self._conn, "value", None)):
-                # the client gave up waiting and ran the command itself: running it again here would do its
-                # side records twice (``usage``: a ``show`` counted as two openings)
-                raise ValueError("the client left before its turn (it ran the command itself)")
+        with self._cli_turn(req, argv[0]):  # not run when its client left (it ran the command itself)
             saved_env = {k: os.environ.get(k) for k in FORWARDED_ENV}
             saved = sys.stdin, sys.stdout, sys.stderr
             old_cwd = os.fspath(self.run_dir)  # the process's own folder (``main``): no repository's
@@ -509,6 +524,82 @@ class Server:
 
     # -- serving ------------------------------------------------------------------------------
 
+    def _cli_eta(self) -> float:
+        """Seconds until a ``cli`` request queued now would start: what the running command has left and the
+        waiting ones take, each by the mean time of its command (``CLI_EWMA``; ``CLI_GUESS_S`` before one ran).
+        The caller holds ``_count_lock``."""
+        took = self._cli_took
+        eta = sum(took.get(name, CLI_GUESS_S) for name in self._cli_waiting.values())
+        if self._cli_running is not None:
+            name, began = self._cli_running
+            eta += max(took.get(name, CLI_GUESS_S) - (time.monotonic() - began), 0.0)
+        return eta
+
+    @contextlib.contextmanager
+    def _cli_turn(self, req: dict[str, Any], name: str) -> Iterator[None]:
+        """Queue for the CLI lock as command ``name``: tell the client first (``client.QUEUED``: how many are
+        ahead and ``_cli_eta``), then hold the lock and ``begin`` (raises ``NotStarted``); the time the command
+        took goes into its mean (``CLI_EWMA``)."""
+        conn: socket.socket | None = getattr(self._conn, "value", None)
+        ticket = object()
+        with self._count_lock:
+            ahead, eta = len(self._cli_waiting) + (self._cli_running is not None), self._cli_eta()
+            self._cli_waiting[ticket] = name
+        try:
+            if conn is not None:
+                try:
+                    conn.sendall(json.dumps({client.QUEUED: ahead, "eta_s": round(eta, 3)}).encode() + b"\n")
+                except OSError as e:
+                    raise NotStarted(f"its client left ({type(e).__name__})") from e
+            with self.cli_lock:
+                with self._count_lock:
+                    self._cli_waiting.pop(ticket, None)
+                    self._cli_running = (name, time.monotonic())
+                try:
+                    self.begin(req)
+                    began = time.monotonic()
+                    yield
+                    with self._count_lock:
+                        old = self._cli_took.get(name)
+                        took = time.monotonic() - began
+                        self._cli_took[name] = took if old is None else old + CLI_EWMA * (took - old)
+                finally:
+                    with self._count_lock:
+                        self._cli_running = None
+        finally:
+            with self._count_lock:
+                self._cli_waiting.pop(ticket, None)
+
+    def begin(self, req: dict[str, Any]) -> None:
+        """Start the work of ``req`` (its turn came: the caller holds the lock it queued for) only if its client
+        still waits: not past its ``start_by``, and the client answers ``client.GO_LINE`` to ``client.START_LINE``
+        (within ``start_by`` + ``GO_GRACE_S``). A client that left (it does the work itself) closes instead.
+        Counts each request started by op (``status``: ``"started_ops"``).
+
+        Raises:
+            NotStarted: its client no longer waits for it (the request is dropped, unworked).
+        """
+        conn: socket.socket | None = getattr(self._conn, "value", None)
+        op = str(req.get("op"))
+        if conn is not None:
+            start_by = req.get("start_by")
+            if isinstance(start_by, (int, float)) and not isinstance(start_by, bool):
+                start_by = min(float(start_by), self._came.value + MAX_START_WAIT_S)
+                if time.time() > start_by:
+                    raise NotStarted(f"its turn came {time.time() - start_by:.3f} s after its client's wait")
+            else:
+                start_by = time.time()
+            try:
+                conn.settimeout(max(start_by - time.time(), 0.0) + GO_GRACE_S)
+                conn.sendall(client.START_LINE)
+                answer = conn.recv(len(client.GO_LINE))
+            except OSError as e:  # TimeoutError among them
+                raise NotStarted(f"no answer to its turn ({type(e).__name__})") from e
+            if answer != client.GO_LINE:
+                raise NotStarted("its client left before its turn (it did the work itself)")
+        with self._count_lock:
+            self.started_ops[op] = self.started_ops.get(op, 0) + 1
+
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         """The reply to one decoded request (see ``client`` for the format)."""
         if req.get("protocol") != client.PROTOCOL or req.get("version") != __version__:
@@ -533,9 +624,9 @@ class Server:
         if op == "cli":
             return {"ok": True, "result": self.op_cli(req, params)}
         if op == "search":
-            return {"ok": True, "result": self.root_for(req).search(params)}
+            return {"ok": True, "result": self.root_for(req).search(params, lambda: self.begin(req))}
         if op == "org_search":
-            return {"ok": True, "result": self.root_for(req).org_search(params)}
+            return {"ok": True, "result": self.root_for(req).org_search(params, lambda: self.begin(req))}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _serve_connection(self, conn: socket.socket) -> None:
@@ -556,6 +647,7 @@ class Server:
                     if len(data) > MAX_REQUEST_BYTES:
                         return
                 self._conn.value = conn
+                self._came.value = time.time()
                 try:
                     req = json.loads(data)
                     if not isinstance(req, dict):
@@ -565,6 +657,9 @@ class Server:
                 else:
                     try:
                         reply = self.handle(req)
+                    except NotStarted as e:
+                        self._dropped(req, str(e))
+                        return
                     except Exception as e:  # noqa: BLE001 - one request's failure is its reply, not the server's end
                         client.log_server(f"server: {req.get('op')} for {req.get('root')} failed:\n"
                                           f"{infra.format_exception(e)}")
@@ -620,8 +715,17 @@ class Server:
         except (OSError, ValueError, AttributeError):
             pass
 
-    #: The connection each serving thread answers (``op_cli`` checks its client is still there).
+    #: The connection each serving thread answers, and when its request came (``time.time``): ``begin``.
     _conn = threading.local()
+    _came = threading.local()
+
+    def _dropped(self, req: dict[str, Any], why: str) -> None:
+        """Count and log a request dropped before its work started (``NotStarted``)."""
+        with self._count_lock:
+            self.dropped += 1
+        argv = req.get("params", {}).get("argv") if isinstance(req.get("params"), dict) else None
+        what = f"{req.get('op')} {' '.join(argv[:1]) if isinstance(argv, list) else ''}".strip()
+        client.log_server(f"server: dropped {what} for {req.get('root')}, not started: {why}")
 
     def _tidy_roots(self) -> None:
         """Drop the roots that are gone or idle past their ``[daemon] idle_minutes``."""
