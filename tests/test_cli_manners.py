@@ -100,3 +100,20 @@ def test_whole_file_anchor_on_a_file_with_symbols_says_it_goes_stale_on_any_chan
     code, out, err = run_cli(repo, "remember", "a.py again", "--anchor", "src/a.py", "--json")
     assert code == 0 and json.loads(out)["id"]
     assert "whole-file anchor" in json.loads(err.strip().splitlines()[-1])["note"]  # JSON mode: a note object
+
+
+def test_an_empty_recall_query_is_a_usage_error(repo: Path) -> None:
+    """An empty or blank query is refused (exit 2, what to do), not answered "no matches" as if searched."""
+    for query in ("", "   "):
+        proc = _gitmem(repo, "recall", query)
+        assert proc.returncode == 2, proc
+        assert "the query is empty" in proc.stderr and "no matches" not in proc.stdout
+
+
+def test_context_says_when_a_given_file_does_not_exist(repo: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """A file the task will create is a fair focus (exit 0), but a typo is said on stderr, not passed over."""
+    assert run_cli(repo, "remember", "f returns one", "--anchor", "src/a.py::f")[0] == 0
+    proc = _gitmem(repo, "context", "--file", "src/a.py", "--file", "src/nope.py", "--prompt", "fix it")
+    assert proc.returncode == 0, proc.stderr
+    assert "src/nope.py does not exist (yet)" in proc.stderr and "a.py does not" not in proc.stderr
+    assert "f returns one" in proc.stdout

@@ -39,6 +39,8 @@ def recall(query: str, limit: int, personal: bool, org: bool, repos: tuple[str, 
       gitmem recall --personal "how do I like commits"
       gitmem recall --org "retry_after units" --repo ledger
     """
+    if not query.strip():
+        raise click.UsageError('the query is empty: say what to search for (gitmem recall "why are retries capped")')
     if org and personal:
         raise click.UsageError("--org and --personal search different stores: give one of them")
     if org:
@@ -91,6 +93,9 @@ def context(files: tuple[str, ...], prompt: str, budget: int | None) -> None:
     from ..ops.context import build_context
 
     store = _store()
+    for f in files:  # a file the task will create is a fair focus; a typo should not pass unsaid
+        if not os.path.lexists(f):
+            _warn(f"{f} does not exist (yet): taken as a file in focus with no code to read; check the path")
     # JSON prints each shown memory's anchors' statuses: evaluated then; text needs only the status and reason
     res = build_context(store, files=files, prompt=prompt, budget=budget, cwd=os.getcwd(), anchor_detail=State.json)
     usage.record(store.layout, usage.GIVEN, "context", res.packed.detailed)  # given in full, as the hooks' are
