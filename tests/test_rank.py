@@ -192,3 +192,20 @@ def test_pack_takes_the_personal_frame_and_item_from_row_the_scope() -> None:
     assert render.FRAME.strip() not in packed.text
     assert "### 01JAAAAAAAAAAAAAAAAAAAAAAA · gotcha · reviewed · personal" in lines
     assert render.pack([item], 200).text.splitlines()[1] == render.FRAME.strip()  # the default frame is unchanged
+
+
+def test_identical_texts_share_a_text_rank_so_recency_orders_them() -> None:
+    """A history's many "Update README.md": the search orders equal texts arbitrarily (here oldest first) and cuts
+    them off at its limit (c is not in the text ranking); they share the first one's text rank, so proximity and
+    recency decide (newest first), and a different text keeps its own rank."""
+    old, mid, new = (_m(i, "README.md", updated=f"2026-0{n}-01T00:00:00Z") for i, n in (("a", 1), ("b", 2), ("c", 3)))
+    for m in (old, mid, new):
+        m.title = "Update  README.md"
+    new.title = "update readme.md"  # case and spacing are not a different text
+    other = _m("d", "README.md", updated="2026-04-01T00:00:00Z")
+    other.title = "Document the proxy settings"
+    f = Focus()
+    f.add_file("README.md", 1.0, "given")
+    ranked = R.rank([old, mid, new, other], f, ["a", "b", "d"])
+    assert [s.memory.id for s in ranked if s.memory.id != "d"] == ["c", "b", "a"]
+    assert {s.memory.id: s.text_rank for s in ranked} == {"a": 1, "b": 1, "c": 1, "d": 3}

@@ -247,11 +247,18 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
         s.score += W_PROXIMITY * s.proximity / (RRF_K + r)
         s.reasons.append(s.near)
     has_files = bool(focus.files)
+    # identical texts are equal evidence: each gets the rank of the first of them, also past the search's cut-off
+    first_rank: dict[str, int] = {}
     for r, mid in enumerate(text_ranking or [], 1):
         if mid in scored:
-            scored[mid].score += text_weight(scored[mid].proximity, has_files) / (RRF_K + r)
-            scored[mid].text_rank = r
-            scored[mid].reasons.append(f"text #{r}")
+            first_rank.setdefault(_text_key(scored[mid].memory), r)
+    if first_rank:
+        for s in scored.values():
+            tr = first_rank.get(_text_key(s.memory))
+            if tr is not None:
+                s.score += text_weight(s.proximity, has_files) / (RRF_K + tr)
+                s.text_rank = tr
+                s.reasons.append(f"text #{tr}")
     relevant = [s for s in scored.values() if s.score > 0]
     if not relevant and focus.empty and not text_ranking:
         relevant = list(scored.values())
@@ -265,6 +272,15 @@ def rank(memories: list[Memory], focus: Focus, text_ranking: list[str] | None = 
         s.score *= (1 - CONFIDENCE_SPAN) + CONFIDENCE_SPAN * s.memory.confidence
         s.score *= provenance.weight_of(s.memory)
     return sorted(relevant, key=lambda s: (-s.score, neg_time[s.memory.id], s.memory.id))
+
+
+def _text_key(m: Memory) -> str:
+    """A memory's text as the text ranking reads it, for telling identical texts apart from similar ones: title
+    and body, case and runs of white space folded. Memories with the same key share one text rank in ``rank`` (the
+    "standard competition" ranking of ties: 1, 1, 3): a search orders equal scores arbitrarily, and two memories
+    saying the same thing (a history's many "Update README.md") must then be ordered by proximity and recency,
+    not by that arbitrary order, nor split by the search's cut-off (``TEXT_CANDIDATES``)."""
+    return " ".join(f"{m.title}\n{m.body}".split()).casefold()
 
 
 def apply_status(ranked: list[Scored], statuses: dict[str, MemoryStatus], *, omit_stale: bool) -> list[Scored]:
