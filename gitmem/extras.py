@@ -49,6 +49,9 @@ MODULES: dict[str, str] = {
 #: What hybrid (BM25 + vector) search needs whatever the embedder (``search.hybrid``: the vectors as arrays).
 INDEX_MODULES: tuple[str, ...] = ("numpy",)
 
+#: What the organisation index needs (``gitmem.org``: its LanceDB tables).
+ORG_MODULES: tuple[str, ...] = ("lancedb", "pyarrow", "numpy")
+
 #: What each ``[embeddings] provider`` needs on top (``search.embed.PROVIDERS``).
 EMBEDDER_MODULES: dict[str, tuple[str, ...]] = {
     "wordllama": ("wordllama", "tokenizers", "safetensors"),
@@ -112,8 +115,8 @@ def error(feature: str, module: str) -> MissingExtra:
     return MissingExtra(feature, module.partition(".")[0], install_command())
 
 
-def require(feature: str, modules: Iterable[str] = INDEX_MODULES) -> None:
-    """Check before any work that ``modules`` (default: the index's, ``INDEX_MODULES``) are installed.
+def require(feature: str, modules: Iterable[str] = ORG_MODULES) -> None:
+    """Check before any work that ``modules`` (default: the organisation index's, ``ORG_MODULES``) are installed.
 
     Raises:
         MissingExtra: the first of ``modules`` that is missing, named with ``feature``.
