@@ -90,7 +90,7 @@ def version(store: Store) -> str:
 
 
 def warm(store: Store) -> None:
-    """One search, so that the next is quick: the search index synced, LanceDB and the embedding model loaded
+    """One search, so that the next is quick: the catalog's search vectors synced, the embedding model loaded
     (cached per process by ``search.embed``); nothing to load without the ``all`` extra (``search.lexical``)."""
     from ..search.lexical import found
 
