@@ -50,7 +50,7 @@ def build_all(repo: Path, work: Path, count: int, n: int) -> list[Path]:
     from scale import build  # bench/scale.py: the generator (anchored to real symbols, Zipf prose)
 
     from gitmem.git import Repo
-    from gitmem.search.recall import sync_index
+    from gitmem.search.lexical import hybrid_hits
     from gitmem.store import Store
 
     roots = []
@@ -59,7 +59,7 @@ def build_all(repo: Path, work: Path, count: int, n: int) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         root = build(repo, folder, n, seed=i + 1)
         store = Store(Repo(root))
-        sync_index(store)
+        hybrid_hits(store, "warm up", 1)  # the catalog and its search vectors
         roots.append(root)
     return roots
 

@@ -54,8 +54,8 @@ DEPENDENCIES: dict[str, str] = {
     "mcp": "mcp",
 }
 
-#: gitmem's own modules whose import cost tells what a path pays (the CLI, the pre-merge check, the hybrid index).
-ENTRY_MODULES = ("gitmem.cli", "gitmem.ops.check", "gitmem.ops.stale", "gitmem.search.index",
+#: gitmem's own modules whose import cost tells what a path pays (the CLI, the pre-merge check, the hybrid search).
+ENTRY_MODULES = ("gitmem.cli", "gitmem.ops.check", "gitmem.ops.stale", "gitmem.search.hybrid",
                  "gitmem.integrations.mcp_server")
 
 

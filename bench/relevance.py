@@ -7,8 +7,8 @@ The store: a repository's own history as memories, exactly as ``bench/retrieval.
 
 Four sets of prompts, each through the prompt hook's own code, in-process (``core.prompt_candidates``,
 ``core.prompt_hybrid``, ``fusion.prompt_ranking``, ``core.pack_prompt``), without the warm process
-("hook") and with its hybrid hits computed in-process ("hook+vectors": ``search.recall``'s
-``sync_index`` / ``search_healing`` / ``relevant``, what the warm process's ``search`` answers):
+("hook") and with its hybrid hits computed in-process ("hook+vectors": ``search.lexical.hybrid_hits``, what the
+warm process's ``search`` answers):
 
 * **foreign**: the commit subjects of other repositories (``--foreign PATH``, read at run time with
   ``git log``; ``--per-repo`` of each, drawn with ``--seed``): they concern nothing in the store.
@@ -22,7 +22,7 @@ Four sets of prompts, each through the prompt hook's own code, in-process (``cor
   injected ("hook+vectors")?
 
 "before" is the hook as it was (every query term, FTS5 BM25 relative to its best hit, the warm process's
-hits after ``search.recall.relevant`` only); "after" is the hook now (content terms, ``[relevance]``
+hits after ``search.hybrid.relevant`` only); "after" is the hook now (content terms, ``[relevance]``
 floors); ``--sweep`` prints the same figures for a grid of floors: the calibration (bench/README.md).
 
 Run it (the foreign repositories are git folders fetched beforehand; nothing of them is kept)::
@@ -55,7 +55,7 @@ from gitmem.integrations.agents import core
 from gitmem.memories import write
 from gitmem.model import Memory
 from gitmem.rank import fusion, relevance
-from gitmem.search.recall import close_source, relevant, search_healing, sync_index
+from gitmem.search.lexical import hybrid_hits
 from gitmem.store import Store, init_layout
 
 #: Requests that name no subject of any code base, in the languages prompts come in.
@@ -113,11 +113,7 @@ class Candidates:
         n = catalog_db.count(con)
         self.self_score = relevance.self_score(terms, docs, n)
         self.scores = {m: relevance.match_score(terms, x, docs, n) for m, x in texts.items()}
-        index, _, source = sync_index(store, strict=False)
-        try:
-            hits = relevant(search_healing(store, index, source, prompt, core.PROMPT_SEARCH_HITS))
-        finally:
-            close_source(source)
+        hits = hybrid_hits(store, prompt, core.PROMPT_SEARCH_HITS)
         self.hybrid = [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                         "similarity": h.similarity} for h in hits]
 
@@ -212,7 +208,7 @@ def run(repo_path: str, foreign: list[str], per_repo: int, held_out: int, seed: 
     with tempfile.TemporaryDirectory(prefix="gitmem-relevance-") as tmp:
         clone, store, own, paraphrases = build_store(repo_path, held_out, Path(tmp))
         store = Store(Repo(clone))
-        sync_index(store, strict=False)  # the LanceDB index and the catalog, once
+        hybrid_hits(store, "warm up", 1)  # the catalog and its search vectors, once
         con = catalog_db.connect(clone)
         if con is None:
             raise SystemExit(f"{clone}: no catalog")

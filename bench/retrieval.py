@@ -33,7 +33,7 @@ Methods, each a full ranking of the memories in the window:
     the ranking ``gitmem context`` packs (focus from the dirty files and
     prompt, import neighbours, text relevance, recency, statuses of the top
     60); ``ranked`` lists only memories with some proximity or text relevance.
-(b) **text**: ``search.recall(store, message, limit=window)``, what
+(b) **text**: ``search.lexical.hybrid_recall(store, message, limit=window)``, what
     ``gitmem recall`` does (BM25 + WordLlama vectors fused by reciprocal rank
     fusion, vector-only hits below the similarity floor dropped).
 (c) **newest**: ``memories.list_memories(store)``, newest first (how most
@@ -44,7 +44,7 @@ Methods, each a full ranking of the memories in the window:
     BM25 hits; "in budget" is what the hook injects (its first 5, packed in the
     default ``prompt_budget``, 600 tokens).
 (e) **hook+vectors**: the same with the warm process's hybrid hits fused in,
-    computed in-process (``search.recall`` with the hook's ``PROMPT_SEARCH_HITS``:
+    computed in-process (``search.lexical.hybrid_hits`` with the hook's ``PROMPT_SEARCH_HITS``:
     what the warm process's ``search`` answers), so no warm process is needed.
 
 Paraphrased prompts (unless ``--no-paraphrases``): after the queries,
@@ -149,7 +149,8 @@ from gitmem.rank import fusion
 from gitmem.rank.focus import changed_symbols
 from gitmem.rank.render import render_detail, token_estimate
 from gitmem.rank.score import Scored, item, pack
-from gitmem.search.recall import close_source, recall, relevant, search_healing, sync_index
+from gitmem.search.lexical import hybrid_hits
+from gitmem.search.lexical import hybrid_recall as recall
 from gitmem.store import Store, init_layout
 from gitmem.textsplit import query_terms
 
@@ -320,15 +321,13 @@ def hook_rankings(store: Store, prompt: str) -> dict[str, tuple[list[str], list[
     Both go through the hook's own code (``core.prompt_candidates``, ``fusion.prompt_ranking``,
     ``core.pack_prompt`` with the default ``prompt_budget``, and the default ``[relevance]`` floors:
     ``core.prompt_candidates``, ``core.prompt_hybrid``); "hook+vectors" feeds it what the warm process
-    answers, computed in-process: ``search.recall``'s hybrid search with the hook's ``PROMPT_SEARCH_HITS``
+    answers, computed in-process: ``search.lexical.hybrid_hits`` with the hook's ``PROMPT_SEARCH_HITS``
     (the same search and floor, similarity included), so the benchmark needs no running warm process. No
     session: nothing is left out as already given.
     """
-    index, _, source = sync_index(store, strict=False)  # also brings the catalog up to date
-    try:  # what the warm process's ``search`` answers (``daemon.server.op_search``), similarity included
-        hits = relevant(search_healing(store, index, source, prompt, core.PROMPT_SEARCH_HITS))
-    finally:
-        close_source(source)
+    # what the warm process's ``search`` answers (``daemon.server.Root.search``), similarity included; it also
+    # brings the catalog up to date
+    hits = hybrid_hits(store, prompt, core.PROMPT_SEARCH_HITS)
     hybrid = [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                "similarity": h.similarity} for h in hits]
     con = catalog_db.connect(store.repo.root)

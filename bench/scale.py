@@ -5,10 +5,10 @@ with N generated memories committed in ``.gitmem/memories/`` (anchored to the
 repository's real symbols, as bench/hooks.py does), then measures:
 
 * full rebuild: hook index (SQLite mirror + statuses of every memory) and
-  LanceDB index from nothing, in a fresh process; its peak RSS;
+  the search's vectors in it (``search.hybrid.update``) from nothing, in a fresh process; its peak RSS;
 * incremental sync after a pull that changed 100 memory files (a fast-forward
   merge of a branch editing 100 of them), in-process: what the next query does
-  (``search.sync_index``: quick catalog refresh + LanceDB change log) and what
+  (a quick catalog refresh + ``search.hybrid.update`` following its change log) and what
   ``gitmem sync`` does in-process (every file stat-ed, statuses re-checked);
 * ``recall`` (hybrid search), ``context`` for one anchored file (with and
   without a prompt) and ``stale`` (``not_fresh``) in a warm process (model
@@ -19,7 +19,7 @@ repository's real symbols, as bench/hooks.py does), then measures:
   ``core.hooksPath`` pointing at an empty folder, interleaved run by run (whole
   process: shim, interpreter, imports, analysis, hook-index update), and
   ``python -c pass`` beside them (the ratio holds on a busy machine);
-* index size on disk (LanceDB folder, hooks.sqlite) and the peak RSS of the query process.
+* the catalog's size on disk (its search vectors included) and the peak RSS of the query process.
 
     python bench/scale.py [--repo PATH] [--sizes 1000,10000,100000] [--runs 7] [--work DIR] [--json]
         [--skip-rebuild] [--only rebuild,sync,queries,post-commit]
@@ -125,6 +125,29 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
+def _embedder(store):  # type: ignore[no-untyped-def]
+    """The configured embedder, its model loaded (once per process)."""
+    from gitmem.search.embed import embedder_from_config
+
+    emb = embedder_from_config(dict(store.config.get("embeddings", {})))
+    if emb is not None:
+        emb.embed(["warm up"])
+    return emb
+
+
+def _update_vectors(store):  # type: ignore[no-untyped-def]
+    """What a query does first: a quick catalog refresh, then ``search.hybrid.update`` (its change log)."""
+    from gitmem.catalog.files import open_current
+    from gitmem.search import hybrid
+
+    con = open_current(store)
+    assert con is not None
+    try:
+        return hybrid.update(con, _embedder(store))
+    finally:
+        con.close()
+
+
 def worker(kind: str, root: Path, runs: int) -> dict:
     """Measurements made inside one process (``--_worker KIND ROOT``)."""
     from gitmem.catalog import db as catalog_db
@@ -136,23 +159,21 @@ def worker(kind: str, root: Path, runs: int) -> dict:
     out: dict = {}
     if kind == "rebuild":
         from gitmem.catalog.sync import sync_hook_index
-        from gitmem.search.recall import close_source, sync_index
 
         for suffix in ("", "-wal", "-shm"):
             Path(str(catalog_db.db_path(root)) + suffix).unlink(missing_ok=True)
-        shutil.rmtree(store.index_dir, ignore_errors=True)
+        shutil.rmtree(store.layout.index_dir, ignore_errors=True)  # an older gitmem's LanceDB index
         t = time.perf_counter()
         sync_hook_index(store)
         out["hook_index_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        _, res, src = sync_index(store)
-        close_source(src)
-        out["lancedb_s"] = time.perf_counter() - t
-        out["lancedb_rows"] = res.added
+        res = _update_vectors(store)
+        out["vectors_s"] = time.perf_counter() - t
+        out["vectors_rows"] = res.added
     elif kind == "queries":
         from gitmem.catalog.sync import not_fresh
         from gitmem.ops.context import build_context
-        from gitmem.search.recall import recall
+        from gitmem.search.lexical import hybrid_recall as recall
 
         con = catalog_db.connect(root)
         assert con is not None
@@ -182,28 +203,18 @@ def worker(kind: str, root: Path, runs: int) -> dict:
                 ts.append((time.perf_counter() - t) * 1000)
             out[name] = statistics.median(ts)
     elif kind in ("sync_query", "sync_full"):
+        _embedder(store)  # the model loads once per process, not per sync
         if kind == "sync_query":
-            from gitmem.search.recall import close_source, open_index, sync_index
-
-            index = open_index(store)
-            if index.embedder is not None:
-                index.embedder.embed(["warm up"])  # the model loads once per process, not per sync
             t = time.perf_counter()
-            _, res, src = sync_index(store, index=index)
-            close_source(src)
+            res = _update_vectors(store)
             out["ms"] = (time.perf_counter() - t) * 1000
             out["updated"] = res.added + res.updated
         else:
             from gitmem.catalog.sync import sync_hook_index
-            from gitmem.search.recall import close_source, open_index, sync_index
 
-            index = open_index(store)
-            if index.embedder is not None:
-                index.embedder.embed(["warm up"])
             t = time.perf_counter()
             rep = sync_hook_index(store, full=True)
-            _, res, src = sync_index(store, index=index)
-            close_source(src)
+            _update_vectors(store)
             out["ms"] = (time.perf_counter() - t) * 1000
             out["updated"] = rep.written
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -313,10 +324,10 @@ def main() -> int:
         from gitmem import layout
 
         only = set(args.only.split(","))
-        if ("rebuild" in only and not args.skip_rebuild) or not layout.of(root).index_dir.exists():
+        if ("rebuild" in only and not args.skip_rebuild) or not layout.of(root).catalog_file.exists():
             print(f"[{n}] full rebuild", file=sys.stderr)
             rb = run_worker("rebuild", root)
-            row.update(rebuild_hook_index_s=rb["hook_index_s"], rebuild_lancedb_s=rb["lancedb_s"],
+            row.update(rebuild_hook_index_s=rb["hook_index_s"], rebuild_vectors_s=rb["vectors_s"],
                        rebuild_peak_rss_mb=rb["peak_rss_mb"])
         if "sync" in only:
             print(f"[{n}] pull + sync", file=sys.stderr)
@@ -328,7 +339,6 @@ def main() -> int:
         if "post-commit" in only:
             print(f"[{n}] post-commit", file=sys.stderr)
             row.update(post_commit(root, args.runs))
-        row["lancedb_mb"] = du(layout.of(root).index_dir) / 1e6
         row["hooks_sqlite_mb"] = du(layout.of(root).catalog_file) / 1e6
         row["memory_files_mb"] = du(root / ".gitmem" / "memories") / 1e6
         results[n] = row

@@ -2,8 +2,8 @@
 
 ``pip install gitmem-cli`` is the lean install: the git hooks, ``check``, ``stale``, ``remember``/``list``/``show``,
 the agent hooks and BM25 retrieval from the catalog. ``gitmem-cli[all]`` adds what the rest needs (``MODULES``):
-vector search (LanceDB, pyarrow, numpy and the embedder: wordllama with tokenizers and safetensors, or the
-``openai`` client), the MCP server (``mcp``), the organisation index (LanceDB, ``obstore``) and the LLM client.
+vector search (numpy and the embedder: wordllama with tokenizers and safetensors, or the ``openai`` client), the
+MCP server (``mcp``), the organisation index (LanceDB, pyarrow, ``obstore``) and the LLM client.
 
 The one owner of "this needs the all extra":
 
@@ -35,8 +35,8 @@ EXTRA = "all"
 
 #: The top-level import names the ``all`` extra provides → what in gitmem needs them.
 MODULES: dict[str, str] = {
-    "lancedb": "vector search, the organisation index",
-    "pyarrow": "vector search, the organisation index",
+    "lancedb": "the organisation index",
+    "pyarrow": "the organisation index",
     "numpy": "vector search",
     "wordllama": "the default embedder",
     "tokenizers": "the default embedder",
@@ -46,8 +46,11 @@ MODULES: dict[str, str] = {
     "obstore": "the organisation index on object storage",
 }
 
-#: What hybrid (BM25 + vector) search needs whatever the embedder: the index.
-INDEX_MODULES: tuple[str, ...] = ("lancedb", "pyarrow", "numpy")
+#: What hybrid (BM25 + vector) search needs whatever the embedder (``search.hybrid``: the vectors as arrays).
+INDEX_MODULES: tuple[str, ...] = ("numpy",)
+
+#: What the organisation index needs (``gitmem.org``: its LanceDB tables).
+ORG_MODULES: tuple[str, ...] = ("lancedb", "pyarrow", "numpy")
 
 #: What each ``[embeddings] provider`` needs on top (``search.embed.PROVIDERS``).
 EMBEDDER_MODULES: dict[str, tuple[str, ...]] = {
@@ -76,10 +79,10 @@ def missing(modules: Iterable[str] = MODULES) -> list[str]:
 
 
 def search_missing(embeddings: dict[str, object] | None = None) -> list[str]:
-    """What hybrid search lacks here: the index's modules, then the ``[embeddings]`` provider's ([] = it can run).
+    """What hybrid search lacks here: numpy, then the ``[embeddings]`` provider's modules ([] = it can run).
 
     ``embeddings``: the ``[embeddings]`` table of config.toml (default provider ``wordllama``); an unknown
-    provider needs only the index here (``search.embed`` reports the bad config).
+    provider needs only numpy here (``search.embed`` reports the bad config).
     """
     provider = str((embeddings or {}).get("provider", "wordllama")).lower()
     return missing((*INDEX_MODULES, *EMBEDDER_MODULES.get(provider, ())))
@@ -112,8 +115,8 @@ def error(feature: str, module: str) -> MissingExtra:
     return MissingExtra(feature, module.partition(".")[0], install_command())
 
 
-def require(feature: str, modules: Iterable[str] = INDEX_MODULES) -> None:
-    """Check before any work that ``modules`` (default: the index's, ``INDEX_MODULES``) are installed.
+def require(feature: str, modules: Iterable[str] = ORG_MODULES) -> None:
+    """Check before any work that ``modules`` (default: the organisation index's, ``ORG_MODULES``) are installed.
 
     Raises:
         MissingExtra: the first of ``modules`` that is missing, named with ``feature``.

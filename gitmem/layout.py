@@ -24,7 +24,7 @@ What lives where (DESIGN.md §3)::
         cache/                        symbol tables and import graphs by blob SHA
     <git-dir>/gitmem/                 per worktree (its checkout differs)
         catalog.sqlite                the catalog of memory files, statuses, change log, FTS5
-        index/                        the LanceDB search index
+        index/                        an older gitmem's LanceDB index (no longer read; ``gitmem sync`` removes it)
         run/                          locks, markers
     ~/.config/gitmem/                 the user's (``user_config_dir``, XDG honoured)
         config.toml                   [org] and [personal] for every repository
@@ -423,7 +423,8 @@ class Layout:
 
     @property
     def index_dir(self) -> Path:
-        """The LanceDB index (derived)."""
+        """Where gitmem before issue 25 kept its LanceDB index (derived; no longer read: ``gitmem sync`` removes
+        it, ``doctor`` names it). The search's tables are in the catalog (``catalog.vectors``)."""
         return self.worktree_dir / "index"
 
     @property
@@ -714,8 +715,8 @@ def migrate(lay: Layout) -> str | None:
 
     Every work tree of the clone is looked at (a linked one's old local memories must not go with
     ``git worktree remove`` just because gitmem never ran there). Local memories go to the clone's
-    folder (where every worktree sees them), the spool, sessions, logs and caches likewise, a
-    LanceDB index to its worktree's folder. Each file is moved atomically (a rename, or across file
+    folder (where every worktree sees them), the spool, sessions, logs and caches likewise; an old
+    LanceDB index is deleted (derived, no longer read). Each file is moved atomically (a rename, or across file
     systems a copy to a temporary name then a rename), so a kill leaves no half-written memory.
     A file whose destination already holds other content is kept beside it as
     ``<name>.from-worktree`` (or, when the destination is a half-written memory file and the old
@@ -803,14 +804,7 @@ def _migrate_worktree(wt: Layout, clone_dir: Path, counts: dict[str, int]) -> No
     if old_index.is_symlink():
         old_index.unlink()
     elif old_index.is_dir():
-        if wt.index_dir.exists():
-            _remove(old_index)  # derived: this worktree already has its own
-        else:
-            wt.index_dir.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.replace(old_index, wt.index_dir)
-            except OSError:  # another file system: derived data, rebuilt rather than copied
-                _remove(old_index)
+        _remove(old_index)  # the LanceDB index of an older gitmem: derived, no longer read (issue 25)
         counts["other"] += 1
 
 

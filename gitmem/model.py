@@ -336,7 +336,7 @@ class MemoryStatus:
 
 @dataclass
 class RecallHit:
-    """One search result (``search.recall``, ``search.warm``): the memory and its fused score (reciprocal
+    """One search result (``search.lexical``, ``search.warm``): the memory and its fused score (reciprocal
     rank fusion) with its rank in each list (None: not found by that side)."""
 
     memory: Memory

@@ -109,7 +109,7 @@ if TYPE_CHECKING:
     from .org.xrepo import CheckReport, ForeignCheck
     from .rank.focus import Focus
     from .rank.score import Scored
-    from .search.index import SyncResult
+    from .search.hybrid import SyncResult
 
 #: The version of every shape below; see the module docstring for when it changes.
 SCHEMA_VERSION = 1
@@ -502,7 +502,8 @@ def daemon_status_json(st: DaemonState) -> JSONObject:
 
 def daemon_root_json(r: dict[str, Any]) -> JSONObject:
     """One root the warm process serves: ``{"root", "loaded" (UTC), "requests", "idle_for_s" (seconds since its
-    last request), "idle_timeout_s" (its state is dropped then), "index_open"}``."""
+    last request), "idle_timeout_s" (its state is dropped then), "index_open" (a search of it has run there: its
+    search's state is loaded)}``."""
     return {k: r.get(k) for k in ("root", "loaded", "requests", "idle_for_s", "idle_timeout_s", "index_open")}
 
 
@@ -628,16 +629,17 @@ def scan_json(res: ScanResult) -> JSONObject:
 def sync_json(res: SyncResult | None, invalid: int, search: str | None = None, catalog: int | None = None
               ) -> JSONObject:
     """``{"added", "updated", "deleted", "rebuilt", "reason", "invalid" (memory files that failed)}`` of the
-    search index, + ``"search"`` when given (``"hybrid"`` / ``"bm25"``, as ``recall_hit_json``). ``res`` None: no
-    search index in this install (no ``all`` extra): ``"index": false``, the counts null, ``"catalog"``: the
-    memories the catalog holds (what BM25 searches)."""
+    search's vectors (``search.hybrid.update``), + ``"search"`` when given (``"hybrid"`` / ``"bm25"``, as
+    ``recall_hit_json``), + ``"catalog"`` when given (the memories the catalog holds). ``res`` None: no vectors
+    in this install (no ``all`` extra): ``"index": false``, the counts null, ``"catalog"``: what BM25 searches."""
     extra: JSONObject = {"search": search} if search is not None else {}
     if res is None:
         return {"index": False, "added": None, "updated": None, "deleted": None, "rebuilt": False,
                 "reason": "no search index: gitmem's all extra is not installed", "invalid": invalid,
                 "catalog": catalog, **extra}
     return {"added": res.added, "updated": res.updated, "deleted": res.deleted, "rebuilt": res.rebuilt,
-            "reason": res.reason, "invalid": invalid, **extra}
+            "reason": res.reason, "invalid": invalid, **({"catalog": catalog} if catalog is not None else {}),
+            **extra}
 
 
 def consolidation_json(o: Outcome) -> JSONObject:

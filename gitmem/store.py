@@ -100,11 +100,6 @@ class Store:
         return self.layout.local_memories_dir
 
     @property
-    def index_dir(self) -> Path:
-        """The derived LanceDB index (per worktree)."""
-        return self.layout.index_dir
-
-    @property
     def cache_dir(self) -> Path:
         """Per-clone caches (symbol tables by blob SHA); safe to delete."""
         return self.layout.cache_dir

@@ -263,8 +263,6 @@ def _in(module: str, allowed: dict[str, str]) -> bool:
 SQL_MODULES = {
     "gitmem.catalog": "the catalog package: its schema and every statement on it",
     "gitmem.ops.import_claude_mem": "reads claude-mem's own sqlite database (another program's file, read-only)",
-    "gitmem.search.index": "LanceDB merge_insert(...).execute(rows): the vector index's builder, caught by the "
-                    ".execute() rule; not SQL",
     "gitmem.org.index": "LanceDB merge_insert(...).execute(rows): the organisation index's writer, caught by the "
                         ".execute() rule; not SQL",
 }

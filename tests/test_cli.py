@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -158,22 +157,24 @@ def test_scan_and_merge_rebase_checkout(tmp_path: Path, run_cli, run_json) -> No
     assert p.returncode == 0, p.stderr
 
 
-def test_sync_rebuilds_corrupt_index(tmp_path: Path, run_cli, run_json) -> None:
+def test_sync_and_recall_heal_a_corrupt_catalog(tmp_path: Path, run_cli, run_json) -> None:
     repo = _init(tmp_path, run_cli, hooks=False)
     mid = run_json(repo, "remember", "streaming reads would fix memory blowups", "--anchor", "io.py::load")["id"]
     first = run_json(repo, "sync")
     assert first["added"] == 1 or first["rebuilt"]
     assert run_json(repo, "sync") | {"reason": ""} == {"schema_version": SCHEMA_VERSION, "added": 0, "updated": 0,
                                                       "deleted": 0, "rebuilt": False, "reason": "", "invalid": 0,
-                                                      "search": "hybrid"}
-    for p in (layout.of(repo).index_dir).rglob("*"):
-        if p.is_file() and p.suffix in (".lance", ".manifest"):
-            p.write_bytes(b"garbage")
+                                                      "catalog": 1, "search": "hybrid"}
+    catalog = layout.of(repo).catalog_file
+    catalog.write_bytes(b"garbage" * 1000)
     hits = run_json(repo, "recall", "streaming reads")
     assert hits and hits[0]["id"] == mid
-    shutil.rmtree(layout.of(repo).index_dir)
+    catalog.unlink()
     assert run_json(repo, "recall", "memory blowups")[0]["id"] == mid
     assert run_json(repo, "recall", "🚀 \"unterminated AND OR ( -x") is not None
+    catalog.write_bytes(b"garbage" * 1000)
+    rebuilt = run_json(repo, "sync", "--rebuild")
+    assert rebuilt["rebuilt"] and rebuilt["added"] == 1 and rebuilt["catalog"] == 1
 
 
 def test_hooks_install_idempotent_and_undo(tmp_path: Path, run_cli, run_json) -> None:

@@ -277,10 +277,10 @@ def _catalog_sync(root: str) -> None:
     catalog_sync.main([root])
 
 
-#: Imported once by the fork server, so a forked process starts its real work at once (importing
-#: lancedb alone takes seconds on a busy machine: a random kill would nearly always hit the import).
-PRELOAD = ["gitmem.search.recall", "gitmem.cli", "gitmem.capture.worker", "gitmem.capture.consolidate",
-           "gitmem.catalog.sync", "openai", "tests.test_concurrency"]
+#: Imported once by the fork server, so a forked process starts its real work at once (importing the embedder
+#: and numpy takes a while on a busy machine: a random kill would nearly always hit the import).
+PRELOAD = ["gitmem.search.hybrid", "gitmem.search.embed", "gitmem.cli", "gitmem.capture.worker",
+           "gitmem.capture.consolidate", "gitmem.catalog.sync", "openai", "tests.test_concurrency"]
 
 
 def forked(target, *args: str):
@@ -312,11 +312,11 @@ def finish(target, *args: str, timeout: float = 60) -> None:
 
 
 def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
-    """Spool empty, each token in one memory, LanceDB index and hooks.sqlite match the files, doctor clean,
+    """Spool empty, each token in one memory, the catalog and its search vectors match the files, doctor clean,
     recall finds memories by a token."""
     from gitmem.catalog import db as catalog_db
+    from gitmem.catalog import vectors as catalog_vectors
     from gitmem.git import Repo
-    from gitmem.search.recall import open_index
     from gitmem.store import Store
 
     assert spool_files(root) == []
@@ -325,10 +325,10 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     assert (lost, twice) == ([], []) and got == want
     store = Store(Repo(root))
     loaded = store.load_all()
-    assert open_index(store).ids() == loaded.hashes
     con = catalog_db.connect(root)
     assert con is not None
     try:
+        assert catalog_vectors.digests(con) == loaded.hashes
         assert {mid: d[0] for mid, d in catalog_db.digests(con).items()} == loaded.hashes
         assert catalog_db.is_current(con, root)
     finally:
@@ -336,7 +336,7 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
     doctor = run_json(root, "doctor")
     assert doctor["ok"], doctor
     assert [c["message"] for c in doctor["checks"] if c["name"] == "index"] == [
-        f"index in sync ({len(loaded.hashes)} memories)"]
+        f"search vectors in sync ({len(loaded.hashes)} memories)"]
     assert [c for c in doctor["checks"] if c["level"] != "ok"] == []
     holder = {t: mid for mid, m in loaded.memories.items() for t in TOKEN.findall(m.body)}
     for t in sorted(want)[::len(want) // 3]:
@@ -345,7 +345,7 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
 
 def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_json) -> None:
     """SIGKILL at seeded random moments: the worker (consolidation, then hook-index sync), `gitmem sync`
-    (LanceDB and hooks.sqlite), `python -m gitmem.catalog.sync`. After each kill every memory file
+    (the catalog and its vectors), `python -m gitmem.catalog.sync`. After each kill every memory file
     parses and each captured token is held exactly once (a memory, a plan in transit, or a spool line);
     the next runs finish and leave everything consistent."""
     rng = random.Random(5)

@@ -243,38 +243,52 @@ def test_openai_wrong_path_is_an_http_error(server: FakeServer) -> None:
         e.embed(["x"])
 
 
-def test_index_with_openai_embedder(server: FakeServer, tmp_path: Path) -> None:
-    """End to end: the index learns the dim by probing, embeds rows and queries through the
-    server; a failing server stops a sync before anything is written, and search falls
-    back to full-text with a warning."""
-    from gitmem.model import Memory
-    from gitmem.search.index import MemoryIndex
+def test_hybrid_search_with_openai_embedder(server: FakeServer, tmp_path: Path) -> None:
+    """End to end: the search's vectors are embedded through the server (its dim learnt by probing); another
+    process with the same config and nothing changed sends no request; a failing server stops a sync before
+    anything is written, and the search falls back to full text with a warning."""
+    from gitmem.catalog import files as catalog_files
+    from gitmem.catalog import vectors as catalog_vectors
+    from gitmem.git import Repo
+    from gitmem.memories import RememberRequest, remember
+    from gitmem.search import hybrid
+    from gitmem.store import Store, init_layout
+    from testing.repos import make_repo
 
+    root = make_repo(tmp_path / "r", {"a.py": "def f(x):\n    return x\n"})
+    init_layout(Repo(root))
+    store = Store(Repo(root))
+    alpha = remember(store, RememberRequest(text="alpha release checklist"))
+    beta = remember(store, RememberRequest(text="beta flag is inverted"))
     e = OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0)
-    index = MemoryIndex(tmp_path / ".gitmem" / "index", e)
-    mems = {"01A": Memory(id="01A", type="decision", title="alpha release checklist"),
-            "01B": Memory(id="01B", type="gotcha", title="beta flag is inverted")}
-    result = index.sync({"01A": "h1", "01B": "h2"}, mems.__getitem__)
-    assert result.rebuilt and result.added == 2
-    assert index._table.schema.field("vector").type.list_size == 8
-    hits = index.search("beta flag")
-    assert hits[0].id == "01B" and hits[0].fts_rank == 1 and hits[0].vector_rank is not None
-    assert index.last_search_warning is None
-
-    # Another process, same config: a sync with nothing changed sends no request (no dim probe).
-    before = len(server.requests)
-    other = MemoryIndex(index.index_dir, OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0))
-    assert other.sync({"01A": "h1", "01B": "h2"}, mems.__getitem__).rebuilt is False
-    assert len(server.requests) == before
+    con = catalog_files.open_current(store)
+    assert con is not None
+    try:
+        result = hybrid.update(con, e)
+        assert result.rebuilt and result.added == 2
+        assert {len(b) for _, b in catalog_vectors.blobs(con, 4 * 8)} == {4 * 8}
+        hits = hybrid.search(con, e, "beta flag", 10).hits
+        assert hits[0].id == beta.id and hits[0].fts_rank == 1 and hits[0].vector_rank is not None
+        before = len(server.requests)
+        other = OpenAIEmbedder(server.base_url, "m", timeout=5, max_retries=0)
+        assert hybrid.update(con, other) == hybrid.SyncResult(0, 0, 0, False, "")
+        assert len(server.requests) == before
+    finally:
+        con.close()
 
     server.status = 500
-    mems["01C"] = Memory(id="01C", type="todo", title="gamma rays")
-    with pytest.raises(EmbeddingError):
-        index.sync({"01A": "h1", "01B": "h2", "01C": "h3"}, mems.__getitem__)
-    assert index.ids() == {"01A": "h1", "01B": "h2"}
-    hits = index.search("beta flag")
-    assert [h.id for h in hits] == ["01B"] and hits[0].vector_rank is None
-    assert index.last_search_warning and "HTTP 500" in index.last_search_warning
+    remember(store, RememberRequest(text="gamma rays"))
+    con = catalog_files.open_current(store)
+    assert con is not None
+    try:
+        with pytest.raises(EmbeddingError):
+            hybrid.update(con, e)
+        assert set(catalog_vectors.digests(con)) == {alpha.id, beta.id}
+        out = hybrid.search(con, e, "beta flag", 10)
+        assert [h.id for h in out.hits] == [beta.id] and out.hits[0].vector_rank is None
+        assert out.not_synced and "HTTP 500" in out.not_synced and out.vector_warning
+    finally:
+        con.close()
 
 
 # --------------------------------------------------------------------------- configuration
@@ -317,7 +331,7 @@ def test_config_builds_without_contacting_anything() -> None:
 def test_recall_survives_an_endpoint_that_goes_down(server: FakeServer, tmp_path: Path) -> None:
     from gitmem.git import Repo
     from gitmem.memories import RememberRequest, remember
-    from gitmem.search.recall import recall
+    from gitmem.search.lexical import hybrid_recall as recall
     from gitmem.store import Store, init_layout
     from testing.repos import make_repo
 

@@ -26,7 +26,7 @@ from gitmem.catalog.sync import sync_hook_index
 from gitmem.git import Repo
 from gitmem.memfile import read
 from gitmem.memories import RememberRequest, remember
-from gitmem.search.recall import recall
+from gitmem.search.lexical import hybrid_recall as recall
 from gitmem.shapes import dumps, memory_json
 from gitmem.store import Store
 from gitmem.textsplit import MAX_QUERY_TERMS

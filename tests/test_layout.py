@@ -128,7 +128,7 @@ def _old_layout(repo: Path) -> tuple[str, str]:
     (old / "logs" / "hooks.log").write_text("old log line\n")
     (old / "cache").mkdir()
     (old / "cache" / "hooks.sqlite").write_bytes(b"derived")
-    os.replace(lay.index_dir, repo / ".gitmem" / "index")
+    (repo / ".gitmem" / "index" / "memories.lance").mkdir(parents=True)  # an older gitmem's LanceDB index
     lay.logs_dir.joinpath("hooks.log").unlink(missing_ok=True)
     return mid, (lay.local_memories_dir / f"{mid}.md").as_posix()
 
@@ -144,7 +144,7 @@ def test_old_local_state_is_moved_on_first_use_with_one_line(repo: Path) -> None
     assert Path(dest).is_file()
     assert (lay.spool_dir / "sess.jsonl").read_text() == '{"v":1,"event":"Stop"}\n'
     assert "old log line" in (lay.logs_dir / "hooks.log").read_text()
-    assert (lay.index_dir / "memories.lance").is_dir()
+    assert not lay.index_dir.exists()  # derived and no longer read: removed, not moved
     assert not (repo / ".gitmem" / "local").exists() and not (repo / ".gitmem" / "index").exists()
     assert not (lay.cache_dir / "hooks.sqlite").exists()  # derived: rebuilt, not carried along
     again = gitmem(repo, "list")

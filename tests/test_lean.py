@@ -89,7 +89,7 @@ def test_a_lean_install_does_the_daily_work(repo: Path, lean: dict[str, str]) ->
     recall = run(repo, lean, "recall", "gateway seconds")
     assert recall.returncode == 0 and mid in recall.stdout, recall.stderr
     notes = [ln for ln in recall.stderr.splitlines() if "BM25" in ln]
-    assert len(notes) == 1 and "lancedb is not installed" in notes[0] and INSTALL in notes[0], recall.stderr
+    assert len(notes) == 1 and "numpy is not installed" in notes[0] and INSTALL in notes[0], recall.stderr
     hits = json.loads(run(repo, lean, "recall", "--json", "gateway seconds").stdout)
     assert [h["id"] for h in hits] == [mid]
     assert hits[0]["search"] == "bm25" and hits[0]["fts_rank"] == 1 and hits[0]["vector_rank"] is None
@@ -108,7 +108,7 @@ def test_a_lean_install_does_the_daily_work(repo: Path, lean: dict[str, str]) ->
     extra = [c for c in checks if c["name"] == "extras"]
     assert extra and extra[0]["level"] == "warn" and "lean install" in extra[0]["message"], checks
     assert INSTALL in extra[0]["hint"]
-    assert not [c for c in checks if c["name"] == "index"]  # no LanceDB index to check, none claimed
+    assert not [c for c in checks if c["name"] == "index"]  # no vectors to check, none claimed
 
     hook_log = (repo / ".git/gitmem/logs/hooks.log").read_text()
     assert " post-commit ok " in hook_log and " pre-commit ok " in hook_log  # the git hooks ran, lean

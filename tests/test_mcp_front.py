@@ -26,7 +26,7 @@ SERVER = [sys.executable, "-m", "gitmem", "mcp"]
 #: Modules the first answer must not need: the SDK and its models, the CLI, gitmem's library, GitPython,
 #: LanceDB (any of them costs 0.1-1.3 s to import).
 HEAVY = ("mcp", "mcp_types", "pydantic", "anyio", "click", "git", "lancedb", "yaml", "gitmem.store",
-         "gitmem.cli", "gitmem.integrations.mcp_server", "gitmem.search.recall")
+         "gitmem.cli", "gitmem.integrations.mcp_server", "gitmem.search.hybrid")
 MODERN_NO_INFO = {k: v for k, v in ENVELOPE.items() if k != "io.modelcontextprotocol/clientInfo"}
 MODERN_NO_CAPS = {k: v for k, v in ENVELOPE.items() if k != "io.modelcontextprotocol/clientCapabilities"}
 ACK = "notifications/subscriptions/acknowledged"

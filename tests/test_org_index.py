@@ -411,10 +411,8 @@ def test_a_duplicated_row_is_repaired_at_the_next_index(tmp_path: Path, run_cli)
 
 def test_the_vector_index_is_built_from_its_threshold_on(tmp_path: Path, run_cli,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import gitmem.search.index as search_index
-
-    monkeypatch.setattr(search_index, "VECTOR_INDEX_MIN_ROWS", 2)
-    monkeypatch.setattr(search_index, "VECTOR_PARTITIONS", 2)
+    monkeypatch.setattr(org_index, "VECTOR_INDEX_MIN_ROWS", 2)
+    monkeypatch.setattr(org_index, "VECTOR_PARTITIONS", 2)
     settings = OrgSettings(uri=str(tmp_path / "idx"))
     repo, ids = _service(tmp_path, "svc", run_cli)
     org_index.index(settings, [org_repos.OrgRepo("svc", str(repo))])

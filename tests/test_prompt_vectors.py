@@ -66,8 +66,8 @@ def test_with_the_warm_process_vector_hits_join_and_named_memories_stay_first() 
     assert [m for m, _ in fusion.prompt_ranking([], [], bm25, [])] == ["a", "b"]
 
 
-def test_rrf_is_the_one_fusion_of_the_index_too() -> None:
-    from gitmem.search.index import rrf_fuse
+def test_rrf_is_the_one_fusion_of_the_hybrid_search_too() -> None:
+    from gitmem.search.hybrid import rrf_fuse
 
     hits = rrf_fuse(["a", "b", "a"], ["b", "c"])
     fused = fusion.rrf([(["a", "b", "a"], 1.0), (["b", "c"], 1.0)])

@@ -606,7 +606,7 @@ def unreadable_folders(store: Any) -> list[MemoryFileError]:
 
 
 class MirrorSource:
-    """The catalog's memory rows as a change log for ``index.MemoryIndex.sync_from``.
+    """The catalog's memory rows as a change log for ``search.hybrid.update``.
 
     Also what queries read memories from: ``memories(ids)`` fetches only the hits.
     """

@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 
 @cli.command()
-@click.option("--rebuild", is_flag=True, help="Drop the index and rebuild it from the memory files.")
+@click.option("--rebuild", is_flag=True, help="Drop the catalog and its search tables and rebuild them from the "
+              "memory files.")
 @click.option("--quiet", is_flag=True, help="Print nothing on success.")
 @json_option
 def sync(rebuild: bool, quiet: bool) -> None:
-    """Sync the search index (and the hooks' index) with the memory files (incremental; queries do this too).
+    """Sync the catalog and its search tables (vectors, full text) with the memory files (incremental; queries do
+    this too).
 
     \b
     Example usage:
@@ -32,22 +34,26 @@ def sync(rebuild: bool, quiet: bool) -> None:
     from ..ops.sync import sync as do_sync
 
     store = _store()
-    rep = do_sync(store, rebuild=rebuild, warn=_warn)
+    rep = do_sync(store, rebuild=rebuild)
     res = rep.index
     if not quiet:
         _warn_invalid(store, rep.errors)
         if rep.search.note:
             _note(rep.search.note)
+        if rep.removed_old_index:
+            _note(f"gitmem: removed the LanceDB index of an older gitmem ({store.display(store.layout.index_dir)}; "
+                  "no longer read)")
     if quiet and not State.json:
         return
-    if res is None:  # a lean install: the catalog is the only index
+    if res is None:  # a lean install: the catalog's BM25 is the whole search
         _out(shapes.sync_json(None, len(rep.errors), rep.search.name, rep.catalog_rows),
              f"gitmem: catalog {'rebuilt' if rebuild else 'synced'}: {rep.catalog_rows} memories "
-             "(no search index in this install: full-text search from the catalog)")
+             "(no vectors in this install: full-text search from the catalog)")
         return
-    _out(shapes.sync_json(res, len(rep.errors), rep.search.name),
-         f"gitmem: index {'rebuilt (' + res.reason + ')' if res.rebuilt else 'synced'}: "
-         f"{res.added} added, {res.updated} updated, {res.deleted} removed")
+    _out(shapes.sync_json(res, len(rep.errors), rep.search.name, rep.catalog_rows),
+         f"gitmem: catalog and search vectors {'rebuilt (' + res.reason + ')' if res.rebuilt else 'synced'}: "
+         f"{res.added} added, {res.updated} updated, {res.deleted} removed ({rep.catalog_rows} memories)"
+         + (f"; {res.reason}" if res.reason and not res.rebuilt else ""))
 
 
 @cli.command()

@@ -15,7 +15,8 @@ against its own.
 
 Shared between roots: the embedding model (``search.embed`` keeps one per process), the imported libraries,
 the organisation index's connections (``org.search``, per store URI), the content-keyed caches (symbol tables
-by blob SHA). Kept apart: the store, its config and catalog, the LanceDB index, the ``[org]`` settings.
+by blob SHA), the search's vector matrices (``search.hybrid``, per catalog mark). Kept apart: the store, its
+config and catalog, the ``[org]`` settings.
 
 Ops (each request names its ``root``):
 
@@ -82,7 +83,7 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Seconds a connection may take to send its request.
 REQUEST_READ_TIMEOUT_S = 5.0
 #: Most roots whose state is kept at once; loading one more drops the least recently used. Each costs its
-#: open catalog, LanceDB tables and caches: ~10–25 MB at 1,000 memories (bench/daemon_rss.py), beside the
+#: open catalog, search vectors and caches: ~10–25 MB at 1,000 memories (bench/daemon_rss.py), beside the
 #: ~250 MB the process itself and the embedding model take once.
 MAX_ROOTS = 16
 #: Seconds the process stays up holding no root (its last one dropped, or none loaded): then it exits.
@@ -161,8 +162,9 @@ class _Captured(io.TextIOWrapper):
 
 
 class Root:
-    """One repository's (one worktree's) state in the warm process: its store (config, catalog), its LanceDB
-    index (opened by its first search), its ``[org]`` settings; the clocks ``status`` shows.
+    """One repository's (one worktree's) state in the warm process: its store (config, catalog), whether its
+    search has run (its vectors then held by ``search.hybrid``), its ``[org]`` settings; the clocks ``status``
+    shows.
 
     Raises (constructor): ValueError when ``root`` is not the top of a git work tree; whatever opening the store
     raises (NotARepository, NotInitialized, ConfigError).
@@ -181,13 +183,13 @@ class Root:
         self.store = Store(Repo(os.fspath(self.lay.root)))
         self.store.enable_symbol_cache()
         self.idle_s = config.daemon_idle_s(self.store.config)
-        #: Without the all extra (a lean install): searches are BM25 over the catalog, no index is opened.
+        #: Without the all extra (a lean install): searches are BM25 over the catalog, no vector is loaded.
         self.search_mode = lexical.mode(self.store)
-        self.index: Any = None  # the LanceDB index, opened by this root's first search
+        self.searched = False  # a search of this root has run (its vectors are held): ``index_open`` in ``info``
         self.loaded = infra.utc_now()
         self.last_used = time.monotonic()
         self.requests = 0
-        #: This root's searches run one at a time (one index object); org searches too; the two never wait for
+        #: This root's searches run one at a time (one catalog writer); org searches too; the two never wait for
         #: each other nor for a CLI command.
         self.search_lock = threading.Lock()
         self.org_lock = threading.Lock()
@@ -203,10 +205,11 @@ class Root:
         return time.monotonic() - self.last_used
 
     def info(self) -> dict[str, Any]:
-        """``{"root", "loaded" (UTC), "requests", "idle_for_s", "idle_timeout_s", "index_open"}``."""
+        """``{"root", "loaded" (UTC), "requests", "idle_for_s", "idle_timeout_s", "index_open"}``; ``index_open``:
+        a search of this root has run here (its search's state is loaded)."""
         return {"root": os.fspath(self.lay.root), "loaded": self.loaded, "requests": self.requests,
                 "idle_for_s": round(self.idle_for(), 3), "idle_timeout_s": self.idle_s,
-                "index_open": self.index is not None}
+                "index_open": self.searched}
 
     def search(self, params: dict[str, Any], begin: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """``search``: the hybrid hits of ``params["query"]`` (at most ``params["limit"]``, default 10); without
@@ -222,6 +225,7 @@ class Root:
             with self.search_lock:
                 begin()
                 found = lexical.search(self.store, query, limit)
+                self.searched = True
             return {"mode": self.search_mode.name,
                     "hits": [{"id": mid, "score": score, "fts_rank": rank, "vector_rank": None, "similarity": None}
                              for rank, (mid, score) in enumerate(found, start=1)]}
@@ -230,6 +234,7 @@ class Root:
         with self.search_lock:  # the one hybrid search, as `gitmem recall` runs it cold (warm == cold)
             begin()
             hits = hybrid_hits(self.store, query, limit)
+            self.searched = True
         return {"mode": self.search_mode.name,
                 "hits": [{"id": h.id, "score": h.score, "fts_rank": h.fts_rank, "vector_rank": h.vector_rank,
                           "similarity": h.similarity} for h in hits]}
@@ -495,9 +500,9 @@ class Server:
         return False
 
     def warm(self, root: str | None) -> None:
-        """Load what the first request for ``root`` would: LanceDB, its index tables, the embedding model, its
-        catalog, the CLI's modules, its organisation index when configured. A root that cannot be loaded is
-        logged (the process still serves others; it exits after ``EMPTY_EXIT_S`` when none comes)."""
+        """Load what the first request for ``root`` would: its catalog and search vectors, the embedding model,
+        the CLI's modules, its organisation index when configured. A root that cannot be loaded is logged (the
+        process still serves others; it exits after ``EMPTY_EXIT_S`` when none comes)."""
         import importlib
 
         if root:

@@ -4,7 +4,8 @@ Six tools, each a thin shell over the library, returning compact text for the
 model and the same data as structured content (the shapes of ``gitmem.shapes``, each
 document carrying ``schema_version``):
 
-* ``search(query, limit)``  → ``search.recall`` plus each hit's status: one index line per hit.
+* ``search(query, limit)``  → ``search.warm.recall`` (``search.lexical.found``) plus each hit's status: one
+  index line per hit.
 * ``get(ids)``              → ``Store.get`` + ``analyzer.evaluate``: full text (like ``gitmem show``).
 * ``remember(text, …)``     → ``memories.remember``: a team-scope memory, source ``agent``.
 * ``stale()``               → ``analyzer.evaluate``: memories not fresh, with reasons (like ``gitmem stale``).
@@ -131,24 +132,25 @@ class GitmemTools:
 
     def warm(self) -> None:
         """Make the first ``search`` fast: start the user's warm process (``search.warm.start``), or, when
-        it is turned off, load LanceDB and the embedding model here and bring the index up to date (one
-        search). Without a repository nothing is loaded. Never raises (a failure is the search's to report).
+        it is turned off, load the embedding model here and bring the search's vectors up to date (one
+        search: ``search.lexical.found``). Without a repository nothing is loaded. Never raises (a failure is
+        the search's to report).
         """
         try:
             from ..search import warm
 
             store = self.store()
             if not warm.start(store):
-                from ..search.recall import recall
+                from ..search.lexical import found
 
-                recall(store, "warm up", 1)
+                found(store, "warm up", 1)
         except Exception:  # noqa: BLE001 - warming is an optimisation; the search itself reports errors
             pass
 
     # -- tools ------------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10) -> Payload:
-        """Hybrid search (``search.recall``, by the user's warm process when it answers: ``search.warm``);
+        """Hybrid search (``search.lexical.found``, by the user's warm process when it answers: ``search.warm``);
         each hit's status at the working tree.
 
         Returns:
@@ -158,7 +160,7 @@ class GitmemTools:
             data: ``{"query", "hits": [{"id", "type", "title", "anchors", "age", "status", "score"}],
             "warnings"}``.
         """
-        from ..search.warm import recall  # LanceDB: only if the warm process does not answer
+        from ..search.warm import recall  # the embedder: only if the warm process does not answer
 
         store = self.store()
         warnings: list[str] = []

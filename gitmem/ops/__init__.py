@@ -17,7 +17,7 @@ result as text or ``--json`` (``gitmem.shapes``); errors are ``gitmem.errors`` e
 * ``share``              ``gitmem share`` and the pre-commit ``[share] policy``
 * ``show``               ``gitmem show ID``: one memory with its anchors' statuses
 * ``stale``              ``gitmem stale``: the memories that are not fresh
-* ``sync``               ``gitmem sync``: the catalog and the search index, up to date
+* ``sync``               ``gitmem sync``: the catalog and its search vectors, up to date
 * ``tidy``               ``gitmem tidy``: near-duplicates merged, contradictions flagged, long-deleted code retired
 * ``transfer``           ``gitmem export`` / ``import`` (JSON Lines)
 * ``import_claude_mem``  ``gitmem import claude-mem``

@@ -5,24 +5,24 @@ which install of gitmem runs (``gitmem.dist``: an editable clone, a wheel in a u
 venv; its metadata's version; another distribution providing ``gitmem``),
 the ``.gitmem/`` layout and config (``[llm]`` too), the per-clone and per-worktree folders in git's
 folder (usable, an older gitmem's state moved out of every work tree, copies a migration kept aside),
-every memory file, each git
-hook (installed where git will run it, chained legacy hooks), the index
-(present, same memories and content hashes as the files), every hook and MCP command registered for gitmem in
-the project's agent files (each run in a harmless way: does it reach gitmem on this machine? does it name one
-machine's path?), whether gitmem's ``all`` extra is installed (else: a lean install, BM25 search only), sessions
-waiting for consolidation, the logs' recent errors, and what ``gitmem tidy``
-would merge, flag or retire (its rules: ``ops.tidy.find``).
+every memory file, each git hook (installed where git will run it, chained legacy hooks), the search's vectors
+(``search.hybrid.behind``: which memories the next search would embed; an older gitmem's LanceDB index folder left
+over), every hook and MCP command registered for gitmem in the project's agent files (each run in a harmless way:
+does it reach gitmem on this machine? does it name one machine's path?), whether gitmem's ``all`` extra is
+installed (else: a lean install, BM25 search only), sessions waiting for consolidation, the logs' recent errors,
+and what ``gitmem tidy`` would merge, flag or retire (its rules: ``ops.tidy.find``).
 Re-derives; changes nothing.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import dist, layout
-from ..errors import ConfigError, GitmemError
+from ..errors import GitmemError
 from ..integrations import git_hooks
 from ..layout import CONFIG_FILE
 from ..store import Store
@@ -105,25 +105,8 @@ def diagnose(store: Store, *, check_index: bool = True) -> Report:
                   "run `gitmem hooks install` to install where git looks")
     lean = _extras_check(store, r)
     if check_index and not lean:
-        try:
-            from ..search.recall import open_index
-
-            idx = open_index(store)
-            indexed = idx.ids()
-            missing = set(loaded.hashes) - set(indexed)
-            gone = set(indexed) - set(loaded.hashes)
-            changed = {i for i in set(loaded.hashes) & set(indexed) if loaded.hashes[i] != indexed[i]}
-            if missing or gone or changed:
-                r.add("index", "ok", f"index: {len(missing)} new, {len(changed)} changed, {len(gone)} removed "
-                      "memories not indexed yet (the next search syncs them, or `gitmem sync`)")
-            else:
-                r.add("index", "ok", f"index in sync ({len(indexed)} memories)")
-        except GitmemError as e:  # a config problem (bad [embeddings]) is reported by the config check
-            if not isinstance(e, ConfigError):
-                r.add("index", "warn", f"index unreadable: {e.message}", e.hint or "run `gitmem sync --rebuild`")
-        except Exception as e:  # noqa: BLE001 - a broken index is a finding, not a crash
-            r.add("index", "warn", f"index unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                  "run `gitmem sync --rebuild`")
+        _search_check(store, r, loaded.hashes)
+    _old_index_check(store, r)
     _sharing_checks(store, r)
     _daemon_checks(store, r)
     _tidy_check(store, r)
@@ -157,6 +140,50 @@ def _extras_check(store: Store, r: Report) -> bool:
               "gitmem mcp and the organisation index need it",
               f"to add it: {extras.install_command()}")
     return how.lean
+
+
+def _search_check(store: Store, r: Report, hashes: Mapping[str, str]) -> None:
+    """The hybrid search's tables in the catalog (``search.hybrid.behind``): which of the memory files (``hashes``:
+    id → content hash) the next search or ``gitmem sync`` would embed. Reads only."""
+    from ..catalog import db as catalog_db
+    from ..search import hybrid
+    from ..search.embed import embedder_from_config
+
+    if not catalog_db.db_path(store.repo.root).exists():
+        r.add("index", "ok", "search vectors not built yet (the next search builds them, or `gitmem sync`)")
+        return
+    try:
+        embedder = embedder_from_config(dict(store.config.get("embeddings", {})))
+    except GitmemError:  # a bad [embeddings] table is reported by the config check
+        return
+    con = catalog_db.connect(store.repo.root)
+    if con is None:
+        r.add("index", "warn", "search vectors unreadable: the catalog cannot be opened", "run `gitmem sync --rebuild`")
+        return
+    try:
+        todo = hybrid.behind(con, embedder, hashes)
+    except Exception as e:  # noqa: BLE001 - a broken catalog is a finding, not a crash
+        r.add("index", "warn", f"search vectors unreadable: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+              "run `gitmem sync --rebuild`")
+        return
+    finally:
+        con.close()
+    if todo.rebuilt:
+        r.add("index", "ok", f"search vectors to be built for {todo.added} memories ({todo.reason}): the next search "
+              "builds them, or `gitmem sync`")
+    elif todo.added or todo.updated or todo.deleted:
+        r.add("index", "ok", f"search vectors: {todo.added} new, {todo.updated} changed, {todo.deleted} removed "
+              "memories not embedded yet (the next search embeds them, or `gitmem sync`)")
+    else:
+        r.add("index", "ok", f"search vectors in sync ({len(hashes)} memories)")
+
+
+def _old_index_check(store: Store, r: Report) -> None:
+    """The LanceDB index folder an older gitmem kept in git's folder (``layout.index_dir``): no longer read."""
+    old = store.layout.index_dir
+    if os.path.lexists(old):
+        r.add("index", "warn", f"{store.display(old)}: the LanceDB index of an older gitmem, no longer read",
+              "run `gitmem sync` (it removes it; it holds no memory)")
 
 
 def _install_checks(r: Report) -> None:

@@ -74,6 +74,14 @@ CAS_ATTEMPTS = 5
 DELETE_CHUNK = 500
 #: Keys written per ``merge_insert`` (memory is bounded by this many rows and their vectors).
 WRITE_CHUNK = 2000
+#: From this many rows on, vectors get an IVF_FLAT index (k-means partitions, exact vectors inside): a flat scan
+#: of 100,000 256-dim vectors took 270 ms on a 2-core machine under load (36 ms quiet, reference/lancedb.md §4),
+#: the index 8 ms; building it took 3 s (bench/README.md; measured on the repository's LanceDB index that gitmem
+#: kept before issue 25, the same LanceDB tables).
+VECTOR_INDEX_MIN_ROWS = 20_000
+#: IVF partitions (``org.search.VECTOR_NPROBES`` of them scanned per query): 24 of 64 found 95-99 % of the flat
+#: top 10 on the 100k bench set (16 of 64: 95.5 %; 8: 83.5 %).
+VECTOR_PARTITIONS = 64
 
 
 @dataclass(frozen=True)
@@ -260,7 +268,7 @@ def _retrying(what: str, fn: Callable[[], Any]) -> Any:
 
 
 def _embedding_text(m: Memory) -> str:
-    from ..search.index import embedding_text
+    from ..search.hybrid import embedding_text  # the repository's search embeds the same text
 
     return embedding_text(m)
 
@@ -397,7 +405,7 @@ class _Index:
 
     def maintain(self) -> None:
         """Create the full-text (and ``repo`` bitmap) indexes once there are rows, the vector index (IVF_FLAT) from
-        ``search.index.VECTOR_INDEX_MIN_ROWS`` rows on; fold rows written since into them when
+        ``VECTOR_INDEX_MIN_ROWS`` rows on; fold rows written since into them when
         ``OPTIMIZE_UNINDEXED`` accumulated. Best effort: a search works without (flat scan)."""
         from lancedb.index import FTS, Bitmap
 
@@ -415,9 +423,7 @@ class _Index:
             if "vector" in t.schema.names and "vector_idx" not in names:
                 from lancedb.index import IvfFlat
 
-                from ..search.index import VECTOR_INDEX_MIN_ROWS, VECTOR_PARTITIONS
-
-                # the project's threshold and partitions (search.index: measured there); below it a flat scan
+                # below the threshold a flat scan
                 if t.count_rows() >= VECTOR_INDEX_MIN_ROWS:
                     _retrying("ivf", lambda: t.create_index("vector", config=IvfFlat(
                         distance_type="cosine", num_partitions=VECTOR_PARTITIONS), replace=True, name="vector_idx"))

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 #: Candidates taken from each ranking (BM25, vectors) per hit asked for: fusion needs more than the top few of
 #: each to find what both rank well.
 CANDIDATES_PER_HIT = 4
-#: IVF partitions probed when the vector index exists (as ``search.index.VECTOR_NPROBES``).
+#: IVF partitions probed when the vector index exists: 24 of ``index.VECTOR_PARTITIONS`` (64) found 95-99 % of
+#: the flat top 10 on the 100k bench set (16: 95.5 %; 8: 83.5 %).
 VECTOR_NPROBES = 24
 #: Columns a hit is built from (never the vector).
 HIT_COLUMNS = ["key", "repo", "id", "title", "body", "type", "status", "reason", "trust", "level", "anchors",

@@ -1,6 +1,6 @@
 """Fusing rankings: weighted reciprocal rank fusion, and the prompt hook's ranking of a prompt's memories.
 
-Owns: ``RRF_K`` and ``rrf`` (the one reciprocal rank fusion of gitmem: ``search.index`` fuses its BM25
+Owns: ``RRF_K`` and ``rrf`` (the one reciprocal rank fusion of gitmem: ``search.hybrid`` fuses its BM25
 and vector rankings with it, ``rank.score`` its proximity, text and recency rankings, the prompt hook
 its text rankings), and ``prompt_ranking`` with its named weights: the order of the memories a
 prompt names or matches, the same function for the prompt hook and ``bench/retrieval.py``.
@@ -71,9 +71,9 @@ def text_relevance(bm25: Sequence[tuple[str, float]], hybrid: Sequence[Mapping[s
 
     Without ``hybrid`` (no warm process): the catalog's BM25 relative to its best hit (``bm25_relevance``).
     With ``hybrid`` (the warm process's hits, best first, each a mapping with ``id``: LanceDB's BM25 and
-    vector rankings already fused by ``rrf`` and floored by ``search.recall.relevant``): the reciprocal rank
+    vector rankings already fused by ``rrf`` and floored by ``search.hybrid.relevant``): the reciprocal rank
     fusion of the two lists, the catalog BM25 hits kept by ``bm25_relevance`` and the hybrid hits, each
-    weight 1 (as ``search.index`` fuses BM25 and vectors), divided by the best fused score, so a memory
+    weight 1 (as ``search.hybrid`` fuses BM25 and vectors), divided by the best fused score, so a memory
     both find ranks first and one only the vectors find (a prompt sharing no word with it) still counts.
     """
     lexical = bm25_relevance(bm25)

@@ -64,7 +64,7 @@ DEFAULT_MIN_COVERAGE = 0.6
 #: gets anything) and paraphrases rely on a lower floor set by hand or a better embedding model.
 DEFAULT_MIN_SIMILARITY = 0.45
 #: A memory found by the vectors whose text also matches the prompt, if too weakly for the text floor, needs only
-#: the search's own vector floor (``DEFAULT_MIN_SHARED_SIMILARITY``, as ``search.recall.MIN_VECTOR_SIMILARITY``)
+#: the search's own vector floor (``DEFAULT_MIN_SHARED_SIMILARITY``, as ``search.hybrid.MIN_VECTOR_SIMILARITY``)
 #: when its text reaches the text floor with ``min_bm25`` scaled by ``SHARED_TEXT_FRACTION`` (``min_coverage``
 #: kept: a short prompt's coincidental word does not count): the words and the meaning agree. Calibrated on data
 #: (bench/README.md): with 0.45 for these too, ``bench/retrieval.py``'s hook+vectors recall@10 fell from 0.702

@@ -1,11 +1,13 @@
-"""Search: the LanceDB index of memories and hybrid recall (BM25 full-text and vectors, fused).
+"""Search: hybrid recall over the catalog (BM25 full text and vectors, fused by RRF).
 
-* ``embed``  — embedding providers (``[embeddings]``: the bundled WordLlama model, any
+* ``embed``   — embedding providers (``[embeddings]``: the bundled WordLlama model, any
   OpenAI-compatible endpoint, or none);
-* ``index``  — the LanceDB index (``layout.index_dir``): schema, incremental sync from the
-  catalog's change log, hybrid search with reciprocal rank fusion;
-* ``recall`` — opening the index for a store, keeping it in step, ``gitmem recall``.
+* ``hybrid``  — the one hybrid search: the catalog's FTS5 BM25 and exact cosine over the vectors kept
+  in the catalog (``catalog.vectors``), fused by reciprocal rank fusion; their sync;
+* ``lexical`` — the searches' one entry: BM25 only on a lean install, else ``hybrid``;
+* ``warm``    — a search answered by the user's warm process when it can.
 
-Importing this package costs nothing; ``index`` imports lancedb (about a second), so nothing on
-an agent hook's per-tool-call path may import it.
+Importing this package costs nothing; ``hybrid`` and ``embed`` import numpy and the embedder, so
+nothing on an agent hook's per-tool-call path may import them. No module here imports LanceDB (only the
+organisation index, ``gitmem.org``, does).
 """

@@ -3,11 +3,12 @@
 Owns the meaning of the catalog's ``vectors`` and ``vector_meta`` tables (their SQL: ``catalog.vectors``;
 derived and disposable like the rest of the catalog): one L2-normalised float32 vector per memory row
 (``embedding_text`` embedded by the configured embedder) with the row's digest, and the catalog mark last
-followed (``catalog.files.mark``). ``sync`` follows the catalog's change log as ``index.MemoryIndex.sync_from``
-does: an unchanged store costs one meta read; a changed one embeds only its new or changed memories.
+followed (``catalog.files.mark``). ``update`` (``sync``) follows the catalog's change log: an unchanged store costs
+one meta read; a changed one embeds only its new or changed memories. ``gitmem sync`` runs it; so does every
+search first.
 
 ``search`` is the hybrid ranking every searcher uses (``gitmem recall``, ``context --prompt``, the warm process's
-``search``), the ranking the LanceDB index gave (``index.MemoryIndex.search``) computed without LanceDB: the top
+``search``), the ranking the LanceDB index of gitmem before issue 25 gave, computed without LanceDB: the top
 ``k`` by BM25 over the title and the text, summed (``fts_ranking``: FTS5 tables Porter-stemmed, stop words
 dropped, as LanceDB's English full-text index), and the top ``k`` by cosine similarity of the query's vector to
 every stored vector (exact, numpy), fused by reciprocal rank fusion (``rrf_fuse``: Cormack, Clarke & Büttcher
@@ -24,7 +25,7 @@ Must not be imported by the hooks' per-tool-call path.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -142,10 +143,39 @@ def _wanted_meta(embedder: Embedder | None) -> dict[str, str]:
     return {"schema": str(VECTORS_SCHEMA_VERSION), "embedder": embedder.name if embedder is not None else "none"}
 
 
+@dataclass
+class SyncResult:
+    """What a sync of the hybrid search's tables did (``update``; ``gitmem sync`` prints it).
+
+    Attributes:
+        added, updated, deleted: memories embedded for the first time, embedded again (their row changed),
+            removed. After a rebuild, ``added`` is the number of memories written.
+        rebuilt: every row was written anew (first sync, ``rebuild``, another embedder or schema).
+        reason: why it was rebuilt (``missing``, ``requested``, ``embedder A -> B``, ``schema 1 -> 2``), or why
+            nothing was written (``not written: …``), or "".
+    """
+
+    added: int
+    updated: int
+    deleted: int
+    rebuilt: bool
+    reason: str
+
+
 def sync(con: sqlite3.Connection, embedder: Embedder | None) -> int:
-    """Bring the hybrid search's tables (``catalog.vectors``) in line with the catalog's memory rows; returns how
-    many memories were written (0: nothing changed; one meta read when the catalog's mark is the one last
-    followed). ``embedder`` None: the full-text rows only (empty vectors).
+    """``update``, returning only how many memories were written (0: nothing changed).
+
+    Raises:
+        EmbeddingError: the embedder failed (nothing is written).
+    """
+    res = update(con, embedder)
+    return res.added + res.updated
+
+
+def update(con: sqlite3.Connection, embedder: Embedder | None, *, rebuild: bool = False) -> SyncResult:
+    """Bring the hybrid search's tables (``catalog.vectors``) in line with the catalog's memory rows (one meta read
+    when the catalog's mark is the one last followed). ``embedder`` None: the full-text rows only (empty vectors).
+    ``rebuild``: every row written anew (every memory embedded again).
 
     Follows the change log since the recorded mark (``catalog.files.changes_since``); with no usable mark
     (first sync, another catalog generation, another embedder or ``VECTORS_SCHEMA_VERSION``), compares every
@@ -156,25 +186,60 @@ def sync(con: sqlite3.Connection, embedder: Embedder | None) -> int:
     """
     meta = catalog_vectors.meta(con)
     want = _wanted_meta(embedder)
-    same = all(meta.get(k) == v for k, v in want.items())
+    same = not rebuild and all(meta.get(k) == v for k, v in want.items())
     source = catalog_files.MirrorSource(con)
     since = meta.get("mark") if same else None
     if since is not None and since == source.mark():
-        return 0
+        return SyncResult(0, 0, 0, False, "")
+    held = catalog_vectors.digests(con) if same else {}
     delta = source.changes_since(since) if since is not None else None
     if delta is not None:
         mark, upserts, removed = delta
         todo = [(mid, digest, mem) for mid, digest, mem in upserts]
     else:
         mark, current = source.digests()
-        held = catalog_vectors.digests(con) if same else {}
-        removed = sorted(set(held) - set(current)) if same else []
+        removed = sorted(set(held) - set(current))
         changed = sorted(mid for mid, digest in current.items() if held.get(mid) != digest)
         mems = catalog_files.load(con, changed)
         todo = [(mid, current[mid], mems[mid]) for mid in changed if mid in mems]
     blobs = _embed_rows(embedder, todo)
-    catalog_vectors.write(con, clear=not same, removed=removed, rows=blobs, new_meta={**want, "mark": mark})
-    return len(blobs)
+    if not catalog_vectors.write(con, clear=not same, removed=removed, rows=blobs, new_meta={**want, "mark": mark}):
+        return SyncResult(0, 0, 0, False, "not written: the catalog is read-only or busy (the next search retries)")
+    updated = sum(1 for mid, *_ in blobs if mid in held)
+    return SyncResult(len(blobs) - updated, updated, sum(1 for mid in removed if mid in held), not same,
+                      "" if same else _rebuild_reason(meta, want, rebuild))
+
+
+def behind(con: sqlite3.Connection, embedder: Embedder | None, current: Mapping[str, str] | None = None
+           ) -> SyncResult:
+    """What ``update`` would do, computed without embedding or writing (``gitmem doctor``): the memories whose
+    vector is missing (``added``), stale (``updated``) or left over (``deleted``); ``rebuilt`` and its ``reason``
+    when every row would be written anew (never synced, another embedder or schema). ``current``: id → content
+    hash of the memories as they are (``LoadResult.hashes``, the digest the catalog's rows carry); default: the
+    catalog's rows as they are (not refreshed)."""
+    meta = catalog_vectors.meta(con)
+    want = _wanted_meta(embedder)
+    if current is None:
+        current = catalog_files.current_digests(con)[1]
+    if not all(meta.get(k) == v for k, v in want.items()):
+        return SyncResult(len(current), 0, 0, True, _rebuild_reason(meta, want, False))
+    held = catalog_vectors.digests(con)
+    return SyncResult(sum(1 for mid in current if mid not in held),
+                      sum(1 for mid, digest in current.items() if mid in held and held[mid] != digest),
+                      sum(1 for mid in held if mid not in current), False, "")
+
+
+def _rebuild_reason(meta: dict[str, str], want: dict[str, str], requested: bool) -> str:
+    """Why ``update`` wrote every row: ``requested``, ``missing`` (never synced), ``schema A -> B``,
+    ``embedder A -> B``."""
+    if requested:
+        return "requested"
+    if not meta:
+        return "missing"
+    for key in ("schema", "embedder"):
+        if meta.get(key) != want[key]:
+            return f"{key} {meta.get(key, '?')} -> {want[key]}"
+    return "changed"
 
 
 def _embed_rows(embedder: Embedder | None, todo: list[tuple[str, str, Memory]]

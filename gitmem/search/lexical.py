@@ -12,8 +12,7 @@ standard error (once per command) when vectors are missing, with the command tha
 Guarantees: never imports LanceDB or pyarrow; numpy and the embedder only for a hybrid search; the hits are
 memories the catalog holds, best first.
 
-Must not import at module level: ``search.index``, ``search.recall``, ``search.embed``, ``search.hybrid`` (they
-need the extra).
+Must not import at module level: ``search.embed``, ``search.hybrid`` (they need the extra).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from .hybrid import Hit
 
-#: What ran: BM25 and vectors fused (``search.recall``), or full text only.
+#: What ran: BM25 and vectors fused (``search.hybrid``), or full text only.
 HYBRID = "hybrid"
 BM25 = "bm25"
 
@@ -44,10 +43,10 @@ class Mode:
     """How this store's searches run here.
 
     Attributes:
-        name: ``"hybrid"`` (the LanceDB index, BM25 + vectors) or ``"bm25"`` (full text only: the extra is
+        name: ``"hybrid"`` (``search.hybrid``: BM25 + vectors) or ``"bm25"`` (full text only: the extra is
             missing, or ``[embeddings] provider = "none"``).
-        missing: the ``all`` extra's modules whose absence makes it BM25 over the catalog (empty: the LanceDB
-            index is used).
+        missing: the ``all`` extra's modules whose absence makes it BM25 over the catalog (empty: the hybrid
+            search runs).
     """
 
     name: str
@@ -55,7 +54,7 @@ class Mode:
 
     @property
     def lean(self) -> bool:
-        """Whether searches run over the catalog (the ``all`` extra's index or embedder is missing)."""
+        """Whether searches are BM25 only (the ``all`` extra's embedder is missing)."""
         return bool(self.missing)
 
     @property
@@ -167,13 +166,13 @@ def text_ranking(store: Store, query: str, limit: int, *, con: sqlite3.Connectio
 
 def found(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], None] | None = None,
           note: Callable[[str], None] | None = None) -> tuple[list[RecallHit], Mode]:
-    """Search ``store`` as this install can: the hybrid ``search.recall.recall`` when the ``all`` extra is here,
+    """Search ``store`` as this install can: the hybrid ``hybrid_recall`` when the ``all`` extra is here,
     else ``recall`` above (``note`` is then called once with ``Mode.note``). Returns (at most ``limit`` hits,
     best first; the mode that ran). ``warn``: passed to the hybrid search (an index not synced).
 
     Raises:
-        IndexUnavailable: the index (or, lean, the catalog) cannot be read or rebuilt.
-        EmbeddingError: as ``search.recall.recall``.
+        IndexUnavailable: the catalog cannot be opened, refreshed or written.
+        ConfigError: a bad ``[embeddings]`` table.
     """
     how = mode(store)
     if how.lean:

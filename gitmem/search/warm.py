@@ -1,14 +1,13 @@
 """Hybrid recall through the user's warm process (``gitmem.daemon``) when it answers, else in this process.
 
 For a long-lived process that searches now and then (the MCP server): the warm process already holds
-the index and the embedding model, so this process need not load them (LanceDB ~1.3 s to import, the
-model ~0.2 s, ~150 MB resident: ``bench/mcp.py``). The hits are the warm process's (its ``search`` op:
-``search.recall``'s ``sync_index`` + ``relevant(search_healing(...))``); their memories are read here
-from the catalog, as ``search.recall.recall`` reads them. When the warm process is off, absent,
-starting or slow, ``search.lexical.found`` runs here (``search.recall.recall``, or BM25 over the catalog without
-the ``all`` extra, as the warm process does): one owner of the search itself.
+the embedding model and the search's vectors, so this process need not load them. The hits are the warm
+process's (its ``search`` op: ``search.lexical.hybrid_hits``); their memories are read here from the catalog,
+as ``search.lexical.hybrid_recall`` reads them. When the warm process is off, absent, starting or slow,
+``search.lexical.found`` runs here (the hybrid search, or BM25 over the catalog without the ``all`` extra, as
+the warm process does): one owner of the search itself.
 
-Must not import: LanceDB (``search.index``, ``search.recall``) unless the warm process did not answer.
+Must not import: the embedder (``search.embed``, ``search.hybrid``) unless the warm process did not answer.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from ..model import RecallHit
 from ..store import Store
 
 #: Seconds a search waits for the warm process's answer before searching here. A warm answer takes tens
-#: of milliseconds (issue 13: 28-39 ms at 10k memories); loading the index here ~1.5 s, so waiting longer
+#: of milliseconds (issue 13: 28-39 ms at 10k memories); loading the search here takes longer, so waiting longer
 #: for a busy warm process would be slower than searching here (the same wait as ``daemon.front``'s recall).
 SEARCH_TIMEOUT_S = 2.5
 
@@ -37,16 +36,16 @@ def start(store: Store) -> bool:
 
 def recall(store: Store, query: str, limit: int = 10, *, warn: Callable[[str], None] | None = None
            ) -> list[RecallHit]:
-    """``search.recall.recall(store, query, limit, warn=warn)``, answered by the warm process when it can.
+    """``search.lexical.found(store, query, limit, warn=warn)``'s hits, answered by the warm process when it can.
 
     A warm process that is not running is started for the next call (``client.request``); this call
-    then searches here. Raises as ``search.recall.recall`` (only when it runs here).
+    then searches here. Raises as ``search.lexical.found`` (only when it runs here).
     """
     reply = client.request(store.layout, "search", {"query": query, "limit": limit}, timeout_s=SEARCH_TIMEOUT_S)
     hits = _from_reply(store, reply) if reply is not None else None
     if hits is not None:
         return hits
-    from .lexical import found  # LanceDB (with the all extra): only when the warm process did not answer
+    from .lexical import found  # the embedder (with the all extra): only when the warm process did not answer
 
     return found(store, query, limit, warn=warn)[0]
 

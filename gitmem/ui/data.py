@@ -2,7 +2,7 @@
 
 One owner per job, none of it here: the map is the catalog's rows and recorded statuses
 (``catalog.db.map_rows``, brought up to date by ``catalog.sync.sync_hook_index``); search is
-``search.recall.recall`` (what ``gitmem recall`` calls), the organisation's hits ``org.search.search`` (what
+``search.lexical.found`` (what ``gitmem recall`` calls), the organisation's hits ``org.search.search`` (what
 ``gitmem recall --org`` calls); a memory is ``ops.show.show`` with each anchor's
 code now (``anchors.Resolver.source``), the diff since it was anchored (``ops.review.anchor_diff``, what
 ``gitmem stale`` shows) and the commit that changed it; its history is ``ops.history.memory_log``
@@ -90,7 +90,7 @@ def version(store: Store) -> str:
 
 
 def warm(store: Store) -> None:
-    """One search, so that the next is quick: the search index synced, LanceDB and the embedding model loaded
+    """One search, so that the next is quick: the catalog's search vectors synced, the embedding model loaded
     (cached per process by ``search.embed``); nothing to load without the ``all`` extra (``search.lexical``)."""
     from ..search.lexical import found
 

@@ -686,7 +686,7 @@ def orphaned_spools(root: Path, key: str) -> bool:
 
 def warm_search(lay: layout.Layout, query: str) -> list[dict[str, Any]] | None:
     """The warm process's hybrid hits for ``query`` (BM25 + vectors fused by reciprocal rank fusion, after
-    ``search.recall.relevant``'s floor), best first, each ``{"id", ...}``; None when no warm process answers
+    ``search.hybrid.relevant``'s floor), best first, each ``{"id", ...}``; None when no warm process answers
     within ``WARM_SEARCH_TIMEOUT_S`` or its answer is not that shape. Never raises, never starts one.
 
     No socket file means no warm process: that costs one ``stat`` (no connect, no log line). Starting one
