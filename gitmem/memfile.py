@@ -48,19 +48,10 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from . import infra
 from .errors import MemoryFileError
 from .model import KIND_COMMIT, KIND_FILE, MEMORY_TYPES, SCOPES, SOURCES, Anchor, Memory, Review
 from .org.settings import REPO_NAME
-
-try:  # the C loader is ~10x faster; fall back to pure Python when libyaml is absent
-    from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 FILE_SUFFIX = ".md"
 # A conflict is a "<<<<<<<" line followed later by a ">>>>>>>" line; either alone (or a
@@ -215,21 +206,41 @@ def to_front_matter(m: Memory) -> dict[str, Any]:
     return d
 
 
-class _OrderedDumper(_Dumper):
-    """Dumper keeping insertion order and writing short lists of scalars inline."""
+_YAML: tuple[Any, Any, Any] | None = None
 
 
-def _repr_list(dumper: _OrderedDumper, data: list[Any]) -> yaml.Node:
-    flow = all(isinstance(x, (int, float)) for x in data)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+def _yaml() -> tuple[Any, Any, Any]:
+    """(the ``yaml`` module, its safe loader, the dumper ``dumps`` writes with), made on first use: PyYAML is
+    imported only by what reads or writes a memory file's YAML, not by a command served by the catalog's rows
+    (``gitmem recall``, ``context``). The C loader and dumper are ~10x faster; pure Python when libyaml is absent.
+    The dumper keeps insertion order and writes short lists of numbers inline."""
+    global _YAML
+    if _YAML is None:
+        import yaml
 
+        try:
+            from yaml import CSafeDumper as dumper_base
+            from yaml import CSafeLoader as loader
+        except ImportError:  # pragma: no cover - depends on the PyYAML build
+            from yaml import SafeDumper as dumper_base  # type: ignore[assignment]
+            from yaml import SafeLoader as loader  # type: ignore[assignment]
 
-_OrderedDumper.add_representer(list, _repr_list)
+        class OrderedDumper(dumper_base):
+            """Dumper keeping insertion order and writing short lists of scalars inline."""
+
+        def repr_list(dumper: Any, data: list[Any]) -> Any:
+            flow = all(isinstance(x, (int, float)) for x in data)
+            return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+        OrderedDumper.add_representer(list, repr_list)
+        _YAML = (yaml, loader, OrderedDumper)
+    return _YAML
 
 
 def dumps(m: Memory) -> str:
     """Serialise ``m`` to the memory file format (deterministic; see module docstring)."""
-    fm = yaml.dump(to_front_matter(m), Dumper=_OrderedDumper, sort_keys=False,
+    yaml, _, dumper = _yaml()
+    fm = yaml.dump(to_front_matter(m), Dumper=dumper, sort_keys=False,
                    allow_unicode=True, default_flow_style=False, width=100_000)
     body = "\n".join(line.rstrip() for line in _clean(m.body).split("\n")).strip("\n")
     out = f"---\n{fm}---\n"
@@ -242,8 +253,9 @@ def anchor_yaml(a: Anchor) -> str:
     """The lines ``dumps`` writes for anchor ``a`` in a file's ``anchors:`` list (``- anchor: …`` and its
     fields, each line ending in a newline), for a text that shows one anchor on its own (the merge driver's
     conflict block)."""
-    return yaml.dump([_anchor_dict(a)], Dumper=_OrderedDumper, sort_keys=False, allow_unicode=True,
-                     default_flow_style=False, width=100_000)
+    yaml, _, dumper = _yaml()
+    return str(yaml.dump([_anchor_dict(a)], Dumper=dumper, sort_keys=False, allow_unicode=True,
+                         default_flow_style=False, width=100_000))
 
 
 def normalised(m: Memory) -> Memory:
@@ -294,8 +306,9 @@ def loads(text: str, *, path: str = "<memory>") -> Memory:
                                   hint="add a line '---' after the front matter")
     fm_text = text[4:end + 1]
     body = text[end + 5:] if end + 5 <= len(text) else ""
+    yaml, loader, _ = _yaml()
     try:
-        fm = yaml.load(fm_text, Loader=_Loader)
+        fm = yaml.load(fm_text, Loader=loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         yaml_line = mark.line + 2 if mark is not None else None

@@ -256,11 +256,11 @@ def listed_memory_json(ms: MemoryStatus) -> JSONObject:
                                      "anchor_statuses": [anchor_status_json(a) for a in ms.anchors]}
 
 
-def recall_hit_json(h: RecallHit, ms: MemoryStatus, search: str | None = None) -> JSONObject:
+def recall_hit_json(h: RecallHit, status: Status, search: str | None = None) -> JSONObject:
     """``memory_json`` + ``{"status" (at the working tree), "score", "fts_rank", "vector_rank"}`` (ranks
     1-based, null when absent) + ``"search"`` when given: how it was found (``search.lexical``: ``"hybrid"``,
     BM25 + vectors fused, the score a fusion score; ``"bm25"``, full text only, the score -bm25)."""
-    return memory_json(h.memory) | {"status": ms.status.value, "score": round(h.score, 6),
+    return memory_json(h.memory) | {"status": status.value, "score": round(h.score, 6),
                                     "fts_rank": h.fts_rank, "vector_rank": h.vector_rank} | (
         {"search": search} if search is not None else {})
 
@@ -283,7 +283,7 @@ def personal_listed_json(ms: MemoryStatus) -> JSONObject:
 
 def personal_recall_hit_json(h: RecallHit, ms: MemoryStatus, search: str | None = None) -> JSONObject:
     """``recall_hit_json`` + ``{"label": "personal"}`` (``recall --personal``)."""
-    return recall_hit_json(h, ms, search) | {"label": PERSONAL_LABEL}
+    return recall_hit_json(h, ms.status, search) | {"label": PERSONAL_LABEL}
 
 
 def personal_init_json(res: Initialised) -> JSONObject:

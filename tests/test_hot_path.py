@@ -196,9 +196,12 @@ def test_the_prompt_hook_with_a_personal_repository_imports_only_the_standard_li
 
 
 def test_the_check_catches_a_heavy_import(repo: Path, baseline: set[str], tmp_path: Path) -> None:
-    """The wrapper and the allowlist do see a library module (here: a bad event's path through ``gitmem.store``)."""
+    """The wrapper and the allowlist do see a library module (here: a bad event's path through ``gitmem.store``
+    reading a memory file, which imports PyYAML)."""
     out = tmp_path / "mods.json"
-    proc = subprocess.run([sys.executable, "-c", "import gitmem.store\n" + WRAPPER, str(out)], cwd=repo,
+    read = ("import gitmem.memfile, gitmem.store\ntry:\n    gitmem.memfile.loads('---\\nid: x\\n---\\n')\n"
+            "except Exception:\n    pass\n")
+    proc = subprocess.run([sys.executable, "-c", read + WRAPPER, str(out)], cwd=repo,
                           input=json.dumps(fixture("Stop", repo)).encode(), capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     mods = set(json.loads(out.read_text()))

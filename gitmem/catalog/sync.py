@@ -7,7 +7,8 @@ an optional time budget; what the budget leaves is checked by a detached
 ``python -m gitmem.catalog.sync ROOT`` (``spawn_sync``).
 
 Called by SessionStart, consolidation, the CLI commands that write memories and
-the git hooks. Must not import lancedb.
+the git hooks. Must not import lancedb; the analyzer (anchors, tree-sitter) only inside the functions that
+compute a status, so reading the recorded ones (``holding_statuses``: ``gitmem recall``) imports no parser.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import infra, layout
-from ..analyzer import memory_status
-from ..anchors import Resolver
 from ..errors import GitError
 from ..git import WORKTREE, Repo
 from ..memfile import memory_from_dict
@@ -171,6 +170,9 @@ def _sync(store: Store, statuses: dict[str, MemoryStatus] | None, check_budget_s
                     todo_ids |= {r[0] for r in con.execute("SELECT id FROM memories")}
             todo_ids |= catalog_db.ids_on_paths(con, paths)
         given = statuses or {}
+        from ..analyzer import memory_status
+        from ..anchors import Resolver
+
         resolver = Resolver(repo)
         started = time.monotonic()
         todo: list[MemoryStatus] = list(given.values())
@@ -234,6 +236,9 @@ def not_fresh(store: Store) -> list[MemoryStatus]:
         mems = catalog_files.load(con, ids)
     finally:
         con.close()
+    from ..analyzer import memory_status
+    from ..anchors import Resolver
+
     resolver = Resolver(store.repo)
     out = [memory_status(resolver, mems[i], WORKTREE) for i in ids if i in mems]
     return [ms for ms in out if ms.status != Status.FRESH]
@@ -340,6 +345,8 @@ def record_written(store: Store, written: Sequence[Memory], removed: Sequence[st
     folders and start a full sync. Errors are ignored: the index is a cache.
     """
     from .. import memfile
+    from ..analyzer import memory_status
+    from ..anchors import Resolver
 
     root = store.repo.root
     try:

@@ -50,7 +50,7 @@ def recall(query: str, limit: int, personal: bool, org: bool, repos: tuple[str, 
         return
     if repos:
         raise click.UsageError("--repo needs --org")
-    from ..ops.show import with_status
+    from ..ops.show import statuses_now
     from ..search.lexical import found as do_recall
 
     if personal:
@@ -64,10 +64,10 @@ def recall(query: str, limit: int, personal: bool, org: bool, repos: tuple[str, 
 
     store = _store()
     hits, how = do_recall(store, query, limit, warn=_warn, note=_note)
-    statuses = with_status(store, [h.memory for h in hits])
+    statuses = statuses_now(store, [h.memory for h in hits])  # the catalog's recorded ones while they hold
     usage.record(store.layout, usage.SEARCHED, "recall", [h.memory.id for h in hits])
     _out([shapes.recall_hit_json(h, s, how.name) for h, s in zip(hits, statuses, strict=True)],
-         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.status.label:9} [{h.memory.type}] {h.memory.title}"
+         lambda: "\n".join(f"{h.memory.id}  {h.score:.4f}  {s.label:9} [{h.memory.type}] {h.memory.title}"
                            for h, s in zip(hits, statuses, strict=True)) or "no matches")
 
 

@@ -252,7 +252,31 @@ def _group_scope(scope: str) -> None:
         raise click.UsageError("--user needs an agent: gitmem install AGENT --user")
 
 
-@cli.group("install", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
+class _AgentGroup(click.Group):
+    """``gitmem install`` / ``uninstall``: one subcommand per agent of the installers registry, each built when
+    named (``get_command``), so no installer module is imported (~0.1-0.2 s: their regexes, the hook core) by a
+    command that does not run or list them (every other ``gitmem`` command)."""
+
+    def __init__(self, *args: object, install: bool, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._install = install
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from ..integrations.agents import installers
+
+        return sorted(set(self.commands) | set(installers.names()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from ..integrations.agents import installers
+
+        if cmd_name not in self.commands and cmd_name in installers.names():
+            inst, uninst = _agent_commands(cmd_name)
+            self.add_command(inst if self._install else uninst)
+        return self.commands.get(cmd_name)
+
+
+@cli.group("install", cls=_AgentGroup, install=True, invoke_without_command=True,
+           subcommand_metavar="[AGENT] [OPTIONS]")
 @install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
 def install_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
@@ -294,7 +318,8 @@ def install_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
     _run_all(installers.plan_all(found, root), True, dry_run, skipped)
 
 
-@cli.group("uninstall", invoke_without_command=True, subcommand_metavar="[AGENT] [OPTIONS]")
+@cli.group("uninstall", cls=_AgentGroup, install=False, invoke_without_command=True,
+           subcommand_metavar="[AGENT] [OPTIONS]")
 @install_options("Show the exact bytes each file would have (a diff), write nothing.")
 @click.pass_context
 def uninstall_group(ctx: click.Context, scope: str, dry_run: bool) -> None:
@@ -364,14 +389,3 @@ def _agent_commands(name: str) -> tuple[click.Command, click.Command]:
 
     return install_cmd, uninstall_cmd
 
-
-def _register_agents() -> None:
-    from ..integrations.agents import installers
-
-    for name in installers.names():
-        inst, uninst = _agent_commands(name)
-        install_group.add_command(inst)
-        uninstall_group.add_command(uninst)
-
-
-_register_agents()
