@@ -156,6 +156,7 @@ def _first_bracket(part: str, start: int = 0) -> int:
     return len(part)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_base(name: str) -> str:
     """``name`` without what tells same-named definitions apart in its last part: a ``#2`` number,
     Java parameter types ``(String)``, Rust ``[cfg(unix)]`` (``Parser.parse(String)`` -> ``Parser.parse``),
@@ -169,8 +170,10 @@ def name_base(name: str) -> str:
     return ".".join(parts)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_leaf(name: str) -> str:
-    """The own name of a symbol: its last part without number or key (``Parser.parse(String)`` -> ``parse``)."""
+    """The own name of a symbol: its last part without number or key (``Parser.parse(String)`` -> ``parse``).
+    ``name_base`` and this are pure and called per anchor per ranking: cached (65,536 names, a few MB at most)."""
     return name_parts(name_base(name))[-1]
 
 
