@@ -240,3 +240,26 @@ def test_gitmem_sync_reports_the_vectors_and_removes_an_older_gitmems_lancedb_fo
     rebuilt = json.loads(ok(repo, "sync", "--rebuild", "--json"))
     assert rebuilt["rebuilt"] and rebuilt["added"] == 5 and rebuilt["catalog"] == 5
     assert "catalog and search vectors synced" in ok(repo, "sync")
+
+
+def test_a_damaged_vector_is_embedded_again_by_the_next_search(repo: Path) -> None:
+    """A vector cut short (a torn write, a hand edit of the catalog) is not kept out of the search for good: the
+    cold search that finds it leaves it out and marks it, and the next one embeds it again and ranks as before."""
+    import json
+
+    def ranks() -> list[tuple[str, int | None]]:
+        proc = subprocess.run([sys.executable, "-m", "gitmem", "recall", "gateway timeout", "--json"], cwd=repo,
+                              capture_output=True, text=True, check=True, env={**os.environ, "GITMEM_NO_DAEMON": "1"})
+        return [(h["id"], h["vector_rank"]) for h in json.loads(proc.stdout)]
+
+    want = ranks()
+    assert want and all(vr is not None for _, vr in want)
+    con = _con(repo)
+    con.execute("UPDATE vectors SET vec = substr(vec, 1, 10)")
+    con.commit()
+    con.close()
+    assert all(vr is None for _, vr in ranks())  # left out, not misread
+    con = _con(repo)
+    assert set(dict(con.execute("SELECT id, digest FROM vectors")).values()) == {""}
+    con.close()
+    assert ranks() == want

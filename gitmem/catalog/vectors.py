@@ -100,8 +100,30 @@ def bm25_columns(con: sqlite3.Connection, terms: list[str]) -> dict[str, float]:
 
 
 def blobs(con: sqlite3.Connection, size: int) -> list[tuple[str, bytes]]:
-    """(id, vector bytes) of every stored vector of ``size`` bytes, in id order ([] without the tables)."""
+    """(id, vector bytes) of every stored vector of ``size`` bytes, in id order ([] without the tables).
+
+    A vector of another non-zero size is damaged (a torn write, a hand edit): it is left out and marked for the
+    next sync to embed again (``forget_damaged``), never silently kept out of the search for good."""
     try:
-        return [(r[0], r[1]) for r in con.execute("SELECT id, vec FROM vectors ORDER BY id") if len(r[1]) == size]
+        rows = con.execute("SELECT id, vec FROM vectors ORDER BY id").fetchall()
     except sqlite3.Error:
         return []
+    damaged = [r[0] for r in rows if len(r[1]) not in (size, 0)]
+    if damaged:
+        forget_damaged(con, damaged)
+    return [(r[0], r[1]) for r in rows if len(r[1]) == size]
+
+
+def forget_damaged(con: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Make the next ``search.hybrid.update`` embed ``ids`` again: their digests blanked (they then differ from
+    the catalog's rows) and the followed mark dropped (so the update compares every digest instead of reading
+    the change log). Best effort: a read-only or busy catalog is left as it is (the next search tries again)."""
+    try:
+        con.executemany("UPDATE vectors SET digest = '' WHERE id = ?", [(mid,) for mid in ids])
+        con.execute("DELETE FROM vector_meta WHERE key = 'mark'")
+        con.commit()
+    except sqlite3.Error:
+        try:
+            con.rollback()
+        except sqlite3.Error:
+            pass
