@@ -149,18 +149,28 @@ def _import_wordllama_inference() -> Any:
     return WordLlamaInference
 
 
+def _wordllama_files() -> tuple[Path, Path, Path, str]:
+    """(the wordllama package's folder, its weights file, its tokenizer file, the hint to fix them).
+
+    Raises:
+        EmbeddingError: the package is not installed or a file of its model is missing.
+    """
+    pkg = _wordllama_package_dir()
+    weights, tokenizer_file = pkg / _WORDLLAMA_WEIGHTS, pkg / _WORDLLAMA_TOKENIZER
+    hint = "reinstall it: pip install --force-reinstall wordllama"
+    for f in (weights, tokenizer_file):
+        if not f.is_file():
+            raise EmbeddingError(f"wordllama model file missing: {f}", hint)
+    return pkg, weights, tokenizer_file, hint
+
+
 def _load_wordllama() -> Any:
     """Build (once per process) the WordLlama inference object from packaged files."""
     global _WORDLLAMA_INSTANCE
     with _WORDLLAMA_LOCK:
         if _WORDLLAMA_INSTANCE is not None:
             return _WORDLLAMA_INSTANCE
-        pkg = _wordllama_package_dir()
-        weights, tokenizer_file = pkg / _WORDLLAMA_WEIGHTS, pkg / _WORDLLAMA_TOKENIZER
-        hint = "reinstall it: pip install --force-reinstall wordllama"
-        for f in (weights, tokenizer_file):
-            if not f.is_file():
-                raise EmbeddingError(f"wordllama model file missing: {f}", hint)
+        pkg, weights, tokenizer_file, hint = _wordllama_files()
         try:
             from safetensors import safe_open
             from tokenizers import Tokenizer
@@ -269,12 +279,7 @@ def _load_wordllama_rows() -> _WordLlamaRows:
     with _WORDLLAMA_LOCK:
         if _WORDLLAMA_LIGHT is not None:
             return _WORDLLAMA_LIGHT
-        pkg = _wordllama_package_dir()
-        weights, tokenizer_file = pkg / _WORDLLAMA_WEIGHTS, pkg / _WORDLLAMA_TOKENIZER
-        hint = "reinstall it: pip install --force-reinstall wordllama"
-        for f in (weights, tokenizer_file):
-            if not f.is_file():
-                raise EmbeddingError(f"wordllama model file missing: {f}", hint)
+        pkg, weights, tokenizer_file, hint = _wordllama_files()
         try:
             _WORDLLAMA_LIGHT = _WordLlamaRows(weights, tokenizer_file)
         except Exception as exc:  # corrupt file, incompatible tokenizers version
