@@ -25,6 +25,7 @@ import subprocess
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -131,6 +132,14 @@ _PROMISED_MISSING = re.compile(rb"could not fetch ([0-9a-f]{40}(?:[0-9a-f]{24})?
 #: fetches a missing object itself, bounded (``Repo.fetch_seconds``).
 _NO_LAZY_ENV = {"GIT_NO_LAZY_FETCH": "1"}
 _NO_LAZY_ARGS = ("-c", "protocol.allow=never")
+
+#: A full object id (SHA-1 or SHA-256), the only revisions whose file list ``Repo.files_at`` keeps.
+_FULL_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: File lists of commits kept per process (``Repo.files_at``): a warm process serving a few repositories asks
+#: about their HEADs; a list of 100,000 paths is ~10 MB, so only the last few are kept.
+FILES_AT_KEPT = 8
+_FILES_AT: OrderedDict[tuple[str, str | None, bool], tuple[str, ...]] = OrderedDict()
+_FILES_AT_LOCK = threading.Lock()
 
 #: The git commands that talk to a remote on purpose (run as they are: fetching is their job).
 _NETWORK_COMMANDS = frozenset({"fetch", "push", "pull", "remote", "merge", "clone", "ls-remote"})
@@ -1191,7 +1200,28 @@ class Repo:
 
         ``skip_gitmem``: leave out ``.gitmem/`` (100,000 memory files must not cost
         a code query anything): its tree is never walked.
+
+        A commit given by its full object id names one tree for good: its list is kept in the process
+        (``_FILES_AT``, the last ``FILES_AT_KEPT``), so a warm process asked about HEAD twice runs
+        ``git ls-tree`` once (``context`` asks twice: the prompt's paths and the import graph).
         """
+        key = (str(self.git_dir), rev, skip_gitmem) if rev is not WORKTREE and _FULL_OID.fullmatch(rev or "") else None
+        if key is not None:
+            with _FILES_AT_LOCK:
+                kept = _FILES_AT.get(key)
+                if kept is not None:
+                    _FILES_AT.move_to_end(key)
+                    return list(kept)
+        files = self._files_at(rev, skip_gitmem=skip_gitmem)
+        if key is not None:
+            with _FILES_AT_LOCK:
+                _FILES_AT[key] = tuple(files)
+                while len(_FILES_AT) > FILES_AT_KEPT:
+                    _FILES_AT.popitem(last=False)
+        return files
+
+    def _files_at(self, rev: str | None, *, skip_gitmem: bool) -> list[str]:
+        """``files_at`` without the kept lists."""
         if rev is WORKTREE:
             extra = ("--exclude=/.gitmem/", "--", ".", ":(exclude).gitmem") if skip_gitmem else ()
             out = self._run_bytes("ls-files", "-z", "--cached", "--others", "--exclude-standard", *extra)

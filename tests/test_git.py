@@ -744,3 +744,23 @@ def test_user_name_is_who_git_authors_as(repo: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("GIT_AUTHOR_NAME")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     assert r.user_name() == ""
+
+
+def test_a_commits_file_list_is_read_once_per_process_and_never_mixed_up(tmp_path: Path) -> None:
+    """A commit named by its object id lists one tree for good: the second ask is answered without git (shown by
+    taking git's objects away), another commit gets its own list, and a ref name is always asked of git."""
+    r = make_repo(tmp_path / "r", {"a.py": "x = 1\n", ".gitmem/memories/m.md": "m\n"})
+    first = commit(r, "second", {"b.py": "y = 2\n"})
+    root = git(r, "rev-list", "--max-parents=0", "HEAD").strip()
+    repo = Repo(str(r))
+    assert repo.files_at(root, skip_gitmem=True) == ["a.py"]
+    assert repo.files_at(first, skip_gitmem=True) == ["a.py", "b.py"]
+    assert repo.files_at(first) == [".gitmem/memories/m.md", "a.py", "b.py"]  # its own key
+    (r / ".git" / "objects").rename(r / ".git" / "objects-away")
+    try:
+        assert repo.files_at(first, skip_gitmem=True) == ["a.py", "b.py"]
+        assert repo.files_at(root, skip_gitmem=True) == ["a.py"]
+        with pytest.raises(GitError):
+            repo.files_at("HEAD", skip_gitmem=True)
+    finally:
+        (r / ".git" / "objects-away").rename(r / ".git" / "objects")
