@@ -86,3 +86,33 @@ def test_cached_history_reads_back_what_it_diffed(tmp_path: Path) -> None:
     cut_history(root, 2)  # another cut of the history is another key
     assert [c.sha for c in cached_history(repo, Resolver(repo), cache, "r")] == shas[1:]
     assert len(list(cache.iterdir())) == 2
+
+
+def test_compare_matches_tasks_by_commit_and_counts_wins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench/moments_compare.py``: only the tasks both runs hold are compared (by commit), the means are theirs,
+    and the per-task counts say where context beats, ties or trails the moment's baseline."""
+    import json
+
+    from bench.moments_compare import main
+
+    def task(sha: str, ctx: float, files: float, bm25: float) -> dict[str, object]:
+        def m(v: float) -> dict[str, float]:
+            return {"recall@5": v, "recall@10": v, "ndcg@10": v, "hit@5": 1.0 if v else 0.0}
+        base = {"newest": m(0.0), "bm25": m(bm25)}
+        return {"sha": sha, "moments": {
+            "mid-task": {"metrics": {"context": m(ctx), "files, newest": m(files), **base}},
+            "before edit": {"metrics": {"context": m(ctx), "files, newest": m(files), **base}},
+            "prompt only": {"metrics": {"context": m(ctx), **base}}}}
+
+    before = tmp_path / "b.json"
+    after = tmp_path / "a.json"
+    before.write_text(json.dumps({"queries": [task("c1", 0.2, 0.5, 0.1), task("c2", 0.4, 0.5, 0.1),
+                                              task("c3", 1.0, 0.0, 0.0)]}))
+    after.write_text(json.dumps({"queries": [task("c1", 0.6, 0.5, 0.1), task("c2", 0.5, 0.5, 0.7)]}))
+    assert main([f"x/y={before}:{after}"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 tasks (x/y)")  # c3 is only in one run
+    assert "| before edit | **context** | 0.300 / 0.300 / 0.300 / 1.00 | **0.550 / 0.550 / 0.550 / 1.00** |" in out
+    assert "before edit: context vs files, newest, nDCG@10 per task after: better 1, same 1, worse 0" in out
+    assert "prompt only: context vs bm25, nDCG@10 per task after: better 1, same 0, worse 1" in out
+    assert "| x/y | 0.300 / 0.300 → 0.550 / 0.550 |" in out
