@@ -343,6 +343,12 @@ def assert_consistent(root: Path, want: Counter[str], run_json) -> None:
         assert [h["id"] for h in run_json(root, "recall", t) if h["fts_rank"] == 1] == [holder[t]], t
 
 
+#: Rounds of kills at most (three at least): how long a run takes varies with the machine and with gitmem (a sync
+#: without the LanceDB index finishes in a fraction of a second), so rounds go on until three kills hit a running
+#: process rather than counting on the delays to.
+MAX_KILL_ROUNDS = 8
+
+
 def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_json) -> None:
     """SIGKILL at seeded random moments: the worker (consolidation, then hook-index sync), `gitmem sync`
     (the catalog and its vectors), `python -m gitmem.catalog.sync`. After each kill every memory file
@@ -355,7 +361,7 @@ def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_js
         assert run_cli(root, "hooks", "install")[0] == 0
         want: Counter[str] = Counter()
         killed = 0
-        for rnd in range(3):
+        for rnd in range(MAX_KILL_ROUNDS):
             spool_session(root, rnd, n)
             want.update(token(rnd, i) for i in range(n))
             # delays within each run's usual length here (syncs read only changed files: they are short)
@@ -363,7 +369,9 @@ def test_killed_consolidations_and_syncs_recover(tmp_path: Path, run_cli, run_js
                 killed += kill_after(forked(target, str(root), *args), rng.uniform(0.0, longest))
                 held = token_holders(root)
                 assert (sorted(t for t in want if held[t] == 0), sorted(t for t in held if held[t] > 1)) == ([], [])
-        assert killed >= 3  # most kills hit a running process
+            if rnd >= 2 and killed >= 3:  # a run that finished before its kill proves nothing: go on until 3 hit
+                break
+        assert killed >= 3  # kills that hit a running process
         finish(_cli, str(root), "consolidate")
         finish(_cli, str(root), "sync")
     assert_consistent(root, want, run_json)
